@@ -1,0 +1,24 @@
+# node-gyp build of the CPU addon kindling.node. It never links CUDA: the CUDA backend is
+# a separate shared library built by tools/build.js with nvcc and dlopen'ed at run time.
+{
+  'targets': [
+    {
+      'target_name': 'kindling',
+      'sources': [ '<!@(node tools/list-sources.js)' ],
+      'include_dirs': [
+        '<!(node -p "require(\'node-api-headers\').include_dir")',
+        'src',
+        '<!(node tools/find-blas.js include_dirs)',
+      ],
+      'defines': [
+        'NAPI_VERSION=9',
+        '<!(node tools/find-blas.js defines)',
+      ],
+      'cflags!': [ '-fno-exceptions', '-O2', '-O3' ],
+      'cflags_c': [ '-std=gnu11', '-O3', '-fvisibility=hidden', '-Wall', '-Wextra', '-Wno-unused-parameter',
+                    '-Wno-sign-compare', '-Wno-missing-field-initializers', '-fno-strict-aliasing',
+                    '-march=native' ],
+      'libraries': [ '<!(node tools/find-blas.js libraries)', '-lpthread', '-ldl', '-lm' ],
+    },
+  ],
+}

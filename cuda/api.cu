@@ -1,0 +1,104 @@
+/* api.cu - the exported entry point kd_cuda_get_api (the library's only visible symbol), the
+ * table of function pointers it returns, and the thread-local error messages.
+ * Build: node tools/build.js (nvcc, every .cu file of cuda/ into build/Release/libkindling_cuda.so). */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "kd_cuda_internal.h"
+
+static thread_local char kd_cu_message[1024];
+
+kd_cuda_status kd_cu_error(kd_cuda_status s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(kd_cu_message, sizeof kd_cu_message, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+const char *kd_cu_last_error(void) { return kd_cu_message; }
+
+static const char *const kd_cu_status_names[KD_CUDA_STATUS_COUNT] = {
+    /* [KD_CUDA_OK]                   = */ "KD_CUDA_OK",
+    /* [KD_CUDA_ERR_NO_DRIVER]        = */ "KD_CUDA_ERR_NO_DRIVER",
+    /* [KD_CUDA_ERR_NO_DEVICE]        = */ "KD_CUDA_ERR_NO_DEVICE",
+    /* [KD_CUDA_ERR_INVALID_ARGUMENT] = */ "KD_CUDA_ERR_INVALID_ARGUMENT",
+    /* [KD_CUDA_ERR_OOM]              = */ "KD_CUDA_ERR_OOM",
+    /* [KD_CUDA_ERR_RUNTIME]          = */ "KD_CUDA_ERR_RUNTIME",
+};
+
+const char *kd_cu_status_name(kd_cuda_status s) {
+  return (unsigned)s < KD_CUDA_STATUS_COUNT ? kd_cu_status_names[s] : "KD_CUDA_ERR_UNKNOWN";
+}
+
+/* Errors after which the context is unusable (cudaGetLastError cannot clear them). */
+static bool kd_cu_is_sticky(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+      return true;
+    default:
+      return false;
+  }
+}
+
+kd_cuda_status kd_cu_fail(cudaError_t e, const char *what) {
+  (void)cudaGetLastError(); /* clear a non-sticky error so the next launch check does not see it */
+  kd_cuda_status s = KD_CUDA_ERR_RUNTIME;
+  const char *hint = "";
+  switch (e) {
+    case cudaErrorMemoryAllocation: s = KD_CUDA_ERR_OOM; break;
+    case cudaErrorInsufficientDriver: s = KD_CUDA_ERR_NO_DRIVER; break;
+    case cudaErrorNoDevice: s = KD_CUDA_ERR_NO_DEVICE; break;
+    case cudaErrorInvalidDevice: s = KD_CUDA_ERR_INVALID_ARGUMENT; break;
+    case cudaErrorNoKernelImageForDevice:
+      hint = " (libkindling_cuda.so was not built for this GPU's architecture; rebuild with "
+             "KINDLING_CUDA_ARCHS set to include it, e.g. KINDLING_CUDA_ARCHS=80,86,89,90)";
+      break;
+    default:
+      if (kd_cu_is_sticky(e))
+        hint = " (CUDA kernel errors are reported asynchronously, so this may come from an earlier "
+               "kernel; the CUDA context is now unusable and the process must be restarted)";
+      break;
+  }
+  return kd_cu_error(s, "CUDA error: %s (%s) in %s%s", cudaGetErrorString(e), cudaGetErrorName(e), what, hint);
+}
+
+static const kd_cuda_api kd_cu_api = {
+    /* .abi_version       = */ KD_CUDA_ABI_VERSION,
+    /* .struct_size       = */ sizeof(kd_cuda_api),
+    /* .last_error        = */ kd_cu_last_error,
+    /* .status_name       = */ kd_cu_status_name,
+    /* .init              = */ kd_cu_init,
+    /* .versions          = */ kd_cu_versions,
+    /* .device_count      = */ kd_cu_device_count,
+    /* .current_device    = */ kd_cu_current_device,
+    /* .set_device        = */ kd_cu_set_device,
+    /* .device_name       = */ kd_cu_device_name,
+    /* .device_properties = */ kd_cu_device_properties,
+    /* .synchronize       = */ kd_cu_synchronize,
+    /* .malloc            = */ kd_cu_malloc,
+    /* .free              = */ kd_cu_free,
+    /* .memcpy_h2d        = */ kd_cu_memcpy_h2d,
+    /* .memcpy_d2h        = */ kd_cu_memcpy_d2h,
+    /* .memcpy_d2d        = */ kd_cu_memcpy_d2d,
+    /* .copy              = */ kd_cu_copy,
+    /* .fill              = */ kd_cu_fill,
+};
+
+extern "C" __attribute__((visibility("default"))) const kd_cuda_api *kd_cuda_get_api(int abi_version) {
+  if (abi_version != KD_CUDA_ABI_VERSION) {
+    kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "libkindling_cuda.so implements CUDA ABI version %d, not %d",
+                KD_CUDA_ABI_VERSION, abi_version);
+    return NULL;
+  }
+  return &kd_cu_api;
+}

@@ -1,0 +1,120 @@
+/* kd_cuda_api.h - the C ABI between kindling.node and libkindling_cuda.so.
+ *
+ * kindling.node never links CUDA. src/cuda_bridge/bridge.c dlopens libkindling_cuda.so on
+ * first CUDA use, looks up the one exported symbol
+ *     const kd_cuda_api *kd_cuda_get_api(int abi_version);
+ * and talks to the library only through the table of function pointers it returns. Every
+ * other symbol of the library is hidden. The header is plain C (no CUDA headers), included
+ * by bridge.c (gcc) and by the .cu files of cuda/ (nvcc).
+ *
+ * Versioning: any change to this file's types or to the order/meaning of the table's slots
+ * bumps KD_CUDA_ABI_VERSION. kd_cuda_get_api returns NULL for any version but its own, so an
+ * addon and a library from different builds refuse each other cleanly instead of crashing.
+ *
+ * Errors: every fallible entry returns a kd_cuda_status and leaves a human-readable message in
+ * thread-local storage, read with last_error() (the same model as core/status.h). Nothing in
+ * the library exits or aborts. Out of memory is its own code (KD_CUDA_ERR_OOM). A missing
+ * driver or GPU is reported by init() and by every entry point called after a failed init.
+ *
+ * Devices: entries that take a `device` run on that device and restore the calling thread's
+ * current device afterwards; the current device itself (set_device) is per host thread, as in
+ * the CUDA runtime. Work is enqueued on the device's current stream (for now the legacy default
+ * stream), in issue order. */
+#ifndef KD_CUDA_API_H
+#define KD_CUDA_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KD_CUDA_ABI_VERSION 1
+#define KD_CUDA_MAX_DIMS 16 /* == KD_MAX_DIMS of core/tensor.h */
+
+typedef enum kd_cuda_status {
+  KD_CUDA_OK = 0,
+  KD_CUDA_ERR_NO_DRIVER,        /* libcuda.so missing, or a driver too old for this runtime      */
+  KD_CUDA_ERR_NO_DEVICE,        /* a driver, but no usable GPU (none, CUDA_VISIBLE_DEVICES, ...) */
+  KD_CUDA_ERR_INVALID_ARGUMENT, /* bad device index, dtype, ndim, null pointer, ...               */
+  KD_CUDA_ERR_OOM,              /* device memory exhausted                                      */
+  KD_CUDA_ERR_RUNTIME,          /* any other CUDA runtime error (message names it)              */
+  KD_CUDA_STATUS_COUNT
+} kd_cuda_status;
+
+typedef struct kd_cuda_device_props {
+  char name[256];               /* "NVIDIA H100 80GB HBM3" */
+  uint64_t total_memory;        /* bytes */
+  int32_t major, minor;         /* compute capability */
+  int32_t multiprocessor_count;
+} kd_cuda_device_props;
+
+/* A strided view of device memory: element (i0, ..., i{ndim-1}) lives at
+ *   (char *)data + (offset + sum_k i_k * strides[k]) * element_size(dtype).
+ * dtype is a kd_dtype value (core/dtype.h): 0 float32, 1 float64, 2 float16, 3 bfloat16,
+ * 4 int8, 5 uint8, 6 int16, 7 int32, 8 int64, 9 bool. Strides are in elements and may be 0
+ * (broadcast) or negative; ndim 0 is a single element. */
+typedef struct kd_cuda_array {
+  void *data;                   /* storage base pointer */
+  int32_t dtype;
+  int32_t ndim;
+  int64_t offset;               /* in elements */
+  int64_t sizes[KD_CUDA_MAX_DIMS];
+  int64_t strides[KD_CUDA_MAX_DIMS];
+} kd_cuda_array;
+
+typedef struct kd_cuda_api {
+  /* .abi_version     = */ uint32_t abi_version;  /* KD_CUDA_ABI_VERSION */
+  /* .struct_size     = */ uint32_t struct_size;  /* sizeof(kd_cuda_api) */
+
+  /* ---- errors ---- */
+  /* The message of the last failing call on this thread ("" if none). */
+  const char *(*last_error)(void);
+  /* Stable name of a status: "KD_CUDA_ERR_OOM". */
+  const char *(*status_name)(kd_cuda_status s);
+
+  /* ---- runtime and devices ---- */
+  /* Finds the driver and the GPUs; creates no context. Idempotent: the first result is
+   * remembered and returned (with its message) on every later call. */
+  kd_cuda_status (*init)(void);
+  /* CUDA runtime version the library was built with, and the driver's (0 if no driver);
+   * as 1000 * major + 10 * minor. Never fails. */
+  void (*versions)(int *runtime, int *driver);
+  kd_cuda_status (*device_count)(int *out);
+  kd_cuda_status (*current_device)(int *out);
+  kd_cuda_status (*set_device)(int device);
+  kd_cuda_status (*device_name)(int device, char *buf, size_t n);
+  kd_cuda_status (*device_properties)(int device, kd_cuda_device_props *out);
+  /* Waits for all work on the device (and reports errors of kernels that ran). */
+  kd_cuda_status (*synchronize)(int device);
+
+  /* ---- memory (one allocator entry point; the caching allocator replaces it) ---- */
+  /* nbytes 0 gives NULL. Out of memory is KD_CUDA_ERR_OOM with PyTorch's message. */
+  kd_cuda_status (*malloc)(int device, size_t nbytes, void **out);
+  kd_cuda_status (*free)(int device, void *ptr);
+
+  /* ---- copies, ordered on the device's current stream ----
+   * h2d returns once `src` may be reused; d2h returns once `dst` holds the data; d2d between
+   * two devices is synchronous, on one device asynchronous. */
+  kd_cuda_status (*memcpy_h2d)(int device, void *dst, const void *src, size_t nbytes);
+  kd_cuda_status (*memcpy_d2h)(int device, void *dst, const void *src, size_t nbytes);
+  kd_cuda_status (*memcpy_d2d)(int dst_device, void *dst, int src_device, const void *src, size_t nbytes);
+
+  /* ---- kernels (asynchronous) ---- */
+  /* dst[i] = convert(src[i]) for every index of dst; src has the same ndim and sizes (callers
+   * broadcast with stride 0). Any pair of dtypes; conversion as core/dtype.h's scalars
+   * (float -> int: NaN -> 0, saturate to int64, then wrap; x -> bool: x != 0). dst must not
+   * partially overlap src. */
+  kd_cuda_status (*copy)(int device, const kd_cuda_array *dst, const kd_cuda_array *src);
+  /* Every element of dst = *value, one element of dst's dtype in host memory. */
+  kd_cuda_status (*fill)(int device, const kd_cuda_array *dst, const void *value);
+} kd_cuda_api;
+
+typedef const kd_cuda_api *(*kd_cuda_get_api_fn)(int abi_version);
+#define KD_CUDA_GET_API_SYMBOL "kd_cuda_get_api"
+
+#ifdef __cplusplus
+}
+#endif
+#endif

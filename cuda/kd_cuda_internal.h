@@ -1,0 +1,137 @@
+/* kd_cuda_internal.h - what the .cu files of cuda/ share and nothing else sees: the thread-local
+ * error message, CUDA error checking that returns a status (never exits), the "ready" check
+ * every entry point starts with, a device guard, the current stream, and launch sizes.
+ * C++17 (nvcc). All symbols have hidden visibility (-fvisibility=hidden). */
+#ifndef KD_CUDA_INTERNAL_H
+#define KD_CUDA_INTERNAL_H
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "kd_cuda_api.h"
+
+/* ---- errors (api.cu) ---- */
+/* Sets this thread's message (printf-style) and returns s. */
+kd_cuda_status kd_cu_error(kd_cuda_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *kd_cu_last_error(void);
+const char *kd_cu_status_name(kd_cuda_status s);
+
+/* Maps a failed CUDA call to a status and message "CUDA error: <string> (<name>) in <what>";
+ * clears the runtime's non-sticky last error so it is not reported twice. */
+kd_cuda_status kd_cu_fail(cudaError_t e, const char *what);
+
+#define KD_CU_CHECK(call)                                                                   \
+  do {                                                                                      \
+    cudaError_t kd_cu_e_ = (call);                                                          \
+    if (kd_cu_e_ != cudaSuccess) return kd_cu_fail(kd_cu_e_, #call);                        \
+  } while (0)
+
+/* After a kernel launch: launch errors (bad configuration, no kernel image for this GPU). */
+#define KD_CU_CHECK_LAUNCH(what)                                                            \
+  do {                                                                                      \
+    cudaError_t kd_cu_e_ = cudaGetLastError();                                              \
+    if (kd_cu_e_ != cudaSuccess) return kd_cu_fail(kd_cu_e_, what);                         \
+  } while (0)
+
+#define KD_CU_TRY(expr)                                                                     \
+  do {                                                                                      \
+    kd_cuda_status kd_cu_s_ = (expr);                                                       \
+    if (kd_cu_s_ != KD_CUDA_OK) return kd_cu_s_;                                            \
+  } while (0)
+
+/* ---- runtime and devices (device.cu) ---- */
+kd_cuda_status kd_cu_init(void);
+/* The init status, with its message re-set on this thread on failure: every entry point
+ * starts with KD_CU_TRY(kd_cu_ready()). */
+kd_cuda_status kd_cu_ready(void);
+/* Ready, and 0 <= device < count. */
+kd_cuda_status kd_cu_check_device(int device);
+/* Multiprocessor count of a device (cached; 0 if unknown). */
+int kd_cu_sm_count(int device);
+void kd_cu_versions(int *runtime, int *driver);
+kd_cuda_status kd_cu_device_count(int *out);
+kd_cuda_status kd_cu_current_device(int *out);
+kd_cuda_status kd_cu_set_device(int device);
+kd_cuda_status kd_cu_device_name(int device, char *buf, size_t n);
+kd_cuda_status kd_cu_device_properties(int device, kd_cuda_device_props *out);
+kd_cuda_status kd_cu_synchronize(int device);
+
+/* Makes `device` current for the guard's lifetime and restores the previous device after.
+ * Check enter()'s status before doing any work. */
+class kd_cu_device_guard {
+ public:
+  kd_cu_device_guard() : prev_(-1) {}
+  kd_cuda_status enter(int device) {
+    KD_CU_TRY(kd_cu_check_device(device));
+    int cur = -1;
+    KD_CU_CHECK(cudaGetDevice(&cur));
+    if (cur != device) {
+      KD_CU_CHECK(cudaSetDevice(device));
+      prev_ = cur;
+    }
+    return KD_CUDA_OK;
+  }
+  ~kd_cu_device_guard() {
+    if (prev_ >= 0) cudaSetDevice(prev_);
+  }
+  kd_cu_device_guard(const kd_cu_device_guard &) = delete;
+  kd_cu_device_guard &operator=(const kd_cu_device_guard &) = delete;
+
+ private:
+  int prev_;
+};
+
+/* The stream work for `device` is enqueued on. One place to change when streams arrive. */
+static inline cudaStream_t kd_cu_stream(int device) {
+  (void)device;
+  return cudaStreamLegacy;
+}
+
+/* ---- memory (memory.cu) ---- */
+kd_cuda_status kd_cu_malloc(int device, size_t nbytes, void **out);
+kd_cuda_status kd_cu_free(int device, void *ptr);
+kd_cuda_status kd_cu_memcpy_h2d(int device, void *dst, const void *src, size_t nbytes);
+kd_cuda_status kd_cu_memcpy_d2h(int device, void *dst, const void *src, size_t nbytes);
+kd_cuda_status kd_cu_memcpy_d2d(int dst_device, void *dst, int src_device, const void *src, size_t nbytes);
+
+/* ---- kernels (copy.cu, fill.cu) ---- */
+kd_cuda_status kd_cu_copy(int device, const kd_cuda_array *dst, const kd_cuda_array *src);
+kd_cuda_status kd_cu_fill(int device, const kd_cuda_array *dst, const void *value);
+
+/* ---- shared by the kernel files (layout.cu) ---- */
+#define KD_CU_THREADS 256
+
+/* Element size of a kd_dtype value, 0 if invalid. */
+size_t kd_cu_dtype_size(int32_t dtype);
+
+/* Up to two operands iterated together over one shape, after coalescing (see layout.cu). */
+typedef struct kd_cu_layout {
+  int32_t ndim;                       /* >= 1; dim ndim-1 is the innermost */
+  int64_t sizes[KD_CUDA_MAX_DIMS];
+  int64_t strides[2][KD_CUDA_MAX_DIMS]; /* elements, per operand */
+} kd_cu_layout;
+
+/* Validates `a` (and `b` if not NULL: same ndim and sizes) and builds their joint layout:
+ * size-1 dims dropped, dims merged where every operand is contiguous across them. Writes
+ * numel; a 0-element operand gives numel 0 (nothing to do). */
+kd_cuda_status kd_cu_layout_build(const kd_cuda_array *a, const kd_cuda_array *b, kd_cu_layout *out, int64_t *numel);
+/* Offsets (in elements) of linear index i in operands 0 and 1 of a layout: the index math of
+ * every strided kernel (host-callable so it can be tested without a GPU). */
+__host__ __device__ __forceinline__ void kd_cu_layout_offsets(const kd_cu_layout &L, int64_t i, int64_t *o0,
+                                                              int64_t *o1) {
+  int64_t a = 0, b = 0;
+  for (int d = L.ndim - 1; d >= 0; d--) {
+    const int64_t size = L.sizes[d];
+    const int64_t c = i % size;
+    i /= size;
+    a += c * L.strides[0][d];
+    b += c * L.strides[1][d];
+  }
+  *o0 = a;
+  *o1 = b;
+}
+
+/* Grid size for a grid-stride loop over n elements. */
+unsigned kd_cu_grid(int device, int64_t n);
+
+#endif

@@ -1,0 +1,201 @@
+// args.js - binds JS call arguments to an op's schema (the `rt` that lib/ops.gen.js calls).
+//
+// Schema tuples come from the op list: [name, type, kwOnly, optional]. A call is
+//   positional arguments in PyTorch's order, then optionally one options object naming any
+//   argument:   kd.sum(x, 1, true)   x.sum({dim: 1, keepdim: true})   x.add(y, {alpha: 2})
+// Varargs shapes: when an op's only positional parameter (after self) is int[], the numbers
+// may be spread: kd.zeros(2, 3) == kd.zeros([2, 3]), t.view(2, -1).
+// Overloads (max() vs max(dim, keepdim)) are tried in order; the first that binds wins.
+// Anything that does not bind is a KindlingTypeError (code KD_INVALID_TYPE) naming the
+// argument, before any native code runs.
+'use strict';
+
+const { KindlingError, typeError } = require('./errors');
+
+const TYPE_NAMES = {
+  'Tensor': 'a Tensor', 'Tensor?': 'a Tensor or null', 'Tensor|Scalar': 'a Tensor, a number or a boolean',
+  'Scalar': 'a number or a boolean', 'Scalar?': 'a number, a boolean or null', 'int': 'an integer',
+  'int?': 'an integer or null', 'int|int[]': 'an integer or an array of integers',
+  'int[]': 'an array of integers', 'int[]?': 'an integer, an array of integers or null', 'float': 'a number',
+  'bool': 'a boolean', 'dtype?': 'a dtype string', 'device?': 'a device string', 'str?': 'a string',
+  'Tensor[]': 'an array of Tensors',
+};
+const SIG_TYPES = {
+  'Tensor': 'Tensor', 'Tensor?': 'Tensor', 'Tensor|Scalar': 'Tensor|number', 'Scalar': 'number',
+  'Scalar?': 'number', 'int': 'int', 'int?': 'int', 'int|int[]': 'int|int[]', 'int[]': 'int[]',
+  'int[]?': 'int[]', 'float': 'number', 'bool': 'boolean', 'dtype?': 'dtype', 'device?': 'device',
+  'str?': 'string', 'Tensor[]': 'Tensor[]',
+};
+
+const BAD = Symbol('bad');
+
+module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
+  function isOptions(v) {
+    return v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Tensor) && !ArrayBuffer.isView(v);
+  }
+  const isInt = (v) => Number.isInteger(v) || typeof v === 'bigint';
+  const isScalar = (v) => typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint';
+
+  function intList(v) {
+    if (ArrayBuffer.isView(v) && !(v instanceof DataView)) v = Array.from(v, (x) => (typeof x === 'bigint' ? Number(x) : x));
+    if (!Array.isArray(v)) return BAD;
+    for (let i = 0; i < v.length; i++) if (!isInt(v[i])) return BAD;
+    return v;
+  }
+
+  // The native value for v as `type`, or BAD.
+  function convert(type, v) {
+    switch (type) {
+      case 'Tensor': case 'Tensor?': return v instanceof Tensor ? v._h : BAD;
+      case 'Tensor|Scalar': return v instanceof Tensor ? v._h : isScalar(v) ? v : BAD;
+      case 'Scalar': case 'Scalar?': return isScalar(v) ? v : BAD;
+      case 'int': case 'int?': return isInt(v) ? v : BAD;
+      case 'int|int[]': return isInt(v) ? v : intList(v);
+      case 'int[]': return intList(v);
+      case 'int[]?': return isInt(v) ? [v] : intList(v);
+      case 'float': return typeof v === 'number' ? v : BAD;
+      case 'bool': return typeof v === 'boolean' ? v : BAD;
+      case 'dtype?': return typeof v === 'string' && dtypeSet.has(v) ? v : BAD;
+      case 'device?': case 'str?': return typeof v === 'string' ? v : BAD;
+      case 'Tensor[]': {
+        if (!Array.isArray(v)) return BAD;
+        const out = new Array(v.length);
+        for (let i = 0; i < v.length; i++) {
+          if (!(v[i] instanceof Tensor)) return BAD;
+          out[i] = v[i]._h;
+        }
+        return out;
+      }
+      default: return BAD;
+    }
+  }
+
+  // Per-overload facts, computed on first use: positional parameter indices, names -> index.
+  function meta(o, isMethod) {
+    const key = isMethod ? '_methodMeta' : '_fnMeta';
+    if (o[key]) return o[key];
+    const first = isMethod ? 1 : 0;
+    const positional = [];
+    const byName = Object.create(null);
+    for (let i = first; i < o.args.length; i++) {
+      const a = o.args[i];
+      if (!a[2]) positional.push(i);
+      byName[a[0]] = i;
+    }
+    const varargs = positional.length === 1 && o.args[positional[0]][1] === 'int[]';
+    const jsName = o.name.split('.')[0];
+    const parts = [];
+    for (let i = first; i < o.args.length; i++) {
+      const a = o.args[i];
+      if (a[2] && !parts.includes('*')) parts.push('*');
+      parts.push(`${a[0]}${a[3] ? '?' : ''}: ${SIG_TYPES[a[1]]}`);
+    }
+    const sig = parts.join(', ');
+    const m = { first, positional, byName, varargs, jsName, sig };
+    Object.defineProperty(o, key, { value: m, enumerable: false });
+    return m;
+  }
+
+  // Binds argv to o; returns the native argument array or an error string.
+  function bind(o, m, self, argv) {
+    let n = argv.length;
+    let opts = null;
+    if (n > 0 && isOptions(argv[n - 1])) opts = argv[--n];
+    const vals = new Array(o.args.length);
+    const pos = m.positional;
+    if (m.varargs && (n > 1 || (n === 1 && !Array.isArray(argv[0]) && !ArrayBuffer.isView(argv[0])))) {
+      const list = new Array(n);
+      for (let i = 0; i < n; i++) list[i] = argv[i];
+      vals[pos[0]] = list;
+    } else {
+      if (n > pos.length) {
+        return `takes ${pos.length} positional argument${pos.length === 1 ? '' : 's'} but ${n} ${n === 1 ? 'was' : 'were'} given`;
+      }
+      for (let i = 0; i < n; i++) vals[pos[i]] = argv[i];
+    }
+    if (opts !== null) {
+      for (const k of Object.keys(opts)) {
+        const v = opts[k];
+        const i = m.byName[k];
+        if (i === undefined) return `unexpected option '${k}'`;
+        if (v === undefined) continue;
+        if (vals[i] !== undefined) return `got multiple values for argument '${k}'`;
+        vals[i] = v;
+      }
+    }
+    for (let i = m.first; i < o.args.length; i++) {
+      const a = o.args[i];
+      const v = vals[i];
+      if (v === undefined || v === null) {
+        if (!a[3]) return `missing required argument '${a[0]}'`;
+        vals[i] = undefined;
+        continue;
+      }
+      const c = convert(a[1], v);
+      if (c === BAD) {
+        if (Array.isArray(v) && a[1] !== 'Tensor[]' && a[1] !== 'Tensor|Scalar') {
+          const j = v.findIndex((e) => !isInt(e));
+          if (j >= 0) return `argument '${a[0]}' must be ${TYPE_NAMES[a[1]]}, but element ${j} is ${describe(v[j])}`;
+        }
+        if (a[1] === 'Tensor[]' && Array.isArray(v)) {
+          const j = v.findIndex((e) => !(e instanceof Tensor));
+          return `argument '${a[0]}' must be ${TYPE_NAMES[a[1]]}, but element ${j} is ${describe(v[j])}`;
+        }
+        return `argument '${a[0]}' must be ${TYPE_NAMES[a[1]]}, not ${describe(v)}`;
+      }
+      vals[i] = c;
+    }
+    if (m.first === 1) vals[0] = self._h;
+    return vals;
+  }
+
+  function wrap(o, self, out) {
+    if (o.inplace) return self;
+    if (o.ret === 'tensor') return new Tensor(out);
+    if (o.ret === 'list') return wrapList(out);
+    return wrapTuple(out, o.names);
+  }
+
+  function invoke(overloads, self, argv) {
+    const isMethod = self !== null;
+    if (isMethod && !(self instanceof Tensor)) {
+      throw typeError(`${overloads[0].name.split('.')[0]}() must be called on a Tensor`);
+    }
+    let errors = null;
+    for (let k = 0; k < overloads.length; k++) {
+      const o = overloads[k];
+      const m = meta(o, isMethod);
+      const vals = bind(o, m, self, argv);
+      if (typeof vals === 'string') {
+        (errors || (errors = [])).push(vals);
+        continue;
+      }
+      if (typeof o.fn !== 'function') {
+        throw new KindlingError(`${o.name} is not available in this build of kindling`, 'KD_NOT_SUPPORTED');
+      }
+      return wrap(o, self, o.fn(...vals));
+    }
+    const m0 = meta(overloads[0], isMethod);
+    const name = (isMethod ? 'Tensor.' : '') + m0.jsName;
+    if (overloads.length === 1) throw typeError(`${name}(): ${errors[0]}`);
+    const got = Array.prototype.map.call(argv, (v) => describe(v)).join(', ');
+    const sigs = overloads.map((o, i) => ` * (${meta(o, isMethod).sig}): ${errors[i]}`).join('\n');
+    throw typeError(`${name}() received an invalid combination of arguments - got (${got}), but expected one of:\n${sigs}`);
+  }
+
+  function wrapList(handles) {
+    const out = new Array(handles.length);
+    for (let i = 0; i < handles.length; i++) out[i] = new Tensor(handles[i]);
+    return out;
+  }
+
+  function wrapTuple(handles, names) {
+    const out = wrapList(handles);
+    for (let i = 0; i < names.length; i++) {
+      Object.defineProperty(out, names[i], { value: out[i], enumerable: false, writable: true, configurable: true });
+    }
+    return out;
+  }
+
+  return { invoke, wrapList, wrapTuple };
+};

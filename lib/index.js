@@ -1,0 +1,71 @@
+// index.js - kindling's entry point (CommonJS; lib/index.mjs re-exports it for ESM).
+// Loads the native addon, registers the error factory, installs the generated ops on kd and
+// on Tensor.prototype, and exports the public API.
+'use strict';
+
+const path = require('node:path');
+const errors = require('./errors');
+const { Tensor, DTYPES, DTYPE_SET, bind: bindTensor, setGeneratedTo, describe } = require('./tensor');
+const tidyMod = require('./tidy');
+const makeRuntime = require('./args');
+const makeCreation = require('./creation');
+
+function loadBinding() {
+  const file = path.join(__dirname, '..', 'build', 'Release', 'kindling.node');
+  try {
+    return require(file);
+  } catch (e) {
+    if (e && e.code === 'MODULE_NOT_FOUND' && String(e.message).includes('kindling.node')) {
+      const err = new errors.KindlingError(
+        `kindling native addon not built: run npm install (expected ${file})`, 'KD_NOT_BUILT');
+      err.cause = e;
+      throw err;
+    }
+    throw e;
+  }
+}
+
+const N = loadBinding();
+N.setErrorFactory(errors.makeError);
+bindTensor(N);
+tidyMod.bind(Tensor);
+
+const kd = module.exports;
+
+// Generated ops: kd.<op> and Tensor.prototype.<op>. Tensor#to is ours (it accepts strings and
+// tensors) and calls the generated one.
+const ourTo = Tensor.prototype.to;
+const rt = makeRuntime(Tensor, DTYPE_SET, describe);
+require('./ops.gen.js')(Tensor, kd, N.ops, rt);
+setGeneratedTo(Tensor.prototype.to);
+Tensor.prototype.to = ourTo;
+
+const creation = makeCreation(N);
+
+kd.Tensor = Tensor;
+kd.tensor = creation.tensor;
+/** True for kindling tensors. */
+kd.isTensor = (x) => x instanceof Tensor;
+/** The dtype names, float32 (the default) first. */
+kd.dtypes = Object.freeze(DTYPES.slice());
+
+kd.tidy = tidyMod.tidy;
+kd.keep = tidyMod.keep;
+kd.dispose = tidyMod.dispose;
+
+kd.manualSeed = creation.manualSeed;
+kd.initialSeed = creation.initialSeed;
+kd.memory = creation.memory;
+kd.emptyCache = creation.emptyCache;
+kd.setNumThreads = creation.setNumThreads;
+kd.getNumThreads = creation.getNumThreads;
+
+kd.KindlingError = errors.KindlingError;
+kd.KindlingTypeError = errors.KindlingTypeError;
+kd.KindlingRangeError = errors.KindlingRangeError;
+
+/** Facts about this build. */
+kd.build = Object.freeze({ blas: !!N.hasBlas, cuda: !!N.cudaBuilt });
+kd.version = require('../package.json').version;
+
+kd.cuda = require('./cuda')(N);

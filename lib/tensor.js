@@ -1,0 +1,180 @@
+// tensor.js - the Tensor class: a thin JS object around a native tensor handle (`_h`).
+// Op methods (t.add, t.sum, ...) are installed on the prototype by lib/ops.gen.js; this file
+// holds metadata getters, data access, printing, device/dtype moves and disposal.
+//
+// The constructor runs once per op result (see Note [Tidy scopes] in lib/tidy.js), so it only
+// stores the handle and, while a tidy scope is active, records the tensor there.
+'use strict';
+
+const util = require('node:util');
+const tidyState = require('./tidy').state;
+const { track } = require('./tidy');
+const { formatTensor } = require('./format');
+const { typeError, KindlingRangeError } = require('./errors');
+
+let N = null; // the native binding, set by bind()
+let generatedTo = null; // the generated `to` op method
+
+const DTYPES = ['float32', 'float64', 'float16', 'bfloat16', 'int8', 'uint8', 'int16', 'int32', 'int64', 'bool'];
+const DTYPE_SET = new Set(DTYPES);
+
+const disposeSymbol = Symbol.dispose || Symbol.for('nodejs.dispose');
+
+class Tensor {
+  /** @internal Wraps a native handle; use kd.tensor() and the factory functions instead. */
+  constructor(handle) {
+    this._h = handle;
+    if (tidyState.active !== 0) track(this);
+  }
+
+  /** The size of each dim, as a new plain array. */
+  get shape() { return N.shape(this._h); }
+  /** The element type: 'float32', 'int64', ... */
+  get dtype() { return N.dtype(this._h); }
+  /** 'cpu' or 'cuda:N'. */
+  get device() { return N.device(this._h); }
+  /** The number of dims. */
+  get ndim() { return N.ndim(this._h); }
+  /** Bumped by every in-place op on this tensor's storage. */
+  get version() { return N.version(this._h); }
+  /** True after dispose(). */
+  get isDisposed() { return N.isDisposed(this._h); }
+
+  /** The number of elements. */
+  numel() { return N.numel(this._h); }
+  /** dim(): alias of ndim, as in PyTorch. */
+  dim() { return N.ndim(this._h); }
+  /** The size of one dim (negative counts from the end), or the whole shape. */
+  size(dim) {
+    const shape = N.shape(this._h);
+    if (dim === undefined) return shape;
+    return shape[normDim(dim, shape.length, 'size')];
+  }
+  /** The stride (in elements) of one dim, or all strides. */
+  stride(dim) {
+    const strides = N.strides(this._h);
+    if (dim === undefined) return strides;
+    return strides[normDim(dim, strides.length, 'stride')];
+  }
+  /** The offset (in elements) of the first element in the storage. */
+  storageOffset() { return N.storageOffset(this._h); }
+  /** True when the elements are laid out row-major without gaps. */
+  isContiguous() { return N.isContiguous(this._h); }
+
+  /**
+   * A copy of the elements in row-major order, as a typed array: Float32Array for float32,
+   * float16 and bfloat16, Float64Array, Int8Array, Uint8Array (uint8 and bool), Int16Array,
+   * Int32Array, BigInt64Array (int64). Blocks until the data is on the host.
+   */
+  dataSync() {
+    const raw = N.toTypedArray(this._h);
+    if (raw instanceof Uint16Array) {
+      const dt = N.dtype(this._h);
+      return dt === 'bfloat16' ? N.bfloat16ToFloat32(raw) : N.float16ToFloat32(raw);
+    }
+    return raw;
+  }
+  /** dataSync() as a Promise. */
+  async data() { return this.dataSync(); }
+
+  /** The elements as nested arrays (a number or boolean for a 0-d tensor; int64 as numbers). */
+  arraySync() {
+    const data = this.dataSync();
+    const shape = N.shape(this._h);
+    const isBool = N.dtype(this._h) === 'bool';
+    const conv = data instanceof BigInt64Array ? Number : isBool ? (v) => v !== 0 : null;
+    if (shape.length === 0) return conv ? conv(data[0]) : data[0];
+    let pos = 0;
+    const build = (d) => {
+      const n = shape[d];
+      const out = new Array(n);
+      if (d === shape.length - 1) {
+        for (let i = 0; i < n; i++) out[i] = conv ? conv(data[pos++]) : data[pos++];
+      } else {
+        for (let i = 0; i < n; i++) out[i] = build(d + 1);
+      }
+      return out;
+    };
+    return build(0);
+  }
+  /** arraySync() as a Promise. */
+  async array() { return this.arraySync(); }
+
+  /** The value of a one-element tensor, as a number (or boolean for bool tensors). */
+  item() { return N.item(this._h); }
+
+  /**
+   * This tensor with another dtype and/or on another device. Accepts a dtype ('float64'),
+   * a device ('cuda', 'cuda:1', 'cpu'), a Tensor (its dtype and device), or an options
+   * object {dtype, device, copy}; an options object may also follow a dtype or device.
+   * Returns a tensor sharing this one's data when nothing changes (unless copy is true).
+   */
+  to(target, options) {
+    let opts;
+    if (typeof target === 'string') {
+      opts = DTYPE_SET.has(target) ? { dtype: target } : { device: target };
+    } else if (target instanceof Tensor) {
+      opts = { dtype: target.dtype, device: target.device };
+    } else if (target === undefined || target === null) {
+      opts = {};
+    } else if (typeof target === 'object' && !Array.isArray(target)) {
+      if (options !== undefined) throw typeError('to(): an options object must be the last argument');
+      return generatedTo.call(this, target);
+    } else {
+      throw typeError(`to(): expected a dtype, a device, a Tensor or an options object, got ${describe(target)}`);
+    }
+    if (options !== undefined) {
+      if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+        throw typeError(`to(): options must be an object, got ${describe(options)}`);
+      }
+      opts = { ...options, ...opts };
+    }
+    return generatedTo.call(this, opts);
+  }
+  /** to('cpu'). */
+  cpu() { return this.to({ device: 'cpu' }); }
+  /** to('cuda') or to('cuda:<index>'). */
+  cuda(index) {
+    if (index === undefined || index === null) return this.to({ device: 'cuda' });
+    if (!Number.isInteger(index) || index < 0) throw typeError(`cuda(index): index must be a non-negative integer, got ${describe(index)}`);
+    return this.to({ device: `cuda:${index}` });
+  }
+
+  /** Frees this tensor's reference to its data now. Safe to call more than once. */
+  dispose() { N.dispose(this._h); }
+  /** `using t = kd.zeros(3)` disposes t at the end of the block. */
+  [disposeSymbol]() { N.dispose(this._h); }
+
+  toString() {
+    if (N.isDisposed(this._h)) return 'tensor(<disposed>)';
+    return formatTensor({
+      shape: N.shape(this._h), dtype: N.dtype(this._h), device: N.device(this._h), data: this.dataSync(),
+    });
+  }
+  [util.inspect.custom]() { return this.toString(); }
+}
+
+function normDim(dim, ndim, what) {
+  if (!Number.isInteger(dim)) throw typeError(`${what}(dim): dim must be an integer, got ${describe(dim)}`);
+  if (ndim === 0) throw new KindlingRangeError(`Dimension specified as ${dim} but tensor has no dimensions`);
+  const n = ndim;
+  if (dim < -n || dim >= n) {
+    throw new KindlingRangeError(`Dimension out of range (expected to be in range of [${-n}, ${n - 1}], but got ${dim})`);
+  }
+  return dim < 0 ? dim + ndim : dim;
+}
+
+function describe(v) {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (v instanceof Tensor) return 'a Tensor';
+  if (typeof v === 'object') return v.constructor && v.constructor.name ? `a ${v.constructor.name}` : 'an object';
+  if (typeof v === 'string') return `'${v}'`;
+  return `${typeof v} ${String(v)}`;
+}
+
+/** Called by lib/index.js once the binding and the generated ops are installed. */
+function bind(binding) { N = binding; }
+function setGeneratedTo(fn) { generatedTo = fn; }
+
+module.exports = { Tensor, DTYPES, DTYPE_SET, bind, setGeneratedTo, describe };

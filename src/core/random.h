@@ -1,0 +1,168 @@
+/* random.h - kindling's random numbers: ONE counter-based generator, Philox4x32-10
+ * (Salmon, Moraes, Dror, Shaw: "Parallel random numbers: as easy as 1, 2, 3", SC'11; the
+ * Random123 reference), on every device. Everything a kernel needs to turn (seed, offset,
+ * element index) into a number is a static inline function here, written so this header
+ * also compiles as CUDA C++ (nvcc): the CUDA backend includes it and reproduces the CPU's
+ * numbers bit for bit for uniform and integer draws.
+ *
+ * Note [Random number mapping]
+ * Generator state (per thread, see random.c): a 64-bit seed (default 67280421310721,
+ * PyTorch's default seed) and a 64-bit offset. Every op call that draws numbers takes ONE
+ * fresh offset with kd_random_next_offset() (on the calling thread, before launching) and
+ * the offset advances by 1. Within that call:
+ *   key      = { (uint32)seed, (uint32)(seed >> 32) }
+ *   counter  = { (uint32)block, (uint32)(block >> 32), (uint32)offset, (uint32)(offset >> 32) }
+ *   w[0..3]  = philox4x32_10(counter, key)   (multipliers 0xD2511F53 and 0xCD9E8D57, key
+ *              bumps 0x9E3779B9 and 0xBB67AE85, 10 rounds; kd_philox4x32_10 below)
+ * Element i is the i-th element of the (contiguous, row-major) result:
+ *   uniform float32    block i/4, word w = w[i%4]: (w >> 8) * 2^-24           in [0, 1)
+ *   uniform float16    block i/4, word w[i%4]:     (w >> 21) * 2^-11          in [0, 1)
+ *   uniform bfloat16   block i/4, word w[i%4]:     (w >> 24) * 2^-8           in [0, 1)
+ *   uniform float64    block i/2, j = 2*(i%2), v = w[j] | (uint64)w[j+1] << 32:
+ *                      (v >> 11) * 2^-53                                     in [0, 1)
+ *   normal  float32, float16, bfloat16 (Box-Muller, computed in double, rounded once):
+ *                      block i/4, j = 2*((i%4)/2):
+ *                      u1 = ((w[j] >> 8) + 1) * 2^-24 in (0, 1], u2 = (w[j+1] >> 8) * 2^-24,
+ *                      r = sqrt(-2 ln u1), t = 2 pi u2; even i: r cos t, odd i: r sin t
+ *   normal  float64    block i/2: u1 = (((w[0] | w[1] << 32) >> 11) + 1) * 2^-53,
+ *                      u2 = ((w[2] | w[3] << 32) >> 11) * 2^-53; even i: r cos t, odd i: r sin t
+ *   integer [low, high) block i/2, j = 2*(i%2), v = w[j] | (uint64)w[j+1] << 32:
+ *                      low + (int64)(v % (uint64)(high - low)), then converted to the dtype
+ * Each element depends only on (seed, offset, i): results do not depend on the number of
+ * threads, on how work is split, or on the device. (Normals go through log/sqrt/cos/sin in
+ * double; CUDA's double functions are within 1-2 ulp of glibc's, so a float32 normal can
+ * differ in its last bit in the rare case where a double result straddles a float rounding
+ * boundary; float64 normals may differ by an ulp.) */
+#ifndef KD_RANDOM_H
+#define KD_RANDOM_H
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define KD_RANDOM_FN static __host__ __device__ __forceinline__
+#else
+#include <math.h>
+#define KD_RANDOM_FN static inline
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KD_RANDOM_DEFAULT_SEED 67280421310721ULL
+
+/* ---- the generator state (thread-local; random.c) ---- */
+void kd_random_manual_seed(uint64_t seed); /* sets the seed and resets the offset to 0 */
+uint64_t kd_random_initial_seed(void);     /* the seed last set (or the default) */
+/* Takes the offset for one op call and advances the generator; returns the seed in *seed. */
+uint64_t kd_random_next_offset(uint64_t *seed);
+/* Whole state, for saving and restoring (getRngState / setRngState). */
+void kd_random_get_state(uint64_t *seed, uint64_t *offset);
+void kd_random_set_state(uint64_t seed, uint64_t offset);
+
+/* ---- Philox4x32-10 ---- */
+#define KD_PHILOX_M0 0xD2511F53u
+#define KD_PHILOX_M1 0xCD9E8D57u
+#define KD_PHILOX_W0 0x9E3779B9u
+#define KD_PHILOX_W1 0xBB67AE85u
+
+/* out = philox4x32_10(ctr, key); out may alias ctr. */
+KD_RANDOM_FN void kd_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]) {
+  uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
+  uint32_t k0 = key[0], k1 = key[1];
+  for (int r = 0; r < 10; r++) {
+    if (r > 0) {
+      k0 += KD_PHILOX_W0;
+      k1 += KD_PHILOX_W1;
+    }
+    uint64_t p0 = (uint64_t)KD_PHILOX_M0 * c0;
+    uint64_t p1 = (uint64_t)KD_PHILOX_M1 * c2;
+    uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0;
+    uint32_t hi1 = (uint32_t)(p1 >> 32), lo1 = (uint32_t)p1;
+    c0 = hi1 ^ c1 ^ k0;
+    c1 = lo1;
+    c2 = hi0 ^ c3 ^ k1;
+    c3 = lo0;
+  }
+  out[0] = c0;
+  out[1] = c1;
+  out[2] = c2;
+  out[3] = c3;
+}
+
+/* The four words of block `block` of the call with (seed, offset). */
+KD_RANDOM_FN void kd_philox_block(uint64_t seed, uint64_t offset, uint64_t block, uint32_t w[4]) {
+  uint32_t ctr[4], key[2];
+  ctr[0] = (uint32_t)block;
+  ctr[1] = (uint32_t)(block >> 32);
+  ctr[2] = (uint32_t)offset;
+  ctr[3] = (uint32_t)(offset >> 32);
+  key[0] = (uint32_t)seed;
+  key[1] = (uint32_t)(seed >> 32);
+  kd_philox4x32_10(ctr, key, w);
+}
+
+/* ---- word(s) -> number ---- */
+KD_RANDOM_FN float kd_random_u32_to_f32(uint32_t w) { return (float)(w >> 8) * (1.0f / 16777216.0f); }
+KD_RANDOM_FN float kd_random_u32_to_f16val(uint32_t w) { return (float)(w >> 21) * (1.0f / 2048.0f); }
+KD_RANDOM_FN float kd_random_u32_to_bf16val(uint32_t w) { return (float)(w >> 24) * (1.0f / 256.0f); }
+KD_RANDOM_FN double kd_random_u64_to_f64(uint64_t v) { return (double)(v >> 11) * (1.0 / 9007199254740992.0); }
+KD_RANDOM_FN uint64_t kd_random_words64(uint32_t lo, uint32_t hi) { return (uint64_t)lo | ((uint64_t)hi << 32); }
+
+/* Box-Muller from two 32-bit words (float32 family): z[0] = r cos t, z[1] = r sin t. */
+KD_RANDOM_FN void kd_random_box_muller32(uint32_t a, uint32_t b, double z[2]) {
+  double u1 = ((double)(a >> 8) + 1.0) * (1.0 / 16777216.0);
+  double u2 = (double)(b >> 8) * (1.0 / 16777216.0);
+  double r = sqrt(-2.0 * log(u1)), t = 6.283185307179586476925 * u2;
+  z[0] = r * cos(t);
+  z[1] = r * sin(t);
+}
+/* Box-Muller from two 64-bit values (float64). */
+KD_RANDOM_FN void kd_random_box_muller64(uint64_t a, uint64_t b, double z[2]) {
+  double u1 = ((double)(a >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+  double u2 = (double)(b >> 11) * (1.0 / 9007199254740992.0);
+  double r = sqrt(-2.0 * log(u1)), t = 6.283185307179586476925 * u2;
+  z[0] = r * cos(t);
+  z[1] = r * sin(t);
+}
+
+/* ---- per-element forms (what a CUDA thread computes for element i) ---- */
+KD_RANDOM_FN float kd_random_uniform_f32(uint64_t seed, uint64_t offset, uint64_t i) {
+  uint32_t w[4];
+  kd_philox_block(seed, offset, i >> 2, w);
+  return kd_random_u32_to_f32(w[i & 3]);
+}
+KD_RANDOM_FN double kd_random_uniform_f64(uint64_t seed, uint64_t offset, uint64_t i) {
+  uint32_t w[4];
+  kd_philox_block(seed, offset, i >> 1, w);
+  int j = (int)(i & 1) * 2;
+  return kd_random_u64_to_f64(kd_random_words64(w[j], w[j + 1]));
+}
+/* float32-family normal (round the result to float16/bfloat16 for those dtypes). */
+KD_RANDOM_FN double kd_random_normal_f32(uint64_t seed, uint64_t offset, uint64_t i) {
+  uint32_t w[4];
+  double z[2];
+  kd_philox_block(seed, offset, i >> 2, w);
+  int j = (int)((i & 3) >> 1) * 2;
+  kd_random_box_muller32(w[j], w[j + 1], z);
+  return z[i & 1];
+}
+KD_RANDOM_FN double kd_random_normal_f64(uint64_t seed, uint64_t offset, uint64_t i) {
+  uint32_t w[4];
+  double z[2];
+  kd_philox_block(seed, offset, i >> 1, w);
+  kd_random_box_muller64(kd_random_words64(w[0], w[1]), kd_random_words64(w[2], w[3]), z);
+  return z[i & 1];
+}
+/* range = high - low > 0, as uint64. */
+KD_RANDOM_FN int64_t kd_random_int(uint64_t seed, uint64_t offset, uint64_t i, int64_t low, uint64_t range) {
+  uint32_t w[4];
+  kd_philox_block(seed, offset, i >> 1, w);
+  int j = (int)(i & 1) * 2;
+  return (int64_t)((uint64_t)low + kd_random_words64(w[j], w[j + 1]) % range);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

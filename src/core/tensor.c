@@ -1,0 +1,96 @@
+/* tensor.c - tensor creation and lifetime. See Note [Tensor lifetime] in tensor.h. */
+#include "core/tensor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/shape.h"
+#include "core/struct_cache.h"
+
+static _Thread_local kd_struct_cache kd_tensor_cache;
+
+static int64_t kd_tensors_alive;
+void (*kd_tensor_autograd_free_hook)(kd_tensor *t);
+
+int64_t kd_tensor_numel(const kd_tensor *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->ndim; i++) n *= t->sizes[i];
+  return n;
+}
+
+bool kd_tensor_is_contiguous(const kd_tensor *t) {
+  return kd_shape_is_contiguous(t->sizes, t->strides, t->ndim);
+}
+
+static kd_status kd_tensor_alloc_struct(kd_tensor **out) {
+  kd_tensor *t = (kd_tensor *)kd_struct_cache_get(&kd_tensor_cache, sizeof *t, malloc);
+  if (!t) return kd_error(KD_ERR_OOM, "out of host memory allocating a tensor");
+  t->refcount = 1;
+  t->autograd = NULL;
+  __atomic_fetch_add(&kd_tensors_alive, 1, __ATOMIC_RELAXED);
+  *out = t;
+  return KD_OK;
+}
+
+kd_status kd_tensor_empty(const int64_t *sizes, int ndim, kd_dtype dtype, kd_device device, kd_tensor **out) {
+  if (ndim < 0 || ndim > KD_MAX_DIMS)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "tensors may have at most %d dimensions, got %d", KD_MAX_DIMS, ndim);
+  if ((unsigned)dtype >= KD_DTYPE_COUNT) return kd_error(KD_ERR_INVALID_ARGUMENT, "invalid dtype");
+  int64_t numel = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (sizes[i] < 0)
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "Trying to create tensor with negative dimension %lld",
+                      (long long)sizes[i]);
+    if (sizes[i] && numel > INT64_MAX / 16 / sizes[i])
+      return kd_error(KD_ERR_OOM, "tensor of this shape is too large to allocate");
+    numel *= sizes[i];
+  }
+  kd_storage *s = NULL;
+  KD_TRY(kd_storage_new(device, (size_t)numel * kd_dtype_size(dtype), &s));
+  kd_tensor *t = NULL;
+  kd_status st = kd_tensor_alloc_struct(&t);
+  if (st != KD_OK) { kd_storage_release(s); return st; }
+  t->ndim = ndim;
+  t->dtype = dtype;
+  t->keys = (kd_keyset)(KD_KEYSET(kd_device_key(device)) | KD_KEYSET(KD_KEY_AUTOGRAD));
+  t->storage = s;
+  t->offset = 0;
+  if (ndim) memcpy(t->sizes, sizes, sizeof(int64_t) * ndim);
+  kd_shape_contiguous_strides(sizes, ndim, t->strides);
+  *out = t;
+  return KD_OK;
+}
+
+kd_status kd_tensor_empty_like(const kd_tensor *like, kd_dtype dtype, kd_tensor **out) {
+  return kd_tensor_empty(like->sizes, like->ndim, dtype, kd_tensor_device(like), out);
+}
+
+kd_status kd_tensor_new_view(const kd_tensor *base, const int64_t *sizes, const int64_t *strides, int ndim,
+                             int64_t offset, kd_tensor **out) {
+  if (ndim < 0 || ndim > KD_MAX_DIMS)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "tensors may have at most %d dimensions, got %d", KD_MAX_DIMS, ndim);
+  kd_tensor *t = NULL;
+  KD_TRY(kd_tensor_alloc_struct(&t));
+  t->ndim = ndim;
+  t->dtype = base->dtype;
+  t->keys = base->keys;
+  t->storage = base->storage;
+  kd_storage_retain(base->storage);
+  t->offset = offset;
+  if (ndim) {
+    memcpy(t->sizes, sizes, sizeof(int64_t) * ndim);
+    memcpy(t->strides, strides, sizeof(int64_t) * ndim);
+  }
+  *out = t;
+  return KD_OK;
+}
+
+void kd_tensor_release(kd_tensor *t) {
+  if (!t || __atomic_sub_fetch(&t->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
+  if (t->autograd && kd_tensor_autograd_free_hook) kd_tensor_autograd_free_hook(t);
+  kd_storage_release(t->storage);
+  __atomic_fetch_sub(&kd_tensors_alive, 1, __ATOMIC_RELAXED);
+  kd_struct_cache_put(&kd_tensor_cache, t, free);
+}
+
+int64_t kd_tensor_live_count(void) { return __atomic_load_n(&kd_tensors_alive, __ATOMIC_RELAXED); }

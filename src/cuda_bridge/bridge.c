@@ -1,0 +1,460 @@
+/* bridge.c - the CPU addon's side of the CUDA backend (see bridge.h). Plain C11; never links
+ * CUDA: everything CUDA goes through the kd_cuda_api table of libkindling_cuda.so
+ * (cuda/kd_cuda_api.h), dlopen'ed once, on first use.
+ *
+ * Note [CUDA loading]
+ * The first call that needs CUDA (kd_device_backend_get(KD_DEVICE_CUDA), kd.cuda.*) runs
+ * kd_cuda_do_load exactly once per process (pthread_once): find the library (next to
+ * kindling.node, found with dladdr, or $KINDLING_CUDA_LIBRARY), dlopen it, look up
+ * kd_cuda_get_api, check the ABI version, call init (driver and GPU discovery). Any failure is
+ * remembered as a reason string and every later call fails with KD_ERR_CUDA_UNAVAILABLE and that
+ * reason, without trying again. On success the CUDA device backend and the CUDA kernels
+ * (copy_, fill_) are registered. The library is never dlclose'd: it links the CUDA runtime
+ * statically, whose exit-time teardown must find its code still mapped.
+ *
+ * Note [CUDA copy_]
+ * copy_(dst, src) broadcasts src to dst's shape and converts dtypes, for every direction:
+ *   CUDA -> CUDA (one device): one strided-copy kernel (a memcpy when both are contiguous with
+ *     one dtype); a src overlapping dst is first staged into a contiguous temporary.
+ *   CUDA -> CUDA (two devices): src made contiguous on its device, peer copy, then a kernel on
+ *     dst's device when dst is strided, broadcast or of another dtype.
+ *   CPU -> CUDA: src made contiguous on the host (CPU copy_), host-to-device memcpy, then a
+ *     kernel on the device when needed (strided dst, broadcast, other dtype).
+ *   CUDA -> CPU: src made contiguous on the device, device-to-host memcpy, then CPU copy_
+ *     into dst when needed.
+ * Temporaries keep src's own shape and dtype, so no more bytes than src's cross the bus. */
+#define _GNU_SOURCE
+#include "cuda_bridge/bridge.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../cuda/kd_cuda_api.h"
+#include "core/device.h"
+#include "core/shape.h"
+#include "core/tensor.h"
+#include "dispatch/dispatch.h"
+#include "ops/kernel.h"
+
+_Static_assert(KD_CUDA_MAX_DIMS == KD_MAX_DIMS, "kd_cuda_array and kd_tensor must agree on the dim limit");
+_Static_assert(KD_DTYPE_COUNT == 10, "the CUDA library's dtype switches must learn the new dtype");
+
+static pthread_once_t kd_cuda_once = PTHREAD_ONCE_INIT;
+static const kd_cuda_api *kd_cuda;   /* non-NULL once loaded and initialised */
+static char kd_cuda_reason[1024];    /* why CUDA is unavailable; "" if available or untried */
+
+static void kd_cuda_set_reason(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void kd_cuda_set_reason(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(kd_cuda_reason, sizeof kd_cuda_reason, fmt, ap);
+  va_end(ap);
+}
+
+/* ---- errors ---- */
+
+static kd_status kd_cuda_fail(kd_cuda_status s) {
+  kd_status k;
+  switch (s) {
+    case KD_CUDA_ERR_OOM: k = KD_ERR_CUDA_OOM; break;
+    case KD_CUDA_ERR_NO_DRIVER:
+    case KD_CUDA_ERR_NO_DEVICE: k = KD_ERR_CUDA_UNAVAILABLE; break;
+    case KD_CUDA_ERR_INVALID_ARGUMENT: k = KD_ERR_INVALID_ARGUMENT; break;
+    default: k = KD_ERR_CUDA; break;
+  }
+  const char *msg = kd_cuda->last_error();
+  return kd_error(k, "%s", msg && *msg ? msg : kd_cuda->status_name(s));
+}
+
+#define KD_CUDA_TRY(call)                                                                   \
+  do {                                                                                      \
+    kd_cuda_status kd_cuda_s_ = (call);                                                     \
+    if (kd_cuda_s_ != KD_CUDA_OK) return kd_cuda_fail(kd_cuda_s_);                          \
+  } while (0)
+
+/* ---- the device backend ---- */
+
+static int kd_cuda_be_device_count(void) {
+  int n = 0;
+  return kd_cuda->device_count(&n) == KD_CUDA_OK ? n : 0;
+}
+
+static int kd_cuda_be_current_device(void) {
+  int d = 0;
+  return kd_cuda->current_device(&d) == KD_CUDA_OK ? d : 0;
+}
+
+static kd_status kd_cuda_be_alloc(int index, size_t nbytes, void **out) {
+  KD_CUDA_TRY(kd_cuda->malloc(index, nbytes, out));
+  return KD_OK;
+}
+
+static void kd_cuda_be_free(int index, void *ptr, size_t nbytes) {
+  (void)nbytes;
+  (void)kd_cuda->free(index, ptr); /* nothing to report to: a dead context keeps its memory */
+}
+
+static kd_status kd_cuda_be_memcpy(void *dst, kd_device dst_dev, const void *src, kd_device src_dev, size_t n) {
+  if (n == 0) return KD_OK;
+  if (dst_dev.type == KD_DEVICE_CUDA && src_dev.type == KD_DEVICE_CUDA)
+    KD_CUDA_TRY(kd_cuda->memcpy_d2d(dst_dev.index, dst, src_dev.index, src, n));
+  else if (dst_dev.type == KD_DEVICE_CUDA)
+    KD_CUDA_TRY(kd_cuda->memcpy_h2d(dst_dev.index, dst, src, n));
+  else if (src_dev.type == KD_DEVICE_CUDA)
+    KD_CUDA_TRY(kd_cuda->memcpy_d2h(src_dev.index, dst, src, n));
+  else
+    memmove(dst, src, n);
+  return KD_OK;
+}
+
+static kd_status kd_cuda_be_synchronize(int index) {
+  KD_CUDA_TRY(kd_cuda->synchronize(index));
+  return KD_OK;
+}
+
+static const kd_device_backend kd_cuda_backend = {
+    /* .name           = */ "cuda",
+    /* .device_count   = */ kd_cuda_be_device_count,
+    /* .current_device = */ kd_cuda_be_current_device,
+    /* .alloc          = */ kd_cuda_be_alloc,
+    /* .free           = */ kd_cuda_be_free,
+    /* .memcpy         = */ kd_cuda_be_memcpy,
+    /* .synchronize    = */ kd_cuda_be_synchronize,
+};
+
+/* ---- kernels: helpers ---- */
+
+static void kd_cuda_array_of(const kd_tensor *t, kd_cuda_array *a) {
+  memset(a, 0, sizeof *a);
+  a->data = t->storage->data;
+  a->dtype = (int32_t)t->dtype;
+  a->ndim = t->ndim;
+  a->offset = t->offset;
+  for (int d = 0; d < t->ndim; d++) {
+    a->sizes[d] = t->sizes[d];
+    a->strides[d] = t->strides[d];
+  }
+}
+
+/* src viewed with dst's shape: right-aligned, stride 0 where src is missing a dim or has size
+ * 1 against a larger size (kd_cuda_check_broadcast has checked compatibility). */
+static void kd_cuda_array_broadcast(const kd_tensor *src, const kd_tensor *dst, kd_cuda_array *a) {
+  kd_cuda_array_of(src, a);
+  a->ndim = dst->ndim;
+  int lead = dst->ndim - src->ndim;
+  for (int d = 0; d < dst->ndim; d++) {
+    int sd = d - lead;
+    a->sizes[d] = dst->sizes[d];
+    a->strides[d] = (sd < 0 || (src->sizes[sd] == 1 && dst->sizes[d] != 1)) ? 0 : src->strides[sd];
+  }
+}
+
+/* PyTorch's copy_ rule (TensorIterator without output resizing): src and dst broadcast together
+ * and the result must be exactly dst's shape. */
+static kd_status kd_cuda_check_broadcast(const kd_tensor *dst, const kd_tensor *src) {
+  int64_t shape[KD_MAX_DIMS];
+  int n = 0;
+  KD_TRY(kd_shape_broadcast(dst->sizes, dst->ndim, src->sizes, src->ndim, shape, &n));
+  if (n == dst->ndim && memcmp(shape, dst->sizes, sizeof(int64_t) * (size_t)n) == 0) return KD_OK;
+  char a[256], b[256];
+  kd_shape_format(dst->sizes, dst->ndim, a, sizeof a);
+  kd_shape_format(shape, n, b, sizeof b);
+  return kd_error(KD_ERR_SHAPE, "output with shape %s doesn't match the broadcast shape %s", a, b);
+}
+
+static size_t kd_cuda_nbytes(const kd_tensor *t) { return (size_t)kd_tensor_numel(t) * kd_dtype_size(t->dtype); }
+
+/* dst <- src needs nothing but a memcpy: same dtype, both contiguous, no broadcast. */
+static bool kd_cuda_is_plain_copy(const kd_tensor *dst, const kd_tensor *src) {
+  return dst->dtype == src->dtype && kd_tensor_numel(dst) == kd_tensor_numel(src) && kd_tensor_is_contiguous(dst) &&
+         kd_tensor_is_contiguous(src);
+}
+
+/* Byte range [lo, hi) a tensor touches in its storage. */
+static void kd_cuda_extent(const kd_tensor *t, int64_t *lo, int64_t *hi) {
+  int64_t a = t->offset, b = t->offset;
+  for (int d = 0; d < t->ndim; d++) {
+    int64_t span = (t->sizes[d] - 1) * t->strides[d];
+    if (span < 0) a += span;
+    else b += span;
+  }
+  int64_t es = (int64_t)kd_dtype_size(t->dtype);
+  *lo = a * es;
+  *hi = (b + 1) * es;
+}
+
+static bool kd_cuda_same_view(const kd_tensor *dst, const kd_tensor *src) {
+  if (dst->storage != src->storage || dst->dtype != src->dtype || dst->offset != src->offset) return false;
+  kd_cuda_array b;
+  kd_cuda_array_broadcast(src, dst, &b);
+  for (int d = 0; d < dst->ndim; d++)
+    if (dst->sizes[d] > 1 && dst->strides[d] != b.strides[d]) return false;
+  return true;
+}
+
+static bool kd_cuda_may_overlap(const kd_tensor *dst, const kd_tensor *src) {
+  if (dst->storage != src->storage) return false;
+  int64_t dl, dh, sl, sh;
+  kd_cuda_extent(dst, &dl, &dh);
+  kd_cuda_extent(src, &sl, &sh);
+  return dl < sh && sl < dh;
+}
+
+/* dst <- src (broadcast) on dst's device, both on it. */
+static kd_status kd_cuda_kernel_copy(const kd_tensor *dst, const kd_tensor *src) {
+  kd_cuda_array a, b;
+  kd_cuda_array_of(dst, &a);
+  kd_cuda_array_broadcast(src, dst, &b);
+  KD_CUDA_TRY(kd_cuda->copy(kd_tensor_device(dst).index, &a, &b));
+  return KD_OK;
+}
+
+/* copy_ on the CPU, below autograd (for host-side staging). */
+static kd_status kd_cuda_cpu_copy(kd_tensor *dst, kd_tensor *src) {
+  kd_value args[2] = {kd_value_tensor(dst), kd_value_tensor(src)};
+  kd_value outs[KD_OP_MAX_OUTS];
+  for (int i = 0; i < KD_OP_MAX_OUTS; i++) outs[i] = kd_value_none();
+  kd_status st = kd_redispatch(&kd_ops[KD_OP_copy_], KD_KEYSET(KD_KEY_CPU), args, outs);
+  for (int i = 0; i < KD_OP_MAX_OUTS; i++) kd_value_release(&outs[i]);
+  return st;
+}
+
+/* A new contiguous tensor with src's shape, dtype and device, holding src's values. */
+static kd_status kd_cuda_contiguous_on_same_device(kd_tensor *src, kd_tensor **out) {
+  kd_tensor *t;
+  KD_TRY(kd_tensor_empty(src->sizes, src->ndim, src->dtype, kd_tensor_device(src), &t));
+  kd_status st = kd_tensor_device(src).type == KD_DEVICE_CUDA ? kd_cuda_kernel_copy(t, src) : kd_cuda_cpu_copy(t, src);
+  if (st != KD_OK) {
+    kd_tensor_release(t);
+    return st;
+  }
+  *out = t;
+  return KD_OK;
+}
+
+/* ---- kernels: copy_ (see Note [CUDA copy_]) ---- */
+
+static kd_status kd_cuda_copy_d2d(kd_tensor *dst, kd_tensor *src) {
+  kd_device dd = kd_tensor_device(dst), sd = kd_tensor_device(src);
+  kd_tensor *tmp = NULL, *tmp2 = NULL;
+  kd_status st = KD_OK;
+  if (dd.index == sd.index) {
+    if (kd_cuda_same_view(dst, src)) return KD_OK;
+    if (kd_cuda_may_overlap(dst, src)) {
+      KD_TRY(kd_cuda_contiguous_on_same_device(src, &tmp));
+      src = tmp;
+    }
+    st = kd_cuda_kernel_copy(dst, src);
+    if (tmp) kd_tensor_release(tmp);
+    return st;
+  }
+  if (!kd_tensor_is_contiguous(src)) {
+    KD_TRY(kd_cuda_contiguous_on_same_device(src, &tmp));
+    src = tmp;
+  }
+  if (kd_cuda_is_plain_copy(dst, src)) {
+    st = kd_cuda_be_memcpy(kd_tensor_data(dst), dd, kd_tensor_data(src), sd, kd_cuda_nbytes(src));
+  } else {
+    st = kd_tensor_empty(src->sizes, src->ndim, src->dtype, dd, &tmp2);
+    if (st == KD_OK) st = kd_cuda_be_memcpy(kd_tensor_data(tmp2), dd, kd_tensor_data(src), sd, kd_cuda_nbytes(src));
+    if (st == KD_OK) st = kd_cuda_kernel_copy(dst, tmp2);
+  }
+  if (tmp2) kd_tensor_release(tmp2);
+  if (tmp) kd_tensor_release(tmp);
+  return st;
+}
+
+static kd_status kd_cuda_copy_h2d(kd_tensor *dst, kd_tensor *src) {
+  kd_device dd = kd_tensor_device(dst);
+  kd_tensor *htmp = NULL, *dtmp = NULL;
+  kd_status st = KD_OK;
+  if (!kd_tensor_is_contiguous(src)) {
+    KD_TRY(kd_cuda_contiguous_on_same_device(src, &htmp));
+    src = htmp;
+  }
+  if (kd_cuda_is_plain_copy(dst, src)) {
+    st = kd_cuda_be_memcpy(kd_tensor_data(dst), dd, kd_tensor_data(src), kd_device_cpu(), kd_cuda_nbytes(src));
+  } else {
+    st = kd_tensor_empty(src->sizes, src->ndim, src->dtype, dd, &dtmp);
+    if (st == KD_OK)
+      st = kd_cuda_be_memcpy(kd_tensor_data(dtmp), dd, kd_tensor_data(src), kd_device_cpu(), kd_cuda_nbytes(src));
+    if (st == KD_OK) st = kd_cuda_kernel_copy(dst, dtmp);
+  }
+  if (dtmp) kd_tensor_release(dtmp);
+  if (htmp) kd_tensor_release(htmp);
+  return st;
+}
+
+static kd_status kd_cuda_copy_d2h(kd_tensor *dst, kd_tensor *src) {
+  kd_device sd = kd_tensor_device(src);
+  kd_tensor *dtmp = NULL, *htmp = NULL;
+  kd_status st = KD_OK;
+  if (!kd_tensor_is_contiguous(src)) {
+    KD_TRY(kd_cuda_contiguous_on_same_device(src, &dtmp));
+    src = dtmp;
+  }
+  if (kd_cuda_is_plain_copy(dst, src)) {
+    st = kd_cuda_be_memcpy(kd_tensor_data(dst), kd_device_cpu(), kd_tensor_data(src), sd, kd_cuda_nbytes(src));
+  } else {
+    st = kd_tensor_empty(src->sizes, src->ndim, src->dtype, kd_device_cpu(), &htmp);
+    if (st == KD_OK)
+      st = kd_cuda_be_memcpy(kd_tensor_data(htmp), kd_device_cpu(), kd_tensor_data(src), sd, kd_cuda_nbytes(src));
+    if (st == KD_OK) st = kd_cuda_cpu_copy(dst, htmp);
+  }
+  if (htmp) kd_tensor_release(htmp);
+  if (dtmp) kd_tensor_release(dtmp);
+  return st;
+}
+
+static KD_KERNEL(kd_cuda_copy_) {
+  (void)op;
+  (void)ks;
+  kd_tensor *dst = args[0].v.t, *src = args[1].v.t;
+  KD_TRY(kd_cuda_check_broadcast(dst, src));
+  if (kd_tensor_numel(dst) > 0) {
+    bool dc = kd_tensor_device(dst).type == KD_DEVICE_CUDA, sc = kd_tensor_device(src).type == KD_DEVICE_CUDA;
+    if (dc && sc) KD_TRY(kd_cuda_copy_d2d(dst, src));
+    else if (dc) KD_TRY(kd_cuda_copy_h2d(dst, src));
+    else if (sc) KD_TRY(kd_cuda_copy_d2h(dst, src));
+    else KD_TRY(kd_cuda_cpu_copy(dst, src));
+  }
+  kd_out_retain(outs, 0, dst);
+  return KD_OK;
+}
+
+/* ---- kernels: fill_ ---- */
+
+static KD_KERNEL(kd_cuda_fill_) {
+  (void)op;
+  (void)ks;
+  kd_tensor *self = args[0].v.t;
+  if (args[1].kind != KD_VALUE_SCALAR) return kd_error(KD_ERR_TYPE, "fill_: expected a number or a boolean value");
+  unsigned char value[8] = {0};
+  kd_scalar_store(args[1].v.s, self->dtype, value);
+  kd_cuda_array a;
+  kd_cuda_array_of(self, &a);
+  KD_CUDA_TRY(kd_cuda->fill(kd_tensor_device(self).index, &a, value));
+  kd_out_retain(outs, 0, self);
+  return KD_OK;
+}
+
+/* ---- loading (Note [CUDA loading]) ---- */
+
+/* Path of the library: $KINDLING_CUDA_LIBRARY, else next to the module holding this code. */
+static bool kd_cuda_library_path(char *buf, size_t n, bool *from_env, char *dir, size_t dn) {
+  const char *env = getenv("KINDLING_CUDA_LIBRARY");
+  *from_env = env && *env;
+  if (*from_env) {
+    snprintf(buf, n, "%s", env);
+    snprintf(dir, dn, "%s", env);
+    return true;
+  }
+  Dl_info info;
+  memset(&info, 0, sizeof info);
+  if (!dladdr((void *)&kd_cuda_bridge_load, &info) || !info.dli_fname) return false;
+  const char *slash = strrchr(info.dli_fname, '/');
+  if (slash) snprintf(dir, dn, "%.*s", (int)(slash - info.dli_fname), info.dli_fname);
+  else snprintf(dir, dn, ".");
+  snprintf(buf, n, "%s/libkindling_cuda.so", dir);
+  return true;
+}
+
+static void kd_cuda_do_load(void) {
+  char dir[4096], path[4096 + 32];
+  bool from_env = false;
+  if (!kd_cuda_library_path(path, sizeof path, &from_env, dir, sizeof dir)) {
+    kd_cuda_set_reason("libkindling_cuda.so not found (could not locate kindling.node to look next to it; "
+                       "set KINDLING_CUDA_LIBRARY to its path)");
+    return;
+  }
+  if (access(path, F_OK) != 0) {
+    if (from_env)
+      kd_cuda_set_reason("libkindling_cuda.so not found at KINDLING_CUDA_LIBRARY=%s", path);
+    else
+      kd_cuda_set_reason("libkindling_cuda.so not found (kindling was built without nvcc; looked in %s)", dir);
+    return;
+  }
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror();
+    kd_cuda_set_reason("could not load %s: %s", path, e ? e : "unknown dlopen error");
+    return;
+  }
+  void *sym = dlsym(h, KD_CUDA_GET_API_SYMBOL);
+  if (!sym) {
+    kd_cuda_set_reason("%s is not a kindling CUDA library (it has no %s)", path, KD_CUDA_GET_API_SYMBOL);
+    return;
+  }
+  kd_cuda_get_api_fn get_api;
+  memcpy(&get_api, &sym, sizeof get_api); /* object pointer -> function pointer, as POSIX allows */
+  const kd_cuda_api *api = get_api(KD_CUDA_ABI_VERSION);
+  if (!api || api->abi_version != KD_CUDA_ABI_VERSION || api->struct_size < sizeof(kd_cuda_api)) {
+    kd_cuda_set_reason("%s was built for another version of kindling (it does not provide CUDA ABI version %d); "
+                       "rebuild with `node tools/build.js`",
+                       path, KD_CUDA_ABI_VERSION);
+    return;
+  }
+  kd_cuda_status s = api->init();
+  if (s != KD_CUDA_OK) {
+    const char *m = api->last_error();
+    kd_cuda_set_reason("%s", m && *m ? m : api->status_name(s));
+    return;
+  }
+  kd_cuda = api;
+  kd_cuda_reason[0] = 0;
+  kd_device_backend_register(KD_DEVICE_CUDA, &kd_cuda_backend);
+  kd_dispatch_register(KD_OP_copy_, KD_KEY_CUDA, kd_cuda_copy_);
+  kd_dispatch_register(KD_OP_fill_, KD_KEY_CUDA, kd_cuda_fill_);
+}
+
+kd_status kd_cuda_bridge_load(void) {
+  pthread_once(&kd_cuda_once, kd_cuda_do_load);
+  if (kd_cuda) return KD_OK;
+  return kd_error(KD_ERR_CUDA_UNAVAILABLE, "CUDA is not available: %s", kd_cuda_reason);
+}
+
+bool kd_cuda_is_available(void) {
+  pthread_once(&kd_cuda_once, kd_cuda_do_load);
+  return kd_cuda != NULL;
+}
+
+const char *kd_cuda_unavailable_reason(void) { return kd_cuda_reason; }
+
+/* ---- device queries ---- */
+
+kd_status kd_cuda_current_device(int *out) {
+  *out = 0;
+  KD_TRY(kd_cuda_bridge_load());
+  KD_CUDA_TRY(kd_cuda->current_device(out));
+  return KD_OK;
+}
+
+kd_status kd_cuda_set_device(int index) {
+  KD_TRY(kd_cuda_bridge_load());
+  KD_CUDA_TRY(kd_cuda->set_device(index));
+  return KD_OK;
+}
+
+kd_status kd_cuda_get_properties(int index, kd_cuda_properties *out) {
+  memset(out, 0, sizeof *out);
+  KD_TRY(kd_cuda_bridge_load());
+  kd_cuda_device_props p;
+  KD_CUDA_TRY(kd_cuda->device_properties(index, &p));
+  snprintf(out->name, sizeof out->name, "%s", p.name);
+  out->total_memory = p.total_memory;
+  out->major = p.major;
+  out->minor = p.minor;
+  out->multiprocessor_count = p.multiprocessor_count;
+  return KD_OK;
+}
+
+kd_status kd_cuda_synchronize(int index) {
+  KD_TRY(kd_cuda_bridge_load());
+  KD_CUDA_TRY(kd_cuda->synchronize(index));
+  return KD_OK;
+}

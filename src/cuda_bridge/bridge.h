@@ -1,0 +1,44 @@
+/* bridge.h - the CPU addon's side of the CUDA backend. kindling.node never links CUDA: on
+ * first CUDA use it dlopens libkindling_cuda.so (next to kindling.node, or
+ * KINDLING_CUDA_LIBRARY), checks the ABI version, registers the CUDA device backend and the
+ * CUDA kernels it exports. Every failure (no library, no driver, no GPU) is remembered and
+ * reported as KD_ERR_CUDA_UNAVAILABLE with the reason; nothing crashes. */
+#ifndef KD_CUDA_BRIDGE_H
+#define KD_CUDA_BRIDGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+kd_status kd_cuda_bridge_load(void);
+/* Loads if needed; false (never an error) when CUDA cannot be used. */
+bool kd_cuda_is_available(void);
+/* The reason CUDA is unavailable ("" when it is available or was never tried). */
+const char *kd_cuda_unavailable_reason(void);
+
+/* Device queries for kindling.cuda (src/napi/cuda.c). Each loads the library if needed and
+ * fails with KD_ERR_CUDA_UNAVAILABLE when CUDA cannot be used, KD_ERR_INVALID_ARGUMENT for a
+ * device index out of range, KD_ERR_CUDA for a CUDA runtime error. The current device is per
+ * host thread, as in the CUDA runtime. */
+typedef struct kd_cuda_properties {
+  char name[256];
+  uint64_t total_memory; /* bytes */
+  int major, minor;      /* compute capability */
+  int multiprocessor_count;
+} kd_cuda_properties;
+
+kd_status kd_cuda_current_device(int *out);
+kd_status kd_cuda_set_device(int index);
+kd_status kd_cuda_get_properties(int index, kd_cuda_properties *out);
+/* Blocks until all work on the device has finished; reports errors of kernels that ran. */
+kd_status kd_cuda_synchronize(int index);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,62 @@
+/* napi_util.h - shared helpers of the Node-API layer (src/napi/ is the only place that
+ * includes node_api.h): status checking, per-environment instance data, tensor handles,
+ * and turning a kd_status into a thrown JS error with a `code`.
+ *
+ * Every napi_* call is checked with KD_NAPI_CALL: on failure the pending JS exception (or a
+ * new Error with Node-API's message) is thrown and the function returns NULL. */
+#ifndef KD_NAPI_UTIL_H
+#define KD_NAPI_UTIL_H
+
+#include <node_api.h>
+
+#include "core/status.h"
+#include "core/tensor.h"
+
+/* Per-environment state (one per main thread / worker thread), set as instance data. */
+typedef struct kd_napi_env {
+  napi_env env;
+  napi_ref error_factory;  /* JS function (code, message) -> Error, from lib/errors.js */
+  int64_t reported_bytes;  /* external memory reported to this isolate */
+} kd_napi_env;
+
+kd_napi_env *kd_napi_env_get(napi_env env);
+
+/* Throws the pending Node-API error (if any is not already pending) and returns NULL. */
+napi_value kd_napi_throw_last(napi_env env, napi_status st);
+#define KD_NAPI_CALL(env, call)                                                                  \
+  do {                                                                                           \
+    napi_status kd_napi_st_ = (call);                                                            \
+    if (kd_napi_st_ != napi_ok) return kd_napi_throw_last((env), kd_napi_st_);                   \
+  } while (0)
+
+/* Throws a JS error for a failed kd_status: the error factory gets kd_status_code(st) and the
+ * thread-local message. Returns NULL so callers can `return kd_napi_throw(env, st);`. */
+napi_value kd_napi_throw(napi_env env, kd_status st);
+/* Same, with a message of its own (for argument errors found in the napi layer). */
+napi_value kd_napi_throw_msg(napi_env env, kd_status st, const char *fmt, ...);
+
+/* Tensor handles: a type-tagged napi external holding a kd_napi_handle. dispose() releases
+ * the reference and clears `t`; the finalizer releases it if still held. */
+typedef struct kd_napi_handle { kd_tensor *t; } kd_napi_handle;
+/* Wraps t, taking over the caller's reference (released on failure). */
+napi_status kd_napi_wrap_tensor(napi_env env, kd_tensor *t, napi_value *out);
+/* Unwraps a handle: KD_ERR_TYPE if `v` is not a kindling tensor handle, KD_ERR_DISPOSED if it
+ * was disposed. The tensor is borrowed. `what` names the argument in messages. */
+kd_status kd_napi_unwrap_tensor(napi_env env, napi_value v, const char *what, kd_tensor **out);
+/* The handle struct behind `v`, or NULL if `v` is not a tensor handle. */
+kd_napi_handle *kd_napi_handle_of(napi_env env, napi_value v);
+
+/* Reports host memory changes to V8 (napi_adjust_external_memory) once they add up. */
+void kd_napi_sync_external_memory(napi_env env);
+
+/* Small value helpers (return napi_status). */
+napi_status kd_napi_set_fn(napi_env env, napi_value obj, const char *name, napi_callback cb, void *data);
+napi_status kd_napi_string_arg(napi_env env, napi_value v, char *buf, size_t n);
+
+/* Each src/napi/<part>.c exports its functions from one register function, called by addon.c. */
+napi_status kd_napi_register_ops(napi_env env, napi_value exports);
+napi_status kd_napi_register_tensor(napi_env env, napi_value exports);
+napi_status kd_napi_register_runtime(napi_env env, napi_value exports);
+napi_status kd_napi_register_cuda(napi_env env, napi_value exports);
+
+#endif

@@ -1,0 +1,318 @@
+/* ops.c - THE generic op entry. Every op of the op list is exported as `binding.ops[name]`,
+ * a function whose callback data is the op's kd_op_info: arguments are unboxed by the op's
+ * schema into kd_values, the call goes through the dispatcher (kd_call), and outputs are
+ * boxed back into tensor handles. Nothing here knows any particular op. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/dispatch.h"
+#include "napi/napi_util.h"
+
+#define KD_NAPI_MAX_ARGS 12
+#define KD_NAPI_INLINE_INTS 64
+
+/* Storage for what unboxed arguments point to; freed after the call. */
+typedef struct kd_unbox_scratch {
+  int64_t ints[KD_NAPI_INLINE_INTS];
+  int nints;
+  char strings[KD_NAPI_MAX_ARGS][64];
+  void *heap[KD_NAPI_MAX_ARGS];
+  int nheap;
+} kd_unbox_scratch;
+
+static void kd_scratch_free(kd_unbox_scratch *s) {
+  for (int i = 0; i < s->nheap; i++) free(s->heap[i]);
+}
+
+static kd_status kd_unbox_int(napi_env env, napi_value v, const char *name, int64_t *out) {
+  napi_valuetype t;
+  napi_typeof(env, v, &t);
+  if (t == napi_bigint) {
+    bool lossless;
+    napi_get_value_bigint_int64(env, v, out, &lossless);
+    if (!lossless) return kd_error(KD_ERR_TYPE, "argument '%s' is out of the int64 range", name);
+    return KD_OK;
+  }
+  if (t != napi_number) return kd_error(KD_ERR_TYPE, "argument '%s' must be an integer", name);
+  double d;
+  napi_get_value_double(env, v, &d);
+  if (!isfinite(d) || d != floor(d) || fabs(d) > 9007199254740992.0)
+    return kd_error(KD_ERR_TYPE, "argument '%s' must be an integer, got %g", name, d);
+  *out = (int64_t)d;
+  return KD_OK;
+}
+
+static kd_status kd_unbox_scalar(napi_env env, napi_value v, napi_valuetype t, const char *name, kd_scalar *out) {
+  if (t == napi_boolean) {
+    bool b;
+    napi_get_value_bool(env, v, &b);
+    *out = kd_scalar_b(b);
+    return KD_OK;
+  }
+  if (t == napi_bigint) {
+    int64_t i;
+    KD_TRY(kd_unbox_int(env, v, name, &i));
+    *out = kd_scalar_i(i);
+    return KD_OK;
+  }
+  if (t != napi_number) return kd_error(KD_ERR_TYPE, "argument '%s' must be a number or a boolean", name);
+  double d;
+  napi_get_value_double(env, v, &d);
+  /* Note [JS numbers as scalars]: an integer-valued number is an int scalar (so
+   * int32_tensor.add(2) stays int32), anything else a float scalar, as PyTorch treats 2 vs 2.5. */
+  if (isfinite(d) && d == floor(d) && fabs(d) <= 9007199254740992.0) *out = kd_scalar_i((int64_t)d);
+  else *out = kd_scalar_f(d);
+  return KD_OK;
+}
+
+static kd_status kd_unbox_intlist(napi_env env, napi_value v, const char *name, kd_unbox_scratch *s, kd_value *out) {
+  bool is_array = false;
+  napi_is_array(env, v, &is_array);
+  if (!is_array) {
+    int64_t i;
+    kd_status st = kd_unbox_int(env, v, name, &i);
+    if (st != KD_OK) return kd_error(KD_ERR_TYPE, "argument '%s' must be an array of integers", name);
+    if (s->nints >= KD_NAPI_INLINE_INTS) return kd_error(KD_ERR_INVALID_ARGUMENT, "too many integer arguments");
+    s->ints[s->nints] = i;
+    *out = kd_value_intlist(&s->ints[s->nints++], 1);
+    return KD_OK;
+  }
+  uint32_t n;
+  napi_get_array_length(env, v, &n);
+  int64_t *buf;
+  if (s->nints + (int)n <= KD_NAPI_INLINE_INTS) {
+    buf = &s->ints[s->nints];
+    s->nints += (int)n;
+  } else {
+    if (n > (1u << 24) || s->nheap >= KD_NAPI_MAX_ARGS) return kd_error(KD_ERR_INVALID_ARGUMENT, "argument '%s' is too long", name);
+    buf = (int64_t *)malloc(sizeof(int64_t) * (n ? n : 1));
+    if (!buf) return kd_error(KD_ERR_OOM, "out of memory");
+    s->heap[s->nheap++] = buf;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value e;
+    napi_get_element(env, v, i, &e);
+    kd_status st = kd_unbox_int(env, e, name, &buf[i]);
+    if (st != KD_OK) return kd_error(KD_ERR_TYPE, "argument '%s' must be an array of integers (element %u is not)", name, i);
+  }
+  *out = kd_value_intlist(buf, (int)n);
+  return KD_OK;
+}
+
+static kd_status kd_unbox_string(napi_env env, napi_value v, const char *name, char *buf, size_t n) {
+  napi_valuetype t;
+  napi_typeof(env, v, &t);
+  if (t != napi_string) return kd_error(KD_ERR_TYPE, "argument '%s' must be a string", name);
+  size_t len;
+  napi_get_value_string_utf8(env, v, buf, n, &len);
+  if (len >= n - 1) return kd_error(KD_ERR_INVALID_ARGUMENT, "argument '%s' is too long", name);
+  return KD_OK;
+}
+
+static kd_status kd_unbox(napi_env env, const kd_arg_schema *a, int idx, napi_value v, kd_unbox_scratch *s, kd_value *out) {
+  napi_valuetype t;
+  napi_typeof(env, v, &t);
+  *out = kd_value_none();
+  if (t == napi_undefined || t == napi_null) {
+    switch (a->type) {
+      case KD_ARG_TENSOR:
+      case KD_ARG_TENSOR_OR_SCALAR:
+      case KD_ARG_SCALAR:
+      case KD_ARG_INT:
+      case KD_ARG_INT_OR_INTLIST:
+      case KD_ARG_INTLIST:
+      case KD_ARG_DOUBLE:
+      case KD_ARG_BOOL:
+      case KD_ARG_TENSORLIST:
+        if (a->has_default) return KD_OK; /* kd_call fills the default */
+        return kd_error(KD_ERR_TYPE, "missing required argument '%s'", a->name);
+      default: return KD_OK;
+    }
+  }
+  switch (a->type) {
+    case KD_ARG_TENSOR:
+    case KD_ARG_TENSOR_OPT: {
+      kd_tensor *tt;
+      KD_TRY(kd_napi_unwrap_tensor(env, v, a->name, &tt));
+      *out = kd_value_tensor(tt);
+      return KD_OK;
+    }
+    case KD_ARG_TENSOR_OR_SCALAR: {
+      if (t == napi_external) {
+        kd_tensor *tt;
+        KD_TRY(kd_napi_unwrap_tensor(env, v, a->name, &tt));
+        *out = kd_value_tensor(tt);
+        return KD_OK;
+      }
+      kd_scalar sc;
+      kd_status st = kd_unbox_scalar(env, v, t, a->name, &sc);
+      if (st != KD_OK) return kd_error(KD_ERR_TYPE, "argument '%s' must be a Tensor, a number or a boolean", a->name);
+      *out = kd_value_scalar(sc);
+      return KD_OK;
+    }
+    case KD_ARG_SCALAR:
+    case KD_ARG_SCALAR_OPT: {
+      kd_scalar sc;
+      KD_TRY(kd_unbox_scalar(env, v, t, a->name, &sc));
+      *out = kd_value_scalar(sc);
+      return KD_OK;
+    }
+    case KD_ARG_INT:
+    case KD_ARG_INT_OPT: {
+      int64_t i;
+      KD_TRY(kd_unbox_int(env, v, a->name, &i));
+      *out = kd_value_int(i);
+      return KD_OK;
+    }
+    case KD_ARG_INT_OR_INTLIST: {
+      bool is_array = false;
+      napi_is_array(env, v, &is_array);
+      if (is_array) return kd_unbox_intlist(env, v, a->name, s, out);
+      int64_t i;
+      KD_TRY(kd_unbox_int(env, v, a->name, &i));
+      *out = kd_value_int(i);
+      return KD_OK;
+    }
+    case KD_ARG_INTLIST:
+    case KD_ARG_INTLIST_OPT: return kd_unbox_intlist(env, v, a->name, s, out);
+    case KD_ARG_DOUBLE: {
+      if (t != napi_number) return kd_error(KD_ERR_TYPE, "argument '%s' must be a number", a->name);
+      double d;
+      napi_get_value_double(env, v, &d);
+      *out = kd_value_double(d);
+      return KD_OK;
+    }
+    case KD_ARG_BOOL: {
+      if (t != napi_boolean) return kd_error(KD_ERR_TYPE, "argument '%s' must be a boolean", a->name);
+      bool b;
+      napi_get_value_bool(env, v, &b);
+      *out = kd_value_bool(b);
+      return KD_OK;
+    }
+    case KD_ARG_DTYPE_OPT: {
+      KD_TRY(kd_unbox_string(env, v, a->name, s->strings[idx], sizeof s->strings[idx]));
+      kd_dtype dt;
+      if (!kd_dtype_parse(s->strings[idx], &dt))
+        return kd_error(KD_ERR_TYPE, "unknown dtype '%s' (expected one of float32, float64, float16, bfloat16, int8, "
+                        "uint8, int16, int32, int64, bool)", s->strings[idx]);
+      *out = kd_value_dtype(dt);
+      return KD_OK;
+    }
+    case KD_ARG_DEVICE_OPT: {
+      KD_TRY(kd_unbox_string(env, v, a->name, s->strings[idx], sizeof s->strings[idx]));
+      kd_device d;
+      KD_TRY(kd_device_parse(s->strings[idx], &d));
+      *out = kd_value_device(d);
+      return KD_OK;
+    }
+    case KD_ARG_STRING_OPT: {
+      KD_TRY(kd_unbox_string(env, v, a->name, s->strings[idx], sizeof s->strings[idx]));
+      out->kind = KD_VALUE_STRING;
+      out->v.str = s->strings[idx];
+      return KD_OK;
+    }
+    case KD_ARG_TENSORLIST: {
+      bool is_array = false;
+      napi_is_array(env, v, &is_array);
+      if (!is_array) return kd_error(KD_ERR_TYPE, "argument '%s' must be an array of Tensors", a->name);
+      uint32_t n;
+      napi_get_array_length(env, v, &n);
+      if (s->nheap >= KD_NAPI_MAX_ARGS) return kd_error(KD_ERR_INVALID_ARGUMENT, "too many list arguments");
+      kd_tensor **list = (kd_tensor **)malloc(sizeof(kd_tensor *) * (n ? n : 1));
+      if (!list) return kd_error(KD_ERR_OOM, "out of memory");
+      s->heap[s->nheap++] = list;
+      for (uint32_t i = 0; i < n; i++) {
+        napi_value e;
+        napi_get_element(env, v, i, &e);
+        KD_TRY(kd_napi_unwrap_tensor(env, e, a->name, &list[i]));
+      }
+      out->kind = KD_VALUE_TENSORLIST;
+      out->v.tlist.data = list;
+      out->v.tlist.n = (int)n;
+      return KD_OK;
+    }
+  }
+  return kd_error(KD_ERR_INTERNAL, "unknown argument type");
+}
+
+/* Boxes outs[i] into a napi value, taking over its references. */
+static napi_status kd_box(napi_env env, kd_value *v, napi_value *out) {
+  if (v->kind == KD_VALUE_TENSOR) {
+    kd_tensor *t = v->v.t;
+    v->kind = KD_VALUE_NONE;
+    return kd_napi_wrap_tensor(env, t, out);
+  }
+  if (v->kind == KD_VALUE_TENSORLIST) {
+    napi_status st = napi_create_array_with_length(env, v->v.tlist.n, out);
+    for (int i = 0; i < v->v.tlist.n; i++) {
+      kd_tensor *t = v->v.tlist.data[i];
+      v->v.tlist.data[i] = NULL;
+      napi_value h;
+      if (st == napi_ok) st = kd_napi_wrap_tensor(env, t, &h);
+      else kd_tensor_release(t);
+      if (st == napi_ok) st = napi_set_element(env, *out, i, h);
+    }
+    free(v->v.tlist.data);
+    v->kind = KD_VALUE_NONE;
+    return st;
+  }
+  return napi_get_undefined(env, out);
+}
+
+static napi_value kd_napi_op_entry(napi_env env, napi_callback_info info) {
+  size_t argc = KD_NAPI_MAX_ARGS;
+  napi_value argv[KD_NAPI_MAX_ARGS];
+  void *data;
+  KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, &data));
+  const kd_op_info *op = (const kd_op_info *)data;
+  napi_value undefined;
+  KD_NAPI_CALL(env, napi_get_undefined(env, &undefined));
+
+  kd_value args[KD_NAPI_MAX_ARGS];
+  kd_unbox_scratch scratch;
+  scratch.nints = 0;
+  scratch.nheap = 0;
+  kd_status st = KD_OK;
+  for (int i = 0; i < op->nargs && st == KD_OK; i++)
+    st = kd_unbox(env, &op->args[i], i, i < (int)argc ? argv[i] : undefined, &scratch, &args[i]);
+  kd_value outs[KD_OP_MAX_OUTS];
+  if (st == KD_OK) st = kd_call((kd_op_id)op->id, args, outs);
+  kd_scratch_free(&scratch);
+  if (st != KD_OK) {
+    bool pending = false;
+    napi_is_exception_pending(env, &pending);
+    if (pending) return NULL;
+    return kd_napi_throw(env, st);
+  }
+
+  napi_value result = undefined;
+  napi_status ns = napi_ok;
+  if (op->flags & KD_OP_FLAG_INPLACE) {
+    for (int i = 0; i < KD_OP_MAX_OUTS; i++) kd_value_release(&outs[i]);
+  } else if (op->nouts == 1 || op->nouts == -1) {
+    ns = kd_box(env, &outs[0], &result);
+  } else {
+    ns = napi_create_array_with_length(env, op->nouts, &result);
+    for (int i = 0; i < op->nouts && ns == napi_ok; i++) {
+      napi_value h;
+      ns = kd_box(env, &outs[i], &h);
+      if (ns == napi_ok) ns = napi_set_element(env, result, i, h);
+    }
+  }
+  for (int i = 0; i < KD_OP_MAX_OUTS; i++) kd_value_release(&outs[i]);
+  if (ns != napi_ok) return kd_napi_throw_last(env, ns);
+  kd_napi_sync_external_memory(env);
+  return result;
+}
+
+napi_status kd_napi_register_ops(napi_env env, napi_value exports) {
+  napi_value ops;
+  napi_status st = napi_create_object(env, &ops);
+  for (int i = 0; i < KD_OP_COUNT && st == napi_ok; i++) {
+    if (kd_ops[i].nargs > KD_NAPI_MAX_ARGS) return napi_generic_failure;
+    st = kd_napi_set_fn(env, ops, kd_ops[i].name, kd_napi_op_entry, (void *)&kd_ops[i]);
+  }
+  if (st == napi_ok) st = napi_set_named_property(env, exports, "ops", ops);
+  return st;
+}

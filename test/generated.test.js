@@ -1,0 +1,29 @@
+// generated.test.js - the files generated from src/ops/oplist.js are fresh, and every op of
+// the list is installed on kd / Tensor.prototype as its variants say.
+'use strict';
+
+const { spawnSync } = require('node:child_process');
+const path = require('node:path');
+const { kd, assert } = require('./helpers');
+
+const ROOT = path.join(__dirname, '..');
+
+describe('generated files', function () {
+  it('node tools/gen-ops.js --check exits 0', function () {
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'tools', 'gen-ops.js'), '--check'], { cwd: ROOT, encoding: 'utf8', timeout: 60000 });
+    assert.equal(r.status, 0, `gen-ops --check failed (stale generated files?):\n${r.stdout}\n${r.stderr}`);
+  });
+
+  it('every op in the op list is installed as its variants say', function () {
+    const ops = require(path.join(ROOT, 'src', 'ops', 'oplist.js'));
+    const missing = [];
+    for (const op of ops) {
+      const name = op.name.split('.')[0];
+      const v = op.variants || [];
+      if (v.includes('function') && typeof kd[name] !== 'function') missing.push(`kd.${name}`);
+      if (v.includes('method') && typeof kd.Tensor.prototype[name] !== 'function') missing.push(`Tensor#${name}`);
+      if (v.includes('inplace') && typeof kd.Tensor.prototype[`${name}_`] !== 'function') missing.push(`Tensor#${name}_`);
+    }
+    assert.deepEqual(missing, []);
+  });
+});

@@ -1,0 +1,331 @@
+// helpers.js - shared test utilities: loading fixtures (written by tools/gen-fixtures.py from
+// PyTorch), building kindling inputs from fixture specs (including non-contiguous views),
+// calling ops the way a fixture case says, and comparing results with torch.testing.assert_close
+// tolerances.
+'use strict';
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const kd = require('..');
+
+// torch.testing.assert_close defaults: |actual - expected| <= atol + rtol * |expected|
+const TOL = {
+  float32: { rtol: 1.3e-6, atol: 1e-5 },
+  float64: { rtol: 1e-7, atol: 1e-7 },
+  float16: { rtol: 1e-3, atol: 1e-5 },
+  bfloat16: { rtol: 1.6e-2, atol: 1e-5 },
+};
+const FLOAT_DTYPES = new Set(['float32', 'float64', 'float16', 'bfloat16']);
+const INT_DTYPES = new Set(['int8', 'uint8', 'int16', 'int32', 'int64']);
+const ALL_DTYPES = ['float32', 'float64', 'float16', 'bfloat16', 'int8', 'uint8', 'int16', 'int32', 'int64', 'bool'];
+
+const fixtureCache = new Map();
+/** The `cases` of test/fixtures/<name>.json. */
+function fixture(name) {
+  if (!fixtureCache.has(name)) {
+    const file = path.join(__dirname, 'fixtures', `${name}.json`);
+    fixtureCache.set(name, JSON.parse(fs.readFileSync(file, 'utf8')).cases);
+  }
+  return fixtureCache.get(name);
+}
+
+/** Fixture value -> JS number/boolean ('nan', 'inf', '-inf', '-0' are encoded as strings). */
+function decode(v) {
+  if (v === 'nan') return NaN;
+  if (v === 'inf') return Infinity;
+  if (v === '-inf') return -Infinity;
+  if (v === '-0') return -0;
+  return v;
+}
+
+/** Deeply decodes a JSON value (arrays of encoded numbers). */
+function decodeDeep(v) {
+  if (Array.isArray(v)) return v.map(decodeDeep);
+  return decode(v);
+}
+
+/** Flat values + shape -> nested arrays (shape [] -> the single value). */
+function nest(flat, shape) {
+  if (shape.length === 0) return flat[0];
+  let pos = 0;
+  const build = (d) => {
+    const out = new Array(shape[d]);
+    for (let i = 0; i < shape[d]; i++) out[i] = d === shape.length - 1 ? flat[pos++] : build(d + 1);
+    return out;
+  };
+  return build(0);
+}
+
+const isTensorSpec = (a) => a !== null && typeof a === 'object' && !Array.isArray(a) && typeof a.dtype === 'string' && Array.isArray(a.shape);
+const isScalarSpec = (a) => a !== null && typeof a === 'object' && !Array.isArray(a) && 'scalar' in a;
+
+/** A contiguous kindling tensor holding a spec's data (no views applied). */
+function buildContiguous(s) {
+  const flat = s.data.map(decode);
+  const numel = s.shape.reduce((a, b) => a * b, 1);
+  if (numel === 0) return kd.zeros(s.shape, { dtype: s.dtype });
+  return kd.tensor(nest(flat, s.shape), { dtype: s.dtype });
+}
+
+/** Applies one view description (see tools/gen-fixtures.py apply_view) with kindling ops. */
+function applyView(t, v) {
+  const [name, ...args] = v;
+  switch (name) {
+    case 'transpose': return t.transpose(args[0], args[1]);
+    case 'permute': return t.permute(args[0]);
+    case 'slice': return t.slice(args[0], args[1], args[2], args[3]);
+    case 'narrow': return t.narrow(args[0], args[1], args[2]);
+    case 'select': return t.select(args[0], args[1]);
+    case 'expand': return t.expand(args[0]);
+    case 'unsqueeze': return t.unsqueeze(args[0]);
+    case 'squeeze': return args.length ? t.squeeze(args[0]) : t.squeeze();
+    case 'view': return t.view(args[0]);
+    case 'reshape': return t.reshape(args[0]);
+    case 'flatten': return t.flatten(...args);
+    case 't': return t.t();
+    case 'asStrided': return t.asStrided(...args);
+    case 'contiguous': return t.contiguous();
+    case 'chunk': return t.chunk(...args);
+    case 'split': return t.split(...args);
+    case 'getitem': return t[args[0]];
+    default: throw new Error(`test bug: unknown view ${name}`);
+  }
+}
+
+/** {base, t}: the contiguous base and the input built from it by spec.views. */
+function buildWithBase(s) {
+  const base = buildContiguous(s);
+  let t = base;
+  for (const v of s.views || []) t = applyView(t, v);
+  return { base, t };
+}
+
+/** A fixture argument -> what to pass to kindling (Tensor, number/boolean, or plain JSON value). */
+function buildArg(a) {
+  if (isScalarSpec(a)) return decode(a.scalar);
+  if (isTensorSpec(a)) return buildWithBase(a).t;
+  return a;
+}
+
+/**
+ * A non-contiguous tensor with the given values and shape: `how` is 'transpose' (the transpose
+ * of a contiguous tensor of the transposed shape), 'slice' (every other element of a twice
+ * as long last dim) or 'expand' (rows of a [1, n] tensor, values must repeat).
+ */
+function nonContiguous(values, shape, how = 'transpose', dtype = 'float32') {
+  const c = kd.tensor(nest(values, shape), { dtype });
+  let out;
+  if (how === 'transpose') {
+    assert.ok(shape.length >= 2, 'transpose needs 2 dims');
+    out = c.transpose(-1, -2).contiguous().transpose(-1, -2);
+  } else if (how === 'slice') {
+    const last = shape.length - 1;
+    const wide = kd.zeros([...shape.slice(0, last), shape[last] * 2], { dtype });
+    wide.slice(last, 0, shape[last] * 2, 2).copy_(c);
+    out = wide.slice(last, 0, shape[last] * 2, 2);
+  } else {
+    throw new Error(`test bug: unknown non-contiguous layout ${how}`);
+  }
+  assert.equal(out.isContiguous(), false, 'nonContiguous() did not give a non-contiguous tensor');
+  return out;
+}
+
+/** Flat JS values of a tensor: numbers (int64 as numbers), booleans for bool. */
+function values(t) {
+  const d = t.dataSync();
+  const dt = t.dtype;
+  const out = new Array(d.length);
+  for (let i = 0; i < d.length; i++) {
+    if (dt === 'bool') out[i] = d[i] !== 0;
+    else out[i] = typeof d[i] === 'bigint' ? Number(d[i]) : d[i];
+  }
+  return out;
+}
+
+function closeEnough(a, e, dtype) {
+  if (dtype === 'bool') return a === e;
+  if (typeof e === 'boolean') e = e ? 1 : 0;
+  if (typeof a === 'boolean') a = a ? 1 : 0;
+  if (Number.isNaN(e)) return Number.isNaN(a);
+  if (!Number.isFinite(e)) return a === e;
+  if (!FLOAT_DTYPES.has(dtype)) return a === e;
+  const { rtol, atol } = TOL[dtype];
+  return Math.abs(a - e) <= atol + rtol * Math.abs(e);
+}
+
+/** Asserts flat arrays are close for dtype; the message names the first few bad elements. */
+function assertValuesClose(actual, expected, dtype, what = '') {
+  assert.equal(actual.length, expected.length, `${what}: ${actual.length} elements, expected ${expected.length}`);
+  const bad = [];
+  for (let i = 0; i < expected.length; i++) {
+    if (!closeEnough(actual[i], expected[i], dtype)) bad.push(i);
+  }
+  if (bad.length) {
+    const show = bad.slice(0, 5).map((i) => `[${i}] got ${actual[i]} expected ${expected[i]}`).join('; ');
+    assert.fail(`${what}: ${bad.length}/${expected.length} elements differ (${dtype}): ${show}`);
+  }
+}
+
+/** Asserts a kindling tensor matches a fixture output spec: dtype, shape and values. */
+function assertTensorClose(t, spec, what = 'result', opts = {}) {
+  assert.ok(t instanceof kd.Tensor, `${what}: expected a Tensor, got ${t}`);
+  if (opts.checkDtype !== false) assert.equal(t.dtype, spec.dtype, `${what}: dtype`);
+  assert.deepEqual(t.shape, spec.shape, `${what}: shape`);
+  assertValuesClose(values(t), spec.data.map(decode), spec.dtype, what);
+}
+
+/** Asserts a plain JS array/number equals expected values within dtype tolerance. */
+function assertArrayClose(actual, expected, dtype = 'float64', what = 'values') {
+  const flatA = [].concat(...[actual].flat(Infinity));
+  const flatE = [].concat(...[expected].flat(Infinity));
+  assertValuesClose(flatA, flatE, dtype, what);
+}
+
+/** Calls the op of a fixture case with already built arguments. */
+function callOp(c, args) {
+  const op = c.op === 'max.dim' ? 'max' : c.op;
+  const kw = c.kwargs ? [c.kwargs] : [];
+  if (c.form === 'inplace') return args[0][`${op}_`](...args.slice(1), ...kw);
+  if (c.form === 'method') return args[0][op](...args.slice(1), ...kw);
+  return kd[op](...args, ...kw);
+}
+
+// Which kindling codes fit a PyTorch error (type + message). PyTorch raises RuntimeError for
+// most things; kindling's codes are finer, so several can be acceptable.
+const CODE_RULES = [
+  [/not implemented for|not supported|Boolean inputs not supported/, ['KD_NOT_SUPPORTED', 'KD_DTYPE_MISMATCH', 'KD_INVALID_TYPE']],
+  [/can't be cast|expected scalar type|Found dtype|could not infer output dtype|expected condition to be a boolean|argument alpha must not be a floating point/,
+    ['KD_DTYPE_MISMATCH', 'KD_INVALID_TYPE', 'KD_INVALID_ARGUMENT']],
+  [/Negative integer powers|negative integer powers/, ['KD_INVALID_ARGUMENT', 'KD_NOT_SUPPORTED', 'KD_DTYPE_MISMATCH']],
+  [/Dimension out of range|out of range for tensor of size|index .* out of range/, ['KD_INDEX_OUT_OF_RANGE']],
+  [/must match the size|shapes cannot be multiplied|doesn't match the broadcast shape|is invalid for input of size|expanded size|size mismatch|inconsistent tensor size|Expected size for first two dimensions/,
+    ['KD_SHAPE_MISMATCH']],
+  [/view size is not compatible|must be a matrix|must be a 3D tensor|need to be at least 1D|expects a tensor with <= 2 dimensions|number of dimensions in the tensor input does not match/,
+    ['KD_SHAPE_MISMATCH', 'KD_INVALID_ARGUMENT']],
+  [/exceeds dimension size|out of bounds for storage/, ['KD_INDEX_OUT_OF_RANGE', 'KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH']],
+  [/Expected reduction dim to be specified/, ['KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH', 'KD_INDEX_OUT_OF_RANGE']],
+  [/.*/, ['KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH']],
+];
+
+function codesForTorchError(e) {
+  if (e.type === 'IndexError') return ['KD_INDEX_OUT_OF_RANGE'];
+  for (const [re, codes] of CODE_RULES) if (re.test(e.message)) return codes;
+  return ['KD_INVALID_ARGUMENT'];
+}
+
+/** True for errors torch 1.13 raises only because it lacks a kernel for a dtype. */
+function isTorchUnimplemented(e) {
+  return /not implemented for/.test(e.message);
+}
+
+const ALL_CODES = new Set(['KD_INVALID_ARGUMENT', 'KD_INVALID_TYPE', 'KD_SHAPE_MISMATCH', 'KD_DTYPE_MISMATCH',
+  'KD_DEVICE_MISMATCH', 'KD_INDEX_OUT_OF_RANGE', 'KD_OUT_OF_MEMORY', 'KD_DISPOSED', 'KD_NOT_SUPPORTED',
+  'KD_CUDA_UNAVAILABLE', 'KD_CUDA_ERROR', 'KD_CUDA_OOM']);
+
+/** Asserts that err is a kindling error: an Error with a known code of the right class. */
+function assertKdError(err, codes, what = '') {
+  assert.ok(err instanceof Error, `${what}: expected an Error, got ${err}`);
+  assert.equal(typeof err.code, 'string', `${what}: error has no .code (${err && err.message})`);
+  assert.ok(ALL_CODES.has(err.code), `${what}: unknown code ${err.code} (${err.message})`);
+  if (codes) {
+    const list = Array.isArray(codes) ? codes : [codes];
+    assert.ok(list.includes(err.code), `${what}: code ${err.code}, expected ${list.join(' or ')} (message: ${err.message})`);
+  }
+  if (err.code === 'KD_INDEX_OUT_OF_RANGE') assert.ok(err instanceof RangeError, `${what}: KD_INDEX_OUT_OF_RANGE must be a RangeError`);
+  if (err.code === 'KD_INVALID_TYPE') assert.ok(err instanceof TypeError, `${what}: KD_INVALID_TYPE must be a TypeError`);
+  assert.ok(typeof err.message === 'string' && err.message.length > 0, `${what}: empty message`);
+  return err;
+}
+
+/** Runs fn, asserts it throws a kindling error with one of codes; returns the error. */
+function expectKdError(fn, codes, what = '') {
+  let err = null;
+  try {
+    fn();
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err !== null, `${what}: expected an error${codes ? ` (${[].concat(codes).join('/')})` : ''}, but nothing was thrown`);
+  return assertKdError(err, codes, what);
+}
+
+/** The numbers appearing in a message, as strings, in order. */
+function numbersIn(msg) {
+  return (msg.match(/-?\d+/g) || []);
+}
+
+/**
+ * Loose check that a kindling message follows PyTorch's: every number PyTorch mentions
+ * (sizes, dims, indices) is mentioned by kindling too.
+ */
+function assertMessageLike(kdMsg, torchMsg, what = '') {
+  const missing = numbersIn(torchMsg).filter((n) => !numbersIn(kdMsg).includes(n));
+  assert.equal(missing.length, 0,
+    `${what}: message "${kdMsg}" lacks the numbers ${missing.join(', ')} of PyTorch's "${torchMsg}"`);
+}
+
+/** Shape of a nested JS array. */
+function shapeOf(a) {
+  const s = [];
+  for (let x = a; Array.isArray(x); x = x[0]) { s.push(x.length); if (x.length === 0) break; }
+  return s;
+}
+
+module.exports = {
+  kd, assert, TOL, FLOAT_DTYPES, INT_DTYPES, ALL_DTYPES, fixture, decode, decodeDeep, nest, isTensorSpec, isScalarSpec,
+  buildContiguous, buildWithBase, buildArg, applyView, nonContiguous, values, closeEnough, assertValuesClose,
+  assertTensorClose, assertArrayClose, callOp, codesForTorchError, isTorchUnimplemented, assertKdError,
+  expectKdError, assertMessageLike, numbersIn, shapeOf, ALL_CODES,
+};
+
+/**
+ * Runs one op fixture case (pointwise.json, reductions.json, matmul.json): builds the inputs,
+ * calls the op in the case's form, and checks the result (or the error) against PyTorch's.
+ */
+function runOpCase(c) {
+  const built = c.args.map((a, i) => (i === 0 && c.form === 'inplace' ? buildWithBase(a) : { t: buildArg(a) }));
+  const args = built.map((b) => b.t);
+  if (c.error) {
+    let result;
+    let err = null;
+    try {
+      result = callOp(c, args);
+    } catch (e) {
+      err = e;
+    }
+    if (isTorchUnimplemented(c.error)) {
+      // torch 1.13 lacks this kernel; kindling may compute it or refuse it cleanly.
+      if (err !== null) assertKdError(err, null, c.name);
+      else assert.ok(result instanceof kd.Tensor || Array.isArray(result), `${c.name}: neither a result nor an error`);
+      return;
+    }
+    assert.ok(err !== null, `${c.name}: PyTorch raises "${c.error.message}", kindling returned a result`);
+    assertKdError(err, codesForTorchError(c.error), c.name);
+    assertMessageLike(err.message, c.error.message, c.name);
+    if (c.form === 'inplace') {
+      // a failed in-place op leaves self untouched
+      assertValuesClose(values(built[0].base), c.args[0].data.map(decode), c.args[0].dtype, `${c.name}: self after the error`);
+    }
+    return;
+  }
+  const r = callOp(c, args);
+  if (c.tuple) {
+    assert.ok(Array.isArray(r), `${c.name}: expected [values, indices], got ${r}`);
+    assert.equal(r.length, c.expected.length, `${c.name}: tuple length`);
+    assert.equal(r.values, r[0], `${c.name}: .values`);
+    assert.equal(r.indices, r[1], `${c.name}: .indices`);
+    c.expected.forEach((e, i) => assertTensorClose(r[i], e, `${c.name} [${i}]`));
+    return;
+  }
+  if (c.form === 'inplace') {
+    assert.equal(r, args[0], `${c.name}: an in-place op returns self`);
+    assertTensorClose(args[0], c.expected, `${c.name}: self`);
+    assertTensorClose(built[0].base, c.expectedBase, `${c.name}: base of self`);
+    return;
+  }
+  assertTensorClose(r, c.expected, c.name);
+}
+
+module.exports.runOpCase = runOpCase;

@@ -1,0 +1,263 @@
+// memory.test.js - deterministic memory management: dispose, use after dispose (KD_DISPOSED),
+// kd.tidy (sync, async, nested, returned tensors, errors, concurrency), kd.keep, kd.dispose,
+// Symbol.dispose / `using`, kd.memory() accounting, and GC finalizers (child process).
+'use strict';
+
+const { spawnSync } = require('node:child_process');
+const path = require('node:path');
+const { kd, assert, values, expectKdError } = require('./helpers');
+
+const live = () => kd.memory().liveTensors;
+
+describe('memory', function () {
+  it('kd.memory() reports numbers', function () {
+    const m = kd.memory();
+    for (const k of ['liveTensors', 'hostBytesInUse']) assert.equal(typeof m[k], 'number', k);
+  });
+
+  it('creating and disposing moves liveTensors and hostBytesInUse', function () {
+    const n0 = live();
+    const b0 = kd.memory().hostBytesInUse;
+    const t = kd.zeros([1000], { dtype: 'float64' });
+    assert.equal(live(), n0 + 1);
+    assert.ok(kd.memory().hostBytesInUse >= b0 + 8000, 'hostBytesInUse counts the new storage');
+    const v = t.view([10, 100]);
+    assert.equal(live(), n0 + 2, 'a view is a tensor');
+    t.dispose();
+    assert.equal(live(), n0 + 1);
+    assert.ok(kd.memory().hostBytesInUse >= b0 + 8000, 'the view keeps the storage alive');
+    v.dispose();
+    assert.equal(live(), n0);
+    assert.equal(kd.memory().hostBytesInUse, b0, 'storage freed with its last tensor');
+  });
+
+  it('dispose is idempotent and isDisposed reports it', function () {
+    const t = kd.ones([2]);
+    assert.equal(t.isDisposed, false);
+    t.dispose();
+    assert.equal(t.isDisposed, true);
+    t.dispose();
+    assert.equal(t.isDisposed, true);
+    assert.equal(String(t), 'tensor(<disposed>)');
+  });
+
+  it('every use of a disposed tensor throws KD_DISPOSED', function () {
+    const t = kd.ones([2, 2]);
+    const other = kd.ones([2, 2]);
+    t.dispose();
+    const uses = {
+      shape: () => t.shape, dtype: () => t.dtype, numel: () => t.numel(), stride: () => t.stride(),
+      dataSync: () => t.dataSync(), arraySync: () => t.arraySync(), item: () => t.item(),
+      add: () => t.add(1), addAsOther: () => other.add(t), kdAdd: () => kd.add(other, t), add_: () => t.add_(1),
+      copyInto: () => other.copy_(t), view: () => t.view([4]), transpose: () => t.t(), sum: () => t.sum(),
+      max: () => t.max(1), matmul: () => other.matmul(t), to: () => t.to('float64'), clone: () => t.clone(),
+      zerosLike: () => kd.zerosLike(t), where: () => kd.where(kd.tensor([true, false]), t, other),
+      fill_: () => t.fill_(1), contiguous: () => t.contiguous(),
+    };
+    for (const [name, fn] of Object.entries(uses)) expectKdError(fn, 'KD_DISPOSED', name);
+    assert.deepEqual(values(other), [1, 1, 1, 1], 'the other operand is untouched');
+  });
+
+  it('data() of a disposed tensor rejects with KD_DISPOSED', async function () {
+    const t = kd.ones([2]);
+    t.dispose();
+    await assert.rejects(async () => t.data(), (e) => e.code === 'KD_DISPOSED');
+    await assert.rejects(async () => t.array(), (e) => e.code === 'KD_DISPOSED');
+  });
+
+  describe('tidy (sync)', function () {
+    it('disposes what it does not return and keeps what it returns', function () {
+      const n0 = live();
+      let inner;
+      const r = kd.tidy(() => {
+        inner = kd.ones([3]);
+        const b = inner.mul(2);
+        return b.add(1);
+      });
+      assert.equal(inner.isDisposed, true);
+      assert.equal(r.isDisposed, false);
+      assert.deepEqual(values(r), [3, 3, 3]);
+      assert.equal(live(), n0 + 1);
+      r.dispose();
+      assert.equal(live(), n0);
+    });
+
+    it('keeps tensors inside returned arrays and objects, and tuples from max', function () {
+      const n0 = live();
+      const out = kd.tidy(() => {
+        const x = kd.tensor([[1, 5], [7, 2]], { dtype: 'float32' });
+        return { list: [x.sum(), x.mean()], nested: { m: x.max(1) }, n: 3 };
+      });
+      assert.equal(out.n, 3);
+      assert.deepEqual(values(out.list[0]), [15]);
+      assert.deepEqual(values(out.nested.m.values), [5, 7]);
+      assert.deepEqual(values(out.nested.m.indices), [1, 0]);
+      assert.equal(live(), n0 + 4);
+      kd.dispose(out);
+      assert.equal(live(), n0);
+    });
+
+    it('does not dispose tensors created outside it', function () {
+      const outside = kd.ones([2]);
+      kd.tidy(() => { outside.add(1); });
+      assert.equal(outside.isDisposed, false);
+      assert.deepEqual(values(outside), [1, 1]);
+      outside.dispose();
+    });
+
+    it('nested: inner results move to the outer scope', function () {
+      const n0 = live();
+      let fromInner;
+      const r = kd.tidy(() => {
+        fromInner = kd.tidy(() => kd.ones([2]).mul(5));
+        assert.equal(fromInner.isDisposed, false, 'returned from the inner scope');
+        const keepMe = fromInner.add(1);
+        return keepMe;
+      });
+      assert.equal(fromInner.isDisposed, true, 'disposed by the outer scope');
+      assert.deepEqual(values(r), [6, 6]);
+      r.dispose();
+      assert.equal(live(), n0);
+    });
+
+    it('disposes on throw and rethrows', function () {
+      const n0 = live();
+      let made;
+      assert.throws(() => kd.tidy(() => { made = kd.ones([4]); throw new Error('boom'); }), /boom/);
+      assert.equal(made.isDisposed, true);
+      assert.equal(live(), n0);
+    });
+
+    it('kd.keep exempts a tensor', function () {
+      const n0 = live();
+      let kept;
+      kd.tidy(() => { kept = kd.keep(kd.ones([2])); kd.zeros([2]); });
+      assert.equal(kept.isDisposed, false);
+      kept.dispose();
+      assert.equal(live(), n0);
+    });
+
+    it('tidy of a function throwing a kindling error leaves no tensors', function () {
+      const n0 = live();
+      assert.throws(() => kd.tidy(() => kd.ones([2, 3]).add(kd.ones([2]))), (e) => e.code === 'KD_SHAPE_MISMATCH');
+      assert.equal(live(), n0);
+    });
+
+    it('many ops in a loop return liveTensors to its start value', function () {
+      const n0 = live();
+      const b0 = kd.memory().hostBytesInUse;
+      for (let i = 0; i < 200; i++) {
+        kd.tidy(() => {
+          const x = kd.randn([16, 16]);
+          const y = x.matmul(x.t()).relu().sum(1).max(0);
+          return y.values.item();
+        });
+      }
+      assert.equal(live(), n0);
+      assert.equal(kd.memory().hostBytesInUse, b0);
+    });
+
+    it('rejects a non-function', function () {
+      expectKdError(() => kd.tidy(42), 'KD_INVALID_TYPE');
+    });
+  });
+
+  describe('tidy (async)', function () {
+    it('tracks tensors created after awaits', async function () {
+      const n0 = live();
+      const made = [];
+      const r = await kd.tidy(async () => {
+        made.push(kd.ones([2]));
+        await new Promise((res) => setTimeout(res, 5));
+        made.push(kd.ones([2]).mul(3));
+        await null;
+        return made[1].add(1);
+      });
+      assert.ok(made.every((t) => t.isDisposed));
+      assert.deepEqual(values(r), [4, 4]);
+      r.dispose();
+      assert.equal(live(), n0);
+    });
+
+    it('two concurrent async tidies do not see each other', async function () {
+      const n0 = live();
+      const results = await Promise.all([1, 2].map((k) => kd.tidy(async () => {
+        const a = kd.full([2], k);
+        await new Promise((res) => setTimeout(res, 10 * k));
+        const b = a.mul(10);
+        await new Promise((res) => setTimeout(res, 5));
+        return b;
+      })));
+      assert.deepEqual(values(results[0]), [10, 10]);
+      assert.deepEqual(values(results[1]), [20, 20]);
+      kd.dispose(results);
+      assert.equal(live(), n0);
+    });
+
+    it('rejections dispose and propagate', async function () {
+      const n0 = live();
+      await assert.rejects(kd.tidy(async () => { kd.ones([2]); await null; kd.ones([2]); throw new Error('late'); }), /late/);
+      assert.equal(live(), n0);
+    });
+
+    it('sync tidy inside async tidy', async function () {
+      const n0 = live();
+      const r = await kd.tidy(async () => {
+        const a = kd.tidy(() => kd.ones([2]).add(1));
+        await null;
+        return a.mul(2);
+      });
+      assert.deepEqual(values(r), [4, 4]);
+      r.dispose();
+      assert.equal(live(), n0);
+    });
+  });
+
+  it('Symbol.dispose disposes (and `using` when the runtime supports it)', function () {
+    const t = kd.ones([2]);
+    assert.equal(typeof Symbol.dispose, 'symbol');
+    assert.equal(typeof t[Symbol.dispose], 'function');
+    t[Symbol.dispose]();
+    assert.equal(t.isDisposed, true);
+    let usingFn = null;
+    try {
+      usingFn = new Function('kd', 'let leaked; { using t = kd.ones([3]); leaked = t; } return leaked;'); // eslint-disable-line no-new-func
+    } catch (e) {
+      if (!(e instanceof SyntaxError)) throw e;
+    }
+    if (usingFn) {
+      const leaked = usingFn(kd);
+      assert.equal(leaked.isDisposed, true, '`using` disposed at block end');
+    } else {
+      console.log(`      (\`using\` is not supported by Node ${process.version}; called [Symbol.dispose]() directly)`);
+    }
+  });
+
+  it('kd.dispose walks arrays, objects, Maps and Sets', function () {
+    const n0 = live();
+    const a = kd.ones([1]);
+    const b = kd.ones([1]);
+    const c = kd.ones([1]);
+    const d = kd.ones([1]);
+    kd.dispose([a, { x: b, y: [new Map([['k', c]])] }, new Set([d])]);
+    assert.ok([a, b, c, d].every((t) => t.isDisposed));
+    assert.equal(live(), n0);
+  });
+
+  it('GC finalizers release tensors that were never disposed', function () {
+    const script = `
+      const kd = require(${JSON.stringify(path.join(__dirname, '..'))});
+      const n0 = kd.memory().liveTensors;
+      (function () { for (let i = 0; i < 2000; i++) kd.ones([64]).add(1); })();
+      const before = kd.memory().liveTensors;
+      (async () => {
+        for (let i = 0; i < 20; i++) { global.gc(); await new Promise((r) => setTimeout(r, 10)); }
+        console.log(JSON.stringify({ n0, before, after: kd.memory().liveTensors }));
+      })();`;
+    const r = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', timeout: 60000 });
+    assert.equal(r.status, 0, `child failed: ${r.stderr}`);
+    const { n0, before, after } = JSON.parse(r.stdout.trim().split('\n').pop());
+    assert.ok(before >= n0 + 2000, `4000 tensors were made, liveTensors ${before}`);
+    assert.ok(after < n0 + 500, `after GC liveTensors is ${after} (start ${n0}): finalizers did not release tensors`);
+  });
+});

@@ -1,0 +1,135 @@
+// properties.test.js - metadata (shape, dtype, device, ndim, numel, stride, storageOffset,
+// isContiguous), reading data (data, dataSync, array, arraySync, item) for every dtype, and
+// printing (toString / util.inspect) against PyTorch's str() (test/fixtures/creation.json).
+'use strict';
+
+const util = require('node:util');
+const { kd, assert, fixture, decodeDeep, values, expectKdError } = require('./helpers');
+
+describe('properties', function () {
+  it('shape, ndim, numel, dtype, device', function () {
+    const t = kd.zeros([2, 3, 4]);
+    assert.ok(Array.isArray(t.shape));
+    assert.deepEqual(t.shape, [2, 3, 4]);
+    t.shape.push(99); // a copy: mutating it does not change the tensor
+    assert.deepEqual(t.shape, [2, 3, 4]);
+    assert.equal(t.ndim, 3);
+    assert.equal(t.numel(), 24);
+    assert.equal(t.dtype, 'float32');
+    assert.equal(t.device, 'cpu');
+    const s = kd.tensor(5);
+    assert.deepEqual(s.shape, []);
+    assert.equal(s.ndim, 0);
+    assert.equal(s.numel(), 1);
+    assert.equal(kd.zeros([3, 0]).numel(), 0);
+  });
+
+  it('stride, storageOffset, isContiguous', function () {
+    const t = kd.zeros([2, 3, 4]);
+    assert.deepEqual(t.stride(), [12, 4, 1]);
+    assert.equal(t.storageOffset(), 0);
+    assert.equal(t.isContiguous(), true);
+    const p = t.permute([2, 0, 1]);
+    assert.deepEqual(p.stride(), [1, 12, 4]);
+    assert.equal(p.isContiguous(), false);
+    const s = t.select(1, 2);
+    assert.equal(s.storageOffset(), 8);
+    assert.deepEqual(s.stride(), [12, 1]);
+    const sl = t.slice(2, 1, 4, 2);
+    assert.deepEqual(sl.stride(), [12, 4, 2]);
+    assert.equal(sl.storageOffset(), 1);
+    assert.deepEqual(kd.tensor(1).stride(), []);
+  });
+
+  it('dataSync returns the right typed array per dtype', function () {
+    const expect = {
+      float32: Float32Array, float64: Float64Array, float16: Float32Array, bfloat16: Float32Array,
+      int8: Int8Array, uint8: Uint8Array, int16: Int16Array, int32: Int32Array, int64: BigInt64Array, bool: Uint8Array,
+    };
+    for (const dtype of kd.dtypes) {
+      const t = kd.tensor(dtype === 'bool' ? [true, false, true] : [1, 0, 3], { dtype });
+      const d = t.dataSync();
+      assert.ok(d instanceof expect[dtype], `${dtype}: ${d.constructor.name}`);
+      assert.deepEqual(Array.from(d, Number), dtype === 'bool' ? [1, 0, 1] : [1, 0, 3], dtype);
+    }
+  });
+
+  it('data() resolves to the same as dataSync(); array()/arraySync() nest', async function () {
+    const t = kd.tensor([[1, 2, 3], [4, 5, 6]], { dtype: 'float32' });
+    const d = await t.data();
+    assert.ok(d instanceof Float32Array);
+    assert.deepEqual(Array.from(d), [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(await t.array(), [[1, 2, 3], [4, 5, 6]]);
+    assert.deepEqual(t.arraySync(), [[1, 2, 3], [4, 5, 6]]);
+    assert.deepEqual(kd.tensor([[true], [false]]).arraySync(), [[true], [false]]);
+    assert.deepEqual(kd.tensor([5, 6]).arraySync(), [5, 6], 'int64 as numbers');
+    assert.equal(kd.tensor(2.5).arraySync(), 2.5);
+    assert.deepEqual(kd.zeros([2, 0]).arraySync(), [[], []]);
+  });
+
+  it('data of a non-contiguous view is in logical (row-major) order', function () {
+    const t = kd.arange(6, { dtype: 'float32' }).reshape([2, 3]).t();
+    assert.deepEqual(Array.from(t.dataSync()), [0, 3, 1, 4, 2, 5]);
+    assert.deepEqual(t.arraySync(), [[0, 3], [1, 4], [2, 5]]);
+    const e = kd.tensor([1, 2], { dtype: 'int32' }).unsqueeze(0).expand([2, 2]);
+    assert.deepEqual(Array.from(e.dataSync()), [1, 2, 1, 2]);
+    const s = kd.arange(10).slice(0, 1, 10, 3);
+    assert.deepEqual(s.arraySync(), [1, 4, 7]);
+  });
+
+  it('dataSync returns a copy', function () {
+    const t = kd.ones([3]);
+    const d = t.dataSync();
+    d[0] = 100;
+    assert.deepEqual(values(t), [1, 1, 1]);
+  });
+
+  it('item() for every dtype, errors for more than one element', function () {
+    assert.equal(kd.tensor([2.5]).item(), 2.5);
+    assert.equal(kd.tensor(3, { dtype: 'int32' }).item(), 3);
+    assert.equal(kd.tensor(3).item(), 3, 'int64 item is a number');
+    assert.equal(kd.tensor([[7]], { dtype: 'uint8' }).item(), 7);
+    assert.equal(kd.tensor(true).item(), true);
+    assert.equal(kd.tensor(1.5, { dtype: 'float16' }).item(), 1.5);
+    assert.equal(kd.tensor(1.5, { dtype: 'bfloat16' }).item(), 1.5);
+    assert.ok(Number.isNaN(kd.tensor(NaN).item()));
+    expectKdError(() => kd.zeros([2]).item(), ['KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH']);
+    expectKdError(() => kd.zeros([0]).item(), ['KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH']);
+  });
+
+  it('float16/bfloat16 values round-trip through dataSync', function () {
+    const vals = [0, -0, 1, -2.5, 65504, 6.103515625e-05, 5.960464477539063e-08, Infinity, -Infinity];
+    const h = kd.tensor(vals, { dtype: 'float16' });
+    assert.deepEqual(Array.from(h.dataSync()), vals.map(Math.fround));
+    assert.ok(Object.is(h.dataSync()[1], -0), 'negative zero kept');
+    assert.ok(Number.isNaN(kd.tensor([NaN], { dtype: 'float16' }).dataSync()[0]));
+    const bvals = [1, -3, 3.140625, 1e30, 2 ** -126];
+    const b = kd.tensor(bvals, { dtype: 'bfloat16' });
+    const out = Array.from(b.dataSync());
+    assert.deepEqual(out.slice(0, 3), [1, -3, 3.140625]);
+    assert.ok(Math.abs(out[3] - 1e30) / 1e30 < 1e-2);
+    assert.equal(out[4], 2 ** -126);
+  });
+});
+
+describe('printing', function () {
+  for (const p of fixture('creation').printing) {
+    it(`${p.name}: ${JSON.stringify(p.str)}`, function () {
+      const [fn, ...args] = p.call;
+      const t = kd[fn](...decodeDeep(args));
+      // kindling names dtypes without the torch. prefix: dtype=int32
+      const expected = p.str.replace(/torch\./g, '');
+      assert.equal(t.toString(), expected);
+      assert.equal(util.inspect(t), expected);
+      assert.equal(`${t}`, expected);
+    });
+  }
+  it('printing a view prints its logical values', function () {
+    const t = kd.tensor([[1, 2], [3, 4]]).t();
+    assert.equal(t.toString(), 'tensor([[1, 3],\n        [2, 4]])');
+  });
+  it('printing does not throw for large tensors and summarises them', function () {
+    const s = kd.arange(5000).toString();
+    assert.ok(s.startsWith('tensor([   0,    1,    2,  ..., 4997, 4998, 4999])'), s);
+  });
+});

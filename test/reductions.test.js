@@ -1,0 +1,96 @@
+// reductions.test.js - sum, mean, max, min (whole tensor and along a dim, returning
+// [values, indices]), argmax against PyTorch (test/fixtures/reductions.json): every dtype,
+// dim lists, negative dims, keepdim, dtype option, empty and 0-d inputs, NaN/Inf, ties,
+// non-contiguous inputs.
+'use strict';
+
+const { kd, assert, fixture, runOpCase, values, expectKdError } = require('./helpers');
+
+describe('reductions (PyTorch fixtures)', function () {
+  const groups = new Map();
+  for (const c of fixture('reductions')) {
+    if (!groups.has(c.op)) groups.set(c.op, []);
+    groups.get(c.op).push(c);
+  }
+  for (const [op, list] of groups) {
+    describe(op, function () {
+      for (const c of list) it(c.name + (c.form !== 'function' ? ` [${c.form}]` : ''), function () { runOpCase(c); });
+    });
+  }
+});
+
+describe('reductions: API details', function () {
+  const x = () => kd.tensor([[1, 5, 2], [7, 0, 3]], { dtype: 'float32' });
+
+  it('max/min with a dim return an array with .values and .indices', function () {
+    const r = x().max(1);
+    assert.ok(Array.isArray(r));
+    const [v, i] = r;
+    assert.equal(r.values, v);
+    assert.equal(r.indices, i);
+    assert.deepEqual(values(v), [5, 7]);
+    assert.equal(i.dtype, 'int64');
+    assert.deepEqual(values(i), [1, 0]);
+    const m = kd.min(x(), 0, true);
+    assert.deepEqual(m.values.shape, [1, 3]);
+    assert.deepEqual(values(m.indices), [0, 1, 0]);
+  });
+
+  it('max/min without a dim return a 0-d tensor', function () {
+    const m = x().max();
+    assert.ok(m instanceof kd.Tensor);
+    assert.deepEqual(m.shape, []);
+    assert.equal(m.item(), 7);
+    assert.equal(kd.min(x()).item(), 0);
+  });
+
+  it('argmax of the flattened tensor and along a dim', function () {
+    assert.equal(x().argmax().item(), 3);
+    assert.deepEqual(values(x().argmax(0)), [1, 0, 1]);
+    assert.deepEqual(x().argmax(1, true).shape, [2, 1]);
+  });
+
+  it('sum/mean accept dim as number, list and option', function () {
+    assert.deepEqual(values(x().sum(1)), [8, 10]);
+    assert.deepEqual(values(x().sum([0, 1])), [18]);
+    assert.deepEqual(x().sum([0, 1]).shape, []);
+    assert.deepEqual(values(x().sum({ dim: 0 })), [8, 5, 5]);
+    assert.deepEqual(x().mean({ dim: 1, keepdim: true }).shape, [2, 1]);
+    assert.deepEqual(values(kd.mean(x(), 0)), [4, 2.5, 2.5]);
+  });
+
+  it('sum with dtype accumulates in that dtype', function () {
+    const big = kd.full([100], 100, { dtype: 'uint8' });
+    assert.equal(big.sum().dtype, 'int64');
+    assert.equal(big.sum().item(), 10000);
+    const s = big.sum({ dtype: 'float64' });
+    assert.equal(s.dtype, 'float64');
+    assert.equal(s.item(), 10000);
+  });
+
+  it('large float32 sums are accurate (pairwise / wide accumulation)', function () {
+    const n = 1 << 22; // 4M ones + 0.1: naive float32 accumulation stalls at 2^24
+    const t = kd.full([n], 1.1, { dtype: 'float32' });
+    const s = t.sum().item();
+    const expected = n * Math.fround(1.1);
+    assert.ok(Math.abs(s - expected) / expected < 1e-5, `sum ${s} vs ${expected}`);
+    const m = t.mean().item();
+    assert.ok(Math.abs(m - Math.fround(1.1)) < 1e-5, `mean ${m}`);
+  });
+
+  it('sum over a large non-contiguous tensor along each dim', function () {
+    const m = kd.arange(300 * 200, { dtype: 'float64' }).reshape([300, 200]).t(); // [200, 300]
+    const s0 = values(m.sum(0)); // sums over the 200 -> per original row r: sum_c (r*200 + c)
+    for (const r of [0, 1, 299]) assert.equal(s0[r], r * 200 * 200 + (199 * 200) / 2);
+    const s1 = values(m.sum(1)); // per original column c: sum_r (r*200 + c)
+    for (const c of [0, 5, 199]) assert.equal(s1[c], 200 * (299 * 300) / 2 + 300 * c);
+  });
+
+  it('bad dims are errors with codes', function () {
+    expectKdError(() => x().sum(2), 'KD_INDEX_OUT_OF_RANGE');
+    expectKdError(() => x().max(-3), 'KD_INDEX_OUT_OF_RANGE');
+    expectKdError(() => x().argmax(5), 'KD_INDEX_OUT_OF_RANGE');
+    expectKdError(() => x().sum('a'), ['KD_INVALID_TYPE']);
+    expectKdError(() => x().sum(1.5), ['KD_INVALID_TYPE']);
+  });
+});

@@ -1,0 +1,175 @@
+// api.ts - type test: every public function and method of kindling, type-checked by
+// `tsc -p test/types` (part of `npm test`). Nothing here runs; it only has to compile, and the
+// lines marked @ts-expect-error must fail to.
+import * as kd from 'kindling';
+import { Tensor, type DType, type DeviceLike, type DataArray, type NestedArray, type MemoryInfo } from 'kindling';
+
+declare function use(...xs: unknown[]): void;
+
+// ---- creation -------------------------------------------------------------------------------
+const a: Tensor = kd.tensor([[1, 2], [3, 4]], { dtype: 'float32' });
+const b = kd.tensor([1.5, 2.5]);
+const c = kd.tensor(true);
+const d = kd.tensor(3, { dtype: 'int32', device: 'cpu' });
+const e = kd.tensor(new Float32Array([1, 2, 3]));
+const f = kd.tensor(new Uint16Array(4), { dtype: 'float16' });
+const g = kd.tensor(new BigInt64Array(2));
+const h = kd.tensor([[true, false]]);
+const i2 = kd.tensor(a, { device: 'cuda:0' });
+// @ts-expect-error: not a dtype
+kd.tensor([1], { dtype: 'float' });
+// @ts-expect-error: requiresGrad is not supported yet
+kd.tensor([1], { requiresGrad: true });
+// @ts-expect-error: strings are not tensor data
+kd.tensor(['a']);
+
+kd.empty(2, 3); kd.empty([2, 3], { dtype: 'float64' });
+kd.zeros(2, 3); kd.zeros([2, 3]); kd.zeros([2, 3], { dtype: 'int64', device: 'cpu' }); kd.zeros({ size: [1] });
+kd.ones(4); kd.ones([4], { device: 'cuda' });
+kd.full([2, 2], 7); kd.full([2], true, { dtype: 'bool' });
+kd.arange(10); kd.arange(0, 10, 2); kd.arange(0, 1, 0.1, { dtype: 'float64' }); kd.arange({ start: 5 });
+kd.linspace(0, 1, 5);
+kd.eye(3); kd.eye(2, 3, { dtype: 'int32' });
+kd.rand(2, 2); kd.randn([3]); kd.randint(0, 10, [5]); kd.randint(0, 10, [5], { dtype: 'int32' });
+kd.emptyLike(a); kd.zerosLike(a); kd.onesLike(a, { dtype: 'float16' }); kd.fullLike(a, 2);
+kd.randLike(a); kd.randnLike(a); kd.randintLike(a, 0, 3);
+// @ts-expect-error: shapes are numbers
+kd.zeros('2');
+
+// ---- tensor metadata and data -----------------------------------------------------------------
+const shape: number[] = a.shape;
+const dtype: DType = a.dtype;
+const device: 'cpu' | `cuda:${number}` = a.device;
+const ndim: number = a.ndim;
+const version: number = a.version;
+const disposed: boolean = a.isDisposed;
+const n: number = a.numel();
+use(shape, dtype, device, ndim, version, disposed, n, a.dim(), a.size(), a.size(-1) + 1, a.stride(), a.stride(0) + 1,
+  a.storageOffset() + 1, a.isContiguous());
+const data: DataArray = a.dataSync();
+const nested: NestedArray = a.arraySync();
+const x: number = a.sum().item();
+const flag: boolean = c.item<boolean>();
+use(data, nested, x, flag, a.toString(), String(a));
+async function readBack(): Promise<void> {
+  const d2: DataArray = await a.data();
+  const n2: NestedArray = await a.array();
+  const rows = (await a.array()) as number[][];
+  use(d2, n2, rows[0][1]);
+}
+
+// ---- to / devices -----------------------------------------------------------------------------
+const dev: DeviceLike = 'cuda:1';
+a.to('float64'); a.to('cuda'); a.to(dev); a.to(b); a.to({ dtype: 'float16', device: 'cpu', copy: true });
+a.to('int32', { copy: true }); a.to();
+a.cpu(); a.cuda(); a.cuda(0);
+// @ts-expect-error: not a dtype or device
+a.to('gpu');
+use(kd.cuda.isAvailable(), kd.cuda.deviceCount() + 1, kd.cuda.unavailableReason().length);
+if (kd.cuda.isAvailable()) {
+  kd.cuda.setDevice(0); kd.cuda.setDevice('cuda:0');
+  const props: kd.CudaDeviceProperties = kd.cuda.getDeviceProperties();
+  use(props.name, props.totalMemory, props.major, props.minor, props.multiProcessorCount,
+    kd.cuda.currentDevice(), kd.cuda.getDeviceName(0), kd.cuda.getDeviceName(), kd.cuda.synchronize(), kd.cuda.synchronize('cuda'));
+}
+
+// ---- generated ops: functions and methods ------------------------------------------------------
+let t: Tensor = a.add(b);
+t = a.add(1); t = a.add(b, { alpha: 2 }); t = kd.add(a, b); t = kd.add(a, 2, { alpha: 0.5 }); t = kd.add({ self: a, other: b });
+t = a.sub(b); t = a.mul(2); t = a.div(b); t = a.div(2, { roundingMode: 'floor' }); t = a.pow(2);
+t = kd.sub(a, b); t = kd.mul(a, b); t = kd.div(a, b); t = kd.pow(a, 2);
+t = a.eq(b); t = a.ne(1); t = a.lt(b); t = a.le(b); t = a.gt(0); t = a.ge(b);
+t = kd.eq(a, b); t = kd.ne(a, b); t = kd.lt(a, b); t = kd.le(a, b); t = kd.gt(a, b); t = kd.ge(a, b);
+t = a.neg(); t = a.abs(); t = a.exp(); t = a.log(); t = a.sqrt(); t = a.relu(); t = a.sigmoid(); t = a.tanh();
+t = kd.neg(a); t = kd.abs(a); t = kd.exp(a); t = kd.log(a); t = kd.sqrt(a); t = kd.relu(a); t = kd.sigmoid(a); t = kd.tanh(a);
+t = kd.where(a.gt(0), a, 0);
+// in-place ops return the tensor itself
+const same: Tensor = a.add_(1).mul_(2).sub_(b, { alpha: 1 }).div_(3).pow_(1);
+a.eq_(1); a.ne_(1); a.lt_(1); a.le_(1); a.gt_(1); a.ge_(1);
+a.neg_(); a.abs_(); a.exp_(); a.log_(); a.sqrt_(); a.relu_(); a.sigmoid_(); a.tanh_();
+a.fill_(0).zero_().copy_(b);
+use(same);
+// @ts-expect-error: unknown option
+a.add(b, { beta: 1 });
+// @ts-expect-error: strings are not scalars
+a.mul('2');
+
+// views and copies
+t = a.clone(); t = kd.clone(a); t = a.contiguous();
+t = a.view(4); t = a.view(2, -1); t = a.view([4]);
+t = a.reshape(4, 1); t = kd.reshape(a, [4]);
+t = a.flatten(); t = kd.flatten(a, 0, -1);
+t = a.transpose(0, 1); t = kd.transpose(a, 0, 1); t = a.t(); t = kd.t(a);
+t = a.permute(1, 0); t = a.permute([1, 0]); t = kd.permute(a, [1, 0]);
+t = a.narrow(0, 0, 1); t = kd.narrow(a, 1, 0, 1);
+t = a.select(0, 1); t = kd.select(a, 0, 0);
+t = a.slice(0, 0, 1); t = a.slice(1, null, null, 2); t = a.slice({ dim: 1, step: 2 });
+t = a.unsqueeze(0); t = kd.unsqueeze(a, -1); t = a.squeeze(); t = a.squeeze(0); t = kd.squeeze(a, [0, 1]);
+t = a.expand(3, 2, 2); t = a.expand([3, -1, -1]); t = a.expandAs(kd.zeros(3, 2, 2));
+t = a.asStrided([2], [1]); t = kd.asStrided(a, [2, 2], [2, 1], 0);
+const chunks: Tensor[] = a.chunk(2); kd.chunk(a, 2, 1);
+const parts: Tensor[] = a.split(1); kd.split(a, [1, 1], 0);
+use(chunks, parts);
+
+// reductions
+t = a.sum(); t = a.sum(1); t = a.sum([0, 1], true); t = a.sum({ dim: 1, keepdim: true, dtype: 'float64' }); t = kd.sum(a, 1, true);
+t = a.mean(); t = kd.mean(a, 0);
+t = a.max(); t = kd.max(a); t = a.min(); t = kd.min(a);
+const [values, indices] = a.max(1);
+const mx = a.max(1, true);
+const mn = kd.min(a, 0);
+t = mx.values; t = mx.indices; t = mn.indices; t = a.min({ dim: 0 }).values;
+t = a.argmax(); t = a.argmax(1, true); t = kd.argmax(a, 0);
+use(values, indices);
+
+// linear algebra
+t = a.mm(b.view(2, 1)); t = kd.mm(a, a); t = kd.bmm(a.unsqueeze(0), a.unsqueeze(0)); t = a.bmm(a);
+t = a.matmul(b); t = kd.matmul(a, b);
+
+// ---- memory ------------------------------------------------------------------------------------
+const kept: Tensor = kd.tidy(() => {
+  const y = a.mul(2);
+  kd.keep(y.add(1));
+  return y;
+});
+const pair: [Tensor, Tensor] = kd.tidy('named', () => [a.add(1), a.sub(1)] as [Tensor, Tensor]);
+const obj: { loss: Tensor; n: number } = kd.tidy(() => ({ loss: a.sum(), n: 1 }));
+async function asyncTidy(): Promise<number> {
+  const r: Tensor = await kd.tidy(async () => {
+    await new Promise((res) => setTimeout(res, 1));
+    return a.add(1);
+  });
+  return r.item();
+}
+kd.dispose(kept); kd.dispose([pair, obj]); kd.dispose({ a, b });
+a.dispose();
+{
+  using tmp = kd.zeros(3);
+  use(tmp.sum());
+}
+const m: MemoryInfo = kd.memory();
+use(m.liveTensors + m.hostBytesInUse + m.hostBytesAllocated + m.hostBytesCached + m.hostBytesPeak + m.cudaBytesInUse);
+kd.emptyCache();
+
+// ---- runtime -----------------------------------------------------------------------------------
+kd.manualSeed(42); kd.manualSeed(42n);
+const seed: bigint = kd.initialSeed();
+kd.setNumThreads(4);
+const threads: number = kd.getNumThreads();
+const dts: readonly DType[] = kd.dtypes;
+const blas: boolean = kd.build.blas || kd.build.cuda;
+const ver: string = kd.version;
+const maybe: unknown = a;
+if (kd.isTensor(maybe)) use(maybe.shape);
+use(seed, threads, dts, blas, ver, readBack, asyncTidy);
+
+// ---- errors ------------------------------------------------------------------------------------
+try {
+  a.view(3);
+} catch (err) {
+  if (err instanceof kd.KindlingError) use(err.code === 'KD_SHAPE_MISMATCH', err.message);
+  if (err instanceof kd.KindlingTypeError) use(err.code, err instanceof TypeError);
+  if (err instanceof kd.KindlingRangeError) use(err.code, err instanceof RangeError);
+}
+const custom = new kd.KindlingError('custom', 'KD_NOT_SUPPORTED');
+use(custom, d, e, f, g, h, i2);

@@ -1,0 +1,253 @@
+// types/index.d.ts - TypeScript declarations for kindling (hand-written; the op functions and
+// Tensor op methods come from ./ops.gen.d.ts, generated from src/ops/oplist.js).
+/// <reference types="node" />
+
+import type { TensorOpMethods } from './ops.gen';
+
+export * from './ops.gen';
+
+/** Element types. float32 is the default for floating-point data. */
+export type DType =
+  | 'float32' | 'float64' | 'float16' | 'bfloat16'
+  | 'int8' | 'uint8' | 'int16' | 'int32' | 'int64' | 'bool';
+
+/** A device as reported by `tensor.device`: `'cpu'` or `'cuda:<index>'`. */
+export type Device = 'cpu' | `cuda:${number}`;
+
+/** A device as accepted by kindling: `'cpu'`, `'cuda'` (the current GPU) or `'cuda:<index>'`. */
+export type DeviceLike = Device | 'cuda';
+
+/** What `dataSync()` / `data()` return: float16 and bfloat16 come back as Float32Array,
+ *  int64 as BigInt64Array, bool (and uint8) as Uint8Array of 0/1. */
+export type DataArray =
+  | Float32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Int32Array | BigInt64Array;
+
+/** Typed arrays `kd.tensor()` accepts (Uint16Array only with dtype float16/bfloat16, as raw bits). */
+export type TypedArrayData =
+  | Float32Array | Float64Array | Int8Array | Uint8Array | Uint8ClampedArray | Int16Array | Uint16Array
+  | Int32Array | BigInt64Array;
+
+/** Nested arrays of numbers or booleans (rectangular), or a single number or boolean. */
+export type TensorData = number | boolean | bigint | TypedArrayData | readonly TensorData[];
+
+/** What `arraySync()` / `array()` return: nested arrays (a bare value for a 0-d tensor). */
+export type NestedArray = number | boolean | NestedArray[];
+
+/** Options of `kd.tensor()`. */
+export interface TensorOptions {
+  /** Element type; inferred from the data when left out (see `tensor`). */
+  dtype?: DType | null;
+  /** Where the tensor lives; `'cpu'` when left out. */
+  device?: DeviceLike | null;
+}
+
+/** Options of `Tensor#to()`. */
+export interface ToOptions {
+  dtype?: DType | null;
+  device?: DeviceLike | null;
+  /** Copy even when neither dtype nor device changes. Default false. */
+  copy?: boolean;
+}
+
+/**
+ * An n-dimensional array on a device, with PyTorch's semantics (views share storage, in-place
+ * ops end with `_`). Tensors hold native memory that the garbage collector cannot see: free
+ * them with `dispose()`, `kd.tidy()` or `using`.
+ *
+ * Create tensors with `kd.tensor()` and the factory functions (`kd.zeros`, `kd.randn`, ...);
+ * the constructor is internal.
+ */
+export declare class Tensor {
+  private constructor();
+  /** The size of each dim, as a new plain array. */
+  readonly shape: number[];
+  /** The element type. */
+  readonly dtype: DType;
+  /** `'cpu'` or `'cuda:<index>'`. */
+  readonly device: Device;
+  /** The number of dims. */
+  readonly ndim: number;
+  /** Counter bumped by every in-place op on this tensor's storage. */
+  readonly version: number;
+  /** True after `dispose()`. */
+  readonly isDisposed: boolean;
+
+  /** The number of elements. */
+  numel(): number;
+  /** The number of dims (PyTorch's `dim()`). */
+  dim(): number;
+  /** The shape (PyTorch's `size()`). */
+  size(): number[];
+  /** The size of one dim; negative dims count from the end. */
+  size(dim: number): number;
+  /** The strides, in elements. */
+  stride(): number[];
+  /** The stride of one dim, in elements; negative dims count from the end. */
+  stride(dim: number): number;
+  /** Offset of the first element in the storage, in elements. */
+  storageOffset(): number;
+  /** True when the elements are laid out row-major without gaps. */
+  isContiguous(): boolean;
+
+  /** A copy of the elements in row-major order (blocks until the data is on the host). */
+  dataSync(): DataArray;
+  /** A copy of the elements in row-major order. */
+  data(): Promise<DataArray>;
+  /** The elements as nested arrays; int64 values as numbers, bool as booleans. */
+  arraySync(): NestedArray;
+  /** The elements as nested arrays. */
+  array(): Promise<NestedArray>;
+  /** The value of a one-element tensor (a boolean for bool tensors: write `t.item<boolean>()`). */
+  item(): number;
+  /** The value of a one-element tensor: `t.item<boolean>()` for bool tensors. */
+  item<T extends number | boolean>(): T;
+
+  /** This tensor converted to dtype (a view of the same data when nothing changes). */
+  to(dtype: DType, options?: ToOptions): Tensor;
+  /** This tensor moved to device. */
+  to(device: DeviceLike, options?: ToOptions): Tensor;
+  /** This tensor with other's dtype and device. */
+  to(other: Tensor, options?: ToOptions): Tensor;
+  /** This tensor converted and/or moved: `t.to({dtype: 'float16', device: 'cuda'})`. */
+  to(options?: ToOptions): Tensor;
+  /** `to('cpu')`. */
+  cpu(): Tensor;
+  /** `to('cuda')`, or `to('cuda:<index>')`. */
+  cuda(index?: number): Tensor;
+
+  /** Frees this tensor's reference to its data now. Safe to call more than once. */
+  dispose(): void;
+  /** Lets `using t = kd.zeros(3)` dispose `t` at the end of the block. */
+  [Symbol.dispose](): void;
+  /** PyTorch-style text: `tensor([[1., 2.], [3., 4.]])`. */
+  toString(): string;
+}
+export interface Tensor extends TensorOpMethods {}
+
+/**
+ * A new tensor holding a copy of `data`: nested arrays of numbers or booleans, a number or a
+ * boolean (0-d), or a typed array (1-D; its type picks the dtype). Without `dtype`, like
+ * PyTorch: only booleans -> bool; all numbers integer-valued -> int64; otherwise float32.
+ * @example kd.tensor([[1.5, 2], [3, 4]])            // float32, shape [2, 2]
+ * @example kd.tensor([1, 2, 3], {dtype: 'float32'})
+ */
+export declare function tensor(data: TensorData | Tensor, options?: TensorOptions): Tensor;
+
+/** True for kindling tensors. */
+export declare function isTensor(x: unknown): x is Tensor;
+
+/** The dtype names, float32 (the default) first. */
+export declare const dtypes: readonly DType[];
+
+/**
+ * Runs `fn` and disposes every tensor created during it, except the tensors it returns (a
+ * Tensor, or Tensors inside a returned array or plain object) and those passed to `keep`.
+ * `fn` may be async: `await kd.tidy(async () => ...)`; concurrent async tidies stay apart.
+ */
+export declare function tidy<T>(fn: () => T): T;
+/** `tidy(fn)` with a name (for debugging). */
+export declare function tidy<T>(name: string, fn: () => T): T;
+/** Exempts `t` from every tidy scope (dispose it by hand). Returns `t`. */
+export declare function keep<T extends Tensor>(t: T): T;
+/** Disposes a Tensor, or every Tensor inside an array, plain object, Map or Set. */
+export declare function dispose(x: Tensor | object): void;
+
+/** Seeds the random number generator of every device (Philox4x32-10). */
+export declare function manualSeed(seed: number | bigint): void;
+/** The seed in use. */
+export declare function initialSeed(): bigint;
+
+/** Memory statistics. */
+export interface MemoryInfo {
+  /** Native tensors alive (JS handles not yet disposed or collected). */
+  liveTensors: number;
+  /** Bytes of host memory held by live storages. */
+  hostBytesInUse: number;
+  /** Bytes the host caching allocator has handed out. */
+  hostBytesAllocated: number;
+  /** Bytes the host caching allocator keeps for reuse. */
+  hostBytesCached: number;
+  /** Highest hostBytesAllocated so far. */
+  hostBytesPeak: number;
+  /** Bytes of GPU memory held by live storages. */
+  cudaBytesInUse: number;
+}
+/** Memory statistics. */
+export declare function memory(): MemoryInfo;
+/** Returns cached host memory to the system. */
+export declare function emptyCache(): void;
+/** Sets the number of threads CPU kernels use. */
+export declare function setNumThreads(n: number): void;
+/** The number of threads CPU kernels use. */
+export declare function getNumThreads(): number;
+
+/** Facts about this build: a BLAS for CPU matmul, the CUDA backend library. */
+export declare const build: { readonly blas: boolean; readonly cuda: boolean };
+/** The package version. */
+export declare const version: string;
+
+/** The `code` of kindling errors. */
+export type ErrorCode =
+  | 'KD_INVALID_ARGUMENT' | 'KD_INVALID_TYPE' | 'KD_SHAPE_MISMATCH' | 'KD_DTYPE_MISMATCH'
+  | 'KD_DEVICE_MISMATCH' | 'KD_INDEX_OUT_OF_RANGE' | 'KD_OUT_OF_MEMORY' | 'KD_DISPOSED'
+  | 'KD_NOT_SUPPORTED' | 'KD_CUDA_UNAVAILABLE' | 'KD_CUDA_ERROR' | 'KD_CUDA_OOM' | 'KD_INTERNAL'
+  | 'KD_NOT_BUILT';
+
+/** Base class of kindling's errors (shape, dtype, device mismatches, out of memory, ...). */
+export declare class KindlingError extends Error {
+  constructor(message: string, code?: ErrorCode);
+  readonly code: ErrorCode;
+}
+/** A value of the wrong kind (code KD_INVALID_TYPE). */
+export declare class KindlingTypeError extends TypeError {
+  constructor(message: string, code?: ErrorCode);
+  readonly code: ErrorCode;
+}
+/** An index or dim out of range (code KD_INDEX_OUT_OF_RANGE). */
+export declare class KindlingRangeError extends RangeError {
+  constructor(message: string, code?: ErrorCode);
+  readonly code: ErrorCode;
+}
+
+/** A CUDA device for `kd.cuda` functions: an index (0), or `'cuda'` / `'cuda:<index>'`. */
+export type CudaDeviceLike = number | 'cuda' | `cuda:${number}`;
+
+/** Properties of a CUDA device. */
+export interface CudaDeviceProperties {
+  /** e.g. 'NVIDIA H100 80GB HBM3' */
+  name: string;
+  /** Device memory in bytes. */
+  totalMemory: number;
+  /** Compute capability, major. */
+  major: number;
+  /** Compute capability, minor. */
+  minor: number;
+  /** Number of streaming multiprocessors. */
+  multiProcessorCount: number;
+}
+
+/**
+ * `kd.cuda`: CUDA availability and device queries (lib/cuda.js). Tensors move with
+ * `t.to('cuda')` / `t.cuda()`. When CUDA cannot be used (not built, no driver, no GPU),
+ * `isAvailable()` is false and the functions that need a GPU throw KD_CUDA_UNAVAILABLE.
+ */
+export interface CudaNamespace {
+  /** Whether CUDA can be used. Never throws. */
+  isAvailable(): boolean;
+  /** Why CUDA is unavailable, or '' when it is available. Never throws. */
+  unavailableReason(): string;
+  /** Number of visible GPUs; 0 when CUDA is unavailable. Never throws. */
+  deviceCount(): number;
+  /** Index of this thread's current CUDA device (what 'cuda' means). */
+  currentDevice(): number;
+  /** Makes `device` this thread's current CUDA device. */
+  setDevice(device: CudaDeviceLike): void;
+  /** Name of a CUDA device (default: the current one). */
+  getDeviceName(device?: CudaDeviceLike): string;
+  /** Properties of a CUDA device (default: the current one). */
+  getDeviceProperties(device?: CudaDeviceLike): CudaDeviceProperties;
+  /** Waits for all work queued on a device; rejects with errors of kernels that ran. */
+  synchronize(device?: CudaDeviceLike): Promise<void>;
+}
+/** CUDA availability and device queries. */
+export declare const cuda: CudaNamespace;
