@@ -149,9 +149,18 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
     return vals;
   }
 
-  function wrap(o, self, out) {
+  // An op that returns one of its inputs unchanged (contiguous() of a contiguous tensor, to()
+  // with nothing to do) gets that input's own handle back from the native entry, and returns
+  // the same Tensor object, as PyTorch returns the same Python object.
+  function sameInput(out, self, argv) {
+    if (self !== null && self._h === out) return self;
+    for (let i = 0; i < argv.length; i++) if (argv[i] instanceof Tensor && argv[i]._h === out) return argv[i];
+    return null;
+  }
+
+  function wrap(o, self, out, argv) {
     if (o.inplace) return self;
-    if (o.ret === 'tensor') return new Tensor(out);
+    if (o.ret === 'tensor') return sameInput(out, self, argv) || new Tensor(out);
     if (o.ret === 'list') return wrapList(out);
     return wrapTuple(out, o.names);
   }
@@ -173,7 +182,7 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
       if (typeof o.fn !== 'function') {
         throw new KindlingError(`${o.name} is not available in this build of kindling`, 'KD_NOT_SUPPORTED');
       }
-      return wrap(o, self, o.fn(...vals));
+      return wrap(o, self, o.fn(...vals), argv);
     }
     const m0 = meta(overloads[0], isMethod);
     const name = (isMethod ? 'Tensor.' : '') + m0.jsName;

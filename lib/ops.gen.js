@@ -154,7 +154,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
     if (a2 !== null && typeof a2 === 'object') break fast;
-    return new Tensor(N["arange"](a0, a1, a2, undefined, undefined));
+    const h = N["arange"](a0, a1, a2, undefined, undefined); return new Tensor(h);
   }
     return rt.invoke(G["function:arange"], null, arguments);
   };
@@ -163,7 +163,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
     if (a2 !== null && typeof a2 === 'object') break fast;
-    return new Tensor(N["linspace"](a0, a1, a2, undefined, undefined));
+    const h = N["linspace"](a0, a1, a2, undefined, undefined); return new Tensor(h);
   }
     return rt.invoke(G["function:linspace"], null, arguments);
   };
@@ -171,7 +171,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 2) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
-    return new Tensor(N["eye"](a0, a1, undefined, undefined));
+    const h = N["eye"](a0, a1, undefined, undefined); return new Tensor(h);
   }
     return rt.invoke(G["function:eye"], null, arguments);
   };
@@ -187,21 +187,21 @@ module.exports = function install(Tensor, kd, N, rt) {
   kd.emptyLike = function emptyLike(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["emptyLike"](a0._h, undefined, undefined));
+    const h = N["emptyLike"](a0._h, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:emptyLike"], null, arguments);
   };
   kd.zerosLike = function zerosLike(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["zerosLike"](a0._h, undefined, undefined));
+    const h = N["zerosLike"](a0._h, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:zerosLike"], null, arguments);
   };
   kd.onesLike = function onesLike(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["onesLike"](a0._h, undefined, undefined));
+    const h = N["onesLike"](a0._h, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:onesLike"], null, arguments);
   };
@@ -209,21 +209,21 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
-    return new Tensor(N["fullLike"](a0._h, a1, undefined, undefined));
+    const h = N["fullLike"](a0._h, a1, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:fullLike"], null, arguments);
   };
   kd.randLike = function randLike(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["randLike"](a0._h, undefined, undefined));
+    const h = N["randLike"](a0._h, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:randLike"], null, arguments);
   };
   kd.randnLike = function randnLike(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["randnLike"](a0._h, undefined, undefined));
+    const h = N["randnLike"](a0._h, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:randnLike"], null, arguments);
   };
@@ -232,7 +232,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
     if (a2 !== null && typeof a2 === 'object') break fast;
-    return new Tensor(N["randintLike"](a0._h, a1, a2, undefined, undefined));
+    const h = N["randintLike"](a0._h, a1, a2, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:randintLike"], null, arguments);
   };
@@ -258,26 +258,26 @@ module.exports = function install(Tensor, kd, N, rt) {
   };
   Tensor.prototype.to = function to() {
   fast: if (arguments.length <= 0) {
-    return new Tensor(N["to"](this._h, undefined, undefined, undefined));
+    const h = N["to"](this._h, undefined, undefined, undefined); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:to"], this, arguments);
   };
   kd.clone = function clone(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["clone"](a0._h));
+    const h = N["clone"](a0._h); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:clone"], null, arguments);
   };
   Tensor.prototype.clone = function clone() {
   fast: if (arguments.length <= 0) {
-    return new Tensor(N["clone"](this._h));
+    const h = N["clone"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:clone"], this, arguments);
   };
   Tensor.prototype.contiguous = function contiguous() {
   fast: if (arguments.length <= 0) {
-    return new Tensor(N["contiguous"](this._h));
+    const h = N["contiguous"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:contiguous"], this, arguments);
   };
@@ -295,7 +295,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
     if (a2 !== null && typeof a2 === 'object') break fast;
-    return new Tensor(N["flatten"](a0._h, a1, a2));
+    const h = N["flatten"](a0._h, a1, a2); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:flatten"], null, arguments);
   };
@@ -303,7 +303,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 2) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
-    return new Tensor(N["flatten"](this._h, a0, a1));
+    const h = N["flatten"](this._h, a0, a1); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:flatten"], this, arguments);
   };
@@ -312,7 +312,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
     if (a2 !== null && typeof a2 === 'object') break fast;
-    return new Tensor(N["transpose"](a0._h, a1, a2));
+    const h = N["transpose"](a0._h, a1, a2); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:transpose"], null, arguments);
   };
@@ -320,20 +320,20 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 2) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
-    return new Tensor(N["transpose"](this._h, a0, a1));
+    const h = N["transpose"](this._h, a0, a1); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:transpose"], this, arguments);
   };
   kd.t = function t(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["t"](a0._h));
+    const h = N["t"](a0._h); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:t"], null, arguments);
   };
   Tensor.prototype.t = function t() {
   fast: if (arguments.length <= 0) {
-    return new Tensor(N["t"](this._h));
+    const h = N["t"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:t"], this, arguments);
   };
@@ -349,7 +349,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (a1 !== null && typeof a1 === 'object') break fast;
     if (a2 !== null && typeof a2 === 'object') break fast;
     if (a3 !== null && typeof a3 === 'object') break fast;
-    return new Tensor(N["narrow"](a0._h, a1, a2, a3));
+    const h = N["narrow"](a0._h, a1, a2, a3); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:narrow"], null, arguments);
   };
@@ -358,7 +358,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
     if (a2 !== null && typeof a2 === 'object') break fast;
-    return new Tensor(N["narrow"](this._h, a0, a1, a2));
+    const h = N["narrow"](this._h, a0, a1, a2); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:narrow"], this, arguments);
   };
@@ -367,7 +367,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
     if (a2 !== null && typeof a2 === 'object') break fast;
-    return new Tensor(N["select"](a0._h, a1, a2));
+    const h = N["select"](a0._h, a1, a2); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:select"], null, arguments);
   };
@@ -375,7 +375,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 2) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
-    return new Tensor(N["select"](this._h, a0, a1));
+    const h = N["select"](this._h, a0, a1); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:select"], this, arguments);
   };
@@ -385,7 +385,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (a1 !== null && typeof a1 === 'object') break fast;
     if (a2 !== null && typeof a2 === 'object') break fast;
     if (a3 !== null && typeof a3 === 'object') break fast;
-    return new Tensor(N["slice"](this._h, a0, a1, a2, a3));
+    const h = N["slice"](this._h, a0, a1, a2, a3); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:slice"], this, arguments);
   };
@@ -393,14 +393,14 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
-    return new Tensor(N["unsqueeze"](a0._h, a1));
+    const h = N["unsqueeze"](a0._h, a1); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:unsqueeze"], null, arguments);
   };
   Tensor.prototype.unsqueeze = function unsqueeze(a0) {
   fast: if (arguments.length <= 1) {
     if (a0 !== null && typeof a0 === 'object') break fast;
-    return new Tensor(N["unsqueeze"](this._h, a0));
+    const h = N["unsqueeze"](this._h, a0); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:unsqueeze"], this, arguments);
   };
@@ -416,7 +416,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   Tensor.prototype.expandAs = function expandAs(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["expandAs"](this._h, a0._h));
+    const h = N["expandAs"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["method:expandAs"], this, arguments);
   };
@@ -454,7 +454,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
     if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
-    return new Tensor(N["add"](a0._h, h1, undefined));
+    const h = N["add"](a0._h, h1, undefined); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:add"], null, arguments);
   };
@@ -462,7 +462,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
-    return new Tensor(N["add"](this._h, h0, undefined));
+    const h = N["add"](this._h, h0, undefined); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:add"], this, arguments);
   };
@@ -479,7 +479,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
     if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
-    return new Tensor(N["sub"](a0._h, h1, undefined));
+    const h = N["sub"](a0._h, h1, undefined); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:sub"], null, arguments);
   };
@@ -487,7 +487,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
-    return new Tensor(N["sub"](this._h, h0, undefined));
+    const h = N["sub"](this._h, h0, undefined); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:sub"], this, arguments);
   };
@@ -504,7 +504,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
     if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
-    return new Tensor(N["mul"](a0._h, h1));
+    const h = N["mul"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:mul"], null, arguments);
   };
@@ -512,7 +512,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
-    return new Tensor(N["mul"](this._h, h0));
+    const h = N["mul"](this._h, h0); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:mul"], this, arguments);
   };
@@ -529,7 +529,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
     if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
-    return new Tensor(N["div"](a0._h, h1, undefined));
+    const h = N["div"](a0._h, h1, undefined); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:div"], null, arguments);
   };
@@ -537,7 +537,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
-    return new Tensor(N["div"](this._h, h0, undefined));
+    const h = N["div"](this._h, h0, undefined); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:div"], this, arguments);
   };
@@ -554,7 +554,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
     if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
-    return new Tensor(N["pow"](a0._h, h1));
+    const h = N["pow"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:pow"], null, arguments);
   };
@@ -562,7 +562,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
-    return new Tensor(N["pow"](this._h, h0));
+    const h = N["pow"](this._h, h0); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:pow"], this, arguments);
   };
@@ -579,7 +579,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
     if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
-    return new Tensor(N["eq"](a0._h, h1));
+    const h = N["eq"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:eq"], null, arguments);
   };
@@ -587,7 +587,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
-    return new Tensor(N["eq"](this._h, h0));
+    const h = N["eq"](this._h, h0); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:eq"], this, arguments);
   };
@@ -604,7 +604,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
     if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
-    return new Tensor(N["ne"](a0._h, h1));
+    const h = N["ne"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:ne"], null, arguments);
   };
@@ -612,7 +612,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
-    return new Tensor(N["ne"](this._h, h0));
+    const h = N["ne"](this._h, h0); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:ne"], this, arguments);
   };
@@ -629,7 +629,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
     if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
-    return new Tensor(N["lt"](a0._h, h1));
+    const h = N["lt"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:lt"], null, arguments);
   };
@@ -637,7 +637,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
-    return new Tensor(N["lt"](this._h, h0));
+    const h = N["lt"](this._h, h0); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:lt"], this, arguments);
   };
@@ -654,7 +654,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
     if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
-    return new Tensor(N["le"](a0._h, h1));
+    const h = N["le"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:le"], null, arguments);
   };
@@ -662,7 +662,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
-    return new Tensor(N["le"](this._h, h0));
+    const h = N["le"](this._h, h0); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:le"], this, arguments);
   };
@@ -679,7 +679,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
     if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
-    return new Tensor(N["gt"](a0._h, h1));
+    const h = N["gt"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:gt"], null, arguments);
   };
@@ -687,7 +687,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
-    return new Tensor(N["gt"](this._h, h0));
+    const h = N["gt"](this._h, h0); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:gt"], this, arguments);
   };
@@ -704,7 +704,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
     if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
-    return new Tensor(N["ge"](a0._h, h1));
+    const h = N["ge"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:ge"], null, arguments);
   };
@@ -712,7 +712,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
-    return new Tensor(N["ge"](this._h, h0));
+    const h = N["ge"](this._h, h0); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:ge"], this, arguments);
   };
@@ -727,13 +727,13 @@ module.exports = function install(Tensor, kd, N, rt) {
   kd.neg = function neg(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["neg"](a0._h));
+    const h = N["neg"](a0._h); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:neg"], null, arguments);
   };
   Tensor.prototype.neg = function neg() {
   fast: if (arguments.length <= 0) {
-    return new Tensor(N["neg"](this._h));
+    const h = N["neg"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:neg"], this, arguments);
   };
@@ -746,13 +746,13 @@ module.exports = function install(Tensor, kd, N, rt) {
   kd.abs = function abs(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["abs"](a0._h));
+    const h = N["abs"](a0._h); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:abs"], null, arguments);
   };
   Tensor.prototype.abs = function abs() {
   fast: if (arguments.length <= 0) {
-    return new Tensor(N["abs"](this._h));
+    const h = N["abs"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:abs"], this, arguments);
   };
@@ -765,13 +765,13 @@ module.exports = function install(Tensor, kd, N, rt) {
   kd.exp = function exp(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["exp"](a0._h));
+    const h = N["exp"](a0._h); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:exp"], null, arguments);
   };
   Tensor.prototype.exp = function exp() {
   fast: if (arguments.length <= 0) {
-    return new Tensor(N["exp"](this._h));
+    const h = N["exp"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:exp"], this, arguments);
   };
@@ -784,13 +784,13 @@ module.exports = function install(Tensor, kd, N, rt) {
   kd.log = function log(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["log"](a0._h));
+    const h = N["log"](a0._h); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:log"], null, arguments);
   };
   Tensor.prototype.log = function log() {
   fast: if (arguments.length <= 0) {
-    return new Tensor(N["log"](this._h));
+    const h = N["log"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:log"], this, arguments);
   };
@@ -803,13 +803,13 @@ module.exports = function install(Tensor, kd, N, rt) {
   kd.sqrt = function sqrt(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["sqrt"](a0._h));
+    const h = N["sqrt"](a0._h); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:sqrt"], null, arguments);
   };
   Tensor.prototype.sqrt = function sqrt() {
   fast: if (arguments.length <= 0) {
-    return new Tensor(N["sqrt"](this._h));
+    const h = N["sqrt"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:sqrt"], this, arguments);
   };
@@ -822,13 +822,13 @@ module.exports = function install(Tensor, kd, N, rt) {
   kd.relu = function relu(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["relu"](a0._h));
+    const h = N["relu"](a0._h); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:relu"], null, arguments);
   };
   Tensor.prototype.relu = function relu() {
   fast: if (arguments.length <= 0) {
-    return new Tensor(N["relu"](this._h));
+    const h = N["relu"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:relu"], this, arguments);
   };
@@ -841,13 +841,13 @@ module.exports = function install(Tensor, kd, N, rt) {
   kd.sigmoid = function sigmoid(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["sigmoid"](a0._h));
+    const h = N["sigmoid"](a0._h); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:sigmoid"], null, arguments);
   };
   Tensor.prototype.sigmoid = function sigmoid() {
   fast: if (arguments.length <= 0) {
-    return new Tensor(N["sigmoid"](this._h));
+    const h = N["sigmoid"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:sigmoid"], this, arguments);
   };
@@ -860,13 +860,13 @@ module.exports = function install(Tensor, kd, N, rt) {
   kd.tanh = function tanh(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["tanh"](a0._h));
+    const h = N["tanh"](a0._h); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:tanh"], null, arguments);
   };
   Tensor.prototype.tanh = function tanh() {
   fast: if (arguments.length <= 0) {
-    return new Tensor(N["tanh"](this._h));
+    const h = N["tanh"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:tanh"], this, arguments);
   };
@@ -883,7 +883,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
     const h2 = a2 instanceof Tensor ? a2._h : a2;
     if (h2 === a2 && typeof a2 !== 'number' && typeof a2 !== 'boolean') break fast;
-    return new Tensor(N["where"](a0._h, h1, h2));
+    const h = N["where"](a0._h, h1, h2); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:where"], null, arguments);
   };
@@ -916,7 +916,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
     if (a2 !== null && typeof a2 === 'object') break fast;
-    return new Tensor(N["argmax"](a0._h, a1, a2));
+    const h = N["argmax"](a0._h, a1, a2); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:argmax"], null, arguments);
   };
@@ -924,7 +924,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 2) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
-    return new Tensor(N["argmax"](this._h, a0, a1));
+    const h = N["argmax"](this._h, a0, a1); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:argmax"], this, arguments);
   };
@@ -932,14 +932,14 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     if (!(a1 instanceof Tensor)) break fast;
-    return new Tensor(N["mm"](a0._h, a1._h));
+    const h = N["mm"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
   }
     return rt.invoke(G["function:mm"], null, arguments);
   };
   Tensor.prototype.mm = function mm(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["mm"](this._h, a0._h));
+    const h = N["mm"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["method:mm"], this, arguments);
   };
@@ -947,14 +947,14 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     if (!(a1 instanceof Tensor)) break fast;
-    return new Tensor(N["bmm"](a0._h, a1._h));
+    const h = N["bmm"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
   }
     return rt.invoke(G["function:bmm"], null, arguments);
   };
   Tensor.prototype.bmm = function bmm(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["bmm"](this._h, a0._h));
+    const h = N["bmm"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["method:bmm"], this, arguments);
   };
@@ -962,14 +962,14 @@ module.exports = function install(Tensor, kd, N, rt) {
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     if (!(a1 instanceof Tensor)) break fast;
-    return new Tensor(N["matmul"](a0._h, a1._h));
+    const h = N["matmul"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
   }
     return rt.invoke(G["function:matmul"], null, arguments);
   };
   Tensor.prototype.matmul = function matmul(a0) {
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
-    return new Tensor(N["matmul"](this._h, a0._h));
+    const h = N["matmul"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["method:matmul"], this, arguments);
   };

@@ -143,6 +143,12 @@ function jsSchema(o) {
 // A fast path for the common call shape: one overload, no options object, every argument
 // positional, tensors where tensors go. Anything else goes through rt.invoke (full binding
 // and clear errors).
+// `h === a0._h ? a0 : ` for each tensor parameter: an op that returns an input unchanged returns
+// the same Tensor object (see sameInput in lib/args.js).
+function firstTensor(params, isMethod) {
+  return params.map((a, i) => (a.type === 'Tensor' ? `h === a${i}._h ? a${i} : ` : '')).join('');
+}
+
 function jsFast(g) {
   if (g.overloads.length !== 1) return null;
   const o = g.overloads[0];
@@ -169,7 +175,7 @@ function jsFast(g) {
   });
   for (const a of o.args.filter((x) => x.kwonly)) call.push('undefined');
   const ret = o.inplace ? `N[${JSON.stringify(o.name)}](${call.join(', ')}); return this;`
-    : o.ret.kind === 'tensor' ? `return new Tensor(N[${JSON.stringify(o.name)}](${call.join(', ')}));`
+    : o.ret.kind === 'tensor' ? `const h = N[${JSON.stringify(o.name)}](${call.join(', ')}); return ${isMethod ? 'h === this._h ? this : ' : ''}${firstTensor(params, isMethod)}new Tensor(h);`
       : o.ret.kind === 'list' ? `return rt.wrapList(N[${JSON.stringify(o.name)}](${call.join(', ')}));`
         : `return rt.wrapTuple(N[${JSON.stringify(o.name)}](${call.join(', ')}), ${JSON.stringify(o.ret.names)});`;
   return { names, body: `  fast: if (arguments.length <= ${nparams}) {\n${lines.map((l) => '    ' + l).join('\n')}${lines.length ? '\n' : ''}    ${ret}\n  }\n` };

@@ -38,8 +38,8 @@ static int kd_host_class(size_t n, size_t *rounded) {
     return (int)(r / KD_HOST_ALIGN) - 1;
   }
   int p = 64 - __builtin_clzll((unsigned long long)(n - 1)); /* 2^(p-1) < n <= 2^p, p >= 11 */
-  size_t step = (size_t)1 << (p - 3);
-  size_t r = (n + step - 1) / step * step; /* in {9..16} * step */
+  size_t step = (size_t)1 << (p - 4);
+  size_t r = (n + step - 1) / step * step; /* 2^(p-1) < r <= 2^p: r / step in {9..16} */
   *rounded = r;
   int cls = 16 + (p - 11) * 8 + (int)(r / step) - 9;
   return cls < KD_HOST_NUM_CLASSES ? cls : -1; /* -1: too large to cache */

@@ -39,8 +39,11 @@ kd_status kd_tensor_empty(const int64_t *sizes, int ndim, kd_dtype dtype, kd_dev
   int64_t numel = 1;
   for (int i = 0; i < ndim; i++) {
     if (sizes[i] < 0)
-      return kd_error(KD_ERR_INVALID_ARGUMENT, "Trying to create tensor with negative dimension %lld",
-                      (long long)sizes[i]);
+    {
+      char buf[256];
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "Trying to create tensor with negative dimension %lld: %s",
+                      (long long)sizes[i], kd_shape_format(sizes, ndim, buf, sizeof buf));
+    }
     if (sizes[i] && numel > INT64_MAX / 16 / sizes[i])
       return kd_error(KD_ERR_OOM, "tensor of this shape is too large to allocate");
     numel *= sizes[i];

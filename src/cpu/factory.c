@@ -153,10 +153,10 @@ static void kd_linspace_loop(void *ctx, char **data, const int64_t *strides, int
 #undef VALUE_F
       break;
     }
-    default: { /* integers: start/end in the dtype, step in double */
+    default: { /* integers and bool: start/end in the dtype, step in double */
 #define VALUE_F(i) ((i) < c->half ? (double)c->istart + c->fstep * (double)(i) \
                                   : (double)c->fend - c->fstep * (double)(c->steps - 1 - (i)))
-      switch (c->dtype) { KD_ROWS_INT(KD_STORE_F_CASE) default: break; }
+      switch (c->dtype) { KD_ROWS_INT(KD_STORE_F_CASE) KD_ROWS_BOOL(KD_STORE_F_CASE) default: break; }
 #undef VALUE_F
       break;
     }
@@ -171,7 +171,8 @@ KD_KERNEL(kd_cpu_linspace) {
   int64_t steps = args[2].v.i;
   if (steps < 0) return kd_error(KD_ERR_INVALID_ARGUMENT, "number of steps must be non-negative");
   kd_dtype dt = kd_arg_dtype_or(&args[3], KD_DTYPE_DEFAULT);
-  if (dt == KD_DTYPE_BOOL) return kd_error(KD_ERR_DTYPE, "\"linspace_cpu\" not implemented for 'Bool'");
+  if (dt == KD_DTYPE_BOOL && steps > 1) /* PyTorch fills 0 or 1 elements without its kernel */
+    return kd_error(KD_ERR_DTYPE, "\"linspace_cpu\" not implemented for 'Bool'");
   kd_index_ctx c;
   memset(&c, 0, sizeof c);
   c.steps = steps;

@@ -260,6 +260,14 @@ static napi_status kd_box(napi_env env, kd_value *v, napi_value *out) {
   return napi_get_undefined(env, out);
 }
 
+/* Index of the tensor argument that `out` is (the same kd_tensor), or -1. */
+static int kd_same_input(const kd_op_info *op, const kd_value *args, size_t argc, const kd_value *out) {
+  if (out->kind != KD_VALUE_TENSOR) return -1;
+  for (int i = 0; i < op->nargs && i < (int)argc; i++)
+    if (args[i].kind == KD_VALUE_TENSOR && args[i].v.t == out->v.t) return i;
+  return -1;
+}
+
 static napi_value kd_napi_op_entry(napi_env env, napi_callback_info info) {
   size_t argc = KD_NAPI_MAX_ARGS;
   napi_value argv[KD_NAPI_MAX_ARGS];
@@ -288,8 +296,12 @@ static napi_value kd_napi_op_entry(napi_env env, napi_callback_info info) {
 
   napi_value result = undefined;
   napi_status ns = napi_ok;
+  int i_same;
   if (op->flags & KD_OP_FLAG_INPLACE) {
     for (int i = 0; i < KD_OP_MAX_OUTS; i++) kd_value_release(&outs[i]);
+  } else if (op->nouts == 1 && (i_same = kd_same_input(op, args, argc, &outs[0])) >= 0) {
+    /* the op returned one of its inputs unchanged: hand back that input's own handle */
+    result = argv[i_same];
   } else if (op->nouts == 1 || op->nouts == -1) {
     ns = kd_box(env, &outs[0], &result);
   } else {

@@ -78,8 +78,10 @@ static napi_value kd_napi_set_num_threads(napi_env env, napi_callback_info info)
   size_t argc = 1;
   KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   double d = 0;
-  if (!argc || napi_get_value_double(env, argv[0], &d) != napi_ok || d < 1 || d != (double)(int)d)
+  if (!argc || napi_get_value_double(env, argv[0], &d) != napi_ok)
     return kd_napi_throw_msg(env, KD_ERR_TYPE, "setNumThreads expects a positive integer");
+  if (d < 1 || d > 1024 || d != (double)(int)d)
+    return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "setNumThreads expects a positive integer, got %g", d);
   kd_set_num_threads((int)d);
   return NULL;
 }
