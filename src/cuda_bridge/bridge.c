@@ -239,9 +239,32 @@ static kd_status kd_cuda_contiguous_on_same_device(kd_tensor *src, kd_tensor **o
 
 /* ---- kernels: copy_ (see Note [CUDA copy_]) ---- */
 
+/* A copy between two different devices (CPU<->GPU, or GPU<->another GPU): src is made
+ * contiguous on its own device, its bytes cross with ONE memcpy, and any dtype conversion or
+ * strided layout of dst is then done on dst's device (device kernel or CPU copy_). */
+static kd_status kd_cuda_copy_across(kd_tensor *dst, kd_tensor *src) {
+  kd_device dd = kd_tensor_device(dst), sd = kd_tensor_device(src);
+  kd_tensor *src_tmp = NULL, *dst_tmp = NULL;
+  kd_status st = KD_OK;
+  if (!kd_tensor_is_contiguous(src)) {
+    KD_TRY(kd_cuda_contiguous_on_same_device(src, &src_tmp));
+    src = src_tmp;
+  }
+  if (kd_cuda_is_plain_copy(dst, src)) {
+    st = kd_cuda_be_memcpy(kd_tensor_data(dst), dd, kd_tensor_data(src), sd, kd_cuda_nbytes(src));
+  } else {
+    st = kd_tensor_empty(src->sizes, src->ndim, src->dtype, dd, &dst_tmp);
+    if (st == KD_OK) st = kd_cuda_be_memcpy(kd_tensor_data(dst_tmp), dd, kd_tensor_data(src), sd, kd_cuda_nbytes(src));
+    if (st == KD_OK) st = dd.type == KD_DEVICE_CUDA ? kd_cuda_kernel_copy(dst, dst_tmp) : kd_cuda_cpu_copy(dst, dst_tmp);
+  }
+  if (dst_tmp) kd_tensor_release(dst_tmp);
+  if (src_tmp) kd_tensor_release(src_tmp);
+  return st;
+}
+
 static kd_status kd_cuda_copy_d2d(kd_tensor *dst, kd_tensor *src) {
   kd_device dd = kd_tensor_device(dst), sd = kd_tensor_device(src);
-  kd_tensor *tmp = NULL, *tmp2 = NULL;
+  kd_tensor *tmp = NULL;
   kd_status st = KD_OK;
   if (dd.index == sd.index) {
     if (kd_cuda_same_view(dst, src)) return KD_OK;
@@ -253,62 +276,7 @@ static kd_status kd_cuda_copy_d2d(kd_tensor *dst, kd_tensor *src) {
     if (tmp) kd_tensor_release(tmp);
     return st;
   }
-  if (!kd_tensor_is_contiguous(src)) {
-    KD_TRY(kd_cuda_contiguous_on_same_device(src, &tmp));
-    src = tmp;
-  }
-  if (kd_cuda_is_plain_copy(dst, src)) {
-    st = kd_cuda_be_memcpy(kd_tensor_data(dst), dd, kd_tensor_data(src), sd, kd_cuda_nbytes(src));
-  } else {
-    st = kd_tensor_empty(src->sizes, src->ndim, src->dtype, dd, &tmp2);
-    if (st == KD_OK) st = kd_cuda_be_memcpy(kd_tensor_data(tmp2), dd, kd_tensor_data(src), sd, kd_cuda_nbytes(src));
-    if (st == KD_OK) st = kd_cuda_kernel_copy(dst, tmp2);
-  }
-  if (tmp2) kd_tensor_release(tmp2);
-  if (tmp) kd_tensor_release(tmp);
-  return st;
-}
-
-static kd_status kd_cuda_copy_h2d(kd_tensor *dst, kd_tensor *src) {
-  kd_device dd = kd_tensor_device(dst);
-  kd_tensor *htmp = NULL, *dtmp = NULL;
-  kd_status st = KD_OK;
-  if (!kd_tensor_is_contiguous(src)) {
-    KD_TRY(kd_cuda_contiguous_on_same_device(src, &htmp));
-    src = htmp;
-  }
-  if (kd_cuda_is_plain_copy(dst, src)) {
-    st = kd_cuda_be_memcpy(kd_tensor_data(dst), dd, kd_tensor_data(src), kd_device_cpu(), kd_cuda_nbytes(src));
-  } else {
-    st = kd_tensor_empty(src->sizes, src->ndim, src->dtype, dd, &dtmp);
-    if (st == KD_OK)
-      st = kd_cuda_be_memcpy(kd_tensor_data(dtmp), dd, kd_tensor_data(src), kd_device_cpu(), kd_cuda_nbytes(src));
-    if (st == KD_OK) st = kd_cuda_kernel_copy(dst, dtmp);
-  }
-  if (dtmp) kd_tensor_release(dtmp);
-  if (htmp) kd_tensor_release(htmp);
-  return st;
-}
-
-static kd_status kd_cuda_copy_d2h(kd_tensor *dst, kd_tensor *src) {
-  kd_device sd = kd_tensor_device(src);
-  kd_tensor *dtmp = NULL, *htmp = NULL;
-  kd_status st = KD_OK;
-  if (!kd_tensor_is_contiguous(src)) {
-    KD_TRY(kd_cuda_contiguous_on_same_device(src, &dtmp));
-    src = dtmp;
-  }
-  if (kd_cuda_is_plain_copy(dst, src)) {
-    st = kd_cuda_be_memcpy(kd_tensor_data(dst), kd_device_cpu(), kd_tensor_data(src), sd, kd_cuda_nbytes(src));
-  } else {
-    st = kd_tensor_empty(src->sizes, src->ndim, src->dtype, kd_device_cpu(), &htmp);
-    if (st == KD_OK)
-      st = kd_cuda_be_memcpy(kd_tensor_data(htmp), kd_device_cpu(), kd_tensor_data(src), sd, kd_cuda_nbytes(src));
-    if (st == KD_OK) st = kd_cuda_cpu_copy(dst, htmp);
-  }
-  if (htmp) kd_tensor_release(htmp);
-  if (dtmp) kd_tensor_release(dtmp);
-  return st;
+  return kd_cuda_copy_across(dst, src);
 }
 
 static KD_KERNEL(kd_cuda_copy_) {
@@ -319,8 +287,7 @@ static KD_KERNEL(kd_cuda_copy_) {
   if (kd_tensor_numel(dst) > 0) {
     bool dc = kd_tensor_device(dst).type == KD_DEVICE_CUDA, sc = kd_tensor_device(src).type == KD_DEVICE_CUDA;
     if (dc && sc) KD_TRY(kd_cuda_copy_d2d(dst, src));
-    else if (dc) KD_TRY(kd_cuda_copy_h2d(dst, src));
-    else if (sc) KD_TRY(kd_cuda_copy_d2h(dst, src));
+    else if (dc || sc) KD_TRY(kd_cuda_copy_across(dst, src));
     else KD_TRY(kd_cuda_cpu_copy(dst, src));
   }
   kd_out_retain(outs, 0, dst);
