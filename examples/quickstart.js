@@ -8,47 +8,51 @@ const kd = require('..');
 
 kd.manualSeed(0); // same random numbers on every run (and on CPU and CUDA)
 
-// ---- creation ----------------------------------------------------------------------------------
-// Like torch.tensor: integer-valued numbers give int64, any fraction gives float32;
-// `dtype` says what you want.
-const a = kd.tensor([[1, 2, 3], [4, 5, 6]], { dtype: 'float32' });
-console.log('a =', a); // printed the way PyTorch prints: tensor([[1., 2., 3.], ...])
-console.log('shape', a.shape, 'dtype', a.dtype, 'device', a.device, 'numel', a.numel());
-console.log('int64 by inference:', kd.tensor([1, 2, 3]));
-console.log('arange:', kd.arange(6), ' linspace:', kd.linspace(0, 1, 5));
-console.log('randn(2, 3):', kd.randn(2, 3));
+// Everything in this tour runs inside kd.tidy(): the tensors it creates are disposed when the
+// function returns (see 'memory' below).
+kd.tidy(() => {
+  // ---- creation -------------------------------------------------------------------------------
+  // Like torch.tensor: integer-valued numbers give int64, any fraction gives float32;
+  // `dtype` says what you want.
+  const a = kd.tensor([[1, 2, 3], [4, 5, 6]], { dtype: 'float32' });
+  console.log('a =', a); // printed the way PyTorch prints: tensor([[1., 2., 3.], ...])
+  console.log('shape', a.shape, 'dtype', a.dtype, 'device', a.device, 'numel', a.numel());
+  console.log('int64 by inference:', kd.tensor([1, 2, 3]));
+  console.log('arange:', kd.arange(6), ' linspace:', kd.linspace(0, 1, 5));
+  console.log('randn(2, 3):', kd.randn(2, 3));
 
-// ---- broadcasting -------------------------------------------------------------------------------
-const row = kd.tensor([10, 20, 30]); // shape [3], broadcast over the rows of a
-const col = kd.tensor([[1], [-1]]); //  shape [2, 1], broadcast over the columns
-console.log('a + row =', a.add(row));
-console.log('a * col =', a.mul(col));
-console.log('a / 4 - 1 =', a.div(4).sub(1));
+  // ---- broadcasting ---------------------------------------------------------------------------
+  const row = kd.tensor([10, 20, 30]); // shape [3], broadcast over the rows of a
+  const col = kd.tensor([[1], [-1]]); //  shape [2, 1], broadcast over the columns
+  console.log('a + row =', a.add(row));
+  console.log('a * col =', a.mul(col));
+  console.log('a / 4 - 1 =', a.div(4).sub(1));
 
-// ---- views: no copies, shared storage -----------------------------------------------------------
-const at = a.t();
-console.log('a.t() =', at, 'contiguous?', at.isContiguous(), 'strides', at.stride());
-console.log('a.view(3, 2) =', a.view(3, 2));
-console.log('row 1 of a:', a.select(0, 1), ' first two columns:', a.narrow(1, 0, 2));
-const v = a.view(6);
-v.mul_(10); // in-place on the view changes a too
-console.log('after v.mul_(10), a =', a);
-v.div_(10);
+  // ---- views: no copies, shared storage -------------------------------------------------------
+  const at = a.t();
+  console.log('a.t() =', at, 'contiguous?', at.isContiguous(), 'strides', at.stride());
+  console.log('a.view(3, 2) =', a.view(3, 2));
+  console.log('row 1 of a:', a.select(0, 1), ' first two columns:', a.narrow(1, 0, 2));
+  const v = a.view(6);
+  v.mul_(10); // in-place on the view changes a too
+  console.log('after v.mul_(10), a =', a);
+  v.div_(10);
 
-// ---- reductions ----------------------------------------------------------------------------------
-console.log('sum:', a.sum().item(), ' row sums:', a.sum(1), ' column means:', a.mean({ dim: 0, keepdim: true }));
-const [values, indices] = a.max(1); // a tuple that also has names: a.max(1).indices
-console.log('max over dim 1:', values, indices);
+  // ---- reductions -----------------------------------------------------------------------------
+  console.log('sum:', a.sum().item(), ' row sums:', a.sum(1), ' column means:', a.mean({ dim: 0, keepdim: true }));
+  const [values, indices] = a.max(1); // a tuple that also has names: a.max(1).indices
+  console.log('max over dim 1:', values, indices);
 
-// ---- matmul -------------------------------------------------------------------------------------
-console.log('a @ a.T =', a.matmul(at));
+  // ---- matmul ---------------------------------------------------------------------------------
+  console.log('a @ a.T =', a.matmul(at));
+});
 
 // ---- least squares by gradient descent ----------------------------------------------------------
 // Fit w in y = X w + noise by minimising mean((X w - y)^2); gradient = 2/n X^T (X w - y).
 const n = 200;
 const X = kd.randn(n, 3);
 const wTrue = kd.tensor([[2], [-3], [0.5]]);
-const y = X.matmul(wTrue).add(kd.randn(n, 1).mul(0.01));
+const y = kd.tidy(() => X.matmul(wTrue).add(kd.randn(n, 1).mul(0.01))); // tidy returns y, disposes the rest
 const w = kd.zeros(3, 1);
 const lr = 0.1;
 for (let step = 0; step <= 100; step++) {
@@ -60,13 +64,15 @@ for (let step = 0; step <= 100; step++) {
     if (step % 25 === 0) console.log(`step ${String(step).padStart(3)}  loss ${residual.pow(2).mean().item().toExponential(3)}`);
   });
 }
-console.log('fitted w =', w.t(), ' true w =', wTrue.t());
-const err = w.sub(wTrue).abs().max().item();
+const err = kd.tidy(() => {
+  console.log('fitted w =', w.t(), ' true w =', wTrue.t());
+  return w.sub(wTrue).abs().max().item();
+});
 console.log(`max |w - w_true| = ${err.toExponential(2)}`);
 
 // ---- memory --------------------------------------------------------------------------------------
 // Native memory is freed deterministically: dispose(), kd.tidy(), or `using` (Node 24+, TS).
-console.log('live tensors before cleanup:', kd.memory().liveTensors);
-kd.dispose([a, row, col, at, v, values, indices, X, wTrue, y, w]);
+kd.dispose([X, wTrue, y, w]);
+console.log('live tensors after cleanup:', kd.memory().liveTensors);
 console.log('CUDA available:', kd.cuda.isAvailable());
 if (err > 1e-2) process.exitCode = 1;

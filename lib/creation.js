@@ -7,7 +7,7 @@
 // {dtype: 'float32'}) (or include a fraction) for floats. Typed arrays keep their type.
 'use strict';
 
-const { KindlingError, KindlingTypeError, typeError } = require('./errors');
+const { KindlingError, typeError } = require('./errors');
 const { Tensor, DTYPES, DTYPE_SET, describe } = require('./tensor');
 
 // The raw typed array constructor of each dtype (what the binding's fromTypedArray takes).
@@ -21,6 +21,8 @@ const INT_RANGE = {
 };
 const F16 = typeof Float16Array === 'function' ? Float16Array : null; // eslint-disable-line no-undef
 
+const ragged = (msg) => new KindlingError(`tensor(): ${msg}; nested arrays must be rectangular`, 'KD_SHAPE_MISMATCH');
+
 module.exports = function makeCreation(N) {
   function checkDtype(dtype, where) {
     if (dtype === undefined || dtype === null) return undefined;
@@ -32,7 +34,9 @@ module.exports = function makeCreation(N) {
 
   function checkDevice(device, where) {
     if (device === undefined || device === null) return 'cpu';
-    if (typeof device !== 'string') throw typeError(`${where}: device must be a string such as 'cpu' or 'cuda:0', got ${describe(device)}`);
+    if (typeof device !== 'string') {
+      throw typeError(`${where}: device must be a string such as 'cpu' or 'cuda:0', got ${describe(device)}`);
+    }
     return device;
   }
 
@@ -51,7 +55,10 @@ module.exports = function makeCreation(N) {
     else if (arr instanceof Int32Array) srcDtype = 'int32';
     else if (arr instanceof BigInt64Array) srcDtype = 'int64';
     else if (arr instanceof Uint8Array) srcDtype = opts.dtype === 'bool' ? null : 'uint8';
-    else if (arr instanceof Uint8ClampedArray) { srcDtype = 'uint8'; src = new Uint8Array(arr.buffer, arr.byteOffset, arr.length); }
+    else if (arr instanceof Uint8ClampedArray) {
+      srcDtype = 'uint8';
+      src = new Uint8Array(arr.buffer, arr.byteOffset, arr.length);
+    }
     else if (arr instanceof Int8Array) srcDtype = 'int8';
     else if (arr instanceof Int16Array) srcDtype = 'int16';
     else if (F16 !== null && arr instanceof F16) {
@@ -59,7 +66,8 @@ module.exports = function makeCreation(N) {
       src = new Uint16Array(arr.buffer, arr.byteOffset, arr.length);
     } else if (arr instanceof Uint16Array) {
       if (opts.dtype !== 'float16' && opts.dtype !== 'bfloat16') {
-        throw typeError("tensor(): a Uint16Array holds raw float16/bfloat16 bits; pass {dtype: 'float16'} or {dtype: 'bfloat16'}");
+        throw typeError('tensor(): a Uint16Array holds raw float16/bfloat16 bits; ' +
+          "pass {dtype: 'float16'} or {dtype: 'bfloat16'}");
       }
       srcDtype = opts.dtype;
     } else {
@@ -89,6 +97,7 @@ module.exports = function makeCreation(N) {
     const seen = { bool: false, number: false, float: false, bigint: false };
     let pos = 0;
     const path = [];
+    const at = () => `[${path.join('][')}]`;
     const walk = (x, d) => {
       if (d === shape.length) {
         if (typeof x === 'number') {
@@ -103,21 +112,21 @@ module.exports = function makeCreation(N) {
           seen.bigint = true;
           values[pos++] = Number(x);
         } else if (Array.isArray(x) || ArrayBuffer.isView(x)) {
-          throw new KindlingError(`tensor(): expected a number or boolean at dim ${d} (index [${path.join('][')}]), got a sequence of length ${x.length}; nested arrays must be rectangular`, 'KD_SHAPE_MISMATCH');
+          throw ragged(`expected a number or boolean at dim ${d} (index ${at()}), got an array`);
         } else {
-          throw new KindlingTypeError(`tensor(): expected numbers or booleans, got ${describe(x)} at index [${path.join('][')}]`);
+          throw typeError(`tensor(): expected numbers or booleans, got ${describe(x)} at index ${at()}`);
         }
         return;
       }
       const isSeq = Array.isArray(x) || (ArrayBuffer.isView(x) && !(x instanceof DataView));
       if (!isSeq) {
         if (typeof x === 'number' || typeof x === 'boolean' || typeof x === 'bigint') {
-          throw new KindlingError(`tensor(): expected a sequence of length ${shape[d]} at dim ${d} (index [${path.join('][')}]), got ${describe(x)}; nested arrays must be rectangular`, 'KD_SHAPE_MISMATCH');
+          throw ragged(`expected a sequence of length ${shape[d]} at dim ${d} (index ${at()}), got ${describe(x)}`);
         }
-        throw new KindlingTypeError(`tensor(): expected numbers or booleans, got ${describe(x)} at index [${path.join('][')}]`);
+        throw typeError(`tensor(): expected numbers or booleans, got ${describe(x)} at index ${at()}`);
       }
       if (x.length !== shape[d]) {
-        throw new KindlingError(`tensor(): expected a sequence of length ${shape[d]} at dim ${d} (got ${x.length}); nested arrays must be rectangular`, 'KD_SHAPE_MISMATCH');
+        throw ragged(`expected a sequence of length ${shape[d]} at dim ${d} (got ${x.length})`);
       }
       for (let i = 0; i < x.length; i++) {
         path.push(i);
@@ -148,7 +157,8 @@ module.exports = function makeCreation(N) {
     for (let i = 0; i < n; i++) {
       const v = Math.trunc(values[i]);
       if (!(v >= lo && v <= hi) || (dtype === 'int64' && v >= 9223372036854775807)) {
-        throw new KindlingError(`tensor(): value ${values[i]} cannot be converted to ${dtype} without overflow`, 'KD_INVALID_ARGUMENT');
+        const msg = `tensor(): value ${values[i]} cannot be converted to ${dtype} without overflow`;
+        throw new KindlingError(msg, 'KD_INVALID_ARGUMENT');
       }
     }
     if (dtype !== 'int64') return N.fromTypedArray(new RAW[dtype](values), shape, dtype, device);
@@ -166,7 +176,10 @@ module.exports = function makeCreation(N) {
     const out = new BigInt64Array(n);
     let pos = 0;
     const walk = (x) => {
-      if (Array.isArray(x) || ArrayBuffer.isView(x)) { for (let i = 0; i < x.length; i++) walk(x[i]); return; }
+      if (Array.isArray(x) || ArrayBuffer.isView(x)) {
+        for (let i = 0; i < x.length; i++) walk(x[i]);
+        return;
+      }
       out[pos++] = typeof x === 'bigint' ? x : BigInt(Math.trunc(typeof x === 'boolean' ? +x : x));
     };
     walk(data);
@@ -181,7 +194,9 @@ module.exports = function makeCreation(N) {
     let dtype;
     let device = 'cpu';
     if (options !== undefined && options !== null) {
-      if (typeof options !== 'object' || Array.isArray(options)) throw typeError(`tensor(data, options): options must be an object, got ${describe(options)}`);
+      if (typeof options !== 'object' || Array.isArray(options)) {
+        throw typeError(`tensor(data, options): options must be an object, got ${describe(options)}`);
+      }
       for (const k of Object.keys(options)) {
         if (k !== 'dtype' && k !== 'device') throw typeError(`tensor(): unexpected option '${k}' (expected dtype, device)`);
       }
@@ -189,7 +204,8 @@ module.exports = function makeCreation(N) {
       device = checkDevice(options.device, 'tensor()');
     }
     if (data instanceof Tensor) {
-      return data.to({ dtype: dtype || data.dtype, device: options && options.device != null ? device : data.device, copy: true });
+      const dev = options && options.device != null ? device : data.device;
+      return data.to({ dtype: dtype || data.dtype, device: dev, copy: true });
     }
     if (ArrayBuffer.isView(data) && !(data instanceof DataView)) {
       return new Tensor(fromTyped(data, { dtype, device }));
@@ -199,7 +215,8 @@ module.exports = function makeCreation(N) {
       if (!dtype) dtype = seen.float ? 'float32' : seen.number ? 'int64' : seen.bool ? 'bool' : 'float32';
       return new Tensor(fromValues(values, shape, dtype, device, seen, data));
     }
-    throw typeError(`tensor(data): data must be a number, a boolean, a (nested) array or a typed array, got ${describe(data)}`);
+    throw typeError('tensor(data): data must be a number, a boolean, a (nested) array or a typed array, ' +
+      `got ${describe(data)}`);
   }
 
   return {

@@ -136,7 +136,9 @@ class Tensor {
   /** to('cuda') or to('cuda:<index>'). */
   cuda(index) {
     if (index === undefined || index === null) return this.to({ device: 'cuda' });
-    if (!Number.isInteger(index) || index < 0) throw typeError(`cuda(index): index must be a non-negative integer, got ${describe(index)}`);
+    if (!Number.isInteger(index) || index < 0) {
+      throw typeError(`cuda(index): index must be a non-negative integer, got ${describe(index)}`);
+    }
     return this.to({ device: `cuda:${index}` });
   }
 

@@ -66,6 +66,19 @@ describe('errors: classes and codes', function () {
     expectKdError(() => a23().transpose(0, 1e300), ['KD_INVALID_TYPE', 'KD_INDEX_OUT_OF_RANGE']);
   });
 
+  it('shapes whose element count overflows int64 are refused (PyTorch: "numel: integer multiplication overflow")', function () {
+    const codes = ['KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH', 'KD_OUT_OF_MEMORY', 'KD_INDEX_OUT_OF_RANGE'];
+    // 2^120 elements wraps to 0 in int64 arithmetic; 1050655 * 684737634023226 wraps to 6
+    expectKdError(() => kd.ones([1, 1, 1]).expand([2 ** 40, 2 ** 40, 2 ** 40]), codes, 'expand to 2^120 elements');
+    expectKdError(() => kd.ones([1]).expand([2 ** 40, 2 ** 40, 2 ** 40]), codes, 'expand (new dims) to 2^120 elements');
+    expectKdError(() => kd.ones([1, 1]).expand([1050655, 684737634023226]), codes, 'expand to a count that wraps to 6');
+    expectKdError(() => kd.ones([1]).asStrided([2 ** 40, 2 ** 40, 2 ** 40], [0, 0, 0]), codes, 'asStrided to 2^120 elements');
+    expectKdError(() => kd.ones([1, 1]).unsqueeze(0).expand([2 ** 30, 2 ** 30, 2 ** 30]), codes, 'expand to 2^90 elements');
+    expectKdError(() => kd.zeros([2 ** 40, 2 ** 40, 2 ** 40]), codes, 'zeros 2^120');
+    expectKdError(() => kd.arange(6).view([1050655, 684737634023226]), codes, 'view whose size product wraps to 6');
+    expectKdError(() => kd.arange(6).reshape([1050655, 684737634023226]), codes, 'reshape whose size product wraps to 6');
+  });
+
   it('dtype errors', function () {
     expectKdError(() => kd.ones([2], { dtype: 'int32' }).add_(1.5), 'KD_DTYPE_MISMATCH');
     const c = expectKdError(() => kd.ones([2], { dtype: 'int32' }).add_(kd.ones([2])), 'KD_DTYPE_MISMATCH');

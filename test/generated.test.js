@@ -27,3 +27,22 @@ describe('generated files', function () {
     assert.deepEqual(missing, []);
   });
 });
+
+describe('module entry points', function () {
+  it('ESM import gives the same API', function () {
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', `
+      import * as kd from ${JSON.stringify(path.join(ROOT, 'lib', 'index.mjs'))};
+      import def from ${JSON.stringify(path.join(ROOT, 'lib', 'index.mjs'))};
+      const t = kd.ones([2]).add(1);
+      console.log(JSON.stringify([Array.from(t.dataSync()), typeof kd.tidy, typeof kd.Tensor, typeof def.zeros]));`],
+    { encoding: 'utf8', timeout: 60000 });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), [[2, 2], 'function', 'function', 'function']);
+  });
+
+  it('package.json exports resolve', function () {
+    const pkg = require(path.join(ROOT, 'package.json'));
+    assert.equal(require.resolve(ROOT), path.join(ROOT, pkg.main));
+    assert.equal(typeof kd.version, 'string');
+  });
+});

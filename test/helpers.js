@@ -198,6 +198,7 @@ const CODE_RULES = [
   [/not implemented for|not supported|Boolean inputs not supported/, ['KD_NOT_SUPPORTED', 'KD_DTYPE_MISMATCH', 'KD_INVALID_TYPE']],
   [/can't be cast|expected scalar type|Found dtype|could not infer output dtype|expected condition to be a boolean|argument alpha must not be a floating point/,
     ['KD_DTYPE_MISMATCH', 'KD_INVALID_TYPE', 'KD_INVALID_ARGUMENT']],
+  [/isn't allowed in a leading, non-existing dimension/, ['KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH']],
   [/Negative integer powers|negative integer powers/, ['KD_INVALID_ARGUMENT', 'KD_NOT_SUPPORTED', 'KD_DTYPE_MISMATCH']],
   [/Dimension out of range|out of range for tensor of size|index .* out of range/, ['KD_INDEX_OUT_OF_RANGE']],
   [/must match the size|shapes cannot be multiplied|doesn't match the broadcast shape|is invalid for input of size|expanded size|size mismatch|inconsistent tensor size|Expected size for first two dimensions/,
@@ -210,6 +211,7 @@ const CODE_RULES = [
 ];
 
 function codesForTorchError(e) {
+  if (/Expected reduction dim/.test(e.message)) return ['KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH', 'KD_INDEX_OUT_OF_RANGE'];
   if (e.type === 'IndexError') return ['KD_INDEX_OUT_OF_RANGE'];
   for (const [re, codes] of CODE_RULES) if (re.test(e.message)) return codes;
   return ['KD_INVALID_ARGUMENT'];

@@ -213,6 +213,56 @@ describe('memory', function () {
     });
   });
 
+  it('failing ops leak neither tensors nor host bytes', function () {
+    const failing = {
+      matmul: () => kd.ones([2, 3]).matmul(kd.ones([4, 5])),
+      inplaceBroadcast: () => kd.ones([3]).add_(kd.ones([2, 3])),
+      inplaceCast: () => kd.ones([2], { dtype: 'int32' }).add_(1.5),
+      sumDim: () => kd.ones([2, 3]).sum(5),
+      view: () => kd.ones([2, 3]).t().view([6]),
+      ragged: () => kd.tensor([[1, 2], [3]]),
+      badValue: () => kd.tensor([1, 'a']),
+      cuda: () => kd.ones([2]).to('cuda'),
+      uint8Range: () => kd.tensor([300], { dtype: 'uint8' }),
+      zeroDiv: () => kd.ones([2], { dtype: 'int32' }).div(0, { roundingMode: 'floor' }),
+      bmm: () => kd.ones([2, 2, 3]).bmm(kd.ones([3, 3, 2])),
+      where: () => kd.where(kd.ones([2]), kd.ones([2]), kd.ones([2])),
+      mean: () => kd.ones([2], { dtype: 'int64' }).mean(),
+      split: () => kd.ones([4]).split([1, 1]),
+      maxEmpty: () => kd.zeros([0]).max(),
+      typeErr: () => kd.ones([2]).add('x'),
+      expand: () => kd.ones([2, 3]).expand([3, 3]),
+      asStrided: () => kd.ones([4]).asStrided([5], [1]),
+      oom: () => kd.empty([1e15]),
+    };
+    for (const [name, fn] of Object.entries(failing)) {
+      const n0 = live();
+      const b0 = kd.memory().hostBytesInUse;
+      for (let i = 0; i < 20; i++) {
+        assert.throws(() => kd.tidy(fn), (e) => typeof e.code === 'string', name);
+      }
+      assert.equal(live(), n0, `${name}: liveTensors`);
+      assert.equal(kd.memory().hostBytesInUse, b0, `${name}: hostBytesInUse`);
+    }
+  });
+
+  it('disposing views, chunks and tuples releases everything', function () {
+    const n0 = live();
+    const b0 = kd.memory().hostBytesInUse;
+    const base = kd.arange(24, { dtype: 'float32' });
+    const nar = base.narrow(0, 2, 3);
+    const uns = nar.unsqueeze(1);
+    const v46 = base.view([4, 6]);
+    const parts = [v46, ...base.chunk(5), ...base.split([20, 4]), nar, uns, uns.expand([3, 4])];
+    const mx = v46.max(1);
+    base.dispose();
+    assert.ok(kd.memory().hostBytesInUse >= b0 + 96, 'views keep the storage');
+    kd.dispose(parts);
+    kd.dispose(mx);
+    assert.equal(live(), n0);
+    assert.equal(kd.memory().hostBytesInUse, b0);
+  });
+
   it('Symbol.dispose disposes (and `using` when the runtime supports it)', function () {
     const t = kd.ones([2]);
     assert.equal(typeof Symbol.dispose, 'symbol');

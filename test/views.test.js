@@ -143,6 +143,23 @@ describe('views: storage sharing and copies', function () {
     assert.deepEqual(s.shape, [2, 3]);
   });
 
+  it('to() accepts a tensor, dtype + options, and cpu()', function () {
+    const g = grid();
+    const like = kd.zeros([1], { dtype: 'int16' });
+    const r = g.to(like);
+    assert.equal(r.dtype, 'int16');
+    assert.deepEqual(values(r), values(g));
+    const c = g.to('float32', { copy: true });
+    assert.notEqual(c, g);
+    c.fill_(-1);
+    assert.equal(g.sum().item(), 66, 'copy: true copies');
+    assert.equal(g.cpu().device, 'cpu');
+    const viaTensor = kd.tensor(g);
+    viaTensor.fill_(0);
+    assert.equal(g.sum().item(), 66, 'kd.tensor(t) copies');
+    assert.equal(kd.tensor(g, { dtype: 'float64' }).dtype, 'float64');
+  });
+
   it('to() converts dtype and returns self when nothing changes', function () {
     const g = grid();
     assert.equal(g.to('float32'), g);

@@ -14,7 +14,7 @@ The JSON is committed, so the JS tests (test/*.test.js) never need PyTorch. Conv
 Inputs are deterministic: explicit values, or a 32-bit LCG below (no torch RNG).
 
 Where torch 1.13 has no CPU kernel for float16/bfloat16 ("not implemented for 'Half'"), and for
-half-precision matmul (1.13 accumulates bfloat16 dot products in bfloat16), the expected value is
+half-precision matmul/sum/mean (1.13 accumulates some of them in half precision), the expected value is
 computed in float32 and rounded to the half type, which is what newer PyTorch versions do.
 """
 import json
@@ -152,7 +152,7 @@ def apply_view(t, v):
     if name == 'transpose':
         return t.transpose(args[0], args[1])
     if name == 'permute':
-        return t.permute(*args[0])
+        return t.permute(args[0])
     if name == 'slice':
         dim, start, end, step = args
         idx = [slice(None)] * t.dim()
@@ -167,6 +167,10 @@ def apply_view(t, v):
     if name == 'unsqueeze':
         return t.unsqueeze(args[0])
     if name == 'squeeze':
+        if args and isinstance(args[0], list):  # torch 2.x squeeze(tuple): size-1 dims among them
+            for d in sorted((d % t.dim() for d in args[0]), reverse=True):
+                t = t.squeeze(d)
+            return t
         return t.squeeze(*args) if args else t.squeeze()
     if name == 'view':
         return t.view(*args[0])
@@ -317,7 +321,7 @@ def case(cases, name, op, args, kwargs=None, form='function', fallback_ok=True, 
             inputs = [arg_of(a) for a in args]
             fn = lambda *xs: pycall(op, list(xs), kwargs, form)
             if fallback_ok:
-                r, fb = compute(fn, inputs, force_fp32=op in ('matmul', 'mm', 'bmm'))
+                r, fb = compute(fn, inputs, force_fp32=op in ('matmul', 'mm', 'bmm', 'sum', 'mean'))
                 if fb:
                     c['halfFallback'] = True
             else:
@@ -474,6 +478,59 @@ def gen_pointwise():
          [spec('bool', [3, 2], views=[['transpose', 0, 1]]), spec('float32', [2, 3]), spec('float32', [2, 3])])
     case(cases, 'where non-bool cond (error)', 'where', [spec('float32', [3]), spec('float32', [3]), spec('float32', [3])])
     case(cases, 'where shape mismatch (error)', 'where', [spec('bool', [3]), spec('float32', [2]), spec('float32', [3])])
+
+    # edge cases
+    case(cases, 'where int32 tensor x scalar 2.5 -> float32', 'where', [spec('bool', [4]), spec('int32', [4]), sc(2.5)])
+    case(cases, 'where int32 tensor x scalar 2 -> int32', 'where', [spec('bool', [4]), spec('int32', [4]), sc(2)])
+    case(cases, 'where float16 0-d x float32 [3]', 'where', [spec('bool', [3]), spec('float16', [], [0.5]), spec('float32', [3])])
+    case(cases, 'where empty', 'where', [spec('bool', [0], []), spec('float32', [0], []), spec('float32', [1], [2])])
+    case(cases, 'add 0-d + 0-d', 'add', [spec('float32', [], [1.5]), spec('float32', [], [2.25])])
+    case(cases, 'add [0] + [1]', 'add', [spec('float32', [0], []), spec('float32', [1], [2])])
+    case(cases, 'add [0] + [2] (error)', 'add', [spec('float32', [0], []), spec('float32', [2], [2, 3])])
+    case(cases, 'add [2,0,3] + [1,3]', 'add', [spec('float32', [2, 0, 3], []), spec('float32', [1, 3])])
+    case(cases, 'uint8 > -1 (wrapped scalar cast to uint8)', 'gt', [spec('uint8', [3], [0, 1, 255]), sc(-1)])
+    case(cases, 'uint8 == 257', 'eq', [spec('uint8', [3], [1, 2, 255]), sc(257)])
+    case(cases, 'int32 lt 2.5', 'lt', [spec('int32', [4], [1, 2, 3, -5]), sc(2.5)])
+    case(cases, 'int64 eq float32 tensor', 'eq', [spec('int64', [3], [1, 2, 3]), spec('float32', [3], [1, 2.5, 3])])
+    case(cases, 'bool lt int8', 'lt', [spec('bool', [3], [True, False, True]), spec('int8', [3], [1, 1, 2])])
+    case(cases, 'float16 exp overflow -> inf', 'exp', [spec('float16', [3], [10, 11, 12])])
+    case(cases, 'float16 mul overflow -> inf', 'mul', [spec('float16', [2], [300, -300]), spec('float16', [2], [300, 300])])
+    case(cases, 'bfloat16 add keeps range', 'add', [spec('bfloat16', [2], [1e30, -1e30]), spec('bfloat16', [2], [1e30, 1])])
+    case(cases, 'sigmoid float32 extremes', 'sigmoid', [spec('float32', [6], [-100, -30, -10, 10, 30, 100])])
+    case(cases, 'tanh float64 extremes', 'tanh', [spec('float64', [5], [-40, -1e-10, 0, 1e-10, 40])])
+    case(cases, 'exp float64 extremes', 'exp', [spec('float64', [4], [-800, -1e-300, 700, 710])])
+    case(cases, 'log float32 subnormal/tiny', 'log', [spec('float32', [3], [1e-40, 1e-30, 3.4e38])])
+    case(cases, 'int32 + int32 overflow wraps', 'add', [spec('int32', [2], [2147483647, -2147483648]), spec('int32', [2], [1, -1])])
+    case(cases, 'int8 * int8 wraps', 'mul', [spec('int8', [2], [100, -100]), spec('int8', [2], [3, 3])])
+    case(cases, 'uint8 - uint8 wraps', 'sub', [spec('uint8', [2], [1, 0]), spec('uint8', [2], [2, 1])])
+    case(cases, 'int32 abs of INT_MIN', 'abs', [spec('int32', [2], [-2147483648, -5])])
+    case(cases, 'int64 pow int64 large', 'pow', [spec('int64', [3], [2, 3, -2]), spec('int64', [3], [40, 20, 31])])
+    case(cases, 'int32 pow 0 exponent', 'pow', [spec('int32', [3], [0, -3, 7]), sc(0)])
+    case(cases, 'float32 pow int tensor exponent', 'pow', [spec('float32', [3], [2, -2, 0.5]), spec('int32', [3], [3, 3, -2])])
+    case(cases, 'int32 pow float tensor -> float32', 'pow', [spec('int32', [3], [2, 4, 9]), spec('float32', [3], [0.5, -1, 1.5])])
+    case(cases, 'pow float32 scalar -1, 2, 0.5, 3', 'pow', [spec('float32', [4], [2, -3, 4, 0]), spec('float32', [4], [-1, 2, 0.5, 3])])
+    case(cases, 'div float floor with negative zero and inf', 'div',
+         [spec('float32', [6], [5, -5, 0, float('inf'), 1, -7.5]), spec('float32', [6], [float('inf'), float('inf'), -3, 2, 0, 2])],
+         {'roundingMode': 'floor'})
+    case(cases, 'div float trunc with inf and zero', 'div',
+         [spec('float32', [5], [5, -5, float('inf'), 1, -7.5]), spec('float32', [5], [float('inf'), 2, 2, 0, 2])],
+         {'roundingMode': 'trunc'})
+    case(cases, 'div int64 floor negative', 'div', [spec('int64', [4], [-1, 1, -9, 9]), spec('int64', [4], [3, -3, -4, 4])],
+         {'roundingMode': 'floor'})
+    case(cases, 'div uint8 / uint8 -> float32', 'div', [spec('uint8', [3], [1, 200, 7]), spec('uint8', [3], [2, 3, 7])])
+    case(cases, 'div bool / bool -> float32', 'div', [spec('bool', [2], [True, False]), spec('bool', [2], [True, True])])
+    case(cases, 'add float32 + float64 0-d scalar tensor alpha', 'add', [spec('float32', [2], [1, 2]), spec('float64', [], [0.1])],
+         {'alpha': 3})
+    case(cases, 'add int64 big alpha', 'add', [spec('int64', [2], [1, 2]), spec('int64', [2], [3, 4])], {'alpha': -1000000})
+    case(cases, 'mul bool * float scalar', 'mul', [spec('bool', [3], [True, False, True]), sc(2.5)])
+    case(cases, 'add_ uint8 with int scalar 300 wraps', 'add', [spec('uint8', [2], [1, 2]), sc(300)], form='inplace')
+    case(cases, 'mul_ float16 by float scalar', 'mul', [spec('float16', [3], [1, 2, 3]), sc(0.1)], form='inplace')
+    case(cases, 'relu_ int64', 'relu', [spec('int64', [3], [-1, 0, 5])], form='inplace')
+    case(cases, 'neg_ on expanded-then-contiguous', 'neg', [spec('float32', [1, 3], views=[['expand', [2, 3]], ['contiguous']])], form='inplace')
+    case(cases, 'eq_ float32 in place gives 0/1 floats', 'eq', [spec('float32', [3], [1, 2, 3]), spec('float32', [3], [1, 0, 3])], form='inplace')
+    case(cases, 'lt_ int32 in place', 'lt', [spec('int32', [3], [1, 2, 3]), sc(2)], form='inplace')
+    case(cases, 'where cond 0-d', 'where', [spec('bool', [], [True]), spec('float32', [2, 2]), spec('float32', [2, 2])])
+    case(cases, 'where 3-way broadcast', 'where', [spec('bool', [2, 1, 1]), spec('float64', [1, 3, 1]), spec('float64', [1, 1, 4])])
     return cases
 
 
@@ -533,6 +590,29 @@ def gen_reductions():
         case(cases, f'{op} float32 permuted [2,3,4] dim 2', op, [spec('float32', [2, 3, 4], views=[['permute', [1, 2, 0]]]), 2])
     case(cases, 'max float32 [2,3] dim via options', 'max', [spec('float32', [2, 3])], {'dim': 1, 'keepdim': True},
          note='max.dim selected by the options object')
+    # edge cases
+    case(cases, 'sum int32 near overflow accumulates in int64', 'sum', [spec('int32', [4], [2147483647] * 4)])
+    case(cases, 'sum uint8 255 x 1000', 'sum', [spec('uint8', [1000], [255] * 1000)])
+    case(cases, 'sum bool counts', 'sum', [spec('bool', [2, 3], [True, False, True, True, True, False]), 1])
+    case(cases, 'mean float16 of large values (float accumulation)', 'mean', [spec('float16', [1000], [1000] * 1000)])
+    case(cases, 'sum float16 overflow -> inf', 'sum', [spec('float16', [100], [1000] * 100)])
+    case(cases, 'mean bfloat16 dim', 'mean', [spec('bfloat16', [4, 300], [((i * 13) % 17) / 4 for i in range(1200)]), 1])
+    case(cases, 'max over zero-size dim (error)', 'max', [spec('float32', [0, 3], []), 0])
+    case(cases, 'argmax over zero-size dim (error)', 'argmax', [spec('float32', [0, 3], []), 0])
+    case(cases, 'argmax keepdim without dim', 'argmax', [spec('float32', [2, 3])], {'keepdim': True})
+    case(cases, 'sum keepdim 0-d', 'sum', [spec('float32', [], [3]), 0, True])
+    case(cases, 'sum dims -1 and 1 of 2-D (error: repeated)', 'sum', [spec('float32', [2, 3]), [-1, 1]])
+    case(cases, 'max bool', 'max', [spec('bool', [3], [False, True, False])])
+    case(cases, 'min bool dim', 'min', [spec('bool', [2, 2], [True, False, True, True]), 1])
+    case(cases, 'max int8 dim keepdim', 'max', [spec('int8', [2, 3], [-128, 127, 0, 5, -5, 0]), 1, True])
+    case(cases, 'argmax int64 all equal -> 0', 'argmax', [spec('int64', [5], [7, 7, 7, 7, 7])])
+    case(cases, 'max float32 -inf only', 'max', [spec('float32', [2], [float('-inf'), float('-inf')])])
+    case(cases, 'max float64 large non-contiguous dim 0', 'max',
+         [spec('float64', [40, 30], [((i * 7919) % 1201) - 600.0 for i in range(1200)], views=[['transpose', 0, 1]]), 0])
+    case(cases, 'sum float32 large transposed dim 1', 'sum',
+         [spec('float32', [64, 100], [((i * 31) % 97) / 10.0 for i in range(6400)], views=[['transpose', 0, 1]]), 1])
+    case(cases, 'mean float64 3-D dims [0,2] keepdim', 'mean', [spec('float64', [3, 4, 5]), [0, 2], True])
+    case(cases, 'sum float32 expanded all', 'sum', [spec('float32', [1, 5], [1, 2, 3, 4, 5], views=[['expand', [1000, 5]]])])
     for c in cases:
         if c['op'] in ('max', 'min') and len(c['args']) > 1 or (c['op'] in ('max', 'min') and 'dim' in c.get('kwargs', {})):
             c['tuple'] = 'expected' in c
@@ -581,6 +661,17 @@ def gen_matmul():
     case(cases, 'bmm float64 transposed', 'bmm', [spec('float64', [2, 3, 2], views=[['transpose', 1, 2]]), spec('float64', [2, 3, 1])],
          form='method')
     # errors
+    case(cases, 'matmul float32 step-sliced vector', 'matmul', [spec('float32', [3, 4]), spec('float32', [8], views=[['slice', 0, 0, 8, 2]])])
+    case(cases, 'matmul float32 vector @ transposed', 'matmul', [spec('float32', [3]), spec('float32', [4, 3], views=[['t']])])
+    case(cases, 'matmul float16 long dot (fp32 accumulation)', 'matmul',
+         [spec('float16', [2, 2048], [1 + (i % 3) / 4 for i in range(4096)]), spec('float16', [2048, 2], [1 - (i % 5) / 8 for i in range(4096)])])
+    case(cases, 'matmul bfloat16 long dot (fp32 accumulation)', 'matmul',
+         [spec('bfloat16', [2, 1024], [1 + (i % 3) / 4 for i in range(2048)]), spec('bfloat16', [1024], [1 - (i % 5) / 8 for i in range(1024)])])
+    case(cases, 'matmul int64 large values', 'matmul', [spec('int64', [2, 2], [100000, 200000, -300000, 400000]), spec('int64', [2, 2], [50000, 1, 2, -60000])])
+    case(cases, 'matmul int32 wraps', 'matmul', [spec('int32', [1, 2], [65536, 65536]), spec('int32', [2, 1], [65536, 65536])])
+    case(cases, 'bmm float32 zero batch', 'bmm', [spec('float32', [0, 2, 3], []), spec('float32', [0, 3, 4], [])])
+    case(cases, 'matmul [1,1,2,3] @ [4,3,5] broadcast', 'matmul', [spec('float32', [1, 1, 2, 3]), spec('float32', [4, 3, 5])])
+    case(cases, 'matmul [2,3] @ [3] float64 transposed matrix', 'matmul', [spec('float64', [3, 2], views=[['t']]), spec('float64', [3])])
     case(cases, 'mm shape mismatch (error)', 'mm', [spec('float32', [2, 3]), spec('float32', [4, 5])])
     case(cases, 'mm 1-D (error)', 'mm', [spec('float32', [3]), spec('float32', [3, 2])])
     case(cases, 'mm dtype mismatch (error)', 'mm', [spec('float32', [2, 3]), spec('float64', [3, 2])])
@@ -695,6 +786,44 @@ def gen_views():
               [['transpose', 0, 2], ['slice', 1, 1, 4, 2], ['select', 2, 1]])
     view_case(cases, 'chain: narrow, permute, unsqueeze, expand', arange_spec('int64', [4, 3]),
               [['narrow', 0, 1, 2], ['permute', [1, 0]], ['unsqueeze', 0], ['expand', [2, 3, 2]]])
+    s0 = spec('float32', [], [3])
+    view_case(cases, '0-d view [1]', s0, [['view', [1]]])
+    view_case(cases, '0-d view [-1]', s0, [['view', [-1]]])
+    view_case(cases, '0-d reshape [1,1]', s0, [['reshape', [1, 1]]])
+    view_case(cases, '0-d unsqueeze -1', s0, [['unsqueeze', -1]])
+    view_case(cases, '0-d squeeze 0', s0, [['squeeze', 0]])
+    view_case(cases, '0-d t', s0, [['t']])
+    view_case(cases, '0-d permute []', s0, [['permute', []]])
+    view_case(cases, '0-d expand [2,3]', s0, [['expand', [2, 3]]])
+    view_case(cases, '0-d select (error)', s0, [['select', 0, 0]])
+    view_case(cases, '1-D transpose 0,0', arange_spec('float32', [3]), [['transpose', 0, 0]])
+    view_case(cases, 'transpose twice is contiguous', b234, [['transpose', 0, 2], ['transpose', 2, 0]])
+    view_case(cases, 'narrow length 0', b46, [['narrow', 1, 6, 0]])
+    view_case(cases, 'slice start -100 clamps', b46, [['slice', 1, -100, 2, 1]])
+    view_case(cases, 'slice start past end -> empty', b46, [['slice', 1, 10, 20, 1]])
+    view_case(cases, 'slice step larger than size', b46, [['slice', 1, 1, 6, 10]])
+    view_case(cases, 'expand -1 on new leading dim (error)', arange_spec('float32', [2]), [['expand', [-1, 2]]])
+    view_case(cases, 'view of expanded splitting a dim', arange_spec('float32', [1, 4]), [['expand', [3, 4]], ['view', [3, 2, 2]]])
+    view_case(cases, 'view of expanded merging (error)', arange_spec('float32', [1, 4]), [['expand', [3, 4]], ['view', [12]]])
+    view_case(cases, 'reshape of expanded (copy)', arange_spec('float32', [1, 4]), [['expand', [3, 4]], ['reshape', [12]]])
+    view_case(cases, 'empty view [0,3] -> [3,0]', spec('float32', [0, 3], []), [['view', [3, 0]]])
+    view_case(cases, 'empty reshape [0,-1] (error)', spec('float32', [0, 3], []), [['reshape', [0, -1]]])
+    view_case(cases, 'empty view [-1]', spec('float32', [0, 3], []), [['view', [-1]]])
+    view_case(cases, 'asStrided on a view uses its storage offset', arange_spec('float32', [2, 3]), [['slice', 1, 1, 3, 1], ['asStrided', [2], [1]]])
+    view_case(cases, 'asStrided with explicit offset on a view', arange_spec('float32', [2, 3]), [['select', 0, 1], ['asStrided', [2, 2], [1, 2], 0]])
+    view_case(cases, 'chunk 6 into 4 -> 3 chunks, last', arange_spec('float32', [6]), [['chunk', 4], ['getitem', 2]])
+    view_case(cases, 'chunk 2 into 5 -> 2 chunks', arange_spec('float32', [2]), [['chunk', 5], ['getitem', 1]])
+    view_case(cases, 'split [0,4] first is empty', arange_spec('float32', [4]), [['split', [0, 4]], ['getitem', 1]])
+    view_case(cases, 'split size larger than dim', arange_spec('float32', [4]), [['split', 10], ['getitem', 0]])
+    view_case(cases, 'squeeze list with non-1 dims', b1, [['squeeze', [0, 1, 2]]])
+    view_case(cases, 'unsqueeze on transposed middle', b234, [['transpose', 0, 2], ['unsqueeze', 2]])
+    view_case(cases, 'flatten of transposed (copy)', b234, [['transpose', 0, 1], ['flatten']])
+    view_case(cases, 'flatten of sliced contiguous-inner', b234, [['slice', 0, 1, 2, 1], ['flatten', 1]])
+    view_case(cases, 'flatten single dim is a view', b234, [['flatten', 1, 1]])
+    view_case(cases, 'permute of expanded', arange_spec('float32', [3, 1]), [['expand', [3, 4]], ['permute', [1, 0]]])
+    view_case(cases, 'select negative dim and index', b234, [['select', -2, -3]])
+    view_case(cases, 'narrow negative dim', b234, [['narrow', -1, 1, 2]])
+    view_case(cases, 'int64 view chain', arange_spec('int64', [2, 6]), [['view', [2, 2, 3]], ['transpose', 1, 2], ['select', 0, 1]])
     view_case(cases, 'bool transpose', spec('bool', [2, 3], [True, False, True, True, False, False]), [['t']])
     view_case(cases, 'float16 select', spec('float16', [2, 3], [0.5, 1, 1.5, 2, 2.5, 3]), [['select', 1, 2]])
     return cases
@@ -823,6 +952,43 @@ def gen_creation():
     pr('int32 vector', torch.tensor([1, 2], dtype=torch.int32), ['tensor', [1, 2], {'dtype': 'int32'}])
     pr('float64 vector', torch.tensor([1.5, 2.], dtype=torch.float64), ['tensor', [1.5, 2], {'dtype': 'float64'}])
     pr('empty float', torch.tensor([]), ['tensor', []])
+    pr('float16 vector', torch.tensor([0.5, 1.], dtype=torch.float16), ['tensor', [0.5, 1], {'dtype': 'float16'}])
+    pr('bfloat16 vector', torch.tensor([0.5, 1.], dtype=torch.bfloat16), ['tensor', [0.5, 1], {'dtype': 'bfloat16'}])
+    pr('int8 matrix', torch.tensor([[1, -2], [3, 4]], dtype=torch.int8), ['tensor', [[1, -2], [3, 4]], {'dtype': 'int8'}])
+    pr('uint8 vector', torch.tensor([0, 255], dtype=torch.uint8), ['tensor', [0, 255], {'dtype': 'uint8'}])
+    pr('scientific', torch.tensor([1e-5, 1e5]), ['tensor', [1e-5, 1e5]])
+    pr('scientific large', torch.tensor([1.5e10, 2.]), ['tensor', [1.5e10, 2], {'dtype': 'float32'}])
+    pr('small fractions', torch.tensor([0.001, 0.0001]), ['tensor', [0.001, 0.0001]])
+    pr('bool 0-d', torch.tensor(True), ['tensor', True])
+    pr('int 0-d negative', torch.tensor(-7), ['tensor', -7])
+    pr('bool matrix', torch.tensor([[True, False], [False, True]]), ['tensor', [[True, False], [False, True]]])
+    pr('3-d float', torch.arange(8.).reshape(2, 2, 2), ['tensor', [[[0, 1], [2, 3]], [[4, 5], [6, 7]]], {'dtype': 'float32'}])
+    pr('empty 2-d', torch.zeros(0, 3), ['zeros', [0, 3]])
+    pr('empty int32', torch.zeros(0, dtype=torch.int32), ['zeros', [0], {'dtype': 'int32'}])
+    pr('negative zero', torch.tensor([-0., 1.]), ['tensor', ['-0', 1], {'dtype': 'float32'}])
+    pr('nan only', torch.tensor([float('nan')]), ['tensor', ['nan']])
+    pr('inf with fractions', torch.tensor([float('-inf'), 0.5]), ['tensor', ['-inf', 0.5]])
+    pr('float64 0-d', torch.tensor(0.1, dtype=torch.float64), ['tensor', 0.1, {'dtype': 'float64'}])
+    pr('large 2-d summarised', torch.arange(2000.).reshape(40, 50), ['reshape-arange', 2000, [40, 50]])
+    # assorted magnitudes and signs (the formatter picks widths, fixed vs scientific, per tensor)
+    for i, (lo, hi, n) in enumerate([(-1, 1, 5), (-100, 100, 6), (0, 1e-3, 4), (-1e4, 1e4, 5), (0.5, 9.5, 7),
+                                     (-3, 3, 12), (1e3, 9e3, 3), (-1e-2, 1e-2, 4)]):
+        vals = [float(torch.tensor(rng.uniform(lo, hi), dtype=torch.float32)) for _ in range(n)]
+        vals = [round(v, 6) for v in vals]
+        pr(f'float32 values in [{lo}, {hi}]', torch.tensor(vals), ['tensor', vals, {'dtype': 'float32'}])
+    for i, (lo, hi, shape) in enumerate([(-5, 5, [3, 4]), (-1000, 1000, [2, 3]), (0, 9, [2, 2, 2])]):
+        vals = [rng.int(lo, hi) for _ in range(numel(shape))]
+        t = torch.tensor(vals).reshape(shape)
+        pr(f'int64 {shape} in [{lo}, {hi}]', t, ['tensor', t.tolist()])
+    t = torch.tensor([[0.25, -1.5, 3.125], [100.5, 0.0, -7.75]], dtype=torch.float64)
+    pr('float64 matrix', t, ['tensor', t.tolist(), {'dtype': 'float64'}])
+    t = torch.tensor([[1e-8, 1.0], [2.0, 3.0]])
+    pr('tiny with ones (scientific)', t, ['tensor', t.tolist(), {'dtype': 'float32'}])
+    t = torch.tensor([123456789.0, 1.0])
+    pr('over 1e8 (scientific)', t, ['tensor', [123456789, 1], {'dtype': 'float32'}])
+    t = torch.tensor([1e8, 2e8])
+    pr('integer-valued over 1e8', t, ['tensor', [1e8, 2e8], {'dtype': 'float32'}])
+    pr('wide row wraps at 80 columns', torch.arange(30.) / 7, ['arange-div', 30, 7])
     return res
 
 

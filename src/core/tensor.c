@@ -72,6 +72,12 @@ kd_status kd_tensor_new_view(const kd_tensor *base, const int64_t *sizes, const 
                              int64_t offset, kd_tensor **out) {
   if (ndim < 0 || ndim > KD_MAX_DIMS)
     return kd_error(KD_ERR_INVALID_ARGUMENT, "tensors may have at most %d dimensions, got %d", KD_MAX_DIMS, ndim);
+  int64_t numel = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (sizes[i] < 0) return kd_error(KD_ERR_INVALID_ARGUMENT, "negative size %lld in a view", (long long)sizes[i]);
+    if (__builtin_mul_overflow(numel, sizes[i], &numel))
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "numel: integer multiplication overflow");
+  }
   kd_tensor *t = NULL;
   KD_TRY(kd_tensor_alloc_struct(&t));
   t->ndim = ndim;

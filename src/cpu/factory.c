@@ -201,30 +201,40 @@ KD_KERNEL(kd_cpu_linspace) {
 }
 
 /* ---- random: see Note [Random number mapping] in core/random.h ---- */
+/* Runs the statement(s) in ... for each element k of a run (element index i0 + k), computing
+ * each Philox block once: w_[0..3] is the element's block and j its slot in the block
+ * (SHIFT 2: four elements per block, w_[j] is its word; SHIFT 1: two per block, words 2j and
+ * 2j + 1). See Note [Random number mapping]. */
+#define KD_PHILOX_RUN(c, i0, n, SHIFT, ...)                                                   \
+  do {                                                                                       \
+    uint32_t w_[4];                                                                          \
+    const uint64_t per_ = (uint64_t)1 << (SHIFT);                                            \
+    uint64_t i_ = (i0);                                                                      \
+    int64_t k = 0;                                                                           \
+    while (k < (n)) {                                                                        \
+      kd_philox_block((c)->seed, (c)->offset, i_ >> (SHIFT), w_);                            \
+      for (uint64_t j = i_ & (per_ - 1); j < per_ && k < (n); j++, k++, i_++) { __VA_ARGS__; } \
+    }                                                                                        \
+  } while (0)
+
 static void kd_uniform_loop(void *ctx, char **data, const int64_t *strides, int64_t n) {
   const kd_index_ctx *c = (const kd_index_ctx *)ctx;
   char *p = data[0];
   const int64_t s = strides[0];
   const uint64_t i0 = (uint64_t)kd_index_of(c, p);
-  uint32_t w[4];
-  uint64_t blk = UINT64_MAX;
-  for (int64_t k = 0; k < n; k++) {
-    uint64_t i = i0 + (uint64_t)k;
-    char *e = p + k * s;
-    if (c->dtype == KD_DTYPE_F64) {
-      if (i >> 1 != blk) kd_philox_block(c->seed, c->offset, blk = i >> 1, w);
-      int j = (int)(i & 1) * 2;
-      *(double *)e = kd_random_u64_to_f64(kd_random_words64(w[j], w[j + 1]));
-      continue;
-    }
-    if (i >> 2 != blk) kd_philox_block(c->seed, c->offset, blk = i >> 2, w);
-    uint32_t x = w[i & 3];
-    switch (c->dtype) {
-      case KD_DTYPE_F32: *(float *)e = kd_random_u32_to_f32(x); break;
-      case KD_DTYPE_F16: *(uint16_t *)e = kd_f32_to_f16(kd_random_u32_to_f16val(x)); break;
-      case KD_DTYPE_BF16: *(uint16_t *)e = kd_f32_to_bf16(kd_random_u32_to_bf16val(x)); break;
-      default: break;
-    }
+  switch (c->dtype) {
+    case KD_DTYPE_F32: KD_PHILOX_RUN(c, i0, n, 2, *(float *)(p + k * s) = kd_random_u32_to_f32(w_[j])); break;
+    case KD_DTYPE_F16:
+      KD_PHILOX_RUN(c, i0, n, 2, *(uint16_t *)(p + k * s) = kd_f32_to_f16(kd_random_u32_to_f16val(w_[j])));
+      break;
+    case KD_DTYPE_BF16:
+      KD_PHILOX_RUN(c, i0, n, 2, *(uint16_t *)(p + k * s) = kd_f32_to_bf16(kd_random_u32_to_bf16val(w_[j])));
+      break;
+    case KD_DTYPE_F64:
+      KD_PHILOX_RUN(c, i0, n, 1,
+                    *(double *)(p + k * s) = kd_random_u64_to_f64(kd_random_words64(w_[2 * j], w_[2 * j + 1])));
+      break;
+    default: break;
   }
 }
 
@@ -233,34 +243,26 @@ static void kd_normal_loop(void *ctx, char **data, const int64_t *strides, int64
   char *p = data[0];
   const int64_t s = strides[0];
   const uint64_t i0 = (uint64_t)kd_index_of(c, p);
-  uint32_t w[4];
   double z[2];
-  uint64_t blk = UINT64_MAX, pair = UINT64_MAX;
-  for (int64_t k = 0; k < n; k++) {
-    uint64_t i = i0 + (uint64_t)k;
-    char *e = p + k * s;
-    if (c->dtype == KD_DTYPE_F64) {
-      if (i >> 1 != blk) {
-        kd_philox_block(c->seed, c->offset, blk = i >> 1, w);
-        kd_random_box_muller64(kd_random_words64(w[0], w[1]), kd_random_words64(w[2], w[3]), z);
-      }
-      *(double *)e = z[i & 1];
-      continue;
-    }
-    if (i >> 2 != blk) kd_philox_block(c->seed, c->offset, blk = i >> 2, w);
-    if (i >> 1 != pair) {
-      int j = (int)((i & 3) >> 1) * 2;
-      kd_random_box_muller32(w[j], w[j + 1], z);
-      pair = i >> 1;
-    }
-    double v = z[i & 1];
+  if (c->dtype == KD_DTYPE_F64) { /* one block -> two normals */
+    KD_PHILOX_RUN(c, i0, n, 1, {
+      if (j == 0 || k == 0)
+        kd_random_box_muller64(kd_random_words64(w_[0], w_[1]), kd_random_words64(w_[2], w_[3]), z);
+      *(double *)(p + k * s) = z[j];
+    });
+    return;
+  }
+  /* float32 family: one block -> two pairs -> four normals */
+  KD_PHILOX_RUN(c, i0, n, 2, {
+    if ((j & 1) == 0 || k == 0) kd_random_box_muller32(w_[j & 2], w_[(j & 2) + 1], z);
+    double v = z[j & 1];
     switch (c->dtype) {
-      case KD_DTYPE_F32: *(float *)e = (float)v; break;
-      case KD_DTYPE_F16: *(uint16_t *)e = kd_f32_to_f16((float)v); break;
-      case KD_DTYPE_BF16: *(uint16_t *)e = kd_f32_to_bf16((float)v); break;
+      case KD_DTYPE_F32: *(float *)(p + k * s) = (float)v; break;
+      case KD_DTYPE_F16: *(uint16_t *)(p + k * s) = kd_f32_to_f16((float)v); break;
+      case KD_DTYPE_BF16: *(uint16_t *)(p + k * s) = kd_f32_to_bf16((float)v); break;
       default: break;
     }
-  }
+  });
 }
 
 static inline int64_t kd_randint_at(const kd_index_ctx *c, uint64_t i, uint32_t w[4], uint64_t *blk) {

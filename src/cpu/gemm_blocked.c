@@ -15,10 +15,10 @@
  * for the whole k loop. After the last slice the block is converted and stored to C.
  * Packing makes every operand layout equally fast and does the dtype conversion once.
  *
- * Accumulators (see kd_gemm_acc_kind): float32/float16/bfloat16 accumulate in float,
- * float64 in double, integers in uint64_t. Unsigned 64-bit arithmetic wraps without
- * undefined behaviour, and since truncation to the output width is a ring homomorphism the
- * result equals PyTorch's wrapping integer matmul bit for bit. */
+ * Accumulators: float32/float16/bfloat16 accumulate in float, float64 in double, int64 in
+ * uint64_t and the narrower integers in uint32_t. Unsigned arithmetic wraps without undefined
+ * behaviour, and since truncation to the output width is a ring homomorphism the result
+ * equals PyTorch's wrapping integer matmul bit for bit. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,11 +66,29 @@ static inline uint64_t kd_gemm_load_u(kd_dtype t, const char *p) {
     default: return *(const uint64_t *)p;
   }
 }
+/* int8/uint8/int16/int32 accumulate in uint32_t: their outputs keep at most 32 bits, so
+ * arithmetic mod 2^32 gives the same wrapped result as mod 2^64, at twice the SIMD width. */
+static inline uint32_t kd_gemm_load_w(kd_dtype t, const char *p) {
+  switch (t) {
+    case KD_DTYPE_I8: return (uint32_t)(int32_t) * (const int8_t *)p;
+    case KD_DTYPE_U8: return (uint32_t) * (const uint8_t *)p;
+    case KD_DTYPE_I16: return (uint32_t)(int32_t) * (const int16_t *)p;
+    default: return *(const uint32_t *)p;
+  }
+}
 static inline void kd_gemm_store_f(kd_dtype t, char *p, float v) {
   switch (t) {
     case KD_DTYPE_F16: *(uint16_t *)p = kd_f32_to_f16(v); break;
     case KD_DTYPE_BF16: *(uint16_t *)p = kd_f32_to_bf16(v); break;
     default: *(float *)p = v; break;
+  }
+}
+static inline void kd_gemm_store_w(kd_dtype t, char *p, uint32_t v) {
+  switch (t) {
+    case KD_DTYPE_I8: *(int8_t *)p = (int8_t)(uint8_t)v; break;
+    case KD_DTYPE_U8: *(uint8_t *)p = (uint8_t)v; break;
+    case KD_DTYPE_I16: *(int16_t *)p = (int16_t)(uint16_t)v; break;
+    default: *(int32_t *)p = (int32_t)v; break;
   }
 }
 static inline void kd_gemm_store_d(kd_dtype t, char *p, double v) { (void)t; *(double *)p = v; }
@@ -187,6 +205,7 @@ static inline void kd_gemm_store_u(kd_dtype t, char *p, uint64_t v) {
 KD_GEMM_DEFINE(f, float)
 KD_GEMM_DEFINE(d, double)
 KD_GEMM_DEFINE(u, uint64_t)
+KD_GEMM_DEFINE(w, uint32_t)
 
 /* Declared in matmul.c (the only caller). Requires m, n, k > 0; dtype not bool. */
 kd_status kd_gemm_blocked(kd_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
@@ -218,8 +237,8 @@ kd_status kd_gemm_blocked(kd_dtype dtype, int64_t batch, int64_t m, int64_t n, i
   switch (dtype) {
     case KD_DTYPE_F32: case KD_DTYPE_F16: case KD_DTYPE_BF16: fn = kd_gemm_tasks_f; break;
     case KD_DTYPE_F64: fn = kd_gemm_tasks_d; break;
-    case KD_DTYPE_I8: case KD_DTYPE_U8: case KD_DTYPE_I16: case KD_DTYPE_I32: case KD_DTYPE_I64:
-      fn = kd_gemm_tasks_u; break;
+    case KD_DTYPE_I8: case KD_DTYPE_U8: case KD_DTYPE_I16: case KD_DTYPE_I32: fn = kd_gemm_tasks_w; break;
+    case KD_DTYPE_I64: fn = kd_gemm_tasks_u; break;
     default: return kd_error(KD_ERR_NOT_SUPPORTED, "matmul: unsupported dtype %s", kd_dtype_name(dtype));
   }
   /* Small products stay on the calling thread: waking the pool costs more than it saves. */

@@ -114,8 +114,18 @@ typedef struct kd_mm_blas_job {
   int lda, ldb;
   const char *a, *b;
   int64_t a_bs, b_bs; /* in elements */
+  int incx;           /* > 0: matrix-vector via gemv (n == 1: x is B's column; m == 1: A's row) */
   char *c;
 } kd_mm_blas_job;
+
+/* y = op(M) x with M stored row-major as rows x cols (ld), for float32 or float64. */
+static void kd_mm_gemv(kd_dtype dt, enum CBLAS_TRANSPOSE t, int rows, int cols, const char *mat, int ld,
+                       const char *x, int incx, char *y) {
+  if (dt == KD_DTYPE_F32)
+    cblas_sgemv(CblasRowMajor, t, rows, cols, 1.0f, (const float *)mat, ld, (const float *)x, incx, 0.0f, (float *)y, 1);
+  else
+    cblas_dgemv(CblasRowMajor, t, rows, cols, 1.0, (const double *)mat, ld, (const double *)x, incx, 0.0, (double *)y, 1);
+}
 
 static void kd_mm_blas_batches(void *ctx, int64_t b0, int64_t b1) {
   const kd_mm_blas_job *j = (const kd_mm_blas_job *)ctx;
@@ -124,7 +134,13 @@ static void kd_mm_blas_batches(void *ctx, int64_t b0, int64_t b1) {
   for (int64_t bi = b0; bi < b1; bi++) {
     const char *a = j->a + bi * j->a_bs * (int64_t)es, *b = j->b + bi * j->b_bs * (int64_t)es;
     char *c = j->c + bi * (int64_t)j->m * j->n * (int64_t)es;
-    if (j->dtype == KD_DTYPE_F32)
+    if (j->incx > 0 && j->n == 1) { /* c (m) = A (m x k) @ b (k): A as stored, NoTrans or Trans */
+      if (j->ta == CblasNoTrans) kd_mm_gemv(j->dtype, CblasNoTrans, j->m, j->k, a, j->lda, b, j->incx, c);
+      else kd_mm_gemv(j->dtype, CblasTrans, j->k, j->m, a, j->lda, b, j->incx, c);
+    } else if (j->incx > 0) { /* m == 1: c (n) = B^T (n x k) @ a (k) */
+      if (j->tb == CblasNoTrans) kd_mm_gemv(j->dtype, CblasTrans, j->k, j->n, b, j->ldb, a, j->incx, c);
+      else kd_mm_gemv(j->dtype, CblasNoTrans, j->n, j->k, b, j->ldb, a, j->incx, c);
+    } else if (j->dtype == KD_DTYPE_F32)
       cblas_sgemm(CblasRowMajor, j->ta, j->tb, j->m, j->n, j->k, 1.0f, (const float *)a, j->lda, (const float *)b,
                   j->ldb, 0.0f, (float *)c, ldc);
     else
@@ -156,6 +172,10 @@ static kd_status kd_mm_blas(kd_dtype dtype, int64_t batch, int64_t m, int64_t n,
   }
   j.a = a.data; j.a_bs = a.bs;
   j.b = b.data; j.b_bs = b.bs;
+  /* Matrix-vector products (one output row or column) go to gemv, as PyTorch's mv does;
+   * the vector may have any positive stride. */
+  int64_t vstride = n == 1 ? (k == 1 ? 1 : b.rs) : m == 1 ? (k == 1 ? 1 : a.cs) : 0;
+  j.incx = (n == 1 || m == 1) && vstride > 0 && vstride <= INT_MAX ? (int)vstride : 0;
   j.c = c;
   kd_mm_sync_blas_threads();
   /* OpenBLAS runs products up to 64^3 multiply-adds on one thread; batches of those are

@@ -57,23 +57,35 @@ KD_ROWS_ALL(KD_DEF_SUM)
 static const kd_iter_loop_fn kd_sum_loops[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_SUM_ENTRY)};
 
 /* max/min of everything: operand 0 is the running result (stride 0, initialised with an
- * element), NaN propagates. ctx: int, 1 for max. */
+ * element), NaN propagates (a NaN lane stays NaN: x > NaN is false). Contiguous runs use
+ * eight independent lanes so the compare-and-select vectorizes. ctx: int, 1 for max. */
+#define KD_MINMAX_STEP(CMP, K, m, x) ((x) CMP (m) || KD_ISNAN_##K(x) ? (x) : (m))
+#define KD_MINMAX_RUN(CMP, T, CT, LD, K)                                                      \
+  do {                                                                                       \
+    int64_t i = 0;                                                                           \
+    if (si == (int64_t)sizeof(T) && n >= 16) {                                               \
+      const T *xs = (const T *)pi;                                                           \
+      CT acc[8];                                                                             \
+      for (int k = 0; k < 8; k++) acc[k] = m;                                                \
+      for (; i + 8 <= n; i += 8)                                                             \
+        for (int k = 0; k < 8; k++) {                                                        \
+          CT x = LD(xs[i + k]);                                                              \
+          acc[k] = KD_MINMAX_STEP(CMP, K, acc[k], x);                                        \
+        }                                                                                    \
+      for (int k = 0; k < 8; k++) m = KD_MINMAX_STEP(CMP, K, m, acc[k]);                     \
+    }                                                                                        \
+    for (; i < n; i++) {                                                                     \
+      CT x = LD(*(const T *)(pi + i * si));                                                  \
+      m = KD_MINMAX_STEP(CMP, K, m, x);                                                      \
+    }                                                                                        \
+  } while (0)
 #define KD_DEF_MINMAX(SFX, DT, T, CT, LD, ST, MS, K, UT)                                      \
   static void kd_minmax_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) { \
     char *pi = data[1];                                                                      \
     const int64_t si = strides[1];                                                           \
     CT m = LD(*(const T *)data[0]);                                                          \
-    if (*(const int *)ctx) {                                                                 \
-      for (int64_t i = 0; i < n; i++) {                                                      \
-        CT x = LD(*(const T *)(pi + i * si));                                                \
-        if (x > m || KD_ISNAN_##K(x)) m = x;                                                 \
-      }                                                                                      \
-    } else {                                                                                 \
-      for (int64_t i = 0; i < n; i++) {                                                      \
-        CT x = LD(*(const T *)(pi + i * si));                                                \
-        if (x < m || KD_ISNAN_##K(x)) m = x;                                                 \
-      }                                                                                      \
-    }                                                                                        \
+    if (*(const int *)ctx) KD_MINMAX_RUN(>, T, CT, LD, K);                                   \
+    else KD_MINMAX_RUN(<, T, CT, LD, K);                                                     \
     *(T *)data[0] = ST(m);                                                                   \
   }
 KD_ROWS_ALL(KD_DEF_MINMAX)
@@ -349,7 +361,6 @@ KD_KERNEL(kd_cpu_arg_reduce) {
   int is_max = op->code != KD_REDUCE_MIN;
   const char *name = argmax ? "argmax" : is_max ? "max" : "min";
   bool keepdim = args[2].kind == KD_VALUE_BOOL && args[2].v.b;
-  if (argmax && self->dtype == KD_DTYPE_BOOL) return kd_error(KD_ERR_DTYPE, "\"argmax_cpu\" not implemented for 'Bool'");
 
   kd_tensor *in = NULL; /* the tensor reduced: self, or self flattened for argmax without dim */
   int dim;
@@ -379,6 +390,12 @@ KD_KERNEL(kd_cpu_arg_reduce) {
     ond = 0;
     for (int d = 0; d < self->ndim; d++)
       if (d != dim || keepdim) osizes[ond++] = d == dim ? 1 : self->sizes[d];
+  }
+  /* PyTorch has no bool argmax kernel; it skips it for an empty result or a size-1 dim */
+  bool flat = args[1].kind == KD_VALUE_NONE;
+  if (argmax && self->dtype == KD_DTYPE_BOOL && kd_tensor_numel(in) > 0 && (flat || self->ndim == 0 || in->sizes[dim] > 1)) {
+    kd_tensor_release(in);
+    return kd_error(KD_ERR_DTYPE, "\"argmax_cpu\" not implemented for 'Bool'");
   }
   bool reduced[KD_MAX_DIMS] = {false};
   if (in->ndim) reduced[dim] = true;

@@ -14,8 +14,8 @@ kd_status kd_view_infer_size(const int64_t *shape, int n, int64_t numel, int64_t
       infer = i;
     } else if (shape[i] < 0) {
       return kd_error(KD_ERR_INVALID_ARGUMENT, "invalid shape dimension %lld", (long long)shape[i]);
-    } else {
-      known *= shape[i];
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "numel: integer multiplication overflow");
     }
     out[i] = shape[i];
   }
