@@ -10,7 +10,11 @@
 //   teardown(state)          disposes the inputs
 //   perCallUnit 'us' to show the time per call in microseconds (overhead cases)
 //   rate        {unit, of(n, seconds)}: a throughput to show (GB/s, GFLOP/s)
-//   limit       'stream.copy' | 'stream.triad' | 'stream.add': % of that measured bandwidth
+//   limit       'stream.copy' | 'stream.triad' | 'stream.add': % of that measured bandwidth,
+//               shown for sizes whose bytes(n) are >= 2x the last-level cache (smaller ones
+//               run from cache, where DRAM bandwidth is no limit)
+//   bytes(n)    bytes one call moves (for the limit rule above)
+//   headline    sizes that are targets of the project: repeated in the summary
 //   peers       {torch: true, native: 'sgemm'}: peers to run on the same sizes
 'use strict';
 
@@ -28,6 +32,7 @@ module.exports = [
     run: (s) => { s.a.add(s.b).dispose(); },
     teardown: (s) => { s.a.dispose(); s.b.dispose(); },
     perCallUnit: 'us',
+    headline: [1],
     peers: { torch: true },
   },
   {
@@ -40,7 +45,9 @@ module.exports = [
     run: (s) => { s.a.add(s.b).dispose(); },
     teardown: (s) => { s.a.dispose(); s.b.dispose(); },
     rate: { unit: 'GB/s', of: (n, sec) => (12 * n) / sec / 1e9 },
+    bytes: (n) => 12 * n,
     limit: 'stream.copy',
+    headline: [1 << 24],
     peers: { torch: true },
   },
   {
@@ -53,6 +60,7 @@ module.exports = [
     run: (s) => { s.kd.matmul(s.a, s.b).dispose(); },
     teardown: (s) => { s.a.dispose(); s.b.dispose(); },
     rate: { unit: 'GFLOP/s', of: (n, sec) => (2 * n ** 3) / sec / 1e9 },
+    headline: [1024],
     peers: { torch: true, native: 'sgemm' },
   },
 ];

@@ -202,7 +202,9 @@ function buildRows(kdResults, torch, sgemm, stream) {
       const g = c.peers && c.peers.native === 'sgemm' && sgemm ? sgemm.results.find((r) => r.n === n) : null;
       const kRate = k && c.rate ? c.rate.of(n, k.median_s) : null;
       let limitPct = null;
-      if (c.limit && stream && kRate !== null) {
+      const llc = llcBytes();
+      const outOfCache = !c.bytes || !llc || c.bytes(n) >= 2 * llc;
+      if (c.limit && stream && kRate !== null && outOfCache) {
         const which = c.limit.split('.')[1];
         if (stream[which]) limitPct = (100 * kRate) / stream[which].gbps_median;
       }
@@ -218,6 +220,9 @@ function buildRows(kdResults, torch, sgemm, stream) {
         rate_unit: c.rate ? c.rate.unit : null,
         limit: c.limit || null,
         limit_pct: limitPct,
+        in_cache: !outOfCache,
+        headline: !!(c.headline && c.headline.includes(n)),
+        title: c.title,
         unit: c.perCallUnit || null,
       });
     }
@@ -232,7 +237,7 @@ function printTable(rows, markdown) {
     r.case, r.size, fmtTime(r.kindling_s, r.unit), fmtTime(r.torch_s, r.unit), fmtRatio(r.kindling_s, r.torch_s),
     fmtTime(r.native_s, r.unit), fmtRatio(r.kindling_s, r.native_s), fmtRate(r.kindling_rate, r.rate_unit),
     fmtRate(r.torch_rate, r.rate_unit), fmtRate(r.native_rate, r.rate_unit),
-    r.limit_pct === null ? '-' : `${r.limit_pct.toFixed(0)}% ${r.limit}`,
+    r.limit_pct !== null ? `${r.limit_pct.toFixed(0)}% ${r.limit}` : r.limit && r.in_cache ? '(in cache)' : '-',
   ]);
   if (markdown) {
     console.log(`| ${header.join(' | ')} |`);
@@ -245,6 +250,21 @@ function printTable(rows, markdown) {
   console.log(line(header));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const b of body) console.log(line(b));
+}
+
+/** The project's targets (cases' `headline` sizes), one line each. */
+function printHeadlines(rows) {
+  const hs = rows.filter((r) => r.headline);
+  if (!hs.length) return;
+  console.log('\nheadlines (median):');
+  for (const r of hs) {
+    const parts = [`kindling ${fmtTime(r.kindling_s, r.unit)}`];
+    if (r.kindling_rate !== null) parts[0] += ` = ${fmtRate(r.kindling_rate, r.rate_unit)}`;
+    if (r.limit_pct !== null) parts.push(`${r.limit_pct.toFixed(0)}% of ${r.limit}`);
+    if (r.torch_s) parts.push(`PyTorch ${fmtTime(r.torch_s, r.unit)} (kindling/PyTorch ${fmtRatio(r.kindling_s, r.torch_s)})`);
+    if (r.native_s) parts.push(`cblas_sgemm ${fmtTime(r.native_s, r.unit)} (kindling/BLAS ${fmtRatio(r.kindling_s, r.native_s)})`);
+    console.log(`  ${r.title} [${r.size}]: ${parts.join('; ')}`);
+  }
 }
 
 // ---- main -------------------------------------------------------------------------------
@@ -275,6 +295,7 @@ function main() {
     `${machine.os}; node ${machine.node}${torch ? `; torch ${torch.torch}` : ''}${sgemm ? `; ${sgemm.blas.trim()}` : ''}; ` +
     `threads ${threads}; commit ${machine.commit || 'none'}`);
   for (const s of skipped) console.log(`skipped ${s.what}: ${s.reason}`);
+  printHeadlines(rows);
 
   const stamp = started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
   const file = opts.out ? path.resolve(opts.out) : path.join(root, 'bench', 'out', `${stamp}.json`);

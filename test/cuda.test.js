@@ -32,6 +32,20 @@ describe('cuda', function () {
       }
       assert.deepEqual(values(kd.ones([2]).add(1)), [2, 2]);
     });
+    it('the kd.cuda namespace: queries never throw, everything else is KD_CUDA_UNAVAILABLE', async function () {
+      assert.equal(kd.cuda.deviceCount(), 0);
+      if (typeof kd.cuda.unavailableReason === 'function') {
+        const why = kd.cuda.unavailableReason();
+        assert.equal(typeof why, 'string');
+        assert.ok(why.length > 0, 'unavailableReason() explains why');
+      }
+      for (const name of ['currentDevice', 'setDevice', 'getDeviceName', 'getDeviceProperties']) {
+        if (typeof kd.cuda[name] === 'function') expectKdError(() => kd.cuda[name](0), 'KD_CUDA_UNAVAILABLE', name);
+      }
+      if (typeof kd.cuda.synchronize === 'function') {
+        await assert.rejects(Promise.resolve().then(() => kd.cuda.synchronize()), (e) => e.code === 'KD_CUDA_UNAVAILABLE');
+      }
+    });
     it('deviceCount() is 0 when present', function () {
       if (typeof kd.cuda.deviceCount === 'function') assert.equal(kd.cuda.deviceCount(), 0);
     });

@@ -36,12 +36,12 @@
 #ifndef KD_RANDOM_H
 #define KD_RANDOM_H
 
+#include <math.h>
 #include <stdint.h>
 
 #ifdef __CUDACC__
 #define KD_RANDOM_FN static __host__ __device__ __forceinline__
 #else
-#include <math.h>
 #define KD_RANDOM_FN static inline
 #endif
 

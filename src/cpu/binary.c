@@ -30,19 +30,19 @@ static inline int64_t kd_idiv_floor(int64_t a, int64_t b) {
  * RND rounds an intermediate to the storage type: float16/bfloat16 arithmetic in PyTorch
  * rounds every step, and the quotient's rounding decides the floor near integers. */
 #define KD_DEF_FDIV_FLOOR(NAME, F, MS, RND)                                                   \
-  static inline F NAME(F a, F b) {                                                           \
-    if (b == 0) return a / b;                                                                \
-    F mod = RND(fmod##MS(a, b));                                                             \
-    F div = RND(RND(a - mod) / b);                                                           \
-    if (mod != 0 && (b < 0) != (mod < 0)) div = RND(div - (F)1);                             \
-    F fl;                                                                                    \
-    if (div != 0) {                                                                          \
-      fl = floor##MS(div);                                                                   \
-      if (div - fl > (F)0.5) fl += (F)1;                                                     \
-    } else {                                                                                 \
-      fl = copysign##MS((F)0, a / b);                                                        \
-    }                                                                                        \
-    return fl;                                                                               \
+  static inline F NAME(F a, F b) {                                                            \
+    if (b == 0) return a / b;                                                                 \
+    F mod = RND(fmod##MS(a, b));                                                              \
+    F div = RND(RND(a - mod) / b);                                                            \
+    if (mod != 0 && (b < 0) != (mod < 0)) div = RND(div - (F)1);                              \
+    F fl;                                                                                     \
+    if (div != 0) {                                                                           \
+      fl = floor##MS(div);                                                                    \
+      if (div - fl > (F)0.5) fl += (F)1;                                                      \
+    } else {                                                                                  \
+      fl = copysign##MS((F)0, a / b);                                                         \
+    }                                                                                         \
+    return fl;                                                                                \
   }
 #define KD_RND_F16(x) kd_f16_to_f32(kd_f32_to_f16(x))
 #define KD_RND_BF16(x) kd_bf16_to_f32(kd_f32_to_bf16(x))
@@ -79,56 +79,56 @@ static inline int64_t kd_powi(int64_t a, int64_t b) {
 #define KD_MUL_B(a, b, CT, UT) ((CT)((a) && (b)))
 
 /* Cases shared by every kind: add/sub/mul in wrapping arithmetic and the comparisons. */
-#define KD_BINARY_CASES_COMMON(T, CT, LD, ST, K, UT, c)                                          \
-  case KD_BX_ADD1: KD_LOOP2(T, T, CT, LD, ST, (CT)((UT)a + (UT)b)); break;                   \
-  case KD_BX_SUB1: KD_LOOP2(T, T, CT, LD, ST, (CT)((UT)a - (UT)b)); break;                   \
-  case KD_BINARY_ADD: {                                                                      \
-    const UT al = KD_ALPHA_##K(c, CT, UT);                                                       \
-    KD_LOOP2(T, T, CT, LD, ST, (CT)((UT)a + al * (UT)b));                                    \
-    break;                                                                                   \
-  }                                                                                          \
-  case KD_BINARY_SUB: {                                                                      \
-    const UT al = KD_ALPHA_##K(c, CT, UT);                                                       \
-    KD_LOOP2(T, T, CT, LD, ST, (CT)((UT)a - al * (UT)b));                                    \
-    break;                                                                                   \
-  }                                                                                          \
-  case KD_BINARY_MUL: KD_LOOP2(T, T, CT, LD, ST, KD_MUL_##K(a, b, CT, UT)); break;           \
-  case KD_BINARY_EQ: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)(a == b)); break;       \
-  case KD_BINARY_NE: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)(a != b)); break;       \
-  case KD_BINARY_LT: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)(a < b)); break;        \
-  case KD_BINARY_LE: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)(a <= b)); break;       \
-  case KD_BINARY_GT: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)(a > b)); break;        \
+#define KD_BINARY_CASES_COMMON(T, CT, LD, ST, K, UT, c)                                       \
+  case KD_BX_ADD1: KD_LOOP2(T, T, CT, LD, ST, (CT)((UT)a + (UT)b)); break;                    \
+  case KD_BX_SUB1: KD_LOOP2(T, T, CT, LD, ST, (CT)((UT)a - (UT)b)); break;                    \
+  case KD_BINARY_ADD: {                                                                       \
+    const UT al = KD_ALPHA_##K(c, CT, UT);                                                    \
+    KD_LOOP2(T, T, CT, LD, ST, (CT)((UT)a + al * (UT)b));                                     \
+    break;                                                                                    \
+  }                                                                                           \
+  case KD_BINARY_SUB: {                                                                       \
+    const UT al = KD_ALPHA_##K(c, CT, UT);                                                    \
+    KD_LOOP2(T, T, CT, LD, ST, (CT)((UT)a - al * (UT)b));                                     \
+    break;                                                                                    \
+  }                                                                                           \
+  case KD_BINARY_MUL: KD_LOOP2(T, T, CT, LD, ST, KD_MUL_##K(a, b, CT, UT)); break;            \
+  case KD_BINARY_EQ: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)(a == b)); break;        \
+  case KD_BINARY_NE: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)(a != b)); break;        \
+  case KD_BINARY_LT: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)(a < b)); break;         \
+  case KD_BINARY_LE: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)(a <= b)); break;        \
+  case KD_BINARY_GT: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)(a > b)); break;         \
   case KD_BINARY_GE: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)(a >= b)); break;
 
-#define KD_BINARY_CASES_F(SFX, T, CT, LD, ST, MS, UT, c)                                           \
-  case KD_BINARY_DIV: KD_LOOP2(T, T, CT, LD, ST, a / b); break;                              \
-  case KD_BX_DIV_TRUNC: KD_LOOP2(T, T, CT, LD, ST, trunc##MS(LD(ST(a / b)))); break;         \
-  case KD_BX_DIV_FLOOR: KD_LOOP2(T, T, CT, LD, ST, kd_fdiv_floor_##SFX(a, b)); break;          \
-  case KD_BINARY_POW: KD_LOOP2(T, T, CT, LD, ST, pow##MS(a, b)); break;                      \
-  case KD_BX_POW_SQUARE: KD_LOOP2(T, T, CT, LD, ST, ((void)b, a * a)); break;                \
-  case KD_BX_POW_CUBE: KD_LOOP2(T, T, CT, LD, ST, ((void)b, a * a * a)); break;              \
-  case KD_BX_POW_SQRT: KD_LOOP2(T, T, CT, LD, ST, ((void)b, sqrt##MS(a))); break;            \
-  case KD_BX_POW_RSQRT: KD_LOOP2(T, T, CT, LD, ST, ((void)b, (CT)1 / sqrt##MS(a))); break;   \
-  case KD_BX_POW_RECIP: KD_LOOP2(T, T, CT, LD, ST, ((void)b, (CT)1 / a)); break;             \
+#define KD_BINARY_CASES_F(SFX, T, CT, LD, ST, MS, UT, c)                                      \
+  case KD_BINARY_DIV: KD_LOOP2(T, T, CT, LD, ST, a / b); break;                               \
+  case KD_BX_DIV_TRUNC: KD_LOOP2(T, T, CT, LD, ST, trunc##MS(LD(ST(a / b)))); break;          \
+  case KD_BX_DIV_FLOOR: KD_LOOP2(T, T, CT, LD, ST, kd_fdiv_floor_##SFX(a, b)); break;         \
+  case KD_BINARY_POW: KD_LOOP2(T, T, CT, LD, ST, pow##MS(a, b)); break;                       \
+  case KD_BX_POW_SQUARE: KD_LOOP2(T, T, CT, LD, ST, ((void)b, a * a)); break;                 \
+  case KD_BX_POW_CUBE: KD_LOOP2(T, T, CT, LD, ST, ((void)b, a * a * a)); break;               \
+  case KD_BX_POW_SQRT: KD_LOOP2(T, T, CT, LD, ST, ((void)b, sqrt##MS(a))); break;             \
+  case KD_BX_POW_RSQRT: KD_LOOP2(T, T, CT, LD, ST, ((void)b, (CT)1 / sqrt##MS(a))); break;    \
+  case KD_BX_POW_RECIP: KD_LOOP2(T, T, CT, LD, ST, ((void)b, (CT)1 / a)); break;              \
   case KD_BX_POW_RECIP_SQUARE: KD_LOOP2(T, T, CT, LD, ST, ((void)b, (CT)1 / (a * a))); break;
-#define KD_BINARY_CASES_I(SFX, T, CT, LD, ST, MS, UT, c)                                           \
-  case KD_BX_DIV_TRUNC:                                                                      \
-    KD_LOOP2(T, T, CT, LD, ST, b == 0 ? KD_ZERO_DIV(c, CT) : (CT)kd_idiv_trunc(a, b));       \
-    break;                                                                                   \
-  case KD_BX_DIV_FLOOR:                                                                      \
-    KD_LOOP2(T, T, CT, LD, ST, b == 0 ? KD_ZERO_DIV(c, CT) : (CT)kd_idiv_floor(a, b));       \
-    break;                                                                                   \
+#define KD_BINARY_CASES_I(SFX, T, CT, LD, ST, MS, UT, c)                                      \
+  case KD_BX_DIV_TRUNC:                                                                       \
+    KD_LOOP2(T, T, CT, LD, ST, b == 0 ? KD_ZERO_DIV(c, CT) : (CT)kd_idiv_trunc(a, b));        \
+    break;                                                                                    \
+  case KD_BX_DIV_FLOOR:                                                                       \
+    KD_LOOP2(T, T, CT, LD, ST, b == 0 ? KD_ZERO_DIV(c, CT) : (CT)kd_idiv_floor(a, b));        \
+    break;                                                                                    \
   case KD_BINARY_POW: KD_LOOP2(T, T, CT, LD, ST, (CT)kd_powi(a, b)); break;
 #define KD_BINARY_CASES_B(SFX, T, CT, LD, ST, MS, UT, c) /* add (or), mul (and), comparisons */
 
 #define KD_DEF_BINARY(SFX, DT, T, CT, LD, ST, MS, K, UT)                                      \
   static void kd_binary_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) { \
-    kd_binary_ctx *c_ = (kd_binary_ctx *)ctx;                                                \
-    switch (c_->code) {                                                                      \
-      KD_BINARY_CASES_COMMON(T, CT, LD, ST, K, UT, c_)                                          \
-      KD_BINARY_CASES_##K(SFX, T, CT, LD, ST, MS, UT, c_)                                         \
-      default: break;                                                                        \
-    }                                                                                        \
+    kd_binary_ctx *c_ = (kd_binary_ctx *)ctx;                                                 \
+    switch (c_->code) {                                                                       \
+      KD_BINARY_CASES_COMMON(T, CT, LD, ST, K, UT, c_)                                        \
+      KD_BINARY_CASES_##K(SFX, T, CT, LD, ST, MS, UT, c_)                                     \
+      default: break;                                                                         \
+    }                                                                                         \
   }
 KD_ROWS_ALL(KD_DEF_BINARY)
 #define KD_BINARY_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_binary_loop_, SFX, DT)
@@ -178,9 +178,11 @@ static kd_dtype kd_operand_dtype(const kd_value *v) {
   return v->kind == KD_VALUE_TENSOR ? v->v.t->dtype : kd_scalar_default_dtype(v->v.s);
 }
 
-/* Runs an elementwise op: outputs and inputs given, output allocated by the caller.
- * In place with a dtype other than the op's output dtype: computes into a temporary and
- * converts into self, as PyTorch's CPU iterator does. */
+/* add/sub/mul/div/pow/comparisons and their in-place forms. The compute dtype is
+ * torch.result_type(self, other) (float32 for true division of integers); comparisons write
+ * bool. Operands of another dtype are converted first (kd_cpu_cast); in place with a result
+ * dtype other than self's, the result goes to a temporary that is converted into self, as
+ * PyTorch's CPU iterator does. */
 KD_KERNEL(kd_cpu_binary) {
   kd_tensor *self = args[0].v.t;
   const kd_value *other = &args[1];
@@ -309,20 +311,20 @@ KD_KERNEL(kd_cpu_binary) {
 }
 
 /* ---- where(condition, self, other): by element size; the condition is read as bytes ---- */
-#define KD_DEF_WHERE(N, U)                                                                   \
-  static void kd_where_loop_##N(void *ctx, char **data, const int64_t *strides, int64_t n) { \
-    char *po = data[0], *pc = data[1], *pa = data[2], *pb = data[3];                         \
-    const int64_t so = strides[0], sc = strides[1], sa = strides[2], sb = strides[3];        \
-    if (so == N && sc == 1 && sa == N && sb == N) {                                          \
-      U *o = (U *)po;                                                                        \
-      const uint8_t *c = (const uint8_t *)pc;                                                \
-      const U *x = (const U *)pa, *y = (const U *)pb;                                        \
-      for (int64_t i = 0; i < n; i++) o[i] = c[i] ? x[i] : y[i];                             \
-    } else {                                                                                 \
-      for (int64_t i = 0; i < n; i++)                                                        \
-        *(U *)(po + i * so) = *(const uint8_t *)(pc + i * sc) ? *(const U *)(pa + i * sa)    \
-                                                              : *(const U *)(pb + i * sb);   \
-    }                                                                                        \
+#define KD_DEF_WHERE(N, U)                                                                    \
+  static void kd_where_loop_##N(void *ctx, char **data, const int64_t *strides, int64_t n) {  \
+    char *po = data[0], *pc = data[1], *pa = data[2], *pb = data[3];                          \
+    const int64_t so = strides[0], sc = strides[1], sa = strides[2], sb = strides[3];         \
+    if (so == N && sc == 1 && sa == N && sb == N) {                                           \
+      U *o = (U *)po;                                                                         \
+      const uint8_t *c = (const uint8_t *)pc;                                                 \
+      const U *x = (const U *)pa, *y = (const U *)pb;                                         \
+      for (int64_t i = 0; i < n; i++) o[i] = c[i] ? x[i] : y[i];                              \
+    } else {                                                                                  \
+      for (int64_t i = 0; i < n; i++)                                                         \
+        *(U *)(po + i * so) = *(const uint8_t *)(pc + i * sc) ? *(const U *)(pa + i * sa)     \
+                                                              : *(const U *)(pb + i * sb);    \
+    }                                                                                         \
   }
 KD_DEF_WHERE(1, uint8_t)
 KD_DEF_WHERE(2, uint16_t)

@@ -3,17 +3,17 @@
 #include "cpu/cpu_loops.h"
 
 /* ---- fill_: by element size; the value is converted to self's dtype once ---- */
-#define KD_DEF_FILL(N, U)                                                                    \
-  static void kd_fill_loop_##N(void *ctx, char **data, const int64_t *strides, int64_t n) {  \
-    const U v = *(const U *)ctx;                                                             \
-    char *p = data[0];                                                                       \
-    const int64_t s = strides[0];                                                            \
-    if (s == N) {                                                                            \
-      U *d = (U *)p;                                                                         \
-      for (int64_t i = 0; i < n; i++) d[i] = v;                                              \
-    } else {                                                                                 \
-      for (int64_t i = 0; i < n; i++) *(U *)(p + i * s) = v;                                 \
-    }                                                                                        \
+#define KD_DEF_FILL(N, U)                                                                     \
+  static void kd_fill_loop_##N(void *ctx, char **data, const int64_t *strides, int64_t n) {   \
+    const U v = *(const U *)ctx;                                                              \
+    char *p = data[0];                                                                        \
+    const int64_t s = strides[0];                                                             \
+    if (s == N) {                                                                             \
+      U *d = (U *)p;                                                                          \
+      for (int64_t i = 0; i < n; i++) d[i] = v;                                               \
+    } else {                                                                                  \
+      for (int64_t i = 0; i < n; i++) *(U *)(p + i * s) = v;                                  \
+    }                                                                                         \
   }
 KD_DEF_FILL(1, uint8_t)
 KD_DEF_FILL(2, uint16_t)

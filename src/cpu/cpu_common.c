@@ -83,18 +83,18 @@ bool kd_cpu_may_overlap(const kd_tensor *a, const kd_tensor *b) {
 }
 
 /* ---- same-dtype copies: by element size ---- */
-#define KD_DEF_COPY_BYTES(N, U)                                                              \
-  static void kd_copy_loop_##N(void *ctx, char **data, const int64_t *strides, int64_t n) {  \
-    char *pd = data[0], *ps = data[1];                                                       \
-    const int64_t sd = strides[0], ss = strides[1];                                          \
-    if (sd == N && ss == N) {                                                                \
-      memcpy(pd, ps, (size_t)n * N);                                                         \
-    } else if (sd == N && ss == 0) {                                                         \
-      U v = *(const U *)ps, *d = (U *)pd;                                                    \
-      for (int64_t i = 0; i < n; i++) d[i] = v;                                              \
-    } else {                                                                                 \
-      for (int64_t i = 0; i < n; i++) *(U *)(pd + i * sd) = *(const U *)(ps + i * ss);       \
-    }                                                                                        \
+#define KD_DEF_COPY_BYTES(N, U)                                                               \
+  static void kd_copy_loop_##N(void *ctx, char **data, const int64_t *strides, int64_t n) {   \
+    char *pd = data[0], *ps = data[1];                                                        \
+    const int64_t sd = strides[0], ss = strides[1];                                           \
+    if (sd == N && ss == N) {                                                                 \
+      memcpy(pd, ps, (size_t)n * N);                                                          \
+    } else if (sd == N && ss == 0) {                                                          \
+      U v = *(const U *)ps, *d = (U *)pd;                                                     \
+      for (int64_t i = 0; i < n; i++) d[i] = v;                                               \
+    } else {                                                                                  \
+      for (int64_t i = 0; i < n; i++) *(U *)(pd + i * sd) = *(const U *)(ps + i * ss);        \
+    }                                                                                         \
   }
 KD_DEF_COPY_BYTES(1, uint8_t)
 KD_DEF_COPY_BYTES(2, uint16_t)
@@ -125,15 +125,15 @@ static kd_iter_loop_fn kd_copy_loop_for_size(size_t n) {
   X(__VA_ARGS__, KD_DTYPE_I64, int64_t, int64_t, KD_LD_ID, I)                                 \
   X(__VA_ARGS__, KD_DTYPE_BOOL, uint8_t, bool, KD_LD_BOOL, B)
 
-#define KD_CONV_CASE(DT_, DCT, DST, DK, SDT, S_T, SCT, SLD, SK)                                \
+#define KD_CONV_CASE(DT_, DCT, DST, DK, SDT, S_T, SCT, SLD, SK)                               \
   case SDT: KD_LOOP1(DT_, S_T, SCT, SLD, KD_ST_ID, KD_CAST(DK, SK, DT_, DCT, DST, x)); break;
 
-#define KD_DEF_CONVERT(SFX, DT, T, CT, LD, ST, MS, K, UT)                                    \
+#define KD_DEF_CONVERT(SFX, DT, T, CT, LD, ST, MS, K, UT)                                     \
   static void kd_convert_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) { \
-    switch (*(const kd_dtype *)ctx) {                                                        \
-      KD_CONV_SRC_ROWS(KD_CONV_CASE, T, CT, ST, K)                                           \
-      default: break;                                                                        \
-    }                                                                                        \
+    switch (*(const kd_dtype *)ctx) {                                                         \
+      KD_CONV_SRC_ROWS(KD_CONV_CASE, T, CT, ST, K)                                            \
+      default: break;                                                                         \
+    }                                                                                         \
   }
 KD_ROWS_ALL(KD_DEF_CONVERT)
 

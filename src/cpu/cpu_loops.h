@@ -41,16 +41,16 @@
 #define KD_LD_BOOL(x) ((bool)((x) != 0))
 #define KD_ST_BOOL(x) ((uint8_t)((x) != 0))
 
-#define KD_ROWS_FLOAT(X)                                                                    \
-  X(f32, KD_DTYPE_F32, float, float, KD_LD_ID, KD_ST_ID, f, F, float)                       \
-  X(f64, KD_DTYPE_F64, double, double, KD_LD_ID, KD_ST_ID, , F, double)                     \
-  X(f16, KD_DTYPE_F16, uint16_t, float, kd_f16_to_f32, kd_f32_to_f16, f, F, float)          \
+#define KD_ROWS_FLOAT(X)                                                                      \
+  X(f32, KD_DTYPE_F32, float, float, KD_LD_ID, KD_ST_ID, f, F, float)                         \
+  X(f64, KD_DTYPE_F64, double, double, KD_LD_ID, KD_ST_ID, , F, double)                       \
+  X(f16, KD_DTYPE_F16, uint16_t, float, kd_f16_to_f32, kd_f32_to_f16, f, F, float)            \
   X(bf16, KD_DTYPE_BF16, uint16_t, float, kd_bf16_to_f32, kd_f32_to_bf16, f, F, float)
-#define KD_ROWS_INT(X)                                                                      \
-  X(i8, KD_DTYPE_I8, int8_t, int8_t, KD_LD_ID, KD_ST_ID, , I, uint32_t)                     \
-  X(u8, KD_DTYPE_U8, uint8_t, uint8_t, KD_LD_ID, KD_ST_ID, , I, uint32_t)                   \
-  X(i16, KD_DTYPE_I16, int16_t, int16_t, KD_LD_ID, KD_ST_ID, , I, uint32_t)                 \
-  X(i32, KD_DTYPE_I32, int32_t, int32_t, KD_LD_ID, KD_ST_ID, , I, uint32_t)                 \
+#define KD_ROWS_INT(X)                                                                        \
+  X(i8, KD_DTYPE_I8, int8_t, int8_t, KD_LD_ID, KD_ST_ID, , I, uint32_t)                       \
+  X(u8, KD_DTYPE_U8, uint8_t, uint8_t, KD_LD_ID, KD_ST_ID, , I, uint32_t)                     \
+  X(i16, KD_DTYPE_I16, int16_t, int16_t, KD_LD_ID, KD_ST_ID, , I, uint32_t)                   \
+  X(i32, KD_DTYPE_I32, int32_t, int32_t, KD_LD_ID, KD_ST_ID, , I, uint32_t)                   \
   X(i64, KD_DTYPE_I64, int64_t, int64_t, KD_LD_ID, KD_ST_ID, , I, uint64_t)
 #define KD_ROWS_BOOL(X) X(b8, KD_DTYPE_BOOL, uint8_t, bool, KD_LD_BOOL, KD_ST_BOOL, , B, uint32_t)
 #define KD_ROWS_ALL(X) KD_ROWS_FLOAT(X) KD_ROWS_INT(X) KD_ROWS_BOOL(X)
@@ -85,52 +85,52 @@ static inline bool kd_cpu_is_neg(int64_t v) { return v < 0; }
 /* ---- inner-loop bodies: `data`, `strides` and `n` are the loop function's parameters ---- */
 
 /* out[i] = EXPR with `x` the CT value of the input (operands: out OT via OST, in T via LD). */
-#define KD_LOOP1(OT, T, CT, LD, OST, EXPR)                                                   \
-  do {                                                                                     \
-    char *po_ = data[0], *px_ = data[1];                                                   \
-    const int64_t so_ = strides[0], sx_ = strides[1];                                      \
-    if (so_ == (int64_t)sizeof(OT) && sx_ == (int64_t)sizeof(T)) {                         \
-      OT *o_ = (OT *)po_;                                                                  \
-      const T *xs_ = (const T *)px_;                                                       \
-      for (int64_t i_ = 0; i_ < n; i_++) { CT x = LD(xs_[i_]); o_[i_] = OST(EXPR); }       \
-    } else {                                                                               \
-      for (int64_t i_ = 0; i_ < n; i_++) {                                                 \
-        CT x = LD(*(const T *)(px_ + i_ * sx_));                                           \
-        *(OT *)(po_ + i_ * so_) = OST(EXPR);                                               \
-      }                                                                                    \
-    }                                                                                      \
+#define KD_LOOP1(OT, T, CT, LD, OST, EXPR)                                                    \
+  do {                                                                                        \
+    char *po_ = data[0], *px_ = data[1];                                                      \
+    const int64_t so_ = strides[0], sx_ = strides[1];                                         \
+    if (so_ == (int64_t)sizeof(OT) && sx_ == (int64_t)sizeof(T)) {                            \
+      OT *o_ = (OT *)po_;                                                                     \
+      const T *xs_ = (const T *)px_;                                                          \
+      for (int64_t i_ = 0; i_ < n; i_++) { CT x = LD(xs_[i_]); o_[i_] = OST(EXPR); }          \
+    } else {                                                                                  \
+      for (int64_t i_ = 0; i_ < n; i_++) {                                                    \
+        CT x = LD(*(const T *)(px_ + i_ * sx_));                                              \
+        *(OT *)(po_ + i_ * so_) = OST(EXPR);                                                  \
+      }                                                                                       \
+    }                                                                                         \
   } while (0)
 
 /* out[i] = EXPR with `a`, `b` the CT values of the two inputs. Fast paths: all contiguous,
  * and contiguous with one side a broadcast scalar (stride 0, loaded once). */
-#define KD_LOOP2(OT, T, CT, LD, OST, EXPR)                                                   \
-  do {                                                                                     \
-    char *po_ = data[0], *pa_ = data[1], *pb_ = data[2];                                   \
-    const int64_t so_ = strides[0], sa_ = strides[1], sb_ = strides[2];                    \
+#define KD_LOOP2(OT, T, CT, LD, OST, EXPR)                                                    \
+  do {                                                                                        \
+    char *po_ = data[0], *pa_ = data[1], *pb_ = data[2];                                      \
+    const int64_t so_ = strides[0], sa_ = strides[1], sb_ = strides[2];                       \
     if (so_ == (int64_t)sizeof(OT) && sa_ == (int64_t)sizeof(T) && sb_ == (int64_t)sizeof(T)) { \
-      OT *o_ = (OT *)po_;                                                                  \
-      const T *as_ = (const T *)pa_, *bs_ = (const T *)pb_;                                \
-      if ((void *)o_ == (void *)as_) { /* in place: no aliasing check needed to vectorize */ \
+      OT *o_ = (OT *)po_;                                                                     \
+      const T *as_ = (const T *)pa_, *bs_ = (const T *)pb_;                                   \
+      if ((void *)o_ == (void *)as_) { /* in place: no aliasing check needed to vectorize */  \
         for (int64_t i_ = 0; i_ < n; i_++) { CT a = LD(o_[i_]), b = LD(bs_[i_]); o_[i_] = OST(EXPR); } \
-      } else {                                                                             \
+      } else {                                                                                \
         for (int64_t i_ = 0; i_ < n; i_++) { CT a = LD(as_[i_]), b = LD(bs_[i_]); o_[i_] = OST(EXPR); } \
-      }                                                                                    \
-    } else if (so_ == (int64_t)sizeof(OT) && sa_ == (int64_t)sizeof(T) && sb_ == 0) {      \
-      OT *o_ = (OT *)po_;                                                                  \
-      const T *as_ = (const T *)pa_;                                                       \
-      const CT b = LD(*(const T *)pb_);                                                    \
-      for (int64_t i_ = 0; i_ < n; i_++) { CT a = LD(as_[i_]); o_[i_] = OST(EXPR); }       \
-    } else if (so_ == (int64_t)sizeof(OT) && sa_ == 0 && sb_ == (int64_t)sizeof(T)) {      \
-      OT *o_ = (OT *)po_;                                                                  \
-      const T *bs_ = (const T *)pb_;                                                       \
-      const CT a = LD(*(const T *)pa_);                                                    \
-      for (int64_t i_ = 0; i_ < n; i_++) { CT b = LD(bs_[i_]); o_[i_] = OST(EXPR); }       \
-    } else {                                                                               \
-      for (int64_t i_ = 0; i_ < n; i_++) {                                                 \
-        CT a = LD(*(const T *)(pa_ + i_ * sa_)), b = LD(*(const T *)(pb_ + i_ * sb_));     \
-        *(OT *)(po_ + i_ * so_) = OST(EXPR);                                               \
-      }                                                                                    \
-    }                                                                                      \
+      }                                                                                       \
+    } else if (so_ == (int64_t)sizeof(OT) && sa_ == (int64_t)sizeof(T) && sb_ == 0) {         \
+      OT *o_ = (OT *)po_;                                                                     \
+      const T *as_ = (const T *)pa_;                                                          \
+      const CT b = LD(*(const T *)pb_);                                                       \
+      for (int64_t i_ = 0; i_ < n; i_++) { CT a = LD(as_[i_]); o_[i_] = OST(EXPR); }          \
+    } else if (so_ == (int64_t)sizeof(OT) && sa_ == 0 && sb_ == (int64_t)sizeof(T)) {         \
+      OT *o_ = (OT *)po_;                                                                     \
+      const T *bs_ = (const T *)pb_;                                                          \
+      const CT a = LD(*(const T *)pa_);                                                       \
+      for (int64_t i_ = 0; i_ < n; i_++) { CT b = LD(bs_[i_]); o_[i_] = OST(EXPR); }          \
+    } else {                                                                                  \
+      for (int64_t i_ = 0; i_ < n; i_++) {                                                    \
+        CT a = LD(*(const T *)(pa_ + i_ * sa_)), b = LD(*(const T *)(pb_ + i_ * sb_));        \
+        *(OT *)(po_ + i_ * so_) = OST(EXPR);                                                  \
+      }                                                                                       \
+    }                                                                                         \
   } while (0)
 
 /* ---- shared helpers (cpu_common.c) ---- */

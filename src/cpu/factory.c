@@ -10,7 +10,6 @@
 typedef struct kd_index_ctx {
   char *base;  /* first element of the contiguous output */
   kd_dtype dtype;
-  int code;
   /* arange: start + step * i; linspace: the symmetric formula around `half` */
   double fstart, fstep, fend;
   int64_t istart, istep;
@@ -25,10 +24,12 @@ static inline int64_t kd_index_of(const kd_index_ctx *c, char *p) {
   return (int64_t)((p - c->base) / (int64_t)kd_dtype_size(c->dtype));
 }
 
-/* Stores a double / an int64 into element p of dtype dt (one switch per run, not per element). */
-#define KD_STORE_F_CASE(SFX, DT, T, CT, LD, ST, MS, K, UT) \
+/* Switch cases storing VALUE_F(i) (a double) or VALUE_I(i) (an int64), defined by the loop
+ * before it expands them, into the run's elements converted to the output dtype: one switch
+ * per run, not per element. */
+#define KD_STORE_F_CASE(SFX, DT, T, CT, LD, ST, MS, K, UT)                                    \
   case DT: for (int64_t k = 0; k < n; k++) *(T *)(p + k * s) = KD_CAST(K, F, T, CT, ST, VALUE_F(i0 + k)); break;
-#define KD_STORE_I_CASE(SFX, DT, T, CT, LD, ST, MS, K, UT) \
+#define KD_STORE_I_CASE(SFX, DT, T, CT, LD, ST, MS, K, UT)                                    \
   case DT: for (int64_t k = 0; k < n; k++) *(T *)(p + k * s) = KD_CAST(K, I, T, CT, ST, VALUE_I(i0 + k)); break;
 
 /* ---- arange ---- */
@@ -154,7 +155,7 @@ static void kd_linspace_loop(void *ctx, char **data, const int64_t *strides, int
       break;
     }
     default: { /* integers and bool: start/end in the dtype, step in double */
-#define VALUE_F(i) ((i) < c->half ? (double)c->istart + c->fstep * (double)(i) \
+#define VALUE_F(i) ((i) < c->half ? (double)c->istart + c->fstep * (double)(i)                \
                                   : (double)c->fend - c->fstep * (double)(c->steps - 1 - (i)))
       switch (c->dtype) { KD_ROWS_INT(KD_STORE_F_CASE) KD_ROWS_BOOL(KD_STORE_F_CASE) default: break; }
 #undef VALUE_F
@@ -206,15 +207,15 @@ KD_KERNEL(kd_cpu_linspace) {
  * (SHIFT 2: four elements per block, w_[j] is its word; SHIFT 1: two per block, words 2j and
  * 2j + 1). See Note [Random number mapping]. */
 #define KD_PHILOX_RUN(c, i0, n, SHIFT, ...)                                                   \
-  do {                                                                                       \
-    uint32_t w_[4];                                                                          \
-    const uint64_t per_ = (uint64_t)1 << (SHIFT);                                            \
-    uint64_t i_ = (i0);                                                                      \
-    int64_t k = 0;                                                                           \
-    while (k < (n)) {                                                                        \
-      kd_philox_block((c)->seed, (c)->offset, i_ >> (SHIFT), w_);                            \
+  do {                                                                                        \
+    uint32_t w_[4];                                                                           \
+    const uint64_t per_ = (uint64_t)1 << (SHIFT);                                             \
+    uint64_t i_ = (i0);                                                                       \
+    int64_t k = 0;                                                                            \
+    while (k < (n)) {                                                                         \
+      kd_philox_block((c)->seed, (c)->offset, i_ >> (SHIFT), w_);                             \
       for (uint64_t j = i_ & (per_ - 1); j < per_ && k < (n); j++, k++, i_++) { __VA_ARGS__; } \
-    }                                                                                        \
+    }                                                                                         \
   } while (0)
 
 static void kd_uniform_loop(void *ctx, char **data, const int64_t *strides, int64_t n) {

@@ -27,30 +27,30 @@
 /* sum: acc (operand 0, stride 0 along reduced runs) += input (operand 1). Inner runs use
  * eight independent partial sums (a fixed order: deterministic). */
 #define KD_DEF_SUM(SFX, DT, T, CT, LD, ST, MS, K, UT)                                         \
-  static void kd_sum_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) { \
-    typedef KD_ACC_##K acc_t;                                                                \
-    char *po = data[0], *pi = data[1];                                                       \
-    const int64_t so = strides[0], si = strides[1];                                          \
-    if (so == 0) {                                                                           \
-      acc_t s[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                 \
-      int64_t i = 0;                                                                         \
-      if (si == (int64_t)sizeof(T)) {                                                        \
-        const T *x = (const T *)pi;                                                          \
-        for (; i + 8 <= n; i += 8)                                                           \
-          for (int k = 0; k < 8; k++) s[k] += KD_ACC_LD_##K(LD(x[i + k]));                   \
-        for (; i < n; i++) s[0] += KD_ACC_LD_##K(LD(x[i]));                                  \
-      } else {                                                                               \
-        for (; i < n; i++) s[0] += KD_ACC_LD_##K(LD(*(const T *)(pi + i * si)));             \
-      }                                                                                      \
-      *(acc_t *)po += ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));     \
-    } else if (so == (int64_t)sizeof(acc_t) && si == (int64_t)sizeof(T)) {                   \
-      acc_t *o = (acc_t *)po;                                                                \
-      const T *x = (const T *)pi;                                                            \
-      for (int64_t i = 0; i < n; i++) o[i] += KD_ACC_LD_##K(LD(x[i]));                       \
-    } else {                                                                                 \
-      for (int64_t i = 0; i < n; i++)                                                        \
-        *(acc_t *)(po + i * so) += KD_ACC_LD_##K(LD(*(const T *)(pi + i * si)));             \
-    }                                                                                        \
+  static void kd_sum_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) {  \
+    typedef KD_ACC_##K acc_t;                                                                 \
+    char *po = data[0], *pi = data[1];                                                        \
+    const int64_t so = strides[0], si = strides[1];                                           \
+    if (so == 0) {                                                                            \
+      acc_t s[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                  \
+      int64_t i = 0;                                                                          \
+      if (si == (int64_t)sizeof(T)) {                                                         \
+        const T *x = (const T *)pi;                                                           \
+        for (; i + 8 <= n; i += 8)                                                            \
+          for (int k = 0; k < 8; k++) s[k] += KD_ACC_LD_##K(LD(x[i + k]));                    \
+        for (; i < n; i++) s[0] += KD_ACC_LD_##K(LD(x[i]));                                   \
+      } else {                                                                                \
+        for (; i < n; i++) s[0] += KD_ACC_LD_##K(LD(*(const T *)(pi + i * si)));              \
+      }                                                                                       \
+      *(acc_t *)po += ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));      \
+    } else if (so == (int64_t)sizeof(acc_t) && si == (int64_t)sizeof(T)) {                    \
+      acc_t *o = (acc_t *)po;                                                                 \
+      const T *x = (const T *)pi;                                                             \
+      for (int64_t i = 0; i < n; i++) o[i] += KD_ACC_LD_##K(LD(x[i]));                        \
+    } else {                                                                                  \
+      for (int64_t i = 0; i < n; i++)                                                         \
+        *(acc_t *)(po + i * so) += KD_ACC_LD_##K(LD(*(const T *)(pi + i * si)));              \
+    }                                                                                         \
   }
 KD_ROWS_ALL(KD_DEF_SUM)
 #define KD_SUM_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_sum_loop_, SFX, DT)
@@ -61,32 +61,32 @@ static const kd_iter_loop_fn kd_sum_loops[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_SUM_
  * eight independent lanes so the compare-and-select vectorizes. ctx: int, 1 for max. */
 #define KD_MINMAX_STEP(CMP, K, m, x) ((x) CMP (m) || KD_ISNAN_##K(x) ? (x) : (m))
 #define KD_MINMAX_RUN(CMP, T, CT, LD, K)                                                      \
-  do {                                                                                       \
-    int64_t i = 0;                                                                           \
-    if (si == (int64_t)sizeof(T) && n >= 16) {                                               \
-      const T *xs = (const T *)pi;                                                           \
-      CT acc[8];                                                                             \
-      for (int k = 0; k < 8; k++) acc[k] = m;                                                \
-      for (; i + 8 <= n; i += 8)                                                             \
-        for (int k = 0; k < 8; k++) {                                                        \
-          CT x = LD(xs[i + k]);                                                              \
-          acc[k] = KD_MINMAX_STEP(CMP, K, acc[k], x);                                        \
-        }                                                                                    \
-      for (int k = 0; k < 8; k++) m = KD_MINMAX_STEP(CMP, K, m, acc[k]);                     \
-    }                                                                                        \
-    for (; i < n; i++) {                                                                     \
-      CT x = LD(*(const T *)(pi + i * si));                                                  \
-      m = KD_MINMAX_STEP(CMP, K, m, x);                                                      \
-    }                                                                                        \
+  do {                                                                                        \
+    int64_t i = 0;                                                                            \
+    if (si == (int64_t)sizeof(T) && n >= 16) {                                                \
+      const T *xs = (const T *)pi;                                                            \
+      CT acc[8];                                                                              \
+      for (int k = 0; k < 8; k++) acc[k] = m;                                                 \
+      for (; i + 8 <= n; i += 8)                                                              \
+        for (int k = 0; k < 8; k++) {                                                         \
+          CT x = LD(xs[i + k]);                                                               \
+          acc[k] = KD_MINMAX_STEP(CMP, K, acc[k], x);                                         \
+        }                                                                                     \
+      for (int k = 0; k < 8; k++) m = KD_MINMAX_STEP(CMP, K, m, acc[k]);                      \
+    }                                                                                         \
+    for (; i < n; i++) {                                                                      \
+      CT x = LD(*(const T *)(pi + i * si));                                                   \
+      m = KD_MINMAX_STEP(CMP, K, m, x);                                                       \
+    }                                                                                         \
   } while (0)
 #define KD_DEF_MINMAX(SFX, DT, T, CT, LD, ST, MS, K, UT)                                      \
   static void kd_minmax_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) { \
-    char *pi = data[1];                                                                      \
-    const int64_t si = strides[1];                                                           \
-    CT m = LD(*(const T *)data[0]);                                                          \
-    if (*(const int *)ctx) KD_MINMAX_RUN(>, T, CT, LD, K);                                   \
-    else KD_MINMAX_RUN(<, T, CT, LD, K);                                                     \
-    *(T *)data[0] = ST(m);                                                                   \
+    char *pi = data[1];                                                                       \
+    const int64_t si = strides[1];                                                            \
+    CT m = LD(*(const T *)data[0]);                                                           \
+    if (*(const int *)ctx) KD_MINMAX_RUN(>, T, CT, LD, K);                                    \
+    else KD_MINMAX_RUN(<, T, CT, LD, K);                                                      \
+    *(T *)data[0] = ST(m);                                                                    \
   }
 KD_ROWS_ALL(KD_DEF_MINMAX)
 #define KD_MINMAX_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_minmax_loop_, SFX, DT)
@@ -97,31 +97,31 @@ static const kd_iter_loop_fn kd_minmax_loops[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_M
  * otherwise the reduced dim has size 1 and every element is its own result. PyTorch's
  * rule: the first index wins ties and the first NaN wins over everything. */
 #define KD_DEF_ARG(SFX, DT, T, CT, LD, ST, MS, K, UT)                                         \
-  static void kd_arg_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) { \
-    char *pv = data[0], *px = data[1], *pi = data[2];                                        \
-    const int64_t sv = strides[0], sx = strides[1], si = strides[2];                         \
-    if (sv == 0 && sx == 0) {                                                                \
-      CT best = LD(*(const T *)pi);                                                          \
-      int64_t bi = 0;                                                                        \
-      if (*(const int *)ctx) {                                                               \
-        for (int64_t i = 0; i < n; i++) {                                                    \
-          CT x = LD(*(const T *)(pi + i * si));                                              \
-          if (!(x <= best)) { best = x; bi = i; if (KD_ISNAN_##K(x)) break; }                \
-        }                                                                                    \
-      } else {                                                                               \
-        for (int64_t i = 0; i < n; i++) {                                                    \
-          CT x = LD(*(const T *)(pi + i * si));                                              \
-          if (!(x >= best)) { best = x; bi = i; if (KD_ISNAN_##K(x)) break; }                \
-        }                                                                                    \
-      }                                                                                      \
-      *(T *)pv = ST(best);                                                                   \
-      *(int64_t *)px = bi;                                                                   \
-    } else {                                                                                 \
-      for (int64_t i = 0; i < n; i++) {                                                      \
-        *(T *)(pv + i * sv) = *(const T *)(pi + i * si);                                     \
-        *(int64_t *)(px + i * sx) = 0;                                                       \
-      }                                                                                      \
-    }                                                                                        \
+  static void kd_arg_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) {  \
+    char *pv = data[0], *px = data[1], *pi = data[2];                                         \
+    const int64_t sv = strides[0], sx = strides[1], si = strides[2];                          \
+    if (sv == 0 && sx == 0) {                                                                 \
+      CT best = LD(*(const T *)pi);                                                           \
+      int64_t bi = 0;                                                                         \
+      if (*(const int *)ctx) {                                                                \
+        for (int64_t i = 0; i < n; i++) {                                                     \
+          CT x = LD(*(const T *)(pi + i * si));                                               \
+          if (!(x <= best)) { best = x; bi = i; if (KD_ISNAN_##K(x)) break; }                 \
+        }                                                                                     \
+      } else {                                                                                \
+        for (int64_t i = 0; i < n; i++) {                                                     \
+          CT x = LD(*(const T *)(pi + i * si));                                               \
+          if (!(x >= best)) { best = x; bi = i; if (KD_ISNAN_##K(x)) break; }                 \
+        }                                                                                     \
+      }                                                                                       \
+      *(T *)pv = ST(best);                                                                    \
+      *(int64_t *)px = bi;                                                                    \
+    } else {                                                                                  \
+      for (int64_t i = 0; i < n; i++) {                                                       \
+        *(T *)(pv + i * sv) = *(const T *)(pi + i * si);                                      \
+        *(int64_t *)(px + i * sx) = 0;                                                        \
+      }                                                                                       \
+    }                                                                                         \
   }
 KD_ROWS_ALL(KD_DEF_ARG)
 #define KD_ARG_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_arg_loop_, SFX, DT)
@@ -288,8 +288,8 @@ static kd_status kd_sum_mean(const kd_op_info *op, kd_value *args, kd_value *out
       if (st == KD_OK) kd_iter_for_each(&it, loop, NULL);
     }
     if (st == KD_OK && mean) {
-      double *a = (double *)kd_tensor_data(acc), inv_count = (double)count;
-      for (int64_t i = 0; i < onumel; i++) a[i] /= inv_count;
+      double *a = (double *)kd_tensor_data(acc), dcount = (double)count; /* 0 / 0: NaN for empty */
+      for (int64_t i = 0; i < onumel; i++) a[i] /= dcount;
     }
     if (st == KD_OK && acc != out) st = kd_cpu_copy_into(out, acc);
   }

@@ -5,26 +5,26 @@
 
 /* Cases per kind; `x` is the CT input. NaN propagates through relu as in PyTorch. */
 #define KD_UNARY_CASES_F(T, CT, LD, ST, MS, UT)                                               \
-  case KD_UNARY_NEG: KD_LOOP1(T, T, CT, LD, ST, -x); break;                                  \
-  case KD_UNARY_ABS: KD_LOOP1(T, T, CT, LD, ST, fabs##MS(x)); break;                         \
-  case KD_UNARY_EXP: KD_LOOP1(T, T, CT, LD, ST, exp##MS(x)); break;                          \
-  case KD_UNARY_LOG: KD_LOOP1(T, T, CT, LD, ST, log##MS(x)); break;                          \
-  case KD_UNARY_SQRT: KD_LOOP1(T, T, CT, LD, ST, sqrt##MS(x)); break;                        \
-  case KD_UNARY_RELU: KD_LOOP1(T, T, CT, LD, ST, x < (CT)0 ? (CT)0 : x); break;              \
-  case KD_UNARY_SIGMOID: KD_LOOP1(T, T, CT, LD, ST, (CT)1 / ((CT)1 + exp##MS(-x))); break;   \
+  case KD_UNARY_NEG: KD_LOOP1(T, T, CT, LD, ST, -x); break;                                   \
+  case KD_UNARY_ABS: KD_LOOP1(T, T, CT, LD, ST, fabs##MS(x)); break;                          \
+  case KD_UNARY_EXP: KD_LOOP1(T, T, CT, LD, ST, exp##MS(x)); break;                           \
+  case KD_UNARY_LOG: KD_LOOP1(T, T, CT, LD, ST, log##MS(x)); break;                           \
+  case KD_UNARY_SQRT: KD_LOOP1(T, T, CT, LD, ST, sqrt##MS(x)); break;                         \
+  case KD_UNARY_RELU: KD_LOOP1(T, T, CT, LD, ST, x < (CT)0 ? (CT)0 : x); break;               \
+  case KD_UNARY_SIGMOID: KD_LOOP1(T, T, CT, LD, ST, (CT)1 / ((CT)1 + exp##MS(-x))); break;    \
   case KD_UNARY_TANH: KD_LOOP1(T, T, CT, LD, ST, tanh##MS(x)); break;
 #define KD_UNARY_CASES_I(T, CT, LD, ST, MS, UT)                                               \
-  case KD_UNARY_NEG: KD_LOOP1(T, T, CT, LD, ST, (CT)((UT)0 - (UT)x)); break;                 \
+  case KD_UNARY_NEG: KD_LOOP1(T, T, CT, LD, ST, (CT)((UT)0 - (UT)x)); break;                  \
   case KD_UNARY_ABS: KD_LOOP1(T, T, CT, LD, ST, KD_IS_NEG(x) ? (CT)((UT)0 - (UT)x) : x); break; \
   case KD_UNARY_RELU: KD_LOOP1(T, T, CT, LD, ST, KD_IS_NEG(x) ? (CT)0 : x); break;
 #define KD_UNARY_CASES_B(T, CT, LD, ST, MS, UT) /* every op on bool errors or promotes */
 
 #define KD_DEF_UNARY(SFX, DT, T, CT, LD, ST, MS, K, UT)                                       \
   static void kd_unary_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) { \
-    switch (*(const int *)ctx) {                                                             \
-      KD_UNARY_CASES_##K(T, CT, LD, ST, MS, UT)                                              \
-      default: break;                                                                        \
-    }                                                                                        \
+    switch (*(const int *)ctx) {                                                              \
+      KD_UNARY_CASES_##K(T, CT, LD, ST, MS, UT)                                               \
+      default: break;                                                                         \
+    }                                                                                         \
   }
 KD_ROWS_ALL(KD_DEF_UNARY)
 #define KD_UNARY_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_unary_loop_, SFX, DT)
