@@ -10,8 +10,14 @@
 // A peer that cannot run is skipped with the reason printed. Prints a table and the machine,
 // and writes everything (all samples included) to bench/out/<date>.json.
 //
-//   node bench/run.js [--quick] [--filter <substring>] [--threads <n>] [--no-torch]
-//                     [--no-native] [--markdown] [--out <file.json>]
+//   node bench/run.js [--quick] [--filter <substring>] [--threads <n>] [--rounds <n>]
+//                     [--no-torch] [--no-native] [--markdown] [--out <file.json>]
+//
+// Note [Rounds]
+// Kindling and each peer run at different moments, so load from other processes that comes
+// and goes biases one side. --rounds N runs the whole sequence N times, alternating the order
+// (kindling first, then peers first, ...), and keeps for each implementation and size the
+// round with the lowest median (STREAM: the highest bandwidth). Every round is in the JSON.
 'use strict';
 
 const fs = require('node:fs');
@@ -21,7 +27,7 @@ const os = require('node:os');
 const root = path.resolve(__dirname, '..');
 
 function parseArgs(argv) {
-  const o = { quick: false, filter: null, threads: 0, torch: true, native: true, markdown: false, out: null };
+  const o = { quick: false, filter: null, threads: 0, rounds: 1, torch: true, native: true, markdown: false, out: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -33,6 +39,8 @@ function parseArgs(argv) {
     else if (a.startsWith('--filter=')) o.filter = a.slice(9);
     else if (a === '--threads') o.threads = Number(value());
     else if (a.startsWith('--threads=')) o.threads = Number(a.slice(10));
+    else if (a === '--rounds') o.rounds = Number(value());
+    else if (a.startsWith('--rounds=')) o.rounds = Number(a.slice(9));
     else if (a === '--no-torch') o.torch = false;
     else if (a === '--no-native') o.native = false;
     else if (a === '--markdown') o.markdown = true;
@@ -41,6 +49,7 @@ function parseArgs(argv) {
     else throw new Error(`unknown option ${a} (try --help)`);
   }
   if (!Number.isInteger(o.threads) || o.threads < 0) throw new Error('--threads must be a positive integer');
+  if (!Number.isInteger(o.rounds) || o.rounds < 1) throw new Error('--rounds must be a positive integer');
   return o;
 }
 
@@ -49,6 +58,8 @@ const HELP = `usage: node bench/run.js [options]
   --filter <text>    only cases whose name contains <text>
   --threads <n>      threads for kindling, OpenBLAS, PyTorch and the native programs
                      (default: KINDLING_NUM_THREADS, else the number of CPUs)
+  --rounds <n>       run everything n times in alternating order and keep each side's
+                     best round (default 1; see Note [Rounds] in bench/run.js)
   --no-torch         skip the PyTorch peer
   --no-native        skip the native programs (STREAM, cblas_sgemm)
   --markdown         print the table as Markdown
@@ -267,6 +278,30 @@ function printHeadlines(rows) {
   }
 }
 
+/** Merges rounds: per (implementation, case, size) the lowest median; STREAM's best copy. */
+function bestOfRounds(rounds) {
+  const pick = (lists, key) => {
+    const best = new Map();
+    for (const list of lists) {
+      for (const r of list || []) {
+        const k = key(r);
+        const cur = best.get(k);
+        if (!cur || (cur.error && !r.error) || (!r.error && r.median_s < cur.median_s)) best.set(k, r);
+      }
+    }
+    return [...best.values()];
+  };
+  const byCase = (r) => `${r.name}\u0000${r.size}`;
+  const kdResults = pick(rounds.map((r) => r.kindling), byCase);
+  const torchRounds = rounds.map((r) => r.torch).filter(Boolean);
+  const torch = torchRounds.length ? { ...torchRounds[0], results: pick(torchRounds.map((t) => t.results), byCase) } : null;
+  const sgemmRounds = rounds.map((r) => r.sgemm).filter(Boolean);
+  const sgemm = sgemmRounds.length ? { ...sgemmRounds[0], results: pick(sgemmRounds.map((g) => g.results), (r) => r.n) } : null;
+  const streams = rounds.map((r) => r.stream).filter(Boolean);
+  const stream = streams.length ? streams.reduce((a, b) => (b.copy.gbps_median > a.copy.gbps_median ? b : a)) : null;
+  return { kdResults, torch, stream, sgemm };
+}
+
 // ---- main -------------------------------------------------------------------------------
 function main() {
   const machine = describeMachine(root);
@@ -278,10 +313,20 @@ function main() {
   const load = machine.loadAverage[0];
   if (load > 0.5) console.log(`  note: load average ${load.toFixed(2)} before starting: other work may skew timings`);
 
-  const kdResults = runKindling();
-  const torch = runTorchPeer();
-  const stream = runStream();
-  const sgemm = runSgemm();
+  const rounds = [];
+  for (let r = 0; r < opts.rounds; r++) {
+    if (opts.rounds > 1) console.log(`round ${r + 1} of ${opts.rounds}`);
+    const round = {};
+    const steps = [() => { round.kindling = runKindling(); }, () => { round.torch = runTorchPeer(); },
+      () => { round.stream = runStream(); }, () => { round.sgemm = runSgemm(); }];
+    for (const step of r % 2 ? steps.reverse() : steps) step();
+    rounds.push(round);
+    if (r === 0 && opts.rounds > 1) { // a peer that cannot run will not run in later rounds either
+      opts.torch = opts.torch && !!round.torch;
+      opts.native = opts.native && (!!round.stream || !!round.sgemm);
+    }
+  }
+  const { kdResults, torch, stream, sgemm } = bestOfRounds(rounds);
 
   const rows = buildRows(kdResults, torch, sgemm, stream);
   console.log('');
@@ -305,11 +350,13 @@ function main() {
     quick: opts.quick,
     filter: opts.filter,
     threads,
+    rounds: opts.rounds,
     timing,
     machine: { ...machine, loadAverageAfter: os.loadavg() },
     kindling: { loaded: !!kd, build: kd ? kd.build : null, version: kd ? kd.version : null, results: kdResults },
     peers: { torch, stream, sgemm },
     rows,
+    all_rounds: opts.rounds > 1 ? rounds : undefined,
     skipped,
   };
   fs.writeFileSync(file, JSON.stringify(report, null, 1) + '\n');

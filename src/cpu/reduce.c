@@ -265,8 +265,8 @@ static kd_status kd_sum_mean(const kd_op_info *op, kd_value *args, kd_value *out
     memset(kd_tensor_data(acc), 0, (size_t)onumel * 8);
     kd_iter_loop_fn loop = kd_sum_loops[in->dtype];
     if (onumel == 1 && inumel > KD_REDUCE_CHUNK && kd_tensor_is_contiguous(in)) {
-      char *partials;
-      int64_t nc;
+      char *partials = NULL;
+      int64_t nc = 0;
       st = kd_reduce_chunks(loop, NULL, kd_tensor_data(in), (int64_t)kd_dtype_size(in->dtype), inumel, 8, false,
                             &partials, &nc);
       if (st == KD_OK) {
@@ -320,8 +320,8 @@ static kd_status kd_minmax_all(const kd_op_info *op, kd_value *args, kd_value *o
   kd_iter_loop_fn loop = kd_minmax_loops[self->dtype];
   kd_status st = KD_OK;
   if (numel > KD_REDUCE_CHUNK && kd_tensor_is_contiguous(self)) {
-    char *partials;
-    int64_t nc;
+    char *partials = NULL;
+    int64_t nc = 0;
     st = kd_reduce_chunks(loop, &ctx, kd_tensor_data(self), (int64_t)es, numel, (int64_t)es, true, &partials, &nc);
     if (st == KD_OK) { /* combine the partials (contiguous, of self's dtype) with the same loop */
       char *data[2] = {kd_tensor_data(out), partials};
