@@ -219,6 +219,8 @@ function buildRows(kdResults, torch, sgemm, stream) {
         const which = c.limit.split('.')[1];
         if (stream[which]) limitPct = (100 * kRate) / stream[which].gbps_median;
       }
+      // STREAM copy counts 8 bytes/element, an add 12: STREAM's add kernel is the like-for-like figure.
+      const addPct = limitPct !== null && stream.add ? (100 * kRate) / stream.add.gbps_median : null;
       rows.push({
         case: c.name,
         size: c.label(n),
@@ -231,6 +233,7 @@ function buildRows(kdResults, torch, sgemm, stream) {
         rate_unit: c.rate ? c.rate.unit : null,
         limit: c.limit || null,
         limit_pct: limitPct,
+        stream_add_pct: addPct,
         in_cache: !outOfCache,
         headline: !!(c.headline && c.headline.includes(n)),
         title: c.title,
@@ -272,6 +275,7 @@ function printHeadlines(rows) {
     const parts = [`kindling ${fmtTime(r.kindling_s, r.unit)}`];
     if (r.kindling_rate !== null) parts[0] += ` = ${fmtRate(r.kindling_rate, r.rate_unit)}`;
     if (r.limit_pct !== null) parts.push(`${r.limit_pct.toFixed(0)}% of ${r.limit}`);
+    if (r.stream_add_pct !== null && r.limit !== 'stream.add') parts.push(`${r.stream_add_pct.toFixed(0)}% of stream.add`);
     if (r.torch_s) parts.push(`PyTorch ${fmtTime(r.torch_s, r.unit)} (kindling/PyTorch ${fmtRatio(r.kindling_s, r.torch_s)})`);
     if (r.native_s) parts.push(`cblas_sgemm ${fmtTime(r.native_s, r.unit)} (kindling/BLAS ${fmtRatio(r.kindling_s, r.native_s)})`);
     console.log(`  ${r.title} [${r.size}]: ${parts.join('; ')}`);

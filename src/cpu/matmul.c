@@ -178,11 +178,12 @@ static kd_status kd_mm_blas(kd_dtype dtype, int64_t batch, int64_t m, int64_t n,
   j.incx = (n == 1 || m == 1) && vstride > 0 && vstride <= INT_MAX ? (int)vstride : 0;
   j.c = c;
   kd_mm_sync_blas_threads();
-  /* OpenBLAS runs products up to 64^3 multiply-adds on one thread; batches of those are
+  /* OpenBLAS runs products below 64^3 multiply-adds on one thread; batches of those are
    * spread over kindling's pool instead (as PyTorch does). Larger ones: OpenBLAS threads. */
-  if (batch > 1 && (double)m * (double)n * (double)k <= 64.0 * 64 * 64)
+  if (batch > 1 && (double)m * (double)n * (double)k < 64.0 * 64 * 64) {
+    j.incx = 0; /* gemm only: OpenBLAS threads gemv from smaller sizes, and pool threads must not nest it */
     kd_parallel_for(0, batch, 1, kd_mm_blas_batches, &j);
-  else
+  } else
     kd_mm_blas_batches(&j, 0, batch);
   free(abuf);
   free(bbuf);
