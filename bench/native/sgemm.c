@@ -11,16 +11,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "timing.h"
 
-static int cmp(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return a < b ? -1 : a > b;
-}
 
 int main(int argc, char **argv) {
   if (argc < 5) { fprintf(stderr, "usage: sgemm <threads> <min_sample_s> <repeats> <n>...\n"); return 2; }

@@ -12,20 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "timing.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return a < b ? -1 : a > b;
-}
 
 int main(int argc, char **argv) {
   int64_t n = argc > 1 ? atoll(argv[1]) : (int64_t)1 << 25;
