@@ -18,13 +18,15 @@ const TYPE_NAMES = {
   'int?': 'an integer or null', 'int|int[]': 'an integer or an array of integers',
   'int[]': 'an array of integers', 'int[]?': 'an integer, an array of integers or null', 'float': 'a number',
   'bool': 'a boolean', 'dtype?': 'a dtype string', 'device?': 'a device string', 'str?': 'a string',
-  'Tensor[]': 'an array of Tensors',
+  'Tensor[]': 'an array of Tensors', 'float?': 'a number or null', 'bool?': 'a boolean or null', 'str': 'a string',
+  'Tensor?[]': 'an array of Tensors or nulls', 'float[]?': 'a number, an array of numbers or null',
 };
 const SIG_TYPES = {
   'Tensor': 'Tensor', 'Tensor?': 'Tensor', 'Tensor|Scalar': 'Tensor|number', 'Scalar': 'number',
   'Scalar?': 'number', 'int': 'int', 'int?': 'int', 'int|int[]': 'int|int[]', 'int[]': 'int[]',
   'int[]?': 'int[]', 'float': 'number', 'bool': 'boolean', 'dtype?': 'dtype', 'device?': 'device',
-  'str?': 'string', 'Tensor[]': 'Tensor[]',
+  'str?': 'string', 'Tensor[]': 'Tensor[]', 'float?': 'number', 'bool?': 'boolean', 'str': 'string',
+  'Tensor?[]': '(Tensor|null)[]', 'float[]?': 'number[]',
 };
 
 const BAD = Symbol('bad');
@@ -53,10 +55,25 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
       case 'int|int[]': return isInt(v) ? v : intList(v);
       case 'int[]': return intList(v);
       case 'int[]?': return isInt(v) ? [v] : intList(v);
-      case 'float': return typeof v === 'number' ? v : BAD;
-      case 'bool': return typeof v === 'boolean' ? v : BAD;
+      case 'float': case 'float?': return typeof v === 'number' ? v : BAD;
+      case 'bool': case 'bool?': return typeof v === 'boolean' ? v : BAD;
+      case 'float[]?': {
+        if (typeof v === 'number') return [v];
+        if (!Array.isArray(v) || !v.every((x) => typeof x === 'number')) return BAD;
+        return v;
+      }
       case 'dtype?': return typeof v === 'string' && dtypeSet.has(v) ? v : BAD;
-      case 'device?': case 'str?': return typeof v === 'string' ? v : BAD;
+      case 'device?': case 'str?': case 'str': return typeof v === 'string' ? v : BAD;
+      case 'Tensor?[]': {
+        if (!Array.isArray(v)) return BAD;
+        const out = new Array(v.length);
+        for (let i = 0; i < v.length; i++) {
+          if (v[i] == null) out[i] = null;
+          else if (v[i] instanceof Tensor) out[i] = v[i]._h;
+          else return BAD;
+        }
+        return out;
+      }
       case 'Tensor[]': {
         if (!Array.isArray(v)) return BAD;
         const out = new Array(v.length);
@@ -206,5 +223,16 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
     return out;
   }
 
-  return { invoke, wrapList, wrapTuple };
+  // The object at a dotted path under kd ('nn.functional' -> kd.nn.functional), created on first
+  // use: generated ops declared with `ns` install their functions there.
+  function namespace(kd, dotted) {
+    let o = kd;
+    for (const part of dotted.split('.')) {
+      if (o[part] === undefined) o[part] = {};
+      o = o[part];
+    }
+    return o;
+  }
+
+  return { invoke, wrapList, wrapTuple, namespace };
 };

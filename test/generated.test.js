@@ -1,4 +1,4 @@
-// generated.test.js - the files generated from src/ops/oplist.js are fresh, and every op of
+// generated.test.js - the files generated from src/ops/oplist/ are fresh, and every op of
 // the list is installed on kd / Tensor.prototype as its variants say.
 'use strict';
 
@@ -15,7 +15,7 @@ describe('generated files', function () {
   });
 
   it('every op in the op list is installed as its variants say', function () {
-    const ops = require(path.join(ROOT, 'src', 'ops', 'oplist.js'));
+    const ops = require(path.join(ROOT, 'src', 'ops', 'oplist'));
     const missing = [];
     for (const op of ops) {
       const name = op.name.split('.')[0];

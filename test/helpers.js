@@ -106,6 +106,7 @@ function buildWithBase(s) {
 function buildArg(a) {
   if (isScalarSpec(a)) return decode(a.scalar);
   if (isTensorSpec(a)) return buildWithBase(a).t;
+  if (Array.isArray(a) && a.length && a.every(isTensorSpec)) return a.map((x) => buildWithBase(x).t);
   return a;
 }
 
@@ -184,12 +185,30 @@ function assertArrayClose(actual, expected, dtype = 'float64', what = 'values') 
 }
 
 /** Calls the op of a fixture case with already built arguments. */
+// The kindling function for a fixture's op path: 'logSoftmax' -> kd.logSoftmax,
+// 'nn.functional.conv2d' -> kd.nn.functional.conv2d, 'max.dim' -> kd.max (the first function on
+// the path; later segments name PyTorch overloads).
+function opFunction(path) {
+  let o = kd;
+  for (const seg of path.split('.')) {
+    o = o[seg];
+    if (typeof o === 'function') return o;
+    assert.ok(o !== undefined, `kindling has no ${path}`);
+  }
+  return o;
+}
+
 function callOp(c, args) {
-  const op = c.op === 'max.dim' ? 'max' : c.op;
-  const kw = c.kwargs ? [c.kwargs] : [];
+  const op = c.op.split('.')[0];
+  const kw = [];
+  if (c.kwargs) {
+    const o = {};
+    for (const [k, v] of Object.entries(c.kwargs)) o[k] = buildArg(v);
+    kw.push(o);
+  }
   if (c.form === 'inplace') return args[0][`${op}_`](...args.slice(1), ...kw);
   if (c.form === 'method') return args[0][op](...args.slice(1), ...kw);
-  return kd[op](...args, ...kw);
+  return opFunction(c.op)(...args, ...kw);
 }
 
 // Which kindling codes fit a PyTorch error (type + message). PyTorch raises RuntimeError for
@@ -331,3 +350,23 @@ function runOpCase(c) {
 }
 
 module.exports.runOpCase = runOpCase;
+
+/**
+ * The parity suite of one fixture family (test/fixtures/<family>.json): a describe per op, an it
+ * per case, each checked by runOpCase against PyTorch's result or error.
+ */
+function parityTests(family, title = `${family} (PyTorch fixtures)`) {
+  describe(title, function () {
+    const groups = new Map();
+    for (const c of fixture(family)) {
+      if (!groups.has(c.op)) groups.set(c.op, []);
+      groups.get(c.op).push(c);
+    }
+    for (const [op, list] of groups) {
+      describe(op, function () {
+        for (const c of list) it(c.name + (c.form !== 'function' ? ` [${c.form}]` : ''), function () { runOpCase(c); });
+      });
+    }
+  });
+}
+module.exports.parityTests = parityTests;

@@ -4,22 +4,9 @@
 // views, whose writes must reach the base), alpha and rounding modes, kd.where.
 'use strict';
 
-const { kd, assert, fixture, runOpCase, values, expectKdError, assertKdError } = require('./helpers');
+const { kd, assert, parityTests, values, expectKdError, assertKdError } = require('./helpers');
 
-describe('pointwise ops (PyTorch fixtures)', function () {
-  const cases = fixture('pointwise');
-  const groups = new Map();
-  for (const c of cases) {
-    const key = c.op;
-    if (!groups.has(key)) groups.set(key, []);
-    groups.get(key).push(c);
-  }
-  for (const [op, list] of groups) {
-    describe(op, function () {
-      for (const c of list) it(c.name + (c.form !== 'function' ? ` [${c.form}]` : ''), function () { runOpCase(c); });
-    });
-  }
-});
+parityTests('pointwise', 'pointwise ops (PyTorch fixtures)');
 
 describe('pointwise ops: API details', function () {
   it('function, method and options forms agree', function () {

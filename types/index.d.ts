@@ -1,5 +1,5 @@
 // types/index.d.ts - TypeScript declarations for kindling (hand-written; the op functions and
-// Tensor op methods come from ./ops.gen.d.ts, generated from src/ops/oplist.js).
+// Tensor op methods come from ./ops.gen.d.ts, generated from src/ops/oplist/).
 /// <reference types="node" />
 
 import type { TensorOpMethods } from './ops.gen';

@@ -3,7 +3,7 @@
  * (for factories: the key of the `device` argument), then runs kernel[op][highest key];
  * a NULL slot falls through to the next key. Functionality kernels (Autograd, Autocast) do
  * their job and call kd_redispatch() with the keys below their own. The op table and the
- * kernel table are generated from src/ops/oplist.js (src/ops/ops_gen.c).
+ * kernel table are generated from src/ops/oplist/ (src/ops/ops_gen.c).
  * KINDLING_DISPATCH_TRACE=1 prints every call's path through the keys on stderr. */
 #ifndef KD_DISPATCH_H
 #define KD_DISPATCH_H
@@ -32,6 +32,11 @@ typedef enum kd_arg_type {
   KD_ARG_DEVICE_OPT,      /* device?                         */
   KD_ARG_STRING_OPT,      /* str?                            */
   KD_ARG_TENSORLIST,      /* Tensor[]                        */
+  KD_ARG_DOUBLE_OPT,      /* float?                          */
+  KD_ARG_BOOL_OPT,        /* bool?                           */
+  KD_ARG_STRING,          /* str (usually with a default: str reduction='mean') */
+  KD_ARG_TENSORLIST_OPT,  /* Tensor?[]: a list whose elements may be null (NULL in tlist.data) */
+  KD_ARG_DOUBLELIST_OPT,  /* float[]? (a single number is [number]) */
 } kd_arg_type;
 
 typedef struct kd_arg_schema {

@@ -1,5 +1,5 @@
 /* value.h - boxed op arguments and results. Every kernel has the same signature and reads
- * its arguments from a kd_value array laid out by the op's schema (src/ops/oplist.js).
+ * its arguments from a kd_value array laid out by the op's schema (src/ops/oplist/).
  * Inputs are borrowed; tensors in outputs are new references owned by the caller. */
 #ifndef KD_VALUE_H
 #define KD_VALUE_H
@@ -26,7 +26,8 @@ typedef enum kd_value_kind {
   KD_VALUE_DTYPE,
   KD_VALUE_DEVICE,
   KD_VALUE_STRING,
-  KD_VALUE_TENSORLIST
+  KD_VALUE_TENSORLIST,
+  KD_VALUE_DOUBLELIST
 } kd_value_kind;
 
 typedef struct kd_value {
@@ -42,6 +43,7 @@ typedef struct kd_value {
     const char *str;
     struct { const int64_t *data; int n; } ilist;
     struct { kd_tensor **data; int n; } tlist; /* outputs: malloc'ed array, see kd_value_release */
+    struct { const double *data; int n; } dlist;
   } v;
 } kd_value;
 

@@ -125,6 +125,7 @@ static kd_status kd_unbox(napi_env env, const kd_arg_schema *a, int idx, napi_va
       case KD_ARG_DOUBLE:
       case KD_ARG_BOOL:
       case KD_ARG_TENSORLIST:
+      case KD_ARG_STRING:
         if (a->has_default) return KD_OK; /* kd_call fills the default */
         return kd_error(KD_ERR_TYPE, "missing required argument '%s'", a->name);
       default: return KD_OK;
@@ -176,14 +177,16 @@ static kd_status kd_unbox(napi_env env, const kd_arg_schema *a, int idx, napi_va
     }
     case KD_ARG_INTLIST:
     case KD_ARG_INTLIST_OPT: return kd_unbox_intlist(env, v, a->name, s, out);
-    case KD_ARG_DOUBLE: {
+    case KD_ARG_DOUBLE:
+    case KD_ARG_DOUBLE_OPT: {
       if (t != napi_number) return kd_error(KD_ERR_TYPE, "argument '%s' must be a number", a->name);
       double d;
       napi_get_value_double(env, v, &d);
       *out = kd_value_double(d);
       return KD_OK;
     }
-    case KD_ARG_BOOL: {
+    case KD_ARG_BOOL:
+    case KD_ARG_BOOL_OPT: {
       if (t != napi_boolean) return kd_error(KD_ERR_TYPE, "argument '%s' must be a boolean", a->name);
       bool b;
       napi_get_value_bool(env, v, &b);
@@ -206,13 +209,37 @@ static kd_status kd_unbox(napi_env env, const kd_arg_schema *a, int idx, napi_va
       *out = kd_value_device(d);
       return KD_OK;
     }
+    case KD_ARG_STRING:
     case KD_ARG_STRING_OPT: {
       KD_TRY(kd_unbox_string(env, v, a->name, s->strings[idx], sizeof s->strings[idx]));
       out->kind = KD_VALUE_STRING;
       out->v.str = s->strings[idx];
       return KD_OK;
     }
-    case KD_ARG_TENSORLIST: {
+    case KD_ARG_DOUBLELIST_OPT: {
+      bool is_array = false;
+      napi_is_array(env, v, &is_array);
+      uint32_t n = 1;
+      if (is_array) napi_get_array_length(env, v, &n);
+      if (n > (1u << 24) || s->nheap >= KD_NAPI_MAX_ARGS) return kd_error(KD_ERR_INVALID_ARGUMENT, "argument '%s' is too long", a->name);
+      double *buf = (double *)malloc(sizeof(double) * (n ? n : 1));
+      if (!buf) return kd_error(KD_ERR_OOM, "out of memory");
+      s->heap[s->nheap++] = buf;
+      for (uint32_t i = 0; i < n; i++) {
+        napi_value e = v;
+        if (is_array) napi_get_element(env, v, i, &e);
+        napi_valuetype et;
+        napi_typeof(env, e, &et);
+        if (et != napi_number) return kd_error(KD_ERR_TYPE, "argument '%s' must be a number or an array of numbers", a->name);
+        napi_get_value_double(env, e, &buf[i]);
+      }
+      out->kind = KD_VALUE_DOUBLELIST;
+      out->v.dlist.data = buf;
+      out->v.dlist.n = (int)n;
+      return KD_OK;
+    }
+    case KD_ARG_TENSORLIST:
+    case KD_ARG_TENSORLIST_OPT: {
       bool is_array = false;
       napi_is_array(env, v, &is_array);
       if (!is_array) return kd_error(KD_ERR_TYPE, "argument '%s' must be an array of Tensors", a->name);
@@ -225,6 +252,14 @@ static kd_status kd_unbox(napi_env env, const kd_arg_schema *a, int idx, napi_va
       for (uint32_t i = 0; i < n; i++) {
         napi_value e;
         napi_get_element(env, v, i, &e);
+        if (a->type == KD_ARG_TENSORLIST_OPT) {
+          napi_valuetype et;
+          napi_typeof(env, e, &et);
+          if (et == napi_null || et == napi_undefined) {
+            list[i] = NULL;
+            continue;
+          }
+        }
         KD_TRY(kd_napi_unwrap_tensor(env, e, a->name, &list[i]));
       }
       out->kind = KD_VALUE_TENSORLIST;

@@ -1,7 +1,7 @@
 /* kernel.h - what every kernel file includes: the dispatcher types, the op codes, and small
  * helpers to read arguments and set outputs. Kernel signature (all kernels):
  *   kd_status fn(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
- * args[i] follows the op's schema in src/ops/oplist.js with defaults already filled in
+ * args[i] follows the op's schema in src/ops/oplist/ with defaults already filled in
  * (a left-out optional is KD_VALUE_NONE). Put new references in outs[]. For in-place ops
  * (op->flags & KD_OP_FLAG_INPLACE) write into args[0] and return it retained in outs[0]. */
 #ifndef KD_KERNEL_H
@@ -13,7 +13,7 @@
 #include "core/status.h"
 #include "core/tensor.h"
 #include "dispatch/dispatch.h"
-#include "ops/op_codes.h"
+#include "ops/op_codes.gen.h"
 
 #define KD_KERNEL(name) kd_status name(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs)
 

@@ -1,0 +1,30 @@
+// oplist/pointwise.js - pointwise ops: unary math, binary arithmetic, comparisons, where. Part of the op list (see ./index.js).
+'use strict';
+
+const { unary, binary, compare } = require('./define');
+
+module.exports = [
+  binary('add', 'KD_BINARY_ADD', 'self + alpha * other, broadcasting.', { args: 'Tensor self, Tensor|Scalar other, *, Scalar alpha=1' }),
+  binary('sub', 'KD_BINARY_SUB', 'self - alpha * other, broadcasting.', { args: 'Tensor self, Tensor|Scalar other, *, Scalar alpha=1' }),
+  binary('mul', 'KD_BINARY_MUL', 'self * other, broadcasting.'),
+  binary('div', 'KD_BINARY_DIV', "self / other; roundingMode 'trunc' or 'floor' rounds the quotient.",
+    { args: 'Tensor self, Tensor|Scalar other, *, str? roundingMode' }),
+  binary('pow', 'KD_BINARY_POW', 'self raised to the power other.'),
+  compare('eq', 'KD_BINARY_EQ', 'self == other (bool).'),
+  compare('ne', 'KD_BINARY_NE', 'self != other (bool).'),
+  compare('lt', 'KD_BINARY_LT', 'self < other (bool).'),
+  compare('le', 'KD_BINARY_LE', 'self <= other (bool).'),
+  compare('gt', 'KD_BINARY_GT', 'self > other (bool).'),
+  compare('ge', 'KD_BINARY_GE', 'self >= other (bool).'),
+  unary('neg', 'KD_UNARY_NEG', '-self.'),
+  unary('abs', 'KD_UNARY_ABS', '|self|.'),
+  unary('exp', 'KD_UNARY_EXP', 'e^self.'),
+  unary('log', 'KD_UNARY_LOG', 'Natural logarithm.'),
+  unary('sqrt', 'KD_UNARY_SQRT', 'Square root.'),
+  unary('relu', 'KD_UNARY_RELU', 'max(self, 0).'),
+  unary('sigmoid', 'KD_UNARY_SIGMOID', '1 / (1 + e^-self).'),
+  unary('tanh', 'KD_UNARY_TANH', 'Hyperbolic tangent.'),
+  { name: 'where', args: 'Tensor condition, Tensor|Scalar self, Tensor|Scalar other', returns: 'Tensor',
+    variants: ['function'], kind: 'pointwise', cpu: 'kd_cpu_where',
+    doc: 'Elements of self where condition is true, else of other, broadcasting all three.' },
+];
