@@ -69,3 +69,4 @@ kd.build = Object.freeze({ blas: !!N.hasBlas, cuda: !!N.cudaBuilt });
 kd.version = require('../package.json').version;
 
 kd.cuda = require('./cuda')(N);
+require('./autograd')(kd, Tensor, N, rt);

@@ -136,20 +136,30 @@ module.exports = function install(Tensor, kd, N, rt) {
     "method:bmm": [{ name: "bmm", fn: N["bmm"], ret: "tensor", args: [["self", "Tensor", false, false], ["mat2", "Tensor", false, false]] }],
     "function:matmul": [{ name: "matmul", fn: N["matmul"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
     "method:matmul": [{ name: "matmul", fn: N["matmul"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:sliceBackward": [{ name: "sliceBackward", fn: N["sliceBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["start", "int?", false, true], ["end", "int?", false, true], ["step", "int", false, false]] }],
+    "function:selectBackward": [{ name: "selectBackward", fn: N["selectBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["index", "int", false, false]] }],
+    "function:narrowBackward": [{ name: "narrowBackward", fn: N["narrowBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["start", "int", false, false], ["length", "int", false, false]] }],
+    "function:permuteBackward": [{ name: "permuteBackward", fn: N["permuteBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["dims", "int[]", false, false]] }],
+    "function:reduceBackward": [{ name: "reduceBackward", fn: N["reduceBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, false]] }],
   };
   kd.empty = function empty() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:empty"], null, arguments);
   };
   kd.zeros = function zeros() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:zeros"], null, arguments);
   };
   kd.ones = function ones() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:ones"], null, arguments);
   };
   kd.full = function full() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:full"], null, arguments);
   };
   kd.arange = function arange(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 3) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -159,6 +169,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:arange"], null, arguments);
   };
   kd.linspace = function linspace(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 3) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -168,6 +179,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:linspace"], null, arguments);
   };
   kd.eye = function eye(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -176,15 +188,19 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:eye"], null, arguments);
   };
   kd.rand = function rand() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:rand"], null, arguments);
   };
   kd.randn = function randn() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:randn"], null, arguments);
   };
   kd.randint = function randint() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:randint"], null, arguments);
   };
   kd.emptyLike = function emptyLike(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["emptyLike"](a0._h, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
@@ -192,6 +208,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:emptyLike"], null, arguments);
   };
   kd.zerosLike = function zerosLike(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["zerosLike"](a0._h, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
@@ -199,6 +216,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:zerosLike"], null, arguments);
   };
   kd.onesLike = function onesLike(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["onesLike"](a0._h, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
@@ -206,6 +224,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:onesLike"], null, arguments);
   };
   kd.fullLike = function fullLike(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -214,6 +233,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:fullLike"], null, arguments);
   };
   kd.randLike = function randLike(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["randLike"](a0._h, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
@@ -221,6 +241,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:randLike"], null, arguments);
   };
   kd.randnLike = function randnLike(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["randnLike"](a0._h, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
@@ -228,6 +249,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:randnLike"], null, arguments);
   };
   kd.randintLike = function randintLike(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 3) {
     if (!(a0 instanceof Tensor)) break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -237,6 +259,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:randintLike"], null, arguments);
   };
   Tensor.prototype.fill_ = function fill_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     N["fill_"](this._h, a0); return this;
@@ -244,12 +267,14 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:fill_"], this, arguments);
   };
   Tensor.prototype.zero_ = function zero_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     N["zero_"](this._h); return this;
   }
     return rt.invoke(G["method:zero_"], this, arguments);
   };
   Tensor.prototype.copy_ = function copy_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     N["copy_"](this._h, a0._h); return this;
@@ -257,12 +282,14 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:copy_"], this, arguments);
   };
   Tensor.prototype.to = function to() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     const h = N["to"](this._h, undefined, undefined, undefined); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:to"], this, arguments);
   };
   kd.clone = function clone(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["clone"](a0._h); return h === a0._h ? a0 : new Tensor(h);
@@ -270,27 +297,33 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:clone"], null, arguments);
   };
   Tensor.prototype.clone = function clone() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     const h = N["clone"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:clone"], this, arguments);
   };
   Tensor.prototype.contiguous = function contiguous() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     const h = N["contiguous"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:contiguous"], this, arguments);
   };
   Tensor.prototype.view = function view() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["method:view"], this, arguments);
   };
   kd.reshape = function reshape() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:reshape"], null, arguments);
   };
   Tensor.prototype.reshape = function reshape() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["method:reshape"], this, arguments);
   };
   kd.flatten = function flatten(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 3) {
     if (!(a0 instanceof Tensor)) break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -300,6 +333,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:flatten"], null, arguments);
   };
   Tensor.prototype.flatten = function flatten(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -308,6 +342,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:flatten"], this, arguments);
   };
   kd.transpose = function transpose(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 3) {
     if (!(a0 instanceof Tensor)) break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -317,6 +352,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:transpose"], null, arguments);
   };
   Tensor.prototype.transpose = function transpose(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -325,6 +361,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:transpose"], this, arguments);
   };
   kd.t = function t(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["t"](a0._h); return h === a0._h ? a0 : new Tensor(h);
@@ -332,18 +369,22 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:t"], null, arguments);
   };
   Tensor.prototype.t = function t() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     const h = N["t"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:t"], this, arguments);
   };
   kd.permute = function permute() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:permute"], null, arguments);
   };
   Tensor.prototype.permute = function permute() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["method:permute"], this, arguments);
   };
   kd.narrow = function narrow(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 4) {
     if (!(a0 instanceof Tensor)) break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -354,6 +395,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:narrow"], null, arguments);
   };
   Tensor.prototype.narrow = function narrow(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 3) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -363,6 +405,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:narrow"], this, arguments);
   };
   kd.select = function select(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 3) {
     if (!(a0 instanceof Tensor)) break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -372,6 +415,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:select"], null, arguments);
   };
   Tensor.prototype.select = function select(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -380,6 +424,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:select"], this, arguments);
   };
   Tensor.prototype.slice = function slice(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 4) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -390,6 +435,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:slice"], this, arguments);
   };
   kd.unsqueeze = function unsqueeze(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -398,6 +444,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:unsqueeze"], null, arguments);
   };
   Tensor.prototype.unsqueeze = function unsqueeze(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     const h = N["unsqueeze"](this._h, a0); return h === this._h ? this : new Tensor(h);
@@ -405,15 +452,19 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:unsqueeze"], this, arguments);
   };
   kd.squeeze = function squeeze() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:squeeze"], null, arguments);
   };
   Tensor.prototype.squeeze = function squeeze() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["method:squeeze"], this, arguments);
   };
   Tensor.prototype.expand = function expand() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["method:expand"], this, arguments);
   };
   Tensor.prototype.expandAs = function expandAs(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["expandAs"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
@@ -421,12 +472,15 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:expandAs"], this, arguments);
   };
   kd.asStrided = function asStrided() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:asStrided"], null, arguments);
   };
   Tensor.prototype.asStrided = function asStrided() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["method:asStrided"], this, arguments);
   };
   kd.chunk = function chunk(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 3) {
     if (!(a0 instanceof Tensor)) break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -436,6 +490,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:chunk"], null, arguments);
   };
   Tensor.prototype.chunk = function chunk(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -444,12 +499,15 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:chunk"], this, arguments);
   };
   kd.split = function split() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:split"], null, arguments);
   };
   Tensor.prototype.split = function split() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["method:split"], this, arguments);
   };
   kd.add = function add(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
@@ -459,6 +517,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:add"], null, arguments);
   };
   Tensor.prototype.add = function add(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -467,6 +526,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:add"], this, arguments);
   };
   Tensor.prototype.add_ = function add_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -475,6 +535,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:add_"], this, arguments);
   };
   kd.sub = function sub(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
@@ -484,6 +545,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:sub"], null, arguments);
   };
   Tensor.prototype.sub = function sub(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -492,6 +554,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:sub"], this, arguments);
   };
   Tensor.prototype.sub_ = function sub_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -500,6 +563,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:sub_"], this, arguments);
   };
   kd.mul = function mul(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
@@ -509,6 +573,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:mul"], null, arguments);
   };
   Tensor.prototype.mul = function mul(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -517,6 +582,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:mul"], this, arguments);
   };
   Tensor.prototype.mul_ = function mul_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -525,6 +591,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:mul_"], this, arguments);
   };
   kd.div = function div(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
@@ -534,6 +601,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:div"], null, arguments);
   };
   Tensor.prototype.div = function div(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -542,6 +610,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:div"], this, arguments);
   };
   Tensor.prototype.div_ = function div_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -550,6 +619,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:div_"], this, arguments);
   };
   kd.pow = function pow(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
@@ -559,6 +629,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:pow"], null, arguments);
   };
   Tensor.prototype.pow = function pow(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -567,6 +638,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:pow"], this, arguments);
   };
   Tensor.prototype.pow_ = function pow_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -575,6 +647,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:pow_"], this, arguments);
   };
   kd.eq = function eq(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
@@ -584,6 +657,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:eq"], null, arguments);
   };
   Tensor.prototype.eq = function eq(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -592,6 +666,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:eq"], this, arguments);
   };
   Tensor.prototype.eq_ = function eq_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -600,6 +675,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:eq_"], this, arguments);
   };
   kd.ne = function ne(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
@@ -609,6 +685,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:ne"], null, arguments);
   };
   Tensor.prototype.ne = function ne(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -617,6 +694,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:ne"], this, arguments);
   };
   Tensor.prototype.ne_ = function ne_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -625,6 +703,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:ne_"], this, arguments);
   };
   kd.lt = function lt(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
@@ -634,6 +713,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:lt"], null, arguments);
   };
   Tensor.prototype.lt = function lt(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -642,6 +722,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:lt"], this, arguments);
   };
   Tensor.prototype.lt_ = function lt_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -650,6 +731,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:lt_"], this, arguments);
   };
   kd.le = function le(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
@@ -659,6 +741,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:le"], null, arguments);
   };
   Tensor.prototype.le = function le(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -667,6 +750,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:le"], this, arguments);
   };
   Tensor.prototype.le_ = function le_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -675,6 +759,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:le_"], this, arguments);
   };
   kd.gt = function gt(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
@@ -684,6 +769,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:gt"], null, arguments);
   };
   Tensor.prototype.gt = function gt(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -692,6 +778,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:gt"], this, arguments);
   };
   Tensor.prototype.gt_ = function gt_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -700,6 +787,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:gt_"], this, arguments);
   };
   kd.ge = function ge(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
@@ -709,6 +797,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:ge"], null, arguments);
   };
   Tensor.prototype.ge = function ge(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -717,6 +806,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:ge"], this, arguments);
   };
   Tensor.prototype.ge_ = function ge_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     const h0 = a0 instanceof Tensor ? a0._h : a0;
     if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
@@ -725,6 +815,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:ge_"], this, arguments);
   };
   kd.neg = function neg(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["neg"](a0._h); return h === a0._h ? a0 : new Tensor(h);
@@ -732,18 +823,21 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:neg"], null, arguments);
   };
   Tensor.prototype.neg = function neg() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     const h = N["neg"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:neg"], this, arguments);
   };
   Tensor.prototype.neg_ = function neg_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     N["neg_"](this._h); return this;
   }
     return rt.invoke(G["method:neg_"], this, arguments);
   };
   kd.abs = function abs(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["abs"](a0._h); return h === a0._h ? a0 : new Tensor(h);
@@ -751,18 +845,21 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:abs"], null, arguments);
   };
   Tensor.prototype.abs = function abs() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     const h = N["abs"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:abs"], this, arguments);
   };
   Tensor.prototype.abs_ = function abs_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     N["abs_"](this._h); return this;
   }
     return rt.invoke(G["method:abs_"], this, arguments);
   };
   kd.exp = function exp(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["exp"](a0._h); return h === a0._h ? a0 : new Tensor(h);
@@ -770,18 +867,21 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:exp"], null, arguments);
   };
   Tensor.prototype.exp = function exp() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     const h = N["exp"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:exp"], this, arguments);
   };
   Tensor.prototype.exp_ = function exp_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     N["exp_"](this._h); return this;
   }
     return rt.invoke(G["method:exp_"], this, arguments);
   };
   kd.log = function log(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["log"](a0._h); return h === a0._h ? a0 : new Tensor(h);
@@ -789,18 +889,21 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:log"], null, arguments);
   };
   Tensor.prototype.log = function log() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     const h = N["log"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:log"], this, arguments);
   };
   Tensor.prototype.log_ = function log_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     N["log_"](this._h); return this;
   }
     return rt.invoke(G["method:log_"], this, arguments);
   };
   kd.sqrt = function sqrt(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["sqrt"](a0._h); return h === a0._h ? a0 : new Tensor(h);
@@ -808,18 +911,21 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:sqrt"], null, arguments);
   };
   Tensor.prototype.sqrt = function sqrt() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     const h = N["sqrt"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:sqrt"], this, arguments);
   };
   Tensor.prototype.sqrt_ = function sqrt_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     N["sqrt_"](this._h); return this;
   }
     return rt.invoke(G["method:sqrt_"], this, arguments);
   };
   kd.relu = function relu(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["relu"](a0._h); return h === a0._h ? a0 : new Tensor(h);
@@ -827,18 +933,21 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:relu"], null, arguments);
   };
   Tensor.prototype.relu = function relu() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     const h = N["relu"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:relu"], this, arguments);
   };
   Tensor.prototype.relu_ = function relu_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     N["relu_"](this._h); return this;
   }
     return rt.invoke(G["method:relu_"], this, arguments);
   };
   kd.sigmoid = function sigmoid(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["sigmoid"](a0._h); return h === a0._h ? a0 : new Tensor(h);
@@ -846,18 +955,21 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:sigmoid"], null, arguments);
   };
   Tensor.prototype.sigmoid = function sigmoid() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     const h = N["sigmoid"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:sigmoid"], this, arguments);
   };
   Tensor.prototype.sigmoid_ = function sigmoid_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     N["sigmoid_"](this._h); return this;
   }
     return rt.invoke(G["method:sigmoid_"], this, arguments);
   };
   kd.tanh = function tanh(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["tanh"](a0._h); return h === a0._h ? a0 : new Tensor(h);
@@ -865,18 +977,21 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:tanh"], null, arguments);
   };
   Tensor.prototype.tanh = function tanh() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     const h = N["tanh"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:tanh"], this, arguments);
   };
   Tensor.prototype.tanh_ = function tanh_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
     N["tanh_"](this._h); return this;
   }
     return rt.invoke(G["method:tanh_"], this, arguments);
   };
   kd.where = function where(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 3) {
     if (!(a0 instanceof Tensor)) break fast;
     const h1 = a1 instanceof Tensor ? a1._h : a1;
@@ -888,30 +1003,39 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:where"], null, arguments);
   };
   kd.sum = function sum() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:sum"], null, arguments);
   };
   Tensor.prototype.sum = function sum() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["method:sum"], this, arguments);
   };
   kd.mean = function mean() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:mean"], null, arguments);
   };
   Tensor.prototype.mean = function mean() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["method:mean"], this, arguments);
   };
   kd.max = function max() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:max"], null, arguments);
   };
   Tensor.prototype.max = function max() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["method:max"], this, arguments);
   };
   kd.min = function min() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:min"], null, arguments);
   };
   Tensor.prototype.min = function min() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["method:min"], this, arguments);
   };
   kd.argmax = function argmax(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 3) {
     if (!(a0 instanceof Tensor)) break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -921,6 +1045,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:argmax"], null, arguments);
   };
   Tensor.prototype.argmax = function argmax(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (a0 !== null && typeof a0 === 'object') break fast;
     if (a1 !== null && typeof a1 === 'object') break fast;
@@ -929,6 +1054,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:argmax"], this, arguments);
   };
   kd.mm = function mm(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     if (!(a1 instanceof Tensor)) break fast;
@@ -937,6 +1063,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:mm"], null, arguments);
   };
   Tensor.prototype.mm = function mm(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["mm"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
@@ -944,6 +1071,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:mm"], this, arguments);
   };
   kd.bmm = function bmm(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     if (!(a1 instanceof Tensor)) break fast;
@@ -952,6 +1080,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:bmm"], null, arguments);
   };
   Tensor.prototype.bmm = function bmm(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["bmm"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
@@ -959,6 +1088,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["method:bmm"], this, arguments);
   };
   kd.matmul = function matmul(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 2) {
     if (!(a0 instanceof Tensor)) break fast;
     if (!(a1 instanceof Tensor)) break fast;
@@ -967,11 +1097,32 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:matmul"], null, arguments);
   };
   Tensor.prototype.matmul = function matmul(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["matmul"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["method:matmul"], this, arguments);
+  };
+  rt.namespace(kd, "_internal").sliceBackward = function sliceBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:sliceBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").selectBackward = function selectBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:selectBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").narrowBackward = function narrowBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:narrowBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").permuteBackward = function permuteBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:permuteBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").reduceBackward = function reduceBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:reduceBackward"], null, arguments);
   };
   return G;
 };

@@ -3,6 +3,7 @@
 //   src/ops/ops_gen.h        op ids (enum kd_op_id)
 //   src/ops/op_codes.gen.h   the `code` enums (KD_UNARY_*, KD_REDUCE_*, ...), one per code prefix
 //   src/ops/ops_gen.c        op table (schemas, defaults, flags) and kernel[op][key] table
+//   src/ops/backward_gen.c   the backward formulas compiled to C (tools/gen-backward.js)
 //   lib/ops.gen.js           kd.<op> functions and Tensor.prototype.<op> methods
 //   lib/ops.gen.mjs          the kd.<op> functions as ESM named exports (for lib/index.mjs)
 //   types/ops.gen.d.ts       their TypeScript declarations
@@ -15,6 +16,7 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const oplist = require(path.join(root, 'src', 'ops', 'oplist'));
+const { genBackward } = require('./gen-backward');
 
 const ARG_TYPES = {
   'Tensor': 'KD_ARG_TENSOR', 'Tensor?': 'KD_ARG_TENSOR_OPT', 'Tensor|Scalar': 'KD_ARG_TENSOR_OR_SCALAR',
@@ -237,6 +239,7 @@ function genJS() {
     const target = g.variant === 'function' ? (nss[0] ? `rt.namespace(kd, ${JSON.stringify(nss[0])}).${g.name}` : `kd.${g.name}`)
       : `Tensor.prototype.${g.name}`;
     s += `  ${target} = function ${g.name}(${params}) {\n`;
+    s += '    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js\n';
     if (fast) s += fast.body;
     s += `    return rt.invoke(G[${key}], ${g.variant === 'function' ? 'null' : 'this'}, arguments);\n  };\n`;
     for (const ns of nss.slice(1)) s += `  ${ns ? `rt.namespace(kd, ${JSON.stringify(ns)})` : 'kd'}.${g.name} = ${target};\n`;
@@ -333,6 +336,7 @@ const outputs = {
   'src/ops/ops_gen.h': genH(),
   'src/ops/op_codes.gen.h': genCodes(),
   'src/ops/ops_gen.c': genC(),
+  'src/ops/backward_gen.c': genBackward(ops, header),
   'lib/ops.gen.js': genJS(),
   'lib/ops.gen.mjs': genMJS(),
   'types/ops.gen.d.ts': genTS(),

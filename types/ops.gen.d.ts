@@ -380,3 +380,21 @@ export declare function bmm(options: { self: Tensor; mat2: Tensor }): Tensor;
 /** Matrix product with NumPy/PyTorch broadcasting (1-D, 2-D and batched operands). */
 export declare function matmul(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
 export declare function matmul(options: { self: Tensor; other: Tensor }): Tensor;
+
+export declare namespace _internal {
+  /** Zeros of inputSizes with grad written into the slice (the gradient of slice). */
+  function sliceBackward(grad: Tensor, inputSizes: readonly number[], dim: number, start: number | null | undefined, end: number | null | undefined, step: number, options?: { grad?: Tensor; inputSizes?: readonly number[]; dim?: number; start?: number | null; end?: number | null; step?: number }): Tensor;
+  function sliceBackward(options: { grad: Tensor; inputSizes: readonly number[]; dim: number; start?: number | null; end?: number | null; step: number }): Tensor;
+  /** Zeros of inputSizes with grad written at index along dim (the gradient of select). */
+  function selectBackward(grad: Tensor, inputSizes: readonly number[], dim: number, index: number, options?: { grad?: Tensor; inputSizes?: readonly number[]; dim?: number; index?: number }): Tensor;
+  function selectBackward(options: { grad: Tensor; inputSizes: readonly number[]; dim: number; index: number }): Tensor;
+  /** Zeros of inputSizes with grad written into the narrowed range (the gradient of narrow). */
+  function narrowBackward(grad: Tensor, inputSizes: readonly number[], dim: number, start: number, length: number, options?: { grad?: Tensor; inputSizes?: readonly number[]; dim?: number; start?: number; length?: number }): Tensor;
+  function narrowBackward(options: { grad: Tensor; inputSizes: readonly number[]; dim: number; start: number; length: number }): Tensor;
+  /** grad permuted by the inverse of dims (the gradient of permute). */
+  function permuteBackward(grad: Tensor, dims: readonly number[], options?: { grad?: Tensor; dims?: readonly number[] }): Tensor;
+  function permuteBackward(options: { grad: Tensor; dims: readonly number[] }): Tensor;
+  /** grad of a reduction over dim broadcast back to inputSizes (a view; the gradient of sum). */
+  function reduceBackward(grad: Tensor, inputSizes: readonly number[], dim: number | readonly number[] | null | undefined, keepdim: boolean, options?: { grad?: Tensor; inputSizes?: readonly number[]; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+  function reduceBackward(options: { grad: Tensor; inputSizes: readonly number[]; dim?: number | readonly number[] | null; keepdim: boolean }): Tensor;
+}

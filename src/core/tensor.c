@@ -11,6 +11,8 @@ static _Thread_local kd_struct_cache kd_tensor_cache;
 
 static int64_t kd_tensors_alive;
 void (*kd_tensor_autograd_free_hook)(kd_tensor *t);
+static _Thread_local kd_keyset kd_default_keys_mask = KD_KEYSET_ALL;
+void kd_tensor_set_default_keys_mask(kd_keyset mask) { kd_default_keys_mask = mask; }
 
 int64_t kd_tensor_numel(const kd_tensor *t) {
   int64_t n = 1;
@@ -55,7 +57,7 @@ kd_status kd_tensor_empty(const int64_t *sizes, int ndim, kd_dtype dtype, kd_dev
   if (st != KD_OK) { kd_storage_release(s); return st; }
   t->ndim = ndim;
   t->dtype = dtype;
-  t->keys = (kd_keyset)(KD_KEYSET(kd_device_key(device)) | KD_KEYSET(KD_KEY_AUTOGRAD));
+  t->keys = (kd_keyset)((KD_KEYSET(kd_device_key(device)) | KD_KEYSET(KD_KEY_AUTOGRAD)) & kd_default_keys_mask);
   t->storage = s;
   t->offset = 0;
   if (ndim) memcpy(t->sizes, sizes, sizeof(int64_t) * ndim);

@@ -58,6 +58,10 @@ int64_t kd_tensor_live_count(void);
 /* Hook that frees autograd metadata when a tensor dies (set by the autograd layer). */
 extern void (*kd_tensor_autograd_free_hook)(kd_tensor *t);
 
+/* Keys new tensors get are masked with this (thread-local): inference mode drops Autograd, which
+ * marks inference tensors. */
+void kd_tensor_set_default_keys_mask(kd_keyset mask);
+
 #ifdef __cplusplus
 }
 #endif

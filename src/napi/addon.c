@@ -3,6 +3,7 @@
  * addon loads in the main thread and in any number of worker_threads. */
 #include <stdlib.h>
 
+#include "autograd/autograd.h"
 #include "core/storage.h"
 #include "dispatch/dispatch.h"
 #include "napi/napi_util.h"
@@ -26,6 +27,7 @@ static void kd_napi_env_finalize(napi_env env, void *data, void *hint) {
 
 NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   kd_dispatch_init();
+  kd_autograd_init();
   kd_napi_env *e = (kd_napi_env *)calloc(1, sizeof *e);
   if (!e) {
     napi_throw_error(env, "KD_OUT_OF_MEMORY", "kindling: out of memory at load");
@@ -38,5 +40,6 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   KD_NAPI_CALL(env, kd_napi_register_tensor(env, exports));
   KD_NAPI_CALL(env, kd_napi_register_runtime(env, exports));
   KD_NAPI_CALL(env, kd_napi_register_cuda(env, exports));
+  KD_NAPI_CALL(env, kd_napi_register_autograd(env, exports));
   return exports;
 }

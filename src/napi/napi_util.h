@@ -58,5 +58,6 @@ napi_status kd_napi_register_ops(napi_env env, napi_value exports);
 napi_status kd_napi_register_tensor(napi_env env, napi_value exports);
 napi_status kd_napi_register_runtime(napi_env env, napi_value exports);
 napi_status kd_napi_register_cuda(napi_env env, napi_value exports);
+napi_status kd_napi_register_autograd(napi_env env, napi_value exports);
 
 #endif

@@ -51,5 +51,12 @@ enum kd_reduce_code {
   KD_REDUCE_MIN = 4,
   KD_REDUCE_ARGMAX = 5,
 };
+enum kd_viewbw_code {
+  KD_VIEWBW_SLICE = 1,
+  KD_VIEWBW_SELECT = 2,
+  KD_VIEWBW_NARROW = 3,
+  KD_VIEWBW_PERMUTE = 4,
+  KD_VIEWBW_REDUCE = 5,
+};
 
 #endif

@@ -30,6 +30,7 @@ kd_status kd_factory_empty(const kd_op_info *op, kd_keyset ks, kd_value *args, k
 kd_status kd_factory_eye(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_factory_fill(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_view_as_strided(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_view_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_view_expand(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_view_narrow(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_view_permute(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -426,6 +427,37 @@ static const kd_arg_schema kd_args_matmul[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
 };
+static const kd_arg_schema kd_args_sliceBackward[] = {
+    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"inputSizes", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"start", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"end", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"step", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_selectBackward[] = {
+    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"inputSizes", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"index", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_narrowBackward[] = {
+    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"inputSizes", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"start", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"length", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_permuteBackward[] = {
+    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dims", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_reduceBackward[] = {
+    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"inputSizes", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
 
 const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_empty] = {"empty", KD_OP_empty, 0, KD_OP_FLAG_FACTORY, 3, kd_args_empty, 1, 2, 1},
@@ -516,6 +548,11 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_mm] = {"mm", KD_OP_mm, 0, 0, 2, kd_args_mm, 1, -1, -1},
     [KD_OP_bmm] = {"bmm", KD_OP_bmm, 0, 0, 2, kd_args_bmm, 1, -1, -1},
     [KD_OP_matmul] = {"matmul", KD_OP_matmul, 0, 0, 2, kd_args_matmul, 1, -1, -1},
+    [KD_OP_sliceBackward] = {"sliceBackward", KD_OP_sliceBackward, KD_VIEWBW_SLICE, 0, 6, kd_args_sliceBackward, 1, -1, -1},
+    [KD_OP_selectBackward] = {"selectBackward", KD_OP_selectBackward, KD_VIEWBW_SELECT, 0, 4, kd_args_selectBackward, 1, -1, -1},
+    [KD_OP_narrowBackward] = {"narrowBackward", KD_OP_narrowBackward, KD_VIEWBW_NARROW, 0, 5, kd_args_narrowBackward, 1, -1, -1},
+    [KD_OP_permuteBackward] = {"permuteBackward", KD_OP_permuteBackward, KD_VIEWBW_PERMUTE, 0, 2, kd_args_permuteBackward, 1, -1, -1},
+    [KD_OP_reduceBackward] = {"reduceBackward", KD_OP_reduceBackward, KD_VIEWBW_REDUCE, 0, 4, kd_args_reduceBackward, 1, -1, -1},
 };
 
 kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
@@ -607,4 +644,9 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_mm] = {[KD_KEY_CPU] = kd_cpu_mm},
     [KD_OP_bmm] = {[KD_KEY_CPU] = kd_cpu_bmm},
     [KD_OP_matmul] = {[KD_KEY_CPU] = kd_composite_matmul, [KD_KEY_CUDA] = kd_composite_matmul, [KD_KEY_AUTOGRAD] = kd_composite_matmul},
+    [KD_OP_sliceBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
+    [KD_OP_selectBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
+    [KD_OP_narrowBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
+    [KD_OP_permuteBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
+    [KD_OP_reduceBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
 };

@@ -91,7 +91,12 @@ typedef enum kd_op_id {
   KD_OP_mm = 85,
   KD_OP_bmm = 86,
   KD_OP_matmul = 87,
-  KD_OP_COUNT = 88
+  KD_OP_sliceBackward = 88,
+  KD_OP_selectBackward = 89,
+  KD_OP_narrowBackward = 90,
+  KD_OP_permuteBackward = 91,
+  KD_OP_reduceBackward = 92,
+  KD_OP_COUNT = 93
 } kd_op_id;
 
 #endif

@@ -3,11 +3,12 @@
 
 module.exports = [
   { name: 'fill', args: 'Tensor self, Scalar value', returns: 'Tensor', variants: ['inplace'], kind: 'pointwise',
-    cpu: 'kd_cpu_fill', doc: 'Fills self with value.', inplaceOnly: true },
+    cpu: 'kd_cpu_fill', backward: { self: 'zerosLike(grad)' }, doc: 'Fills self with value.', inplaceOnly: true },
   { name: 'zero', args: 'Tensor self', returns: 'Tensor', variants: ['inplace'], kind: 'pointwise',
     composite: 'kd_composite_zero', doc: 'Fills self with zeros.', inplaceOnly: true },
   { name: 'copy', args: 'Tensor self, Tensor src', returns: 'Tensor', variants: ['inplace'], kind: 'copy',
     cpu: 'kd_cpu_copy', flags: ['cross_device'], inplaceOnly: true,
+    backward: { self: 'zerosLike(grad)', src: 'grad' },
     doc: 'Copies src into self (broadcasting src, converting dtype, across devices).' },
   { name: 'to', args: 'Tensor self, *, dtype? dtype, device? device, bool copy=false', returns: 'Tensor',
     variants: ['method'], kind: 'copy', composite: 'kd_composite_to', flags: ['cross_device'],

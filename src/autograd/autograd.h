@@ -1,0 +1,199 @@
+/* autograd.h - reverse-mode automatic differentiation: per-tensor autograd metadata, the graph
+ * nodes recorded by the Autograd dispatch key, grad mode, and the engine entry points.
+ *
+ * The picture (as PyTorch's torch/csrc/autograd):
+ *   - a tensor that requires grad has a kd_autograd_meta: requires_grad, grad, grad_fn (the node
+ *     that produced it, NULL for leaves), output_nr (which output of grad_fn it is), hooks;
+ *   - the Autograd kernel (record.c), registered at KD_KEY_AUTOGRAD for every op with a backward
+ *     formula, runs the op below itself and, when grad mode is on and an input requires grad,
+ *     records a kd_node: the saved values its formula needs (with their versions), the metadata of
+ *     each input, and one edge per differentiable input to the node that produced that input
+ *     (or to the input's AccumulateGrad when it is a leaf);
+ *   - the engine (engine.c) walks the graph from the roots in dependency order, iteratively,
+ *     calls each node's backward, sums a gradient back to its input's shape/dtype/device (one
+ *     helper, kd_autograd_reduce_to_input), and accumulates into leaves' .grad.
+ * Backward formulas are written with kindling ops (src/ops/oplist/, field `backward`), compiled by
+ * tools/gen-backward.js into src/ops/backward_gen.c, so they run on any device and can be
+ * differentiated again (create_graph). */
+#ifndef KD_AUTOGRAD_H
+#define KD_AUTOGRAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/device.h"
+#include "core/status.h"
+#include "core/tensor.h"
+#include "dispatch/dispatch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kd_node kd_node;
+
+/* A hook on the gradient of a tensor. It may replace the gradient: set *out to a new reference
+ * (or leave it NULL to keep the gradient). Used for JS hooks (src/napi/autograd.c). */
+typedef kd_status (*kd_grad_hook_fn)(void *data, kd_tensor *grad, kd_tensor **out);
+typedef void (*kd_grad_hook_free_fn)(void *data);
+
+typedef struct kd_hook {
+  struct kd_hook *next;
+  int64_t id;
+  int output_nr;            /* which output of the node the hook watches (node hooks) */
+  kd_grad_hook_fn fn;       /* NULL: a retain_grad hook writing into `retain` */
+  kd_grad_hook_free_fn free_data;
+  void *data;
+  struct kd_autograd_meta *retain; /* retain_grad: the non-leaf whose .grad receives the gradient */
+} kd_hook;
+
+typedef struct kd_autograd_meta {
+  bool requires_grad;
+  bool retains_grad;
+  bool is_view;             /* made by a view op from a tensor that requires grad */
+  int output_nr;
+  kd_tensor *grad;          /* owned */
+  kd_node *grad_fn;         /* owned reference; NULL for leaves */
+  kd_node *accumulator;     /* weak: the leaf's AccumulateGrad node, while one exists */
+  kd_hook *hooks;           /* leaf hooks (run before accumulation) */
+  kd_tensor *self;          /* back pointer (weak) */
+} kd_autograd_meta;
+
+/* One input of a node: where its gradient goes, and what that input looked like. */
+typedef struct kd_edge {
+  kd_node *fn;              /* owned reference; NULL: this input needs no gradient */
+  int input_nr;             /* which output of fn (the gradient slot of fn) */
+  int ndim;
+  kd_dtype dtype;
+  kd_device device;
+  int64_t sizes[KD_MAX_DIMS];
+} kd_edge;
+
+/* Output metadata of a node (to make zeros for outputs that got no gradient). */
+typedef struct kd_out_meta {
+  int ndim;
+  kd_dtype dtype;
+  kd_device device;
+  int64_t sizes[KD_MAX_DIMS];
+} kd_out_meta;
+
+typedef enum kd_node_kind { KD_NODE_OP, KD_NODE_ACCUMULATE, KD_NODE_CUSTOM } kd_node_kind;
+
+/* A tensor saved for backward, with the version it had when saved. Outputs of the node itself
+ * are saved as aliases without autograd meta (no reference cycle node -> output -> node). */
+typedef struct kd_saved {
+  kd_tensor *t;
+  int64_t version;
+  bool is_output;
+  int output_nr;
+  kd_node *producer;       /* weak, for the error message: the node that made t (NULL: leaf) */
+  int producer_output_nr;
+} kd_saved;
+
+struct kd_node {
+  int32_t refcount;
+  kd_node_kind kind;
+  uint64_t seq;             /* creation order: the engine runs later nodes first among ready ones */
+  bool released;            /* saved values freed after a backward without retain_graph */
+  int op;                   /* KD_NODE_OP: the op id */
+  int n_edges;
+  kd_edge *edges;
+  int n_outputs;
+  kd_out_meta *outs;
+  kd_hook *hooks;           /* pre-hooks on the gradients of outputs (tensor hooks, retain_grad) */
+  /* KD_NODE_OP */
+  int nargs;
+  kd_value *args;           /* saved non-tensor args (deep copies), tensors as kd_saved below */
+  kd_saved *saved_args;     /* per arg (t == NULL: not saved) */
+  kd_saved *saved_outs;     /* per output */
+  int *edge_start;          /* per arg: first edge index; edge_count per arg */
+  int *edge_count;
+  /* KD_NODE_ACCUMULATE */
+  kd_tensor *leaf;          /* owned */
+  /* KD_NODE_CUSTOM (JS autograd.Function) */
+  kd_status (*custom_apply)(kd_node *n, kd_tensor **grads, kd_tensor **grads_out);
+  void (*custom_free)(kd_node *n);
+  void *custom_data;
+  const char *custom_name;
+};
+
+/* ---- grad mode ------------------------------------------------------------------------------ */
+bool kd_grad_enabled(void);
+void kd_set_grad_enabled(bool on);
+/* Inference mode: excludes the Autograd key; tensors made meanwhile are inference tensors. */
+bool kd_inference_mode(void);
+void kd_set_inference_mode(bool on);
+/* Anomaly mode: check every backward output for NaN and name the node. */
+void kd_set_anomaly_enabled(bool on);
+bool kd_anomaly_enabled(void);
+
+/* ---- metadata -------------------------------------------------------------------------------- */
+static inline kd_autograd_meta *kd_meta(const kd_tensor *t) { return (kd_autograd_meta *)t->autograd; }
+static inline bool kd_requires_grad(const kd_tensor *t) {
+  const kd_autograd_meta *m = kd_meta(t);
+  return m && m->requires_grad;
+}
+kd_status kd_meta_get(kd_tensor *t, kd_autograd_meta **out);
+kd_status kd_set_requires_grad(kd_tensor *t, bool on);
+bool kd_is_leaf(const kd_tensor *t);
+void kd_set_grad(kd_tensor *t, kd_tensor *grad); /* takes a reference; NULL clears */
+kd_status kd_retain_grad(kd_tensor *t);
+/* A new tensor sharing t's storage and geometry, with no autograd history. */
+kd_status kd_detach(kd_tensor *t, kd_tensor **out);
+kd_status kd_detach_(kd_tensor *t);
+/* The edge gradients of t flow into: (grad_fn, output_nr), or the leaf's AccumulateGrad. */
+kd_status kd_gradient_edge(kd_tensor *t, kd_node **fn, int *input_nr);
+void kd_edge_set_meta(kd_edge *e, const kd_tensor *t);
+
+/* Tensor hooks: on a leaf they run before accumulation, on a non-leaf before its grad_fn. */
+kd_status kd_add_hook(kd_tensor *t, kd_grad_hook_fn fn, void *data, kd_grad_hook_free_fn free_data, int64_t *id);
+void kd_remove_hook(kd_tensor *t, int64_t id);
+
+/* ---- nodes ------------------------------------------------------------------------------------ */
+kd_node *kd_node_new(kd_node_kind kind, int n_edges, int n_outputs);
+static inline void kd_node_retain(kd_node *n) { n->refcount++; }
+void kd_node_release(kd_node *n);
+void kd_node_release_saved(kd_node *n);
+/* PyTorch's name: "MulBackward0", "AccumulateGrad", or the custom function's name. */
+const char *kd_node_name(const kd_node *n, char *buf, int len);
+/* Unpacks a saved tensor, checking its version (PyTorch's in-place error). */
+kd_status kd_saved_unpack(const kd_node *n, const kd_saved *s, kd_tensor **out);
+kd_status kd_saved_init(kd_saved *s, kd_tensor *t, bool is_output, int output_nr, int64_t version_offset);
+void kd_saved_clear(kd_saved *s);
+
+/* ---- engine ------------------------------------------------------------------------------------ */
+typedef struct kd_backward_opts {
+  bool keep_graph;
+  bool create_graph;
+  bool accumulate;          /* backward(): accumulate into .grad; grad(): return the gradients */
+  bool allow_unused;
+} kd_backward_opts;
+/* roots[i] with gradients grads[i] (NULL: ones, only for one-element roots). inputs: for
+ * accumulate, restrict accumulation to these (NULL/0: all leaves); for !accumulate, the tensors
+ * whose gradients are returned in results[] (new references; NULL when unused and allowed). */
+kd_status kd_autograd_run(kd_tensor **roots, kd_tensor **grads, int n_roots, kd_tensor **inputs, int n_inputs,
+                          const kd_backward_opts *opts, kd_tensor **results);
+
+/* The shared helper: sums a (broadcast) gradient back to the shape of an input and casts it to
+ * the input's dtype and device. Returns a new reference (maybe grad itself, retained). */
+kd_status kd_autograd_reduce_to_input(kd_tensor *grad, const kd_edge *e, kd_tensor **out);
+
+/* Registration of the Autograd kernel for every differentiable op (record.c). */
+void kd_autograd_init(void);
+
+/* Generated by tools/gen-backward.js (src/ops/backward_gen.c). */
+struct kd_bw_ctx;
+typedef kd_status (*kd_backward_fn)(struct kd_bw_ctx *c);
+typedef struct kd_backward_spec {
+  kd_backward_fn fn;
+  uint32_t diff_args;        /* args with a formula */
+  uint32_t save_args;        /* tensor args the formula uses by value */
+  uint32_t save_outs;        /* outputs the formula uses */
+  uint32_t self_by_value;    /* formula reads `self` by value (in-place ops save a copy) */
+} kd_backward_spec;
+extern const kd_backward_spec *const kd_backward_table[];
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,382 @@
+/* node.c - autograd metadata of tensors, graph nodes and saved tensors: creation, reference
+ * counting, names, the version check of saved tensors, hooks, detach. */
+#include "autograd/autograd.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/shape.h"
+#include "ops/ops_gen.h"
+
+static _Thread_local uint64_t kd_node_seq;
+static _Thread_local int64_t kd_hook_ids;
+
+/* ---- metadata ---------------------------------------------------------------------------------- */
+
+static void kd_meta_free_hook(kd_tensor *t);
+
+kd_status kd_meta_get(kd_tensor *t, kd_autograd_meta **out) {
+  if (!t->autograd) {
+    kd_autograd_meta *m = (kd_autograd_meta *)calloc(1, sizeof *m);
+    if (!m) return kd_error(KD_ERR_OOM, "out of memory");
+    m->self = t;
+    t->autograd = m;
+    kd_tensor_autograd_free_hook = kd_meta_free_hook;
+  }
+  *out = kd_meta(t);
+  return KD_OK;
+}
+
+static void kd_hooks_free(kd_hook *h) {
+  while (h) {
+    kd_hook *next = h->next;
+    if (h->free_data) h->free_data(h->data);
+    free(h);
+    h = next;
+  }
+}
+
+/* A node's retain_grad hooks point at metas: drop those of a meta that goes away. */
+static void kd_node_forget_meta(kd_node *n, kd_autograd_meta *m) {
+  kd_hook **p = &n->hooks;
+  while (*p) {
+    if ((*p)->retain == m) {
+      kd_hook *dead = *p;
+      *p = dead->next;
+      free(dead);
+    } else {
+      p = &(*p)->next;
+    }
+  }
+}
+
+static void kd_meta_free_hook(kd_tensor *t) {
+  kd_autograd_meta *m = kd_meta(t);
+  if (!m) return;
+  if (m->grad_fn) {
+    if (m->retains_grad) kd_node_forget_meta(m->grad_fn, m);
+    kd_node_release(m->grad_fn);
+  }
+  if (m->accumulator) m->accumulator->leaf = NULL; /* cannot happen while the node holds t */
+  if (m->grad) kd_tensor_release(m->grad);
+  kd_hooks_free(m->hooks);
+  free(m);
+  t->autograd = NULL;
+}
+
+kd_status kd_set_requires_grad(kd_tensor *t, bool on) {
+  kd_autograd_meta *m = kd_meta(t);
+  if (m && m->grad_fn) {
+    if (on) return KD_OK;
+    return kd_error(KD_ERR_INVALID_ARGUMENT,
+                    "you can only change requires_grad flags of leaf variables. If you want to use a computed variable "
+                    "in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+  }
+  if (on && !(kd_dtype_is_float(t->dtype)))
+    return kd_error(KD_ERR_DTYPE, "only Tensors of floating point and complex dtype can require gradients");
+  if (!m && !on) return KD_OK;
+  KD_TRY(kd_meta_get(t, &m));
+  m->requires_grad = on;
+  return KD_OK;
+}
+
+bool kd_is_leaf(const kd_tensor *t) {
+  const kd_autograd_meta *m = kd_meta(t);
+  return !m || !m->grad_fn;
+}
+
+void kd_set_grad(kd_tensor *t, kd_tensor *grad) {
+  kd_autograd_meta *m = NULL;
+  if (kd_meta_get(t, &m) != KD_OK) {
+    if (grad) kd_tensor_release(grad);
+    return;
+  }
+  if (m->grad) kd_tensor_release(m->grad);
+  m->grad = grad;
+}
+
+kd_status kd_retain_grad(kd_tensor *t) {
+  kd_autograd_meta *m = kd_meta(t);
+  if (!m || !m->requires_grad)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "can't retain_grad on Tensor that has requires_grad=False");
+  if (!m->grad_fn || m->retains_grad) return KD_OK; /* leaves keep their grad anyway */
+  kd_hook *h = (kd_hook *)calloc(1, sizeof *h);
+  if (!h) return kd_error(KD_ERR_OOM, "out of memory");
+  h->id = ++kd_hook_ids;
+  h->output_nr = m->output_nr;
+  h->retain = m;
+  h->next = m->grad_fn->hooks;
+  m->grad_fn->hooks = h;
+  m->retains_grad = true;
+  return KD_OK;
+}
+
+kd_status kd_detach(kd_tensor *t, kd_tensor **out) {
+  return kd_tensor_new_view(t, t->sizes, t->strides, t->ndim, t->offset, out);
+}
+
+kd_status kd_detach_(kd_tensor *t) {
+  kd_autograd_meta *m = kd_meta(t);
+  if (!m) return KD_OK;
+  if (m->is_view)
+    return kd_error(KD_ERR_INVALID_ARGUMENT,
+                    "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "
+                    "training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence "
+                    "detach_() cannot be called on these gradients. To fix this error, please refer to the "
+                    "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.");
+  if (m->grad_fn) {
+    if (m->retains_grad) kd_node_forget_meta(m->grad_fn, m);
+    kd_node_release(m->grad_fn);
+    m->grad_fn = NULL;
+  }
+  m->retains_grad = false;
+  m->requires_grad = false;
+  m->output_nr = 0;
+  return KD_OK;
+}
+
+void kd_edge_set_meta(kd_edge *e, const kd_tensor *t) {
+  e->ndim = t->ndim;
+  e->dtype = t->dtype;
+  e->device = kd_tensor_device(t);
+  if (t->ndim) memcpy(e->sizes, t->sizes, sizeof(int64_t) * t->ndim);
+}
+
+kd_status kd_gradient_edge(kd_tensor *t, kd_node **fn, int *input_nr) {
+  kd_autograd_meta *m = kd_meta(t);
+  *fn = NULL;
+  *input_nr = 0;
+  if (!m || !m->requires_grad) return KD_OK;
+  if (m->grad_fn) {
+    *fn = m->grad_fn;
+    *input_nr = m->output_nr;
+    kd_node_retain(m->grad_fn);
+    return KD_OK;
+  }
+  if (!m->accumulator) {
+    kd_node *n = kd_node_new(KD_NODE_ACCUMULATE, 0, 1);
+    if (!n) return kd_error(KD_ERR_OOM, "out of memory");
+    kd_tensor_retain(t);
+    n->leaf = t;
+    kd_out_meta *o = &n->outs[0];
+    o->ndim = t->ndim;
+    o->dtype = t->dtype;
+    o->device = kd_tensor_device(t);
+    if (t->ndim) memcpy(o->sizes, t->sizes, sizeof(int64_t) * t->ndim);
+    m->accumulator = n; /* weak: the edge below holds the reference */
+    *fn = n;
+    return KD_OK;
+  }
+  *fn = m->accumulator;
+  kd_node_retain(m->accumulator);
+  return KD_OK;
+}
+
+kd_status kd_add_hook(kd_tensor *t, kd_grad_hook_fn fn, void *data, kd_grad_hook_free_fn free_data, int64_t *id) {
+  kd_autograd_meta *m = kd_meta(t);
+  if (!m || !m->requires_grad)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "cannot register a hook on a tensor that doesn't require gradient");
+  kd_hook *h = (kd_hook *)calloc(1, sizeof *h);
+  if (!h) return kd_error(KD_ERR_OOM, "out of memory");
+  h->id = ++kd_hook_ids;
+  h->fn = fn;
+  h->data = data;
+  h->free_data = free_data;
+  h->output_nr = m->output_nr;
+  kd_hook **list = m->grad_fn ? &m->grad_fn->hooks : &m->hooks;
+  /* append: hooks run in registration order */
+  while (*list) list = &(*list)->next;
+  *list = h;
+  *id = h->id;
+  return KD_OK;
+}
+
+static bool kd_hook_remove_from(kd_hook **p, int64_t id) {
+  for (; *p; p = &(*p)->next) {
+    if ((*p)->id == id) {
+      kd_hook *dead = *p;
+      *p = dead->next;
+      if (dead->free_data) dead->free_data(dead->data);
+      free(dead);
+      return true;
+    }
+  }
+  return false;
+}
+
+void kd_remove_hook(kd_tensor *t, int64_t id) {
+  kd_autograd_meta *m = kd_meta(t);
+  if (!m) return;
+  if (m->grad_fn && kd_hook_remove_from(&m->grad_fn->hooks, id)) return;
+  kd_hook_remove_from(&m->hooks, id);
+}
+
+/* ---- nodes -------------------------------------------------------------------------------------- */
+
+kd_node *kd_node_new(kd_node_kind kind, int n_edges, int n_outputs) {
+  kd_node *n = (kd_node *)calloc(1, sizeof *n);
+  if (!n) return NULL;
+  n->refcount = 1;
+  n->kind = kind;
+  n->seq = ++kd_node_seq;
+  n->n_edges = n_edges;
+  n->n_outputs = n_outputs;
+  n->edges = n_edges ? (kd_edge *)calloc((size_t)n_edges, sizeof(kd_edge)) : NULL;
+  n->outs = n_outputs ? (kd_out_meta *)calloc((size_t)n_outputs, sizeof(kd_out_meta)) : NULL;
+  if ((n_edges && !n->edges) || (n_outputs && !n->outs)) {
+    free(n->edges);
+    free(n->outs);
+    free(n);
+    return NULL;
+  }
+  return n;
+}
+
+void kd_saved_clear(kd_saved *s) {
+  if (s->t) kd_tensor_release(s->t);
+  s->t = NULL;
+}
+
+kd_status kd_saved_init(kd_saved *s, kd_tensor *t, bool is_output, int output_nr, int64_t version_offset) {
+  memset(s, 0, sizeof *s);
+  if (is_output) {
+    /* an alias without autograd meta: no cycle output -> node -> output */
+    KD_TRY(kd_detach(t, &s->t));
+  } else {
+    kd_tensor_retain(t);
+    s->t = t;
+    kd_autograd_meta *m = kd_meta(t);
+    if (m && m->grad_fn) {
+      s->producer = m->grad_fn;
+      s->producer_output_nr = m->output_nr;
+    }
+  }
+  s->version = (int64_t)t->storage->version + version_offset;
+  s->is_output = is_output;
+  s->output_nr = output_nr;
+  return KD_OK;
+}
+
+void kd_node_release_saved(kd_node *n) {
+  if (n->kind != KD_NODE_OP) return;
+  if (n->saved_args)
+    for (int i = 0; i < n->nargs; i++) kd_saved_clear(&n->saved_args[i]);
+  if (n->saved_outs)
+    for (int i = 0; i < n->n_outputs; i++) kd_saved_clear(&n->saved_outs[i]);
+  n->released = true;
+}
+
+static void kd_node_destroy(kd_node *n) {
+  /* Iterative: releasing a long chain must not recurse once per node. */
+  kd_node *stack_small[64];
+  kd_node **stack = stack_small;
+  int cap = 64, top = 0;
+  stack[top++] = n;
+  while (top) {
+    kd_node *x = stack[--top];
+    for (int i = 0; i < x->n_edges; i++) {
+      kd_node *c = x->edges[i].fn;
+      if (c && --c->refcount == 0) {
+        if (top == cap) {
+          int ncap = cap * 2;
+          kd_node **ns = (kd_node **)malloc(sizeof(kd_node *) * ncap);
+          if (!ns) { c->refcount = 1; continue; } /* leak rather than crash */
+          memcpy(ns, stack, sizeof(kd_node *) * top);
+          if (stack != stack_small) free(stack);
+          stack = ns;
+          cap = ncap;
+        }
+        stack[top++] = c;
+      }
+    }
+    if (x->kind == KD_NODE_OP) {
+      kd_node_release_saved(x);
+      if (x->args) for (int i = 0; i < x->nargs; i++) {
+        kd_value *a = &x->args[i];
+        if (a->kind == KD_VALUE_INTLIST) free((void *)a->v.ilist.data);
+        else if (a->kind == KD_VALUE_DOUBLELIST) free((void *)a->v.dlist.data);
+        else if (a->kind == KD_VALUE_STRING) free((void *)a->v.str);
+      }
+      free(x->args);
+      free(x->saved_args);
+      free(x->saved_outs);
+      free(x->edge_start);
+      free(x->edge_count);
+    } else if (x->kind == KD_NODE_ACCUMULATE) {
+      if (x->leaf) {
+        kd_autograd_meta *m = kd_meta(x->leaf);
+        if (m && m->accumulator == x) m->accumulator = NULL;
+        kd_tensor_release(x->leaf);
+      }
+    } else if (x->kind == KD_NODE_CUSTOM && x->custom_free) {
+      x->custom_free(x);
+    }
+    kd_hooks_free(x->hooks);
+    free(x->edges);
+    free(x->outs);
+    free(x);
+  }
+  if (stack != stack_small) free(stack);
+}
+
+void kd_node_release(kd_node *n) {
+  if (n && --n->refcount == 0) kd_node_destroy(n);
+}
+
+const char *kd_node_name(const kd_node *n, char *buf, int len) {
+  if (n->kind == KD_NODE_ACCUMULATE) return "AccumulateGrad";
+  if (n->kind == KD_NODE_CUSTOM) return n->custom_name ? n->custom_name : "BackwardCFunction";
+  /* "logSoftmax_" / "max.dim" -> "LogSoftmaxBackward0" / "MaxBackward0" */
+  const char *name = kd_ops[n->op].name;
+  int j = 0;
+  for (int i = 0; name[i] && name[i] != '.' && j < len - 11; i++) {
+    if (name[i] == '_') continue;
+    buf[j++] = (char)(i == 0 ? toupper((unsigned char)name[i]) : name[i]);
+  }
+  snprintf(buf + j, (size_t)(len - j), "Backward0");
+  return buf;
+}
+
+kd_status kd_saved_unpack(const kd_node *n, const kd_saved *s, kd_tensor **out) {
+  if (!s->t) {
+    if (n->released)
+      return kd_error(KD_ERR_INVALID_ARGUMENT,
+                      "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+                      "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+                      "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time "
+                      "or if you need to access saved tensors after calling backward.");
+    return kd_error(KD_ERR_INTERNAL, "a saved tensor is missing");
+  }
+  int64_t now = (int64_t)s->t->storage->version;
+  if (now != s->version) {
+    char shape[160], nb[64], who[128] = "";
+    kd_shape_format(s->t->sizes, s->t->ndim, shape, sizeof shape);
+    if (s->is_output) snprintf(who, sizeof who, ", which is output %d of %s,", s->output_nr, kd_node_name(n, nb, sizeof nb));
+    else if (s->producer) snprintf(who, sizeof who, ", which is output %d of %s,", s->producer_output_nr, kd_node_name(s->producer, nb, sizeof nb));
+    return kd_error(KD_ERR_INVALID_ARGUMENT,
+                    "one of the variables needed for gradient computation has been modified by an inplace operation: "
+                    "[%s tensor %s]%s is at version %lld; expected version %lld instead. Hint: the backtrace further above "
+                    "shows the operation that failed to compute its gradient. The variable in question was changed in there "
+                    "or anywhere later. Good luck!",
+                    kd_dtype_name(s->t->dtype), shape, who, (long long)now, (long long)s->version);
+  }
+  if (!s->is_output || !kd_grad_enabled()) {
+    kd_tensor_retain(s->t);
+    *out = s->t;
+    return KD_OK;
+  }
+  /* create_graph: the saved output must be connected to this node again */
+  kd_tensor *t = NULL;
+  KD_TRY(kd_detach(s->t, &t));
+  kd_autograd_meta *m = NULL;
+  kd_status st = kd_meta_get(t, &m);
+  if (st != KD_OK) { kd_tensor_release(t); return st; }
+  m->requires_grad = true;
+  m->grad_fn = (kd_node *)n;
+  kd_node_retain(m->grad_fn);
+  m->output_nr = s->output_nr;
+  *out = t;
+  return KD_OK;
+}

@@ -1,0 +1,259 @@
+/* record.c - the Autograd dispatch key: grad mode, and the one kernel registered at
+ * KD_KEY_AUTOGRAD for every op with a backward formula. It runs the op below autograd and, when
+ * grad mode is on and a tensor argument requires grad, records a node (see autograd.h). Ops with
+ * neither a formula nor a composite decomposition (and not marked nondiff) get a kernel that
+ * refuses inputs that require grad, so a missing derivative is an error, never a silent zero. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd/autograd.h"
+#include "ops/kernel.h"
+#include "ops/ops_gen.h"
+
+static _Thread_local bool kd_grad_off;   /* grad mode is on by default */
+static _Thread_local bool kd_inference;
+static _Thread_local bool kd_anomaly;
+
+bool kd_grad_enabled(void) { return !kd_grad_off; }
+void kd_set_grad_enabled(bool on) { kd_grad_off = !on; }
+bool kd_inference_mode(void) { return kd_inference; }
+void kd_set_anomaly_enabled(bool on) { kd_anomaly = on; }
+bool kd_anomaly_enabled(void) { return kd_anomaly; }
+
+void kd_set_inference_mode(bool on) {
+  kd_inference = on;
+  kd_dispatch_tls tls = kd_dispatch_tls_get();
+  if (on) tls.excluded |= KD_KEYSET(KD_KEY_AUTOGRAD);
+  else tls.excluded &= (kd_keyset)~KD_KEYSET(KD_KEY_AUTOGRAD);
+  kd_dispatch_tls_set(tls);
+  kd_tensor_set_default_keys_mask(on ? (kd_keyset)~KD_KEYSET(KD_KEY_AUTOGRAD) : KD_KEYSET_ALL);
+}
+
+/* Runs the op with the keys below Autograd and Autograd excluded in TLS (kernels that call other
+ * ops must not record them a second time). */
+static kd_status kd_run_below(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs) {
+  kd_dispatch_tls saved = kd_dispatch_tls_get(), tls = saved;
+  tls.excluded |= KD_KEYSET(KD_KEY_AUTOGRAD);
+  kd_dispatch_tls_set(tls);
+  kd_status st = kd_redispatch(op, ks & kd_keyset_below(KD_KEY_AUTOGRAD), args, outs);
+  kd_dispatch_tls_set(saved);
+  return st;
+}
+
+/* Which tensor arguments require grad; false when none does (or grad mode is off). */
+static bool kd_any_requires_grad(const kd_op_info *op, const kd_value *args) {
+  if (kd_grad_off) return false;
+  for (int i = 0; i < op->nargs; i++) {
+    const kd_value *a = &args[i];
+    if (a->kind == KD_VALUE_TENSOR) {
+      if (kd_requires_grad(a->v.t)) return true;
+    } else if (a->kind == KD_VALUE_TENSORLIST) {
+      for (int j = 0; j < a->v.tlist.n; j++)
+        if (a->v.tlist.data[j] && kd_requires_grad(a->v.tlist.data[j])) return true;
+    }
+  }
+  return false;
+}
+
+static kd_status kd_not_differentiable(const kd_op_info *op, const char *arg) {
+  if (arg)
+    return kd_error(KD_ERR_NOT_SUPPORTED, "the derivative for '%s' w.r.t. '%s' is not implemented", op->name, arg);
+  return kd_error(KD_ERR_NOT_SUPPORTED, "the derivative for '%s' is not implemented", op->name);
+}
+
+/* Deep copy of a non-tensor argument, owned by the node. */
+static kd_status kd_copy_arg(const kd_value *a, kd_value *out) {
+  *out = *a;
+  if (a->kind == KD_VALUE_INTLIST) {
+    int64_t *p = (int64_t *)malloc(sizeof(int64_t) * (a->v.ilist.n ? a->v.ilist.n : 1));
+    if (!p) return kd_error(KD_ERR_OOM, "out of memory");
+    if (a->v.ilist.n) memcpy(p, a->v.ilist.data, sizeof(int64_t) * a->v.ilist.n);
+    out->v.ilist.data = p;
+  } else if (a->kind == KD_VALUE_DOUBLELIST) {
+    double *p = (double *)malloc(sizeof(double) * (a->v.dlist.n ? a->v.dlist.n : 1));
+    if (!p) return kd_error(KD_ERR_OOM, "out of memory");
+    if (a->v.dlist.n) memcpy(p, a->v.dlist.data, sizeof(double) * a->v.dlist.n);
+    out->v.dlist.data = p;
+  } else if (a->kind == KD_VALUE_STRING) {
+    char *p = strdup(a->v.str ? a->v.str : "");
+    if (!p) return kd_error(KD_ERR_OOM, "out of memory");
+    out->v.str = p;
+  } else if (a->kind == KD_VALUE_TENSOR || a->kind == KD_VALUE_TENSORLIST) {
+    out->kind = KD_VALUE_NONE;
+  }
+  return KD_OK;
+}
+
+static kd_status kd_record_fail(kd_node *n, kd_status st) {
+  kd_node_release(n);
+  return st;
+}
+
+KD_KERNEL(kd_autograd_kernel) {
+  if (!kd_any_requires_grad(op, args)) return kd_run_below(op, ks, args, outs);
+  const kd_backward_spec *spec = kd_backward_table[op->id];
+  if (!spec) return kd_not_differentiable(op, NULL);
+  bool inplace = (op->flags & KD_OP_FLAG_INPLACE) != 0;
+  int nargs = op->nargs;
+
+  /* checks, before anything runs */
+  int n_edges = 0;
+  for (int i = 0; i < nargs; i++) {
+    const kd_value *a = &args[i];
+    int cnt = a->kind == KD_VALUE_TENSOR ? 1 : a->kind == KD_VALUE_TENSORLIST ? a->v.tlist.n : 0;
+    for (int j = 0; j < cnt; j++) {
+      kd_tensor *t = a->kind == KD_VALUE_TENSOR ? a->v.t : a->v.tlist.data[j];
+      if (!t) continue;
+      if (kd_requires_grad(t) && !(spec->diff_args & (1u << i))) return kd_not_differentiable(op, op->args[i].name);
+      if (!(t->keys & KD_KEYSET(KD_KEY_AUTOGRAD)) && (spec->save_args & (1u << i)))
+        return kd_error(KD_ERR_INVALID_ARGUMENT,
+                        "Inference tensors cannot be saved for backward. To work around you can make a clone to get a "
+                        "normal tensor and use it in autograd.");
+    }
+    n_edges += cnt;
+  }
+  kd_tensor *self = inplace ? args[0].v.t : NULL;
+  if (inplace) {
+    kd_autograd_meta *m = kd_meta(self);
+    if (m && m->requires_grad && !m->grad_fn)
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "a leaf Variable that requires grad is being used in an in-place operation.");
+    if (m && m->is_view)
+      return kd_error(KD_ERR_NOT_SUPPORTED,
+                      "in-place '%s' on a view of a tensor that requires grad is not supported yet; clone() the view first",
+                      op->name);
+  }
+
+  int nouts_fixed = op->nouts > 0 ? op->nouts : 0;
+  kd_node *n = kd_node_new(KD_NODE_OP, n_edges, 0);
+  if (!n) return kd_error(KD_ERR_OOM, "out of memory");
+  n->op = op->id;
+  n->nargs = nargs;
+  n->args = (kd_value *)calloc((size_t)nargs + 1, sizeof(kd_value));
+  n->saved_args = (kd_saved *)calloc((size_t)nargs + 1, sizeof(kd_saved));
+  n->edge_start = (int *)calloc((size_t)nargs + 1, sizeof(int));
+  n->edge_count = (int *)calloc((size_t)nargs + 1, sizeof(int));
+  if (!n->args || !n->saved_args || !n->edge_start || !n->edge_count)
+    return kd_record_fail(n, kd_error(KD_ERR_OOM, "out of memory"));
+
+  /* edges and saved inputs */
+  int e = 0;
+  for (int i = 0; i < nargs; i++) {
+    const kd_value *a = &args[i];
+    kd_status st = kd_copy_arg(a, &n->args[i]);
+    if (st != KD_OK) return kd_record_fail(n, st);
+    n->edge_start[i] = e;
+    int cnt = a->kind == KD_VALUE_TENSOR ? 1 : a->kind == KD_VALUE_TENSORLIST ? a->v.tlist.n : 0;
+    n->edge_count[i] = cnt;
+    for (int j = 0; j < cnt; j++, e++) {
+      kd_tensor *t = a->kind == KD_VALUE_TENSOR ? a->v.t : a->v.tlist.data[j];
+      if (!t) continue;
+      kd_edge_set_meta(&n->edges[e], t);
+      if (spec->diff_args & (1u << i)) {
+        st = kd_gradient_edge(t, &n->edges[e].fn, &n->edges[e].input_nr);
+        if (st != KD_OK) return kd_record_fail(n, st);
+      }
+    }
+    if (a->kind == KD_VALUE_TENSOR && (spec->save_args & (1u << i))) {
+      kd_tensor *t = a->v.t;
+      kd_status st2;
+      if (inplace && i == 0) {
+        /* the formula reads self's old value, which the op is about to overwrite */
+        kd_value ca[1] = {kd_value_tensor(t)};
+        kd_tensor *copy = NULL;
+        kd_dispatch_tls saved = kd_dispatch_tls_get(), tls = saved;
+        tls.excluded |= KD_KEYSET(KD_KEY_AUTOGRAD);
+        kd_dispatch_tls_set(tls);
+        st2 = kd_call1(KD_OP_clone, ca, &copy);
+        kd_dispatch_tls_set(saved);
+        if (st2 == KD_OK) {
+          st2 = kd_saved_init(&n->saved_args[i], copy, false, 0, 0);
+          kd_tensor_release(copy);
+        }
+      } else {
+        st2 = kd_saved_init(&n->saved_args[i], t, false, 0, 0);
+      }
+      if (st2 != KD_OK) return kd_record_fail(n, st2);
+    }
+  }
+
+  kd_status st = kd_run_below(op, ks, args, outs);
+  if (st != KD_OK) return kd_record_fail(n, st);
+
+  /* outputs */
+  int nouts = 0;
+  kd_tensor *out_t[64];
+  if (op->nouts < 0) {
+    if (outs[0].kind == KD_VALUE_TENSORLIST)
+      for (int j = 0; j < outs[0].v.tlist.n && nouts < 64; j++) out_t[nouts++] = outs[0].v.tlist.data[j];
+  } else {
+    for (int j = 0; j < nouts_fixed; j++) out_t[nouts++] = outs[j].kind == KD_VALUE_TENSOR ? outs[j].v.t : NULL;
+  }
+  n->n_outputs = nouts;
+  n->outs = (kd_out_meta *)calloc((size_t)nouts + 1, sizeof(kd_out_meta));
+  n->saved_outs = (kd_saved *)calloc((size_t)nouts + 1, sizeof(kd_saved));
+  if (!n->outs || !n->saved_outs) {
+    kd_node_release(n);
+    return KD_OK; /* the op ran; without memory for the node, its outputs are simply not tracked */
+  }
+  bool any_diff = false;
+  for (int j = 0; j < nouts; j++) {
+    kd_tensor *t = out_t[j];
+    if (!t) continue;
+    kd_out_meta *om = &n->outs[j];
+    om->ndim = t->ndim;
+    om->dtype = t->dtype;
+    om->device = kd_tensor_device(t);
+    if (t->ndim) memcpy(om->sizes, t->sizes, sizeof(int64_t) * t->ndim);
+    if (!kd_dtype_is_float(t->dtype)) continue;
+    if (spec->save_outs & (1u << j)) {
+      st = kd_saved_init(&n->saved_outs[j], t, true, j, inplace ? 1 : 0);
+      if (st != KD_OK) break;
+    }
+    kd_autograd_meta *m = NULL;
+    st = kd_meta_get(t, &m);
+    if (st != KD_OK) break;
+    if (m->grad_fn) {
+      if (m->retains_grad) {
+        m->retains_grad = false; /* history rebased: the old node's retain hook no longer applies */
+      }
+      kd_node_release(m->grad_fn);
+    }
+    m->requires_grad = true;
+    m->grad_fn = n;
+    kd_node_retain(n);
+    m->output_nr = j;
+    if (op->flags & KD_OP_FLAG_VIEW) m->is_view = true;
+    any_diff = true;
+  }
+  (void)any_diff;
+  kd_node_release(n);
+  if (st != KD_OK) {
+    for (int j = 0; j < KD_OP_MAX_OUTS; j++) kd_value_release(&outs[j]);
+    return st;
+  }
+  return KD_OK;
+}
+
+KD_KERNEL(kd_autograd_refuse) {
+  if (kd_any_requires_grad(op, args)) return kd_not_differentiable(op, NULL);
+  return kd_run_below(op, ks, args, outs);
+}
+
+/* Every op that is not a composite (those record the ops they call) and not a factory gets
+ * an Autograd kernel: the recorder when it has a formula, else the refuser (nondiff ops: plain
+ * fall-through, their outputs never require grad). */
+static void kd_autograd_init_once(void) {
+  for (int i = 0; i < KD_OP_COUNT; i++) {
+    const kd_op_info *op = &kd_ops[i];
+    if (kd_kernel_table[i][KD_KEY_AUTOGRAD]) continue; /* composite */
+    if (op->flags & KD_OP_FLAG_FACTORY) continue;
+    if (op->flags & KD_OP_FLAG_NONDIFF) continue;
+    kd_kernel_table[i][KD_KEY_AUTOGRAD] = kd_backward_table[i] ? kd_autograd_kernel : kd_autograd_refuse;
+  }
+}
+
+void kd_autograd_init(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, kd_autograd_init_once);
+}

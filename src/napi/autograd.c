@@ -1,0 +1,531 @@
+/* autograd.c (napi) - the autograd engine exposed to JS (binding.autograd.*): requires_grad,
+ * .grad, grad_fn nodes as type-tagged externals, backward / grad, grad and inference modes,
+ * tensor hooks and custom (JS) Function nodes. Hooks and custom backward functions are JS
+ * functions called synchronously from the engine, which runs on the calling JS thread. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd/autograd.h"
+#include "napi/napi_util.h"
+
+static const napi_type_tag kd_node_tag = {0x6b696e646c696e67ULL, 0x6e6f64652d746167ULL};
+
+#define KD_ARGS(n)                                                                    \
+  napi_value argv[n];                                                                 \
+  size_t argc = n;                                                                    \
+  KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));            \
+  for (size_t i_ = argc; i_ < n; i_++) napi_get_undefined(env, &argv[i_]);
+
+static napi_value kd_bool(napi_env env, bool b) {
+  napi_value r;
+  napi_get_boolean(env, b, &r);
+  return r;
+}
+
+static bool kd_is_nullish(napi_env env, napi_value v) {
+  napi_valuetype t;
+  napi_typeof(env, v, &t);
+  return t == napi_undefined || t == napi_null;
+}
+
+static napi_value kd_tensor_or_null(napi_env env, kd_tensor *t) {
+  napi_value r;
+  if (!t) {
+    napi_get_null(env, &r);
+    return r;
+  }
+  kd_tensor_retain(t);
+  if (kd_napi_wrap_tensor(env, t, &r) != napi_ok) return NULL;
+  return r;
+}
+
+static void kd_node_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  kd_node_release((kd_node *)data);
+}
+
+static napi_value kd_wrap_node(napi_env env, kd_node *n) {
+  napi_value r;
+  if (!n) {
+    napi_get_null(env, &r);
+    return r;
+  }
+  kd_node_retain(n);
+  if (napi_create_external(env, n, kd_node_finalize, NULL, &r) != napi_ok) {
+    kd_node_release(n);
+    return NULL;
+  }
+  napi_type_tag_object(env, r, &kd_node_tag);
+  return r;
+}
+
+static kd_node *kd_unwrap_node(napi_env env, napi_value v) {
+  bool ok = false;
+  if (napi_check_object_type_tag(env, v, &kd_node_tag, &ok) != napi_ok || !ok) return NULL;
+  void *p = NULL;
+  napi_get_value_external(env, v, &p);
+  return (kd_node *)p;
+}
+
+#define KD_TENSOR_ARG(var, v, what)                                                   \
+  kd_tensor *var = NULL;                                                              \
+  do {                                                                                \
+    kd_status st_ = kd_napi_unwrap_tensor(env, (v), (what), &var);                    \
+    if (st_ != KD_OK) return kd_napi_throw(env, st_);                                 \
+  } while (0)
+
+static napi_value kd_ag_requires_grad(napi_env env, napi_callback_info info) {
+  KD_ARGS(1);
+  KD_TENSOR_ARG(t, argv[0], "self");
+  return kd_bool(env, kd_requires_grad(t));
+}
+
+static napi_value kd_ag_set_requires_grad(napi_env env, napi_callback_info info) {
+  KD_ARGS(2);
+  KD_TENSOR_ARG(t, argv[0], "self");
+  bool on = false;
+  napi_get_value_bool(env, argv[1], &on);
+  kd_status st = kd_set_requires_grad(t, on);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  return NULL;
+}
+
+static napi_value kd_ag_grad(napi_env env, napi_callback_info info) {
+  KD_ARGS(1);
+  KD_TENSOR_ARG(t, argv[0], "self");
+  kd_autograd_meta *m = kd_meta(t);
+  return kd_tensor_or_null(env, m ? m->grad : NULL);
+}
+
+static napi_value kd_ag_set_grad(napi_env env, napi_callback_info info) {
+  KD_ARGS(2);
+  KD_TENSOR_ARG(t, argv[0], "self");
+  if (kd_is_nullish(env, argv[1])) {
+    if (kd_meta(t)) kd_set_grad(t, NULL);
+    return NULL;
+  }
+  KD_TENSOR_ARG(g, argv[1], "grad");
+  if (g->ndim != t->ndim || (t->ndim && memcmp(g->sizes, t->sizes, sizeof(int64_t) * t->ndim) != 0))
+    return kd_napi_throw_msg(env, KD_ERR_SHAPE, "assigned grad has data of a different size");
+  if (g->dtype != t->dtype) return kd_napi_throw_msg(env, KD_ERR_DTYPE, "assigned grad has data of a different type");
+  if (!kd_device_eq(kd_tensor_device(g), kd_tensor_device(t)))
+    return kd_napi_throw_msg(env, KD_ERR_DEVICE, "assigned grad has data located on a different device");
+  kd_tensor_retain(g);
+  kd_set_grad(t, g);
+  return NULL;
+}
+
+static napi_value kd_ag_grad_fn(napi_env env, napi_callback_info info) {
+  KD_ARGS(1);
+  KD_TENSOR_ARG(t, argv[0], "self");
+  kd_autograd_meta *m = kd_meta(t);
+  return kd_wrap_node(env, m ? m->grad_fn : NULL);
+}
+
+static napi_value kd_ag_is_leaf(napi_env env, napi_callback_info info) {
+  KD_ARGS(1);
+  KD_TENSOR_ARG(t, argv[0], "self");
+  return kd_bool(env, kd_is_leaf(t));
+}
+
+static napi_value kd_ag_retain_grad(napi_env env, napi_callback_info info) {
+  KD_ARGS(1);
+  KD_TENSOR_ARG(t, argv[0], "self");
+  kd_status st = kd_retain_grad(t);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  return NULL;
+}
+
+static napi_value kd_ag_retains_grad(napi_env env, napi_callback_info info) {
+  KD_ARGS(1);
+  KD_TENSOR_ARG(t, argv[0], "self");
+  kd_autograd_meta *m = kd_meta(t);
+  return kd_bool(env, m && m->retains_grad);
+}
+
+static napi_value kd_ag_detach(napi_env env, napi_callback_info info) {
+  KD_ARGS(1);
+  KD_TENSOR_ARG(t, argv[0], "self");
+  kd_tensor *d = NULL;
+  kd_status st = kd_detach(t, &d);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  napi_value r;
+  KD_NAPI_CALL(env, kd_napi_wrap_tensor(env, d, &r));
+  return r;
+}
+
+static napi_value kd_ag_detach_(napi_env env, napi_callback_info info) {
+  KD_ARGS(1);
+  KD_TENSOR_ARG(t, argv[0], "self");
+  kd_status st = kd_detach_(t);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  return NULL;
+}
+
+static napi_value kd_ag_is_inference(napi_env env, napi_callback_info info) {
+  KD_ARGS(1);
+  KD_TENSOR_ARG(t, argv[0], "self");
+  return kd_bool(env, !(t->keys & KD_KEYSET(KD_KEY_AUTOGRAD)));
+}
+
+/* ---- nodes ------------------------------------------------------------------------------------- */
+
+static napi_value kd_ag_node_name(napi_env env, napi_callback_info info) {
+  KD_ARGS(1);
+  kd_node *n = kd_unwrap_node(env, argv[0]);
+  if (!n) return kd_napi_throw_msg(env, KD_ERR_TYPE, "not a grad_fn node");
+  char buf[96];
+  napi_value r;
+  KD_NAPI_CALL(env, napi_create_string_utf8(env, kd_node_name(n, buf, sizeof buf), NAPI_AUTO_LENGTH, &r));
+  return r;
+}
+
+/* [[node|null, input_nr], ...] */
+static napi_value kd_ag_node_next(napi_env env, napi_callback_info info) {
+  KD_ARGS(1);
+  kd_node *n = kd_unwrap_node(env, argv[0]);
+  if (!n) return kd_napi_throw_msg(env, KD_ERR_TYPE, "not a grad_fn node");
+  napi_value arr;
+  KD_NAPI_CALL(env, napi_create_array_with_length(env, n->n_edges, &arr));
+  for (int i = 0; i < n->n_edges; i++) {
+    napi_value pair, fn, nr;
+    KD_NAPI_CALL(env, napi_create_array_with_length(env, 2, &pair));
+    fn = kd_wrap_node(env, n->edges[i].fn);
+    if (!fn) return NULL;
+    KD_NAPI_CALL(env, napi_create_int32(env, n->edges[i].input_nr, &nr));
+    KD_NAPI_CALL(env, napi_set_element(env, pair, 0, fn));
+    KD_NAPI_CALL(env, napi_set_element(env, pair, 1, nr));
+    KD_NAPI_CALL(env, napi_set_element(env, arr, i, pair));
+  }
+  return arr;
+}
+
+static napi_value kd_ag_node_same(napi_env env, napi_callback_info info) {
+  KD_ARGS(2);
+  return kd_bool(env, kd_unwrap_node(env, argv[0]) != NULL && kd_unwrap_node(env, argv[0]) == kd_unwrap_node(env, argv[1]));
+}
+
+static napi_value kd_ag_node_leaf(napi_env env, napi_callback_info info) {
+  KD_ARGS(1);
+  kd_node *n = kd_unwrap_node(env, argv[0]);
+  if (!n || n->kind != KD_NODE_ACCUMULATE) {
+    napi_value r;
+    napi_get_null(env, &r);
+    return r;
+  }
+  return kd_tensor_or_null(env, n->leaf);
+}
+
+/* ---- calling JS from the engine -------------------------------------------------------------- */
+
+typedef struct kd_js_fn {
+  napi_env env;
+  napi_ref fn;
+} kd_js_fn;
+
+static void kd_js_fn_free(void *data) {
+  kd_js_fn *f = (kd_js_fn *)data;
+  if (!f) return;
+  if (f->fn) napi_delete_reference(f->env, f->fn);
+  free(f);
+}
+
+static kd_js_fn *kd_js_fn_new(napi_env env, napi_value fn) {
+  kd_js_fn *f = (kd_js_fn *)calloc(1, sizeof *f);
+  if (!f) return NULL;
+  f->env = env;
+  if (napi_create_reference(env, fn, 1, &f->fn) != napi_ok) {
+    free(f);
+    return NULL;
+  }
+  return f;
+}
+
+/* A JS exception thrown by a hook or custom backward becomes this call's error. */
+static kd_status kd_js_exception(napi_env env, const char *what) {
+  bool pending = false;
+  napi_is_exception_pending(env, &pending);
+  char msg[512] = "";
+  if (pending) {
+    napi_value exc, s;
+    napi_get_and_clear_last_exception(env, &exc);
+    if (napi_coerce_to_string(env, exc, &s) == napi_ok) {
+      size_t len;
+      napi_get_value_string_utf8(env, s, msg, sizeof msg, &len);
+    }
+  }
+  return kd_error(KD_ERR_INVALID_ARGUMENT, "%s threw: %s", what, msg);
+}
+
+static kd_status kd_js_hook(void *data, kd_tensor *grad, kd_tensor **out) {
+  kd_js_fn *f = (kd_js_fn *)data;
+  napi_env env = f->env;
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(env, &scope) != napi_ok) return kd_error(KD_ERR_INTERNAL, "napi scope");
+  kd_status st = KD_OK;
+  napi_value fn, g, global, r;
+  napi_get_reference_value(env, f->fn, &fn);
+  napi_get_global(env, &global);
+  kd_tensor_retain(grad);
+  if (kd_napi_wrap_tensor(env, grad, &g) != napi_ok) st = kd_error(KD_ERR_INTERNAL, "napi wrap");
+  if (st == KD_OK && napi_call_function(env, global, fn, 1, &g, &r) != napi_ok) st = kd_js_exception(env, "a tensor hook");
+  if (st == KD_OK && !kd_is_nullish(env, r)) {
+    kd_tensor *t = NULL;
+    st = kd_napi_unwrap_tensor(env, r, "hook result", &t);
+    if (st == KD_OK) {
+      kd_tensor_retain(t);
+      *out = t;
+    }
+  }
+  napi_close_handle_scope(env, scope);
+  return st;
+}
+
+static napi_value kd_ag_register_hook(napi_env env, napi_callback_info info) {
+  KD_ARGS(2);
+  KD_TENSOR_ARG(t, argv[0], "self");
+  kd_js_fn *f = kd_js_fn_new(env, argv[1]);
+  if (!f) return kd_napi_throw_msg(env, KD_ERR_OOM, "out of memory");
+  int64_t id = 0;
+  kd_status st = kd_add_hook(t, kd_js_hook, f, kd_js_fn_free, &id);
+  if (st != KD_OK) {
+    kd_js_fn_free(f);
+    return kd_napi_throw(env, st);
+  }
+  napi_value r;
+  KD_NAPI_CALL(env, napi_create_double(env, (double)id, &r));
+  return r;
+}
+
+static napi_value kd_ag_remove_hook(napi_env env, napi_callback_info info) {
+  KD_ARGS(2);
+  KD_TENSOR_ARG(t, argv[0], "self");
+  double id = 0;
+  napi_get_value_double(env, argv[1], &id);
+  kd_remove_hook(t, (int64_t)id);
+  return NULL;
+}
+
+/* Custom nodes: custom_data is a kd_js_fn called as fn(grads: (handle|null)[]) -> (handle|null)[] */
+static kd_status kd_custom_apply(kd_node *n, kd_tensor **grads, kd_tensor **grads_out) {
+  kd_js_fn *f = (kd_js_fn *)n->custom_data;
+  napi_env env = f->env;
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(env, &scope) != napi_ok) return kd_error(KD_ERR_INTERNAL, "napi scope");
+  kd_status st = KD_OK;
+  napi_value fn, arr, global, r;
+  napi_get_reference_value(env, f->fn, &fn);
+  napi_get_global(env, &global);
+  napi_create_array_with_length(env, n->n_outputs, &arr);
+  for (int i = 0; i < n->n_outputs && st == KD_OK; i++) {
+    napi_value g;
+    if (grads[i]) {
+      kd_tensor_retain(grads[i]);
+      if (kd_napi_wrap_tensor(env, grads[i], &g) != napi_ok) st = kd_error(KD_ERR_INTERNAL, "napi wrap");
+    } else {
+      napi_get_null(env, &g);
+    }
+    if (st == KD_OK) napi_set_element(env, arr, i, g);
+  }
+  if (st == KD_OK && napi_call_function(env, global, fn, 1, &arr, &r) != napi_ok) {
+    char nb[96];
+    char what[160];
+    snprintf(what, sizeof what, "the backward of %s", kd_node_name(n, nb, sizeof nb));
+    st = kd_js_exception(env, what);
+  }
+  if (st == KD_OK) {
+    bool is_array = false;
+    napi_is_array(env, r, &is_array);
+    if (!is_array) st = kd_error(KD_ERR_TYPE, "a custom backward must return one gradient (or null) per input");
+    for (int i = 0; i < n->n_edges && st == KD_OK; i++) {
+      napi_value e;
+      napi_get_element(env, r, i, &e);
+      if (kd_is_nullish(env, e)) continue;
+      kd_tensor *t = NULL;
+      st = kd_napi_unwrap_tensor(env, e, "custom backward result", &t);
+      if (st == KD_OK) {
+        kd_tensor_retain(t);
+        grads_out[i] = t;
+      }
+    }
+  }
+  napi_close_handle_scope(env, scope);
+  return st;
+}
+
+static void kd_custom_free(kd_node *n) {
+  kd_js_fn_free((kd_js_fn *)n->custom_data);
+  free((void *)n->custom_name);
+}
+
+/* makeCustomNode(name, inputs: handle[], outputs: handle[], backward) : connects outputs to a new
+ * node whose edges lead to the inputs that require grad. */
+static napi_value kd_ag_make_custom_node(napi_env env, napi_callback_info info) {
+  KD_ARGS(4);
+  char name[96];
+  if (kd_napi_string_arg(env, argv[0], name, sizeof name) != napi_ok) return kd_napi_throw_msg(env, KD_ERR_TYPE, "name");
+  uint32_t nin = 0, nout = 0;
+  napi_get_array_length(env, argv[1], &nin);
+  napi_get_array_length(env, argv[2], &nout);
+  kd_node *n = kd_node_new(KD_NODE_CUSTOM, (int)nin, (int)nout);
+  if (!n) return kd_napi_throw_msg(env, KD_ERR_OOM, "out of memory");
+  n->custom_apply = kd_custom_apply;
+  n->custom_free = kd_custom_free;
+  n->custom_name = strdup(name);
+  n->custom_data = kd_js_fn_new(env, argv[3]);
+  kd_status st = KD_OK;
+  for (uint32_t i = 0; i < nin && st == KD_OK; i++) {
+    napi_value e;
+    napi_get_element(env, argv[1], i, &e);
+    if (kd_is_nullish(env, e)) continue;
+    kd_tensor *t = NULL;
+    st = kd_napi_unwrap_tensor(env, e, "input", &t);
+    if (st == KD_OK) {
+      kd_edge_set_meta(&n->edges[i], t);
+      st = kd_gradient_edge(t, &n->edges[i].fn, &n->edges[i].input_nr);
+    }
+  }
+  for (uint32_t i = 0; i < nout && st == KD_OK; i++) {
+    napi_value e;
+    napi_get_element(env, argv[2], i, &e);
+    kd_tensor *t = NULL;
+    st = kd_napi_unwrap_tensor(env, e, "output", &t);
+    if (st != KD_OK) break;
+    kd_out_meta *om = &n->outs[i];
+    om->ndim = t->ndim;
+    om->dtype = t->dtype;
+    om->device = kd_tensor_device(t);
+    if (t->ndim) memcpy(om->sizes, t->sizes, sizeof(int64_t) * t->ndim);
+    if (!kd_dtype_is_float(t->dtype)) continue;
+    kd_autograd_meta *m = NULL;
+    st = kd_meta_get(t, &m);
+    if (st != KD_OK) break;
+    if (m->grad_fn) kd_node_release(m->grad_fn);
+    m->requires_grad = true;
+    m->grad_fn = n;
+    kd_node_retain(n);
+    m->output_nr = (int)i;
+  }
+  if (st != KD_OK) {
+    kd_node_release(n);
+    return kd_napi_throw(env, st);
+  }
+  napi_value r = kd_wrap_node(env, n);
+  kd_node_release(n);
+  return r;
+}
+
+/* ---- engine ------------------------------------------------------------------------------------ */
+
+static kd_status kd_handles(napi_env env, napi_value arr, const char *what, bool nulls, kd_tensor ***out, uint32_t *n) {
+  *out = NULL;
+  *n = 0;
+  if (kd_is_nullish(env, arr)) return KD_OK;
+  napi_get_array_length(env, arr, n);
+  *out = (kd_tensor **)calloc(*n + 1, sizeof(kd_tensor *));
+  if (!*out) return kd_error(KD_ERR_OOM, "out of memory");
+  for (uint32_t i = 0; i < *n; i++) {
+    napi_value e;
+    napi_get_element(env, arr, i, &e);
+    if (nulls && kd_is_nullish(env, e)) continue;
+    KD_TRY(kd_napi_unwrap_tensor(env, e, what, &(*out)[i]));
+  }
+  return KD_OK;
+}
+
+/* run(roots, grads, inputs, keepGraph, createGraph, accumulate, allowUnused) -> (handle|null)[] */
+static napi_value kd_ag_run(napi_env env, napi_callback_info info) {
+  KD_ARGS(7);
+  kd_tensor **roots = NULL, **grads = NULL, **inputs = NULL, **results = NULL;
+  uint32_t nr = 0, ng = 0, ni = 0;
+  kd_backward_opts o = {0};
+  napi_get_value_bool(env, argv[3], &o.keep_graph);
+  napi_get_value_bool(env, argv[4], &o.create_graph);
+  napi_get_value_bool(env, argv[5], &o.accumulate);
+  napi_get_value_bool(env, argv[6], &o.allow_unused);
+  kd_status st = kd_handles(env, argv[0], "tensors", false, &roots, &nr);
+  if (st == KD_OK) st = kd_handles(env, argv[1], "grad_tensors", true, &grads, &ng);
+  if (st == KD_OK) st = kd_handles(env, argv[2], "inputs", false, &inputs, &ni);
+  if (st == KD_OK && ng != nr) st = kd_error(KD_ERR_INVALID_ARGUMENT, "grad_tensors should have the same length as tensors (%u vs %u)", ng, nr);
+  if (st == KD_OK) {
+    results = (kd_tensor **)calloc(ni + 1, sizeof(kd_tensor *));
+    if (!results) st = kd_error(KD_ERR_OOM, "out of memory");
+  }
+  if (st == KD_OK) st = kd_autograd_run(roots, grads, (int)nr, inputs, (int)ni, &o, results);
+  napi_value r = NULL;
+  if (st == KD_OK) {
+    napi_create_array_with_length(env, ni, &r);
+    for (uint32_t i = 0; i < ni; i++) {
+      napi_value h;
+      if (results[i]) {
+        if (kd_napi_wrap_tensor(env, results[i], &h) != napi_ok) { napi_get_null(env, &h); }
+        results[i] = NULL;
+      } else {
+        napi_get_null(env, &h);
+      }
+      napi_set_element(env, r, i, h);
+    }
+  }
+  if (results) for (uint32_t i = 0; i < ni; i++) if (results[i]) kd_tensor_release(results[i]);
+  free(roots);
+  free(grads);
+  free(inputs);
+  free(results);
+  kd_napi_sync_external_memory(env);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  return r;
+}
+
+/* ---- modes --------------------------------------------------------------------------------------- */
+
+static napi_value kd_ag_set_grad_enabled(napi_env env, napi_callback_info info) {
+  KD_ARGS(1);
+  bool on = true;
+  napi_get_value_bool(env, argv[0], &on);
+  kd_set_grad_enabled(on);
+  return NULL;
+}
+static napi_value kd_ag_is_grad_enabled(napi_env env, napi_callback_info info) {
+  (void)info;
+  return kd_bool(env, kd_grad_enabled());
+}
+static napi_value kd_ag_set_inference_mode(napi_env env, napi_callback_info info) {
+  KD_ARGS(1);
+  bool on = false;
+  napi_get_value_bool(env, argv[0], &on);
+  kd_set_inference_mode(on);
+  return NULL;
+}
+static napi_value kd_ag_is_inference_mode(napi_env env, napi_callback_info info) {
+  (void)info;
+  return kd_bool(env, kd_inference_mode());
+}
+static napi_value kd_ag_set_anomaly(napi_env env, napi_callback_info info) {
+  KD_ARGS(1);
+  bool on = false;
+  napi_get_value_bool(env, argv[0], &on);
+  kd_set_anomaly_enabled(on);
+  return NULL;
+}
+
+napi_status kd_napi_register_autograd(napi_env env, napi_value exports) {
+  napi_value o;
+  napi_status st = napi_create_object(env, &o);
+  static const struct { const char *name; napi_callback cb; } fns[] = {
+      {"requiresGrad", kd_ag_requires_grad}, {"setRequiresGrad", kd_ag_set_requires_grad},
+      {"grad", kd_ag_grad}, {"setGrad", kd_ag_set_grad}, {"gradFn", kd_ag_grad_fn}, {"isLeaf", kd_ag_is_leaf},
+      {"retainGrad", kd_ag_retain_grad}, {"retainsGrad", kd_ag_retains_grad}, {"detach", kd_ag_detach},
+      {"detach_", kd_ag_detach_}, {"isInference", kd_ag_is_inference}, {"nodeName", kd_ag_node_name},
+      {"nodeNext", kd_ag_node_next}, {"nodeSame", kd_ag_node_same}, {"nodeLeaf", kd_ag_node_leaf},
+      {"registerHook", kd_ag_register_hook}, {"removeHook", kd_ag_remove_hook},
+      {"makeCustomNode", kd_ag_make_custom_node}, {"run", kd_ag_run},
+      {"setGradEnabled", kd_ag_set_grad_enabled}, {"isGradEnabled", kd_ag_is_grad_enabled},
+      {"setInferenceMode", kd_ag_set_inference_mode}, {"isInferenceMode", kd_ag_is_inference_mode},
+      {"setAnomalyEnabled", kd_ag_set_anomaly},
+  };
+  for (size_t i = 0; st == napi_ok && i < sizeof fns / sizeof fns[0]; i++) st = kd_napi_set_fn(env, o, fns[i].name, fns[i].cb, NULL);
+  if (st == napi_ok) st = napi_set_named_property(env, exports, "autograd", o);
+  return st;
+}
