@@ -174,8 +174,11 @@ KD_KERNEL(kd_cpu_tri) {
   (void)ks;
   kd_tensor *self = args[0].v.t;
   bool lower = op->code == KD_TRI_LOWER;
-  if (self->ndim < 2)
+  if (self->ndim < 2) { /* torch 1.13 reads dim -2: "Dimension out of range (... but got -2)" */
+    int unused;
+    KD_TRY(kd_shape_wrap_dim(-2, self->ndim, &unused));
     return kd_error(KD_ERR_INVALID_ARGUMENT, "%s: input tensor must have at least 2 dimensions", lower ? "tril" : "triu");
+  }
   kd_tensor *dst;
   if (kd_op_is_inplace(op)) {
     KD_TRY(kd_cpu_check_no_internal_overlap(self));
