@@ -334,6 +334,22 @@ KD_KERNEL(kd_cpu_addmm) {
   if (a->dtype == KD_DTYPE_BOOL)
     return kd_error(KD_ERR_NOT_SUPPORTED, "\"%s\" not implemented for 'Bool'", batched ? "baddbmm_cpu" : "addmm_impl_cpu_");
   kd_dtype dt = a->dtype;
+  if (dt == KD_DTYPE_F16 || dt == KD_DTYPE_BF16) { /* in float32, rounded once at the end */
+    kd_tensor *c[3] = {NULL, NULL, NULL}, *r32 = NULL, *r = NULL;
+    kd_status st = KD_OK;
+    for (int i = 0; i < 3 && st == KD_OK; i++) st = kd_cpu_cast(args[i].v.t, KD_DTYPE_F32, false, &c[i]);
+    if (st == KD_OK) {
+      kd_value v[5] = {kd_value_tensor(c[0]), kd_value_tensor(c[1]), kd_value_tensor(c[2]), args[3], args[4]};
+      st = kd_call1(batched ? KD_OP_baddbmm : KD_OP_addmm, v, &r32);
+    }
+    if (st == KD_OK) st = kd_cpu_cast(r32, dt, true, &r);
+    for (int i = 0; i < 3; i++)
+      if (c[i]) kd_tensor_release(c[i]);
+    if (r32) kd_tensor_release(r32);
+    if (st != KD_OK) return st;
+    kd_out_take(outs, 0, r);
+    return KD_OK;
+  }
   if (!kd_dtype_is_float(dt)) { /* PyTorch casts alpha and beta to the integer type */
     alpha = kd_scalar_i(kd_scalar_to_int(alpha));
     beta = kd_scalar_i(kd_scalar_to_int(beta));

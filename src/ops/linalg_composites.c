@@ -71,8 +71,8 @@ static kd_status kd_vecprod_impl(kd_scope *s, int code, kd_tensor *a, kd_tensor 
       if (a->ndim != 1 || b->ndim != 1)
         return kd_error(KD_ERR_SHAPE, "1D tensors expected, but got %dD and %dD tensors", a->ndim, b->ndim);
       if (a->dtype != b->dtype)
-        return kd_error(KD_ERR_DTYPE, "%s : expected both vectors to have same dtype, but found %s and %s",
-                        code == KD_VECPROD_DOT ? "dot" : "vdot", la_name(a->dtype), la_name(b->dtype));
+        return kd_error(KD_ERR_DTYPE, "%s : expected both vectors to have same dtype, but found %s and %s", /* vdot says dot too */
+                        "dot", la_name(a->dtype), la_name(b->dtype));
       if (a->sizes[0] != b->sizes[0])
         return kd_error(KD_ERR_SHAPE, "inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same "
                         "number of elements, but got %lld and %lld elements respectively", (long long)a->sizes[0],
