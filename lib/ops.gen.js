@@ -136,11 +136,68 @@ module.exports = function install(Tensor, kd, N, rt) {
     "method:bmm": [{ name: "bmm", fn: N["bmm"], ret: "tensor", args: [["self", "Tensor", false, false], ["mat2", "Tensor", false, false]] }],
     "function:matmul": [{ name: "matmul", fn: N["matmul"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
     "method:matmul": [{ name: "matmul", fn: N["matmul"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:addmm": [{ name: "addmm", fn: N["addmm"], ret: "tensor", args: [["self", "Tensor", false, false], ["mat1", "Tensor", false, false], ["mat2", "Tensor", false, false], ["beta", "Scalar", true, true], ["alpha", "Scalar", true, true]] }],
+    "method:addmm": [{ name: "addmm", fn: N["addmm"], ret: "tensor", args: [["self", "Tensor", false, false], ["mat1", "Tensor", false, false], ["mat2", "Tensor", false, false], ["beta", "Scalar", true, true], ["alpha", "Scalar", true, true]] }],
+    "function:baddbmm": [{ name: "baddbmm", fn: N["baddbmm"], ret: "tensor", args: [["self", "Tensor", false, false], ["batch1", "Tensor", false, false], ["batch2", "Tensor", false, false], ["beta", "Scalar", true, true], ["alpha", "Scalar", true, true]] }],
+    "method:baddbmm": [{ name: "baddbmm", fn: N["baddbmm"], ret: "tensor", args: [["self", "Tensor", false, false], ["batch1", "Tensor", false, false], ["batch2", "Tensor", false, false], ["beta", "Scalar", true, true], ["alpha", "Scalar", true, true]] }],
+    "function:addbmm": [{ name: "addbmm", fn: N["addbmm"], ret: "tensor", args: [["self", "Tensor", false, false], ["batch1", "Tensor", false, false], ["batch2", "Tensor", false, false], ["beta", "Scalar", true, true], ["alpha", "Scalar", true, true]] }],
+    "method:addbmm": [{ name: "addbmm", fn: N["addbmm"], ret: "tensor", args: [["self", "Tensor", false, false], ["batch1", "Tensor", false, false], ["batch2", "Tensor", false, false], ["beta", "Scalar", true, true], ["alpha", "Scalar", true, true]] }],
+    "function:dot": [{ name: "dot", fn: N["dot"], ret: "tensor", args: [["self", "Tensor", false, false], ["tensor", "Tensor", false, false]] }],
+    "method:dot": [{ name: "dot", fn: N["dot"], ret: "tensor", args: [["self", "Tensor", false, false], ["tensor", "Tensor", false, false]] }],
+    "function:vdot": [{ name: "vdot", fn: N["vdot"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:vdot": [{ name: "vdot", fn: N["vdot"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:mv": [{ name: "mv", fn: N["mv"], ret: "tensor", args: [["self", "Tensor", false, false], ["vec", "Tensor", false, false]] }],
+    "method:mv": [{ name: "mv", fn: N["mv"], ret: "tensor", args: [["self", "Tensor", false, false], ["vec", "Tensor", false, false]] }],
+    "function:outer": [{ name: "outer", fn: N["outer"], ret: "tensor", args: [["self", "Tensor", false, false], ["vec2", "Tensor", false, false]] }],
+    "method:outer": [{ name: "outer", fn: N["outer"], ret: "tensor", args: [["self", "Tensor", false, false], ["vec2", "Tensor", false, false]] }],
+    "function:linear": [{ name: "linear", fn: N["linear"], ret: "tensor", args: [["input", "Tensor", false, false], ["weight", "Tensor", false, false], ["bias", "Tensor?", false, true]] }],
+    "function:einsum": [{ name: "einsum", fn: N["einsum"], ret: "tensor", args: [["equation", "str", false, false], ["tensors", "Tensor[]", false, false]] }],
     "function:sliceBackward": [{ name: "sliceBackward", fn: N["sliceBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["start", "int?", false, true], ["end", "int?", false, true], ["step", "int", false, false]] }],
     "function:selectBackward": [{ name: "selectBackward", fn: N["selectBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["index", "int", false, false]] }],
     "function:narrowBackward": [{ name: "narrowBackward", fn: N["narrowBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["start", "int", false, false], ["length", "int", false, false]] }],
     "function:permuteBackward": [{ name: "permuteBackward", fn: N["permuteBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["dims", "int[]", false, false]] }],
     "function:reduceBackward": [{ name: "reduceBackward", fn: N["reduceBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, false]] }],
+    "function:cat": [{ name: "cat", fn: N["cat"], ret: "tensor", args: [["tensors", "Tensor[]", false, false], ["dim", "int", false, true]] }],
+    "function:catBackward": [{ name: "catBackward", fn: N["catBackward"], ret: "list", args: [["gradOutput", "Tensor", false, false], ["tensors", "Tensor[]", false, false], ["dim", "int", false, false]] }],
+    "function:stack": [{ name: "stack", fn: N["stack"], ret: "tensor", args: [["tensors", "Tensor[]", false, false], ["dim", "int", false, true]] }],
+    "function:hstack": [{ name: "hstack", fn: N["hstack"], ret: "tensor", args: [["tensors", "Tensor[]", false, false]] }],
+    "function:vstack": [{ name: "vstack", fn: N["vstack"], ret: "tensor", args: [["tensors", "Tensor[]", false, false]] }],
+    "function:unbind": [{ name: "unbind", fn: N["unbind"], ret: "list", args: [["self", "Tensor", false, false], ["dim", "int", false, true]] }],
+    "method:unbind": [{ name: "unbind", fn: N["unbind"], ret: "list", args: [["self", "Tensor", false, false], ["dim", "int", false, true]] }],
+    "function:flip": [{ name: "flip", fn: N["flip"], ret: "tensor", args: [["self", "Tensor", false, false], ["dims", "int[]", false, false]] }],
+    "method:flip": [{ name: "flip", fn: N["flip"], ret: "tensor", args: [["self", "Tensor", false, false], ["dims", "int[]", false, false]] }],
+    "function:roll": [{ name: "roll", fn: N["roll"], ret: "tensor", args: [["self", "Tensor", false, false], ["shifts", "int|int[]", false, false], ["dims", "int[]?", false, true]] }],
+    "method:roll": [{ name: "roll", fn: N["roll"], ret: "tensor", args: [["self", "Tensor", false, false], ["shifts", "int|int[]", false, false], ["dims", "int[]?", false, true]] }],
+    "method:repeat": [{ name: "repeat", fn: N["repeat"], ret: "tensor", args: [["self", "Tensor", false, false], ["repeats", "int[]", false, false]] }],
+    "function:tile": [{ name: "tile", fn: N["tile"], ret: "tensor", args: [["self", "Tensor", false, false], ["dims", "int[]", false, false]] }],
+    "method:tile": [{ name: "tile", fn: N["tile"], ret: "tensor", args: [["self", "Tensor", false, false], ["dims", "int[]", false, false]] }],
+    "function:repeatInterleave": [{ name: "repeatInterleave.self_int", fn: N["repeatInterleave.self_int"], ret: "tensor", args: [["self", "Tensor", false, false], ["repeats", "int", false, false], ["dim", "int?", false, true]] },
+      { name: "repeatInterleave.self_Tensor", fn: N["repeatInterleave.self_Tensor"], ret: "tensor", args: [["self", "Tensor", false, false], ["repeats", "Tensor", false, false], ["dim", "int?", false, true]] }],
+    "method:repeatInterleave": [{ name: "repeatInterleave.self_int", fn: N["repeatInterleave.self_int"], ret: "tensor", args: [["self", "Tensor", false, false], ["repeats", "int", false, false], ["dim", "int?", false, true]] },
+      { name: "repeatInterleave.self_Tensor", fn: N["repeatInterleave.self_Tensor"], ret: "tensor", args: [["self", "Tensor", false, false], ["repeats", "Tensor", false, false], ["dim", "int?", false, true]] }],
+    "function:movedim": [{ name: "movedim", fn: N["movedim"], ret: "tensor", args: [["self", "Tensor", false, false], ["source", "int|int[]", false, false], ["destination", "int|int[]", false, false]] }],
+    "method:movedim": [{ name: "movedim", fn: N["movedim"], ret: "tensor", args: [["self", "Tensor", false, false], ["source", "int|int[]", false, false], ["destination", "int|int[]", false, false]] }],
+    "function:moveaxis": [{ name: "moveaxis", fn: N["moveaxis"], ret: "tensor", args: [["self", "Tensor", false, false], ["source", "int|int[]", false, false], ["destination", "int|int[]", false, false]] }],
+    "method:moveaxis": [{ name: "moveaxis", fn: N["moveaxis"], ret: "tensor", args: [["self", "Tensor", false, false], ["source", "int|int[]", false, false], ["destination", "int|int[]", false, false]] }],
+    "function:swapaxes": [{ name: "swapaxes", fn: N["swapaxes"], ret: "tensor", args: [["self", "Tensor", false, false], ["axis0", "int", false, false], ["axis1", "int", false, false]] }],
+    "method:swapaxes": [{ name: "swapaxes", fn: N["swapaxes"], ret: "tensor", args: [["self", "Tensor", false, false], ["axis0", "int", false, false], ["axis1", "int", false, false]] }],
+    "function:swapdims": [{ name: "swapdims", fn: N["swapdims"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim0", "int", false, false], ["dim1", "int", false, false]] }],
+    "method:swapdims": [{ name: "swapdims", fn: N["swapdims"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim0", "int", false, false], ["dim1", "int", false, false]] }],
+    "method:unfold": [{ name: "unfold", fn: N["unfold"], ret: "tensor", args: [["self", "Tensor", false, false], ["dimension", "int", false, false], ["size", "int", false, false], ["step", "int", false, false]] }],
+    "function:unfoldBackward": [{ name: "unfoldBackward", fn: N["unfoldBackward"], ret: "tensor", args: [["gradIn", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["size", "int", false, false], ["step", "int", false, false]] }],
+    "function:tril": [{ name: "tril", fn: N["tril"], ret: "tensor", args: [["self", "Tensor", false, false], ["diagonal", "int", false, true]] }],
+    "method:tril": [{ name: "tril", fn: N["tril"], ret: "tensor", args: [["self", "Tensor", false, false], ["diagonal", "int", false, true]] }],
+    "method:tril_": [{ name: "tril_", fn: N["tril_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["diagonal", "int", false, true]] }],
+    "function:triu": [{ name: "triu", fn: N["triu"], ret: "tensor", args: [["self", "Tensor", false, false], ["diagonal", "int", false, true]] }],
+    "method:triu": [{ name: "triu", fn: N["triu"], ret: "tensor", args: [["self", "Tensor", false, false], ["diagonal", "int", false, true]] }],
+    "method:triu_": [{ name: "triu_", fn: N["triu_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["diagonal", "int", false, true]] }],
+    "function:diag": [{ name: "diag", fn: N["diag"], ret: "tensor", args: [["self", "Tensor", false, false], ["diagonal", "int", false, true]] }],
+    "method:diag": [{ name: "diag", fn: N["diag"], ret: "tensor", args: [["self", "Tensor", false, false], ["diagonal", "int", false, true]] }],
+    "function:diagonal": [{ name: "diagonal", fn: N["diagonal"], ret: "tensor", args: [["self", "Tensor", false, false], ["offset", "int", false, true], ["dim1", "int", false, true], ["dim2", "int", false, true]] }],
+    "method:diagonal": [{ name: "diagonal", fn: N["diagonal"], ret: "tensor", args: [["self", "Tensor", false, false], ["offset", "int", false, true], ["dim1", "int", false, true], ["dim2", "int", false, true]] }],
+    "function:diagonalBackward": [{ name: "diagonalBackward", fn: N["diagonalBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["offset", "int", false, false], ["dim1", "int", false, false], ["dim2", "int", false, false]] }],
+    "function:trace": [{ name: "trace", fn: N["trace"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:trace": [{ name: "trace", fn: N["trace"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
   };
   kd.empty = function empty() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -1104,6 +1161,146 @@ module.exports = function install(Tensor, kd, N, rt) {
   }
     return rt.invoke(G["method:matmul"], this, arguments);
   };
+  kd.addmm = function addmm(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    const h = N["addmm"](a0._h, a1._h, a2._h, undefined, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:addmm"], null, arguments);
+  };
+  Tensor.prototype.addmm = function addmm(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["addmm"](this._h, a0._h, a1._h, undefined, undefined); return h === this._h ? this : h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["method:addmm"], this, arguments);
+  };
+  kd.baddbmm = function baddbmm(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    const h = N["baddbmm"](a0._h, a1._h, a2._h, undefined, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:baddbmm"], null, arguments);
+  };
+  Tensor.prototype.baddbmm = function baddbmm(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["baddbmm"](this._h, a0._h, a1._h, undefined, undefined); return h === this._h ? this : h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["method:baddbmm"], this, arguments);
+  };
+  kd.addbmm = function addbmm(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    const h = N["addbmm"](a0._h, a1._h, a2._h, undefined, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:addbmm"], null, arguments);
+  };
+  Tensor.prototype.addbmm = function addbmm(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["addbmm"](this._h, a0._h, a1._h, undefined, undefined); return h === this._h ? this : h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["method:addbmm"], this, arguments);
+  };
+  kd.dot = function dot(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["dot"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:dot"], null, arguments);
+  };
+  Tensor.prototype.dot = function dot(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["dot"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:dot"], this, arguments);
+  };
+  kd.vdot = function vdot(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["vdot"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:vdot"], null, arguments);
+  };
+  Tensor.prototype.vdot = function vdot(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["vdot"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:vdot"], this, arguments);
+  };
+  kd.mv = function mv(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["mv"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:mv"], null, arguments);
+  };
+  Tensor.prototype.mv = function mv(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["mv"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:mv"], this, arguments);
+  };
+  kd.outer = function outer(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["outer"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:outer"], null, arguments);
+  };
+  Tensor.prototype.outer = function outer(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["outer"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:outer"], this, arguments);
+  };
+  kd.linear = function linear(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 != null && !(a2 instanceof Tensor)) break fast;
+    const h = N["linear"](a0._h, a1._h, a2 == null ? a2 : a2._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:linear"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").linear = kd.linear;
+  kd.einsum = function einsum() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:einsum"], null, arguments);
+  };
   rt.namespace(kd, "_internal").sliceBackward = function sliceBackward() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:sliceBackward"], null, arguments);
@@ -1123,6 +1320,254 @@ module.exports = function install(Tensor, kd, N, rt) {
   rt.namespace(kd, "_internal").reduceBackward = function reduceBackward() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:reduceBackward"], null, arguments);
+  };
+  kd.cat = function cat() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:cat"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").catBackward = function catBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:catBackward"], null, arguments);
+  };
+  kd.stack = function stack() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:stack"], null, arguments);
+  };
+  kd.hstack = function hstack() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:hstack"], null, arguments);
+  };
+  kd.vstack = function vstack() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:vstack"], null, arguments);
+  };
+  kd.unbind = function unbind(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    return rt.wrapList(N["unbind"](a0._h, a1));
+  }
+    return rt.invoke(G["function:unbind"], null, arguments);
+  };
+  Tensor.prototype.unbind = function unbind(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    return rt.wrapList(N["unbind"](this._h, a0));
+  }
+    return rt.invoke(G["method:unbind"], this, arguments);
+  };
+  kd.flip = function flip() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:flip"], null, arguments);
+  };
+  Tensor.prototype.flip = function flip() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:flip"], this, arguments);
+  };
+  kd.roll = function roll() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:roll"], null, arguments);
+  };
+  Tensor.prototype.roll = function roll() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:roll"], this, arguments);
+  };
+  Tensor.prototype.repeat = function repeat() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:repeat"], this, arguments);
+  };
+  kd.tile = function tile() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:tile"], null, arguments);
+  };
+  Tensor.prototype.tile = function tile() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:tile"], this, arguments);
+  };
+  kd.repeatInterleave = function repeatInterleave() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:repeatInterleave"], null, arguments);
+  };
+  Tensor.prototype.repeatInterleave = function repeatInterleave() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:repeatInterleave"], this, arguments);
+  };
+  kd.movedim = function movedim() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:movedim"], null, arguments);
+  };
+  Tensor.prototype.movedim = function movedim() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:movedim"], this, arguments);
+  };
+  kd.moveaxis = function moveaxis() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:moveaxis"], null, arguments);
+  };
+  Tensor.prototype.moveaxis = function moveaxis() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:moveaxis"], this, arguments);
+  };
+  kd.swapaxes = function swapaxes(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["swapaxes"](a0._h, a1, a2); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:swapaxes"], null, arguments);
+  };
+  Tensor.prototype.swapaxes = function swapaxes(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["swapaxes"](this._h, a0, a1); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:swapaxes"], this, arguments);
+  };
+  kd.swapdims = function swapdims(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["swapdims"](a0._h, a1, a2); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:swapdims"], null, arguments);
+  };
+  Tensor.prototype.swapdims = function swapdims(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["swapdims"](this._h, a0, a1); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:swapdims"], this, arguments);
+  };
+  Tensor.prototype.unfold = function unfold(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["unfold"](this._h, a0, a1, a2); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:unfold"], this, arguments);
+  };
+  rt.namespace(kd, "_internal").unfoldBackward = function unfoldBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:unfoldBackward"], null, arguments);
+  };
+  kd.tril = function tril(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["tril"](a0._h, a1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:tril"], null, arguments);
+  };
+  Tensor.prototype.tril = function tril(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    const h = N["tril"](this._h, a0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:tril"], this, arguments);
+  };
+  Tensor.prototype.tril_ = function tril_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    N["tril_"](this._h, a0); return this;
+  }
+    return rt.invoke(G["method:tril_"], this, arguments);
+  };
+  kd.triu = function triu(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["triu"](a0._h, a1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:triu"], null, arguments);
+  };
+  Tensor.prototype.triu = function triu(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    const h = N["triu"](this._h, a0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:triu"], this, arguments);
+  };
+  Tensor.prototype.triu_ = function triu_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    N["triu_"](this._h, a0); return this;
+  }
+    return rt.invoke(G["method:triu_"], this, arguments);
+  };
+  kd.diag = function diag(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["diag"](a0._h, a1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:diag"], null, arguments);
+  };
+  Tensor.prototype.diag = function diag(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    const h = N["diag"](this._h, a0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:diag"], this, arguments);
+  };
+  kd.diagonal = function diagonal(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    const h = N["diagonal"](a0._h, a1, a2, a3); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:diagonal"], null, arguments);
+  };
+  Tensor.prototype.diagonal = function diagonal(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["diagonal"](this._h, a0, a1, a2); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:diagonal"], this, arguments);
+  };
+  rt.namespace(kd, "_internal").diagonalBackward = function diagonalBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:diagonalBackward"], null, arguments);
+  };
+  kd.trace = function trace(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["trace"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:trace"], null, arguments);
+  };
+  Tensor.prototype.trace = function trace() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["trace"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:trace"], this, arguments);
   };
   return G;
 };

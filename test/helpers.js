@@ -226,6 +226,7 @@ const CODE_RULES = [
     ['KD_SHAPE_MISMATCH', 'KD_INVALID_ARGUMENT']],
   [/exceeds dimension size|out of bounds for storage/, ['KD_INDEX_OUT_OF_RANGE', 'KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH']],
   [/Expected reduction dim to be specified/, ['KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH', 'KD_INDEX_OUT_OF_RANGE']],
+  [/must have the same dtype|expected both vectors to have same dtype/, ['KD_DTYPE_MISMATCH', 'KD_INVALID_ARGUMENT']],
   [/.*/, ['KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH']],
 ];
 

@@ -193,6 +193,86 @@ export interface TensorOpMethods {
   /** Matrix product with NumPy/PyTorch broadcasting (1-D, 2-D and batched operands). */
   matmul(other: Tensor, options?: { other?: Tensor }): Tensor;
   matmul(options: { other: Tensor }): Tensor;
+  /** beta * self + alpha * (mat1 @ mat2), self broadcast to the product (one gemm). */
+  addmm(mat1: Tensor, mat2: Tensor, options?: { mat1?: Tensor; mat2?: Tensor; beta?: number | boolean; alpha?: number | boolean }): Tensor;
+  addmm(options: { mat1: Tensor; mat2: Tensor; beta?: number | boolean; alpha?: number | boolean }): Tensor;
+  /** beta * self + alpha * bmm(batch1, batch2), self broadcast to the product. */
+  baddbmm(batch1: Tensor, batch2: Tensor, options?: { batch1?: Tensor; batch2?: Tensor; beta?: number | boolean; alpha?: number | boolean }): Tensor;
+  baddbmm(options: { batch1: Tensor; batch2: Tensor; beta?: number | boolean; alpha?: number | boolean }): Tensor;
+  /** beta * self + alpha * (sum over the batch of batch1[i] @ batch2[i]), as one gemm. */
+  addbmm(batch1: Tensor, batch2: Tensor, options?: { batch1?: Tensor; batch2?: Tensor; beta?: number | boolean; alpha?: number | boolean }): Tensor;
+  addbmm(options: { batch1: Tensor; batch2: Tensor; beta?: number | boolean; alpha?: number | boolean }): Tensor;
+  /** Dot product of two 1-D tensors (0-d result). */
+  dot(tensor: Tensor, options?: { tensor?: Tensor }): Tensor;
+  dot(options: { tensor: Tensor }): Tensor;
+  /** Dot product of two 1-D tensors, the first conjugated (the same as dot for real dtypes). */
+  vdot(other: Tensor, options?: { other?: Tensor }): Tensor;
+  vdot(options: { other: Tensor }): Tensor;
+  /** Matrix (2-D) times vector (1-D). */
+  mv(vec: Tensor, options?: { vec?: Tensor }): Tensor;
+  mv(options: { vec: Tensor }): Tensor;
+  /** Outer product of two 1-D tensors (dtypes promoted). */
+  outer(vec2: Tensor, options?: { vec2?: Tensor }): Tensor;
+  outer(options: { vec2: Tensor }): Tensor;
+  /** The slices along dim, each without that dim (views). */
+  unbind(dim?: number, options?: { dim?: number }): Tensor[];
+  unbind(options: { dim?: number }): Tensor[];
+  /** Reverses the order of elements along dims (a copy). */
+  flip(dims: readonly number[], options?: { dims?: readonly number[] }): Tensor;
+  flip(...dims: number[]): Tensor;
+  flip(options: { dims: readonly number[] }): Tensor;
+  /** Shifts elements along dims circularly (of the flattened tensor when dims is omitted). */
+  roll(shifts: number | readonly number[], dims?: number | readonly number[] | null, options?: { shifts?: number | readonly number[]; dims?: number | readonly number[] | null }): Tensor;
+  roll(options: { shifts: number | readonly number[]; dims?: number | readonly number[] | null }): Tensor;
+  /** Tiles self repeats[i] times along each dim (a copy). */
+  repeat(repeats: readonly number[], options?: { repeats?: readonly number[] }): Tensor;
+  repeat(...repeats: number[]): Tensor;
+  repeat(options: { repeats: readonly number[] }): Tensor;
+  /** repeat() that pads dims with leading 1s when shorter than self.ndim. */
+  tile(dims: readonly number[], options?: { dims?: readonly number[] }): Tensor;
+  tile(...dims: number[]): Tensor;
+  tile(options: { dims: readonly number[] }): Tensor;
+  /** Repeats each element (each slice along dim) repeats times (of the flattened tensor when dim is omitted). */
+  repeatInterleave(repeats: number, dim?: number | null, options?: { repeats?: number; dim?: number | null }): Tensor;
+  repeatInterleave(options: { repeats: number; dim?: number | null }): Tensor;
+  /** Repeats element (slice along dim) i repeats[i] times. */
+  repeatInterleave(repeats: Tensor, dim?: number | null, options?: { repeats?: Tensor; dim?: number | null }): Tensor;
+  repeatInterleave(options: { repeats: Tensor; dim?: number | null }): Tensor;
+  /** Moves dims source to positions destination (a view). */
+  movedim(source: number | readonly number[], destination: number | readonly number[], options?: { source?: number | readonly number[]; destination?: number | readonly number[] }): Tensor;
+  movedim(options: { source: number | readonly number[]; destination: number | readonly number[] }): Tensor;
+  /** Alias of movedim. */
+  moveaxis(source: number | readonly number[], destination: number | readonly number[], options?: { source?: number | readonly number[]; destination?: number | readonly number[] }): Tensor;
+  moveaxis(options: { source: number | readonly number[]; destination: number | readonly number[] }): Tensor;
+  /** Alias of transpose. */
+  swapaxes(axis0: number, axis1: number, options?: { axis0?: number; axis1?: number }): Tensor;
+  swapaxes(options: { axis0: number; axis1: number }): Tensor;
+  /** Alias of transpose. */
+  swapdims(dim0: number, dim1: number, options?: { dim0?: number; dim1?: number }): Tensor;
+  swapdims(options: { dim0: number; dim1: number }): Tensor;
+  /** A view of all windows of `size` elements along dimension, `step` apart, in a new last dim. */
+  unfold(dimension: number, size: number, step: number, options?: { dimension?: number; size?: number; step?: number }): Tensor;
+  unfold(options: { dimension: number; size: number; step: number }): Tensor;
+  /** The lower triangle of the last two dims (elements above the diagonal-th diagonal zeroed). */
+  tril(diagonal?: number, options?: { diagonal?: number }): Tensor;
+  tril(options: { diagonal?: number }): Tensor;
+  /** In-place tril: The lower triangle of the last two dims (elements above the diagonal-th diagonal zeroed). */
+  tril_(diagonal?: number, options?: { diagonal?: number }): this;
+  tril_(options: { diagonal?: number }): this;
+  /** The upper triangle of the last two dims (elements below the diagonal-th diagonal zeroed). */
+  triu(diagonal?: number, options?: { diagonal?: number }): Tensor;
+  triu(options: { diagonal?: number }): Tensor;
+  /** In-place triu: The upper triangle of the last two dims (elements below the diagonal-th diagonal zeroed). */
+  triu_(diagonal?: number, options?: { diagonal?: number }): this;
+  triu_(options: { diagonal?: number }): this;
+  /** 1-D: a square matrix with self on the diagonal-th diagonal; 2-D: that diagonal as a 1-D copy. */
+  diag(diagonal?: number, options?: { diagonal?: number }): Tensor;
+  diag(options: { diagonal?: number }): Tensor;
+  /** The offset-th diagonal of the dim1 x dim2 planes, as a view with the diagonal as its last dim. */
+  diagonal(offset?: number, dim1?: number, dim2?: number, options?: { offset?: number; dim1?: number; dim2?: number }): Tensor;
+  diagonal(options: { offset?: number; dim1?: number; dim2?: number }): Tensor;
+  /** Sum of the main diagonal of a 2-D tensor. */
+  trace(options?: Record<string, never>): Tensor;
 }
 
 /** A tensor with uninitialised data. */
@@ -380,6 +460,90 @@ export declare function bmm(options: { self: Tensor; mat2: Tensor }): Tensor;
 /** Matrix product with NumPy/PyTorch broadcasting (1-D, 2-D and batched operands). */
 export declare function matmul(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
 export declare function matmul(options: { self: Tensor; other: Tensor }): Tensor;
+/** beta * self + alpha * (mat1 @ mat2), self broadcast to the product (one gemm). */
+export declare function addmm(self: Tensor, mat1: Tensor, mat2: Tensor, options?: { self?: Tensor; mat1?: Tensor; mat2?: Tensor; beta?: number | boolean; alpha?: number | boolean }): Tensor;
+export declare function addmm(options: { self: Tensor; mat1: Tensor; mat2: Tensor; beta?: number | boolean; alpha?: number | boolean }): Tensor;
+/** beta * self + alpha * bmm(batch1, batch2), self broadcast to the product. */
+export declare function baddbmm(self: Tensor, batch1: Tensor, batch2: Tensor, options?: { self?: Tensor; batch1?: Tensor; batch2?: Tensor; beta?: number | boolean; alpha?: number | boolean }): Tensor;
+export declare function baddbmm(options: { self: Tensor; batch1: Tensor; batch2: Tensor; beta?: number | boolean; alpha?: number | boolean }): Tensor;
+/** beta * self + alpha * (sum over the batch of batch1[i] @ batch2[i]), as one gemm. */
+export declare function addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, options?: { self?: Tensor; batch1?: Tensor; batch2?: Tensor; beta?: number | boolean; alpha?: number | boolean }): Tensor;
+export declare function addbmm(options: { self: Tensor; batch1: Tensor; batch2: Tensor; beta?: number | boolean; alpha?: number | boolean }): Tensor;
+/** Dot product of two 1-D tensors (0-d result). */
+export declare function dot(self: Tensor, tensor: Tensor, options?: { self?: Tensor; tensor?: Tensor }): Tensor;
+export declare function dot(options: { self: Tensor; tensor: Tensor }): Tensor;
+/** Dot product of two 1-D tensors, the first conjugated (the same as dot for real dtypes). */
+export declare function vdot(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function vdot(options: { self: Tensor; other: Tensor }): Tensor;
+/** Matrix (2-D) times vector (1-D). */
+export declare function mv(self: Tensor, vec: Tensor, options?: { self?: Tensor; vec?: Tensor }): Tensor;
+export declare function mv(options: { self: Tensor; vec: Tensor }): Tensor;
+/** Outer product of two 1-D tensors (dtypes promoted). */
+export declare function outer(self: Tensor, vec2: Tensor, options?: { self?: Tensor; vec2?: Tensor }): Tensor;
+export declare function outer(options: { self: Tensor; vec2: Tensor }): Tensor;
+/** input @ weight^T + bias; the bias goes into the gemm (beta = 1), so it costs no extra pass. */
+export declare function linear(input: Tensor, weight: Tensor, bias?: Tensor | null, options?: { input?: Tensor; weight?: Tensor; bias?: Tensor | null }): Tensor;
+export declare function linear(options: { input: Tensor; weight: Tensor; bias?: Tensor | null }): Tensor;
+/** Einstein summation ('bij,bjk->bik'): diagonals, sums, and pairwise contractions by permute + reshape + bmm. */
+export declare function einsum(equation: string, tensors: readonly Tensor[], options?: { equation?: string; tensors?: readonly Tensor[] }): Tensor;
+export declare function einsum(options: { equation: string; tensors: readonly Tensor[] }): Tensor;
+/** Concatenates tensors along dim (dtypes promoted; legacy empty 1-D tensors are skipped). */
+export declare function cat(tensors: readonly Tensor[], dim?: number, options?: { tensors?: readonly Tensor[]; dim?: number }): Tensor;
+export declare function cat(options: { tensors: readonly Tensor[]; dim?: number }): Tensor;
+/** Joins equally shaped tensors along a new dim. */
+export declare function stack(tensors: readonly Tensor[], dim?: number, options?: { tensors?: readonly Tensor[]; dim?: number }): Tensor;
+export declare function stack(options: { tensors: readonly Tensor[]; dim?: number }): Tensor;
+/** Concatenates along dim 1 (dim 0 for 1-D tensors). */
+export declare function hstack(tensors: readonly Tensor[], options?: { tensors?: readonly Tensor[] }): Tensor;
+export declare function hstack(options: { tensors: readonly Tensor[] }): Tensor;
+/** Concatenates along dim 0 after making every tensor at least 2-D. */
+export declare function vstack(tensors: readonly Tensor[], options?: { tensors?: readonly Tensor[] }): Tensor;
+export declare function vstack(options: { tensors: readonly Tensor[] }): Tensor;
+/** The slices along dim, each without that dim (views). */
+export declare function unbind(self: Tensor, dim?: number, options?: { self?: Tensor; dim?: number }): Tensor[];
+export declare function unbind(options: { self: Tensor; dim?: number }): Tensor[];
+/** Reverses the order of elements along dims (a copy). */
+export declare function flip(self: Tensor, dims: readonly number[], options?: { self?: Tensor; dims?: readonly number[] }): Tensor;
+export declare function flip(options: { self: Tensor; dims: readonly number[] }): Tensor;
+/** Shifts elements along dims circularly (of the flattened tensor when dims is omitted). */
+export declare function roll(self: Tensor, shifts: number | readonly number[], dims?: number | readonly number[] | null, options?: { self?: Tensor; shifts?: number | readonly number[]; dims?: number | readonly number[] | null }): Tensor;
+export declare function roll(options: { self: Tensor; shifts: number | readonly number[]; dims?: number | readonly number[] | null }): Tensor;
+/** repeat() that pads dims with leading 1s when shorter than self.ndim. */
+export declare function tile(self: Tensor, dims: readonly number[], options?: { self?: Tensor; dims?: readonly number[] }): Tensor;
+export declare function tile(options: { self: Tensor; dims: readonly number[] }): Tensor;
+/** Repeats each element (each slice along dim) repeats times (of the flattened tensor when dim is omitted). */
+export declare function repeatInterleave(self: Tensor, repeats: number, dim?: number | null, options?: { self?: Tensor; repeats?: number; dim?: number | null }): Tensor;
+export declare function repeatInterleave(options: { self: Tensor; repeats: number; dim?: number | null }): Tensor;
+/** Repeats element (slice along dim) i repeats[i] times. */
+export declare function repeatInterleave(self: Tensor, repeats: Tensor, dim?: number | null, options?: { self?: Tensor; repeats?: Tensor; dim?: number | null }): Tensor;
+export declare function repeatInterleave(options: { self: Tensor; repeats: Tensor; dim?: number | null }): Tensor;
+/** Moves dims source to positions destination (a view). */
+export declare function movedim(self: Tensor, source: number | readonly number[], destination: number | readonly number[], options?: { self?: Tensor; source?: number | readonly number[]; destination?: number | readonly number[] }): Tensor;
+export declare function movedim(options: { self: Tensor; source: number | readonly number[]; destination: number | readonly number[] }): Tensor;
+/** Alias of movedim. */
+export declare function moveaxis(self: Tensor, source: number | readonly number[], destination: number | readonly number[], options?: { self?: Tensor; source?: number | readonly number[]; destination?: number | readonly number[] }): Tensor;
+export declare function moveaxis(options: { self: Tensor; source: number | readonly number[]; destination: number | readonly number[] }): Tensor;
+/** Alias of transpose. */
+export declare function swapaxes(self: Tensor, axis0: number, axis1: number, options?: { self?: Tensor; axis0?: number; axis1?: number }): Tensor;
+export declare function swapaxes(options: { self: Tensor; axis0: number; axis1: number }): Tensor;
+/** Alias of transpose. */
+export declare function swapdims(self: Tensor, dim0: number, dim1: number, options?: { self?: Tensor; dim0?: number; dim1?: number }): Tensor;
+export declare function swapdims(options: { self: Tensor; dim0: number; dim1: number }): Tensor;
+/** The lower triangle of the last two dims (elements above the diagonal-th diagonal zeroed). */
+export declare function tril(self: Tensor, diagonal?: number, options?: { self?: Tensor; diagonal?: number }): Tensor;
+export declare function tril(options: { self: Tensor; diagonal?: number }): Tensor;
+/** The upper triangle of the last two dims (elements below the diagonal-th diagonal zeroed). */
+export declare function triu(self: Tensor, diagonal?: number, options?: { self?: Tensor; diagonal?: number }): Tensor;
+export declare function triu(options: { self: Tensor; diagonal?: number }): Tensor;
+/** 1-D: a square matrix with self on the diagonal-th diagonal; 2-D: that diagonal as a 1-D copy. */
+export declare function diag(self: Tensor, diagonal?: number, options?: { self?: Tensor; diagonal?: number }): Tensor;
+export declare function diag(options: { self: Tensor; diagonal?: number }): Tensor;
+/** The offset-th diagonal of the dim1 x dim2 planes, as a view with the diagonal as its last dim. */
+export declare function diagonal(self: Tensor, offset?: number, dim1?: number, dim2?: number, options?: { self?: Tensor; offset?: number; dim1?: number; dim2?: number }): Tensor;
+export declare function diagonal(options: { self: Tensor; offset?: number; dim1?: number; dim2?: number }): Tensor;
+/** Sum of the main diagonal of a 2-D tensor. */
+export declare function trace(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function trace(options: { self: Tensor }): Tensor;
 
 export declare namespace _internal {
   /** Zeros of inputSizes with grad written into the slice (the gradient of slice). */
@@ -397,4 +561,19 @@ export declare namespace _internal {
   /** grad of a reduction over dim broadcast back to inputSizes (a view; the gradient of sum). */
   function reduceBackward(grad: Tensor, inputSizes: readonly number[], dim: number | readonly number[] | null | undefined, keepdim: boolean, options?: { grad?: Tensor; inputSizes?: readonly number[]; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
   function reduceBackward(options: { grad: Tensor; inputSizes: readonly number[]; dim?: number | readonly number[] | null; keepdim: boolean }): Tensor;
+  /** The gradient of cat: gradOutput split along dim into the sizes of tensors (only their shapes are used). */
+  function catBackward(gradOutput: Tensor, tensors: readonly Tensor[], dim: number, options?: { gradOutput?: Tensor; tensors?: readonly Tensor[]; dim?: number }): Tensor[];
+  function catBackward(options: { gradOutput: Tensor; tensors: readonly Tensor[]; dim: number }): Tensor[];
+  /** The gradient of unfold: window gradients summed back into a tensor of inputSizes. */
+  function unfoldBackward(gradIn: Tensor, inputSizes: readonly number[], dim: number, size: number, step: number, options?: { gradIn?: Tensor; inputSizes?: readonly number[]; dim?: number; size?: number; step?: number }): Tensor;
+  function unfoldBackward(options: { gradIn: Tensor; inputSizes: readonly number[]; dim: number; size: number; step: number }): Tensor;
+  /** The gradient of diagonal: zeros of inputSizes with gradOutput on the diagonal. */
+  function diagonalBackward(gradOutput: Tensor, inputSizes: readonly number[], offset: number, dim1: number, dim2: number, options?: { gradOutput?: Tensor; inputSizes?: readonly number[]; offset?: number; dim1?: number; dim2?: number }): Tensor;
+  function diagonalBackward(options: { gradOutput: Tensor; inputSizes: readonly number[]; offset: number; dim1: number; dim2: number }): Tensor;
+}
+
+export declare namespace nn.functional {
+  /** input @ weight^T + bias; the bias goes into the gemm (beta = 1), so it costs no extra pass. */
+  function linear(input: Tensor, weight: Tensor, bias?: Tensor | null, options?: { input?: Tensor; weight?: Tensor; bias?: Tensor | null }): Tensor;
+  function linear(options: { input: Tensor; weight: Tensor; bias?: Tensor | null }): Tensor;
 }

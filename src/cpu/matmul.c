@@ -1,4 +1,5 @@
-/* matmul.c - CPU kernels of mm (2-D @ 2-D) and bmm (3-D @ 3-D, same batch).
+/* matmul.c - CPU kernels of mm (2-D @ 2-D), bmm (3-D @ 3-D, same batch), and addmm/baddbmm
+ * (beta * self + alpha * product, with self accumulated by the gemm itself: see the end).
  *
  * float32/float64 go to OpenBLAS (cblas_sgemm/cblas_dgemm) when the build found it
  * (KD_HAVE_CBLAS=1, see tools/find-blas.js). An operand that is row-major or column-major
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "core/parallel.h"
+#include "cpu/cpu_loops.h"
 #include "ops/kernel.h"
 
 #if KD_HAVE_CBLAS
@@ -116,15 +118,17 @@ typedef struct kd_mm_blas_job {
   int64_t a_bs, b_bs; /* in elements */
   int incx;           /* > 0: matrix-vector via gemv (n == 1: x is B's column; m == 1: A's row) */
   char *c;
+  double alpha, beta; /* C = alpha * A @ B + beta * C (mm/bmm: 1 and 0; addmm/baddbmm: C holds self) */
 } kd_mm_blas_job;
 
 /* y = op(M) x with M stored row-major as rows x cols (ld), for float32 or float64. */
 static void kd_mm_gemv(kd_dtype dt, enum CBLAS_TRANSPOSE t, int rows, int cols, const char *mat, int ld,
-                       const char *x, int incx, char *y) {
+                       const char *x, int incx, char *y, double alpha, double beta) {
   if (dt == KD_DTYPE_F32)
-    cblas_sgemv(CblasRowMajor, t, rows, cols, 1.0f, (const float *)mat, ld, (const float *)x, incx, 0.0f, (float *)y, 1);
+    cblas_sgemv(CblasRowMajor, t, rows, cols, (float)alpha, (const float *)mat, ld, (const float *)x, incx, (float)beta,
+                (float *)y, 1);
   else
-    cblas_dgemv(CblasRowMajor, t, rows, cols, 1.0, (const double *)mat, ld, (const double *)x, incx, 0.0, (double *)y, 1);
+    cblas_dgemv(CblasRowMajor, t, rows, cols, alpha, (const double *)mat, ld, (const double *)x, incx, beta, (double *)y, 1);
 }
 
 static void kd_mm_blas_batches(void *ctx, int64_t b0, int64_t b1) {
@@ -135,23 +139,23 @@ static void kd_mm_blas_batches(void *ctx, int64_t b0, int64_t b1) {
     const char *a = j->a + bi * j->a_bs * (int64_t)es, *b = j->b + bi * j->b_bs * (int64_t)es;
     char *c = j->c + bi * (int64_t)j->m * j->n * (int64_t)es;
     if (j->incx > 0 && j->n == 1) { /* c (m) = A (m x k) @ b (k): A as stored, NoTrans or Trans */
-      if (j->ta == CblasNoTrans) kd_mm_gemv(j->dtype, CblasNoTrans, j->m, j->k, a, j->lda, b, j->incx, c);
-      else kd_mm_gemv(j->dtype, CblasTrans, j->k, j->m, a, j->lda, b, j->incx, c);
+      if (j->ta == CblasNoTrans) kd_mm_gemv(j->dtype, CblasNoTrans, j->m, j->k, a, j->lda, b, j->incx, c, j->alpha, j->beta);
+      else kd_mm_gemv(j->dtype, CblasTrans, j->k, j->m, a, j->lda, b, j->incx, c, j->alpha, j->beta);
     } else if (j->incx > 0) { /* m == 1: c (n) = B^T (n x k) @ a (k) */
-      if (j->tb == CblasNoTrans) kd_mm_gemv(j->dtype, CblasTrans, j->k, j->n, b, j->ldb, a, j->incx, c);
-      else kd_mm_gemv(j->dtype, CblasNoTrans, j->n, j->k, b, j->ldb, a, j->incx, c);
+      if (j->tb == CblasNoTrans) kd_mm_gemv(j->dtype, CblasTrans, j->k, j->n, b, j->ldb, a, j->incx, c, j->alpha, j->beta);
+      else kd_mm_gemv(j->dtype, CblasNoTrans, j->n, j->k, b, j->ldb, a, j->incx, c, j->alpha, j->beta);
     } else if (j->dtype == KD_DTYPE_F32)
-      cblas_sgemm(CblasRowMajor, j->ta, j->tb, j->m, j->n, j->k, 1.0f, (const float *)a, j->lda, (const float *)b,
-                  j->ldb, 0.0f, (float *)c, ldc);
+      cblas_sgemm(CblasRowMajor, j->ta, j->tb, j->m, j->n, j->k, (float)j->alpha, (const float *)a, j->lda,
+                  (const float *)b, j->ldb, (float)j->beta, (float *)c, ldc);
     else
-      cblas_dgemm(CblasRowMajor, j->ta, j->tb, j->m, j->n, j->k, 1.0, (const double *)a, j->lda,
-                  (const double *)b, j->ldb, 0.0, (double *)c, ldc);
+      cblas_dgemm(CblasRowMajor, j->ta, j->tb, j->m, j->n, j->k, j->alpha, (const double *)a, j->lda,
+                  (const double *)b, j->ldb, j->beta, (double *)c, ldc);
   }
 }
 
 /* BLAS path for float32/float64; *done = false when the sizes do not fit BLAS's int. */
 static kd_status kd_mm_blas(kd_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, kd_mm_operand a,
-                            kd_mm_operand b, char *c, bool *done) {
+                            kd_mm_operand b, char *c, double alpha, double beta, bool *done) {
   *done = false;
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX) return KD_OK;
   size_t es = kd_dtype_size(dtype);
@@ -177,6 +181,8 @@ static kd_status kd_mm_blas(kd_dtype dtype, int64_t batch, int64_t m, int64_t n,
   int64_t vstride = n == 1 ? (k == 1 ? 1 : b.rs) : m == 1 ? (k == 1 ? 1 : a.cs) : 0;
   j.incx = (n == 1 || m == 1) && vstride > 0 && vstride <= INT_MAX ? (int)vstride : 0;
   j.c = c;
+  j.alpha = alpha;
+  j.beta = beta;
   kd_mm_sync_blas_threads();
   /* OpenBLAS runs products below 64^3 multiply-adds on one thread; batches of those are
    * spread over kindling's pool instead (as PyTorch does). Larger ones: OpenBLAS threads. */
@@ -203,7 +209,7 @@ static kd_status kd_mm_run(kd_dtype dtype, int64_t batch, int64_t m, int64_t n, 
 #if KD_HAVE_CBLAS
   if (dtype == KD_DTYPE_F32 || dtype == KD_DTYPE_F64) {
     bool done;
-    KD_TRY(kd_mm_blas(dtype, batch, m, n, k, a, b, c, &done));
+    KD_TRY(kd_mm_blas(dtype, batch, m, n, k, a, b, c, 1.0, 0.0, &done));
     if (done) return KD_OK;
   }
 #endif
@@ -264,6 +270,131 @@ KD_KERNEL(kd_cpu_bmm) {
     kd_tensor_release(out);
     return st;
   }
+  kd_out_take(outs, 0, out);
+  return KD_OK;
+}
+
+/* ---- addmm / baddbmm: beta * self + alpha * (mat1 @ mat2), codes KD_ADDMM_MM / KD_ADDMM_BMM ----
+ * float32/float64 with BLAS: self is broadcast-copied into the output, which the gemm then
+ * accumulates into with beta (one pass over C, as PyTorch does; beta == 0 skips the copy, so
+ * NaN in self is ignored). Other dtypes: the product through mm/bmm, then mul/add. */
+
+/* out = beta * self_exp + alpha * prod through the pointwise ops (the non-BLAS path). */
+static kd_status kd_addmm_combine(kd_tensor *self_exp, kd_tensor *prod, kd_scalar beta, kd_scalar alpha,
+                                  kd_tensor **out) {
+  kd_tensor *p = prod, *q = NULL, *r = NULL;
+  kd_tensor_retain(p);
+  kd_status st = KD_OK;
+  if (kd_scalar_to_double(alpha) != 1.0) {
+    kd_value v[2] = {kd_value_tensor(p), kd_value_scalar(alpha)};
+    st = kd_call1(KD_OP_mul, v, &q);
+    kd_tensor_release(p);
+    p = q;
+    if (st != KD_OK) return st;
+  }
+  if (kd_scalar_to_double(beta) == 0.0) {
+    *out = p;
+    return KD_OK;
+  }
+  kd_value v[3] = {kd_value_tensor(p), kd_value_tensor(self_exp), kd_value_scalar(beta)};
+  st = kd_call1(KD_OP_add, v, &r); /* p + beta * self */
+  kd_tensor_release(p);
+  if (st != KD_OK) return st;
+  *out = r;
+  return KD_OK;
+}
+
+KD_KERNEL(kd_cpu_addmm) {
+  (void)ks;
+  bool batched = op->code == KD_ADDMM_BMM;
+  kd_tensor *self = args[0].v.t, *a = args[1].v.t, *b = args[2].v.t;
+  kd_scalar beta = args[3].v.s, alpha = args[4].v.s;
+  int nd = batched ? 3 : 2;
+  if (batched) {
+    if (a->ndim != 3) return kd_error(KD_ERR_SHAPE, "batch1 must be a 3D tensor");
+    if (b->ndim != 3) return kd_error(KD_ERR_SHAPE, "batch2 must be a 3D tensor");
+    if (b->sizes[0] != a->sizes[0] || b->sizes[1] != a->sizes[2])
+      return kd_error(KD_ERR_SHAPE, "Expected size for first two dimensions of batch2 tensor to be: [%lld, %lld] but "
+                      "got: [%lld, %lld].", (long long)a->sizes[0], (long long)a->sizes[2], (long long)b->sizes[0],
+                      (long long)b->sizes[1]);
+  } else {
+    if (a->ndim != 2) return kd_error(KD_ERR_SHAPE, "mat1 must be a matrix, got %d-D tensor", a->ndim);
+    if (b->ndim != 2) return kd_error(KD_ERR_SHAPE, "mat2 must be a matrix, got %d-D tensor", b->ndim);
+    if (b->sizes[0] != a->sizes[1])
+      return kd_error(KD_ERR_SHAPE, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+                      (long long)a->sizes[0], (long long)a->sizes[1], (long long)b->sizes[0], (long long)b->sizes[1]);
+  }
+  if (a->dtype != b->dtype || self->dtype != a->dtype) {
+    kd_dtype want = a->dtype != b->dtype ? a->dtype : self->dtype, got = a->dtype != b->dtype ? b->dtype : a->dtype;
+    if (batched)
+      return kd_error(KD_ERR_DTYPE, "expected scalar type %s but found %s", kd_mm_scalar_name(want), kd_mm_scalar_name(got));
+    return kd_error(KD_ERR_DTYPE, a->dtype != b->dtype ? "mat1 and mat2 must have the same dtype"
+                                                       : "self and mat2 must have the same dtype");
+  }
+  if (a->dtype == KD_DTYPE_BOOL)
+    return kd_error(KD_ERR_NOT_SUPPORTED, "\"%s\" not implemented for 'Bool'", batched ? "baddbmm_cpu" : "addmm_impl_cpu_");
+  kd_dtype dt = a->dtype;
+  if (dt == KD_DTYPE_F16 || dt == KD_DTYPE_BF16) { /* in float32, rounded once at the end */
+    kd_tensor *c[3] = {NULL, NULL, NULL}, *r32 = NULL, *r = NULL;
+    kd_status st = KD_OK;
+    for (int i = 0; i < 3 && st == KD_OK; i++) st = kd_cpu_cast(args[i].v.t, KD_DTYPE_F32, false, &c[i]);
+    if (st == KD_OK) {
+      kd_value v[5] = {kd_value_tensor(c[0]), kd_value_tensor(c[1]), kd_value_tensor(c[2]), args[3], args[4]};
+      st = kd_call1(batched ? KD_OP_baddbmm : KD_OP_addmm, v, &r32);
+    }
+    if (st == KD_OK) st = kd_cpu_cast(r32, dt, true, &r);
+    for (int i = 0; i < 3; i++)
+      if (c[i]) kd_tensor_release(c[i]);
+    if (r32) kd_tensor_release(r32);
+    if (st != KD_OK) return st;
+    kd_out_take(outs, 0, r);
+    return KD_OK;
+  }
+  if (!kd_dtype_is_float(dt)) { /* PyTorch casts alpha and beta to the integer type */
+    alpha = kd_scalar_i(kd_scalar_to_int(alpha));
+    beta = kd_scalar_i(kd_scalar_to_int(beta));
+  }
+  int64_t batch = batched ? a->sizes[0] : 1, m = a->sizes[nd - 2], k = a->sizes[nd - 1], n = b->sizes[nd - 1];
+  int64_t osz[3] = {batch, m, n};
+  const int64_t *sizes = batched ? osz : osz + 1;
+  kd_tensor *self_exp;
+  {
+    kd_value v[2] = {kd_value_tensor(self), kd_value_intlist(sizes, nd)};
+    KD_TRY(kd_call1(KD_OP_expand, v, &self_exp));
+  }
+  kd_status st = KD_OK;
+  kd_tensor *out = NULL;
+  double beta_d = kd_scalar_to_double(beta);
+#if KD_HAVE_CBLAS
+  if ((dt == KD_DTYPE_F32 || dt == KD_DTYPE_F64) && k > 0 && m > 0 && n > 0 && batch > 0) {
+    st = kd_tensor_empty(sizes, nd, dt, kd_tensor_device(a), &out);
+    if (st == KD_OK && beta_d != 0.0) st = kd_cpu_copy_into(out, self_exp);
+    bool done = false;
+    if (st == KD_OK) {
+      kd_mm_operand oa = {kd_tensor_data(a), batched ? a->strides[0] : 0, a->strides[nd - 2], a->strides[nd - 1]};
+      kd_mm_operand ob = {kd_tensor_data(b), batched ? b->strides[0] : 0, b->strides[nd - 2], b->strides[nd - 1]};
+      st = kd_mm_blas(dt, batch, m, n, k, oa, ob, kd_tensor_data(out), kd_scalar_to_double(alpha), beta_d, &done);
+    }
+    if (st == KD_OK && done) {
+      kd_tensor_release(self_exp);
+      kd_out_take(outs, 0, out);
+      return KD_OK;
+    }
+    if (out) kd_tensor_release(out);
+    out = NULL;
+  }
+#endif
+  if (st == KD_OK) {
+    kd_tensor *prod = NULL;
+    kd_value v[2] = {kd_value_tensor(a), kd_value_tensor(b)};
+    st = kd_call1(batched ? KD_OP_bmm : KD_OP_mm, v, &prod);
+    if (st == KD_OK) {
+      st = kd_addmm_combine(self_exp, prod, beta, alpha, &out);
+      kd_tensor_release(prod);
+    }
+  }
+  kd_tensor_release(self_exp);
+  if (st != KD_OK) return st;
   kd_out_take(outs, 0, out);
   return KD_OK;
 }

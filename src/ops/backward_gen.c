@@ -192,6 +192,22 @@ static kd_status kd_bw_bmm(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_bmm_spec = {kd_bw_bmm, 0x3u, 0x3u, 0x0u, 1};
 
+static kd_status kd_bw_addmm(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 3)));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_arg(c, 2)})}), kd_f_arg(c, 4)));
+  if (c->needs[2]) kd_f_set(c, 2, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_arg(c, 1)}), kd_f_grad(c, 0)}), kd_f_arg(c, 4)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_addmm_spec = {kd_bw_addmm, 0x7u, 0x6u, 0x0u, 0};
+
+static kd_status kd_bw_baddbmm(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 3)));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_bmm, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 2), kd_f_int(1), kd_f_int(2)})}), kd_f_arg(c, 4)));
+  if (c->needs[2]) kd_f_set(c, 2, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_bmm, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 1), kd_f_int(1), kd_f_int(2)}), kd_f_grad(c, 0)}), kd_f_arg(c, 4)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_baddbmm_spec = {kd_bw_baddbmm, 0x7u, 0x6u, 0x0u, 0};
+
 static kd_status kd_bw_sliceBackward(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_slice, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5)}));
   return c->st;
@@ -221,6 +237,60 @@ static kd_status kd_bw_reduceBackward(kd_bw_ctx *c) {
   return c->st;
 }
 static const kd_backward_spec kd_bw_reduceBackward_spec = {kd_bw_reduceBackward, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_cat(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_catBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_cat_spec = {kd_bw_cat, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_flip(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_flip, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_flip_spec = {kd_bw_flip, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_unfold(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_unfoldBackward, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_unfold_spec = {kd_bw_unfold, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_unfoldBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_unfold, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_unfoldBackward_spec = {kd_bw_unfoldBackward, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_tril(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_tril, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_tril_spec = {kd_bw_tril, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_triu(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_triu, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_triu_spec = {kd_bw_triu, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_diag(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg_meta(c, 0, KD_F_NDIM), kd_f_int(1))) ? kd_f_call(c, KD_OP_diagonal, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_value_none(), kd_value_none()}) : kd_f_call(c, KD_OP_diagonalBackward, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_int(0), kd_f_int(1)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_diag_spec = {kd_bw_diag, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_diagonal(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_diagonalBackward, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_diagonal_spec = {kd_bw_diagonal, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_diagonalBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_diagonal, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_diagonalBackward_spec = {kd_bw_diagonalBackward, 0x1u, 0x0u, 0x0u, 0};
 
 const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_fill_] = &kd_bw_fill_spec,
@@ -265,9 +335,22 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_min] = &kd_bw_min_spec,
     [KD_OP_mm] = &kd_bw_mm_spec,
     [KD_OP_bmm] = &kd_bw_bmm_spec,
+    [KD_OP_addmm] = &kd_bw_addmm_spec,
+    [KD_OP_baddbmm] = &kd_bw_baddbmm_spec,
     [KD_OP_sliceBackward] = &kd_bw_sliceBackward_spec,
     [KD_OP_selectBackward] = &kd_bw_selectBackward_spec,
     [KD_OP_narrowBackward] = &kd_bw_narrowBackward_spec,
     [KD_OP_permuteBackward] = &kd_bw_permuteBackward_spec,
     [KD_OP_reduceBackward] = &kd_bw_reduceBackward_spec,
+    [KD_OP_cat] = &kd_bw_cat_spec,
+    [KD_OP_flip] = &kd_bw_flip_spec,
+    [KD_OP_unfold] = &kd_bw_unfold_spec,
+    [KD_OP_unfoldBackward] = &kd_bw_unfoldBackward_spec,
+    [KD_OP_tril] = &kd_bw_tril_spec,
+    [KD_OP_tril_] = &kd_bw_tril_spec,
+    [KD_OP_triu] = &kd_bw_triu_spec,
+    [KD_OP_triu_] = &kd_bw_triu_spec,
+    [KD_OP_diag] = &kd_bw_diag_spec,
+    [KD_OP_diagonal] = &kd_bw_diagonal_spec,
+    [KD_OP_diagonalBackward] = &kd_bw_diagonalBackward_spec,
 };

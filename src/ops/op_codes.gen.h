@@ -51,12 +51,26 @@ enum kd_reduce_code {
   KD_REDUCE_MIN = 4,
   KD_REDUCE_ARGMAX = 5,
 };
+enum kd_addmm_code {
+  KD_ADDMM_MM = 1,
+  KD_ADDMM_BMM = 2,
+};
+enum kd_vecprod_code {
+  KD_VECPROD_DOT = 1,
+  KD_VECPROD_VDOT = 2,
+  KD_VECPROD_MV = 3,
+  KD_VECPROD_OUTER = 4,
+};
 enum kd_viewbw_code {
   KD_VIEWBW_SLICE = 1,
   KD_VIEWBW_SELECT = 2,
   KD_VIEWBW_NARROW = 3,
   KD_VIEWBW_PERMUTE = 4,
   KD_VIEWBW_REDUCE = 5,
+};
+enum kd_tri_code {
+  KD_TRI_LOWER = 1,
+  KD_TRI_UPPER = 2,
 };
 
 #endif

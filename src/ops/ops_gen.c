@@ -2,35 +2,59 @@
 #include "dispatch/dispatch.h"
 #include "ops/op_codes.gen.h"
 
+kd_status kd_composite_addbmm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_cat_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_chunk(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_clone(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_contiguous(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_einsum(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_expand_as(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_flatten(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_hstack(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_like(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_linear(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_matmul(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_movedim(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_repeat(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_repeat_interleave(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_reshape(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_roll(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_split(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_stack(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_swapaxes(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_t(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_tile(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_to(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_trace(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_unbind(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_vecprod(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_vstack(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_zero(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_addmm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_arange(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_arg_reduce(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_binary(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_bmm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_cat(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_copy(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_fill(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_flip(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_linspace(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_mm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_random(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_reduce(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_tri(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_unary(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_where(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_diag(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_diagonal_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_factory_empty(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_factory_eye(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_factory_fill(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_unfold_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_view_as_strided(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_view_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_view_diagonal(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_view_expand(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_view_narrow(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_view_permute(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -38,6 +62,7 @@ kd_status kd_view_select(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_
 kd_status kd_view_slice(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_view_squeeze(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_view_transpose(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_view_unfold(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_view_unsqueeze(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_view_view(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 
@@ -427,6 +452,52 @@ static const kd_arg_schema kd_args_matmul[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
 };
+static const kd_arg_schema kd_args_addmm[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"mat1", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"mat2", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"beta", KD_ARG_SCALAR, true, {.kind = KD_VALUE_SCALAR, .v = {.s = {.kind = KD_KIND_INT, .v = {.i = 1}}}}},
+    {"alpha", KD_ARG_SCALAR, true, {.kind = KD_VALUE_SCALAR, .v = {.s = {.kind = KD_KIND_INT, .v = {.i = 1}}}}},
+};
+static const kd_arg_schema kd_args_baddbmm[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"batch1", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"batch2", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"beta", KD_ARG_SCALAR, true, {.kind = KD_VALUE_SCALAR, .v = {.s = {.kind = KD_KIND_INT, .v = {.i = 1}}}}},
+    {"alpha", KD_ARG_SCALAR, true, {.kind = KD_VALUE_SCALAR, .v = {.s = {.kind = KD_KIND_INT, .v = {.i = 1}}}}},
+};
+static const kd_arg_schema kd_args_addbmm[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"batch1", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"batch2", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"beta", KD_ARG_SCALAR, true, {.kind = KD_VALUE_SCALAR, .v = {.s = {.kind = KD_KIND_INT, .v = {.i = 1}}}}},
+    {"alpha", KD_ARG_SCALAR, true, {.kind = KD_VALUE_SCALAR, .v = {.s = {.kind = KD_KIND_INT, .v = {.i = 1}}}}},
+};
+static const kd_arg_schema kd_args_dot[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"tensor", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_vdot[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_mv[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"vec", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_outer[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"vec2", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_linear[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"bias", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_einsum[] = {
+    {"equation", KD_ARG_STRING, false, {.kind = KD_VALUE_NONE}},
+    {"tensors", KD_ARG_TENSORLIST, false, {.kind = KD_VALUE_NONE}},
+};
 static const kd_arg_schema kd_args_sliceBackward[] = {
     {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"inputSizes", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
@@ -457,6 +528,125 @@ static const kd_arg_schema kd_args_reduceBackward[] = {
     {"inputSizes", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
     {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
     {"keepdim", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_cat[] = {
+    {"tensors", KD_ARG_TENSORLIST, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+};
+static const kd_arg_schema kd_args_catBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"tensors", KD_ARG_TENSORLIST, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_stack[] = {
+    {"tensors", KD_ARG_TENSORLIST, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+};
+static const kd_arg_schema kd_args_hstack[] = {
+    {"tensors", KD_ARG_TENSORLIST, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_vstack[] = {
+    {"tensors", KD_ARG_TENSORLIST, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_unbind[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+};
+static const kd_arg_schema kd_args_flip[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dims", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_roll[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"shifts", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"dims", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_repeat[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"repeats", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_tile[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dims", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_repeatInterleave_self_int[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"repeats", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_repeatInterleave_self_Tensor[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"repeats", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_movedim[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"source", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"destination", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_moveaxis[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"source", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"destination", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_swapaxes[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"axis0", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"axis1", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_swapdims[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim0", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"dim1", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_unfold[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dimension", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"size", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"step", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_unfoldBackward[] = {
+    {"gradIn", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"inputSizes", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"size", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"step", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_tril[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"diagonal", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+};
+static const kd_arg_schema kd_args_tril_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"diagonal", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+};
+static const kd_arg_schema kd_args_triu[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"diagonal", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+};
+static const kd_arg_schema kd_args_triu_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"diagonal", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+};
+static const kd_arg_schema kd_args_diag[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"diagonal", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+};
+static const kd_arg_schema kd_args_diagonal[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"offset", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+    {"dim1", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+    {"dim2", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+};
+static const kd_arg_schema kd_args_diagonalBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"inputSizes", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"offset", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"dim1", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"dim2", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_trace[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
 };
 
 const kd_op_info kd_ops[KD_OP_COUNT] = {
@@ -548,11 +738,46 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_mm] = {"mm", KD_OP_mm, 0, 0, 2, kd_args_mm, 1, -1, -1},
     [KD_OP_bmm] = {"bmm", KD_OP_bmm, 0, 0, 2, kd_args_bmm, 1, -1, -1},
     [KD_OP_matmul] = {"matmul", KD_OP_matmul, 0, 0, 2, kd_args_matmul, 1, -1, -1},
+    [KD_OP_addmm] = {"addmm", KD_OP_addmm, KD_ADDMM_MM, 0, 5, kd_args_addmm, 1, -1, -1},
+    [KD_OP_baddbmm] = {"baddbmm", KD_OP_baddbmm, KD_ADDMM_BMM, 0, 5, kd_args_baddbmm, 1, -1, -1},
+    [KD_OP_addbmm] = {"addbmm", KD_OP_addbmm, 0, 0, 5, kd_args_addbmm, 1, -1, -1},
+    [KD_OP_dot] = {"dot", KD_OP_dot, KD_VECPROD_DOT, 0, 2, kd_args_dot, 1, -1, -1},
+    [KD_OP_vdot] = {"vdot", KD_OP_vdot, KD_VECPROD_VDOT, 0, 2, kd_args_vdot, 1, -1, -1},
+    [KD_OP_mv] = {"mv", KD_OP_mv, KD_VECPROD_MV, 0, 2, kd_args_mv, 1, -1, -1},
+    [KD_OP_outer] = {"outer", KD_OP_outer, KD_VECPROD_OUTER, 0, 2, kd_args_outer, 1, -1, -1},
+    [KD_OP_linear] = {"linear", KD_OP_linear, 0, 0, 3, kd_args_linear, 1, -1, -1},
+    [KD_OP_einsum] = {"einsum", KD_OP_einsum, 0, 0, 2, kd_args_einsum, 1, -1, -1},
     [KD_OP_sliceBackward] = {"sliceBackward", KD_OP_sliceBackward, KD_VIEWBW_SLICE, 0, 6, kd_args_sliceBackward, 1, -1, -1},
     [KD_OP_selectBackward] = {"selectBackward", KD_OP_selectBackward, KD_VIEWBW_SELECT, 0, 4, kd_args_selectBackward, 1, -1, -1},
     [KD_OP_narrowBackward] = {"narrowBackward", KD_OP_narrowBackward, KD_VIEWBW_NARROW, 0, 5, kd_args_narrowBackward, 1, -1, -1},
     [KD_OP_permuteBackward] = {"permuteBackward", KD_OP_permuteBackward, KD_VIEWBW_PERMUTE, 0, 2, kd_args_permuteBackward, 1, -1, -1},
     [KD_OP_reduceBackward] = {"reduceBackward", KD_OP_reduceBackward, KD_VIEWBW_REDUCE, 0, 4, kd_args_reduceBackward, 1, -1, -1},
+    [KD_OP_cat] = {"cat", KD_OP_cat, 0, 0, 2, kd_args_cat, 1, -1, -1},
+    [KD_OP_catBackward] = {"catBackward", KD_OP_catBackward, 0, KD_OP_FLAG_VIEW, 3, kd_args_catBackward, -1, -1, -1},
+    [KD_OP_stack] = {"stack", KD_OP_stack, 0, 0, 2, kd_args_stack, 1, -1, -1},
+    [KD_OP_hstack] = {"hstack", KD_OP_hstack, 0, 0, 1, kd_args_hstack, 1, -1, -1},
+    [KD_OP_vstack] = {"vstack", KD_OP_vstack, 0, 0, 1, kd_args_vstack, 1, -1, -1},
+    [KD_OP_unbind] = {"unbind", KD_OP_unbind, 0, KD_OP_FLAG_VIEW, 2, kd_args_unbind, -1, -1, -1},
+    [KD_OP_flip] = {"flip", KD_OP_flip, 0, 0, 2, kd_args_flip, 1, -1, -1},
+    [KD_OP_roll] = {"roll", KD_OP_roll, 0, 0, 3, kd_args_roll, 1, -1, -1},
+    [KD_OP_repeat] = {"repeat", KD_OP_repeat, 0, 0, 2, kd_args_repeat, 1, -1, -1},
+    [KD_OP_tile] = {"tile", KD_OP_tile, 0, 0, 2, kd_args_tile, 1, -1, -1},
+    [KD_OP_repeatInterleave_self_int] = {"repeatInterleave.self_int", KD_OP_repeatInterleave_self_int, 0, 0, 3, kd_args_repeatInterleave_self_int, 1, -1, -1},
+    [KD_OP_repeatInterleave_self_Tensor] = {"repeatInterleave.self_Tensor", KD_OP_repeatInterleave_self_Tensor, 0, 0, 3, kd_args_repeatInterleave_self_Tensor, 1, -1, -1},
+    [KD_OP_movedim] = {"movedim", KD_OP_movedim, 0, KD_OP_FLAG_VIEW, 3, kd_args_movedim, 1, -1, -1},
+    [KD_OP_moveaxis] = {"moveaxis", KD_OP_moveaxis, 0, KD_OP_FLAG_VIEW, 3, kd_args_moveaxis, 1, -1, -1},
+    [KD_OP_swapaxes] = {"swapaxes", KD_OP_swapaxes, 0, KD_OP_FLAG_VIEW, 3, kd_args_swapaxes, 1, -1, -1},
+    [KD_OP_swapdims] = {"swapdims", KD_OP_swapdims, 0, KD_OP_FLAG_VIEW, 3, kd_args_swapdims, 1, -1, -1},
+    [KD_OP_unfold] = {"unfold", KD_OP_unfold, 0, KD_OP_FLAG_VIEW, 4, kd_args_unfold, 1, -1, -1},
+    [KD_OP_unfoldBackward] = {"unfoldBackward", KD_OP_unfoldBackward, 0, 0, 5, kd_args_unfoldBackward, 1, -1, -1},
+    [KD_OP_tril] = {"tril", KD_OP_tril, KD_TRI_LOWER, 0, 2, kd_args_tril, 1, -1, -1},
+    [KD_OP_tril_] = {"tril_", KD_OP_tril_, KD_TRI_LOWER, KD_OP_FLAG_INPLACE, 2, kd_args_tril_, 1, -1, -1},
+    [KD_OP_triu] = {"triu", KD_OP_triu, KD_TRI_UPPER, 0, 2, kd_args_triu, 1, -1, -1},
+    [KD_OP_triu_] = {"triu_", KD_OP_triu_, KD_TRI_UPPER, KD_OP_FLAG_INPLACE, 2, kd_args_triu_, 1, -1, -1},
+    [KD_OP_diag] = {"diag", KD_OP_diag, 0, 0, 2, kd_args_diag, 1, -1, -1},
+    [KD_OP_diagonal] = {"diagonal", KD_OP_diagonal, 0, KD_OP_FLAG_VIEW, 4, kd_args_diagonal, 1, -1, -1},
+    [KD_OP_diagonalBackward] = {"diagonalBackward", KD_OP_diagonalBackward, 0, 0, 5, kd_args_diagonalBackward, 1, -1, -1},
+    [KD_OP_trace] = {"trace", KD_OP_trace, 0, 0, 1, kd_args_trace, 1, -1, -1},
 };
 
 kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
@@ -644,9 +869,44 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_mm] = {[KD_KEY_CPU] = kd_cpu_mm},
     [KD_OP_bmm] = {[KD_KEY_CPU] = kd_cpu_bmm},
     [KD_OP_matmul] = {[KD_KEY_CPU] = kd_composite_matmul, [KD_KEY_CUDA] = kd_composite_matmul, [KD_KEY_AUTOGRAD] = kd_composite_matmul},
+    [KD_OP_addmm] = {[KD_KEY_CPU] = kd_cpu_addmm},
+    [KD_OP_baddbmm] = {[KD_KEY_CPU] = kd_cpu_addmm},
+    [KD_OP_addbmm] = {[KD_KEY_CPU] = kd_composite_addbmm, [KD_KEY_CUDA] = kd_composite_addbmm, [KD_KEY_AUTOGRAD] = kd_composite_addbmm},
+    [KD_OP_dot] = {[KD_KEY_CPU] = kd_composite_vecprod, [KD_KEY_CUDA] = kd_composite_vecprod, [KD_KEY_AUTOGRAD] = kd_composite_vecprod},
+    [KD_OP_vdot] = {[KD_KEY_CPU] = kd_composite_vecprod, [KD_KEY_CUDA] = kd_composite_vecprod, [KD_KEY_AUTOGRAD] = kd_composite_vecprod},
+    [KD_OP_mv] = {[KD_KEY_CPU] = kd_composite_vecprod, [KD_KEY_CUDA] = kd_composite_vecprod, [KD_KEY_AUTOGRAD] = kd_composite_vecprod},
+    [KD_OP_outer] = {[KD_KEY_CPU] = kd_composite_vecprod, [KD_KEY_CUDA] = kd_composite_vecprod, [KD_KEY_AUTOGRAD] = kd_composite_vecprod},
+    [KD_OP_linear] = {[KD_KEY_CPU] = kd_composite_linear, [KD_KEY_CUDA] = kd_composite_linear, [KD_KEY_AUTOGRAD] = kd_composite_linear},
+    [KD_OP_einsum] = {[KD_KEY_CPU] = kd_composite_einsum, [KD_KEY_CUDA] = kd_composite_einsum, [KD_KEY_AUTOGRAD] = kd_composite_einsum},
     [KD_OP_sliceBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_selectBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_narrowBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_permuteBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_reduceBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
+    [KD_OP_cat] = {[KD_KEY_CPU] = kd_cpu_cat},
+    [KD_OP_catBackward] = {[KD_KEY_CPU] = kd_composite_cat_backward, [KD_KEY_CUDA] = kd_composite_cat_backward, [KD_KEY_AUTOGRAD] = kd_composite_cat_backward},
+    [KD_OP_stack] = {[KD_KEY_CPU] = kd_composite_stack, [KD_KEY_CUDA] = kd_composite_stack, [KD_KEY_AUTOGRAD] = kd_composite_stack},
+    [KD_OP_hstack] = {[KD_KEY_CPU] = kd_composite_hstack, [KD_KEY_CUDA] = kd_composite_hstack, [KD_KEY_AUTOGRAD] = kd_composite_hstack},
+    [KD_OP_vstack] = {[KD_KEY_CPU] = kd_composite_vstack, [KD_KEY_CUDA] = kd_composite_vstack, [KD_KEY_AUTOGRAD] = kd_composite_vstack},
+    [KD_OP_unbind] = {[KD_KEY_CPU] = kd_composite_unbind, [KD_KEY_CUDA] = kd_composite_unbind, [KD_KEY_AUTOGRAD] = kd_composite_unbind},
+    [KD_OP_flip] = {[KD_KEY_CPU] = kd_cpu_flip},
+    [KD_OP_roll] = {[KD_KEY_CPU] = kd_composite_roll, [KD_KEY_CUDA] = kd_composite_roll, [KD_KEY_AUTOGRAD] = kd_composite_roll},
+    [KD_OP_repeat] = {[KD_KEY_CPU] = kd_composite_repeat, [KD_KEY_CUDA] = kd_composite_repeat, [KD_KEY_AUTOGRAD] = kd_composite_repeat},
+    [KD_OP_tile] = {[KD_KEY_CPU] = kd_composite_tile, [KD_KEY_CUDA] = kd_composite_tile, [KD_KEY_AUTOGRAD] = kd_composite_tile},
+    [KD_OP_repeatInterleave_self_int] = {[KD_KEY_CPU] = kd_composite_repeat_interleave, [KD_KEY_CUDA] = kd_composite_repeat_interleave, [KD_KEY_AUTOGRAD] = kd_composite_repeat_interleave},
+    [KD_OP_repeatInterleave_self_Tensor] = {[KD_KEY_CPU] = kd_composite_repeat_interleave, [KD_KEY_CUDA] = kd_composite_repeat_interleave, [KD_KEY_AUTOGRAD] = kd_composite_repeat_interleave},
+    [KD_OP_movedim] = {[KD_KEY_CPU] = kd_composite_movedim, [KD_KEY_CUDA] = kd_composite_movedim, [KD_KEY_AUTOGRAD] = kd_composite_movedim},
+    [KD_OP_moveaxis] = {[KD_KEY_CPU] = kd_composite_movedim, [KD_KEY_CUDA] = kd_composite_movedim, [KD_KEY_AUTOGRAD] = kd_composite_movedim},
+    [KD_OP_swapaxes] = {[KD_KEY_CPU] = kd_composite_swapaxes, [KD_KEY_CUDA] = kd_composite_swapaxes, [KD_KEY_AUTOGRAD] = kd_composite_swapaxes},
+    [KD_OP_swapdims] = {[KD_KEY_CPU] = kd_composite_swapaxes, [KD_KEY_CUDA] = kd_composite_swapaxes, [KD_KEY_AUTOGRAD] = kd_composite_swapaxes},
+    [KD_OP_unfold] = {[KD_KEY_CPU] = kd_view_unfold, [KD_KEY_CUDA] = kd_view_unfold},
+    [KD_OP_unfoldBackward] = {[KD_KEY_CPU] = kd_unfold_backward, [KD_KEY_CUDA] = kd_unfold_backward},
+    [KD_OP_tril] = {[KD_KEY_CPU] = kd_cpu_tri},
+    [KD_OP_tril_] = {[KD_KEY_CPU] = kd_cpu_tri},
+    [KD_OP_triu] = {[KD_KEY_CPU] = kd_cpu_tri},
+    [KD_OP_triu_] = {[KD_KEY_CPU] = kd_cpu_tri},
+    [KD_OP_diag] = {[KD_KEY_CPU] = kd_diag, [KD_KEY_CUDA] = kd_diag},
+    [KD_OP_diagonal] = {[KD_KEY_CPU] = kd_view_diagonal, [KD_KEY_CUDA] = kd_view_diagonal},
+    [KD_OP_diagonalBackward] = {[KD_KEY_CPU] = kd_diagonal_backward, [KD_KEY_CUDA] = kd_diagonal_backward},
+    [KD_OP_trace] = {[KD_KEY_CPU] = kd_composite_trace, [KD_KEY_CUDA] = kd_composite_trace, [KD_KEY_AUTOGRAD] = kd_composite_trace},
 };
