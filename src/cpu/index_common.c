@@ -157,7 +157,7 @@ kd_status kd_ix_adv_build(const kd_tensor *self, const kd_value *indices, kd_ix_
     else used++;
   }
   if (used > self->ndim)
-    return kd_error(KD_ERR_INDEX, "too many indices for tensor of dimension %d", self->ndim);
+    return kd_error(KD_ERR_INDEX, "too many indices for tensor of dimension %d (got %d)", self->ndim, used);
   kd_tensor *raw[KD_MAX_DIMS]; /* owned: int index tensors (retained) and mask columns */
   int nraw = 0, pos = 0;
   kd_status st = KD_OK;

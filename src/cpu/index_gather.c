@@ -17,7 +17,7 @@ static kd_status kd_ix_finish(kd_status st, kd_tensor *out, kd_tensor *idx, kd_v
 static kd_status kd_index_select(kd_tensor *self, int64_t dimv, kd_tensor *index, kd_value *outs) {
   int dim;
   KD_TRY(kd_shape_wrap_dim(dimv, self->ndim, &dim));
-  if (index->ndim > 1) return kd_error(KD_ERR_INVALID_ARGUMENT, "index_select(): Index is supposed to be a vector");
+  if (index->ndim > 1) return kd_error(KD_ERR_INDEX, "index_select(): Index is supposed to be a vector");
   if (index->dtype != KD_DTYPE_I64 && index->dtype != KD_DTYPE_I32)
     return kd_error(KD_ERR_DTYPE, "index_select(): Expected dtype int32 or int64 for index");
   int64_t ni = kd_tensor_numel(index);

@@ -206,8 +206,8 @@ static kd_status kd_index_along(const kd_op_info *op, kd_value *args, kd_value *
     }
     int64_t ssz = kd_ix_size(source, dim);
     if (ssz != ni)
-      return kd_error(KD_ERR_INVALID_ARGUMENT, "%s(): Number of indices (%lld) should be equal to source.size(dim) (%lld)",
-                      name, (long long)ni, (long long)ssz);
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "%s(): Number of indices (%lld) should be equal to source.size(dim): (%lld), "
+                      "for dim: %d", name, (long long)ni, (long long)ssz, dim);
     bool same = (source->ndim ? source->ndim : 1) == (self->ndim ? self->ndim : 1);
     for (int d = 0; same && d < (self->ndim ? self->ndim : 1); d++)
       if (d != dim && kd_ix_size(source, d) != kd_ix_size(self, d)) same = false;
@@ -218,8 +218,11 @@ static kd_status kd_index_along(const kd_op_info *op, kd_value *args, kd_value *
       if (code == KD_SCATTER_INDEX_COPY)
         return kd_error(KD_ERR_SHAPE, "index_copy_(): Source/destination tensor must have same slice shapes. Destination "
                         "slice shape: %s at dimension %d and source slice shape: %s at dimension 0.", b1, dim, b2);
-      return kd_error(KD_ERR_SHAPE, "source tensor shape must match self tensor shape, excluding the specified dimension. "
-                      "Got self.shape = %s source.shape = %s", b1, b2);
+      int bad = 0;
+      for (int d = 0; d < (self->ndim ? self->ndim : 1); d++)
+        if (d != dim && kd_ix_size(source, d) != kd_ix_size(self, d)) { bad = d; break; }
+      return kd_error(KD_ERR_SHAPE, "The size of tensor a (%lld) must match the size of tensor b (%lld) at non-singleton "
+                      "dimension %d", (long long)kd_ix_size(self, bad), (long long)kd_ix_size(source, bad), bad - (bad > dim));
     }
   }
   kd_tensor *idx = NULL, *dst = NULL, *src = NULL;
