@@ -69,3 +69,6 @@ kd.build = Object.freeze({ blas: !!N.hasBlas, cuda: !!N.cudaBuilt });
 kd.version = require('../package.json').version;
 
 kd.cuda = require('./cuda')(N);
+
+// PyTorch-style indexing (Tensor#index/indexPut_ keys, kd.slice), nonzero asTuple, unique results.
+require('./indexing')(kd, Tensor);
