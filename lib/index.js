@@ -70,3 +70,6 @@ kd.version = require('../package.json').version;
 
 kd.cuda = require('./cuda')(N);
 require('./autograd')(kd, Tensor, N, rt);
+
+// PyTorch-style indexing (Tensor#index/indexPut_ keys, kd.slice), nonzero asTuple, unique results.
+require('./indexing')(kd, Tensor);

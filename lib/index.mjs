@@ -26,4 +26,6 @@ export const {
   build,
   version,
   cuda,
+  slice,
+  Slice,
 } = kd;

@@ -157,6 +157,41 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:narrowBackward": [{ name: "narrowBackward", fn: N["narrowBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["start", "int", false, false], ["length", "int", false, false]] }],
     "function:permuteBackward": [{ name: "permuteBackward", fn: N["permuteBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["dims", "int[]", false, false]] }],
     "function:reduceBackward": [{ name: "reduceBackward", fn: N["reduceBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, false]] }],
+    "function:indexSelect": [{ name: "indexSelect", fn: N["indexSelect"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false]] }],
+    "method:indexSelect": [{ name: "indexSelect", fn: N["indexSelect"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false]] }],
+    "function:gather": [{ name: "gather", fn: N["gather"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false]] }],
+    "method:gather": [{ name: "gather", fn: N["gather"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false]] }],
+    "function:take": [{ name: "take", fn: N["take"], ret: "tensor", args: [["self", "Tensor", false, false], ["index", "Tensor", false, false]] }],
+    "method:take": [{ name: "take", fn: N["take"], ret: "tensor", args: [["self", "Tensor", false, false], ["index", "Tensor", false, false]] }],
+    "function:scatter": [{ name: "scatter", fn: N["scatter"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["src", "Tensor|Scalar", false, false], ["reduce", "str?", true, true]] }],
+    "method:scatter": [{ name: "scatter", fn: N["scatter"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["src", "Tensor|Scalar", false, false], ["reduce", "str?", true, true]] }],
+    "method:scatter_": [{ name: "scatter_", fn: N["scatter_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["src", "Tensor|Scalar", false, false], ["reduce", "str?", true, true]] }],
+    "function:scatterAdd": [{ name: "scatterAdd", fn: N["scatterAdd"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["src", "Tensor", false, false]] }],
+    "method:scatterAdd": [{ name: "scatterAdd", fn: N["scatterAdd"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["src", "Tensor", false, false]] }],
+    "method:scatterAdd_": [{ name: "scatterAdd_", fn: N["scatterAdd_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["src", "Tensor", false, false]] }],
+    "function:scatterReduce": [{ name: "scatterReduce", fn: N["scatterReduce"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["src", "Tensor", false, false], ["reduce", "str", false, false], ["includeSelf", "bool", true, true]] }],
+    "method:scatterReduce": [{ name: "scatterReduce", fn: N["scatterReduce"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["src", "Tensor", false, false], ["reduce", "str", false, false], ["includeSelf", "bool", true, true]] }],
+    "method:scatterReduce_": [{ name: "scatterReduce_", fn: N["scatterReduce_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["src", "Tensor", false, false], ["reduce", "str", false, false], ["includeSelf", "bool", true, true]] }],
+    "function:indexAdd": [{ name: "indexAdd", fn: N["indexAdd"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["source", "Tensor", false, false], ["alpha", "Scalar", true, true]] }],
+    "method:indexAdd": [{ name: "indexAdd", fn: N["indexAdd"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["source", "Tensor", false, false], ["alpha", "Scalar", true, true]] }],
+    "method:indexAdd_": [{ name: "indexAdd_", fn: N["indexAdd_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["source", "Tensor", false, false], ["alpha", "Scalar", true, true]] }],
+    "function:indexCopy": [{ name: "indexCopy", fn: N["indexCopy"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["source", "Tensor", false, false]] }],
+    "method:indexCopy": [{ name: "indexCopy", fn: N["indexCopy"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["source", "Tensor", false, false]] }],
+    "method:indexCopy_": [{ name: "indexCopy_", fn: N["indexCopy_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["source", "Tensor", false, false]] }],
+    "function:indexFill": [{ name: "indexFill", fn: N["indexFill"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["value", "Tensor|Scalar", false, false]] }],
+    "method:indexFill": [{ name: "indexFill", fn: N["indexFill"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["value", "Tensor|Scalar", false, false]] }],
+    "method:indexFill_": [{ name: "indexFill_", fn: N["indexFill_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false], ["value", "Tensor|Scalar", false, false]] }],
+    "function:index": [{ name: "index", fn: N["index"], ret: "tensor", args: [["self", "Tensor", false, false], ["indices", "Tensor?[]", false, false]] }],
+    "method:index": [{ name: "index", fn: N["index"], ret: "tensor", args: [["self", "Tensor", false, false], ["indices", "Tensor?[]", false, false]] }],
+    "function:indexPut": [{ name: "indexPut", fn: N["indexPut"], ret: "tensor", args: [["self", "Tensor", false, false], ["indices", "Tensor?[]", false, false], ["values", "Tensor", false, false], ["accumulate", "bool", false, true]] }],
+    "method:indexPut": [{ name: "indexPut", fn: N["indexPut"], ret: "tensor", args: [["self", "Tensor", false, false], ["indices", "Tensor?[]", false, false], ["values", "Tensor", false, false], ["accumulate", "bool", false, true]] }],
+    "method:indexPut_": [{ name: "indexPut_", fn: N["indexPut_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["indices", "Tensor?[]", false, false], ["values", "Tensor", false, false], ["accumulate", "bool", false, true]] }],
+    "function:maskedSelect": [{ name: "maskedSelect", fn: N["maskedSelect"], ret: "tensor", args: [["self", "Tensor", false, false], ["mask", "Tensor", false, false]] }],
+    "method:maskedSelect": [{ name: "maskedSelect", fn: N["maskedSelect"], ret: "tensor", args: [["self", "Tensor", false, false], ["mask", "Tensor", false, false]] }],
+    "function:maskedSelectBackward": [{ name: "maskedSelectBackward", fn: N["maskedSelectBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["self", "Tensor", false, false], ["mask", "Tensor", false, false]] }],
+    "function:nonzero": [{ name: "nonzero", fn: N["nonzero"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:nonzero": [{ name: "nonzero", fn: N["nonzero"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:oneHot": [{ name: "oneHot", fn: N["oneHot"], ret: "tensor", args: [["self", "Tensor", false, false], ["numClasses", "int", false, true]] }],
     "function:cat": [{ name: "cat", fn: N["cat"], ret: "tensor", args: [["tensors", "Tensor[]", false, false], ["dim", "int", false, true]] }],
     "function:catBackward": [{ name: "catBackward", fn: N["catBackward"], ret: "list", args: [["gradOutput", "Tensor", false, false], ["tensors", "Tensor[]", false, false], ["dim", "int", false, false]] }],
     "function:stack": [{ name: "stack", fn: N["stack"], ret: "tensor", args: [["tensors", "Tensor[]", false, false], ["dim", "int", false, true]] }],
@@ -198,6 +233,14 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:diagonalBackward": [{ name: "diagonalBackward", fn: N["diagonalBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["offset", "int", false, false], ["dim1", "int", false, false], ["dim2", "int", false, false]] }],
     "function:trace": [{ name: "trace", fn: N["trace"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
     "method:trace": [{ name: "trace", fn: N["trace"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:sort": [{ name: "sort", fn: N["sort"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["dim", "int", false, true], ["descending", "bool", false, true], ["stable", "bool", true, true]] }],
+    "method:sort": [{ name: "sort", fn: N["sort"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["dim", "int", false, true], ["descending", "bool", false, true], ["stable", "bool", true, true]] }],
+    "function:argsort": [{ name: "argsort", fn: N["argsort"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, true], ["descending", "bool", false, true], ["stable", "bool", true, true]] }],
+    "method:argsort": [{ name: "argsort", fn: N["argsort"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, true], ["descending", "bool", false, true], ["stable", "bool", true, true]] }],
+    "function:topk": [{ name: "topk", fn: N["topk"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["k", "int", false, false], ["dim", "int", false, true], ["largest", "bool", false, true], ["sorted", "bool", false, true]] }],
+    "method:topk": [{ name: "topk", fn: N["topk"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["k", "int", false, false], ["dim", "int", false, true], ["largest", "bool", false, true], ["sorted", "bool", false, true]] }],
+    "function:unique": [{ name: "unique", fn: N["unique"], ret: "list", args: [["self", "Tensor", false, false], ["sorted", "bool", false, true], ["returnInverse", "bool", false, true], ["returnCounts", "bool", false, true], ["dim", "int?", false, true]] }],
+    "method:unique": [{ name: "unique", fn: N["unique"], ret: "list", args: [["self", "Tensor", false, false], ["sorted", "bool", false, true], ["returnInverse", "bool", false, true], ["returnCounts", "bool", false, true], ["dim", "int?", false, true]] }],
   };
   kd.empty = function empty() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -1321,6 +1364,355 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:reduceBackward"], null, arguments);
   };
+  kd.indexSelect = function indexSelect(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    const h = N["indexSelect"](a0._h, a1, a2._h); return h === a0._h ? a0 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:indexSelect"], null, arguments);
+  };
+  Tensor.prototype.indexSelect = function indexSelect(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["indexSelect"](this._h, a0, a1._h); return h === this._h ? this : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["method:indexSelect"], this, arguments);
+  };
+  kd.gather = function gather(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    const h = N["gather"](a0._h, a1, a2._h); return h === a0._h ? a0 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:gather"], null, arguments);
+  };
+  Tensor.prototype.gather = function gather(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["gather"](this._h, a0, a1._h); return h === this._h ? this : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["method:gather"], this, arguments);
+  };
+  kd.take = function take(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["take"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:take"], null, arguments);
+  };
+  Tensor.prototype.take = function take(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["take"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:take"], this, arguments);
+  };
+  kd.scatter = function scatter(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    const h3 = a3 instanceof Tensor ? a3._h : a3;
+    if (h3 === a3 && typeof a3 !== 'number' && typeof a3 !== 'boolean') break fast;
+    const h = N["scatter"](a0._h, a1, a2._h, h3, undefined); return h === a0._h ? a0 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:scatter"], null, arguments);
+  };
+  Tensor.prototype.scatter = function scatter(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h2 = a2 instanceof Tensor ? a2._h : a2;
+    if (h2 === a2 && typeof a2 !== 'number' && typeof a2 !== 'boolean') break fast;
+    const h = N["scatter"](this._h, a0, a1._h, h2, undefined); return h === this._h ? this : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["method:scatter"], this, arguments);
+  };
+  Tensor.prototype.scatter_ = function scatter_(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h2 = a2 instanceof Tensor ? a2._h : a2;
+    if (h2 === a2 && typeof a2 !== 'number' && typeof a2 !== 'boolean') break fast;
+    N["scatter_"](this._h, a0, a1._h, h2, undefined); return this;
+  }
+    return rt.invoke(G["method:scatter_"], this, arguments);
+  };
+  kd.scatterAdd = function scatterAdd(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    const h = N["scatterAdd"](a0._h, a1, a2._h, a3._h); return h === a0._h ? a0 : h === a2._h ? a2 : h === a3._h ? a3 : new Tensor(h);
+  }
+    return rt.invoke(G["function:scatterAdd"], null, arguments);
+  };
+  Tensor.prototype.scatterAdd = function scatterAdd(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    const h = N["scatterAdd"](this._h, a0, a1._h, a2._h); return h === this._h ? this : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["method:scatterAdd"], this, arguments);
+  };
+  Tensor.prototype.scatterAdd_ = function scatterAdd_(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    N["scatterAdd_"](this._h, a0, a1._h, a2._h); return this;
+  }
+    return rt.invoke(G["method:scatterAdd_"], this, arguments);
+  };
+  kd.scatterReduce = function scatterReduce(a0, a1, a2, a3, a4) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 5) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    const h = N["scatterReduce"](a0._h, a1, a2._h, a3._h, a4, undefined); return h === a0._h ? a0 : h === a2._h ? a2 : h === a3._h ? a3 : new Tensor(h);
+  }
+    return rt.invoke(G["function:scatterReduce"], null, arguments);
+  };
+  Tensor.prototype.scatterReduce = function scatterReduce(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    const h = N["scatterReduce"](this._h, a0, a1._h, a2._h, a3, undefined); return h === this._h ? this : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["method:scatterReduce"], this, arguments);
+  };
+  Tensor.prototype.scatterReduce_ = function scatterReduce_(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    N["scatterReduce_"](this._h, a0, a1._h, a2._h, a3, undefined); return this;
+  }
+    return rt.invoke(G["method:scatterReduce_"], this, arguments);
+  };
+  kd.indexAdd = function indexAdd(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    const h = N["indexAdd"](a0._h, a1, a2._h, a3._h, undefined); return h === a0._h ? a0 : h === a2._h ? a2 : h === a3._h ? a3 : new Tensor(h);
+  }
+    return rt.invoke(G["function:indexAdd"], null, arguments);
+  };
+  Tensor.prototype.indexAdd = function indexAdd(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    const h = N["indexAdd"](this._h, a0, a1._h, a2._h, undefined); return h === this._h ? this : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["method:indexAdd"], this, arguments);
+  };
+  Tensor.prototype.indexAdd_ = function indexAdd_(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    N["indexAdd_"](this._h, a0, a1._h, a2._h, undefined); return this;
+  }
+    return rt.invoke(G["method:indexAdd_"], this, arguments);
+  };
+  kd.indexCopy = function indexCopy(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    const h = N["indexCopy"](a0._h, a1, a2._h, a3._h); return h === a0._h ? a0 : h === a2._h ? a2 : h === a3._h ? a3 : new Tensor(h);
+  }
+    return rt.invoke(G["function:indexCopy"], null, arguments);
+  };
+  Tensor.prototype.indexCopy = function indexCopy(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    const h = N["indexCopy"](this._h, a0, a1._h, a2._h); return h === this._h ? this : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["method:indexCopy"], this, arguments);
+  };
+  Tensor.prototype.indexCopy_ = function indexCopy_(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    N["indexCopy_"](this._h, a0, a1._h, a2._h); return this;
+  }
+    return rt.invoke(G["method:indexCopy_"], this, arguments);
+  };
+  kd.indexFill = function indexFill(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    const h3 = a3 instanceof Tensor ? a3._h : a3;
+    if (h3 === a3 && typeof a3 !== 'number' && typeof a3 !== 'boolean') break fast;
+    const h = N["indexFill"](a0._h, a1, a2._h, h3); return h === a0._h ? a0 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:indexFill"], null, arguments);
+  };
+  Tensor.prototype.indexFill = function indexFill(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h2 = a2 instanceof Tensor ? a2._h : a2;
+    if (h2 === a2 && typeof a2 !== 'number' && typeof a2 !== 'boolean') break fast;
+    const h = N["indexFill"](this._h, a0, a1._h, h2); return h === this._h ? this : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["method:indexFill"], this, arguments);
+  };
+  Tensor.prototype.indexFill_ = function indexFill_(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h2 = a2 instanceof Tensor ? a2._h : a2;
+    if (h2 === a2 && typeof a2 !== 'number' && typeof a2 !== 'boolean') break fast;
+    N["indexFill_"](this._h, a0, a1._h, h2); return this;
+  }
+    return rt.invoke(G["method:indexFill_"], this, arguments);
+  };
+  kd.index = function index(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["index"](a0._h, a1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:index"], null, arguments);
+  };
+  Tensor.prototype.index = function index(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    const h = N["index"](this._h, a0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:index"], this, arguments);
+  };
+  kd.indexPut = function indexPut(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    const h = N["indexPut"](a0._h, a1, a2._h, a3); return h === a0._h ? a0 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:indexPut"], null, arguments);
+  };
+  Tensor.prototype.indexPut = function indexPut(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["indexPut"](this._h, a0, a1._h, a2); return h === this._h ? this : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["method:indexPut"], this, arguments);
+  };
+  Tensor.prototype.indexPut_ = function indexPut_(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    N["indexPut_"](this._h, a0, a1._h, a2); return this;
+  }
+    return rt.invoke(G["method:indexPut_"], this, arguments);
+  };
+  kd.maskedSelect = function maskedSelect(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["maskedSelect"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:maskedSelect"], null, arguments);
+  };
+  Tensor.prototype.maskedSelect = function maskedSelect(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["maskedSelect"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:maskedSelect"], this, arguments);
+  };
+  rt.namespace(kd, "_internal").maskedSelectBackward = function maskedSelectBackward(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    const h = N["maskedSelectBackward"](a0._h, a1._h, a2._h); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:maskedSelectBackward"], null, arguments);
+  };
+  kd.nonzero = function nonzero(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["nonzero"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:nonzero"], null, arguments);
+  };
+  Tensor.prototype.nonzero = function nonzero() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["nonzero"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:nonzero"], this, arguments);
+  };
+  rt.namespace(kd, "nn.functional").oneHot = function oneHot(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["oneHot"](a0._h, a1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:oneHot"], null, arguments);
+  };
   kd.cat = function cat() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:cat"], null, arguments);
@@ -1568,6 +1960,90 @@ module.exports = function install(Tensor, kd, N, rt) {
     const h = N["trace"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:trace"], this, arguments);
+  };
+  kd.sort = function sort(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    return rt.wrapTuple(N["sort"](a0._h, a1, a2, undefined), ["values","indices"]);
+  }
+    return rt.invoke(G["function:sort"], null, arguments);
+  };
+  Tensor.prototype.sort = function sort(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    return rt.wrapTuple(N["sort"](this._h, a0, a1, undefined), ["values","indices"]);
+  }
+    return rt.invoke(G["method:sort"], this, arguments);
+  };
+  kd.argsort = function argsort(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["argsort"](a0._h, a1, a2, undefined); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:argsort"], null, arguments);
+  };
+  Tensor.prototype.argsort = function argsort(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["argsort"](this._h, a0, a1, undefined); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:argsort"], this, arguments);
+  };
+  kd.topk = function topk(a0, a1, a2, a3, a4) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 5) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    return rt.wrapTuple(N["topk"](a0._h, a1, a2, a3, a4), ["values","indices"]);
+  }
+    return rt.invoke(G["function:topk"], null, arguments);
+  };
+  Tensor.prototype.topk = function topk(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    return rt.wrapTuple(N["topk"](this._h, a0, a1, a2, a3), ["values","indices"]);
+  }
+    return rt.invoke(G["method:topk"], this, arguments);
+  };
+  kd.unique = function unique(a0, a1, a2, a3, a4) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 5) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    return rt.wrapList(N["unique"](a0._h, a1, a2, a3, a4));
+  }
+    return rt.invoke(G["function:unique"], null, arguments);
+  };
+  Tensor.prototype.unique = function unique(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    return rt.wrapList(N["unique"](this._h, a0, a1, a2, a3));
+  }
+    return rt.invoke(G["method:unique"], this, arguments);
   };
   return G;
 };

@@ -107,6 +107,9 @@ function buildArg(a) {
   if (isScalarSpec(a)) return decode(a.scalar);
   if (isTensorSpec(a)) return buildWithBase(a).t;
   if (Array.isArray(a) && a.length && a.every(isTensorSpec)) return a.map((x) => buildWithBase(x).t);
+  if (Array.isArray(a) && a.some(isTensorSpec) && a.every((x) => x === null || isTensorSpec(x))) {
+    return a.map((x) => (x === null ? null : buildWithBase(x).t)); // Tensor?[] (index, indexPut)
+  }
   return a;
 }
 
@@ -220,6 +223,9 @@ const CODE_RULES = [
   [/isn't allowed in a leading, non-existing dimension/, ['KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH']],
   [/Negative integer powers|negative integer powers/, ['KD_INVALID_ARGUMENT', 'KD_NOT_SUPPORTED', 'KD_DTYPE_MISMATCH']],
   [/Dimension out of range|out of range for tensor of size|index .* out of range/, ['KD_INDEX_OUT_OF_RANGE']],
+  [/out of bounds for dimension|index out of range in self|out of range: tried to access|selected index k out of range/, ['KD_INDEX_OUT_OF_RANGE']],
+  [/Expected dtype|xpected a long tensor|same scalar type|dtypes match|expected BoolTensor|Expected self.dtype|only applicable to index tensor|expected to have the same dtype/,
+    ['KD_DTYPE_MISMATCH', 'KD_INVALID_ARGUMENT']],
   [/must match the size|shapes cannot be multiplied|doesn't match the broadcast shape|is invalid for input of size|expanded size|size mismatch|inconsistent tensor size|Expected size for first two dimensions/,
     ['KD_SHAPE_MISMATCH']],
   [/view size is not compatible|must be a matrix|must be a 3D tensor|need to be at least 1D|expects a tensor with <= 2 dimensions|number of dimensions in the tensor input does not match/,

@@ -121,7 +121,26 @@ export declare class Tensor {
   [Symbol.dispose](): void;
   /** PyTorch-style text: `tensor([[1., 2.], [3., 4.]])`. */
   toString(): string;
+
+  /** PyTorch-style indexing (`t[key]`): integers, kd.slice(), null (new axis), '...', index tensors or arrays. */
+  index(key: IndexKey | { indices: IndexKey }): Tensor;
+  /** `t[key] = values` (or `+=` with accumulate), in place; key as in index(). */
+  indexPut_(key: IndexKey, values: Tensor | number | boolean, accumulate?: boolean | { accumulate?: boolean }): this;
+  indexPut_(options: { indices: IndexKey; values: Tensor; accumulate?: boolean }): this;
 }
+
+/** A Python-style slice for Tensor#index: `kd.slice(1, null, 2)` is `1::2`. */
+export declare class Slice {
+  readonly start: number | null;
+  readonly stop: number | null;
+  readonly step: number | null;
+}
+/** One item of an index key. */
+export type IndexItem = number | Slice | null | '...' | Tensor | readonly number[] | readonly boolean[] | readonly (readonly number[])[];
+/** An index key: one item or an array of items. */
+export type IndexKey = IndexItem | readonly IndexItem[];
+/** A slice start:stop:step (null for a default bound). */
+export declare function slice(start?: number | null, stop?: number | null, step?: number | null): Slice;
 export interface Tensor extends TensorOpMethods {}
 
 /**

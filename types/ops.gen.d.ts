@@ -214,6 +214,65 @@ export interface TensorOpMethods {
   /** Outer product of two 1-D tensors (dtypes promoted). */
   outer(vec2: Tensor, options?: { vec2?: Tensor }): Tensor;
   outer(options: { vec2: Tensor }): Tensor;
+  /** The entries of self at `index` (a vector of int32/int64) along dim. */
+  indexSelect(dim: number, index: Tensor, options?: { dim?: number; index?: Tensor }): Tensor;
+  indexSelect(options: { dim: number; index: Tensor }): Tensor;
+  /** out[i][j] = self[index[i][j]][j] (for dim 0): values along dim picked by an int64 index of the same rank. */
+  gather(dim: number, index: Tensor, options?: { dim?: number; index?: Tensor }): Tensor;
+  gather(options: { dim: number; index: Tensor }): Tensor;
+  /** self flattened, at the (int64, possibly negative) positions of index; the result has the shape of index. */
+  take(index: Tensor, options?: { index?: Tensor }): Tensor;
+  take(options: { index: Tensor }): Tensor;
+  /** self with src (a tensor or a number) written at index along dim; reduce 'add' or 'multiply' combines instead. */
+  scatter(dim: number, index: Tensor, src: Tensor | number | boolean, options?: { dim?: number; index?: Tensor; src?: Tensor | number | boolean; reduce?: string | null }): Tensor;
+  scatter(options: { dim: number; index: Tensor; src: Tensor | number | boolean; reduce?: string | null }): Tensor;
+  /** In-place scatter: self with src (a tensor or a number) written at index along dim; reduce 'add' or 'multiply' combines instead. */
+  scatter_(dim: number, index: Tensor, src: Tensor | number | boolean, options?: { dim?: number; index?: Tensor; src?: Tensor | number | boolean; reduce?: string | null }): this;
+  scatter_(options: { dim: number; index: Tensor; src: Tensor | number | boolean; reduce?: string | null }): this;
+  /** self with src added at index along dim (repeated indices accumulate). */
+  scatterAdd(dim: number, index: Tensor, src: Tensor, options?: { dim?: number; index?: Tensor; src?: Tensor }): Tensor;
+  scatterAdd(options: { dim: number; index: Tensor; src: Tensor }): Tensor;
+  /** In-place scatterAdd: self with src added at index along dim (repeated indices accumulate). */
+  scatterAdd_(dim: number, index: Tensor, src: Tensor, options?: { dim?: number; index?: Tensor; src?: Tensor }): this;
+  scatterAdd_(options: { dim: number; index: Tensor; src: Tensor }): this;
+  /** Reduces src into self at index along dim: 'sum', 'prod', 'mean', 'amax' or 'amin' (with or without self's values). */
+  scatterReduce(dim: number, index: Tensor, src: Tensor, reduce: string, options?: { dim?: number; index?: Tensor; src?: Tensor; reduce?: string; includeSelf?: boolean }): Tensor;
+  scatterReduce(options: { dim: number; index: Tensor; src: Tensor; reduce: string; includeSelf?: boolean }): Tensor;
+  /** In-place scatterReduce: Reduces src into self at index along dim: 'sum', 'prod', 'mean', 'amax' or 'amin' (with or without self's values). */
+  scatterReduce_(dim: number, index: Tensor, src: Tensor, reduce: string, options?: { dim?: number; index?: Tensor; src?: Tensor; reduce?: string; includeSelf?: boolean }): this;
+  scatterReduce_(options: { dim: number; index: Tensor; src: Tensor; reduce: string; includeSelf?: boolean }): this;
+  /** self with alpha * source added at the positions `index` along dim. */
+  indexAdd(dim: number, index: Tensor, source: Tensor, options?: { dim?: number; index?: Tensor; source?: Tensor; alpha?: number | boolean }): Tensor;
+  indexAdd(options: { dim: number; index: Tensor; source: Tensor; alpha?: number | boolean }): Tensor;
+  /** In-place indexAdd: self with alpha * source added at the positions `index` along dim. */
+  indexAdd_(dim: number, index: Tensor, source: Tensor, options?: { dim?: number; index?: Tensor; source?: Tensor; alpha?: number | boolean }): this;
+  indexAdd_(options: { dim: number; index: Tensor; source: Tensor; alpha?: number | boolean }): this;
+  /** self with the slices of source copied to the positions `index` along dim. */
+  indexCopy(dim: number, index: Tensor, source: Tensor, options?: { dim?: number; index?: Tensor; source?: Tensor }): Tensor;
+  indexCopy(options: { dim: number; index: Tensor; source: Tensor }): Tensor;
+  /** In-place indexCopy: self with the slices of source copied to the positions `index` along dim. */
+  indexCopy_(dim: number, index: Tensor, source: Tensor, options?: { dim?: number; index?: Tensor; source?: Tensor }): this;
+  indexCopy_(options: { dim: number; index: Tensor; source: Tensor }): this;
+  /** self with the positions `index` along dim set to value (a number or a 0-d tensor). */
+  indexFill(dim: number, index: Tensor, value: Tensor | number | boolean, options?: { dim?: number; index?: Tensor; value?: Tensor | number | boolean }): Tensor;
+  indexFill(options: { dim: number; index: Tensor; value: Tensor | number | boolean }): Tensor;
+  /** In-place indexFill: self with the positions `index` along dim set to value (a number or a 0-d tensor). */
+  indexFill_(dim: number, index: Tensor, value: Tensor | number | boolean, options?: { dim?: number; index?: Tensor; value?: Tensor | number | boolean }): this;
+  indexFill_(options: { dim: number; index: Tensor; value: Tensor | number | boolean }): this;
+  /** Advanced indexing (aten::index.Tensor): integer/bool index tensors per dim, null for a full slice. */
+  index(indices: readonly (Tensor | null)[], options?: { indices?: readonly (Tensor | null)[] }): Tensor;
+  index(options: { indices: readonly (Tensor | null)[] }): Tensor;
+  /** self[indices] = values (or += with accumulate), indices as in index(). */
+  indexPut(indices: readonly (Tensor | null)[], values: Tensor, accumulate?: boolean, options?: { indices?: readonly (Tensor | null)[]; values?: Tensor; accumulate?: boolean }): Tensor;
+  indexPut(options: { indices: readonly (Tensor | null)[]; values: Tensor; accumulate?: boolean }): Tensor;
+  /** In-place indexPut: self[indices] = values (or += with accumulate), indices as in index(). */
+  indexPut_(indices: readonly (Tensor | null)[], values: Tensor, accumulate?: boolean, options?: { indices?: readonly (Tensor | null)[]; values?: Tensor; accumulate?: boolean }): this;
+  indexPut_(options: { indices: readonly (Tensor | null)[]; values: Tensor; accumulate?: boolean }): this;
+  /** The elements of self (broadcast with the bool mask) where mask is true, as a 1-D tensor. */
+  maskedSelect(mask: Tensor, options?: { mask?: Tensor }): Tensor;
+  maskedSelect(options: { mask: Tensor }): Tensor;
+  /** The indices of the non-zero elements, one row per element ([n, ndim], int64); {asTuple: true} gives one tensor per dim. */
+  nonzero(options?: Record<string, never>): Tensor;
   /** The slices along dim, each without that dim (views). */
   unbind(dim?: number, options?: { dim?: number }): Tensor[];
   unbind(options: { dim?: number }): Tensor[];
@@ -273,6 +332,18 @@ export interface TensorOpMethods {
   diagonal(options: { offset?: number; dim1?: number; dim2?: number }): Tensor;
   /** Sum of the main diagonal of a 2-D tensor. */
   trace(options?: Record<string, never>): Tensor;
+  /** Values sorted along dim and their original indices (always stable; NaN sorts as the largest). */
+  sort(dim?: number, descending?: boolean, options?: { dim?: number; descending?: boolean; stable?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+  sort(options: { dim?: number; descending?: boolean; stable?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+  /** The indices that sort self along dim. */
+  argsort(dim?: number, descending?: boolean, options?: { dim?: number; descending?: boolean; stable?: boolean }): Tensor;
+  argsort(options: { dim?: number; descending?: boolean; stable?: boolean }): Tensor;
+  /** The k largest (or smallest) values along dim and their indices. */
+  topk(k: number, dim?: number, largest?: boolean, sorted?: boolean, options?: { k?: number; dim?: number; largest?: boolean; sorted?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+  topk(options: { k: number; dim?: number; largest?: boolean; sorted?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+  /** The sorted unique elements (or slices along dim), with the inverse indices and counts on request. */
+  unique(sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean, dim?: number | null, options?: { sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null }): Tensor[];
+  unique(options: { sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null }): Tensor[];
 }
 
 /** A tensor with uninitialised data. */
@@ -487,6 +558,45 @@ export declare function linear(options: { input: Tensor; weight: Tensor; bias?: 
 /** Einstein summation ('bij,bjk->bik'): diagonals, sums, and pairwise contractions by permute + reshape + bmm. */
 export declare function einsum(equation: string, tensors: readonly Tensor[], options?: { equation?: string; tensors?: readonly Tensor[] }): Tensor;
 export declare function einsum(options: { equation: string; tensors: readonly Tensor[] }): Tensor;
+/** The entries of self at `index` (a vector of int32/int64) along dim. */
+export declare function indexSelect(self: Tensor, dim: number, index: Tensor, options?: { self?: Tensor; dim?: number; index?: Tensor }): Tensor;
+export declare function indexSelect(options: { self: Tensor; dim: number; index: Tensor }): Tensor;
+/** out[i][j] = self[index[i][j]][j] (for dim 0): values along dim picked by an int64 index of the same rank. */
+export declare function gather(self: Tensor, dim: number, index: Tensor, options?: { self?: Tensor; dim?: number; index?: Tensor }): Tensor;
+export declare function gather(options: { self: Tensor; dim: number; index: Tensor }): Tensor;
+/** self flattened, at the (int64, possibly negative) positions of index; the result has the shape of index. */
+export declare function take(self: Tensor, index: Tensor, options?: { self?: Tensor; index?: Tensor }): Tensor;
+export declare function take(options: { self: Tensor; index: Tensor }): Tensor;
+/** self with src (a tensor or a number) written at index along dim; reduce 'add' or 'multiply' combines instead. */
+export declare function scatter(self: Tensor, dim: number, index: Tensor, src: Tensor | number | boolean, options?: { self?: Tensor; dim?: number; index?: Tensor; src?: Tensor | number | boolean; reduce?: string | null }): Tensor;
+export declare function scatter(options: { self: Tensor; dim: number; index: Tensor; src: Tensor | number | boolean; reduce?: string | null }): Tensor;
+/** self with src added at index along dim (repeated indices accumulate). */
+export declare function scatterAdd(self: Tensor, dim: number, index: Tensor, src: Tensor, options?: { self?: Tensor; dim?: number; index?: Tensor; src?: Tensor }): Tensor;
+export declare function scatterAdd(options: { self: Tensor; dim: number; index: Tensor; src: Tensor }): Tensor;
+/** Reduces src into self at index along dim: 'sum', 'prod', 'mean', 'amax' or 'amin' (with or without self's values). */
+export declare function scatterReduce(self: Tensor, dim: number, index: Tensor, src: Tensor, reduce: string, options?: { self?: Tensor; dim?: number; index?: Tensor; src?: Tensor; reduce?: string; includeSelf?: boolean }): Tensor;
+export declare function scatterReduce(options: { self: Tensor; dim: number; index: Tensor; src: Tensor; reduce: string; includeSelf?: boolean }): Tensor;
+/** self with alpha * source added at the positions `index` along dim. */
+export declare function indexAdd(self: Tensor, dim: number, index: Tensor, source: Tensor, options?: { self?: Tensor; dim?: number; index?: Tensor; source?: Tensor; alpha?: number | boolean }): Tensor;
+export declare function indexAdd(options: { self: Tensor; dim: number; index: Tensor; source: Tensor; alpha?: number | boolean }): Tensor;
+/** self with the slices of source copied to the positions `index` along dim. */
+export declare function indexCopy(self: Tensor, dim: number, index: Tensor, source: Tensor, options?: { self?: Tensor; dim?: number; index?: Tensor; source?: Tensor }): Tensor;
+export declare function indexCopy(options: { self: Tensor; dim: number; index: Tensor; source: Tensor }): Tensor;
+/** self with the positions `index` along dim set to value (a number or a 0-d tensor). */
+export declare function indexFill(self: Tensor, dim: number, index: Tensor, value: Tensor | number | boolean, options?: { self?: Tensor; dim?: number; index?: Tensor; value?: Tensor | number | boolean }): Tensor;
+export declare function indexFill(options: { self: Tensor; dim: number; index: Tensor; value: Tensor | number | boolean }): Tensor;
+/** Advanced indexing (aten::index.Tensor): integer/bool index tensors per dim, null for a full slice. */
+export declare function index(self: Tensor, indices: readonly (Tensor | null)[], options?: { self?: Tensor; indices?: readonly (Tensor | null)[] }): Tensor;
+export declare function index(options: { self: Tensor; indices: readonly (Tensor | null)[] }): Tensor;
+/** self[indices] = values (or += with accumulate), indices as in index(). */
+export declare function indexPut(self: Tensor, indices: readonly (Tensor | null)[], values: Tensor, accumulate?: boolean, options?: { self?: Tensor; indices?: readonly (Tensor | null)[]; values?: Tensor; accumulate?: boolean }): Tensor;
+export declare function indexPut(options: { self: Tensor; indices: readonly (Tensor | null)[]; values: Tensor; accumulate?: boolean }): Tensor;
+/** The elements of self (broadcast with the bool mask) where mask is true, as a 1-D tensor. */
+export declare function maskedSelect(self: Tensor, mask: Tensor, options?: { self?: Tensor; mask?: Tensor }): Tensor;
+export declare function maskedSelect(options: { self: Tensor; mask: Tensor }): Tensor;
+/** The indices of the non-zero elements, one row per element ([n, ndim], int64); {asTuple: true} gives one tensor per dim. */
+export declare function nonzero(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function nonzero(options: { self: Tensor }): Tensor;
 /** Concatenates tensors along dim (dtypes promoted; legacy empty 1-D tensors are skipped). */
 export declare function cat(tensors: readonly Tensor[], dim?: number, options?: { tensors?: readonly Tensor[]; dim?: number }): Tensor;
 export declare function cat(options: { tensors: readonly Tensor[]; dim?: number }): Tensor;
@@ -544,6 +654,18 @@ export declare function diagonal(options: { self: Tensor; offset?: number; dim1?
 /** Sum of the main diagonal of a 2-D tensor. */
 export declare function trace(self: Tensor, options?: { self?: Tensor }): Tensor;
 export declare function trace(options: { self: Tensor }): Tensor;
+/** Values sorted along dim and their original indices (always stable; NaN sorts as the largest). */
+export declare function sort(self: Tensor, dim?: number, descending?: boolean, options?: { self?: Tensor; dim?: number; descending?: boolean; stable?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+export declare function sort(options: { self: Tensor; dim?: number; descending?: boolean; stable?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+/** The indices that sort self along dim. */
+export declare function argsort(self: Tensor, dim?: number, descending?: boolean, options?: { self?: Tensor; dim?: number; descending?: boolean; stable?: boolean }): Tensor;
+export declare function argsort(options: { self: Tensor; dim?: number; descending?: boolean; stable?: boolean }): Tensor;
+/** The k largest (or smallest) values along dim and their indices. */
+export declare function topk(self: Tensor, k: number, dim?: number, largest?: boolean, sorted?: boolean, options?: { self?: Tensor; k?: number; dim?: number; largest?: boolean; sorted?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+export declare function topk(options: { self: Tensor; k: number; dim?: number; largest?: boolean; sorted?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+/** The sorted unique elements (or slices along dim), with the inverse indices and counts on request. */
+export declare function unique(self: Tensor, sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean, dim?: number | null, options?: { self?: Tensor; sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null }): Tensor[];
+export declare function unique(options: { self: Tensor; sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null }): Tensor[];
 
 export declare namespace _internal {
   /** Zeros of inputSizes with grad written into the slice (the gradient of slice). */
@@ -561,6 +683,9 @@ export declare namespace _internal {
   /** grad of a reduction over dim broadcast back to inputSizes (a view; the gradient of sum). */
   function reduceBackward(grad: Tensor, inputSizes: readonly number[], dim: number | readonly number[] | null | undefined, keepdim: boolean, options?: { grad?: Tensor; inputSizes?: readonly number[]; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
   function reduceBackward(options: { grad: Tensor; inputSizes: readonly number[]; dim?: number | readonly number[] | null; keepdim: boolean }): Tensor;
+  /** The gradient of maskedSelect: zeros of the broadcast shape with grad put where mask is true. */
+  function maskedSelectBackward(gradOutput: Tensor, self: Tensor, mask: Tensor, options?: { gradOutput?: Tensor; self?: Tensor; mask?: Tensor }): Tensor;
+  function maskedSelectBackward(options: { gradOutput: Tensor; self: Tensor; mask: Tensor }): Tensor;
   /** The gradient of cat: gradOutput split along dim into the sizes of tensors (only their shapes are used). */
   function catBackward(gradOutput: Tensor, tensors: readonly Tensor[], dim: number, options?: { gradOutput?: Tensor; tensors?: readonly Tensor[]; dim?: number }): Tensor[];
   function catBackward(options: { gradOutput: Tensor; tensors: readonly Tensor[]; dim: number }): Tensor[];
@@ -576,4 +701,7 @@ export declare namespace nn.functional {
   /** input @ weight^T + bias; the bias goes into the gemm (beta = 1), so it costs no extra pass. */
   function linear(input: Tensor, weight: Tensor, bias?: Tensor | null, options?: { input?: Tensor; weight?: Tensor; bias?: Tensor | null }): Tensor;
   function linear(options: { input: Tensor; weight: Tensor; bias?: Tensor | null }): Tensor;
+  /** int64 one-hot encoding: shape self.shape + [numClasses] (max + 1 when -1). */
+  function oneHot(self: Tensor, numClasses?: number, options?: { self?: Tensor; numClasses?: number }): Tensor;
+  function oneHot(options: { self: Tensor; numClasses?: number }): Tensor;
 }

@@ -81,6 +81,7 @@ kd_status kd_call(kd_op_id id, kd_value *args, kd_value *outs) {
       ks |= a->v.t->keys;
     } else if (a->kind == KD_VALUE_TENSORLIST) {
       for (int j = 0; j < a->v.tlist.n; j++) {
+        if (!a->v.tlist.data[j]) continue; /* a null entry of a Tensor?[] */
         kd_device d = kd_tensor_device(a->v.tlist.data[j]);
         if (have_device && !kd_device_eq(d, dev)) return kd_device_mismatch(op, dev, d);
         dev = d;

@@ -238,6 +238,91 @@ static kd_status kd_bw_reduceBackward(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_reduceBackward_spec = {kd_bw_reduceBackward, 0x1u, 0x0u, 0x0u, 0};
 
+static kd_status kd_bw_indexSelect(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_indexAdd, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_grad(c, 0), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_indexSelect_spec = {kd_bw_indexSelect, 0x1u, 0x4u, 0x0u, 0};
+
+static kd_status kd_bw_gather(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatterAdd, 4, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_grad(c, 0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_gather_spec = {kd_bw_gather, 0x1u, 0x4u, 0x0u, 0};
+
+static kd_status kd_bw_take(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_reshape, 2, (kd_value[]){kd_f_call(c, KD_OP_indexPut, 4, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_list(c, 1, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_NUMEL)}), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_list(c, 1, (kd_value[]){kd_f_arg(c, 1)}), kd_f_grad(c, 0), kd_f_bool(true)}), kd_f_arg_meta(c, 0, KD_F_SHAPE)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_take_spec = {kd_bw_take, 0x1u, 0x2u, 0x0u, 0};
+
+static kd_status kd_bw_scatter(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_int(0), kd_value_none()}));
+  if (c->needs[3]) kd_f_set(c, 3, kd_f_call(c, KD_OP_gather, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_scatter_spec = {kd_bw_scatter, 0x9u, 0x4u, 0x0u, 0};
+
+static kd_status kd_bw_scatterAdd(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_grad(c, 0));
+  if (c->needs[3]) kd_f_set(c, 3, kd_f_call(c, KD_OP_gather, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_scatterAdd_spec = {kd_bw_scatterAdd, 0x9u, 0x4u, 0x0u, 0};
+
+static kd_status kd_bw_scatterReduce(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 4), kd_f_str("sum"))) ? kd_f_grad(c, 0) : kd_value_none()));
+  if (c->needs[3]) kd_f_set(c, 3, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 4), kd_f_str("sum"))) ? kd_f_call(c, KD_OP_gather, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2)}) : kd_value_none()));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_scatterReduce_spec = {kd_bw_scatterReduce, 0x9u, 0x4u, 0x0u, 0};
+
+static kd_status kd_bw_indexAdd(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_grad(c, 0));
+  if (c->needs[3]) kd_f_set(c, 3, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_indexSelect, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2)}), kd_f_arg(c, 4)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_indexAdd_spec = {kd_bw_indexAdd, 0x9u, 0x4u, 0x0u, 0};
+
+static kd_status kd_bw_indexCopy(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_indexFill, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_int(0)}));
+  if (c->needs[3]) kd_f_set(c, 3, kd_f_call(c, KD_OP_indexSelect, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_indexCopy_spec = {kd_bw_indexCopy, 0x9u, 0x4u, 0x0u, 0};
+
+static kd_status kd_bw_indexFill(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_indexFill, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_int(0)}));
+  if (c->needs[3]) kd_f_set(c, 3, kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_call(c, KD_OP_indexSelect, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2)}), kd_value_none(), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_indexFill_spec = {kd_bw_indexFill, 0x9u, 0x4u, 0x0u, 0};
+
+static kd_status kd_bw_index(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_indexPut, 4, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), kd_f_grad(c, 0), kd_f_bool(true)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_index_spec = {kd_bw_index, 0x1u, 0x2u, 0x0u, 0};
+
+static kd_status kd_bw_indexPut(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_arg(c, 3)) ? kd_f_grad(c, 0) : kd_f_call(c, KD_OP_indexPut, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_list(c, 0, (kd_value[]){kd_value_none()}), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_bool(false)})));
+  if (c->needs[2]) kd_f_set(c, 2, kd_f_call(c, KD_OP_index, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_indexPut_spec = {kd_bw_indexPut, 0x5u, 0x2u, 0x0u, 0};
+
+static kd_status kd_bw_maskedSelect(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_maskedSelectBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_maskedSelect_spec = {kd_bw_maskedSelect, 0x1u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_maskedSelectBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_maskedSelect, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_maskedSelectBackward_spec = {kd_bw_maskedSelectBackward, 0x1u, 0x4u, 0x0u, 0};
+
 static kd_status kd_bw_cat(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_catBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1)}));
   return c->st;
@@ -292,6 +377,18 @@ static kd_status kd_bw_diagonalBackward(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_diagonalBackward_spec = {kd_bw_diagonalBackward, 0x1u, 0x0u, 0x0u, 0};
 
+static kd_status kd_bw_sort(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), kd_f_out(c, 1), kd_f_grad(c, 0), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_sort_spec = {kd_bw_sort, 0x1u, 0x0u, 0x2u, 0};
+
+static kd_status kd_bw_topk(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 2), kd_f_out(c, 1), kd_f_grad(c, 0), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_topk_spec = {kd_bw_topk, 0x1u, 0x0u, 0x2u, 0};
+
 const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_fill_] = &kd_bw_fill_spec,
     [KD_OP_copy_] = &kd_bw_copy_spec,
@@ -342,6 +439,26 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_narrowBackward] = &kd_bw_narrowBackward_spec,
     [KD_OP_permuteBackward] = &kd_bw_permuteBackward_spec,
     [KD_OP_reduceBackward] = &kd_bw_reduceBackward_spec,
+    [KD_OP_indexSelect] = &kd_bw_indexSelect_spec,
+    [KD_OP_gather] = &kd_bw_gather_spec,
+    [KD_OP_take] = &kd_bw_take_spec,
+    [KD_OP_scatter] = &kd_bw_scatter_spec,
+    [KD_OP_scatter_] = &kd_bw_scatter_spec,
+    [KD_OP_scatterAdd] = &kd_bw_scatterAdd_spec,
+    [KD_OP_scatterAdd_] = &kd_bw_scatterAdd_spec,
+    [KD_OP_scatterReduce] = &kd_bw_scatterReduce_spec,
+    [KD_OP_scatterReduce_] = &kd_bw_scatterReduce_spec,
+    [KD_OP_indexAdd] = &kd_bw_indexAdd_spec,
+    [KD_OP_indexAdd_] = &kd_bw_indexAdd_spec,
+    [KD_OP_indexCopy] = &kd_bw_indexCopy_spec,
+    [KD_OP_indexCopy_] = &kd_bw_indexCopy_spec,
+    [KD_OP_indexFill] = &kd_bw_indexFill_spec,
+    [KD_OP_indexFill_] = &kd_bw_indexFill_spec,
+    [KD_OP_index] = &kd_bw_index_spec,
+    [KD_OP_indexPut] = &kd_bw_indexPut_spec,
+    [KD_OP_indexPut_] = &kd_bw_indexPut_spec,
+    [KD_OP_maskedSelect] = &kd_bw_maskedSelect_spec,
+    [KD_OP_maskedSelectBackward] = &kd_bw_maskedSelectBackward_spec,
     [KD_OP_cat] = &kd_bw_cat_spec,
     [KD_OP_flip] = &kd_bw_flip_spec,
     [KD_OP_unfold] = &kd_bw_unfold_spec,
@@ -353,4 +470,6 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_diag] = &kd_bw_diag_spec,
     [KD_OP_diagonal] = &kd_bw_diagonal_spec,
     [KD_OP_diagonalBackward] = &kd_bw_diagonalBackward_spec,
+    [KD_OP_sort] = &kd_bw_sort_spec,
+    [KD_OP_topk] = &kd_bw_topk_spec,
 };

@@ -68,9 +68,29 @@ enum kd_viewbw_code {
   KD_VIEWBW_PERMUTE = 4,
   KD_VIEWBW_REDUCE = 5,
 };
+enum kd_gather_code {
+  KD_GATHER_INDEX_SELECT = 1,
+  KD_GATHER_GATHER = 2,
+  KD_GATHER_TAKE = 3,
+  KD_GATHER_INDEX = 4,
+};
+enum kd_scatter_code {
+  KD_SCATTER_SCATTER = 1,
+  KD_SCATTER_ADD = 2,
+  KD_SCATTER_REDUCE = 3,
+  KD_SCATTER_INDEX_ADD = 4,
+  KD_SCATTER_INDEX_COPY = 5,
+  KD_SCATTER_INDEX_FILL = 6,
+  KD_SCATTER_INDEX_PUT = 7,
+};
 enum kd_tri_code {
   KD_TRI_LOWER = 1,
   KD_TRI_UPPER = 2,
+};
+enum kd_sort_code {
+  KD_SORT_SORT = 1,
+  KD_SORT_ARGSORT = 2,
+  KD_SORT_TOPK = 3,
 };
 
 #endif

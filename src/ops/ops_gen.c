@@ -39,12 +39,20 @@ kd_status kd_cpu_cat(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_valu
 kd_status kd_cpu_copy(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_fill(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_flip(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_gather(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_linspace(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_masked_select(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_masked_select_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_mm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_nonzero(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_one_hot(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_random(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_reduce(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_scatter(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_sort(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_tri(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_unary(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_unique(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_where(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_diag(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_diagonal_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -529,6 +537,132 @@ static const kd_arg_schema kd_args_reduceBackward[] = {
     {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
     {"keepdim", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
 };
+static const kd_arg_schema kd_args_indexSelect[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"index", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_gather[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"index", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_take[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"index", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_scatter[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"index", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"src", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+    {"reduce", KD_ARG_STRING_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_scatter_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"index", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"src", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+    {"reduce", KD_ARG_STRING_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_scatterAdd[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"index", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"src", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_scatterAdd_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"index", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"src", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_scatterReduce[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"index", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"src", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"reduce", KD_ARG_STRING, false, {.kind = KD_VALUE_NONE}},
+    {"includeSelf", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = true}}},
+};
+static const kd_arg_schema kd_args_scatterReduce_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"index", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"src", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"reduce", KD_ARG_STRING, false, {.kind = KD_VALUE_NONE}},
+    {"includeSelf", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = true}}},
+};
+static const kd_arg_schema kd_args_indexAdd[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"index", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"source", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"alpha", KD_ARG_SCALAR, true, {.kind = KD_VALUE_SCALAR, .v = {.s = {.kind = KD_KIND_INT, .v = {.i = 1}}}}},
+};
+static const kd_arg_schema kd_args_indexAdd_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"index", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"source", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"alpha", KD_ARG_SCALAR, true, {.kind = KD_VALUE_SCALAR, .v = {.s = {.kind = KD_KIND_INT, .v = {.i = 1}}}}},
+};
+static const kd_arg_schema kd_args_indexCopy[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"index", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"source", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_indexCopy_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"index", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"source", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_indexFill[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"index", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"value", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_indexFill_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"index", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"value", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_index[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"indices", KD_ARG_TENSORLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_indexPut[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"indices", KD_ARG_TENSORLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"values", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"accumulate", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_indexPut_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"indices", KD_ARG_TENSORLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"values", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"accumulate", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_maskedSelect[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"mask", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_maskedSelectBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"mask", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_nonzero[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_oneHot[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"numClasses", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = -1}}},
+};
 static const kd_arg_schema kd_args_cat[] = {
     {"tensors", KD_ARG_TENSORLIST, false, {.kind = KD_VALUE_NONE}},
     {"dim", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
@@ -648,6 +782,32 @@ static const kd_arg_schema kd_args_diagonalBackward[] = {
 static const kd_arg_schema kd_args_trace[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
 };
+static const kd_arg_schema kd_args_sort[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = -1}}},
+    {"descending", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"stable", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_argsort[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = -1}}},
+    {"descending", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"stable", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_topk[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"k", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = -1}}},
+    {"largest", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = true}}},
+    {"sorted", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = true}}},
+};
+static const kd_arg_schema kd_args_unique[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"sorted", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = true}}},
+    {"returnInverse", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"returnCounts", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"dim", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+};
 
 const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_empty] = {"empty", KD_OP_empty, 0, KD_OP_FLAG_FACTORY, 3, kd_args_empty, 1, 2, 1},
@@ -752,6 +912,28 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_narrowBackward] = {"narrowBackward", KD_OP_narrowBackward, KD_VIEWBW_NARROW, 0, 5, kd_args_narrowBackward, 1, -1, -1},
     [KD_OP_permuteBackward] = {"permuteBackward", KD_OP_permuteBackward, KD_VIEWBW_PERMUTE, 0, 2, kd_args_permuteBackward, 1, -1, -1},
     [KD_OP_reduceBackward] = {"reduceBackward", KD_OP_reduceBackward, KD_VIEWBW_REDUCE, 0, 4, kd_args_reduceBackward, 1, -1, -1},
+    [KD_OP_indexSelect] = {"indexSelect", KD_OP_indexSelect, KD_GATHER_INDEX_SELECT, 0, 3, kd_args_indexSelect, 1, -1, -1},
+    [KD_OP_gather] = {"gather", KD_OP_gather, KD_GATHER_GATHER, 0, 3, kd_args_gather, 1, -1, -1},
+    [KD_OP_take] = {"take", KD_OP_take, KD_GATHER_TAKE, 0, 2, kd_args_take, 1, -1, -1},
+    [KD_OP_scatter] = {"scatter", KD_OP_scatter, KD_SCATTER_SCATTER, 0, 5, kd_args_scatter, 1, -1, -1},
+    [KD_OP_scatter_] = {"scatter_", KD_OP_scatter_, KD_SCATTER_SCATTER, KD_OP_FLAG_INPLACE, 5, kd_args_scatter_, 1, -1, -1},
+    [KD_OP_scatterAdd] = {"scatterAdd", KD_OP_scatterAdd, KD_SCATTER_ADD, 0, 4, kd_args_scatterAdd, 1, -1, -1},
+    [KD_OP_scatterAdd_] = {"scatterAdd_", KD_OP_scatterAdd_, KD_SCATTER_ADD, KD_OP_FLAG_INPLACE, 4, kd_args_scatterAdd_, 1, -1, -1},
+    [KD_OP_scatterReduce] = {"scatterReduce", KD_OP_scatterReduce, KD_SCATTER_REDUCE, 0, 6, kd_args_scatterReduce, 1, -1, -1},
+    [KD_OP_scatterReduce_] = {"scatterReduce_", KD_OP_scatterReduce_, KD_SCATTER_REDUCE, KD_OP_FLAG_INPLACE, 6, kd_args_scatterReduce_, 1, -1, -1},
+    [KD_OP_indexAdd] = {"indexAdd", KD_OP_indexAdd, KD_SCATTER_INDEX_ADD, 0, 5, kd_args_indexAdd, 1, -1, -1},
+    [KD_OP_indexAdd_] = {"indexAdd_", KD_OP_indexAdd_, KD_SCATTER_INDEX_ADD, KD_OP_FLAG_INPLACE, 5, kd_args_indexAdd_, 1, -1, -1},
+    [KD_OP_indexCopy] = {"indexCopy", KD_OP_indexCopy, KD_SCATTER_INDEX_COPY, 0, 4, kd_args_indexCopy, 1, -1, -1},
+    [KD_OP_indexCopy_] = {"indexCopy_", KD_OP_indexCopy_, KD_SCATTER_INDEX_COPY, KD_OP_FLAG_INPLACE, 4, kd_args_indexCopy_, 1, -1, -1},
+    [KD_OP_indexFill] = {"indexFill", KD_OP_indexFill, KD_SCATTER_INDEX_FILL, 0, 4, kd_args_indexFill, 1, -1, -1},
+    [KD_OP_indexFill_] = {"indexFill_", KD_OP_indexFill_, KD_SCATTER_INDEX_FILL, KD_OP_FLAG_INPLACE, 4, kd_args_indexFill_, 1, -1, -1},
+    [KD_OP_index] = {"index", KD_OP_index, KD_GATHER_INDEX, 0, 2, kd_args_index, 1, -1, -1},
+    [KD_OP_indexPut] = {"indexPut", KD_OP_indexPut, KD_SCATTER_INDEX_PUT, 0, 4, kd_args_indexPut, 1, -1, -1},
+    [KD_OP_indexPut_] = {"indexPut_", KD_OP_indexPut_, KD_SCATTER_INDEX_PUT, KD_OP_FLAG_INPLACE, 4, kd_args_indexPut_, 1, -1, -1},
+    [KD_OP_maskedSelect] = {"maskedSelect", KD_OP_maskedSelect, 0, 0, 2, kd_args_maskedSelect, 1, -1, -1},
+    [KD_OP_maskedSelectBackward] = {"maskedSelectBackward", KD_OP_maskedSelectBackward, 0, 0, 3, kd_args_maskedSelectBackward, 1, -1, -1},
+    [KD_OP_nonzero] = {"nonzero", KD_OP_nonzero, 0, KD_OP_FLAG_NONDIFF, 1, kd_args_nonzero, 1, -1, -1},
+    [KD_OP_oneHot] = {"oneHot", KD_OP_oneHot, 0, KD_OP_FLAG_NONDIFF, 2, kd_args_oneHot, 1, -1, -1},
     [KD_OP_cat] = {"cat", KD_OP_cat, 0, 0, 2, kd_args_cat, 1, -1, -1},
     [KD_OP_catBackward] = {"catBackward", KD_OP_catBackward, 0, KD_OP_FLAG_VIEW, 3, kd_args_catBackward, -1, -1, -1},
     [KD_OP_stack] = {"stack", KD_OP_stack, 0, 0, 2, kd_args_stack, 1, -1, -1},
@@ -778,6 +960,10 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_diagonal] = {"diagonal", KD_OP_diagonal, 0, KD_OP_FLAG_VIEW, 4, kd_args_diagonal, 1, -1, -1},
     [KD_OP_diagonalBackward] = {"diagonalBackward", KD_OP_diagonalBackward, 0, 0, 5, kd_args_diagonalBackward, 1, -1, -1},
     [KD_OP_trace] = {"trace", KD_OP_trace, 0, 0, 1, kd_args_trace, 1, -1, -1},
+    [KD_OP_sort] = {"sort", KD_OP_sort, KD_SORT_SORT, 0, 4, kd_args_sort, 2, -1, -1},
+    [KD_OP_argsort] = {"argsort", KD_OP_argsort, KD_SORT_ARGSORT, KD_OP_FLAG_NONDIFF, 4, kd_args_argsort, 1, -1, -1},
+    [KD_OP_topk] = {"topk", KD_OP_topk, KD_SORT_TOPK, 0, 5, kd_args_topk, 2, -1, -1},
+    [KD_OP_unique] = {"unique", KD_OP_unique, 0, KD_OP_FLAG_NONDIFF, 5, kd_args_unique, -1, -1, -1},
 };
 
 kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
@@ -883,6 +1069,28 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_narrowBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_permuteBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_reduceBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
+    [KD_OP_indexSelect] = {[KD_KEY_CPU] = kd_cpu_gather},
+    [KD_OP_gather] = {[KD_KEY_CPU] = kd_cpu_gather},
+    [KD_OP_take] = {[KD_KEY_CPU] = kd_cpu_gather},
+    [KD_OP_scatter] = {[KD_KEY_CPU] = kd_cpu_scatter},
+    [KD_OP_scatter_] = {[KD_KEY_CPU] = kd_cpu_scatter},
+    [KD_OP_scatterAdd] = {[KD_KEY_CPU] = kd_cpu_scatter},
+    [KD_OP_scatterAdd_] = {[KD_KEY_CPU] = kd_cpu_scatter},
+    [KD_OP_scatterReduce] = {[KD_KEY_CPU] = kd_cpu_scatter},
+    [KD_OP_scatterReduce_] = {[KD_KEY_CPU] = kd_cpu_scatter},
+    [KD_OP_indexAdd] = {[KD_KEY_CPU] = kd_cpu_scatter},
+    [KD_OP_indexAdd_] = {[KD_KEY_CPU] = kd_cpu_scatter},
+    [KD_OP_indexCopy] = {[KD_KEY_CPU] = kd_cpu_scatter},
+    [KD_OP_indexCopy_] = {[KD_KEY_CPU] = kd_cpu_scatter},
+    [KD_OP_indexFill] = {[KD_KEY_CPU] = kd_cpu_scatter},
+    [KD_OP_indexFill_] = {[KD_KEY_CPU] = kd_cpu_scatter},
+    [KD_OP_index] = {[KD_KEY_CPU] = kd_cpu_gather},
+    [KD_OP_indexPut] = {[KD_KEY_CPU] = kd_cpu_scatter},
+    [KD_OP_indexPut_] = {[KD_KEY_CPU] = kd_cpu_scatter},
+    [KD_OP_maskedSelect] = {[KD_KEY_CPU] = kd_cpu_masked_select},
+    [KD_OP_maskedSelectBackward] = {[KD_KEY_CPU] = kd_cpu_masked_select_backward},
+    [KD_OP_nonzero] = {[KD_KEY_CPU] = kd_cpu_nonzero},
+    [KD_OP_oneHot] = {[KD_KEY_CPU] = kd_cpu_one_hot},
     [KD_OP_cat] = {[KD_KEY_CPU] = kd_cpu_cat},
     [KD_OP_catBackward] = {[KD_KEY_CPU] = kd_composite_cat_backward, [KD_KEY_CUDA] = kd_composite_cat_backward, [KD_KEY_AUTOGRAD] = kd_composite_cat_backward},
     [KD_OP_stack] = {[KD_KEY_CPU] = kd_composite_stack, [KD_KEY_CUDA] = kd_composite_stack, [KD_KEY_AUTOGRAD] = kd_composite_stack},
@@ -909,4 +1117,8 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_diagonal] = {[KD_KEY_CPU] = kd_view_diagonal, [KD_KEY_CUDA] = kd_view_diagonal},
     [KD_OP_diagonalBackward] = {[KD_KEY_CPU] = kd_diagonal_backward, [KD_KEY_CUDA] = kd_diagonal_backward},
     [KD_OP_trace] = {[KD_KEY_CPU] = kd_composite_trace, [KD_KEY_CUDA] = kd_composite_trace, [KD_KEY_AUTOGRAD] = kd_composite_trace},
+    [KD_OP_sort] = {[KD_KEY_CPU] = kd_cpu_sort},
+    [KD_OP_argsort] = {[KD_KEY_CPU] = kd_cpu_sort},
+    [KD_OP_topk] = {[KD_KEY_CPU] = kd_cpu_sort},
+    [KD_OP_unique] = {[KD_KEY_CPU] = kd_cpu_unique},
 };

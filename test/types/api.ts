@@ -173,3 +173,12 @@ try {
 }
 const custom = new kd.KindlingError('custom', 'KD_NOT_SUPPORTED');
 use(custom, d, e, f, g, h, i2);
+
+// indexing (lib/indexing.js)
+{
+  const x = kd.zeros([2, 3, 4]);
+  const a: kd.Tensor = x.index([0, kd.slice(1, null, 2), null, '...', [0, 1]]);
+  x.indexPut_([kd.slice(), 0], 1);
+  x.indexPut_([kd.tensor([0, 1])], kd.ones([3, 4]), true);
+  void a;
+}

@@ -1,0 +1,279 @@
+/* index_common.c - index preparation, the gather/scatter loops and the advanced-indexing geometry
+ * shared by the indexing kernels; see Note [Indexing through the iterator] in index_common.h. */
+#include "cpu/index_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+kd_status kd_ix_prepare(const kd_tensor *index, int64_t size, bool allow_neg, kd_ix_msg msg, int dim,
+                        kd_tensor **out) {
+  kd_tensor *r;
+  KD_TRY(kd_tensor_empty(index->sizes, index->ndim, KD_DTYPE_I64, kd_tensor_device(index), &r));
+  kd_status st = kd_cpu_copy_into(r, index);
+  if (st != KD_OK) {
+    kd_tensor_release(r);
+    return st;
+  }
+  int64_t *p = (int64_t *)kd_tensor_data(r), n = kd_tensor_numel(r);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t v = p[i];
+    if (v < 0 && allow_neg) v += size;
+    if (v < 0 || v >= size) {
+      long long bad = (long long)p[i], sz = (long long)size;
+      kd_tensor_release(r);
+      switch (msg) {
+        case KD_IX_MSG_SELF: return kd_error(KD_ERR_INDEX, "index out of range in self");
+        case KD_IX_MSG_TAKE:
+          return kd_error(KD_ERR_INDEX, "out of range: tried to access index %lld on a tensor of %lld elements.", bad, sz);
+        case KD_IX_MSG_INDEX_COPY:
+          return kd_error(KD_ERR_INDEX, "index_copy_(): index %lld is out of bounds for dimension %d with size %lld",
+                          bad, dim, sz);
+        case KD_IX_MSG_INDEX_FILL:
+          return kd_error(KD_ERR_INDEX, "index %lld is out of bounds for dimension %d with size %lld", bad, dim, sz);
+        default: return kd_error(KD_ERR_INDEX, "index %lld is out of bounds for dimension %d with size %lld", bad, dim, sz);
+      }
+    }
+    p[i] = v;
+  }
+  *out = r;
+  return KD_OK;
+}
+
+/* ---- loops ---- */
+#define KD_IX_OFFSET(i)                                                                        \
+  int64_t off = 0;                                                                             \
+  for (int k = 0; k < c->nidx; k++) off += *(const int64_t *)(data[2 + k] + (i) * strides[2 + k]) * c->stride[k]
+
+/* One index operand and a power-of-two element size: the common case, kept tight. */
+#define KD_IX_GATHER1(UT_)                                                                     \
+  for (int64_t i = 0; i < n; i++)                                                              \
+    *(UT_ *)(o + i * so) = *(const UT_ *)(s + i * ss + *(const int64_t *)(ix + i * si) * st)
+#define KD_IX_SCATTER1(UT_)                                                                    \
+  for (int64_t i = 0; i < n; i++)                                                              \
+    *(UT_ *)(o + i * so + *(const int64_t *)(ix + i * si) * st) = *(const UT_ *)(s + i * ss)
+
+static void kd_ix_gather_loop(void *p, char **data, const int64_t *strides, int64_t n) {
+  const kd_ix_ctx *c = (const kd_ix_ctx *)p;
+  char *o = data[0], *s = data[1];
+  const int64_t so = strides[0], ss = strides[1];
+  if (c->nidx == 1) {
+    const char *ix = data[2];
+    const int64_t si = strides[2], st = c->stride[0];
+    switch (c->es) {
+      case 1: KD_IX_GATHER1(uint8_t); return;
+      case 2: KD_IX_GATHER1(uint16_t); return;
+      case 4: KD_IX_GATHER1(uint32_t); return;
+      case 8: KD_IX_GATHER1(uint64_t); return;
+      default: break;
+    }
+  }
+  for (int64_t i = 0; i < n; i++) {
+    KD_IX_OFFSET(i);
+    memcpy(o + i * so, s + i * ss + off, (size_t)c->es);
+  }
+}
+
+static void kd_ix_scatter_copy_loop(void *p, char **data, const int64_t *strides, int64_t n) {
+  const kd_ix_ctx *c = (const kd_ix_ctx *)p;
+  char *o = data[0], *s = data[1];
+  const int64_t so = strides[0], ss = strides[1];
+  if (c->nidx == 1) {
+    const char *ix = data[2];
+    const int64_t si = strides[2], st = c->stride[0];
+    switch (c->es) {
+      case 1: KD_IX_SCATTER1(uint8_t); return;
+      case 2: KD_IX_SCATTER1(uint16_t); return;
+      case 4: KD_IX_SCATTER1(uint32_t); return;
+      case 8: KD_IX_SCATTER1(uint64_t); return;
+      default: break;
+    }
+  }
+  for (int64_t i = 0; i < n; i++) {
+    KD_IX_OFFSET(i);
+    memcpy(o + i * so + off, s + i * ss, (size_t)c->es);
+  }
+}
+
+/* Reductions: NaN propagates through max/min (a NaN src wins; a NaN dst stays). */
+#define KD_IX_ISNAN_F(x) ((x) != (x))
+#define KD_IX_ISNAN_I(x) 0
+#define KD_IX_ISNAN_B(x) 0
+#define KD_IX_MULT_F(UT, a, b) ((UT)(a) * (UT)(b))
+#define KD_IX_MULT_I(UT, a, b) ((UT)(a) * (UT)(b))
+#define KD_IX_MULT_B(UT, a, b) ((a) && (b))
+#define KD_IX_DEF_RED(SFX, DT, T, CT, LD, ST, MS, K, UT)                                       \
+  static void kd_ix_red_##SFX(void *p, char **data, const int64_t *strides, int64_t n) {       \
+    const kd_ix_ctx *c = (const kd_ix_ctx *)p;                                                 \
+    char *d = data[0], *s = data[1];                                                           \
+    const int mode = c->mode;                                                                  \
+    for (int64_t i = 0; i < n; i++) {                                                          \
+      KD_IX_OFFSET(i);                                                                         \
+      T *dp = (T *)(d + i * strides[0] + off);                                                 \
+      CT a = LD(*dp), b = LD(*(const T *)(s + i * strides[1]));                                \
+      CT r;                                                                                    \
+      if (mode == KD_IX_ADD) r = (CT)((UT)a + (UT)b);                                          \
+      else if (mode == KD_IX_MUL) r = (CT)KD_IX_MULT_##K(UT, a, b);                                     \
+      else if (mode == KD_IX_MAX) r = (KD_IX_ISNAN_##K(b) || b > a) ? b : a;                   \
+      else r = (KD_IX_ISNAN_##K(b) || b < a) ? b : a;                                          \
+      *dp = ST(r);                                                                             \
+    }                                                                                          \
+  }
+KD_ROWS_ALL(KD_IX_DEF_RED)
+#define KD_IX_RED_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_ix_red_, SFX, DT)
+static const kd_iter_loop_fn kd_ix_red_loops[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_IX_RED_ENTRY)};
+
+kd_status kd_ix_run_gather(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx) {
+  kd_iter it;
+  KD_TRY(kd_iter_build(&it, ops, nops, 1, 0));
+  if (it.numel) kd_iter_for_each(&it, kd_ix_gather_loop, (void *)ctx);
+  return KD_OK;
+}
+
+kd_status kd_ix_run_scatter(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx) {
+  kd_iter it;
+  KD_TRY(kd_iter_build(&it, ops, nops, 1, 0));
+  if (!it.numel) return KD_OK;
+  kd_iter_loop_fn loop = ctx->mode == KD_IX_COPY ? kd_ix_scatter_copy_loop : kd_ix_red_loops[ops[0].dtype];
+  kd_iter_for_each(&it, loop, (void *)ctx);
+  return KD_OK;
+}
+
+/* ---- advanced indexing ---- */
+void kd_ix_adv_free(kd_ix_adv *a) {
+  for (int k = 0; k < a->nidx; k++)
+    if (a->idx[k]) kd_tensor_release(a->idx[k]);
+  a->nidx = 0;
+}
+
+kd_status kd_ix_adv_build(const kd_tensor *self, const kd_value *indices, kd_ix_adv *a) {
+  memset(a, 0, sizeof *a);
+  int n = indices->kind == KD_VALUE_TENSORLIST ? indices->v.tlist.n : 0;
+  kd_tensor *const *list = indices->kind == KD_VALUE_TENSORLIST ? indices->v.tlist.data : NULL;
+  /* how many self dims the indices consume */
+  int used = 0;
+  for (int i = 0; i < n; i++) {
+    kd_tensor *e = list[i];
+    if (e && (e->dtype == KD_DTYPE_BOOL || e->dtype == KD_DTYPE_U8)) used += e->ndim;
+    else used++;
+  }
+  if (used > self->ndim)
+    return kd_error(KD_ERR_INDEX, "too many indices for tensor of dimension %d (got %d)", self->ndim, used);
+  kd_tensor *raw[KD_MAX_DIMS]; /* owned: int index tensors (retained) and mask columns */
+  int nraw = 0, pos = 0;
+  kd_status st = KD_OK;
+  for (int i = 0; i < n && st == KD_OK; i++) {
+    kd_tensor *e = list[i];
+    if (!e) { pos++; continue; }
+    if (e->dtype == KD_DTYPE_BOOL || e->dtype == KD_DTYPE_U8) {
+      if (e->ndim == 0) { st = kd_error(KD_ERR_NOT_SUPPORTED, "index: a 0-d boolean index tensor is not supported"); break; }
+      for (int j = 0; j < e->ndim; j++)
+        if (e->sizes[j] != self->sizes[pos + j]) {
+          char b1[128], b2[128];
+          st = kd_error(KD_ERR_INDEX, "The shape of the mask %s at index %d does not match the shape of the indexed "
+                        "tensor %s at index %d", kd_shape_format(e->sizes, e->ndim, b1, sizeof b1), j,
+                        kd_shape_format(self->sizes, self->ndim, b2, sizeof b2), pos + j);
+          break;
+        }
+      if (st != KD_OK) break;
+      kd_tensor *nz;
+      st = kd_cpu_nonzero_of(e, &nz);
+      if (st != KD_OK) break;
+      for (int j = 0; j < e->ndim && st == KD_OK; j++) {
+        int64_t sz = nz->sizes[0], sd = nz->strides[0];
+        st = kd_tensor_new_view(nz, &sz, &sd, 1, nz->offset + j, &raw[nraw]);
+        if (st == KD_OK) { a->dims[nraw++] = pos + j; }
+      }
+      kd_tensor_release(nz);
+      pos += e->ndim;
+    } else if (e->dtype == KD_DTYPE_I64) {
+      kd_tensor_retain(e);
+      raw[nraw] = e;
+      a->dims[nraw++] = pos++;
+    } else {
+      st = kd_error(KD_ERR_INDEX, "tensors used as indices must be long, byte or bool tensors");
+    }
+  }
+  if (st == KD_OK && nraw > KD_IX_MAX_INDICES)
+    st = kd_error(KD_ERR_NOT_SUPPORTED, "index: at most %d indexed dims are supported, got %d", KD_IX_MAX_INDICES, nraw);
+  /* broadcast the index tensors */
+  int64_t bshape[KD_MAX_DIMS];
+  int bnd = 0;
+  for (int k = 0; k < nraw && st == KD_OK; k++) {
+    int64_t tmp[KD_MAX_DIMS];
+    int nt;
+    if (kd_shape_broadcast(bshape, bnd, raw[k]->sizes, raw[k]->ndim, tmp, &nt) != KD_OK) {
+      char msg[512] = "shape mismatch: indexing tensors could not be broadcast together with shapes ";
+      for (int j = 0; j < nraw; j++) {
+        char b[128];
+        size_t l = strlen(msg);
+        snprintf(msg + l, sizeof msg - l, "%s%s", j ? ", " : "", kd_shape_format(raw[j]->sizes, raw[j]->ndim, b, sizeof b));
+      }
+      st = kd_error(KD_ERR_INDEX, "%s", msg);
+      break;
+    }
+    memcpy(bshape, tmp, sizeof(int64_t) * nt);
+    bnd = nt;
+  }
+  /* bounds (and wrap) */
+  for (int k = 0; k < nraw && st == KD_OK; k++) {
+    st = kd_ix_prepare(raw[k], self->sizes[a->dims[k]], true, KD_IX_MSG_BOUNDS, a->dims[k], &a->idx[k]);
+    if (st == KD_OK) a->nidx = k + 1;
+  }
+  for (int k = 0; k < nraw; k++) kd_tensor_release(raw[k]);
+  if (st != KD_OK) {
+    kd_ix_adv_free(a);
+    return st;
+  }
+  a->nidx = nraw;
+  /* result geometry: the broadcast block replaces adjacent indexed dims, else goes first */
+  bool adjacent = true;
+  for (int k = 1; k < nraw; k++)
+    if (a->dims[k] != a->dims[k - 1] + 1) adjacent = false;
+  bool indexed[KD_MAX_DIMS] = {false};
+  for (int k = 0; k < nraw; k++) indexed[a->dims[k]] = true;
+  int block = nraw == 0 ? -1 : adjacent ? a->dims[0] : 0; /* where the block starts in the result */
+  int r = 0, bstart = -1;
+  int before = adjacent ? block : 0;
+  for (int d = 0; d < before; d++) {
+    a->rshape[r] = self->sizes[d];
+    a->src_strides[r++] = self->strides[d];
+  }
+  if (nraw) {
+    bstart = r;
+    for (int b = 0; b < bnd; b++) {
+      a->rshape[r] = bshape[b];
+      a->src_strides[r++] = 0;
+    }
+  }
+  for (int d = before; d < self->ndim; d++) {
+    if (indexed[d]) continue;
+    if (r >= KD_MAX_DIMS) return kd_ix_adv_free(a), kd_error(KD_ERR_NOT_SUPPORTED, "index: result has too many dims");
+    a->rshape[r] = self->sizes[d];
+    a->src_strides[r++] = self->strides[d];
+  }
+  a->rnd = r;
+  for (int k = 0; k < nraw; k++) {
+    const kd_tensor *t = a->idx[k];
+    memset(a->idx_strides[k], 0, sizeof a->idx_strides[k]);
+    int64_t cs[KD_MAX_DIMS];
+    kd_shape_contiguous_strides(t->sizes, t->ndim, cs);
+    for (int j = 0; j < t->ndim; j++) {
+      int b = bnd - t->ndim + j;
+      a->idx_strides[k][bstart + b] = t->sizes[j] == 1 ? 0 : cs[j];
+    }
+  }
+  return KD_OK;
+}
+
+kd_status kd_ix_adv_operands(const kd_tensor *self, const kd_ix_adv *a, kd_iter_operand *ops, kd_ix_ctx *ctx) {
+  int64_t es = (int64_t)kd_dtype_size(self->dtype);
+  ops[1] = kd_ix_operand(self, a->rshape, a->src_strides, a->rnd);
+  memset(ctx, 0, sizeof *ctx);
+  ctx->nidx = a->nidx;
+  ctx->es = es;
+  for (int k = 0; k < a->nidx; k++) {
+    ops[2 + k] = kd_ix_operand(a->idx[k], a->rshape, a->idx_strides[k], a->rnd);
+    ctx->stride[k] = self->strides[a->dims[k]] * es;
+  }
+  return KD_OK;
+}
