@@ -241,6 +241,143 @@ module.exports = function install(Tensor, kd, N, rt) {
     "method:topk": [{ name: "topk", fn: N["topk"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["k", "int", false, false], ["dim", "int", false, true], ["largest", "bool", false, true], ["sorted", "bool", false, true]] }],
     "function:unique": [{ name: "unique", fn: N["unique"], ret: "list", args: [["self", "Tensor", false, false], ["sorted", "bool", false, true], ["returnInverse", "bool", false, true], ["returnCounts", "bool", false, true], ["dim", "int?", false, true]] }],
     "method:unique": [{ name: "unique", fn: N["unique"], ret: "list", args: [["self", "Tensor", false, false], ["sorted", "bool", false, true], ["returnInverse", "bool", false, true], ["returnCounts", "bool", false, true], ["dim", "int?", false, true]] }],
+    "function:sign": [{ name: "sign", fn: N["sign"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:sign": [{ name: "sign", fn: N["sign"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:sign_": [{ name: "sign_", fn: N["sign_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:sgn": [{ name: "sgn", fn: N["sgn"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:sgn": [{ name: "sgn", fn: N["sgn"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:sgn_": [{ name: "sgn_", fn: N["sgn_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:exp2": [{ name: "exp2", fn: N["exp2"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:exp2": [{ name: "exp2", fn: N["exp2"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:exp2_": [{ name: "exp2_", fn: N["exp2_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:expm1": [{ name: "expm1", fn: N["expm1"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:expm1": [{ name: "expm1", fn: N["expm1"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:expm1_": [{ name: "expm1_", fn: N["expm1_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:log2": [{ name: "log2", fn: N["log2"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:log2": [{ name: "log2", fn: N["log2"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:log2_": [{ name: "log2_", fn: N["log2_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:log10": [{ name: "log10", fn: N["log10"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:log10": [{ name: "log10", fn: N["log10"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:log10_": [{ name: "log10_", fn: N["log10_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:log1p": [{ name: "log1p", fn: N["log1p"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:log1p": [{ name: "log1p", fn: N["log1p"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:log1p_": [{ name: "log1p_", fn: N["log1p_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:rsqrt": [{ name: "rsqrt", fn: N["rsqrt"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:rsqrt": [{ name: "rsqrt", fn: N["rsqrt"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:rsqrt_": [{ name: "rsqrt_", fn: N["rsqrt_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:square": [{ name: "square", fn: N["square"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:square": [{ name: "square", fn: N["square"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:square_": [{ name: "square_", fn: N["square_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:sin": [{ name: "sin", fn: N["sin"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:sin": [{ name: "sin", fn: N["sin"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:sin_": [{ name: "sin_", fn: N["sin_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:cos": [{ name: "cos", fn: N["cos"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:cos": [{ name: "cos", fn: N["cos"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:cos_": [{ name: "cos_", fn: N["cos_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:tan": [{ name: "tan", fn: N["tan"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:tan": [{ name: "tan", fn: N["tan"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:tan_": [{ name: "tan_", fn: N["tan_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:asin": [{ name: "asin", fn: N["asin"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:asin": [{ name: "asin", fn: N["asin"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:asin_": [{ name: "asin_", fn: N["asin_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:acos": [{ name: "acos", fn: N["acos"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:acos": [{ name: "acos", fn: N["acos"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:acos_": [{ name: "acos_", fn: N["acos_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:atan": [{ name: "atan", fn: N["atan"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:atan": [{ name: "atan", fn: N["atan"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:atan_": [{ name: "atan_", fn: N["atan_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:sinh": [{ name: "sinh", fn: N["sinh"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:sinh": [{ name: "sinh", fn: N["sinh"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:sinh_": [{ name: "sinh_", fn: N["sinh_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:cosh": [{ name: "cosh", fn: N["cosh"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:cosh": [{ name: "cosh", fn: N["cosh"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:cosh_": [{ name: "cosh_", fn: N["cosh_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:asinh": [{ name: "asinh", fn: N["asinh"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:asinh": [{ name: "asinh", fn: N["asinh"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:asinh_": [{ name: "asinh_", fn: N["asinh_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:acosh": [{ name: "acosh", fn: N["acosh"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:acosh": [{ name: "acosh", fn: N["acosh"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:acosh_": [{ name: "acosh_", fn: N["acosh_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:atanh": [{ name: "atanh", fn: N["atanh"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:atanh": [{ name: "atanh", fn: N["atanh"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:atanh_": [{ name: "atanh_", fn: N["atanh_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:erf": [{ name: "erf", fn: N["erf"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:erf": [{ name: "erf", fn: N["erf"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:erf_": [{ name: "erf_", fn: N["erf_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:erfc": [{ name: "erfc", fn: N["erfc"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:erfc": [{ name: "erfc", fn: N["erfc"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:erfc_": [{ name: "erfc_", fn: N["erfc_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:erfinv": [{ name: "erfinv", fn: N["erfinv"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:erfinv": [{ name: "erfinv", fn: N["erfinv"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:erfinv_": [{ name: "erfinv_", fn: N["erfinv_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:floor": [{ name: "floor", fn: N["floor"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:floor": [{ name: "floor", fn: N["floor"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:floor_": [{ name: "floor_", fn: N["floor_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:ceil": [{ name: "ceil", fn: N["ceil"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:ceil": [{ name: "ceil", fn: N["ceil"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:ceil_": [{ name: "ceil_", fn: N["ceil_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:round": [{ name: "round", fn: N["round"], ret: "tensor", args: [["self", "Tensor", false, false], ["decimals", "int", true, true]] }],
+    "method:round": [{ name: "round", fn: N["round"], ret: "tensor", args: [["self", "Tensor", false, false], ["decimals", "int", true, true]] }],
+    "method:round_": [{ name: "round_", fn: N["round_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["decimals", "int", true, true]] }],
+    "function:trunc": [{ name: "trunc", fn: N["trunc"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:trunc": [{ name: "trunc", fn: N["trunc"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:trunc_": [{ name: "trunc_", fn: N["trunc_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:frac": [{ name: "frac", fn: N["frac"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:frac": [{ name: "frac", fn: N["frac"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:frac_": [{ name: "frac_", fn: N["frac_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:reciprocal": [{ name: "reciprocal", fn: N["reciprocal"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:reciprocal": [{ name: "reciprocal", fn: N["reciprocal"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:reciprocal_": [{ name: "reciprocal_", fn: N["reciprocal_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:nanToNum": [{ name: "nanToNum", fn: N["nanToNum"], ret: "tensor", args: [["self", "Tensor", false, false], ["nan", "float?", false, true], ["posinf", "float?", false, true], ["neginf", "float?", false, true]] }],
+    "method:nanToNum": [{ name: "nanToNum", fn: N["nanToNum"], ret: "tensor", args: [["self", "Tensor", false, false], ["nan", "float?", false, true], ["posinf", "float?", false, true], ["neginf", "float?", false, true]] }],
+    "method:nanToNum_": [{ name: "nanToNum_", fn: N["nanToNum_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["nan", "float?", false, true], ["posinf", "float?", false, true], ["neginf", "float?", false, true]] }],
+    "function:isnan": [{ name: "isnan", fn: N["isnan"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:isnan": [{ name: "isnan", fn: N["isnan"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:isinf": [{ name: "isinf", fn: N["isinf"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:isinf": [{ name: "isinf", fn: N["isinf"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:isfinite": [{ name: "isfinite", fn: N["isfinite"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:isfinite": [{ name: "isfinite", fn: N["isfinite"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:isposinf": [{ name: "isposinf", fn: N["isposinf"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:isposinf": [{ name: "isposinf", fn: N["isposinf"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:isneginf": [{ name: "isneginf", fn: N["isneginf"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:isneginf": [{ name: "isneginf", fn: N["isneginf"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:logsigmoid": [{ name: "logsigmoid", fn: N["logsigmoid"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:logsigmoid": [{ name: "logsigmoid", fn: N["logsigmoid"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:relu6": [{ name: "relu6", fn: N["relu6"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:relu6": [{ name: "relu6", fn: N["relu6"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:relu6_": [{ name: "relu6_", fn: N["relu6_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:leakyRelu": [{ name: "leakyRelu", fn: N["leakyRelu"], ret: "tensor", args: [["self", "Tensor", false, false], ["negativeSlope", "float", false, true]] }],
+    "method:leakyRelu": [{ name: "leakyRelu", fn: N["leakyRelu"], ret: "tensor", args: [["self", "Tensor", false, false], ["negativeSlope", "float", false, true]] }],
+    "method:leakyRelu_": [{ name: "leakyRelu_", fn: N["leakyRelu_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["negativeSlope", "float", false, true]] }],
+    "function:elu": [{ name: "elu", fn: N["elu"], ret: "tensor", args: [["self", "Tensor", false, false], ["alpha", "float", false, true]] }],
+    "method:elu": [{ name: "elu", fn: N["elu"], ret: "tensor", args: [["self", "Tensor", false, false], ["alpha", "float", false, true]] }],
+    "method:elu_": [{ name: "elu_", fn: N["elu_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["alpha", "float", false, true]] }],
+    "function:selu": [{ name: "selu", fn: N["selu"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:selu": [{ name: "selu", fn: N["selu"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:selu_": [{ name: "selu_", fn: N["selu_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:gelu": [{ name: "gelu", fn: N["gelu"], ret: "tensor", args: [["self", "Tensor", false, false], ["approximate", "str", true, true]] }],
+    "method:gelu": [{ name: "gelu", fn: N["gelu"], ret: "tensor", args: [["self", "Tensor", false, false], ["approximate", "str", true, true]] }],
+    "function:silu": [{ name: "silu", fn: N["silu"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:silu": [{ name: "silu", fn: N["silu"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:silu_": [{ name: "silu_", fn: N["silu_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:mish": [{ name: "mish", fn: N["mish"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:mish": [{ name: "mish", fn: N["mish"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:mish_": [{ name: "mish_", fn: N["mish_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:softplus": [{ name: "softplus", fn: N["softplus"], ret: "tensor", args: [["self", "Tensor", false, false], ["beta", "float", false, true], ["threshold", "float", false, true]] }],
+    "method:softplus": [{ name: "softplus", fn: N["softplus"], ret: "tensor", args: [["self", "Tensor", false, false], ["beta", "float", false, true], ["threshold", "float", false, true]] }],
+    "function:hardtanh": [{ name: "hardtanh", fn: N["hardtanh"], ret: "tensor", args: [["self", "Tensor", false, false], ["minVal", "float", false, true], ["maxVal", "float", false, true]] }],
+    "method:hardtanh": [{ name: "hardtanh", fn: N["hardtanh"], ret: "tensor", args: [["self", "Tensor", false, false], ["minVal", "float", false, true], ["maxVal", "float", false, true]] }],
+    "method:hardtanh_": [{ name: "hardtanh_", fn: N["hardtanh_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["minVal", "float", false, true], ["maxVal", "float", false, true]] }],
+    "function:hardsigmoid": [{ name: "hardsigmoid", fn: N["hardsigmoid"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:hardsigmoid": [{ name: "hardsigmoid", fn: N["hardsigmoid"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:hardsigmoid_": [{ name: "hardsigmoid_", fn: N["hardsigmoid_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:hardswish": [{ name: "hardswish", fn: N["hardswish"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:hardswish": [{ name: "hardswish", fn: N["hardswish"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:hardswish_": [{ name: "hardswish_", fn: N["hardswish_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:geluBackward": [{ name: "geluBackward", fn: N["geluBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["self", "Tensor", false, false], ["approximate", "str", true, true]] }],
+    "function:siluBackward": [{ name: "siluBackward", fn: N["siluBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["self", "Tensor", false, false]] }],
+    "function:mishBackward": [{ name: "mishBackward", fn: N["mishBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["self", "Tensor", false, false]] }],
+    "function:eluBackward": [{ name: "eluBackward", fn: N["eluBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["alpha", "float", false, false], ["scale", "float", false, false], ["inputScale", "float", false, false], ["isResult", "bool", false, false], ["selfOrResult", "Tensor", false, false]] }],
   };
   kd.empty = function empty() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -1032,6 +1169,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   }
     return rt.invoke(G["function:relu"], null, arguments);
   };
+  rt.namespace(kd, "nn.functional").relu = kd.relu;
   Tensor.prototype.relu = function relu() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
@@ -1054,6 +1192,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   }
     return rt.invoke(G["function:sigmoid"], null, arguments);
   };
+  rt.namespace(kd, "nn.functional").sigmoid = kd.sigmoid;
   Tensor.prototype.sigmoid = function sigmoid() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
@@ -1076,6 +1215,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   }
     return rt.invoke(G["function:tanh"], null, arguments);
   };
+  rt.namespace(kd, "nn.functional").tanh = kd.tanh;
   Tensor.prototype.tanh = function tanh() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
@@ -2044,6 +2184,1061 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.wrapList(N["unique"](this._h, a0, a1, a2, a3));
   }
     return rt.invoke(G["method:unique"], this, arguments);
+  };
+  kd.sign = function sign(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["sign"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:sign"], null, arguments);
+  };
+  Tensor.prototype.sign = function sign() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["sign"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:sign"], this, arguments);
+  };
+  Tensor.prototype.sign_ = function sign_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["sign_"](this._h); return this;
+  }
+    return rt.invoke(G["method:sign_"], this, arguments);
+  };
+  kd.sgn = function sgn(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["sgn"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:sgn"], null, arguments);
+  };
+  Tensor.prototype.sgn = function sgn() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["sgn"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:sgn"], this, arguments);
+  };
+  Tensor.prototype.sgn_ = function sgn_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["sgn_"](this._h); return this;
+  }
+    return rt.invoke(G["method:sgn_"], this, arguments);
+  };
+  kd.exp2 = function exp2(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["exp2"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:exp2"], null, arguments);
+  };
+  Tensor.prototype.exp2 = function exp2() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["exp2"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:exp2"], this, arguments);
+  };
+  Tensor.prototype.exp2_ = function exp2_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["exp2_"](this._h); return this;
+  }
+    return rt.invoke(G["method:exp2_"], this, arguments);
+  };
+  kd.expm1 = function expm1(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["expm1"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:expm1"], null, arguments);
+  };
+  Tensor.prototype.expm1 = function expm1() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["expm1"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:expm1"], this, arguments);
+  };
+  Tensor.prototype.expm1_ = function expm1_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["expm1_"](this._h); return this;
+  }
+    return rt.invoke(G["method:expm1_"], this, arguments);
+  };
+  kd.log2 = function log2(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["log2"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:log2"], null, arguments);
+  };
+  Tensor.prototype.log2 = function log2() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["log2"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:log2"], this, arguments);
+  };
+  Tensor.prototype.log2_ = function log2_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["log2_"](this._h); return this;
+  }
+    return rt.invoke(G["method:log2_"], this, arguments);
+  };
+  kd.log10 = function log10(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["log10"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:log10"], null, arguments);
+  };
+  Tensor.prototype.log10 = function log10() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["log10"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:log10"], this, arguments);
+  };
+  Tensor.prototype.log10_ = function log10_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["log10_"](this._h); return this;
+  }
+    return rt.invoke(G["method:log10_"], this, arguments);
+  };
+  kd.log1p = function log1p(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["log1p"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:log1p"], null, arguments);
+  };
+  Tensor.prototype.log1p = function log1p() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["log1p"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:log1p"], this, arguments);
+  };
+  Tensor.prototype.log1p_ = function log1p_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["log1p_"](this._h); return this;
+  }
+    return rt.invoke(G["method:log1p_"], this, arguments);
+  };
+  kd.rsqrt = function rsqrt(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["rsqrt"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:rsqrt"], null, arguments);
+  };
+  Tensor.prototype.rsqrt = function rsqrt() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["rsqrt"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:rsqrt"], this, arguments);
+  };
+  Tensor.prototype.rsqrt_ = function rsqrt_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["rsqrt_"](this._h); return this;
+  }
+    return rt.invoke(G["method:rsqrt_"], this, arguments);
+  };
+  kd.square = function square(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["square"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:square"], null, arguments);
+  };
+  Tensor.prototype.square = function square() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["square"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:square"], this, arguments);
+  };
+  Tensor.prototype.square_ = function square_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["square_"](this._h); return this;
+  }
+    return rt.invoke(G["method:square_"], this, arguments);
+  };
+  kd.sin = function sin(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["sin"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:sin"], null, arguments);
+  };
+  Tensor.prototype.sin = function sin() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["sin"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:sin"], this, arguments);
+  };
+  Tensor.prototype.sin_ = function sin_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["sin_"](this._h); return this;
+  }
+    return rt.invoke(G["method:sin_"], this, arguments);
+  };
+  kd.cos = function cos(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["cos"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:cos"], null, arguments);
+  };
+  Tensor.prototype.cos = function cos() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["cos"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:cos"], this, arguments);
+  };
+  Tensor.prototype.cos_ = function cos_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["cos_"](this._h); return this;
+  }
+    return rt.invoke(G["method:cos_"], this, arguments);
+  };
+  kd.tan = function tan(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["tan"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:tan"], null, arguments);
+  };
+  Tensor.prototype.tan = function tan() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["tan"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:tan"], this, arguments);
+  };
+  Tensor.prototype.tan_ = function tan_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["tan_"](this._h); return this;
+  }
+    return rt.invoke(G["method:tan_"], this, arguments);
+  };
+  kd.asin = function asin(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["asin"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:asin"], null, arguments);
+  };
+  Tensor.prototype.asin = function asin() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["asin"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:asin"], this, arguments);
+  };
+  Tensor.prototype.asin_ = function asin_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["asin_"](this._h); return this;
+  }
+    return rt.invoke(G["method:asin_"], this, arguments);
+  };
+  kd.acos = function acos(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["acos"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:acos"], null, arguments);
+  };
+  Tensor.prototype.acos = function acos() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["acos"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:acos"], this, arguments);
+  };
+  Tensor.prototype.acos_ = function acos_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["acos_"](this._h); return this;
+  }
+    return rt.invoke(G["method:acos_"], this, arguments);
+  };
+  kd.atan = function atan(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["atan"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:atan"], null, arguments);
+  };
+  Tensor.prototype.atan = function atan() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["atan"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:atan"], this, arguments);
+  };
+  Tensor.prototype.atan_ = function atan_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["atan_"](this._h); return this;
+  }
+    return rt.invoke(G["method:atan_"], this, arguments);
+  };
+  kd.sinh = function sinh(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["sinh"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:sinh"], null, arguments);
+  };
+  Tensor.prototype.sinh = function sinh() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["sinh"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:sinh"], this, arguments);
+  };
+  Tensor.prototype.sinh_ = function sinh_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["sinh_"](this._h); return this;
+  }
+    return rt.invoke(G["method:sinh_"], this, arguments);
+  };
+  kd.cosh = function cosh(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["cosh"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:cosh"], null, arguments);
+  };
+  Tensor.prototype.cosh = function cosh() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["cosh"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:cosh"], this, arguments);
+  };
+  Tensor.prototype.cosh_ = function cosh_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["cosh_"](this._h); return this;
+  }
+    return rt.invoke(G["method:cosh_"], this, arguments);
+  };
+  kd.asinh = function asinh(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["asinh"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:asinh"], null, arguments);
+  };
+  Tensor.prototype.asinh = function asinh() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["asinh"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:asinh"], this, arguments);
+  };
+  Tensor.prototype.asinh_ = function asinh_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["asinh_"](this._h); return this;
+  }
+    return rt.invoke(G["method:asinh_"], this, arguments);
+  };
+  kd.acosh = function acosh(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["acosh"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:acosh"], null, arguments);
+  };
+  Tensor.prototype.acosh = function acosh() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["acosh"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:acosh"], this, arguments);
+  };
+  Tensor.prototype.acosh_ = function acosh_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["acosh_"](this._h); return this;
+  }
+    return rt.invoke(G["method:acosh_"], this, arguments);
+  };
+  kd.atanh = function atanh(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["atanh"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:atanh"], null, arguments);
+  };
+  Tensor.prototype.atanh = function atanh() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["atanh"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:atanh"], this, arguments);
+  };
+  Tensor.prototype.atanh_ = function atanh_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["atanh_"](this._h); return this;
+  }
+    return rt.invoke(G["method:atanh_"], this, arguments);
+  };
+  kd.erf = function erf(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["erf"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:erf"], null, arguments);
+  };
+  Tensor.prototype.erf = function erf() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["erf"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:erf"], this, arguments);
+  };
+  Tensor.prototype.erf_ = function erf_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["erf_"](this._h); return this;
+  }
+    return rt.invoke(G["method:erf_"], this, arguments);
+  };
+  kd.erfc = function erfc(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["erfc"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:erfc"], null, arguments);
+  };
+  Tensor.prototype.erfc = function erfc() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["erfc"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:erfc"], this, arguments);
+  };
+  Tensor.prototype.erfc_ = function erfc_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["erfc_"](this._h); return this;
+  }
+    return rt.invoke(G["method:erfc_"], this, arguments);
+  };
+  kd.erfinv = function erfinv(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["erfinv"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:erfinv"], null, arguments);
+  };
+  Tensor.prototype.erfinv = function erfinv() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["erfinv"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:erfinv"], this, arguments);
+  };
+  Tensor.prototype.erfinv_ = function erfinv_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["erfinv_"](this._h); return this;
+  }
+    return rt.invoke(G["method:erfinv_"], this, arguments);
+  };
+  kd.floor = function floor(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["floor"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:floor"], null, arguments);
+  };
+  Tensor.prototype.floor = function floor() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["floor"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:floor"], this, arguments);
+  };
+  Tensor.prototype.floor_ = function floor_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["floor_"](this._h); return this;
+  }
+    return rt.invoke(G["method:floor_"], this, arguments);
+  };
+  kd.ceil = function ceil(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["ceil"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:ceil"], null, arguments);
+  };
+  Tensor.prototype.ceil = function ceil() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["ceil"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:ceil"], this, arguments);
+  };
+  Tensor.prototype.ceil_ = function ceil_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["ceil_"](this._h); return this;
+  }
+    return rt.invoke(G["method:ceil_"], this, arguments);
+  };
+  kd.round = function round(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["round"](a0._h, undefined); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:round"], null, arguments);
+  };
+  Tensor.prototype.round = function round() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["round"](this._h, undefined); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:round"], this, arguments);
+  };
+  Tensor.prototype.round_ = function round_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["round_"](this._h, undefined); return this;
+  }
+    return rt.invoke(G["method:round_"], this, arguments);
+  };
+  kd.trunc = function trunc(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["trunc"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:trunc"], null, arguments);
+  };
+  Tensor.prototype.trunc = function trunc() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["trunc"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:trunc"], this, arguments);
+  };
+  Tensor.prototype.trunc_ = function trunc_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["trunc_"](this._h); return this;
+  }
+    return rt.invoke(G["method:trunc_"], this, arguments);
+  };
+  kd.frac = function frac(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["frac"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:frac"], null, arguments);
+  };
+  Tensor.prototype.frac = function frac() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["frac"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:frac"], this, arguments);
+  };
+  Tensor.prototype.frac_ = function frac_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["frac_"](this._h); return this;
+  }
+    return rt.invoke(G["method:frac_"], this, arguments);
+  };
+  kd.reciprocal = function reciprocal(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["reciprocal"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:reciprocal"], null, arguments);
+  };
+  Tensor.prototype.reciprocal = function reciprocal() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["reciprocal"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:reciprocal"], this, arguments);
+  };
+  Tensor.prototype.reciprocal_ = function reciprocal_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["reciprocal_"](this._h); return this;
+  }
+    return rt.invoke(G["method:reciprocal_"], this, arguments);
+  };
+  kd.nanToNum = function nanToNum(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    const h = N["nanToNum"](a0._h, a1, a2, a3); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:nanToNum"], null, arguments);
+  };
+  Tensor.prototype.nanToNum = function nanToNum(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["nanToNum"](this._h, a0, a1, a2); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:nanToNum"], this, arguments);
+  };
+  Tensor.prototype.nanToNum_ = function nanToNum_(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    N["nanToNum_"](this._h, a0, a1, a2); return this;
+  }
+    return rt.invoke(G["method:nanToNum_"], this, arguments);
+  };
+  kd.isnan = function isnan(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["isnan"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:isnan"], null, arguments);
+  };
+  Tensor.prototype.isnan = function isnan() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["isnan"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:isnan"], this, arguments);
+  };
+  kd.isinf = function isinf(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["isinf"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:isinf"], null, arguments);
+  };
+  Tensor.prototype.isinf = function isinf() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["isinf"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:isinf"], this, arguments);
+  };
+  kd.isfinite = function isfinite(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["isfinite"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:isfinite"], null, arguments);
+  };
+  Tensor.prototype.isfinite = function isfinite() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["isfinite"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:isfinite"], this, arguments);
+  };
+  kd.isposinf = function isposinf(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["isposinf"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:isposinf"], null, arguments);
+  };
+  Tensor.prototype.isposinf = function isposinf() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["isposinf"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:isposinf"], this, arguments);
+  };
+  kd.isneginf = function isneginf(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["isneginf"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:isneginf"], null, arguments);
+  };
+  Tensor.prototype.isneginf = function isneginf() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["isneginf"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:isneginf"], this, arguments);
+  };
+  kd.logsigmoid = function logsigmoid(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["logsigmoid"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:logsigmoid"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").logsigmoid = kd.logsigmoid;
+  Tensor.prototype.logsigmoid = function logsigmoid() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["logsigmoid"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:logsigmoid"], this, arguments);
+  };
+  kd.relu6 = function relu6(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["relu6"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:relu6"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").relu6 = kd.relu6;
+  Tensor.prototype.relu6 = function relu6() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["relu6"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:relu6"], this, arguments);
+  };
+  Tensor.prototype.relu6_ = function relu6_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["relu6_"](this._h); return this;
+  }
+    return rt.invoke(G["method:relu6_"], this, arguments);
+  };
+  kd.leakyRelu = function leakyRelu(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["leakyRelu"](a0._h, a1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:leakyRelu"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").leakyRelu = kd.leakyRelu;
+  Tensor.prototype.leakyRelu = function leakyRelu(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    const h = N["leakyRelu"](this._h, a0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:leakyRelu"], this, arguments);
+  };
+  Tensor.prototype.leakyRelu_ = function leakyRelu_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    N["leakyRelu_"](this._h, a0); return this;
+  }
+    return rt.invoke(G["method:leakyRelu_"], this, arguments);
+  };
+  kd.elu = function elu(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["elu"](a0._h, a1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:elu"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").elu = kd.elu;
+  Tensor.prototype.elu = function elu(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    const h = N["elu"](this._h, a0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:elu"], this, arguments);
+  };
+  Tensor.prototype.elu_ = function elu_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    N["elu_"](this._h, a0); return this;
+  }
+    return rt.invoke(G["method:elu_"], this, arguments);
+  };
+  kd.selu = function selu(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["selu"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:selu"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").selu = kd.selu;
+  Tensor.prototype.selu = function selu() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["selu"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:selu"], this, arguments);
+  };
+  Tensor.prototype.selu_ = function selu_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["selu_"](this._h); return this;
+  }
+    return rt.invoke(G["method:selu_"], this, arguments);
+  };
+  kd.gelu = function gelu(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["gelu"](a0._h, undefined); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:gelu"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").gelu = kd.gelu;
+  Tensor.prototype.gelu = function gelu() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["gelu"](this._h, undefined); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:gelu"], this, arguments);
+  };
+  kd.silu = function silu(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["silu"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:silu"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").silu = kd.silu;
+  Tensor.prototype.silu = function silu() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["silu"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:silu"], this, arguments);
+  };
+  Tensor.prototype.silu_ = function silu_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["silu_"](this._h); return this;
+  }
+    return rt.invoke(G["method:silu_"], this, arguments);
+  };
+  kd.mish = function mish(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["mish"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:mish"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").mish = kd.mish;
+  Tensor.prototype.mish = function mish() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["mish"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:mish"], this, arguments);
+  };
+  Tensor.prototype.mish_ = function mish_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["mish_"](this._h); return this;
+  }
+    return rt.invoke(G["method:mish_"], this, arguments);
+  };
+  kd.softplus = function softplus(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["softplus"](a0._h, a1, a2); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:softplus"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").softplus = kd.softplus;
+  Tensor.prototype.softplus = function softplus(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["softplus"](this._h, a0, a1); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:softplus"], this, arguments);
+  };
+  kd.hardtanh = function hardtanh(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["hardtanh"](a0._h, a1, a2); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:hardtanh"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").hardtanh = kd.hardtanh;
+  Tensor.prototype.hardtanh = function hardtanh(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["hardtanh"](this._h, a0, a1); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:hardtanh"], this, arguments);
+  };
+  Tensor.prototype.hardtanh_ = function hardtanh_(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    N["hardtanh_"](this._h, a0, a1); return this;
+  }
+    return rt.invoke(G["method:hardtanh_"], this, arguments);
+  };
+  kd.hardsigmoid = function hardsigmoid(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["hardsigmoid"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:hardsigmoid"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").hardsigmoid = kd.hardsigmoid;
+  Tensor.prototype.hardsigmoid = function hardsigmoid() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["hardsigmoid"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:hardsigmoid"], this, arguments);
+  };
+  Tensor.prototype.hardsigmoid_ = function hardsigmoid_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["hardsigmoid_"](this._h); return this;
+  }
+    return rt.invoke(G["method:hardsigmoid_"], this, arguments);
+  };
+  kd.hardswish = function hardswish(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["hardswish"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:hardswish"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").hardswish = kd.hardswish;
+  Tensor.prototype.hardswish = function hardswish() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["hardswish"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:hardswish"], this, arguments);
+  };
+  Tensor.prototype.hardswish_ = function hardswish_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["hardswish_"](this._h); return this;
+  }
+    return rt.invoke(G["method:hardswish_"], this, arguments);
+  };
+  rt.namespace(kd, "_internal").geluBackward = function geluBackward(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["geluBackward"](a0._h, a1._h, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:geluBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").siluBackward = function siluBackward(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["siluBackward"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:siluBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").mishBackward = function mishBackward(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["mishBackward"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:mishBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").eluBackward = function eluBackward(a0, a1, a2, a3, a4, a5) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 6) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (!(a5 instanceof Tensor)) break fast;
+    const h = N["eluBackward"](a0._h, a1, a2, a3, a4, a5._h); return h === a0._h ? a0 : h === a5._h ? a5 : new Tensor(h);
+  }
+    return rt.invoke(G["function:eluBackward"], null, arguments);
   };
   return G;
 };

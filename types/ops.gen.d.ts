@@ -344,6 +344,187 @@ export interface TensorOpMethods {
   /** The sorted unique elements (or slices along dim), with the inverse indices and counts on request. */
   unique(sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean, dim?: number | null, options?: { sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null }): Tensor[];
   unique(options: { sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null }): Tensor[];
+  /** Sign of self: -1, 0 or 1 (0 for NaN). */
+  sign(options?: Record<string, never>): Tensor;
+  /** In-place sign: Sign of self: -1, 0 or 1 (0 for NaN). */
+  sign_(options?: Record<string, never>): this;
+  /** Sign of self (sign() for real tensors). */
+  sgn(options?: Record<string, never>): Tensor;
+  /** In-place sgn: Sign of self (sign() for real tensors). */
+  sgn_(options?: Record<string, never>): this;
+  /** 2^self. */
+  exp2(options?: Record<string, never>): Tensor;
+  /** In-place exp2: 2^self. */
+  exp2_(options?: Record<string, never>): this;
+  /** e^self - 1, accurate near 0. */
+  expm1(options?: Record<string, never>): Tensor;
+  /** In-place expm1: e^self - 1, accurate near 0. */
+  expm1_(options?: Record<string, never>): this;
+  /** Base-2 logarithm. */
+  log2(options?: Record<string, never>): Tensor;
+  /** In-place log2: Base-2 logarithm. */
+  log2_(options?: Record<string, never>): this;
+  /** Base-10 logarithm. */
+  log10(options?: Record<string, never>): Tensor;
+  /** In-place log10: Base-10 logarithm. */
+  log10_(options?: Record<string, never>): this;
+  /** log(1 + self), accurate near 0. */
+  log1p(options?: Record<string, never>): Tensor;
+  /** In-place log1p: log(1 + self), accurate near 0. */
+  log1p_(options?: Record<string, never>): this;
+  /** 1 / sqrt(self). */
+  rsqrt(options?: Record<string, never>): Tensor;
+  /** In-place rsqrt: 1 / sqrt(self). */
+  rsqrt_(options?: Record<string, never>): this;
+  /** self * self (bool promotes to int64). */
+  square(options?: Record<string, never>): Tensor;
+  /** In-place square: self * self (bool promotes to int64). */
+  square_(options?: Record<string, never>): this;
+  /** Sine. */
+  sin(options?: Record<string, never>): Tensor;
+  /** In-place sin: Sine. */
+  sin_(options?: Record<string, never>): this;
+  /** Cosine. */
+  cos(options?: Record<string, never>): Tensor;
+  /** In-place cos: Cosine. */
+  cos_(options?: Record<string, never>): this;
+  /** Tangent. */
+  tan(options?: Record<string, never>): Tensor;
+  /** In-place tan: Tangent. */
+  tan_(options?: Record<string, never>): this;
+  /** Arcsine. */
+  asin(options?: Record<string, never>): Tensor;
+  /** In-place asin: Arcsine. */
+  asin_(options?: Record<string, never>): this;
+  /** Arccosine. */
+  acos(options?: Record<string, never>): Tensor;
+  /** In-place acos: Arccosine. */
+  acos_(options?: Record<string, never>): this;
+  /** Arctangent. */
+  atan(options?: Record<string, never>): Tensor;
+  /** In-place atan: Arctangent. */
+  atan_(options?: Record<string, never>): this;
+  /** Hyperbolic sine. */
+  sinh(options?: Record<string, never>): Tensor;
+  /** In-place sinh: Hyperbolic sine. */
+  sinh_(options?: Record<string, never>): this;
+  /** Hyperbolic cosine. */
+  cosh(options?: Record<string, never>): Tensor;
+  /** In-place cosh: Hyperbolic cosine. */
+  cosh_(options?: Record<string, never>): this;
+  /** Inverse hyperbolic sine. */
+  asinh(options?: Record<string, never>): Tensor;
+  /** In-place asinh: Inverse hyperbolic sine. */
+  asinh_(options?: Record<string, never>): this;
+  /** Inverse hyperbolic cosine. */
+  acosh(options?: Record<string, never>): Tensor;
+  /** In-place acosh: Inverse hyperbolic cosine. */
+  acosh_(options?: Record<string, never>): this;
+  /** Inverse hyperbolic tangent. */
+  atanh(options?: Record<string, never>): Tensor;
+  /** In-place atanh: Inverse hyperbolic tangent. */
+  atanh_(options?: Record<string, never>): this;
+  /** Error function. */
+  erf(options?: Record<string, never>): Tensor;
+  /** In-place erf: Error function. */
+  erf_(options?: Record<string, never>): this;
+  /** Complementary error function 1 - erf(self). */
+  erfc(options?: Record<string, never>): Tensor;
+  /** In-place erfc: Complementary error function 1 - erf(self). */
+  erfc_(options?: Record<string, never>): this;
+  /** Inverse error function. */
+  erfinv(options?: Record<string, never>): Tensor;
+  /** In-place erfinv: Inverse error function. */
+  erfinv_(options?: Record<string, never>): this;
+  /** Largest integer <= self (integers unchanged). */
+  floor(options?: Record<string, never>): Tensor;
+  /** In-place floor: Largest integer <= self (integers unchanged). */
+  floor_(options?: Record<string, never>): this;
+  /** Smallest integer >= self (integers unchanged). */
+  ceil(options?: Record<string, never>): Tensor;
+  /** In-place ceil: Smallest integer >= self (integers unchanged). */
+  ceil_(options?: Record<string, never>): this;
+  /** Round half to even, to `decimals` decimal places (negative: tens, hundreds, ...). */
+  round(options?: { decimals?: number }): Tensor;
+  /** In-place round: Round half to even, to `decimals` decimal places (negative: tens, hundreds, ...). */
+  round_(options?: { decimals?: number }): this;
+  /** Integer part of self, rounding toward zero. */
+  trunc(options?: Record<string, never>): Tensor;
+  /** In-place trunc: Integer part of self, rounding toward zero. */
+  trunc_(options?: Record<string, never>): this;
+  /** self - trunc(self). */
+  frac(options?: Record<string, never>): Tensor;
+  /** In-place frac: self - trunc(self). */
+  frac_(options?: Record<string, never>): this;
+  /** 1 / self. */
+  reciprocal(options?: Record<string, never>): Tensor;
+  /** In-place reciprocal: 1 / self. */
+  reciprocal_(options?: Record<string, never>): this;
+  /** NaN, +inf and -inf replaced by nan (default 0), posinf and neginf (default: the dtype's largest and lowest finite values). */
+  nanToNum(nan?: number | null, posinf?: number | null, neginf?: number | null, options?: { nan?: number | null; posinf?: number | null; neginf?: number | null }): Tensor;
+  nanToNum(options: { nan?: number | null; posinf?: number | null; neginf?: number | null }): Tensor;
+  /** In-place nanToNum: NaN, +inf and -inf replaced by nan (default 0), posinf and neginf (default: the dtype's largest and lowest finite values). */
+  nanToNum_(nan?: number | null, posinf?: number | null, neginf?: number | null, options?: { nan?: number | null; posinf?: number | null; neginf?: number | null }): this;
+  nanToNum_(options: { nan?: number | null; posinf?: number | null; neginf?: number | null }): this;
+  /** Whether each element is NaN (bool). */
+  isnan(options?: Record<string, never>): Tensor;
+  /** Whether each element is +inf or -inf (bool). */
+  isinf(options?: Record<string, never>): Tensor;
+  /** Whether each element is finite (bool). */
+  isfinite(options?: Record<string, never>): Tensor;
+  /** Whether each element is +inf (bool). */
+  isposinf(options?: Record<string, never>): Tensor;
+  /** Whether each element is -inf (bool). */
+  isneginf(options?: Record<string, never>): Tensor;
+  /** log(sigmoid(self)), computed stably. */
+  logsigmoid(options?: Record<string, never>): Tensor;
+  /** min(max(self, 0), 6). */
+  relu6(options?: Record<string, never>): Tensor;
+  /** In-place relu6: min(max(self, 0), 6). */
+  relu6_(options?: Record<string, never>): this;
+  /** self if self > 0 else negativeSlope * self. */
+  leakyRelu(negativeSlope?: number, options?: { negativeSlope?: number }): Tensor;
+  leakyRelu(options: { negativeSlope?: number }): Tensor;
+  /** In-place leakyRelu: self if self > 0 else negativeSlope * self. */
+  leakyRelu_(negativeSlope?: number, options?: { negativeSlope?: number }): this;
+  leakyRelu_(options: { negativeSlope?: number }): this;
+  /** self if self > 0 else alpha * (e^self - 1). */
+  elu(alpha?: number, options?: { alpha?: number }): Tensor;
+  elu(options: { alpha?: number }): Tensor;
+  /** In-place elu: self if self > 0 else alpha * (e^self - 1). */
+  elu_(alpha?: number, options?: { alpha?: number }): this;
+  elu_(options: { alpha?: number }): this;
+  /** 1.0507009873554805 * elu(self, 1.6732632423543772). */
+  selu(options?: Record<string, never>): Tensor;
+  /** In-place selu: 1.0507009873554805 * elu(self, 1.6732632423543772). */
+  selu_(options?: Record<string, never>): this;
+  /** self * Phi(self) (approximate 'none'), or its tanh approximation (approximate 'tanh'). */
+  gelu(options?: { approximate?: string }): Tensor;
+  /** self * sigmoid(self) (swish). */
+  silu(options?: Record<string, never>): Tensor;
+  /** In-place silu: self * sigmoid(self) (swish). */
+  silu_(options?: Record<string, never>): this;
+  /** self * tanh(softplus(self)). */
+  mish(options?: Record<string, never>): Tensor;
+  /** In-place mish: self * tanh(softplus(self)). */
+  mish_(options?: Record<string, never>): this;
+  /** log(1 + e^(beta * self)) / beta; self where beta * self > threshold. */
+  softplus(beta?: number, threshold?: number, options?: { beta?: number; threshold?: number }): Tensor;
+  softplus(options: { beta?: number; threshold?: number }): Tensor;
+  /** self clamped to [minVal, maxVal]. */
+  hardtanh(minVal?: number, maxVal?: number, options?: { minVal?: number; maxVal?: number }): Tensor;
+  hardtanh(options: { minVal?: number; maxVal?: number }): Tensor;
+  /** In-place hardtanh: self clamped to [minVal, maxVal]. */
+  hardtanh_(minVal?: number, maxVal?: number, options?: { minVal?: number; maxVal?: number }): this;
+  hardtanh_(options: { minVal?: number; maxVal?: number }): this;
+  /** min(max(self / 6 + 1/2, 0), 1). */
+  hardsigmoid(options?: Record<string, never>): Tensor;
+  /** In-place hardsigmoid: min(max(self / 6 + 1/2, 0), 1). */
+  hardsigmoid_(options?: Record<string, never>): this;
+  /** self * hardsigmoid(self). */
+  hardswish(options?: Record<string, never>): Tensor;
+  /** In-place hardswish: self * hardsigmoid(self). */
+  hardswish_(options?: Record<string, never>): this;
 }
 
 /** A tensor with uninitialised data. */
@@ -666,6 +847,147 @@ export declare function topk(options: { self: Tensor; k: number; dim?: number; l
 /** The sorted unique elements (or slices along dim), with the inverse indices and counts on request. */
 export declare function unique(self: Tensor, sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean, dim?: number | null, options?: { self?: Tensor; sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null }): Tensor[];
 export declare function unique(options: { self: Tensor; sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null }): Tensor[];
+/** Sign of self: -1, 0 or 1 (0 for NaN). */
+export declare function sign(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function sign(options: { self: Tensor }): Tensor;
+/** Sign of self (sign() for real tensors). */
+export declare function sgn(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function sgn(options: { self: Tensor }): Tensor;
+/** 2^self. */
+export declare function exp2(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function exp2(options: { self: Tensor }): Tensor;
+/** e^self - 1, accurate near 0. */
+export declare function expm1(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function expm1(options: { self: Tensor }): Tensor;
+/** Base-2 logarithm. */
+export declare function log2(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function log2(options: { self: Tensor }): Tensor;
+/** Base-10 logarithm. */
+export declare function log10(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function log10(options: { self: Tensor }): Tensor;
+/** log(1 + self), accurate near 0. */
+export declare function log1p(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function log1p(options: { self: Tensor }): Tensor;
+/** 1 / sqrt(self). */
+export declare function rsqrt(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function rsqrt(options: { self: Tensor }): Tensor;
+/** self * self (bool promotes to int64). */
+export declare function square(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function square(options: { self: Tensor }): Tensor;
+/** Sine. */
+export declare function sin(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function sin(options: { self: Tensor }): Tensor;
+/** Cosine. */
+export declare function cos(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function cos(options: { self: Tensor }): Tensor;
+/** Tangent. */
+export declare function tan(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function tan(options: { self: Tensor }): Tensor;
+/** Arcsine. */
+export declare function asin(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function asin(options: { self: Tensor }): Tensor;
+/** Arccosine. */
+export declare function acos(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function acos(options: { self: Tensor }): Tensor;
+/** Arctangent. */
+export declare function atan(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function atan(options: { self: Tensor }): Tensor;
+/** Hyperbolic sine. */
+export declare function sinh(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function sinh(options: { self: Tensor }): Tensor;
+/** Hyperbolic cosine. */
+export declare function cosh(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function cosh(options: { self: Tensor }): Tensor;
+/** Inverse hyperbolic sine. */
+export declare function asinh(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function asinh(options: { self: Tensor }): Tensor;
+/** Inverse hyperbolic cosine. */
+export declare function acosh(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function acosh(options: { self: Tensor }): Tensor;
+/** Inverse hyperbolic tangent. */
+export declare function atanh(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function atanh(options: { self: Tensor }): Tensor;
+/** Error function. */
+export declare function erf(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function erf(options: { self: Tensor }): Tensor;
+/** Complementary error function 1 - erf(self). */
+export declare function erfc(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function erfc(options: { self: Tensor }): Tensor;
+/** Inverse error function. */
+export declare function erfinv(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function erfinv(options: { self: Tensor }): Tensor;
+/** Largest integer <= self (integers unchanged). */
+export declare function floor(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function floor(options: { self: Tensor }): Tensor;
+/** Smallest integer >= self (integers unchanged). */
+export declare function ceil(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function ceil(options: { self: Tensor }): Tensor;
+/** Round half to even, to `decimals` decimal places (negative: tens, hundreds, ...). */
+export declare function round(self: Tensor, options?: { self?: Tensor; decimals?: number }): Tensor;
+export declare function round(options: { self: Tensor; decimals?: number }): Tensor;
+/** Integer part of self, rounding toward zero. */
+export declare function trunc(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function trunc(options: { self: Tensor }): Tensor;
+/** self - trunc(self). */
+export declare function frac(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function frac(options: { self: Tensor }): Tensor;
+/** 1 / self. */
+export declare function reciprocal(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function reciprocal(options: { self: Tensor }): Tensor;
+/** NaN, +inf and -inf replaced by nan (default 0), posinf and neginf (default: the dtype's largest and lowest finite values). */
+export declare function nanToNum(self: Tensor, nan?: number | null, posinf?: number | null, neginf?: number | null, options?: { self?: Tensor; nan?: number | null; posinf?: number | null; neginf?: number | null }): Tensor;
+export declare function nanToNum(options: { self: Tensor; nan?: number | null; posinf?: number | null; neginf?: number | null }): Tensor;
+/** Whether each element is NaN (bool). */
+export declare function isnan(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function isnan(options: { self: Tensor }): Tensor;
+/** Whether each element is +inf or -inf (bool). */
+export declare function isinf(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function isinf(options: { self: Tensor }): Tensor;
+/** Whether each element is finite (bool). */
+export declare function isfinite(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function isfinite(options: { self: Tensor }): Tensor;
+/** Whether each element is +inf (bool). */
+export declare function isposinf(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function isposinf(options: { self: Tensor }): Tensor;
+/** Whether each element is -inf (bool). */
+export declare function isneginf(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function isneginf(options: { self: Tensor }): Tensor;
+/** log(sigmoid(self)), computed stably. */
+export declare function logsigmoid(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function logsigmoid(options: { self: Tensor }): Tensor;
+/** min(max(self, 0), 6). */
+export declare function relu6(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function relu6(options: { self: Tensor }): Tensor;
+/** self if self > 0 else negativeSlope * self. */
+export declare function leakyRelu(self: Tensor, negativeSlope?: number, options?: { self?: Tensor; negativeSlope?: number }): Tensor;
+export declare function leakyRelu(options: { self: Tensor; negativeSlope?: number }): Tensor;
+/** self if self > 0 else alpha * (e^self - 1). */
+export declare function elu(self: Tensor, alpha?: number, options?: { self?: Tensor; alpha?: number }): Tensor;
+export declare function elu(options: { self: Tensor; alpha?: number }): Tensor;
+/** 1.0507009873554805 * elu(self, 1.6732632423543772). */
+export declare function selu(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function selu(options: { self: Tensor }): Tensor;
+/** self * Phi(self) (approximate 'none'), or its tanh approximation (approximate 'tanh'). */
+export declare function gelu(self: Tensor, options?: { self?: Tensor; approximate?: string }): Tensor;
+export declare function gelu(options: { self: Tensor; approximate?: string }): Tensor;
+/** self * sigmoid(self) (swish). */
+export declare function silu(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function silu(options: { self: Tensor }): Tensor;
+/** self * tanh(softplus(self)). */
+export declare function mish(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function mish(options: { self: Tensor }): Tensor;
+/** log(1 + e^(beta * self)) / beta; self where beta * self > threshold. */
+export declare function softplus(self: Tensor, beta?: number, threshold?: number, options?: { self?: Tensor; beta?: number; threshold?: number }): Tensor;
+export declare function softplus(options: { self: Tensor; beta?: number; threshold?: number }): Tensor;
+/** self clamped to [minVal, maxVal]. */
+export declare function hardtanh(self: Tensor, minVal?: number, maxVal?: number, options?: { self?: Tensor; minVal?: number; maxVal?: number }): Tensor;
+export declare function hardtanh(options: { self: Tensor; minVal?: number; maxVal?: number }): Tensor;
+/** min(max(self / 6 + 1/2, 0), 1). */
+export declare function hardsigmoid(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function hardsigmoid(options: { self: Tensor }): Tensor;
+/** self * hardsigmoid(self). */
+export declare function hardswish(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function hardswish(options: { self: Tensor }): Tensor;
 
 export declare namespace _internal {
   /** Zeros of inputSizes with grad written into the slice (the gradient of slice). */
@@ -695,13 +1017,70 @@ export declare namespace _internal {
   /** The gradient of diagonal: zeros of inputSizes with gradOutput on the diagonal. */
   function diagonalBackward(gradOutput: Tensor, inputSizes: readonly number[], offset: number, dim1: number, dim2: number, options?: { gradOutput?: Tensor; inputSizes?: readonly number[]; offset?: number; dim1?: number; dim2?: number }): Tensor;
   function diagonalBackward(options: { gradOutput: Tensor; inputSizes: readonly number[]; offset: number; dim1: number; dim2: number }): Tensor;
+  /** Gradient of gelu: grad * d gelu(self) / d self. */
+  function geluBackward(grad: Tensor, self: Tensor, options?: { grad?: Tensor; self?: Tensor; approximate?: string }): Tensor;
+  function geluBackward(options: { grad: Tensor; self: Tensor; approximate?: string }): Tensor;
+  /** Gradient of silu: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self))). */
+  function siluBackward(grad: Tensor, self: Tensor, options?: { grad?: Tensor; self?: Tensor }): Tensor;
+  function siluBackward(options: { grad: Tensor; self: Tensor }): Tensor;
+  /** Gradient of mish: grad * d mish(self) / d self. */
+  function mishBackward(grad: Tensor, self: Tensor, options?: { grad?: Tensor; self?: Tensor }): Tensor;
+  function mishBackward(options: { grad: Tensor; self: Tensor }): Tensor;
+  /** Gradient of elu/selu, from the input (isResult false) or from the result (isResult true). */
+  function eluBackward(grad: Tensor, alpha: number, scale: number, inputScale: number, isResult: boolean, selfOrResult: Tensor, options?: { grad?: Tensor; alpha?: number; scale?: number; inputScale?: number; isResult?: boolean; selfOrResult?: Tensor }): Tensor;
+  function eluBackward(options: { grad: Tensor; alpha: number; scale: number; inputScale: number; isResult: boolean; selfOrResult: Tensor }): Tensor;
 }
 
 export declare namespace nn.functional {
+  /** max(self, 0). */
+  function relu(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function relu(options: { self: Tensor }): Tensor;
+  /** 1 / (1 + e^-self). */
+  function sigmoid(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function sigmoid(options: { self: Tensor }): Tensor;
+  /** Hyperbolic tangent. */
+  function tanh(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function tanh(options: { self: Tensor }): Tensor;
   /** input @ weight^T + bias; the bias goes into the gemm (beta = 1), so it costs no extra pass. */
   function linear(input: Tensor, weight: Tensor, bias?: Tensor | null, options?: { input?: Tensor; weight?: Tensor; bias?: Tensor | null }): Tensor;
   function linear(options: { input: Tensor; weight: Tensor; bias?: Tensor | null }): Tensor;
   /** int64 one-hot encoding: shape self.shape + [numClasses] (max + 1 when -1). */
   function oneHot(self: Tensor, numClasses?: number, options?: { self?: Tensor; numClasses?: number }): Tensor;
   function oneHot(options: { self: Tensor; numClasses?: number }): Tensor;
+  /** log(sigmoid(self)), computed stably. */
+  function logsigmoid(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function logsigmoid(options: { self: Tensor }): Tensor;
+  /** min(max(self, 0), 6). */
+  function relu6(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function relu6(options: { self: Tensor }): Tensor;
+  /** self if self > 0 else negativeSlope * self. */
+  function leakyRelu(self: Tensor, negativeSlope?: number, options?: { self?: Tensor; negativeSlope?: number }): Tensor;
+  function leakyRelu(options: { self: Tensor; negativeSlope?: number }): Tensor;
+  /** self if self > 0 else alpha * (e^self - 1). */
+  function elu(self: Tensor, alpha?: number, options?: { self?: Tensor; alpha?: number }): Tensor;
+  function elu(options: { self: Tensor; alpha?: number }): Tensor;
+  /** 1.0507009873554805 * elu(self, 1.6732632423543772). */
+  function selu(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function selu(options: { self: Tensor }): Tensor;
+  /** self * Phi(self) (approximate 'none'), or its tanh approximation (approximate 'tanh'). */
+  function gelu(self: Tensor, options?: { self?: Tensor; approximate?: string }): Tensor;
+  function gelu(options: { self: Tensor; approximate?: string }): Tensor;
+  /** self * sigmoid(self) (swish). */
+  function silu(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function silu(options: { self: Tensor }): Tensor;
+  /** self * tanh(softplus(self)). */
+  function mish(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function mish(options: { self: Tensor }): Tensor;
+  /** log(1 + e^(beta * self)) / beta; self where beta * self > threshold. */
+  function softplus(self: Tensor, beta?: number, threshold?: number, options?: { self?: Tensor; beta?: number; threshold?: number }): Tensor;
+  function softplus(options: { self: Tensor; beta?: number; threshold?: number }): Tensor;
+  /** self clamped to [minVal, maxVal]. */
+  function hardtanh(self: Tensor, minVal?: number, maxVal?: number, options?: { self?: Tensor; minVal?: number; maxVal?: number }): Tensor;
+  function hardtanh(options: { self: Tensor; minVal?: number; maxVal?: number }): Tensor;
+  /** min(max(self / 6 + 1/2, 0), 1). */
+  function hardsigmoid(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function hardsigmoid(options: { self: Tensor }): Tensor;
+  /** self * hardsigmoid(self). */
+  function hardswish(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function hardswish(options: { self: Tensor }): Tensor;
 }

@@ -111,6 +111,12 @@ static kd_status kd_bw_neg(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_neg_spec = {kd_bw_neg, 0x1u, 0x0u, 0x0u, 0};
 
+static kd_status kd_bw_abs(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_sgn, 1, (kd_value[]){kd_f_arg(c, 0)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_abs_spec = {kd_bw_abs, 0x1u, 0x1u, 0x0u, 1};
+
 static kd_status kd_bw_exp(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_out(c, 0)));
   return c->st;
@@ -124,7 +130,7 @@ static kd_status kd_bw_log(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_log_spec = {kd_bw_log, 0x1u, 0x1u, 0x0u, 1};
 
 static kd_status kd_bw_sqrt(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_mul, kd_f_int(2), kd_f_out(c, 0))));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_mul, kd_f_out(c, 0), kd_f_int(2))));
   return c->st;
 }
 static const kd_backward_spec kd_bw_sqrt_spec = {kd_bw_sqrt, 0x1u, 0x0u, 0x1u, 0};
@@ -136,13 +142,13 @@ static kd_status kd_bw_relu(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_relu_spec = {kd_bw_relu, 0x1u, 0x0u, 0x1u, 0};
 
 static kd_status kd_bw_sigmoid(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_out(c, 0)), kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_out(c, 0))));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_out(c, 0)), kd_f_binop(c, KD_OP_add, kd_f_neg(c, kd_f_out(c, 0)), kd_f_int(1))));
   return c->st;
 }
 static const kd_backward_spec kd_bw_sigmoid_spec = {kd_bw_sigmoid, 0x1u, 0x0u, 0x1u, 0};
 
 static kd_status kd_bw_tanh(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_binop(c, KD_OP_mul, kd_f_out(c, 0), kd_f_out(c, 0)))));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_neg(c, kd_f_out(c, 0)), kd_f_out(c, 0)), kd_f_int(1))));
   return c->st;
 }
 static const kd_backward_spec kd_bw_tanh_spec = {kd_bw_tanh, 0x1u, 0x0u, 0x1u, 0};
@@ -389,6 +395,282 @@ static kd_status kd_bw_topk(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_topk_spec = {kd_bw_topk, 0x1u, 0x0u, 0x2u, 0};
 
+static kd_status kd_bw_sign(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_int(0)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_sign_spec = {kd_bw_sign, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_sgn(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_int(0)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_sgn_spec = {kd_bw_sgn, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_exp2(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_out(c, 0)), kd_f_float(0.6931471805599453)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_exp2_spec = {kd_bw_exp2, 0x1u, 0x0u, 0x1u, 0};
+
+static kd_status kd_bw_expm1(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_add, kd_f_out(c, 0), kd_f_int(1))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_expm1_spec = {kd_bw_expm1, 0x1u, 0x0u, 0x1u, 0};
+
+static kd_status kd_bw_log2(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_float(0.6931471805599453))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_log2_spec = {kd_bw_log2, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_log10(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_float(2.302585092994046))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_log10_spec = {kd_bw_log10, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_log1p(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_add, kd_f_arg(c, 0), kd_f_int(1))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_log1p_spec = {kd_bw_log1p, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_rsqrt(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_pow, 2, (kd_value[]){kd_f_out(c, 0), kd_f_int(3)})), kd_f_neg(c, kd_f_float(0.5))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_rsqrt_spec = {kd_bw_rsqrt, 0x1u, 0x0u, 0x1u, 0};
+
+static kd_status kd_bw_square(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 0)), kd_f_int(2)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_square_spec = {kd_bw_square, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_sin(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_cos, 1, (kd_value[]){kd_f_arg(c, 0)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_sin_spec = {kd_bw_sin, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_cos(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_neg(c, kd_f_call(c, KD_OP_sin, 1, (kd_value[]){kd_f_arg(c, 0)}))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_cos_spec = {kd_bw_cos, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_tan(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_out(c, 0), kd_f_out(c, 0)), kd_f_int(1))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_tan_spec = {kd_bw_tan, 0x1u, 0x0u, 0x1u, 0};
+
+static kd_status kd_bw_asin(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_rsqrt, 1, (kd_value[]){kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_neg(c, kd_f_arg(c, 0)), kd_f_arg(c, 0)), kd_f_int(1))})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_asin_spec = {kd_bw_asin, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_acos(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_neg(c, kd_f_call(c, KD_OP_rsqrt, 1, (kd_value[]){kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_neg(c, kd_f_arg(c, 0)), kd_f_arg(c, 0)), kd_f_int(1))}))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_acos_spec = {kd_bw_acos, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_atan(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_arg(c, 0)), kd_f_int(1))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_atan_spec = {kd_bw_atan, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_sinh(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_cosh, 1, (kd_value[]){kd_f_arg(c, 0)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_sinh_spec = {kd_bw_sinh, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_cosh(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_sinh, 1, (kd_value[]){kd_f_arg(c, 0)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_cosh_spec = {kd_bw_cosh, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_asinh(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_rsqrt, 1, (kd_value[]){kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_arg(c, 0)), kd_f_int(1))})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_asinh_spec = {kd_bw_asinh, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_acosh(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_rsqrt, 1, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_arg(c, 0)), kd_f_int(1))})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_acosh_spec = {kd_bw_acosh, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_atanh(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_neg(c, kd_f_arg(c, 0)), kd_f_arg(c, 0)), kd_f_int(1))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_atanh_spec = {kd_bw_atanh, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_erf(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_exp, 1, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_neg(c, kd_f_arg(c, 0)), kd_f_arg(c, 0))})), kd_f_float(1.1283791670955126)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_erf_spec = {kd_bw_erf, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_erfc(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_exp, 1, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_neg(c, kd_f_arg(c, 0)), kd_f_arg(c, 0))})), kd_f_neg(c, kd_f_float(1.1283791670955126))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_erfc_spec = {kd_bw_erfc, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_erfinv(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_exp, 1, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_out(c, 0), kd_f_out(c, 0))})), kd_f_float(0.886226925452758)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_erfinv_spec = {kd_bw_erfinv, 0x1u, 0x0u, 0x1u, 0};
+
+static kd_status kd_bw_floor(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_int(0)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_floor_spec = {kd_bw_floor, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_ceil(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_int(0)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_ceil_spec = {kd_bw_ceil, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_round(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_int(0)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_round_spec = {kd_bw_round, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_trunc(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_int(0)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_trunc_spec = {kd_bw_trunc, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_frac(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_grad(c, 0));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_frac_spec = {kd_bw_frac, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_reciprocal(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_neg(c, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_out(c, 0)), kd_f_out(c, 0))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_reciprocal_spec = {kd_bw_reciprocal, 0x1u, 0x0u, 0x1u, 0};
+
+static kd_status kd_bw_nanToNum(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_isfinite, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_grad(c, 0), kd_f_int(0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_nanToNum_spec = {kd_bw_nanToNum, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_logsigmoid(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_sigmoid, 1, (kd_value[]){kd_f_neg(c, kd_f_arg(c, 0))})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_logsigmoid_spec = {kd_bw_logsigmoid, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_relu6(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_gt, kd_f_arg(c, 0), kd_f_int(0)), kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 0), kd_f_int(6))), kd_f_grad(c, 0), kd_f_int(0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_relu6_spec = {kd_bw_relu6, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_leakyRelu(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_gt, kd_f_arg(c, 0), kd_f_int(0)), kd_f_grad(c, 0), kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 1))}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_leakyRelu_spec = {kd_bw_leakyRelu, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_elu(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_eluBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_int(1), kd_f_int(1), kd_f_bool(false), kd_f_arg(c, 0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_elu_spec = {kd_bw_elu, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_selu(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_eluBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_float(1.6732632423543772), kd_f_float(1.0507009873554805), kd_f_int(1), kd_f_bool(false), kd_f_arg(c, 0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_selu_spec = {kd_bw_selu, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_gelu(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_geluBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_gelu_spec = {kd_bw_gelu, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_silu(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_siluBackward, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_silu_spec = {kd_bw_silu, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_mish(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_mishBackward, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_mish_spec = {kd_bw_mish, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_softplus(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_gt, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_arg(c, 2)), kd_f_grad(c, 0), kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_sigmoid, 1, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_arg(c, 1))}))}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_softplus_spec = {kd_bw_softplus, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_hardtanh(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_gt, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 0), kd_f_arg(c, 2))), kd_f_grad(c, 0), kd_f_int(0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_hardtanh_spec = {kd_bw_hardtanh, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_hardsigmoid(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_gt, kd_f_arg(c, 0), kd_f_neg(c, kd_f_int(3))), kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 0), kd_f_int(3))), kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_int(6)), kd_f_int(0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_hardsigmoid_spec = {kd_bw_hardsigmoid, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_hardswish(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 0), kd_f_neg(c, kd_f_int(3))), kd_f_int(0), kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_le, kd_f_arg(c, 0), kd_f_int(3)), kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_div, kd_f_arg(c, 0), kd_f_int(3)), kd_f_float(0.5))), kd_f_grad(c, 0)})}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_hardswish_spec = {kd_bw_hardswish, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_geluBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_geluBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_geluBackward_spec = {kd_bw_geluBackward, 0x1u, 0x2u, 0x0u, 0};
+
+static kd_status kd_bw_siluBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_siluBackward, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_siluBackward_spec = {kd_bw_siluBackward, 0x1u, 0x2u, 0x0u, 0};
+
+static kd_status kd_bw_mishBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_mishBackward, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_mishBackward_spec = {kd_bw_mishBackward, 0x1u, 0x2u, 0x0u, 0};
+
+static kd_status kd_bw_eluBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_eluBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_eluBackward_spec = {kd_bw_eluBackward, 0x1u, 0x20u, 0x0u, 0};
+
 const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_fill_] = &kd_bw_fill_spec,
     [KD_OP_copy_] = &kd_bw_copy_spec,
@@ -413,6 +695,8 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_pow_] = &kd_bw_pow_spec,
     [KD_OP_neg] = &kd_bw_neg_spec,
     [KD_OP_neg_] = &kd_bw_neg_spec,
+    [KD_OP_abs] = &kd_bw_abs_spec,
+    [KD_OP_abs_] = &kd_bw_abs_spec,
     [KD_OP_exp] = &kd_bw_exp_spec,
     [KD_OP_exp_] = &kd_bw_exp_spec,
     [KD_OP_log] = &kd_bw_log_spec,
@@ -472,4 +756,89 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_diagonalBackward] = &kd_bw_diagonalBackward_spec,
     [KD_OP_sort] = &kd_bw_sort_spec,
     [KD_OP_topk] = &kd_bw_topk_spec,
+    [KD_OP_sign] = &kd_bw_sign_spec,
+    [KD_OP_sign_] = &kd_bw_sign_spec,
+    [KD_OP_sgn] = &kd_bw_sgn_spec,
+    [KD_OP_sgn_] = &kd_bw_sgn_spec,
+    [KD_OP_exp2] = &kd_bw_exp2_spec,
+    [KD_OP_exp2_] = &kd_bw_exp2_spec,
+    [KD_OP_expm1] = &kd_bw_expm1_spec,
+    [KD_OP_expm1_] = &kd_bw_expm1_spec,
+    [KD_OP_log2] = &kd_bw_log2_spec,
+    [KD_OP_log2_] = &kd_bw_log2_spec,
+    [KD_OP_log10] = &kd_bw_log10_spec,
+    [KD_OP_log10_] = &kd_bw_log10_spec,
+    [KD_OP_log1p] = &kd_bw_log1p_spec,
+    [KD_OP_log1p_] = &kd_bw_log1p_spec,
+    [KD_OP_rsqrt] = &kd_bw_rsqrt_spec,
+    [KD_OP_rsqrt_] = &kd_bw_rsqrt_spec,
+    [KD_OP_square] = &kd_bw_square_spec,
+    [KD_OP_square_] = &kd_bw_square_spec,
+    [KD_OP_sin] = &kd_bw_sin_spec,
+    [KD_OP_sin_] = &kd_bw_sin_spec,
+    [KD_OP_cos] = &kd_bw_cos_spec,
+    [KD_OP_cos_] = &kd_bw_cos_spec,
+    [KD_OP_tan] = &kd_bw_tan_spec,
+    [KD_OP_tan_] = &kd_bw_tan_spec,
+    [KD_OP_asin] = &kd_bw_asin_spec,
+    [KD_OP_asin_] = &kd_bw_asin_spec,
+    [KD_OP_acos] = &kd_bw_acos_spec,
+    [KD_OP_acos_] = &kd_bw_acos_spec,
+    [KD_OP_atan] = &kd_bw_atan_spec,
+    [KD_OP_atan_] = &kd_bw_atan_spec,
+    [KD_OP_sinh] = &kd_bw_sinh_spec,
+    [KD_OP_sinh_] = &kd_bw_sinh_spec,
+    [KD_OP_cosh] = &kd_bw_cosh_spec,
+    [KD_OP_cosh_] = &kd_bw_cosh_spec,
+    [KD_OP_asinh] = &kd_bw_asinh_spec,
+    [KD_OP_asinh_] = &kd_bw_asinh_spec,
+    [KD_OP_acosh] = &kd_bw_acosh_spec,
+    [KD_OP_acosh_] = &kd_bw_acosh_spec,
+    [KD_OP_atanh] = &kd_bw_atanh_spec,
+    [KD_OP_atanh_] = &kd_bw_atanh_spec,
+    [KD_OP_erf] = &kd_bw_erf_spec,
+    [KD_OP_erf_] = &kd_bw_erf_spec,
+    [KD_OP_erfc] = &kd_bw_erfc_spec,
+    [KD_OP_erfc_] = &kd_bw_erfc_spec,
+    [KD_OP_erfinv] = &kd_bw_erfinv_spec,
+    [KD_OP_erfinv_] = &kd_bw_erfinv_spec,
+    [KD_OP_floor] = &kd_bw_floor_spec,
+    [KD_OP_floor_] = &kd_bw_floor_spec,
+    [KD_OP_ceil] = &kd_bw_ceil_spec,
+    [KD_OP_ceil_] = &kd_bw_ceil_spec,
+    [KD_OP_round] = &kd_bw_round_spec,
+    [KD_OP_round_] = &kd_bw_round_spec,
+    [KD_OP_trunc] = &kd_bw_trunc_spec,
+    [KD_OP_trunc_] = &kd_bw_trunc_spec,
+    [KD_OP_frac] = &kd_bw_frac_spec,
+    [KD_OP_frac_] = &kd_bw_frac_spec,
+    [KD_OP_reciprocal] = &kd_bw_reciprocal_spec,
+    [KD_OP_reciprocal_] = &kd_bw_reciprocal_spec,
+    [KD_OP_nanToNum] = &kd_bw_nanToNum_spec,
+    [KD_OP_nanToNum_] = &kd_bw_nanToNum_spec,
+    [KD_OP_logsigmoid] = &kd_bw_logsigmoid_spec,
+    [KD_OP_relu6] = &kd_bw_relu6_spec,
+    [KD_OP_relu6_] = &kd_bw_relu6_spec,
+    [KD_OP_leakyRelu] = &kd_bw_leakyRelu_spec,
+    [KD_OP_leakyRelu_] = &kd_bw_leakyRelu_spec,
+    [KD_OP_elu] = &kd_bw_elu_spec,
+    [KD_OP_elu_] = &kd_bw_elu_spec,
+    [KD_OP_selu] = &kd_bw_selu_spec,
+    [KD_OP_selu_] = &kd_bw_selu_spec,
+    [KD_OP_gelu] = &kd_bw_gelu_spec,
+    [KD_OP_silu] = &kd_bw_silu_spec,
+    [KD_OP_silu_] = &kd_bw_silu_spec,
+    [KD_OP_mish] = &kd_bw_mish_spec,
+    [KD_OP_mish_] = &kd_bw_mish_spec,
+    [KD_OP_softplus] = &kd_bw_softplus_spec,
+    [KD_OP_hardtanh] = &kd_bw_hardtanh_spec,
+    [KD_OP_hardtanh_] = &kd_bw_hardtanh_spec,
+    [KD_OP_hardsigmoid] = &kd_bw_hardsigmoid_spec,
+    [KD_OP_hardsigmoid_] = &kd_bw_hardsigmoid_spec,
+    [KD_OP_hardswish] = &kd_bw_hardswish_spec,
+    [KD_OP_hardswish_] = &kd_bw_hardswish_spec,
+    [KD_OP_geluBackward] = &kd_bw_geluBackward_spec,
+    [KD_OP_siluBackward] = &kd_bw_siluBackward_spec,
+    [KD_OP_mishBackward] = &kd_bw_mishBackward_spec,
+    [KD_OP_eluBackward] = &kd_bw_eluBackward_spec,
 };

@@ -30,6 +30,7 @@ kd_status kd_composite_unbind(const kd_op_info *op, kd_keyset ks, kd_value *args
 kd_status kd_composite_vecprod(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_vstack(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_zero(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_act_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_addmm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_arange(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_arg_reduce(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -808,6 +809,304 @@ static const kd_arg_schema kd_args_unique[] = {
     {"returnCounts", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
     {"dim", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
 };
+static const kd_arg_schema kd_args_sign[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_sign_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_sgn[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_sgn_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_exp2[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_exp2_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_expm1[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_expm1_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_log2[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_log2_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_log10[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_log10_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_log1p[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_log1p_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_rsqrt[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_rsqrt_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_square[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_square_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_sin[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_sin_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_cos[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_cos_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_tan[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_tan_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_asin[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_asin_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_acos[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_acos_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_atan[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_atan_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_sinh[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_sinh_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_cosh[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_cosh_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_asinh[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_asinh_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_acosh[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_acosh_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_atanh[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_atanh_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_erf[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_erf_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_erfc[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_erfc_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_erfinv[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_erfinv_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_floor[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_floor_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_ceil[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_ceil_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_round[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"decimals", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+};
+static const kd_arg_schema kd_args_round_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"decimals", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+};
+static const kd_arg_schema kd_args_trunc[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_trunc_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_frac[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_frac_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_reciprocal[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_reciprocal_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_nanToNum[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"nan", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"posinf", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"neginf", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_nanToNum_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"nan", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"posinf", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"neginf", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_isnan[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_isinf[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_isfinite[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_isposinf[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_isneginf[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_logsigmoid[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_relu6[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_relu6_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_leakyRelu[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"negativeSlope", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 0.01}}},
+};
+static const kd_arg_schema kd_args_leakyRelu_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"negativeSlope", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 0.01}}},
+};
+static const kd_arg_schema kd_args_elu[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"alpha", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1}}},
+};
+static const kd_arg_schema kd_args_elu_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"alpha", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1}}},
+};
+static const kd_arg_schema kd_args_selu[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_selu_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_gelu[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"approximate", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "none"}}},
+};
+static const kd_arg_schema kd_args_silu[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_silu_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_mish[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_mish_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_softplus[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"beta", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1}}},
+    {"threshold", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 20}}},
+};
+static const kd_arg_schema kd_args_hardtanh[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"minVal", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = -1}}},
+    {"maxVal", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1}}},
+};
+static const kd_arg_schema kd_args_hardtanh_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"minVal", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = -1}}},
+    {"maxVal", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1}}},
+};
+static const kd_arg_schema kd_args_hardsigmoid[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_hardsigmoid_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_hardswish[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_hardswish_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_geluBackward[] = {
+    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"approximate", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "none"}}},
+};
+static const kd_arg_schema kd_args_siluBackward[] = {
+    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_mishBackward[] = {
+    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_eluBackward[] = {
+    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"alpha", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
+    {"scale", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
+    {"inputScale", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
+    {"isResult", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+    {"selfOrResult", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
 
 const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_empty] = {"empty", KD_OP_empty, 0, KD_OP_FLAG_FACTORY, 3, kd_args_empty, 1, 2, 1},
@@ -964,6 +1263,96 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_argsort] = {"argsort", KD_OP_argsort, KD_SORT_ARGSORT, KD_OP_FLAG_NONDIFF, 4, kd_args_argsort, 1, -1, -1},
     [KD_OP_topk] = {"topk", KD_OP_topk, KD_SORT_TOPK, 0, 5, kd_args_topk, 2, -1, -1},
     [KD_OP_unique] = {"unique", KD_OP_unique, 0, KD_OP_FLAG_NONDIFF, 5, kd_args_unique, -1, -1, -1},
+    [KD_OP_sign] = {"sign", KD_OP_sign, KD_UNARY_SIGN, 0, 1, kd_args_sign, 1, -1, -1},
+    [KD_OP_sign_] = {"sign_", KD_OP_sign_, KD_UNARY_SIGN, KD_OP_FLAG_INPLACE, 1, kd_args_sign_, 1, -1, -1},
+    [KD_OP_sgn] = {"sgn", KD_OP_sgn, KD_UNARY_SGN, 0, 1, kd_args_sgn, 1, -1, -1},
+    [KD_OP_sgn_] = {"sgn_", KD_OP_sgn_, KD_UNARY_SGN, KD_OP_FLAG_INPLACE, 1, kd_args_sgn_, 1, -1, -1},
+    [KD_OP_exp2] = {"exp2", KD_OP_exp2, KD_UNARY_EXP2, 0, 1, kd_args_exp2, 1, -1, -1},
+    [KD_OP_exp2_] = {"exp2_", KD_OP_exp2_, KD_UNARY_EXP2, KD_OP_FLAG_INPLACE, 1, kd_args_exp2_, 1, -1, -1},
+    [KD_OP_expm1] = {"expm1", KD_OP_expm1, KD_UNARY_EXPM1, 0, 1, kd_args_expm1, 1, -1, -1},
+    [KD_OP_expm1_] = {"expm1_", KD_OP_expm1_, KD_UNARY_EXPM1, KD_OP_FLAG_INPLACE, 1, kd_args_expm1_, 1, -1, -1},
+    [KD_OP_log2] = {"log2", KD_OP_log2, KD_UNARY_LOG2, 0, 1, kd_args_log2, 1, -1, -1},
+    [KD_OP_log2_] = {"log2_", KD_OP_log2_, KD_UNARY_LOG2, KD_OP_FLAG_INPLACE, 1, kd_args_log2_, 1, -1, -1},
+    [KD_OP_log10] = {"log10", KD_OP_log10, KD_UNARY_LOG10, 0, 1, kd_args_log10, 1, -1, -1},
+    [KD_OP_log10_] = {"log10_", KD_OP_log10_, KD_UNARY_LOG10, KD_OP_FLAG_INPLACE, 1, kd_args_log10_, 1, -1, -1},
+    [KD_OP_log1p] = {"log1p", KD_OP_log1p, KD_UNARY_LOG1P, 0, 1, kd_args_log1p, 1, -1, -1},
+    [KD_OP_log1p_] = {"log1p_", KD_OP_log1p_, KD_UNARY_LOG1P, KD_OP_FLAG_INPLACE, 1, kd_args_log1p_, 1, -1, -1},
+    [KD_OP_rsqrt] = {"rsqrt", KD_OP_rsqrt, KD_UNARY_RSQRT, 0, 1, kd_args_rsqrt, 1, -1, -1},
+    [KD_OP_rsqrt_] = {"rsqrt_", KD_OP_rsqrt_, KD_UNARY_RSQRT, KD_OP_FLAG_INPLACE, 1, kd_args_rsqrt_, 1, -1, -1},
+    [KD_OP_square] = {"square", KD_OP_square, KD_UNARY_SQUARE, 0, 1, kd_args_square, 1, -1, -1},
+    [KD_OP_square_] = {"square_", KD_OP_square_, KD_UNARY_SQUARE, KD_OP_FLAG_INPLACE, 1, kd_args_square_, 1, -1, -1},
+    [KD_OP_sin] = {"sin", KD_OP_sin, KD_UNARY_SIN, 0, 1, kd_args_sin, 1, -1, -1},
+    [KD_OP_sin_] = {"sin_", KD_OP_sin_, KD_UNARY_SIN, KD_OP_FLAG_INPLACE, 1, kd_args_sin_, 1, -1, -1},
+    [KD_OP_cos] = {"cos", KD_OP_cos, KD_UNARY_COS, 0, 1, kd_args_cos, 1, -1, -1},
+    [KD_OP_cos_] = {"cos_", KD_OP_cos_, KD_UNARY_COS, KD_OP_FLAG_INPLACE, 1, kd_args_cos_, 1, -1, -1},
+    [KD_OP_tan] = {"tan", KD_OP_tan, KD_UNARY_TAN, 0, 1, kd_args_tan, 1, -1, -1},
+    [KD_OP_tan_] = {"tan_", KD_OP_tan_, KD_UNARY_TAN, KD_OP_FLAG_INPLACE, 1, kd_args_tan_, 1, -1, -1},
+    [KD_OP_asin] = {"asin", KD_OP_asin, KD_UNARY_ASIN, 0, 1, kd_args_asin, 1, -1, -1},
+    [KD_OP_asin_] = {"asin_", KD_OP_asin_, KD_UNARY_ASIN, KD_OP_FLAG_INPLACE, 1, kd_args_asin_, 1, -1, -1},
+    [KD_OP_acos] = {"acos", KD_OP_acos, KD_UNARY_ACOS, 0, 1, kd_args_acos, 1, -1, -1},
+    [KD_OP_acos_] = {"acos_", KD_OP_acos_, KD_UNARY_ACOS, KD_OP_FLAG_INPLACE, 1, kd_args_acos_, 1, -1, -1},
+    [KD_OP_atan] = {"atan", KD_OP_atan, KD_UNARY_ATAN, 0, 1, kd_args_atan, 1, -1, -1},
+    [KD_OP_atan_] = {"atan_", KD_OP_atan_, KD_UNARY_ATAN, KD_OP_FLAG_INPLACE, 1, kd_args_atan_, 1, -1, -1},
+    [KD_OP_sinh] = {"sinh", KD_OP_sinh, KD_UNARY_SINH, 0, 1, kd_args_sinh, 1, -1, -1},
+    [KD_OP_sinh_] = {"sinh_", KD_OP_sinh_, KD_UNARY_SINH, KD_OP_FLAG_INPLACE, 1, kd_args_sinh_, 1, -1, -1},
+    [KD_OP_cosh] = {"cosh", KD_OP_cosh, KD_UNARY_COSH, 0, 1, kd_args_cosh, 1, -1, -1},
+    [KD_OP_cosh_] = {"cosh_", KD_OP_cosh_, KD_UNARY_COSH, KD_OP_FLAG_INPLACE, 1, kd_args_cosh_, 1, -1, -1},
+    [KD_OP_asinh] = {"asinh", KD_OP_asinh, KD_UNARY_ASINH, 0, 1, kd_args_asinh, 1, -1, -1},
+    [KD_OP_asinh_] = {"asinh_", KD_OP_asinh_, KD_UNARY_ASINH, KD_OP_FLAG_INPLACE, 1, kd_args_asinh_, 1, -1, -1},
+    [KD_OP_acosh] = {"acosh", KD_OP_acosh, KD_UNARY_ACOSH, 0, 1, kd_args_acosh, 1, -1, -1},
+    [KD_OP_acosh_] = {"acosh_", KD_OP_acosh_, KD_UNARY_ACOSH, KD_OP_FLAG_INPLACE, 1, kd_args_acosh_, 1, -1, -1},
+    [KD_OP_atanh] = {"atanh", KD_OP_atanh, KD_UNARY_ATANH, 0, 1, kd_args_atanh, 1, -1, -1},
+    [KD_OP_atanh_] = {"atanh_", KD_OP_atanh_, KD_UNARY_ATANH, KD_OP_FLAG_INPLACE, 1, kd_args_atanh_, 1, -1, -1},
+    [KD_OP_erf] = {"erf", KD_OP_erf, KD_UNARY_ERF, 0, 1, kd_args_erf, 1, -1, -1},
+    [KD_OP_erf_] = {"erf_", KD_OP_erf_, KD_UNARY_ERF, KD_OP_FLAG_INPLACE, 1, kd_args_erf_, 1, -1, -1},
+    [KD_OP_erfc] = {"erfc", KD_OP_erfc, KD_UNARY_ERFC, 0, 1, kd_args_erfc, 1, -1, -1},
+    [KD_OP_erfc_] = {"erfc_", KD_OP_erfc_, KD_UNARY_ERFC, KD_OP_FLAG_INPLACE, 1, kd_args_erfc_, 1, -1, -1},
+    [KD_OP_erfinv] = {"erfinv", KD_OP_erfinv, KD_UNARY_ERFINV, 0, 1, kd_args_erfinv, 1, -1, -1},
+    [KD_OP_erfinv_] = {"erfinv_", KD_OP_erfinv_, KD_UNARY_ERFINV, KD_OP_FLAG_INPLACE, 1, kd_args_erfinv_, 1, -1, -1},
+    [KD_OP_floor] = {"floor", KD_OP_floor, KD_UNARY_FLOOR, 0, 1, kd_args_floor, 1, -1, -1},
+    [KD_OP_floor_] = {"floor_", KD_OP_floor_, KD_UNARY_FLOOR, KD_OP_FLAG_INPLACE, 1, kd_args_floor_, 1, -1, -1},
+    [KD_OP_ceil] = {"ceil", KD_OP_ceil, KD_UNARY_CEIL, 0, 1, kd_args_ceil, 1, -1, -1},
+    [KD_OP_ceil_] = {"ceil_", KD_OP_ceil_, KD_UNARY_CEIL, KD_OP_FLAG_INPLACE, 1, kd_args_ceil_, 1, -1, -1},
+    [KD_OP_round] = {"round", KD_OP_round, KD_UNARY_ROUND, 0, 2, kd_args_round, 1, -1, -1},
+    [KD_OP_round_] = {"round_", KD_OP_round_, KD_UNARY_ROUND, KD_OP_FLAG_INPLACE, 2, kd_args_round_, 1, -1, -1},
+    [KD_OP_trunc] = {"trunc", KD_OP_trunc, KD_UNARY_TRUNC, 0, 1, kd_args_trunc, 1, -1, -1},
+    [KD_OP_trunc_] = {"trunc_", KD_OP_trunc_, KD_UNARY_TRUNC, KD_OP_FLAG_INPLACE, 1, kd_args_trunc_, 1, -1, -1},
+    [KD_OP_frac] = {"frac", KD_OP_frac, KD_UNARY_FRAC, 0, 1, kd_args_frac, 1, -1, -1},
+    [KD_OP_frac_] = {"frac_", KD_OP_frac_, KD_UNARY_FRAC, KD_OP_FLAG_INPLACE, 1, kd_args_frac_, 1, -1, -1},
+    [KD_OP_reciprocal] = {"reciprocal", KD_OP_reciprocal, KD_UNARY_RECIPROCAL, 0, 1, kd_args_reciprocal, 1, -1, -1},
+    [KD_OP_reciprocal_] = {"reciprocal_", KD_OP_reciprocal_, KD_UNARY_RECIPROCAL, KD_OP_FLAG_INPLACE, 1, kd_args_reciprocal_, 1, -1, -1},
+    [KD_OP_nanToNum] = {"nanToNum", KD_OP_nanToNum, KD_UNARY_NAN_TO_NUM, 0, 4, kd_args_nanToNum, 1, -1, -1},
+    [KD_OP_nanToNum_] = {"nanToNum_", KD_OP_nanToNum_, KD_UNARY_NAN_TO_NUM, KD_OP_FLAG_INPLACE, 4, kd_args_nanToNum_, 1, -1, -1},
+    [KD_OP_isnan] = {"isnan", KD_OP_isnan, KD_UNARY_ISNAN, KD_OP_FLAG_NONDIFF, 1, kd_args_isnan, 1, -1, -1},
+    [KD_OP_isinf] = {"isinf", KD_OP_isinf, KD_UNARY_ISINF, KD_OP_FLAG_NONDIFF, 1, kd_args_isinf, 1, -1, -1},
+    [KD_OP_isfinite] = {"isfinite", KD_OP_isfinite, KD_UNARY_ISFINITE, KD_OP_FLAG_NONDIFF, 1, kd_args_isfinite, 1, -1, -1},
+    [KD_OP_isposinf] = {"isposinf", KD_OP_isposinf, KD_UNARY_ISPOSINF, KD_OP_FLAG_NONDIFF, 1, kd_args_isposinf, 1, -1, -1},
+    [KD_OP_isneginf] = {"isneginf", KD_OP_isneginf, KD_UNARY_ISNEGINF, KD_OP_FLAG_NONDIFF, 1, kd_args_isneginf, 1, -1, -1},
+    [KD_OP_logsigmoid] = {"logsigmoid", KD_OP_logsigmoid, KD_UNARY_LOGSIGMOID, 0, 1, kd_args_logsigmoid, 1, -1, -1},
+    [KD_OP_relu6] = {"relu6", KD_OP_relu6, KD_UNARY_RELU6, 0, 1, kd_args_relu6, 1, -1, -1},
+    [KD_OP_relu6_] = {"relu6_", KD_OP_relu6_, KD_UNARY_RELU6, KD_OP_FLAG_INPLACE, 1, kd_args_relu6_, 1, -1, -1},
+    [KD_OP_leakyRelu] = {"leakyRelu", KD_OP_leakyRelu, KD_UNARY_LEAKY_RELU, 0, 2, kd_args_leakyRelu, 1, -1, -1},
+    [KD_OP_leakyRelu_] = {"leakyRelu_", KD_OP_leakyRelu_, KD_UNARY_LEAKY_RELU, KD_OP_FLAG_INPLACE, 2, kd_args_leakyRelu_, 1, -1, -1},
+    [KD_OP_elu] = {"elu", KD_OP_elu, KD_UNARY_ELU, 0, 2, kd_args_elu, 1, -1, -1},
+    [KD_OP_elu_] = {"elu_", KD_OP_elu_, KD_UNARY_ELU, KD_OP_FLAG_INPLACE, 2, kd_args_elu_, 1, -1, -1},
+    [KD_OP_selu] = {"selu", KD_OP_selu, KD_UNARY_SELU, 0, 1, kd_args_selu, 1, -1, -1},
+    [KD_OP_selu_] = {"selu_", KD_OP_selu_, KD_UNARY_SELU, KD_OP_FLAG_INPLACE, 1, kd_args_selu_, 1, -1, -1},
+    [KD_OP_gelu] = {"gelu", KD_OP_gelu, KD_UNARY_GELU, 0, 2, kd_args_gelu, 1, -1, -1},
+    [KD_OP_silu] = {"silu", KD_OP_silu, KD_UNARY_SILU, 0, 1, kd_args_silu, 1, -1, -1},
+    [KD_OP_silu_] = {"silu_", KD_OP_silu_, KD_UNARY_SILU, KD_OP_FLAG_INPLACE, 1, kd_args_silu_, 1, -1, -1},
+    [KD_OP_mish] = {"mish", KD_OP_mish, KD_UNARY_MISH, 0, 1, kd_args_mish, 1, -1, -1},
+    [KD_OP_mish_] = {"mish_", KD_OP_mish_, KD_UNARY_MISH, KD_OP_FLAG_INPLACE, 1, kd_args_mish_, 1, -1, -1},
+    [KD_OP_softplus] = {"softplus", KD_OP_softplus, KD_UNARY_SOFTPLUS, 0, 3, kd_args_softplus, 1, -1, -1},
+    [KD_OP_hardtanh] = {"hardtanh", KD_OP_hardtanh, KD_UNARY_HARDTANH, 0, 3, kd_args_hardtanh, 1, -1, -1},
+    [KD_OP_hardtanh_] = {"hardtanh_", KD_OP_hardtanh_, KD_UNARY_HARDTANH, KD_OP_FLAG_INPLACE, 3, kd_args_hardtanh_, 1, -1, -1},
+    [KD_OP_hardsigmoid] = {"hardsigmoid", KD_OP_hardsigmoid, KD_UNARY_HARDSIGMOID, 0, 1, kd_args_hardsigmoid, 1, -1, -1},
+    [KD_OP_hardsigmoid_] = {"hardsigmoid_", KD_OP_hardsigmoid_, KD_UNARY_HARDSIGMOID, KD_OP_FLAG_INPLACE, 1, kd_args_hardsigmoid_, 1, -1, -1},
+    [KD_OP_hardswish] = {"hardswish", KD_OP_hardswish, KD_UNARY_HARDSWISH, 0, 1, kd_args_hardswish, 1, -1, -1},
+    [KD_OP_hardswish_] = {"hardswish_", KD_OP_hardswish_, KD_UNARY_HARDSWISH, KD_OP_FLAG_INPLACE, 1, kd_args_hardswish_, 1, -1, -1},
+    [KD_OP_geluBackward] = {"geluBackward", KD_OP_geluBackward, KD_ACTBW_GELU, 0, 3, kd_args_geluBackward, 1, -1, -1},
+    [KD_OP_siluBackward] = {"siluBackward", KD_OP_siluBackward, KD_ACTBW_SILU, 0, 2, kd_args_siluBackward, 1, -1, -1},
+    [KD_OP_mishBackward] = {"mishBackward", KD_OP_mishBackward, KD_ACTBW_MISH, 0, 2, kd_args_mishBackward, 1, -1, -1},
+    [KD_OP_eluBackward] = {"eluBackward", KD_OP_eluBackward, KD_ACTBW_ELU, 0, 6, kd_args_eluBackward, 1, -1, -1},
 };
 
 kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
@@ -1121,4 +1510,94 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_argsort] = {[KD_KEY_CPU] = kd_cpu_sort},
     [KD_OP_topk] = {[KD_KEY_CPU] = kd_cpu_sort},
     [KD_OP_unique] = {[KD_KEY_CPU] = kd_cpu_unique},
+    [KD_OP_sign] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_sign_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_sgn] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_sgn_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_exp2] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_exp2_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_expm1] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_expm1_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_log2] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_log2_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_log10] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_log10_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_log1p] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_log1p_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_rsqrt] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_rsqrt_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_square] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_square_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_sin] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_sin_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_cos] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_cos_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_tan] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_tan_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_asin] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_asin_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_acos] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_acos_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_atan] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_atan_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_sinh] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_sinh_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_cosh] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_cosh_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_asinh] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_asinh_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_acosh] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_acosh_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_atanh] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_atanh_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_erf] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_erf_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_erfc] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_erfc_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_erfinv] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_erfinv_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_floor] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_floor_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_ceil] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_ceil_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_round] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_round_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_trunc] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_trunc_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_frac] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_frac_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_reciprocal] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_reciprocal_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_nanToNum] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_nanToNum_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_isnan] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_isinf] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_isfinite] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_isposinf] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_isneginf] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_logsigmoid] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_relu6] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_relu6_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_leakyRelu] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_leakyRelu_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_elu] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_elu_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_selu] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_selu_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_gelu] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_silu] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_silu_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_mish] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_mish_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_softplus] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_hardtanh] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_hardtanh_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_hardsigmoid] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_hardsigmoid_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_hardswish] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_hardswish_] = {[KD_KEY_CPU] = kd_cpu_unary},
+    [KD_OP_geluBackward] = {[KD_KEY_CPU] = kd_cpu_act_backward},
+    [KD_OP_siluBackward] = {[KD_KEY_CPU] = kd_cpu_act_backward},
+    [KD_OP_mishBackward] = {[KD_KEY_CPU] = kd_cpu_act_backward},
+    [KD_OP_eluBackward] = {[KD_KEY_CPU] = kd_cpu_act_backward},
 };
