@@ -69,3 +69,6 @@ kd.build = Object.freeze({ blas: !!N.hasBlas, cuda: !!N.cudaBuilt });
 kd.version = require('../package.json').version;
 
 kd.cuda = require('./cuda')(N);
+
+// kd.nn.functional.maxPool2d(..., returnIndices) picks values or (values, indices).
+require('./nn_pool')(kd);

@@ -18,10 +18,14 @@ kd_status kd_cpu_arange(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_v
 kd_status kd_cpu_arg_reduce(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_binary(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_bmm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_conv(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_copy(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_fill(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_interpolate(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_linspace(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_mm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_pad(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_pool(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_random(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_reduce(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_unary(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -426,6 +430,170 @@ static const kd_arg_schema kd_args_matmul[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
 };
+static const kd_arg_schema kd_args_conv1d[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"bias", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+};
+static const kd_arg_schema kd_args_conv1d_padding[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"bias", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "valid"}}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+};
+static const kd_arg_schema kd_args_conv2d[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"bias", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+};
+static const kd_arg_schema kd_args_conv2d_padding[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"bias", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "valid"}}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+};
+static const kd_arg_schema kd_args_convTranspose2d[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"bias", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"outputPadding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_conv2dBackwardInput[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"inputSize", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+};
+static const kd_arg_schema kd_args_conv2dBackwardInput_padding[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"inputSize", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "valid"}}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+};
+static const kd_arg_schema kd_args_conv2dBackwardWeight[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weightSize", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+};
+static const kd_arg_schema kd_args_conv2dBackwardWeight_padding[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weightSize", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "valid"}}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+};
+static const kd_arg_schema kd_args_maxPool2d[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"kernelSize", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"ceilMode", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"returnIndices", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_maxPool2dWithIndices[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"kernelSize", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"ceilMode", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"returnIndices", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_maxPool2dBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"kernelSize", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"ceilMode", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+    {"indices", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_avgPool2d[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"kernelSize", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"ceilMode", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"countIncludePad", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = true}}},
+    {"divisorOverride", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_avgPool2dBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"kernelSize", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"ceilMode", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+    {"countIncludePad", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+    {"divisorOverride", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_adaptiveAvgPool2d[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"outputSize", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_adaptiveAvgPool2dBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_interpolate[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"size", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"scaleFactor", KD_ARG_DOUBLELIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"mode", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "nearest"}}},
+    {"alignCorners", KD_ARG_BOOL_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_interpolateBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"inputSize", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"size", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"scaleFactor", KD_ARG_DOUBLELIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"mode", KD_ARG_STRING, false, {.kind = KD_VALUE_NONE}},
+    {"alignCorners", KD_ARG_BOOL_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_pad[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"pad", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"mode", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "constant"}}},
+    {"value", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_padBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"inputSize", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"pad", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"mode", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "constant"}}},
+};
 
 const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_empty] = {"empty", KD_OP_empty, 0, KD_OP_FLAG_FACTORY, 3, kd_args_empty, 1, 2, 1},
@@ -516,6 +684,26 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_mm] = {"mm", KD_OP_mm, 0, 0, 2, kd_args_mm, 1, -1, -1},
     [KD_OP_bmm] = {"bmm", KD_OP_bmm, 0, 0, 2, kd_args_bmm, 1, -1, -1},
     [KD_OP_matmul] = {"matmul", KD_OP_matmul, 0, 0, 2, kd_args_matmul, 1, -1, -1},
+    [KD_OP_conv1d] = {"conv1d", KD_OP_conv1d, KD_CONV_1D, 0, 7, kd_args_conv1d, 1, -1, -1},
+    [KD_OP_conv1d_padding] = {"conv1d.padding", KD_OP_conv1d_padding, KD_CONV_1D, 0, 7, kd_args_conv1d_padding, 1, -1, -1},
+    [KD_OP_conv2d] = {"conv2d", KD_OP_conv2d, KD_CONV_2D, 0, 7, kd_args_conv2d, 1, -1, -1},
+    [KD_OP_conv2d_padding] = {"conv2d.padding", KD_OP_conv2d_padding, KD_CONV_2D, 0, 7, kd_args_conv2d_padding, 1, -1, -1},
+    [KD_OP_convTranspose2d] = {"convTranspose2d", KD_OP_convTranspose2d, KD_CONV_TRANSPOSE_2D, 0, 8, kd_args_convTranspose2d, 1, -1, -1},
+    [KD_OP_conv2dBackwardInput] = {"conv2dBackwardInput", KD_OP_conv2dBackwardInput, KD_CONV_BACKWARD_INPUT, 0, 7, kd_args_conv2dBackwardInput, 1, -1, -1},
+    [KD_OP_conv2dBackwardInput_padding] = {"conv2dBackwardInput.padding", KD_OP_conv2dBackwardInput_padding, KD_CONV_BACKWARD_INPUT, 0, 7, kd_args_conv2dBackwardInput_padding, 1, -1, -1},
+    [KD_OP_conv2dBackwardWeight] = {"conv2dBackwardWeight", KD_OP_conv2dBackwardWeight, KD_CONV_BACKWARD_WEIGHT, 0, 7, kd_args_conv2dBackwardWeight, 1, -1, -1},
+    [KD_OP_conv2dBackwardWeight_padding] = {"conv2dBackwardWeight.padding", KD_OP_conv2dBackwardWeight_padding, KD_CONV_BACKWARD_WEIGHT, 0, 7, kd_args_conv2dBackwardWeight_padding, 1, -1, -1},
+    [KD_OP_maxPool2d] = {"maxPool2d", KD_OP_maxPool2d, KD_POOL_MAX, 0, 7, kd_args_maxPool2d, 1, -1, -1},
+    [KD_OP_maxPool2dWithIndices] = {"maxPool2dWithIndices", KD_OP_maxPool2dWithIndices, KD_POOL_MAX, 0, 7, kd_args_maxPool2dWithIndices, 2, -1, -1},
+    [KD_OP_maxPool2dBackward] = {"maxPool2dBackward", KD_OP_maxPool2dBackward, KD_POOL_MAX_BACKWARD, 0, 8, kd_args_maxPool2dBackward, 1, -1, -1},
+    [KD_OP_avgPool2d] = {"avgPool2d", KD_OP_avgPool2d, KD_POOL_AVG, 0, 7, kd_args_avgPool2d, 1, -1, -1},
+    [KD_OP_avgPool2dBackward] = {"avgPool2dBackward", KD_OP_avgPool2dBackward, KD_POOL_AVG_BACKWARD, 0, 8, kd_args_avgPool2dBackward, 1, -1, -1},
+    [KD_OP_adaptiveAvgPool2d] = {"adaptiveAvgPool2d", KD_OP_adaptiveAvgPool2d, KD_POOL_ADAPTIVE_AVG, 0, 2, kd_args_adaptiveAvgPool2d, 1, -1, -1},
+    [KD_OP_adaptiveAvgPool2dBackward] = {"adaptiveAvgPool2dBackward", KD_OP_adaptiveAvgPool2dBackward, KD_POOL_ADAPTIVE_AVG_BACKWARD, 0, 2, kd_args_adaptiveAvgPool2dBackward, 1, -1, -1},
+    [KD_OP_interpolate] = {"interpolate", KD_OP_interpolate, KD_INTERP_FORWARD, 0, 5, kd_args_interpolate, 1, -1, -1},
+    [KD_OP_interpolateBackward] = {"interpolateBackward", KD_OP_interpolateBackward, KD_INTERP_BACKWARD, 0, 6, kd_args_interpolateBackward, 1, -1, -1},
+    [KD_OP_pad] = {"pad", KD_OP_pad, KD_PAD_FORWARD, 0, 4, kd_args_pad, 1, -1, -1},
+    [KD_OP_padBackward] = {"padBackward", KD_OP_padBackward, KD_PAD_BACKWARD, 0, 4, kd_args_padBackward, 1, -1, -1},
 };
 
 kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
@@ -607,4 +795,24 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_mm] = {[KD_KEY_CPU] = kd_cpu_mm},
     [KD_OP_bmm] = {[KD_KEY_CPU] = kd_cpu_bmm},
     [KD_OP_matmul] = {[KD_KEY_CPU] = kd_composite_matmul, [KD_KEY_CUDA] = kd_composite_matmul, [KD_KEY_AUTOGRAD] = kd_composite_matmul},
+    [KD_OP_conv1d] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_conv1d_padding] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_conv2d] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_conv2d_padding] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_convTranspose2d] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_conv2dBackwardInput] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_conv2dBackwardInput_padding] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_conv2dBackwardWeight] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_conv2dBackwardWeight_padding] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_maxPool2d] = {[KD_KEY_CPU] = kd_cpu_pool},
+    [KD_OP_maxPool2dWithIndices] = {[KD_KEY_CPU] = kd_cpu_pool},
+    [KD_OP_maxPool2dBackward] = {[KD_KEY_CPU] = kd_cpu_pool},
+    [KD_OP_avgPool2d] = {[KD_KEY_CPU] = kd_cpu_pool},
+    [KD_OP_avgPool2dBackward] = {[KD_KEY_CPU] = kd_cpu_pool},
+    [KD_OP_adaptiveAvgPool2d] = {[KD_KEY_CPU] = kd_cpu_pool},
+    [KD_OP_adaptiveAvgPool2dBackward] = {[KD_KEY_CPU] = kd_cpu_pool},
+    [KD_OP_interpolate] = {[KD_KEY_CPU] = kd_cpu_interpolate},
+    [KD_OP_interpolateBackward] = {[KD_KEY_CPU] = kd_cpu_interpolate},
+    [KD_OP_pad] = {[KD_KEY_CPU] = kd_cpu_pad},
+    [KD_OP_padBackward] = {[KD_KEY_CPU] = kd_cpu_pad},
 };

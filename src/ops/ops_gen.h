@@ -91,7 +91,27 @@ typedef enum kd_op_id {
   KD_OP_mm = 85,
   KD_OP_bmm = 86,
   KD_OP_matmul = 87,
-  KD_OP_COUNT = 88
+  KD_OP_conv1d = 88,
+  KD_OP_conv1d_padding = 89,
+  KD_OP_conv2d = 90,
+  KD_OP_conv2d_padding = 91,
+  KD_OP_convTranspose2d = 92,
+  KD_OP_conv2dBackwardInput = 93,
+  KD_OP_conv2dBackwardInput_padding = 94,
+  KD_OP_conv2dBackwardWeight = 95,
+  KD_OP_conv2dBackwardWeight_padding = 96,
+  KD_OP_maxPool2d = 97,
+  KD_OP_maxPool2dWithIndices = 98,
+  KD_OP_maxPool2dBackward = 99,
+  KD_OP_avgPool2d = 100,
+  KD_OP_avgPool2dBackward = 101,
+  KD_OP_adaptiveAvgPool2d = 102,
+  KD_OP_adaptiveAvgPool2dBackward = 103,
+  KD_OP_interpolate = 104,
+  KD_OP_interpolateBackward = 105,
+  KD_OP_pad = 106,
+  KD_OP_padBackward = 107,
+  KD_OP_COUNT = 108
 } kd_op_id;
 
 #endif
