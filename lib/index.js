@@ -73,3 +73,6 @@ require('./autograd')(kd, Tensor, N, rt);
 
 // PyTorch-style indexing (Tensor#index/indexPut_ keys, kd.slice), nonzero asTuple, unique results.
 require('./indexing')(kd, Tensor);
+
+// kd.nn.functional.maxPool2d(..., returnIndices) picks values or (values, indices).
+require('./nn_pool')(kd);

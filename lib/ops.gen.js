@@ -157,6 +157,26 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:narrowBackward": [{ name: "narrowBackward", fn: N["narrowBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["start", "int", false, false], ["length", "int", false, false]] }],
     "function:permuteBackward": [{ name: "permuteBackward", fn: N["permuteBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["dims", "int[]", false, false]] }],
     "function:reduceBackward": [{ name: "reduceBackward", fn: N["reduceBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, false]] }],
+    "function:conv1d": [{ name: "conv1d", fn: N["conv1d"], ret: "tensor", args: [["input", "Tensor", false, false], ["weight", "Tensor", false, false], ["bias", "Tensor?", false, true], ["stride", "int[]?", false, true], ["padding", "int[]?", false, true], ["dilation", "int[]?", false, true], ["groups", "int", false, true]] },
+      { name: "conv1d.padding", fn: N["conv1d.padding"], ret: "tensor", args: [["input", "Tensor", false, false], ["weight", "Tensor", false, false], ["bias", "Tensor?", false, true], ["stride", "int[]?", false, true], ["padding", "str", false, true], ["dilation", "int[]?", false, true], ["groups", "int", false, true]] }],
+    "function:conv2d": [{ name: "conv2d", fn: N["conv2d"], ret: "tensor", args: [["input", "Tensor", false, false], ["weight", "Tensor", false, false], ["bias", "Tensor?", false, true], ["stride", "int[]?", false, true], ["padding", "int[]?", false, true], ["dilation", "int[]?", false, true], ["groups", "int", false, true]] },
+      { name: "conv2d.padding", fn: N["conv2d.padding"], ret: "tensor", args: [["input", "Tensor", false, false], ["weight", "Tensor", false, false], ["bias", "Tensor?", false, true], ["stride", "int[]?", false, true], ["padding", "str", false, true], ["dilation", "int[]?", false, true], ["groups", "int", false, true]] }],
+    "function:convTranspose2d": [{ name: "convTranspose2d", fn: N["convTranspose2d"], ret: "tensor", args: [["input", "Tensor", false, false], ["weight", "Tensor", false, false], ["bias", "Tensor?", false, true], ["stride", "int[]?", false, true], ["padding", "int[]?", false, true], ["outputPadding", "int[]?", false, true], ["groups", "int", false, true], ["dilation", "int[]?", false, true]] }],
+    "function:conv2dBackwardInput": [{ name: "conv2dBackwardInput", fn: N["conv2dBackwardInput"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["weight", "Tensor", false, false], ["inputSize", "int[]", false, false], ["stride", "int[]?", false, true], ["padding", "int[]?", false, true], ["dilation", "int[]?", false, true], ["groups", "int", false, true]] },
+      { name: "conv2dBackwardInput.padding", fn: N["conv2dBackwardInput.padding"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["weight", "Tensor", false, false], ["inputSize", "int[]", false, false], ["stride", "int[]?", false, true], ["padding", "str", false, true], ["dilation", "int[]?", false, true], ["groups", "int", false, true]] }],
+    "function:conv2dBackwardWeight": [{ name: "conv2dBackwardWeight", fn: N["conv2dBackwardWeight"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["input", "Tensor", false, false], ["weightSize", "int[]", false, false], ["stride", "int[]?", false, true], ["padding", "int[]?", false, true], ["dilation", "int[]?", false, true], ["groups", "int", false, true]] },
+      { name: "conv2dBackwardWeight.padding", fn: N["conv2dBackwardWeight.padding"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["input", "Tensor", false, false], ["weightSize", "int[]", false, false], ["stride", "int[]?", false, true], ["padding", "str", false, true], ["dilation", "int[]?", false, true], ["groups", "int", false, true]] }],
+    "function:maxPool2d": [{ name: "maxPool2d", fn: N["maxPool2d"], ret: "tensor", args: [["input", "Tensor", false, false], ["kernelSize", "int|int[]", false, false], ["stride", "int[]?", false, true], ["padding", "int[]?", false, true], ["dilation", "int[]?", false, true], ["ceilMode", "bool", false, true], ["returnIndices", "bool", false, true]] }],
+    "function:maxPool2dWithIndices": [{ name: "maxPool2dWithIndices", fn: N["maxPool2dWithIndices"], ret: "tuple", names: ["values","indices"], args: [["input", "Tensor", false, false], ["kernelSize", "int|int[]", false, false], ["stride", "int[]?", false, true], ["padding", "int[]?", false, true], ["dilation", "int[]?", false, true], ["ceilMode", "bool", false, true], ["returnIndices", "bool", false, true]] }],
+    "function:maxPool2dBackward": [{ name: "maxPool2dBackward", fn: N["maxPool2dBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["input", "Tensor", false, false], ["kernelSize", "int|int[]", false, false], ["stride", "int[]?", false, true], ["padding", "int[]?", false, true], ["dilation", "int[]?", false, true], ["ceilMode", "bool", false, false], ["indices", "Tensor?", false, true]] }],
+    "function:avgPool2d": [{ name: "avgPool2d", fn: N["avgPool2d"], ret: "tensor", args: [["input", "Tensor", false, false], ["kernelSize", "int|int[]", false, false], ["stride", "int[]?", false, true], ["padding", "int[]?", false, true], ["ceilMode", "bool", false, true], ["countIncludePad", "bool", false, true], ["divisorOverride", "int?", false, true]] }],
+    "function:avgPool2dBackward": [{ name: "avgPool2dBackward", fn: N["avgPool2dBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["input", "Tensor", false, false], ["kernelSize", "int|int[]", false, false], ["stride", "int[]?", false, true], ["padding", "int[]?", false, true], ["ceilMode", "bool", false, false], ["countIncludePad", "bool", false, false], ["divisorOverride", "int?", false, true]] }],
+    "function:adaptiveAvgPool2d": [{ name: "adaptiveAvgPool2d", fn: N["adaptiveAvgPool2d"], ret: "tensor", args: [["input", "Tensor", false, false], ["outputSize", "int|int[]", false, false]] }],
+    "function:adaptiveAvgPool2dBackward": [{ name: "adaptiveAvgPool2dBackward", fn: N["adaptiveAvgPool2dBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["input", "Tensor", false, false]] }],
+    "function:interpolate": [{ name: "interpolate", fn: N["interpolate"], ret: "tensor", args: [["input", "Tensor", false, false], ["size", "int[]?", false, true], ["scaleFactor", "float[]?", false, true], ["mode", "str", false, true], ["alignCorners", "bool?", false, true]] }],
+    "function:interpolateBackward": [{ name: "interpolateBackward", fn: N["interpolateBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["inputSize", "int[]", false, false], ["size", "int[]?", false, true], ["scaleFactor", "float[]?", false, true], ["mode", "str", false, false], ["alignCorners", "bool?", false, true]] }],
+    "function:pad": [{ name: "pad", fn: N["pad"], ret: "tensor", args: [["input", "Tensor", false, false], ["pad", "int[]", false, false], ["mode", "str", false, true], ["value", "float?", false, true]] }],
+    "function:padBackward": [{ name: "padBackward", fn: N["padBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["inputSize", "int[]", false, false], ["pad", "int[]", false, false], ["mode", "str", false, true]] }],
     "function:indexSelect": [{ name: "indexSelect", fn: N["indexSelect"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false]] }],
     "method:indexSelect": [{ name: "indexSelect", fn: N["indexSelect"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false]] }],
     "function:gather": [{ name: "gather", fn: N["gather"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false]] }],
@@ -1503,6 +1523,75 @@ module.exports = function install(Tensor, kd, N, rt) {
   rt.namespace(kd, "_internal").reduceBackward = function reduceBackward() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:reduceBackward"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").conv1d = function conv1d() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:conv1d"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").conv2d = function conv2d() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:conv2d"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").convTranspose2d = function convTranspose2d() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:convTranspose2d"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").conv2dBackwardInput = function conv2dBackwardInput() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:conv2dBackwardInput"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").conv2dBackwardWeight = function conv2dBackwardWeight() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:conv2dBackwardWeight"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").maxPool2d = function maxPool2d() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:maxPool2d"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").maxPool2dWithIndices = function maxPool2dWithIndices() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:maxPool2dWithIndices"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").maxPool2dBackward = function maxPool2dBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:maxPool2dBackward"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").avgPool2d = function avgPool2d() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:avgPool2d"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").avgPool2dBackward = function avgPool2dBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:avgPool2dBackward"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").adaptiveAvgPool2d = function adaptiveAvgPool2d() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:adaptiveAvgPool2d"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").adaptiveAvgPool2dBackward = function adaptiveAvgPool2dBackward(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["adaptiveAvgPool2dBackward"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:adaptiveAvgPool2dBackward"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").interpolate = function interpolate() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:interpolate"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").interpolateBackward = function interpolateBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:interpolateBackward"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").pad = function pad() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:pad"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").padBackward = function padBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:padBackward"], null, arguments);
   };
   kd.indexSelect = function indexSelect(a0, a1, a2) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

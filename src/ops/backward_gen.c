@@ -244,6 +244,128 @@ static kd_status kd_bw_reduceBackward(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_reduceBackward_spec = {kd_bw_reduceBackward, 0x1u, 0x0u, 0x0u, 0};
 
+static kd_status kd_bw_conv1d(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_conv2dBackwardInput, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_conv2dBackwardWeight, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg_meta(c, 1, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  if (c->needs[2]) kd_f_set(c, 2, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg_meta(c, 0, KD_F_NDIM), kd_f_int(3))) ? kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_list(c, 2, (kd_value[]){kd_f_int(0), kd_f_int(2)}), kd_value_none(), kd_value_none()}) : kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_list(c, 1, (kd_value[]){kd_f_int(1)}), kd_value_none(), kd_value_none()})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_conv1d_spec = {kd_bw_conv1d, 0x7u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_conv1d_padding(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_conv2dBackwardInput, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_conv2dBackwardWeight, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg_meta(c, 1, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  if (c->needs[2]) kd_f_set(c, 2, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg_meta(c, 0, KD_F_NDIM), kd_f_int(3))) ? kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_list(c, 2, (kd_value[]){kd_f_int(0), kd_f_int(2)}), kd_value_none(), kd_value_none()}) : kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_list(c, 1, (kd_value[]){kd_f_int(1)}), kd_value_none(), kd_value_none()})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_conv1d_padding_spec = {kd_bw_conv1d_padding, 0x7u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_conv2d(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_conv2dBackwardInput, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_conv2dBackwardWeight, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg_meta(c, 1, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  if (c->needs[2]) kd_f_set(c, 2, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg_meta(c, 0, KD_F_NDIM), kd_f_int(4))) ? kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_list(c, 3, (kd_value[]){kd_f_int(0), kd_f_int(2), kd_f_int(3)}), kd_value_none(), kd_value_none()}) : kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_list(c, 2, (kd_value[]){kd_f_int(1), kd_f_int(2)}), kd_value_none(), kd_value_none()})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_conv2d_spec = {kd_bw_conv2d, 0x7u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_conv2d_padding(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_conv2dBackwardInput, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_conv2dBackwardWeight, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg_meta(c, 1, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  if (c->needs[2]) kd_f_set(c, 2, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg_meta(c, 0, KD_F_NDIM), kd_f_int(4))) ? kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_list(c, 3, (kd_value[]){kd_f_int(0), kd_f_int(2), kd_f_int(3)}), kd_value_none(), kd_value_none()}) : kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_list(c, 2, (kd_value[]){kd_f_int(1), kd_f_int(2)}), kd_value_none(), kd_value_none()})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_conv2d_padding_spec = {kd_bw_conv2d_padding, 0x7u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_convTranspose2d(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_conv2d, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_value_none(), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 7), kd_f_arg(c, 6)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_conv2dBackwardWeight, 7, (kd_value[]){kd_f_arg(c, 0), kd_f_grad(c, 0), kd_f_arg_meta(c, 1, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 7), kd_f_arg(c, 6)}));
+  if (c->needs[2]) kd_f_set(c, 2, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg_meta(c, 0, KD_F_NDIM), kd_f_int(4))) ? kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_list(c, 3, (kd_value[]){kd_f_int(0), kd_f_int(2), kd_f_int(3)}), kd_value_none(), kd_value_none()}) : kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_list(c, 2, (kd_value[]){kd_f_int(1), kd_f_int(2)}), kd_value_none(), kd_value_none()})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_convTranspose2d_spec = {kd_bw_convTranspose2d, 0x7u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_conv2dBackwardInput(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_conv2d, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_value_none(), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_conv2dBackwardWeight, 7, (kd_value[]){kd_f_arg(c, 0), kd_f_grad(c, 0), kd_f_arg_meta(c, 1, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_conv2dBackwardInput_spec = {kd_bw_conv2dBackwardInput, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_conv2dBackwardInput_padding(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_conv2d, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_value_none(), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_conv2dBackwardWeight, 7, (kd_value[]){kd_f_arg(c, 0), kd_f_grad(c, 0), kd_f_arg_meta(c, 1, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_conv2dBackwardInput_padding_spec = {kd_bw_conv2dBackwardInput_padding, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_conv2dBackwardWeight(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_conv2d, 7, (kd_value[]){kd_f_arg(c, 1), kd_f_grad(c, 0), kd_value_none(), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_conv2dBackwardInput, 7, (kd_value[]){kd_f_arg(c, 0), kd_f_grad(c, 0), kd_f_arg_meta(c, 1, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_conv2dBackwardWeight_spec = {kd_bw_conv2dBackwardWeight, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_conv2dBackwardWeight_padding(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_conv2d, 7, (kd_value[]){kd_f_arg(c, 1), kd_f_grad(c, 0), kd_value_none(), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_conv2dBackwardInput, 7, (kd_value[]){kd_f_arg(c, 0), kd_f_grad(c, 0), kd_f_arg_meta(c, 1, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_conv2dBackwardWeight_padding_spec = {kd_bw_conv2dBackwardWeight_padding, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_maxPool2d(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_maxPool2dBackward, 8, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_maxPool2d_spec = {kd_bw_maxPool2d, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_maxPool2dWithIndices(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_maxPool2dBackward, 8, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_out(c, 1)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_maxPool2dWithIndices_spec = {kd_bw_maxPool2dWithIndices, 0x1u, 0x1u, 0x2u, 1};
+
+static kd_status kd_bw_avgPool2d(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_avgPool2dBackward, 8, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_avgPool2d_spec = {kd_bw_avgPool2d, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_avgPool2dBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_avgPool2d, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6), kd_f_arg(c, 7)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_avgPool2dBackward_spec = {kd_bw_avgPool2dBackward, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_adaptiveAvgPool2d(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_adaptiveAvgPool2dBackward, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_adaptiveAvgPool2d_spec = {kd_bw_adaptiveAvgPool2d, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_interpolate(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_interpolateBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_interpolate_spec = {kd_bw_interpolate, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_interpolateBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_interpolate, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_interpolateBackward_spec = {kd_bw_interpolateBackward, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_pad(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_padBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_pad_spec = {kd_bw_pad, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_padBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_pad, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_int(0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_padBackward_spec = {kd_bw_padBackward, 0x1u, 0x0u, 0x0u, 0};
+
 static kd_status kd_bw_indexSelect(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_indexAdd, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_grad(c, 0), kd_value_none()}));
   return c->st;
@@ -723,6 +845,24 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_narrowBackward] = &kd_bw_narrowBackward_spec,
     [KD_OP_permuteBackward] = &kd_bw_permuteBackward_spec,
     [KD_OP_reduceBackward] = &kd_bw_reduceBackward_spec,
+    [KD_OP_conv1d] = &kd_bw_conv1d_spec,
+    [KD_OP_conv1d_padding] = &kd_bw_conv1d_padding_spec,
+    [KD_OP_conv2d] = &kd_bw_conv2d_spec,
+    [KD_OP_conv2d_padding] = &kd_bw_conv2d_padding_spec,
+    [KD_OP_convTranspose2d] = &kd_bw_convTranspose2d_spec,
+    [KD_OP_conv2dBackwardInput] = &kd_bw_conv2dBackwardInput_spec,
+    [KD_OP_conv2dBackwardInput_padding] = &kd_bw_conv2dBackwardInput_padding_spec,
+    [KD_OP_conv2dBackwardWeight] = &kd_bw_conv2dBackwardWeight_spec,
+    [KD_OP_conv2dBackwardWeight_padding] = &kd_bw_conv2dBackwardWeight_padding_spec,
+    [KD_OP_maxPool2d] = &kd_bw_maxPool2d_spec,
+    [KD_OP_maxPool2dWithIndices] = &kd_bw_maxPool2dWithIndices_spec,
+    [KD_OP_avgPool2d] = &kd_bw_avgPool2d_spec,
+    [KD_OP_avgPool2dBackward] = &kd_bw_avgPool2dBackward_spec,
+    [KD_OP_adaptiveAvgPool2d] = &kd_bw_adaptiveAvgPool2d_spec,
+    [KD_OP_interpolate] = &kd_bw_interpolate_spec,
+    [KD_OP_interpolateBackward] = &kd_bw_interpolateBackward_spec,
+    [KD_OP_pad] = &kd_bw_pad_spec,
+    [KD_OP_padBackward] = &kd_bw_padBackward_spec,
     [KD_OP_indexSelect] = &kd_bw_indexSelect_spec,
     [KD_OP_gather] = &kd_bw_gather_spec,
     [KD_OP_take] = &kd_bw_take_spec,

@@ -115,6 +115,29 @@ enum kd_viewbw_code {
   KD_VIEWBW_PERMUTE = 4,
   KD_VIEWBW_REDUCE = 5,
 };
+enum kd_conv_code {
+  KD_CONV_1D = 1,
+  KD_CONV_2D = 2,
+  KD_CONV_TRANSPOSE_2D = 3,
+  KD_CONV_BACKWARD_INPUT = 4,
+  KD_CONV_BACKWARD_WEIGHT = 5,
+};
+enum kd_pool_code {
+  KD_POOL_MAX = 1,
+  KD_POOL_MAX_BACKWARD = 2,
+  KD_POOL_AVG = 3,
+  KD_POOL_AVG_BACKWARD = 4,
+  KD_POOL_ADAPTIVE_AVG = 5,
+  KD_POOL_ADAPTIVE_AVG_BACKWARD = 6,
+};
+enum kd_interp_code {
+  KD_INTERP_FORWARD = 1,
+  KD_INTERP_BACKWARD = 2,
+};
+enum kd_pad_code {
+  KD_PAD_FORWARD = 1,
+  KD_PAD_BACKWARD = 2,
+};
 enum kd_gather_code {
   KD_GATHER_INDEX_SELECT = 1,
   KD_GATHER_GATHER = 2,

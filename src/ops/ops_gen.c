@@ -37,16 +37,20 @@ kd_status kd_cpu_arg_reduce(const kd_op_info *op, kd_keyset ks, kd_value *args, 
 kd_status kd_cpu_binary(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_bmm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_cat(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_conv(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_copy(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_fill(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_flip(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_gather(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_interpolate(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_linspace(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_masked_select(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_masked_select_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_mm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_nonzero(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_one_hot(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_pad(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_pool(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_random(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_reduce(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_scatter(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -537,6 +541,170 @@ static const kd_arg_schema kd_args_reduceBackward[] = {
     {"inputSizes", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
     {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
     {"keepdim", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_conv1d[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"bias", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+};
+static const kd_arg_schema kd_args_conv1d_padding[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"bias", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "valid"}}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+};
+static const kd_arg_schema kd_args_conv2d[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"bias", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+};
+static const kd_arg_schema kd_args_conv2d_padding[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"bias", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "valid"}}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+};
+static const kd_arg_schema kd_args_convTranspose2d[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"bias", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"outputPadding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_conv2dBackwardInput[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"inputSize", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+};
+static const kd_arg_schema kd_args_conv2dBackwardInput_padding[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"inputSize", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "valid"}}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+};
+static const kd_arg_schema kd_args_conv2dBackwardWeight[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weightSize", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+};
+static const kd_arg_schema kd_args_conv2dBackwardWeight_padding[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weightSize", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "valid"}}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"groups", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+};
+static const kd_arg_schema kd_args_maxPool2d[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"kernelSize", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"ceilMode", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"returnIndices", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_maxPool2dWithIndices[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"kernelSize", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"ceilMode", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"returnIndices", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_maxPool2dBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"kernelSize", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"ceilMode", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+    {"indices", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_avgPool2d[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"kernelSize", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"ceilMode", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"countIncludePad", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = true}}},
+    {"divisorOverride", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_avgPool2dBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"kernelSize", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"ceilMode", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+    {"countIncludePad", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+    {"divisorOverride", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_adaptiveAvgPool2d[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"outputSize", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_adaptiveAvgPool2dBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_interpolate[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"size", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"scaleFactor", KD_ARG_DOUBLELIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"mode", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "nearest"}}},
+    {"alignCorners", KD_ARG_BOOL_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_interpolateBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"inputSize", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"size", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"scaleFactor", KD_ARG_DOUBLELIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"mode", KD_ARG_STRING, false, {.kind = KD_VALUE_NONE}},
+    {"alignCorners", KD_ARG_BOOL_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_pad[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"pad", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"mode", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "constant"}}},
+    {"value", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_padBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"inputSize", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"pad", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"mode", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "constant"}}},
 };
 static const kd_arg_schema kd_args_indexSelect[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
@@ -1211,6 +1379,26 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_narrowBackward] = {"narrowBackward", KD_OP_narrowBackward, KD_VIEWBW_NARROW, 0, 5, kd_args_narrowBackward, 1, -1, -1},
     [KD_OP_permuteBackward] = {"permuteBackward", KD_OP_permuteBackward, KD_VIEWBW_PERMUTE, 0, 2, kd_args_permuteBackward, 1, -1, -1},
     [KD_OP_reduceBackward] = {"reduceBackward", KD_OP_reduceBackward, KD_VIEWBW_REDUCE, 0, 4, kd_args_reduceBackward, 1, -1, -1},
+    [KD_OP_conv1d] = {"conv1d", KD_OP_conv1d, KD_CONV_1D, 0, 7, kd_args_conv1d, 1, -1, -1},
+    [KD_OP_conv1d_padding] = {"conv1d.padding", KD_OP_conv1d_padding, KD_CONV_1D, 0, 7, kd_args_conv1d_padding, 1, -1, -1},
+    [KD_OP_conv2d] = {"conv2d", KD_OP_conv2d, KD_CONV_2D, 0, 7, kd_args_conv2d, 1, -1, -1},
+    [KD_OP_conv2d_padding] = {"conv2d.padding", KD_OP_conv2d_padding, KD_CONV_2D, 0, 7, kd_args_conv2d_padding, 1, -1, -1},
+    [KD_OP_convTranspose2d] = {"convTranspose2d", KD_OP_convTranspose2d, KD_CONV_TRANSPOSE_2D, 0, 8, kd_args_convTranspose2d, 1, -1, -1},
+    [KD_OP_conv2dBackwardInput] = {"conv2dBackwardInput", KD_OP_conv2dBackwardInput, KD_CONV_BACKWARD_INPUT, 0, 7, kd_args_conv2dBackwardInput, 1, -1, -1},
+    [KD_OP_conv2dBackwardInput_padding] = {"conv2dBackwardInput.padding", KD_OP_conv2dBackwardInput_padding, KD_CONV_BACKWARD_INPUT, 0, 7, kd_args_conv2dBackwardInput_padding, 1, -1, -1},
+    [KD_OP_conv2dBackwardWeight] = {"conv2dBackwardWeight", KD_OP_conv2dBackwardWeight, KD_CONV_BACKWARD_WEIGHT, 0, 7, kd_args_conv2dBackwardWeight, 1, -1, -1},
+    [KD_OP_conv2dBackwardWeight_padding] = {"conv2dBackwardWeight.padding", KD_OP_conv2dBackwardWeight_padding, KD_CONV_BACKWARD_WEIGHT, 0, 7, kd_args_conv2dBackwardWeight_padding, 1, -1, -1},
+    [KD_OP_maxPool2d] = {"maxPool2d", KD_OP_maxPool2d, KD_POOL_MAX, 0, 7, kd_args_maxPool2d, 1, -1, -1},
+    [KD_OP_maxPool2dWithIndices] = {"maxPool2dWithIndices", KD_OP_maxPool2dWithIndices, KD_POOL_MAX, 0, 7, kd_args_maxPool2dWithIndices, 2, -1, -1},
+    [KD_OP_maxPool2dBackward] = {"maxPool2dBackward", KD_OP_maxPool2dBackward, KD_POOL_MAX_BACKWARD, 0, 8, kd_args_maxPool2dBackward, 1, -1, -1},
+    [KD_OP_avgPool2d] = {"avgPool2d", KD_OP_avgPool2d, KD_POOL_AVG, 0, 7, kd_args_avgPool2d, 1, -1, -1},
+    [KD_OP_avgPool2dBackward] = {"avgPool2dBackward", KD_OP_avgPool2dBackward, KD_POOL_AVG_BACKWARD, 0, 8, kd_args_avgPool2dBackward, 1, -1, -1},
+    [KD_OP_adaptiveAvgPool2d] = {"adaptiveAvgPool2d", KD_OP_adaptiveAvgPool2d, KD_POOL_ADAPTIVE_AVG, 0, 2, kd_args_adaptiveAvgPool2d, 1, -1, -1},
+    [KD_OP_adaptiveAvgPool2dBackward] = {"adaptiveAvgPool2dBackward", KD_OP_adaptiveAvgPool2dBackward, KD_POOL_ADAPTIVE_AVG_BACKWARD, 0, 2, kd_args_adaptiveAvgPool2dBackward, 1, -1, -1},
+    [KD_OP_interpolate] = {"interpolate", KD_OP_interpolate, KD_INTERP_FORWARD, 0, 5, kd_args_interpolate, 1, -1, -1},
+    [KD_OP_interpolateBackward] = {"interpolateBackward", KD_OP_interpolateBackward, KD_INTERP_BACKWARD, 0, 6, kd_args_interpolateBackward, 1, -1, -1},
+    [KD_OP_pad] = {"pad", KD_OP_pad, KD_PAD_FORWARD, 0, 4, kd_args_pad, 1, -1, -1},
+    [KD_OP_padBackward] = {"padBackward", KD_OP_padBackward, KD_PAD_BACKWARD, 0, 4, kd_args_padBackward, 1, -1, -1},
     [KD_OP_indexSelect] = {"indexSelect", KD_OP_indexSelect, KD_GATHER_INDEX_SELECT, 0, 3, kd_args_indexSelect, 1, -1, -1},
     [KD_OP_gather] = {"gather", KD_OP_gather, KD_GATHER_GATHER, 0, 3, kd_args_gather, 1, -1, -1},
     [KD_OP_take] = {"take", KD_OP_take, KD_GATHER_TAKE, 0, 2, kd_args_take, 1, -1, -1},
@@ -1458,6 +1646,26 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_narrowBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_permuteBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_reduceBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
+    [KD_OP_conv1d] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_conv1d_padding] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_conv2d] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_conv2d_padding] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_convTranspose2d] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_conv2dBackwardInput] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_conv2dBackwardInput_padding] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_conv2dBackwardWeight] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_conv2dBackwardWeight_padding] = {[KD_KEY_CPU] = kd_cpu_conv},
+    [KD_OP_maxPool2d] = {[KD_KEY_CPU] = kd_cpu_pool},
+    [KD_OP_maxPool2dWithIndices] = {[KD_KEY_CPU] = kd_cpu_pool},
+    [KD_OP_maxPool2dBackward] = {[KD_KEY_CPU] = kd_cpu_pool},
+    [KD_OP_avgPool2d] = {[KD_KEY_CPU] = kd_cpu_pool},
+    [KD_OP_avgPool2dBackward] = {[KD_KEY_CPU] = kd_cpu_pool},
+    [KD_OP_adaptiveAvgPool2d] = {[KD_KEY_CPU] = kd_cpu_pool},
+    [KD_OP_adaptiveAvgPool2dBackward] = {[KD_KEY_CPU] = kd_cpu_pool},
+    [KD_OP_interpolate] = {[KD_KEY_CPU] = kd_cpu_interpolate},
+    [KD_OP_interpolateBackward] = {[KD_KEY_CPU] = kd_cpu_interpolate},
+    [KD_OP_pad] = {[KD_KEY_CPU] = kd_cpu_pad},
+    [KD_OP_padBackward] = {[KD_KEY_CPU] = kd_cpu_pad},
     [KD_OP_indexSelect] = {[KD_KEY_CPU] = kd_cpu_gather},
     [KD_OP_gather] = {[KD_KEY_CPU] = kd_cpu_gather},
     [KD_OP_take] = {[KD_KEY_CPU] = kd_cpu_gather},
