@@ -60,4 +60,6 @@ export const {
   mm,
   bmm,
   matmul,
+  softmax,
+  logSoftmax,
 } = kd;

@@ -20,7 +20,10 @@ describe('generated files', function () {
     for (const op of ops) {
       const name = op.name.split('.')[0];
       const v = op.variants || [];
-      if (v.includes('function') && typeof kd[name] !== 'function') missing.push(`kd.${name}`);
+      for (const ns of v.includes('function') ? op.ns || [''] : []) {
+        const where = ns ? ns.split('.').reduce((o, k) => (o ? o[k] : undefined), kd) : kd;
+        if (typeof (where && where[name]) !== 'function') missing.push(`kd.${ns ? ns + '.' : ''}${name}`);
+      }
       if (v.includes('method') && typeof kd.Tensor.prototype[name] !== 'function') missing.push(`Tensor#${name}`);
       if (v.includes('inplace') && typeof kd.Tensor.prototype[`${name}_`] !== 'function') missing.push(`Tensor#${name}_`);
     }

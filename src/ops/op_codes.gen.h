@@ -51,5 +51,16 @@ enum kd_reduce_code {
   KD_REDUCE_MIN = 4,
   KD_REDUCE_ARGMAX = 5,
 };
+enum kd_softmax_code {
+  KD_SOFTMAX_SOFTMAX = 1,
+  KD_SOFTMAX_LOG = 2,
+};
+enum kd_loss_code {
+  KD_LOSS_MSE = 1,
+  KD_LOSS_L1 = 2,
+  KD_LOSS_SMOOTH_L1 = 3,
+  KD_LOSS_BCE = 4,
+  KD_LOSS_BCE_LOGITS = 5,
+};
 
 #endif

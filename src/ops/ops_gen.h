@@ -91,7 +91,28 @@ typedef enum kd_op_id {
   KD_OP_mm = 85,
   KD_OP_bmm = 86,
   KD_OP_matmul = 87,
-  KD_OP_COUNT = 88
+  KD_OP_softmax = 88,
+  KD_OP_logSoftmax = 89,
+  KD_OP_nativeLayerNorm = 90,
+  KD_OP_layerNormBackward = 91,
+  KD_OP_layerNorm = 92,
+  KD_OP_groupNorm = 93,
+  KD_OP_batchNorm = 94,
+  KD_OP_embedding = 95,
+  KD_OP_embeddingBackward = 96,
+  KD_OP_nativeDropout = 97,
+  KD_OP_dropout = 98,
+  KD_OP_nllLoss = 99,
+  KD_OP_nllLossBackward = 100,
+  KD_OP_crossEntropy = 101,
+  KD_OP_mseLoss = 102,
+  KD_OP_l1Loss = 103,
+  KD_OP_smoothL1Loss = 104,
+  KD_OP_binaryCrossEntropy = 105,
+  KD_OP_binaryCrossEntropyWithLogits = 106,
+  KD_OP_pointwiseLossBackward = 107,
+  KD_OP_scaledDotProductAttention = 108,
+  KD_OP_COUNT = 109
 } kd_op_id;
 
 #endif
