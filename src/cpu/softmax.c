@@ -71,8 +71,8 @@ typedef struct kd_sm_job {
       T s = 0;                                                                                \
       if (j->log) {                                                                           \
         for (i = 0; i < n; i++) s += EXP(x[i] - m);                                           \
-        const T c = m + LOG(s);                                                               \
-        for (i = 0; i < n; i++) y[i] = x[i] - c;                                              \
+        const T c = LOG(s);                                                                   \
+        for (i = 0; i < n; i++) y[i] = (x[i] - m) - c;                                        \
       } else {                                                                                \
         for (i = 0; i < n; i++) { T e = EXP(x[i] - m); y[i] = e; s += e; }                    \
         const T r = (T)1 / s;                                                                 \
@@ -101,11 +101,11 @@ typedef struct kd_sm_job {
         else for (int64_t c = 0; c < w; c++) { T e = EXP(xk[c] - m[c]); yk[c] = e; s[c] += e; } \
       }                                                                                       \
       if (j->log) {                                                                           \
-        for (int64_t c = 0; c < w; c++) m[c] += LOG(s[c]);                                    \
+        for (int64_t c = 0; c < w; c++) s[c] = LOG(s[c]);                                     \
         for (int64_t k = 0; k < len; k++) {                                                   \
           const T *xk = x + k * inner;                                                        \
           T *yk = y + k * inner;                                                              \
-          for (int64_t c = 0; c < w; c++) yk[c] = xk[c] - m[c];                               \
+          for (int64_t c = 0; c < w; c++) yk[c] = (xk[c] - m[c]) - s[c];                      \
         }                                                                                     \
       } else {                                                                                \
         for (int64_t c = 0; c < w; c++) s[c] = (T)1 / s[c];                                   \

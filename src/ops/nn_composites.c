@@ -50,6 +50,10 @@ static kd_status kd_nn_reshape(kd_nn_scope *s, kd_tensor *t, const int64_t *shap
   kd_value a[2] = {kd_value_tensor(t), kd_value_intlist(n ? shape : none, n)};
   return kd_nn_call(s, KD_OP_reshape, a, out);
 }
+static kd_status kd_nn_to(kd_nn_scope *s, kd_tensor *t, kd_dtype dt, kd_tensor **out) {
+  kd_value a[4] = {kd_value_tensor(t), kd_value_dtype(dt), kd_value_none(), kd_value_bool(false)};
+  return kd_nn_call(s, KD_OP_to, a, out);
+}
 /* sum or mean over `dims` (NULL: all) */
 static kd_status kd_nn_reduce(kd_nn_scope *s, kd_op_id op, kd_tensor *t, const int64_t *dims, int nd, bool keepdim,
                               kd_tensor **out) {
@@ -142,6 +146,12 @@ KD_KERNEL(kd_composite_group_norm) {
     return kd_error(KD_ERR_SHAPE, "Expected bias to be a vector of size equal to the number of channels in input, but "
                     "got bias of shape %s and input of shape %s", kd_shape_format(b->sizes, b->ndim, b1, 128),
                     kd_shape_format(input->sizes, input->ndim, b2, 128));
+  kd_dtype odt = input->dtype;
+  if (odt == KD_DTYPE_F16 || odt == KD_DTYPE_BF16) { /* one rounding at the end, as PyTorch's fused kernel */
+    KD_NN_TRY(kd_nn_to(&s, input, KD_DTYPE_F32, &input));
+    if (w) KD_NN_TRY(kd_nn_to(&s, w, KD_DTYPE_F32, &w));
+    if (b) KD_NN_TRY(kd_nn_to(&s, b, KD_DTYPE_F32, &b));
+  }
   int64_t per = kd_shape_numel(input->sizes + 2, input->ndim - 2) * (c / g);
   int64_t shape3[3] = {n, g, per};
   kd_tensor *x3, *y;
@@ -159,6 +169,7 @@ KD_KERNEL(kd_composite_group_norm) {
     KD_NN_TRY(kd_nn_channel_view(&s, b, c, input->ndim, &bv));
     KD_NN_TRY(kd_nn_bin(&s, KD_OP_add, kd_value_tensor(y), kd_value_tensor(bv), &y));
   }
+  if (y->dtype != odt) KD_NN_TRY(kd_nn_to(&s, y, odt, &y));
   return kd_nn_finish(&s, KD_OK, y, outs);
 }
 
@@ -343,8 +354,12 @@ KD_KERNEL(kd_composite_cross_entropy) {
     KD_NN_TRY(kd_nn_reduce(&s, KD_OP_sum, sm, NULL, 0, false, &sl));
   } else if (!strcmp(red, "none")) {
     sl = sm;
-  } else if (!w) {
-    KD_NN_TRY(kd_nn_reduce(&s, KD_OP_mean, sm, NULL, 0, false, &sl));
+  } else if (!w) { /* sum / number of non-ignored targets */
+    kd_tensor *keep, *cnt;
+    KD_NN_TRY(kd_nn_bin(&s, KD_OP_ne, kd_value_tensor(target), kd_value_scalar(kd_scalar_i(ignore)), &keep));
+    KD_NN_TRY(kd_nn_reduce(&s, KD_OP_sum, keep, NULL, 0, false, &cnt));
+    KD_NN_TRY(kd_nn_reduce(&s, KD_OP_sum, sm, NULL, 0, false, &sl));
+    KD_NN_TRY(kd_nn_bin(&s, KD_OP_div, kd_value_tensor(sl), kd_value_tensor(cnt), &sl));
   } else { /* sum / total weight of the non-ignored targets */
     kd_tensor *tt, *w2, *wt, *tw;
     int64_t w2s[2] = {ncls, 1};
@@ -382,6 +397,13 @@ KD_KERNEL(kd_composite_sdpa) {
                     "is_causal=True");
   int64_t L = q->sizes[q->ndim - 2], S = k->sizes[k->ndim - 2], E = q->sizes[q->ndim - 1];
   double scale = args[6].kind == KD_VALUE_DOUBLE ? args[6].v.d : 1.0 / sqrt((double)E);
+  kd_dtype odt = q->dtype;
+  if (odt == KD_DTYPE_F16 || odt == KD_DTYPE_BF16) { /* halves: computed in float32, rounded once */
+    KD_NN_TRY(kd_nn_to(&s, q, KD_DTYPE_F32, &q));
+    KD_NN_TRY(kd_nn_to(&s, k, KD_DTYPE_F32, &k));
+    KD_NN_TRY(kd_nn_to(&s, v, KD_DTYPE_F32, &v));
+    if (mask && mask->dtype != KD_DTYPE_BOOL) KD_NN_TRY(kd_nn_to(&s, mask, KD_DTYPE_F32, &mask));
+  }
   kd_tensor *kt, *attn;
   kd_value ta[3] = {kd_value_tensor(k), kd_value_int(-2), kd_value_int(-1)};
   KD_NN_TRY(kd_nn_call(&s, KD_OP_transpose, ta, &kt));
@@ -411,5 +433,6 @@ KD_KERNEL(kd_composite_sdpa) {
     KD_NN_TRY(kd_nn_call_pick(&s, KD_OP_nativeDropout, da, 0, &pr));
   }
   KD_NN_TRY(kd_nn_bin(&s, KD_OP_matmul, kd_value_tensor(pr), kd_value_tensor(v), &out));
+  if (out->dtype != odt) KD_NN_TRY(kd_nn_to(&s, out, odt, &out));
   return kd_nn_finish(&s, KD_OK, out, outs);
 }
