@@ -54,31 +54,40 @@ typedef struct kd_sm_job {
 
 /* Row kernels (inner == 1) and column-block kernels (inner > 1) for float and double. */
 #define KD_DEF_SOFTMAX(SFX, T, EXP, LOG)                                                      \
+  /* one row; restrict and 16 independent lanes so gcc vectorises every loop */               \
+  static void kd_sm_row_##SFX(const T *restrict x, T *restrict y, int64_t n, bool islog) {    \
+    T mx[16], acc[16];                                                                        \
+    for (int k = 0; k < 16; k++) { mx[k] = -INFINITY; acc[k] = 0; }                           \
+    int64_t i = 0;                                                                            \
+    for (; i + 16 <= n; i += 16)                                                              \
+      for (int k = 0; k < 16; k++) mx[k] = x[i + k] > mx[k] || x[i + k] != x[i + k] ? x[i + k] : mx[k]; \
+    T m = -INFINITY;                                                                          \
+    for (int k = 0; k < 16; k++) m = mx[k] > m || mx[k] != mx[k] ? mx[k] : m;                 \
+    for (; i < n; i++) m = x[i] > m || x[i] != x[i] ? x[i] : m;                               \
+    if (islog) {                                                                              \
+      for (i = 0; i + 16 <= n; i += 16)                                                       \
+        for (int k = 0; k < 16; k++) acc[k] += EXP(x[i + k] - m);                             \
+      for (; i < n; i++) acc[0] += EXP(x[i] - m);                                             \
+    } else {                                                                                  \
+      for (i = 0; i + 16 <= n; i += 16)                                                       \
+        for (int k = 0; k < 16; k++) { T e = EXP(x[i + k] - m); y[i + k] = e; acc[k] += e; }  \
+      for (; i < n; i++) { T e = EXP(x[i] - m); y[i] = e; acc[0] += e; }                      \
+    }                                                                                         \
+    T s = 0;                                                                                  \
+    for (int k = 0; k < 16; k++) s += acc[k];                                                 \
+    if (islog) {                                                                              \
+      const T c = LOG(s);                                                                     \
+      for (i = 0; i < n; i++) y[i] = (x[i] - m) - c;                                          \
+    } else {                                                                                  \
+      const T r = (T)1 / s;                                                                   \
+      for (i = 0; i < n; i++) y[i] *= r;                                                      \
+    }                                                                                         \
+  }                                                                                           \
   static void kd_sm_rows_##SFX(void *p, int64_t begin, int64_t end) {                        \
     const kd_sm_job *j = (const kd_sm_job *)p;                                                \
     const int64_t n = j->len;                                                                 \
-    for (int64_t row = begin; row < end; row++) {                                             \
-      const T *x = (const T *)j->x + row * n;                                                 \
-      T *y = (T *)j->y + row * n;                                                             \
-      T mx[16];                                                                               \
-      for (int k = 0; k < 16; k++) mx[k] = -INFINITY;                                         \
-      int64_t i = 0;                                                                          \
-      for (; i + 16 <= n; i += 16)                                                            \
-        for (int k = 0; k < 16; k++) mx[k] = x[i + k] > mx[k] || x[i + k] != x[i + k] ? x[i + k] : mx[k]; \
-      T m = -INFINITY;                                                                        \
-      for (int k = 0; k < 16; k++) m = mx[k] > m || mx[k] != mx[k] ? mx[k] : m;               \
-      for (; i < n; i++) m = x[i] > m || x[i] != x[i] ? x[i] : m;                             \
-      T s = 0;                                                                                \
-      if (j->log) {                                                                           \
-        for (i = 0; i < n; i++) s += EXP(x[i] - m);                                           \
-        const T c = LOG(s);                                                                   \
-        for (i = 0; i < n; i++) y[i] = (x[i] - m) - c;                                        \
-      } else {                                                                                \
-        for (i = 0; i < n; i++) { T e = EXP(x[i] - m); y[i] = e; s += e; }                    \
-        const T r = (T)1 / s;                                                                 \
-        for (i = 0; i < n; i++) y[i] *= r;                                                    \
-      }                                                                                       \
-    }                                                                                         \
+    for (int64_t row = begin; row < end; row++)                                               \
+      kd_sm_row_##SFX((const T *)j->x + row * n, (T *)j->y + row * n, n, j->log);             \
   }                                                                                           \
   static void kd_sm_cols_##SFX(void *p, int64_t begin, int64_t end) {                        \
     const kd_sm_job *j = (const kd_sm_job *)p;                                                \
