@@ -2,8 +2,9 @@
  * (kd._internal.embeddingBackward).
  *
  * Forward: out[i, :] = weight[idx[i], :] for every index of `input` (int64 or int32, any
- * shape, any strides): indices are read through the strided iterator into a contiguous
- * int64 list (checked against num_embeddings first: PyTorch's "index out of range in self"),
+ * shape, any strides): indices are converted to a contiguous int64 list by kd_cpu_cast (the
+ * iterator's conversion loop) and checked against num_embeddings first (PyTorch's "index out of
+ * range in self"); a gather of whole rows is not an iterator loop,
  * then whole rows are copied (memcpy when weight's rows are contiguous, else strided), rows
  * split over the thread pool. Backward: gradOutput rows summed into a zero [num, dim] tensor
  * (float32 accumulation for half types), serially in index order (deterministic), skipping
