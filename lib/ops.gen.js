@@ -212,6 +212,29 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:nonzero": [{ name: "nonzero", fn: N["nonzero"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
     "method:nonzero": [{ name: "nonzero", fn: N["nonzero"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
     "function:oneHot": [{ name: "oneHot", fn: N["oneHot"], ret: "tensor", args: [["self", "Tensor", false, false], ["numClasses", "int", false, true]] }],
+    "function:softmax": [{ name: "softmax", fn: N["softmax"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["dtype", "dtype?", true, true]] }],
+    "method:softmax": [{ name: "softmax", fn: N["softmax"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["dtype", "dtype?", true, true]] }],
+    "function:logSoftmax": [{ name: "logSoftmax", fn: N["logSoftmax"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["dtype", "dtype?", true, true]] }],
+    "method:logSoftmax": [{ name: "logSoftmax", fn: N["logSoftmax"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["dtype", "dtype?", true, true]] }],
+    "function:nativeLayerNorm": [{ name: "nativeLayerNorm", fn: N["nativeLayerNorm"], ret: "tuple", names: ["output","mean","rstd"], args: [["input", "Tensor", false, false], ["normalizedShape", "int[]", false, false], ["weight", "Tensor?", false, true], ["bias", "Tensor?", false, true], ["eps", "float", false, false]] }],
+    "function:layerNormBackward": [{ name: "layerNormBackward", fn: N["layerNormBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["input", "Tensor", false, false], ["normalizedShape", "int[]", false, false], ["mean", "Tensor", false, false], ["rstd", "Tensor", false, false], ["weight", "Tensor?", false, true]] }],
+    "function:layerNorm": [{ name: "layerNorm", fn: N["layerNorm"], ret: "tensor", args: [["input", "Tensor", false, false], ["normalizedShape", "int[]", false, false], ["weight", "Tensor?", false, true], ["bias", "Tensor?", false, true], ["eps", "float", false, true]] }],
+    "function:groupNorm": [{ name: "groupNorm", fn: N["groupNorm"], ret: "tensor", args: [["input", "Tensor", false, false], ["numGroups", "int", false, false], ["weight", "Tensor?", false, true], ["bias", "Tensor?", false, true], ["eps", "float", false, true]] }],
+    "function:batchNorm": [{ name: "batchNorm", fn: N["batchNorm"], ret: "tensor", args: [["input", "Tensor", false, false], ["runningMean", "Tensor?", false, true], ["runningVar", "Tensor?", false, true], ["weight", "Tensor?", false, true], ["bias", "Tensor?", false, true], ["training", "bool", false, true], ["momentum", "float", false, true], ["eps", "float", false, true]] }],
+    "function:embedding": [{ name: "embedding", fn: N["embedding"], ret: "tensor", args: [["input", "Tensor", false, false], ["weight", "Tensor", false, false], ["paddingIdx", "int?", false, true]] }],
+    "function:embeddingBackward": [{ name: "embeddingBackward", fn: N["embeddingBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["input", "Tensor", false, false], ["weightShape", "int[]", false, false], ["paddingIdx", "int?", false, true]] }],
+    "function:nativeDropout": [{ name: "nativeDropout", fn: N["nativeDropout"], ret: "tuple", names: ["output","mask"], args: [["input", "Tensor", false, false], ["p", "float", false, false], ["train", "bool", false, false]] }],
+    "function:dropout": [{ name: "dropout", fn: N["dropout"], ret: "tensor", args: [["input", "Tensor", false, false], ["p", "float", false, true], ["training", "bool", false, true]] }],
+    "function:nllLoss": [{ name: "nllLoss", fn: N["nllLoss"], ret: "tensor", args: [["input", "Tensor", false, false], ["target", "Tensor", false, false], ["weight", "Tensor?", false, true], ["ignoreIndex", "int", false, true], ["reduction", "str", false, true]] }],
+    "function:nllLossBackward": [{ name: "nllLossBackward", fn: N["nllLossBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["input", "Tensor", false, false], ["target", "Tensor", false, false], ["weight", "Tensor?", false, true], ["ignoreIndex", "int", false, false], ["reduction", "str", false, false]] }],
+    "function:crossEntropy": [{ name: "crossEntropy", fn: N["crossEntropy"], ret: "tensor", args: [["input", "Tensor", false, false], ["target", "Tensor", false, false], ["weight", "Tensor?", false, true], ["ignoreIndex", "int", false, true], ["reduction", "str", false, true], ["labelSmoothing", "float", false, true]] }],
+    "function:mseLoss": [{ name: "mseLoss", fn: N["mseLoss"], ret: "tensor", args: [["input", "Tensor", false, false], ["target", "Tensor", false, false], ["reduction", "str", false, true]] }],
+    "function:l1Loss": [{ name: "l1Loss", fn: N["l1Loss"], ret: "tensor", args: [["input", "Tensor", false, false], ["target", "Tensor", false, false], ["reduction", "str", false, true]] }],
+    "function:smoothL1Loss": [{ name: "smoothL1Loss", fn: N["smoothL1Loss"], ret: "tensor", args: [["input", "Tensor", false, false], ["target", "Tensor", false, false], ["reduction", "str", false, true], ["beta", "float", false, true]] }],
+    "function:binaryCrossEntropy": [{ name: "binaryCrossEntropy", fn: N["binaryCrossEntropy"], ret: "tensor", args: [["input", "Tensor", false, false], ["target", "Tensor", false, false], ["weight", "Tensor?", false, true], ["reduction", "str", false, true]] }],
+    "function:binaryCrossEntropyWithLogits": [{ name: "binaryCrossEntropyWithLogits", fn: N["binaryCrossEntropyWithLogits"], ret: "tensor", args: [["input", "Tensor", false, false], ["target", "Tensor", false, false], ["weight", "Tensor?", false, true], ["reduction", "str", false, true], ["posWeight", "Tensor?", false, true]] }],
+    "function:pointwiseLossBackward": [{ name: "pointwiseLossBackward", fn: N["pointwiseLossBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["input", "Tensor", false, false], ["target", "Tensor", false, false], ["weight", "Tensor?", false, true], ["posWeight", "Tensor?", false, true], ["reduction", "str", false, false], ["beta", "float", false, false], ["kind", "int", false, false], ["wrtTarget", "bool", false, false]] }],
+    "function:scaledDotProductAttention": [{ name: "scaledDotProductAttention", fn: N["scaledDotProductAttention"], ret: "tensor", args: [["query", "Tensor", false, false], ["key", "Tensor", false, false], ["value", "Tensor", false, false], ["attnMask", "Tensor?", false, true], ["dropoutP", "float", false, true], ["isCausal", "bool", false, true], ["scale", "float?", true, true]] }],
     "function:cat": [{ name: "cat", fn: N["cat"], ret: "tensor", args: [["tensors", "Tensor[]", false, false], ["dim", "int", false, true]] }],
     "function:catBackward": [{ name: "catBackward", fn: N["catBackward"], ret: "list", args: [["gradOutput", "Tensor", false, false], ["tensors", "Tensor[]", false, false], ["dim", "int", false, false]] }],
     "function:stack": [{ name: "stack", fn: N["stack"], ret: "tensor", args: [["tensors", "Tensor[]", false, false], ["dim", "int", false, true]] }],
@@ -1941,6 +1964,236 @@ module.exports = function install(Tensor, kd, N, rt) {
     const h = N["oneHot"](a0._h, a1); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:oneHot"], null, arguments);
+  };
+  kd.softmax = function softmax(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["softmax"](a0._h, a1, undefined); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:softmax"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").softmax = kd.softmax;
+  Tensor.prototype.softmax = function softmax(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    const h = N["softmax"](this._h, a0, undefined); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:softmax"], this, arguments);
+  };
+  kd.logSoftmax = function logSoftmax(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["logSoftmax"](a0._h, a1, undefined); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:logSoftmax"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").logSoftmax = kd.logSoftmax;
+  Tensor.prototype.logSoftmax = function logSoftmax(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    const h = N["logSoftmax"](this._h, a0, undefined); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:logSoftmax"], this, arguments);
+  };
+  rt.namespace(kd, "_internal").nativeLayerNorm = function nativeLayerNorm() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:nativeLayerNorm"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").layerNormBackward = function layerNormBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:layerNormBackward"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").layerNorm = function layerNorm() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:layerNorm"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").groupNorm = function groupNorm(a0, a1, a2, a3, a4) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 5) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 != null && !(a2 instanceof Tensor)) break fast;
+    if (a3 != null && !(a3 instanceof Tensor)) break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    const h = N["groupNorm"](a0._h, a1, a2 == null ? a2 : a2._h, a3 == null ? a3 : a3._h, a4); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:groupNorm"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").batchNorm = function batchNorm(a0, a1, a2, a3, a4, a5, a6, a7) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 8) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 != null && !(a1 instanceof Tensor)) break fast;
+    if (a2 != null && !(a2 instanceof Tensor)) break fast;
+    if (a3 != null && !(a3 instanceof Tensor)) break fast;
+    if (a4 != null && !(a4 instanceof Tensor)) break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    if (a7 !== null && typeof a7 === 'object') break fast;
+    const h = N["batchNorm"](a0._h, a1 == null ? a1 : a1._h, a2 == null ? a2 : a2._h, a3 == null ? a3 : a3._h, a4 == null ? a4 : a4._h, a5, a6, a7); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:batchNorm"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").embedding = function embedding(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["embedding"](a0._h, a1._h, a2); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:embedding"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").embeddingBackward = function embeddingBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:embeddingBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").nativeDropout = function nativeDropout(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    return rt.wrapTuple(N["nativeDropout"](a0._h, a1, a2), ["output","mask"]);
+  }
+    return rt.invoke(G["function:nativeDropout"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").dropout = function dropout(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["dropout"](a0._h, a1, a2); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:dropout"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").nllLoss = function nllLoss(a0, a1, a2, a3, a4) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 5) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 != null && !(a2 instanceof Tensor)) break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    const h = N["nllLoss"](a0._h, a1._h, a2 == null ? a2 : a2._h, a3, a4); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:nllLoss"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").nllLossBackward = function nllLossBackward(a0, a1, a2, a3, a4, a5) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 6) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (a3 != null && !(a3 instanceof Tensor)) break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    const h = N["nllLossBackward"](a0._h, a1._h, a2._h, a3 == null ? a3 : a3._h, a4, a5); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:nllLossBackward"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").crossEntropy = function crossEntropy(a0, a1, a2, a3, a4, a5) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 6) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 != null && !(a2 instanceof Tensor)) break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    const h = N["crossEntropy"](a0._h, a1._h, a2 == null ? a2 : a2._h, a3, a4, a5); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:crossEntropy"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").mseLoss = function mseLoss(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["mseLoss"](a0._h, a1._h, a2); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:mseLoss"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").l1Loss = function l1Loss(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["l1Loss"](a0._h, a1._h, a2); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:l1Loss"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").smoothL1Loss = function smoothL1Loss(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    const h = N["smoothL1Loss"](a0._h, a1._h, a2, a3); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:smoothL1Loss"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").binaryCrossEntropy = function binaryCrossEntropy(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 != null && !(a2 instanceof Tensor)) break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    const h = N["binaryCrossEntropy"](a0._h, a1._h, a2 == null ? a2 : a2._h, a3); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:binaryCrossEntropy"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").binaryCrossEntropyWithLogits = function binaryCrossEntropyWithLogits(a0, a1, a2, a3, a4) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 5) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 != null && !(a2 instanceof Tensor)) break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    if (a4 != null && !(a4 instanceof Tensor)) break fast;
+    const h = N["binaryCrossEntropyWithLogits"](a0._h, a1._h, a2 == null ? a2 : a2._h, a3, a4 == null ? a4 : a4._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:binaryCrossEntropyWithLogits"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").pointwiseLossBackward = function pointwiseLossBackward(a0, a1, a2, a3, a4, a5, a6, a7, a8) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 9) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (a3 != null && !(a3 instanceof Tensor)) break fast;
+    if (a4 != null && !(a4 instanceof Tensor)) break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    if (a7 !== null && typeof a7 === 'object') break fast;
+    if (a8 !== null && typeof a8 === 'object') break fast;
+    const h = N["pointwiseLossBackward"](a0._h, a1._h, a2._h, a3 == null ? a3 : a3._h, a4 == null ? a4 : a4._h, a5, a6, a7, a8); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:pointwiseLossBackward"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").scaledDotProductAttention = function scaledDotProductAttention(a0, a1, a2, a3, a4, a5) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 6) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (a3 != null && !(a3 instanceof Tensor)) break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    const h = N["scaledDotProductAttention"](a0._h, a1._h, a2._h, a3 == null ? a3 : a3._h, a4, a5, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:scaledDotProductAttention"], null, arguments);
   };
   kd.cat = function cat() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

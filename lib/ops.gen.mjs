@@ -82,6 +82,8 @@ export const {
   indexPut,
   maskedSelect,
   nonzero,
+  softmax,
+  logSoftmax,
   cat,
   stack,
   hstack,

@@ -273,6 +273,12 @@ export interface TensorOpMethods {
   maskedSelect(options: { mask: Tensor }): Tensor;
   /** The indices of the non-zero elements, one row per element ([n, ndim], int64); {asTuple: true} gives one tensor per dim. */
   nonzero(options?: Record<string, never>): Tensor;
+  /** exp(self) / sum(exp(self)) along dim, computed stably (in dtype when given). */
+  softmax(dim: number, options?: { dim?: number; dtype?: DType | null }): Tensor;
+  softmax(options: { dim: number; dtype?: DType | null }): Tensor;
+  /** log(softmax(self)) along dim, computed stably (in dtype when given). */
+  logSoftmax(dim: number, options?: { dim?: number; dtype?: DType | null }): Tensor;
+  logSoftmax(options: { dim: number; dtype?: DType | null }): Tensor;
   /** The slices along dim, each without that dim (views). */
   unbind(dim?: number, options?: { dim?: number }): Tensor[];
   unbind(options: { dim?: number }): Tensor[];
@@ -778,6 +784,12 @@ export declare function maskedSelect(options: { self: Tensor; mask: Tensor }): T
 /** The indices of the non-zero elements, one row per element ([n, ndim], int64); {asTuple: true} gives one tensor per dim. */
 export declare function nonzero(self: Tensor, options?: { self?: Tensor }): Tensor;
 export declare function nonzero(options: { self: Tensor }): Tensor;
+/** exp(self) / sum(exp(self)) along dim, computed stably (in dtype when given). */
+export declare function softmax(self: Tensor, dim: number, options?: { self?: Tensor; dim?: number; dtype?: DType | null }): Tensor;
+export declare function softmax(options: { self: Tensor; dim: number; dtype?: DType | null }): Tensor;
+/** log(softmax(self)) along dim, computed stably (in dtype when given). */
+export declare function logSoftmax(self: Tensor, dim: number, options?: { self?: Tensor; dim?: number; dtype?: DType | null }): Tensor;
+export declare function logSoftmax(options: { self: Tensor; dim: number; dtype?: DType | null }): Tensor;
 /** Concatenates tensors along dim (dtypes promoted; legacy empty 1-D tensors are skipped). */
 export declare function cat(tensors: readonly Tensor[], dim?: number, options?: { tensors?: readonly Tensor[]; dim?: number }): Tensor;
 export declare function cat(options: { tensors: readonly Tensor[]; dim?: number }): Tensor;
@@ -1035,6 +1047,24 @@ export declare namespace _internal {
   /** The gradient of maskedSelect: zeros of the broadcast shape with grad put where mask is true. */
   function maskedSelectBackward(gradOutput: Tensor, self: Tensor, mask: Tensor, options?: { gradOutput?: Tensor; self?: Tensor; mask?: Tensor }): Tensor;
   function maskedSelectBackward(options: { gradOutput: Tensor; self: Tensor; mask: Tensor }): Tensor;
+  /** Layer normalisation over the trailing normalizedShape dims; also returns the mean and 1/std (keepdim shape, float32 for half inputs). */
+  function nativeLayerNorm(input: Tensor, normalizedShape: readonly number[], weight: Tensor | null | undefined, bias: Tensor | null | undefined, eps: number, options?: { input?: Tensor; normalizedShape?: readonly number[]; weight?: Tensor | null; bias?: Tensor | null; eps?: number }): Tensor[] & { output: Tensor; mean: Tensor; rstd: Tensor };
+  function nativeLayerNorm(options: { input: Tensor; normalizedShape: readonly number[]; weight?: Tensor | null; bias?: Tensor | null; eps: number }): Tensor[] & { output: Tensor; mean: Tensor; rstd: Tensor };
+  /** Gradient of nativeLayerNorm with respect to its input. */
+  function layerNormBackward(gradOutput: Tensor, input: Tensor, normalizedShape: readonly number[], mean: Tensor, rstd: Tensor, weight?: Tensor | null, options?: { gradOutput?: Tensor; input?: Tensor; normalizedShape?: readonly number[]; mean?: Tensor; rstd?: Tensor; weight?: Tensor | null }): Tensor;
+  function layerNormBackward(options: { gradOutput: Tensor; input: Tensor; normalizedShape: readonly number[]; mean: Tensor; rstd: Tensor; weight?: Tensor | null }): Tensor;
+  /** Gradient of embedding for its weight: grad rows added into the rows their indices name (none for paddingIdx). */
+  function embeddingBackward(gradOutput: Tensor, input: Tensor, weightShape: readonly number[], paddingIdx?: number | null, options?: { gradOutput?: Tensor; input?: Tensor; weightShape?: readonly number[]; paddingIdx?: number | null }): Tensor;
+  function embeddingBackward(options: { gradOutput: Tensor; input: Tensor; weightShape: readonly number[]; paddingIdx?: number | null }): Tensor;
+  /** Zeroes elements with probability p (Philox, seeded by manualSeed) and scales the rest by 1/(1-p); returns the bool keep mask too. */
+  function nativeDropout(input: Tensor, p: number, train: boolean, options?: { input?: Tensor; p?: number; train?: boolean }): Tensor[] & { output: Tensor; mask: Tensor };
+  function nativeDropout(options: { input: Tensor; p: number; train: boolean }): Tensor[] & { output: Tensor; mask: Tensor };
+  /** Gradient of nllLoss with respect to its input. */
+  function nllLossBackward(gradOutput: Tensor, input: Tensor, target: Tensor, weight: Tensor | null | undefined, ignoreIndex: number, reduction: string, options?: { gradOutput?: Tensor; input?: Tensor; target?: Tensor; weight?: Tensor | null; ignoreIndex?: number; reduction?: string }): Tensor;
+  function nllLossBackward(options: { gradOutput: Tensor; input: Tensor; target: Tensor; weight?: Tensor | null; ignoreIndex: number; reduction: string }): Tensor;
+  /** Gradient of l1Loss (kind 1), smoothL1Loss (2), binaryCrossEntropy (3), binaryCrossEntropyWithLogits (4) for input (or target when wrtTarget), shaped like the broadcast of input and target. */
+  function pointwiseLossBackward(gradOutput: Tensor, input: Tensor, target: Tensor, weight: Tensor | null | undefined, posWeight: Tensor | null | undefined, reduction: string, beta: number, kind: number, wrtTarget: boolean, options?: { gradOutput?: Tensor; input?: Tensor; target?: Tensor; weight?: Tensor | null; posWeight?: Tensor | null; reduction?: string; beta?: number; kind?: number; wrtTarget?: boolean }): Tensor;
+  function pointwiseLossBackward(options: { gradOutput: Tensor; input: Tensor; target: Tensor; weight?: Tensor | null; posWeight?: Tensor | null; reduction: string; beta: number; kind: number; wrtTarget: boolean }): Tensor;
   /** The gradient of cat: gradOutput split along dim into the sizes of tensors (only their shapes are used). */
   function catBackward(gradOutput: Tensor, tensors: readonly Tensor[], dim: number, options?: { gradOutput?: Tensor; tensors?: readonly Tensor[]; dim?: number }): Tensor[];
   function catBackward(options: { gradOutput: Tensor; tensors: readonly Tensor[]; dim: number }): Tensor[];
@@ -1107,6 +1137,51 @@ export declare namespace nn.functional {
   /** int64 one-hot encoding: shape self.shape + [numClasses] (max + 1 when -1). */
   function oneHot(self: Tensor, numClasses?: number, options?: { self?: Tensor; numClasses?: number }): Tensor;
   function oneHot(options: { self: Tensor; numClasses?: number }): Tensor;
+  /** exp(self) / sum(exp(self)) along dim, computed stably (in dtype when given). */
+  function softmax(self: Tensor, dim: number, options?: { self?: Tensor; dim?: number; dtype?: DType | null }): Tensor;
+  function softmax(options: { self: Tensor; dim: number; dtype?: DType | null }): Tensor;
+  /** log(softmax(self)) along dim, computed stably (in dtype when given). */
+  function logSoftmax(self: Tensor, dim: number, options?: { self?: Tensor; dim?: number; dtype?: DType | null }): Tensor;
+  function logSoftmax(options: { self: Tensor; dim: number; dtype?: DType | null }): Tensor;
+  /** Layer normalisation over the trailing normalizedShape dims, then weight and bias. */
+  function layerNorm(input: Tensor, normalizedShape: readonly number[], weight?: Tensor | null, bias?: Tensor | null, eps?: number, options?: { input?: Tensor; normalizedShape?: readonly number[]; weight?: Tensor | null; bias?: Tensor | null; eps?: number }): Tensor;
+  function layerNorm(options: { input: Tensor; normalizedShape: readonly number[]; weight?: Tensor | null; bias?: Tensor | null; eps?: number }): Tensor;
+  /** Group normalisation of (N, C, *) input over numGroups groups of channels, then per-channel weight and bias. */
+  function groupNorm(input: Tensor, numGroups: number, weight?: Tensor | null, bias?: Tensor | null, eps?: number, options?: { input?: Tensor; numGroups?: number; weight?: Tensor | null; bias?: Tensor | null; eps?: number }): Tensor;
+  function groupNorm(options: { input: Tensor; numGroups: number; weight?: Tensor | null; bias?: Tensor | null; eps?: number }): Tensor;
+  /** Batch normalisation over every dim but 1; training uses batch statistics and updates the running ones in place. */
+  function batchNorm(input: Tensor, runningMean?: Tensor | null, runningVar?: Tensor | null, weight?: Tensor | null, bias?: Tensor | null, training?: boolean, momentum?: number, eps?: number, options?: { input?: Tensor; runningMean?: Tensor | null; runningVar?: Tensor | null; weight?: Tensor | null; bias?: Tensor | null; training?: boolean; momentum?: number; eps?: number }): Tensor;
+  function batchNorm(options: { input: Tensor; runningMean?: Tensor | null; runningVar?: Tensor | null; weight?: Tensor | null; bias?: Tensor | null; training?: boolean; momentum?: number; eps?: number }): Tensor;
+  /** Rows of weight picked by the integer indices in input (output shape input.shape + [dim]). */
+  function embedding(input: Tensor, weight: Tensor, paddingIdx?: number | null, options?: { input?: Tensor; weight?: Tensor; paddingIdx?: number | null }): Tensor;
+  function embedding(options: { input: Tensor; weight: Tensor; paddingIdx?: number | null }): Tensor;
+  /** During training, zeroes elements with probability p and scales the rest by 1/(1-p); the input itself otherwise. */
+  function dropout(input: Tensor, p?: number, training?: boolean, options?: { input?: Tensor; p?: number; training?: boolean }): Tensor;
+  function dropout(options: { input: Tensor; p?: number; training?: boolean }): Tensor;
+  /** Negative log-likelihood of class-index targets for (C), (N, C) or (N, C, d1, ...) log-probabilities. */
+  function nllLoss(input: Tensor, target: Tensor, weight?: Tensor | null, ignoreIndex?: number, reduction?: string, options?: { input?: Tensor; target?: Tensor; weight?: Tensor | null; ignoreIndex?: number; reduction?: string }): Tensor;
+  function nllLoss(options: { input: Tensor; target: Tensor; weight?: Tensor | null; ignoreIndex?: number; reduction?: string }): Tensor;
+  /** logSoftmax over the class dim then nllLoss (class-index targets) or -sum(target * logp) (class-probability targets), with label smoothing. */
+  function crossEntropy(input: Tensor, target: Tensor, weight?: Tensor | null, ignoreIndex?: number, reduction?: string, labelSmoothing?: number, options?: { input?: Tensor; target?: Tensor; weight?: Tensor | null; ignoreIndex?: number; reduction?: string; labelSmoothing?: number }): Tensor;
+  function crossEntropy(options: { input: Tensor; target: Tensor; weight?: Tensor | null; ignoreIndex?: number; reduction?: string; labelSmoothing?: number }): Tensor;
+  /** Mean (or summed) squared error. */
+  function mseLoss(input: Tensor, target: Tensor, reduction?: string, options?: { input?: Tensor; target?: Tensor; reduction?: string }): Tensor;
+  function mseLoss(options: { input: Tensor; target: Tensor; reduction?: string }): Tensor;
+  /** Mean (or summed) absolute error. */
+  function l1Loss(input: Tensor, target: Tensor, reduction?: string, options?: { input?: Tensor; target?: Tensor; reduction?: string }): Tensor;
+  function l1Loss(options: { input: Tensor; target: Tensor; reduction?: string }): Tensor;
+  /** Squared error below beta (halved, over beta), absolute error minus beta/2 above. */
+  function smoothL1Loss(input: Tensor, target: Tensor, reduction?: string, beta?: number, options?: { input?: Tensor; target?: Tensor; reduction?: string; beta?: number }): Tensor;
+  function smoothL1Loss(options: { input: Tensor; target: Tensor; reduction?: string; beta?: number }): Tensor;
+  /** -(target * log(input) + (1 - target) * log(1 - input)), logs clamped at -100, times weight. */
+  function binaryCrossEntropy(input: Tensor, target: Tensor, weight?: Tensor | null, reduction?: string, options?: { input?: Tensor; target?: Tensor; weight?: Tensor | null; reduction?: string }): Tensor;
+  function binaryCrossEntropy(options: { input: Tensor; target: Tensor; weight?: Tensor | null; reduction?: string }): Tensor;
+  /** binaryCrossEntropy of sigmoid(input), computed stably from the logits; posWeight weighs the positive term. */
+  function binaryCrossEntropyWithLogits(input: Tensor, target: Tensor, weight?: Tensor | null, reduction?: string, posWeight?: Tensor | null, options?: { input?: Tensor; target?: Tensor; weight?: Tensor | null; reduction?: string; posWeight?: Tensor | null }): Tensor;
+  function binaryCrossEntropyWithLogits(options: { input: Tensor; target: Tensor; weight?: Tensor | null; reduction?: string; posWeight?: Tensor | null }): Tensor;
+  /** softmax(query @ key^T * scale + mask) @ value (bool masks keep where true; float masks add), with optional causal mask and dropout. */
+  function scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, attnMask?: Tensor | null, dropoutP?: number, isCausal?: boolean, options?: { query?: Tensor; key?: Tensor; value?: Tensor; attnMask?: Tensor | null; dropoutP?: number; isCausal?: boolean; scale?: number | null }): Tensor;
+  function scaledDotProductAttention(options: { query: Tensor; key: Tensor; value: Tensor; attnMask?: Tensor | null; dropoutP?: number; isCausal?: boolean; scale?: number | null }): Tensor;
   /** log(sigmoid(self)), computed stably. */
   function logsigmoid(self: Tensor, options?: { self?: Tensor }): Tensor;
   function logsigmoid(options: { self: Tensor }): Tensor;

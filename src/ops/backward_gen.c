@@ -451,6 +451,91 @@ static kd_status kd_bw_maskedSelectBackward(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_maskedSelectBackward_spec = {kd_bw_maskedSelectBackward, 0x1u, 0x4u, 0x0u, 0};
 
+static kd_status kd_bw_softmax(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_out(c, 0), kd_f_binop(c, KD_OP_sub, kd_f_grad(c, 0), kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_out(c, 0)), kd_f_arg(c, 1), kd_f_bool(true), kd_value_none()}))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_softmax_spec = {kd_bw_softmax, 0x1u, 0x0u, 0x1u, 0};
+
+static kd_status kd_bw_logSoftmax(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_sub, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_exp, 1, (kd_value[]){kd_f_out(c, 0)}), kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_bool(true), kd_value_none()}))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_logSoftmax_spec = {kd_bw_logSoftmax, 0x1u, 0x0u, 0x1u, 0};
+
+static kd_status kd_bw_nativeLayerNorm(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_layerNormBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_out(c, 1), kd_f_out(c, 2), kd_f_arg(c, 2)}));
+  if (c->needs[2]) kd_f_set(c, 2, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 0), kd_f_out(c, 1))), kd_f_out(c, 2)));
+  if (c->needs[3]) kd_f_set(c, 3, kd_f_grad(c, 0));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_nativeLayerNorm_spec = {kd_bw_nativeLayerNorm, 0xdu, 0x5u, 0x6u, 1};
+
+static kd_status kd_bw_embedding(kd_bw_ctx *c) {
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_embeddingBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg_meta(c, 1, KD_F_SHAPE), kd_f_arg(c, 2)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_embedding_spec = {kd_bw_embedding, 0x2u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_embeddingBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_embedding, 3, (kd_value[]){kd_f_arg(c, 1), kd_f_grad(c, 0), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_embeddingBackward_spec = {kd_bw_embeddingBackward, 0x1u, 0x2u, 0x0u, 0};
+
+static kd_status kd_bw_nativeDropout(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_out(c, 1)), (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 1), kd_f_int(1))) ? kd_f_int(0) : kd_f_binop(c, KD_OP_div, kd_f_int(1), kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_arg(c, 1))))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_nativeDropout_spec = {kd_bw_nativeDropout, 0x1u, 0x0u, 0x2u, 0};
+
+static kd_status kd_bw_nllLoss(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_nllLossBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_nllLoss_spec = {kd_bw_nllLoss, 0x1u, 0x7u, 0x0u, 1};
+
+static kd_status kd_bw_nllLossBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_nllLoss, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_nllLossBackward_spec = {kd_bw_nllLossBackward, 0x1u, 0xcu, 0x0u, 0};
+
+static kd_status kd_bw_mseLoss(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 2), kd_f_str("mean"))) ? kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_NUMEL)) : kd_f_grad(c, 0)), kd_f_int(2)), kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 0), kd_f_arg(c, 1))));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 2), kd_f_str("mean"))) ? kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_NUMEL)) : kd_f_grad(c, 0)), kd_f_int(2)), kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 1), kd_f_arg(c, 0))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_mseLoss_spec = {kd_bw_mseLoss, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_l1Loss(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_pointwiseLossBackward, 9, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_value_none(), kd_value_none(), kd_f_arg(c, 2), kd_f_float(1.0), kd_f_int(1), kd_f_bool(false)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_pointwiseLossBackward, 9, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_value_none(), kd_value_none(), kd_f_arg(c, 2), kd_f_float(1.0), kd_f_int(1), kd_f_bool(true)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_l1Loss_spec = {kd_bw_l1Loss, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_smoothL1Loss(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_pointwiseLossBackward, 9, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_value_none(), kd_value_none(), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_int(2), kd_f_bool(false)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_pointwiseLossBackward, 9, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_value_none(), kd_value_none(), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_int(2), kd_f_bool(true)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_smoothL1Loss_spec = {kd_bw_smoothL1Loss, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_binaryCrossEntropy(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_pointwiseLossBackward, 9, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_value_none(), kd_f_arg(c, 3), kd_f_float(1.0), kd_f_int(3), kd_f_bool(false)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_pointwiseLossBackward, 9, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_value_none(), kd_f_arg(c, 3), kd_f_float(1.0), kd_f_int(3), kd_f_bool(true)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_binaryCrossEntropy_spec = {kd_bw_binaryCrossEntropy, 0x3u, 0x7u, 0x0u, 1};
+
+static kd_status kd_bw_binaryCrossEntropyWithLogits(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_pointwiseLossBackward, 9, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 4), kd_f_arg(c, 3), kd_f_float(1.0), kd_f_int(4), kd_f_bool(false)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_pointwiseLossBackward, 9, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 4), kd_f_arg(c, 3), kd_f_float(1.0), kd_f_int(4), kd_f_bool(true)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_binaryCrossEntropyWithLogits_spec = {kd_bw_binaryCrossEntropyWithLogits, 0x3u, 0x17u, 0x0u, 1};
+
 static kd_status kd_bw_cat(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_catBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1)}));
   return c->st;
@@ -883,6 +968,19 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_indexPut_] = &kd_bw_indexPut_spec,
     [KD_OP_maskedSelect] = &kd_bw_maskedSelect_spec,
     [KD_OP_maskedSelectBackward] = &kd_bw_maskedSelectBackward_spec,
+    [KD_OP_softmax] = &kd_bw_softmax_spec,
+    [KD_OP_logSoftmax] = &kd_bw_logSoftmax_spec,
+    [KD_OP_nativeLayerNorm] = &kd_bw_nativeLayerNorm_spec,
+    [KD_OP_embedding] = &kd_bw_embedding_spec,
+    [KD_OP_embeddingBackward] = &kd_bw_embeddingBackward_spec,
+    [KD_OP_nativeDropout] = &kd_bw_nativeDropout_spec,
+    [KD_OP_nllLoss] = &kd_bw_nllLoss_spec,
+    [KD_OP_nllLossBackward] = &kd_bw_nllLossBackward_spec,
+    [KD_OP_mseLoss] = &kd_bw_mseLoss_spec,
+    [KD_OP_l1Loss] = &kd_bw_l1Loss_spec,
+    [KD_OP_smoothL1Loss] = &kd_bw_smoothL1Loss_spec,
+    [KD_OP_binaryCrossEntropy] = &kd_bw_binaryCrossEntropy_spec,
+    [KD_OP_binaryCrossEntropyWithLogits] = &kd_bw_binaryCrossEntropyWithLogits_spec,
     [KD_OP_cat] = &kd_bw_cat_spec,
     [KD_OP_flip] = &kd_bw_flip_spec,
     [KD_OP_unfold] = &kd_bw_unfold_spec,

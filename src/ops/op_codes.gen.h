@@ -153,6 +153,17 @@ enum kd_scatter_code {
   KD_SCATTER_INDEX_FILL = 6,
   KD_SCATTER_INDEX_PUT = 7,
 };
+enum kd_softmax_code {
+  KD_SOFTMAX_SOFTMAX = 1,
+  KD_SOFTMAX_LOG = 2,
+};
+enum kd_loss_code {
+  KD_LOSS_MSE = 1,
+  KD_LOSS_L1 = 2,
+  KD_LOSS_SMOOTH_L1 = 3,
+  KD_LOSS_BCE = 4,
+  KD_LOSS_BCE_LOGITS = 5,
+};
 enum kd_tri_code {
   KD_TRI_LOWER = 1,
   KD_TRI_UPPER = 2,

@@ -3,14 +3,19 @@
 #include "ops/op_codes.gen.h"
 
 kd_status kd_composite_addbmm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_batch_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_cat_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_chunk(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_clone(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_contiguous(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_cross_entropy(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_dropout(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_einsum(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_expand_as(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_flatten(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_group_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_hstack(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_layer_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_like(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_linear(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_matmul(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -19,6 +24,7 @@ kd_status kd_composite_repeat(const kd_op_info *op, kd_keyset ks, kd_value *args
 kd_status kd_composite_repeat_interleave(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_reshape(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_roll(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_sdpa(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_split(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_stack(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_swapaxes(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -39,21 +45,31 @@ kd_status kd_cpu_bmm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_valu
 kd_status kd_cpu_cat(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_conv(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_copy(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_embedding(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_embedding_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_fill(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_flip(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_gather(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_interpolate(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_layer_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_layer_norm_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_linspace(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_masked_select(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_masked_select_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_mm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_native_dropout(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_nll_loss(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_nll_loss_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_nonzero(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_one_hot(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_pad(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_pointwise_loss(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_pointwise_loss_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_pool(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_random(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_reduce(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_scatter(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_softmax(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_sort(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_tri(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_unary(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -832,6 +848,148 @@ static const kd_arg_schema kd_args_oneHot[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"numClasses", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = -1}}},
 };
+static const kd_arg_schema kd_args_softmax[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_logSoftmax[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_nativeLayerNorm[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"normalizedShape", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"bias", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"eps", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_layerNormBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"normalizedShape", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"mean", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"rstd", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_layerNorm[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"normalizedShape", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"bias", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"eps", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1e-5}}},
+};
+static const kd_arg_schema kd_args_groupNorm[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"numGroups", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"bias", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"eps", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1e-5}}},
+};
+static const kd_arg_schema kd_args_batchNorm[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"runningMean", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"runningVar", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"bias", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"training", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"momentum", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 0.1}}},
+    {"eps", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1e-5}}},
+};
+static const kd_arg_schema kd_args_embedding[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"paddingIdx", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_embeddingBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weightShape", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"paddingIdx", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_nativeDropout[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"p", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
+    {"train", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_dropout[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"p", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 0.5}}},
+    {"training", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = true}}},
+};
+static const kd_arg_schema kd_args_nllLoss[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"target", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"ignoreIndex", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = -100}}},
+    {"reduction", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "mean"}}},
+};
+static const kd_arg_schema kd_args_nllLossBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"target", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"ignoreIndex", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"reduction", KD_ARG_STRING, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_crossEntropy[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"target", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"ignoreIndex", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = -100}}},
+    {"reduction", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "mean"}}},
+    {"labelSmoothing", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 0.0}}},
+};
+static const kd_arg_schema kd_args_mseLoss[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"target", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"reduction", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "mean"}}},
+};
+static const kd_arg_schema kd_args_l1Loss[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"target", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"reduction", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "mean"}}},
+};
+static const kd_arg_schema kd_args_smoothL1Loss[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"target", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"reduction", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "mean"}}},
+    {"beta", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1.0}}},
+};
+static const kd_arg_schema kd_args_binaryCrossEntropy[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"target", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"reduction", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "mean"}}},
+};
+static const kd_arg_schema kd_args_binaryCrossEntropyWithLogits[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"target", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"reduction", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "mean"}}},
+    {"posWeight", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_pointwiseLossBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"target", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"posWeight", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"reduction", KD_ARG_STRING, false, {.kind = KD_VALUE_NONE}},
+    {"beta", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
+    {"kind", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"wrtTarget", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_scaledDotProductAttention[] = {
+    {"query", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"key", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"value", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"attnMask", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dropoutP", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 0.0}}},
+    {"isCausal", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"scale", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
 static const kd_arg_schema kd_args_cat[] = {
     {"tensors", KD_ARG_TENSORLIST, false, {.kind = KD_VALUE_NONE}},
     {"dim", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
@@ -1421,6 +1579,27 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_maskedSelectBackward] = {"maskedSelectBackward", KD_OP_maskedSelectBackward, 0, 0, 3, kd_args_maskedSelectBackward, 1, -1, -1},
     [KD_OP_nonzero] = {"nonzero", KD_OP_nonzero, 0, KD_OP_FLAG_NONDIFF, 1, kd_args_nonzero, 1, -1, -1},
     [KD_OP_oneHot] = {"oneHot", KD_OP_oneHot, 0, KD_OP_FLAG_NONDIFF, 2, kd_args_oneHot, 1, -1, -1},
+    [KD_OP_softmax] = {"softmax", KD_OP_softmax, KD_SOFTMAX_SOFTMAX, 0, 3, kd_args_softmax, 1, -1, 2},
+    [KD_OP_logSoftmax] = {"logSoftmax", KD_OP_logSoftmax, KD_SOFTMAX_LOG, 0, 3, kd_args_logSoftmax, 1, -1, 2},
+    [KD_OP_nativeLayerNorm] = {"nativeLayerNorm", KD_OP_nativeLayerNorm, 0, 0, 5, kd_args_nativeLayerNorm, 3, -1, -1},
+    [KD_OP_layerNormBackward] = {"layerNormBackward", KD_OP_layerNormBackward, 0, KD_OP_FLAG_NONDIFF, 6, kd_args_layerNormBackward, 1, -1, -1},
+    [KD_OP_layerNorm] = {"layerNorm", KD_OP_layerNorm, 0, 0, 5, kd_args_layerNorm, 1, -1, -1},
+    [KD_OP_groupNorm] = {"groupNorm", KD_OP_groupNorm, 0, 0, 5, kd_args_groupNorm, 1, -1, -1},
+    [KD_OP_batchNorm] = {"batchNorm", KD_OP_batchNorm, 0, 0, 8, kd_args_batchNorm, 1, -1, -1},
+    [KD_OP_embedding] = {"embedding", KD_OP_embedding, 0, 0, 3, kd_args_embedding, 1, -1, -1},
+    [KD_OP_embeddingBackward] = {"embeddingBackward", KD_OP_embeddingBackward, 0, 0, 4, kd_args_embeddingBackward, 1, -1, -1},
+    [KD_OP_nativeDropout] = {"nativeDropout", KD_OP_nativeDropout, 0, 0, 3, kd_args_nativeDropout, 2, -1, -1},
+    [KD_OP_dropout] = {"dropout", KD_OP_dropout, 0, 0, 3, kd_args_dropout, 1, -1, -1},
+    [KD_OP_nllLoss] = {"nllLoss", KD_OP_nllLoss, 0, 0, 5, kd_args_nllLoss, 1, -1, -1},
+    [KD_OP_nllLossBackward] = {"nllLossBackward", KD_OP_nllLossBackward, 0, 0, 6, kd_args_nllLossBackward, 1, -1, -1},
+    [KD_OP_crossEntropy] = {"crossEntropy", KD_OP_crossEntropy, 0, 0, 6, kd_args_crossEntropy, 1, -1, -1},
+    [KD_OP_mseLoss] = {"mseLoss", KD_OP_mseLoss, KD_LOSS_MSE, 0, 3, kd_args_mseLoss, 1, -1, -1},
+    [KD_OP_l1Loss] = {"l1Loss", KD_OP_l1Loss, KD_LOSS_L1, 0, 3, kd_args_l1Loss, 1, -1, -1},
+    [KD_OP_smoothL1Loss] = {"smoothL1Loss", KD_OP_smoothL1Loss, KD_LOSS_SMOOTH_L1, 0, 4, kd_args_smoothL1Loss, 1, -1, -1},
+    [KD_OP_binaryCrossEntropy] = {"binaryCrossEntropy", KD_OP_binaryCrossEntropy, KD_LOSS_BCE, 0, 4, kd_args_binaryCrossEntropy, 1, -1, -1},
+    [KD_OP_binaryCrossEntropyWithLogits] = {"binaryCrossEntropyWithLogits", KD_OP_binaryCrossEntropyWithLogits, KD_LOSS_BCE_LOGITS, 0, 5, kd_args_binaryCrossEntropyWithLogits, 1, -1, -1},
+    [KD_OP_pointwiseLossBackward] = {"pointwiseLossBackward", KD_OP_pointwiseLossBackward, 0, KD_OP_FLAG_NONDIFF, 9, kd_args_pointwiseLossBackward, 1, -1, -1},
+    [KD_OP_scaledDotProductAttention] = {"scaledDotProductAttention", KD_OP_scaledDotProductAttention, 0, 0, 7, kd_args_scaledDotProductAttention, 1, -1, -1},
     [KD_OP_cat] = {"cat", KD_OP_cat, 0, 0, 2, kd_args_cat, 1, -1, -1},
     [KD_OP_catBackward] = {"catBackward", KD_OP_catBackward, 0, KD_OP_FLAG_VIEW, 3, kd_args_catBackward, -1, -1, -1},
     [KD_OP_stack] = {"stack", KD_OP_stack, 0, 0, 2, kd_args_stack, 1, -1, -1},
@@ -1688,6 +1867,27 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_maskedSelectBackward] = {[KD_KEY_CPU] = kd_cpu_masked_select_backward},
     [KD_OP_nonzero] = {[KD_KEY_CPU] = kd_cpu_nonzero},
     [KD_OP_oneHot] = {[KD_KEY_CPU] = kd_cpu_one_hot},
+    [KD_OP_softmax] = {[KD_KEY_CPU] = kd_cpu_softmax},
+    [KD_OP_logSoftmax] = {[KD_KEY_CPU] = kd_cpu_softmax},
+    [KD_OP_nativeLayerNorm] = {[KD_KEY_CPU] = kd_cpu_layer_norm},
+    [KD_OP_layerNormBackward] = {[KD_KEY_CPU] = kd_cpu_layer_norm_backward},
+    [KD_OP_layerNorm] = {[KD_KEY_CPU] = kd_composite_layer_norm, [KD_KEY_CUDA] = kd_composite_layer_norm, [KD_KEY_AUTOGRAD] = kd_composite_layer_norm},
+    [KD_OP_groupNorm] = {[KD_KEY_CPU] = kd_composite_group_norm, [KD_KEY_CUDA] = kd_composite_group_norm, [KD_KEY_AUTOGRAD] = kd_composite_group_norm},
+    [KD_OP_batchNorm] = {[KD_KEY_CPU] = kd_composite_batch_norm, [KD_KEY_CUDA] = kd_composite_batch_norm, [KD_KEY_AUTOGRAD] = kd_composite_batch_norm},
+    [KD_OP_embedding] = {[KD_KEY_CPU] = kd_cpu_embedding},
+    [KD_OP_embeddingBackward] = {[KD_KEY_CPU] = kd_cpu_embedding_backward},
+    [KD_OP_nativeDropout] = {[KD_KEY_CPU] = kd_cpu_native_dropout},
+    [KD_OP_dropout] = {[KD_KEY_CPU] = kd_composite_dropout, [KD_KEY_CUDA] = kd_composite_dropout, [KD_KEY_AUTOGRAD] = kd_composite_dropout},
+    [KD_OP_nllLoss] = {[KD_KEY_CPU] = kd_cpu_nll_loss},
+    [KD_OP_nllLossBackward] = {[KD_KEY_CPU] = kd_cpu_nll_loss_backward},
+    [KD_OP_crossEntropy] = {[KD_KEY_CPU] = kd_composite_cross_entropy, [KD_KEY_CUDA] = kd_composite_cross_entropy, [KD_KEY_AUTOGRAD] = kd_composite_cross_entropy},
+    [KD_OP_mseLoss] = {[KD_KEY_CPU] = kd_cpu_pointwise_loss},
+    [KD_OP_l1Loss] = {[KD_KEY_CPU] = kd_cpu_pointwise_loss},
+    [KD_OP_smoothL1Loss] = {[KD_KEY_CPU] = kd_cpu_pointwise_loss},
+    [KD_OP_binaryCrossEntropy] = {[KD_KEY_CPU] = kd_cpu_pointwise_loss},
+    [KD_OP_binaryCrossEntropyWithLogits] = {[KD_KEY_CPU] = kd_cpu_pointwise_loss},
+    [KD_OP_pointwiseLossBackward] = {[KD_KEY_CPU] = kd_cpu_pointwise_loss_backward},
+    [KD_OP_scaledDotProductAttention] = {[KD_KEY_CPU] = kd_composite_sdpa, [KD_KEY_CUDA] = kd_composite_sdpa, [KD_KEY_AUTOGRAD] = kd_composite_sdpa},
     [KD_OP_cat] = {[KD_KEY_CPU] = kd_cpu_cat},
     [KD_OP_catBackward] = {[KD_KEY_CPU] = kd_composite_cat_backward, [KD_KEY_CUDA] = kd_composite_cat_backward, [KD_KEY_AUTOGRAD] = kd_composite_cat_backward},
     [KD_OP_stack] = {[KD_KEY_CPU] = kd_composite_stack, [KD_KEY_CUDA] = kd_composite_stack, [KD_KEY_AUTOGRAD] = kd_composite_stack},
