@@ -4,12 +4,20 @@
 const { unary, binary, compare } = require('./define');
 
 module.exports = [
-  binary('add', 'KD_BINARY_ADD', 'self + alpha * other, broadcasting.', { args: 'Tensor self, Tensor|Scalar other, *, Scalar alpha=1' }),
-  binary('sub', 'KD_BINARY_SUB', 'self - alpha * other, broadcasting.', { args: 'Tensor self, Tensor|Scalar other, *, Scalar alpha=1' }),
-  binary('mul', 'KD_BINARY_MUL', 'self * other, broadcasting.'),
+  binary('add', 'KD_BINARY_ADD', 'self + alpha * other, broadcasting.', { args: 'Tensor self, Tensor|Scalar other, *, Scalar alpha=1',
+      backward: { self: 'grad', other: 'grad * alpha' } }),
+  binary('sub', 'KD_BINARY_SUB', 'self - alpha * other, broadcasting.', { args: 'Tensor self, Tensor|Scalar other, *, Scalar alpha=1',
+      backward: { self: 'grad', other: '-grad * alpha' } }),
+  binary('mul', 'KD_BINARY_MUL', 'self * other, broadcasting.',
+    { backward: { self: 'grad * other', other: 'grad * self' } }),
   binary('div', 'KD_BINARY_DIV', "self / other; roundingMode 'trunc' or 'floor' rounds the quotient.",
-    { args: 'Tensor self, Tensor|Scalar other, *, str? roundingMode' }),
-  binary('pow', 'KD_BINARY_POW', 'self raised to the power other.'),
+    { args: 'Tensor self, Tensor|Scalar other, *, str? roundingMode',
+      backward: { self: 'roundingMode == null ? grad / other : zerosLike(grad)',
+        other: 'roundingMode == null ? -grad * self / (other * other) : zerosLike(grad)' } }),
+  binary('pow', 'KD_BINARY_POW', 'self raised to the power other.', { backward: {
+    // 0 where the exponent is 0 (also for a number exponent: zerosLike(self) + other is a tensor)
+    self: 'where(zerosLike(self) + other == 0, 0, grad * other * pow(self, other - 1))',
+    other: 'grad * where((self == 0).logicalAnd(other >= 0), 0, result * log(self))' } }),
   compare('eq', 'KD_BINARY_EQ', 'self == other (bool).'),
   compare('ne', 'KD_BINARY_NE', 'self != other (bool).'),
   compare('lt', 'KD_BINARY_LT', 'self < other (bool).'),
@@ -26,5 +34,6 @@ module.exports = [
   unary('tanh', 'KD_UNARY_TANH', 'Hyperbolic tangent.'),
   { name: 'where', args: 'Tensor condition, Tensor|Scalar self, Tensor|Scalar other', returns: 'Tensor',
     variants: ['function'], kind: 'pointwise', cpu: 'kd_cpu_where',
+    backward: { self: 'where(condition, grad, 0)', other: 'where(condition, 0, grad)' },
     doc: 'Elements of self where condition is true, else of other, broadcasting all three.' },
 ];
