@@ -94,11 +94,10 @@ static inline int64_t kd_ifmod(int64_t a, int64_t b) { return b == -1 ? 0 : a % 
   ((a) == (b) || ((c)->equal_nan && (a) != (a) && (b) != (b)) ||                              \
    (isfinite(LD(ST(fabs##MS((a) - (b))))) &&                                                  \
     LD(ST(fabs##MS((a) - (b)))) <= LD(ST((CT)(c)->atol + LD(ST(fabs##MS((CT)(c)->rtol * (b))))))))
-/* integers (and bool): the difference wraps in the integer type, the tolerance is float32 */
-#define KD_ISCLOSE_I(a, b, CT, UT, c)                                                         \
-  ((a) == (b) || kd_isclose_int((double)(CT)((UT)(a) - (UT)(b)), (double)(b), (c)))
+/* integers (and bool): compared in float32, PyTorch's default dtype */
+#define KD_ISCLOSE_I(a, b, CT, UT, c) ((a) == (b) || kd_isclose_int((float)(a), (float)(b), (c)))
 struct kd_binary_ctx;
-static inline bool kd_isclose_int(double d, double b, const struct kd_binary_ctx *c);
+static inline bool kd_isclose_int(float a, float b, const struct kd_binary_ctx *c);
 
 #define KD_ZERO_DIV(c, CT) (__atomic_store_n(&(c)->zero_div, 1, __ATOMIC_RELAXED), (CT)0)
 
@@ -188,9 +187,8 @@ static inline bool kd_isclose_int(double d, double b, const struct kd_binary_ctx
   case KD_BINARY_BITWISE_XOR: KD_LOOP2(T, T, CT, LD, ST, a != b); break;                     \
   case KD_BINARY_ISCLOSE: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)KD_ISCLOSE_I(a, b, CT, UT, c)); break;
 
-static inline bool kd_isclose_int(double d, double b, const struct kd_binary_ctx *c) {
-  float diff = (float)(d < 0 ? -d : d);
-  return diff <= (float)c->atol + fabsf((float)c->rtol * (float)b);
+static inline bool kd_isclose_int(float a, float b, const struct kd_binary_ctx *c) {
+  return fabsf(a - b) <= (float)c->atol + fabsf((float)c->rtol * b);
 }
 
 #define KD_DEF_BINARY(SFX, DT, T, CT, LD, ST, MS, K, UT)                                      \

@@ -7,9 +7,13 @@
  * highest value (-inf/+inf for floats), so one loop serves clamp, clamp_min and clamp_max. */
 #include "cpu/cpu_loops.h"
 
+/* lerp by a number: the weight stays in the compute type (float for float16/bfloat16), not
+ * rounded to the storage type; the third operand is then unused */
+enum { KD_TX_LERP_SCALAR = 100 };
+
 typedef struct kd_ternary_ctx {
   int code;
-  double value_f; /* addcmul/addcdiv value */
+  double value_f; /* addcmul/addcdiv value, lerp's number weight */
   int64_t value_i;
 } kd_ternary_ctx;
 
@@ -53,6 +57,11 @@ typedef struct kd_ternary_ctx {
 #define KD_TERNARY_CASES_F(T, CT, LD, ST, MS, UT, x)                                          \
   case KD_TERNARY_CLAMP: KD_LOOP3(T, CT, LD, ST, KD_CLAMP_F(a, b, c)); break;                 \
   case KD_TERNARY_LERP: KD_LOOP3(T, CT, LD, ST, KD_LERP(a, b, c, CT, MS)); break;             \
+  case KD_TX_LERP_SCALAR: {                                                                   \
+    const CT w = (CT)(x)->value_f;                                                            \
+    KD_LOOP3(T, CT, LD, ST, ((void)c, KD_LERP(a, b, w, CT, MS)));                             \
+    break;                                                                                    \
+  }                                                                                           \
   case KD_TERNARY_ADDCMUL: {                                                                  \
     const CT v = (CT)(x)->value_f;                                                            \
     KD_LOOP3(T, CT, LD, ST, a + v * b * c);                                                   \
@@ -70,7 +79,8 @@ typedef struct kd_ternary_ctx {
     KD_LOOP3(T, CT, LD, ST, (CT)((UT)a + v * (UT)b * (UT)c));                                 \
     break;                                                                                    \
   }
-#define KD_TERNARY_CASES_B(T, CT, LD, ST, MS, UT, x) /* refused before the loop */
+#define KD_TERNARY_CASES_B(T, CT, LD, ST, MS, UT, x) /* clamp with one bool tensor bound; others refused */ \
+  case KD_TERNARY_CLAMP: KD_LOOP3(T, CT, LD, ST, KD_CLAMP_I(a, b, c)); break;
 
 #define KD_DEF_TERNARY(SFX, DT, T, CT, LD, ST, MS, K, UT)                                     \
   static void kd_ternary_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) { \
@@ -179,7 +189,9 @@ KD_KERNEL(kd_cpu_ternary) {
       else if (!kd_is_none(v)) kd_result_type_add_scalar(&rs, v->v.s);
     }
     ct = kd_result_type_finish(&rs);
-    if (ct == KD_DTYPE_BOOL) {
+    /* bool: only a single tensor bound (clamp_min/clamp_max of two bool tensors) */
+    bool one_tensor = (kd_is_tensor(&x) && kd_is_none(&y)) || (kd_is_none(&x) && kd_is_tensor(&y));
+    if (ct == KD_DTYPE_BOOL && !one_tensor) {
       const char *nm = code == KD_TERNARY_CLAMP_MIN ? "clamp_min_cpu" : code == KD_TERNARY_CLAMP_MAX ? "clamp_max_cpu"
                        : (kd_is_tensor(&x) || kd_is_tensor(&y)) ? "clamp_cpu"
                        : kd_is_none(&y) ? "clamp_min_cpu" : kd_is_none(&x) ? "clamp_max_cpu" : "clamp_scalar_cpu";
@@ -194,21 +206,25 @@ KD_KERNEL(kd_cpu_ternary) {
   } else if (code == KD_TERNARY_LERP) {
     if (!kd_is_tensor(&x)) return kd_error(KD_ERR_TYPE, "lerp(): argument 'end' must be a Tensor");
     if (x.v.t->dtype != self->dtype)
-      return kd_error(KD_ERR_DTYPE, "expected dtype %s for `end` but got dtype %s", kd_ternary_cpp_name(self->dtype),
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "expected dtype %s for `end` but got dtype %s", kd_ternary_cpp_name(self->dtype),
                       kd_ternary_cpp_name(x.v.t->dtype));
     if (kd_is_tensor(&y) && y.v.t->dtype != self->dtype)
-      return kd_error(KD_ERR_DTYPE, "expected dtype %s for `weight` but got dtype %s", kd_ternary_cpp_name(self->dtype),
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "expected dtype %s for `weight` but got dtype %s", kd_ternary_cpp_name(self->dtype),
                       kd_ternary_cpp_name(y.v.t->dtype));
     if (!kd_dtype_is_float(self->dtype))
       return kd_error(KD_ERR_DTYPE, "\"%s\" not implemented for '%s'",
                       kd_is_tensor(&y) ? "lerp_kernel_tensor" : "lerp_kernel_scalar", kd_cpu_torch_name(self->dtype));
     if (kd_is_none(&y)) return kd_error(KD_ERR_TYPE, "lerp(): argument 'weight' must be a Tensor or a number");
     ct = self->dtype;
+    if (!kd_is_tensor(&y)) {
+      ctx.code = KD_TX_LERP_SCALAR;
+      ctx.value_f = kd_scalar_to_double(y.v.s);
+    }
   } else { /* addcmul, addcdiv */
     if (!kd_is_tensor(&x) || !kd_is_tensor(&y))
       return kd_error(KD_ERR_TYPE, "%s(): arguments 'tensor1' and 'tensor2' must be Tensors", op->name);
     if (code == KD_TERNARY_ADDCDIV && !kd_dtype_is_float(x.v.t->dtype) && !kd_dtype_is_float(y.v.t->dtype))
-      return kd_error(KD_ERR_DTYPE,
+      return kd_error(KD_ERR_INVALID_ARGUMENT,
                       "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
                       "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
                       "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
