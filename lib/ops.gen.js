@@ -157,6 +157,85 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:narrowBackward": [{ name: "narrowBackward", fn: N["narrowBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["start", "int", false, false], ["length", "int", false, false]] }],
     "function:permuteBackward": [{ name: "permuteBackward", fn: N["permuteBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["dims", "int[]", false, false]] }],
     "function:reduceBackward": [{ name: "reduceBackward", fn: N["reduceBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, false]] }],
+    "function:floorDivide": [{ name: "floorDivide", fn: N["floorDivide"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "method:floorDivide": [{ name: "floorDivide", fn: N["floorDivide"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "method:floorDivide_": [{ name: "floorDivide_", fn: N["floorDivide_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "function:remainder": [{ name: "remainder", fn: N["remainder"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "method:remainder": [{ name: "remainder", fn: N["remainder"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "method:remainder_": [{ name: "remainder_", fn: N["remainder_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "function:fmod": [{ name: "fmod", fn: N["fmod"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "method:fmod": [{ name: "fmod", fn: N["fmod"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "method:fmod_": [{ name: "fmod_", fn: N["fmod_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "function:atan2": [{ name: "atan2", fn: N["atan2"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:atan2": [{ name: "atan2", fn: N["atan2"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:atan2_": [{ name: "atan2_", fn: N["atan2_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:maximum": [{ name: "maximum", fn: N["maximum"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:maximum": [{ name: "maximum", fn: N["maximum"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:minimum": [{ name: "minimum", fn: N["minimum"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:minimum": [{ name: "minimum", fn: N["minimum"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:fmax": [{ name: "fmax", fn: N["fmax"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:fmax": [{ name: "fmax", fn: N["fmax"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:fmin": [{ name: "fmin", fn: N["fmin"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:fmin": [{ name: "fmin", fn: N["fmin"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:hypot": [{ name: "hypot", fn: N["hypot"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:hypot": [{ name: "hypot", fn: N["hypot"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:hypot_": [{ name: "hypot_", fn: N["hypot_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:isclose": [{ name: "isclose", fn: N["isclose"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false], ["rtol", "float", false, true], ["atol", "float", false, true], ["equalNan", "bool", false, true]] }],
+    "method:isclose": [{ name: "isclose", fn: N["isclose"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false], ["rtol", "float", false, true], ["atol", "float", false, true], ["equalNan", "bool", false, true]] }],
+    "function:logicalAnd": [{ name: "logicalAnd", fn: N["logicalAnd"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:logicalAnd": [{ name: "logicalAnd", fn: N["logicalAnd"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:logicalAnd_": [{ name: "logicalAnd_", fn: N["logicalAnd_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:logicalOr": [{ name: "logicalOr", fn: N["logicalOr"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:logicalOr": [{ name: "logicalOr", fn: N["logicalOr"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:logicalOr_": [{ name: "logicalOr_", fn: N["logicalOr_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:logicalXor": [{ name: "logicalXor", fn: N["logicalXor"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:logicalXor": [{ name: "logicalXor", fn: N["logicalXor"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:logicalXor_": [{ name: "logicalXor_", fn: N["logicalXor_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:logicalNot": [{ name: "logicalNot", fn: N["logicalNot"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:logicalNot": [{ name: "logicalNot", fn: N["logicalNot"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:logicalNot_": [{ name: "logicalNot_", fn: N["logicalNot_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:bitwiseAnd": [{ name: "bitwiseAnd", fn: N["bitwiseAnd"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "method:bitwiseAnd": [{ name: "bitwiseAnd", fn: N["bitwiseAnd"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "method:bitwiseAnd_": [{ name: "bitwiseAnd_", fn: N["bitwiseAnd_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "function:bitwiseOr": [{ name: "bitwiseOr", fn: N["bitwiseOr"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "method:bitwiseOr": [{ name: "bitwiseOr", fn: N["bitwiseOr"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "method:bitwiseOr_": [{ name: "bitwiseOr_", fn: N["bitwiseOr_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "function:bitwiseXor": [{ name: "bitwiseXor", fn: N["bitwiseXor"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "method:bitwiseXor": [{ name: "bitwiseXor", fn: N["bitwiseXor"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "method:bitwiseXor_": [{ name: "bitwiseXor_", fn: N["bitwiseXor_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "function:bitwiseNot": [{ name: "bitwiseNot", fn: N["bitwiseNot"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:bitwiseNot": [{ name: "bitwiseNot", fn: N["bitwiseNot"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:bitwiseNot_": [{ name: "bitwiseNot_", fn: N["bitwiseNot_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:maskedFill": [{ name: "maskedFill", fn: N["maskedFill"], ret: "tensor", args: [["self", "Tensor", false, false], ["mask", "Tensor", false, false], ["value", "Tensor|Scalar", false, false]] }],
+    "method:maskedFill": [{ name: "maskedFill", fn: N["maskedFill"], ret: "tensor", args: [["self", "Tensor", false, false], ["mask", "Tensor", false, false], ["value", "Tensor|Scalar", false, false]] }],
+    "method:maskedFill_": [{ name: "maskedFill_", fn: N["maskedFill_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["mask", "Tensor", false, false], ["value", "Tensor|Scalar", false, false]] }],
+    "function:clamp": [{ name: "clamp", fn: N["clamp"], ret: "tensor", args: [["self", "Tensor", false, false], ["min", "Scalar?", false, true], ["max", "Scalar?", false, true]] },
+      { name: "clamp.Tensor", fn: N["clamp.Tensor"], ret: "tensor", args: [["self", "Tensor", false, false], ["min", "Tensor?", false, true], ["max", "Tensor?", false, true]] }],
+    "method:clamp": [{ name: "clamp", fn: N["clamp"], ret: "tensor", args: [["self", "Tensor", false, false], ["min", "Scalar?", false, true], ["max", "Scalar?", false, true]] },
+      { name: "clamp.Tensor", fn: N["clamp.Tensor"], ret: "tensor", args: [["self", "Tensor", false, false], ["min", "Tensor?", false, true], ["max", "Tensor?", false, true]] }],
+    "method:clamp_": [{ name: "clamp_", fn: N["clamp_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["min", "Scalar?", false, true], ["max", "Scalar?", false, true]] },
+      { name: "clamp_.Tensor", fn: N["clamp_.Tensor"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["min", "Tensor?", false, true], ["max", "Tensor?", false, true]] }],
+    "function:clip": [{ name: "clip", fn: N["clip"], ret: "tensor", args: [["self", "Tensor", false, false], ["min", "Scalar?", false, true], ["max", "Scalar?", false, true]] },
+      { name: "clip.Tensor", fn: N["clip.Tensor"], ret: "tensor", args: [["self", "Tensor", false, false], ["min", "Tensor?", false, true], ["max", "Tensor?", false, true]] }],
+    "method:clip": [{ name: "clip", fn: N["clip"], ret: "tensor", args: [["self", "Tensor", false, false], ["min", "Scalar?", false, true], ["max", "Scalar?", false, true]] },
+      { name: "clip.Tensor", fn: N["clip.Tensor"], ret: "tensor", args: [["self", "Tensor", false, false], ["min", "Tensor?", false, true], ["max", "Tensor?", false, true]] }],
+    "method:clip_": [{ name: "clip_", fn: N["clip_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["min", "Scalar?", false, true], ["max", "Scalar?", false, true]] },
+      { name: "clip_.Tensor", fn: N["clip_.Tensor"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["min", "Tensor?", false, true], ["max", "Tensor?", false, true]] }],
+    "function:clampMin": [{ name: "clampMin", fn: N["clampMin"], ret: "tensor", args: [["self", "Tensor", false, false], ["min", "Tensor|Scalar", false, false]] }],
+    "method:clampMin": [{ name: "clampMin", fn: N["clampMin"], ret: "tensor", args: [["self", "Tensor", false, false], ["min", "Tensor|Scalar", false, false]] }],
+    "method:clampMin_": [{ name: "clampMin_", fn: N["clampMin_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["min", "Tensor|Scalar", false, false]] }],
+    "function:clampMax": [{ name: "clampMax", fn: N["clampMax"], ret: "tensor", args: [["self", "Tensor", false, false], ["max", "Tensor|Scalar", false, false]] }],
+    "method:clampMax": [{ name: "clampMax", fn: N["clampMax"], ret: "tensor", args: [["self", "Tensor", false, false], ["max", "Tensor|Scalar", false, false]] }],
+    "method:clampMax_": [{ name: "clampMax_", fn: N["clampMax_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["max", "Tensor|Scalar", false, false]] }],
+    "function:lerp": [{ name: "lerp", fn: N["lerp"], ret: "tensor", args: [["self", "Tensor", false, false], ["end", "Tensor", false, false], ["weight", "Tensor|Scalar", false, false]] }],
+    "method:lerp": [{ name: "lerp", fn: N["lerp"], ret: "tensor", args: [["self", "Tensor", false, false], ["end", "Tensor", false, false], ["weight", "Tensor|Scalar", false, false]] }],
+    "method:lerp_": [{ name: "lerp_", fn: N["lerp_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["end", "Tensor", false, false], ["weight", "Tensor|Scalar", false, false]] }],
+    "function:addcmul": [{ name: "addcmul", fn: N["addcmul"], ret: "tensor", args: [["self", "Tensor", false, false], ["tensor1", "Tensor", false, false], ["tensor2", "Tensor", false, false], ["value", "Scalar", true, true]] }],
+    "method:addcmul": [{ name: "addcmul", fn: N["addcmul"], ret: "tensor", args: [["self", "Tensor", false, false], ["tensor1", "Tensor", false, false], ["tensor2", "Tensor", false, false], ["value", "Scalar", true, true]] }],
+    "method:addcmul_": [{ name: "addcmul_", fn: N["addcmul_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["tensor1", "Tensor", false, false], ["tensor2", "Tensor", false, false], ["value", "Scalar", true, true]] }],
+    "function:addcdiv": [{ name: "addcdiv", fn: N["addcdiv"], ret: "tensor", args: [["self", "Tensor", false, false], ["tensor1", "Tensor", false, false], ["tensor2", "Tensor", false, false], ["value", "Scalar", true, true]] }],
+    "method:addcdiv": [{ name: "addcdiv", fn: N["addcdiv"], ret: "tensor", args: [["self", "Tensor", false, false], ["tensor1", "Tensor", false, false], ["tensor2", "Tensor", false, false], ["value", "Scalar", true, true]] }],
+    "method:addcdiv_": [{ name: "addcdiv_", fn: N["addcdiv_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["tensor1", "Tensor", false, false], ["tensor2", "Tensor", false, false], ["value", "Scalar", true, true]] }],
     "function:conv1d": [{ name: "conv1d", fn: N["conv1d"], ret: "tensor", args: [["input", "Tensor", false, false], ["weight", "Tensor", false, false], ["bias", "Tensor?", false, true], ["stride", "int[]?", false, true], ["padding", "int[]?", false, true], ["dilation", "int[]?", false, true], ["groups", "int", false, true]] },
       { name: "conv1d.padding", fn: N["conv1d.padding"], ret: "tensor", args: [["input", "Tensor", false, false], ["weight", "Tensor", false, false], ["bias", "Tensor?", false, true], ["stride", "int[]?", false, true], ["padding", "str", false, true], ["dilation", "int[]?", false, true], ["groups", "int", false, true]] }],
     "function:conv2d": [{ name: "conv2d", fn: N["conv2d"], ret: "tensor", args: [["input", "Tensor", false, false], ["weight", "Tensor", false, false], ["bias", "Tensor?", false, true], ["stride", "int[]?", false, true], ["padding", "int[]?", false, true], ["dilation", "int[]?", false, true], ["groups", "int", false, true]] },
@@ -1546,6 +1625,632 @@ module.exports = function install(Tensor, kd, N, rt) {
   rt.namespace(kd, "_internal").reduceBackward = function reduceBackward() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:reduceBackward"], null, arguments);
+  };
+  kd.floorDivide = function floorDivide(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["floorDivide"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:floorDivide"], null, arguments);
+  };
+  Tensor.prototype.floorDivide = function floorDivide(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    const h = N["floorDivide"](this._h, h0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:floorDivide"], this, arguments);
+  };
+  Tensor.prototype.floorDivide_ = function floorDivide_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    N["floorDivide_"](this._h, h0); return this;
+  }
+    return rt.invoke(G["method:floorDivide_"], this, arguments);
+  };
+  kd.remainder = function remainder(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["remainder"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:remainder"], null, arguments);
+  };
+  Tensor.prototype.remainder = function remainder(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    const h = N["remainder"](this._h, h0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:remainder"], this, arguments);
+  };
+  Tensor.prototype.remainder_ = function remainder_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    N["remainder_"](this._h, h0); return this;
+  }
+    return rt.invoke(G["method:remainder_"], this, arguments);
+  };
+  kd.fmod = function fmod(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["fmod"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:fmod"], null, arguments);
+  };
+  Tensor.prototype.fmod = function fmod(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    const h = N["fmod"](this._h, h0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:fmod"], this, arguments);
+  };
+  Tensor.prototype.fmod_ = function fmod_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    N["fmod_"](this._h, h0); return this;
+  }
+    return rt.invoke(G["method:fmod_"], this, arguments);
+  };
+  kd.atan2 = function atan2(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["atan2"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:atan2"], null, arguments);
+  };
+  Tensor.prototype.atan2 = function atan2(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["atan2"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:atan2"], this, arguments);
+  };
+  Tensor.prototype.atan2_ = function atan2_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    N["atan2_"](this._h, a0._h); return this;
+  }
+    return rt.invoke(G["method:atan2_"], this, arguments);
+  };
+  kd.maximum = function maximum(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["maximum"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:maximum"], null, arguments);
+  };
+  Tensor.prototype.maximum = function maximum(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["maximum"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:maximum"], this, arguments);
+  };
+  kd.minimum = function minimum(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["minimum"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:minimum"], null, arguments);
+  };
+  Tensor.prototype.minimum = function minimum(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["minimum"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:minimum"], this, arguments);
+  };
+  kd.fmax = function fmax(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["fmax"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:fmax"], null, arguments);
+  };
+  Tensor.prototype.fmax = function fmax(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["fmax"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:fmax"], this, arguments);
+  };
+  kd.fmin = function fmin(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["fmin"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:fmin"], null, arguments);
+  };
+  Tensor.prototype.fmin = function fmin(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["fmin"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:fmin"], this, arguments);
+  };
+  kd.hypot = function hypot(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["hypot"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:hypot"], null, arguments);
+  };
+  Tensor.prototype.hypot = function hypot(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["hypot"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:hypot"], this, arguments);
+  };
+  Tensor.prototype.hypot_ = function hypot_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    N["hypot_"](this._h, a0._h); return this;
+  }
+    return rt.invoke(G["method:hypot_"], this, arguments);
+  };
+  kd.isclose = function isclose(a0, a1, a2, a3, a4) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 5) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    const h = N["isclose"](a0._h, a1._h, a2, a3, a4); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:isclose"], null, arguments);
+  };
+  Tensor.prototype.isclose = function isclose(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    const h = N["isclose"](this._h, a0._h, a1, a2, a3); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:isclose"], this, arguments);
+  };
+  kd.logicalAnd = function logicalAnd(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["logicalAnd"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:logicalAnd"], null, arguments);
+  };
+  Tensor.prototype.logicalAnd = function logicalAnd(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["logicalAnd"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:logicalAnd"], this, arguments);
+  };
+  Tensor.prototype.logicalAnd_ = function logicalAnd_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    N["logicalAnd_"](this._h, a0._h); return this;
+  }
+    return rt.invoke(G["method:logicalAnd_"], this, arguments);
+  };
+  kd.logicalOr = function logicalOr(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["logicalOr"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:logicalOr"], null, arguments);
+  };
+  Tensor.prototype.logicalOr = function logicalOr(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["logicalOr"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:logicalOr"], this, arguments);
+  };
+  Tensor.prototype.logicalOr_ = function logicalOr_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    N["logicalOr_"](this._h, a0._h); return this;
+  }
+    return rt.invoke(G["method:logicalOr_"], this, arguments);
+  };
+  kd.logicalXor = function logicalXor(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["logicalXor"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:logicalXor"], null, arguments);
+  };
+  Tensor.prototype.logicalXor = function logicalXor(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["logicalXor"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:logicalXor"], this, arguments);
+  };
+  Tensor.prototype.logicalXor_ = function logicalXor_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    N["logicalXor_"](this._h, a0._h); return this;
+  }
+    return rt.invoke(G["method:logicalXor_"], this, arguments);
+  };
+  kd.logicalNot = function logicalNot(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["logicalNot"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:logicalNot"], null, arguments);
+  };
+  Tensor.prototype.logicalNot = function logicalNot() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["logicalNot"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:logicalNot"], this, arguments);
+  };
+  Tensor.prototype.logicalNot_ = function logicalNot_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["logicalNot_"](this._h); return this;
+  }
+    return rt.invoke(G["method:logicalNot_"], this, arguments);
+  };
+  kd.bitwiseAnd = function bitwiseAnd(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["bitwiseAnd"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:bitwiseAnd"], null, arguments);
+  };
+  Tensor.prototype.bitwiseAnd = function bitwiseAnd(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    const h = N["bitwiseAnd"](this._h, h0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:bitwiseAnd"], this, arguments);
+  };
+  Tensor.prototype.bitwiseAnd_ = function bitwiseAnd_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    N["bitwiseAnd_"](this._h, h0); return this;
+  }
+    return rt.invoke(G["method:bitwiseAnd_"], this, arguments);
+  };
+  kd.bitwiseOr = function bitwiseOr(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["bitwiseOr"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:bitwiseOr"], null, arguments);
+  };
+  Tensor.prototype.bitwiseOr = function bitwiseOr(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    const h = N["bitwiseOr"](this._h, h0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:bitwiseOr"], this, arguments);
+  };
+  Tensor.prototype.bitwiseOr_ = function bitwiseOr_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    N["bitwiseOr_"](this._h, h0); return this;
+  }
+    return rt.invoke(G["method:bitwiseOr_"], this, arguments);
+  };
+  kd.bitwiseXor = function bitwiseXor(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["bitwiseXor"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:bitwiseXor"], null, arguments);
+  };
+  Tensor.prototype.bitwiseXor = function bitwiseXor(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    const h = N["bitwiseXor"](this._h, h0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:bitwiseXor"], this, arguments);
+  };
+  Tensor.prototype.bitwiseXor_ = function bitwiseXor_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    N["bitwiseXor_"](this._h, h0); return this;
+  }
+    return rt.invoke(G["method:bitwiseXor_"], this, arguments);
+  };
+  kd.bitwiseNot = function bitwiseNot(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["bitwiseNot"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:bitwiseNot"], null, arguments);
+  };
+  Tensor.prototype.bitwiseNot = function bitwiseNot() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["bitwiseNot"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:bitwiseNot"], this, arguments);
+  };
+  Tensor.prototype.bitwiseNot_ = function bitwiseNot_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["bitwiseNot_"](this._h); return this;
+  }
+    return rt.invoke(G["method:bitwiseNot_"], this, arguments);
+  };
+  kd.maskedFill = function maskedFill(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h2 = a2 instanceof Tensor ? a2._h : a2;
+    if (h2 === a2 && typeof a2 !== 'number' && typeof a2 !== 'boolean') break fast;
+    const h = N["maskedFill"](a0._h, a1._h, h2); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:maskedFill"], null, arguments);
+  };
+  Tensor.prototype.maskedFill = function maskedFill(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["maskedFill"](this._h, a0._h, h1); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:maskedFill"], this, arguments);
+  };
+  Tensor.prototype.maskedFill_ = function maskedFill_(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    N["maskedFill_"](this._h, a0._h, h1); return this;
+  }
+    return rt.invoke(G["method:maskedFill_"], this, arguments);
+  };
+  kd.clamp = function clamp() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:clamp"], null, arguments);
+  };
+  Tensor.prototype.clamp = function clamp() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:clamp"], this, arguments);
+  };
+  Tensor.prototype.clamp_ = function clamp_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:clamp_"], this, arguments);
+  };
+  kd.clip = function clip() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:clip"], null, arguments);
+  };
+  Tensor.prototype.clip = function clip() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:clip"], this, arguments);
+  };
+  Tensor.prototype.clip_ = function clip_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:clip_"], this, arguments);
+  };
+  kd.clampMin = function clampMin(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["clampMin"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:clampMin"], null, arguments);
+  };
+  Tensor.prototype.clampMin = function clampMin(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    const h = N["clampMin"](this._h, h0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:clampMin"], this, arguments);
+  };
+  Tensor.prototype.clampMin_ = function clampMin_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    N["clampMin_"](this._h, h0); return this;
+  }
+    return rt.invoke(G["method:clampMin_"], this, arguments);
+  };
+  kd.clampMax = function clampMax(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["clampMax"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:clampMax"], null, arguments);
+  };
+  Tensor.prototype.clampMax = function clampMax(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    const h = N["clampMax"](this._h, h0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:clampMax"], this, arguments);
+  };
+  Tensor.prototype.clampMax_ = function clampMax_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    N["clampMax_"](this._h, h0); return this;
+  }
+    return rt.invoke(G["method:clampMax_"], this, arguments);
+  };
+  kd.lerp = function lerp(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h2 = a2 instanceof Tensor ? a2._h : a2;
+    if (h2 === a2 && typeof a2 !== 'number' && typeof a2 !== 'boolean') break fast;
+    const h = N["lerp"](a0._h, a1._h, h2); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:lerp"], null, arguments);
+  };
+  Tensor.prototype.lerp = function lerp(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["lerp"](this._h, a0._h, h1); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:lerp"], this, arguments);
+  };
+  Tensor.prototype.lerp_ = function lerp_(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    N["lerp_"](this._h, a0._h, h1); return this;
+  }
+    return rt.invoke(G["method:lerp_"], this, arguments);
+  };
+  kd.addcmul = function addcmul(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    const h = N["addcmul"](a0._h, a1._h, a2._h, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:addcmul"], null, arguments);
+  };
+  Tensor.prototype.addcmul = function addcmul(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["addcmul"](this._h, a0._h, a1._h, undefined); return h === this._h ? this : h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["method:addcmul"], this, arguments);
+  };
+  Tensor.prototype.addcmul_ = function addcmul_(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    N["addcmul_"](this._h, a0._h, a1._h, undefined); return this;
+  }
+    return rt.invoke(G["method:addcmul_"], this, arguments);
+  };
+  kd.addcdiv = function addcdiv(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    const h = N["addcdiv"](a0._h, a1._h, a2._h, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:addcdiv"], null, arguments);
+  };
+  Tensor.prototype.addcdiv = function addcdiv(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["addcdiv"](this._h, a0._h, a1._h, undefined); return h === this._h ? this : h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["method:addcdiv"], this, arguments);
+  };
+  Tensor.prototype.addcdiv_ = function addcdiv_(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    N["addcdiv_"](this._h, a0._h, a1._h, undefined); return this;
+  }
+    return rt.invoke(G["method:addcdiv_"], this, arguments);
   };
   rt.namespace(kd, "nn.functional").conv1d = function conv1d() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

@@ -178,7 +178,14 @@ function compileOp(o, resolve) {
       case 'elem': return `kd_f_elem(c, ${gen(e.of)}, ${e.idx.k === 'num' ? e.idx.v : `kd_f_elem_index(${gen(e.idx)})`})`;
       case 'list': return `kd_f_list(c, ${e.items.length}, (kd_value[]){${e.items.map(gen).join(', ') || 'kd_value_none()'}})`;
       case 'neg': return `kd_f_neg(c, ${gen(e.e)})`;
-      case 'bin': return `kd_f_binop(c, KD_OP_${BINOPS[e.op]}, ${gen(e.a)}, ${gen(e.b)})`;
+      case 'bin': {
+        const isNull = (x) => x.k === 'id' && x.v === 'null';
+        if ((e.op === '==' || e.op === '!=') && (isNull(e.a) || isNull(e.b))) {
+          const other = isNull(e.a) ? e.b : e.a;
+          return `kd_f_bool((${gen(other)}).kind ${e.op} KD_VALUE_NONE)`;
+        }
+        return `kd_f_binop(c, KD_OP_${BINOPS[e.op]}, ${gen(e.a)}, ${gen(e.b)})`;
+      }
       case 'cond': return `(kd_f_truthy(c, ${gen(e.c)}) ? ${gen(e.a)} : ${gen(e.b)})`;
       case 'call': {
         const callee = resolve(e.name, e.args);

@@ -59,7 +59,8 @@ for (const e of oplist) {
   if (e.kind === 'view') base.flags.push('KD_OP_FLAG_VIEW');
   if (!e.inplaceOnly) ops.push({ ...base, variants: e.variants.filter((v) => v !== 'inplace') });
   if (e.variants.includes('inplace')) {
-    ops.push({ ...base, name: e.name + '_', variants: ['method'], inplace: true,
+    // 'clamp.Tensor' -> 'clamp_.Tensor': the JS name of an overload's in-place form ends in '_' too
+    ops.push({ ...base, name: e.name.replace(/^[^.]+/, (m) => m + '_'), variants: ['method'], inplace: true,
       flags: [...base.flags, 'KD_OP_FLAG_INPLACE'], doc: `In-place ${e.name}: ${e.doc}` });
   }
 }

@@ -214,6 +214,155 @@ export interface TensorOpMethods {
   /** Outer product of two 1-D tensors (dtypes promoted). */
   outer(vec2: Tensor, options?: { vec2?: Tensor }): Tensor;
   outer(options: { vec2: Tensor }): Tensor;
+  /** self / other rounded down (Python //); integer division by zero is an error. */
+  floorDivide(other: Tensor | number | boolean, options?: { other?: Tensor | number | boolean }): Tensor;
+  floorDivide(options: { other: Tensor | number | boolean }): Tensor;
+  /** In-place floorDivide: self / other rounded down (Python //); integer division by zero is an error. */
+  floorDivide_(other: Tensor | number | boolean, options?: { other?: Tensor | number | boolean }): this;
+  floorDivide_(options: { other: Tensor | number | boolean }): this;
+  /** Python-style modulus: the result has the sign of other. */
+  remainder(other: Tensor | number | boolean, options?: { other?: Tensor | number | boolean }): Tensor;
+  remainder(options: { other: Tensor | number | boolean }): Tensor;
+  /** In-place remainder: Python-style modulus: the result has the sign of other. */
+  remainder_(other: Tensor | number | boolean, options?: { other?: Tensor | number | boolean }): this;
+  remainder_(options: { other: Tensor | number | boolean }): this;
+  /** C-style modulus (fmod): the result has the sign of self. */
+  fmod(other: Tensor | number | boolean, options?: { other?: Tensor | number | boolean }): Tensor;
+  fmod(options: { other: Tensor | number | boolean }): Tensor;
+  /** In-place fmod: C-style modulus (fmod): the result has the sign of self. */
+  fmod_(other: Tensor | number | boolean, options?: { other?: Tensor | number | boolean }): this;
+  fmod_(options: { other: Tensor | number | boolean }): this;
+  /** atan(self / other) in the quadrant of (other, self); integers promote to float. */
+  atan2(other: Tensor, options?: { other?: Tensor }): Tensor;
+  atan2(options: { other: Tensor }): Tensor;
+  /** In-place atan2: atan(self / other) in the quadrant of (other, self); integers promote to float. */
+  atan2_(other: Tensor, options?: { other?: Tensor }): this;
+  atan2_(options: { other: Tensor }): this;
+  /** Elementwise maximum; NaN if either is NaN. */
+  maximum(other: Tensor, options?: { other?: Tensor }): Tensor;
+  maximum(options: { other: Tensor }): Tensor;
+  /** Elementwise minimum; NaN if either is NaN. */
+  minimum(other: Tensor, options?: { other?: Tensor }): Tensor;
+  minimum(options: { other: Tensor }): Tensor;
+  /** Elementwise maximum ignoring NaN (the other value wins). */
+  fmax(other: Tensor, options?: { other?: Tensor }): Tensor;
+  fmax(options: { other: Tensor }): Tensor;
+  /** Elementwise minimum ignoring NaN (the other value wins). */
+  fmin(other: Tensor, options?: { other?: Tensor }): Tensor;
+  fmin(options: { other: Tensor }): Tensor;
+  /** sqrt(self^2 + other^2) without overflow; floating types only. */
+  hypot(other: Tensor, options?: { other?: Tensor }): Tensor;
+  hypot(options: { other: Tensor }): Tensor;
+  /** In-place hypot: sqrt(self^2 + other^2) without overflow; floating types only. */
+  hypot_(other: Tensor, options?: { other?: Tensor }): this;
+  hypot_(options: { other: Tensor }): this;
+  /** |self - other| <= atol + rtol * |other| (bool); equalNan makes NaN close to NaN. */
+  isclose(other: Tensor, rtol?: number, atol?: number, equalNan?: boolean, options?: { other?: Tensor; rtol?: number; atol?: number; equalNan?: boolean }): Tensor;
+  isclose(options: { other: Tensor; rtol?: number; atol?: number; equalNan?: boolean }): Tensor;
+  /** self != 0 and other != 0 (bool; in place keeps self's dtype). */
+  logicalAnd(other: Tensor, options?: { other?: Tensor }): Tensor;
+  logicalAnd(options: { other: Tensor }): Tensor;
+  /** In-place logicalAnd: self != 0 and other != 0 (bool; in place keeps self's dtype). */
+  logicalAnd_(other: Tensor, options?: { other?: Tensor }): this;
+  logicalAnd_(options: { other: Tensor }): this;
+  /** self != 0 or other != 0 (bool; in place keeps self's dtype). */
+  logicalOr(other: Tensor, options?: { other?: Tensor }): Tensor;
+  logicalOr(options: { other: Tensor }): Tensor;
+  /** In-place logicalOr: self != 0 or other != 0 (bool; in place keeps self's dtype). */
+  logicalOr_(other: Tensor, options?: { other?: Tensor }): this;
+  logicalOr_(options: { other: Tensor }): this;
+  /** (self != 0) != (other != 0) (bool; in place keeps self's dtype). */
+  logicalXor(other: Tensor, options?: { other?: Tensor }): Tensor;
+  logicalXor(options: { other: Tensor }): Tensor;
+  /** In-place logicalXor: (self != 0) != (other != 0) (bool; in place keeps self's dtype). */
+  logicalXor_(other: Tensor, options?: { other?: Tensor }): this;
+  logicalXor_(options: { other: Tensor }): this;
+  /** self == 0 (bool; in place keeps self's dtype). */
+  logicalNot(options?: Record<string, never>): Tensor;
+  /** In-place logicalNot: self == 0 (bool; in place keeps self's dtype). */
+  logicalNot_(options?: Record<string, never>): this;
+  /** Bitwise and of integer or bool tensors. */
+  bitwiseAnd(other: Tensor | number | boolean, options?: { other?: Tensor | number | boolean }): Tensor;
+  bitwiseAnd(options: { other: Tensor | number | boolean }): Tensor;
+  /** In-place bitwiseAnd: Bitwise and of integer or bool tensors. */
+  bitwiseAnd_(other: Tensor | number | boolean, options?: { other?: Tensor | number | boolean }): this;
+  bitwiseAnd_(options: { other: Tensor | number | boolean }): this;
+  /** Bitwise or of integer or bool tensors. */
+  bitwiseOr(other: Tensor | number | boolean, options?: { other?: Tensor | number | boolean }): Tensor;
+  bitwiseOr(options: { other: Tensor | number | boolean }): Tensor;
+  /** In-place bitwiseOr: Bitwise or of integer or bool tensors. */
+  bitwiseOr_(other: Tensor | number | boolean, options?: { other?: Tensor | number | boolean }): this;
+  bitwiseOr_(options: { other: Tensor | number | boolean }): this;
+  /** Bitwise xor of integer or bool tensors. */
+  bitwiseXor(other: Tensor | number | boolean, options?: { other?: Tensor | number | boolean }): Tensor;
+  bitwiseXor(options: { other: Tensor | number | boolean }): Tensor;
+  /** In-place bitwiseXor: Bitwise xor of integer or bool tensors. */
+  bitwiseXor_(other: Tensor | number | boolean, options?: { other?: Tensor | number | boolean }): this;
+  bitwiseXor_(options: { other: Tensor | number | boolean }): this;
+  /** Bitwise not of an integer or bool tensor. */
+  bitwiseNot(options?: Record<string, never>): Tensor;
+  /** In-place bitwiseNot: Bitwise not of an integer or bool tensor. */
+  bitwiseNot_(options?: Record<string, never>): this;
+  /** self with value where mask (bool) is true; value is a number or a 0-d tensor. */
+  maskedFill(mask: Tensor, value: Tensor | number | boolean, options?: { mask?: Tensor; value?: Tensor | number | boolean }): Tensor;
+  maskedFill(options: { mask: Tensor; value: Tensor | number | boolean }): Tensor;
+  /** In-place maskedFill: self with value where mask (bool) is true; value is a number or a 0-d tensor. */
+  maskedFill_(mask: Tensor, value: Tensor | number | boolean, options?: { mask?: Tensor; value?: Tensor | number | boolean }): this;
+  maskedFill_(options: { mask: Tensor; value: Tensor | number | boolean }): this;
+  /** self limited to [min, max] (either may be left out; min > max gives max). */
+  clamp(min?: number | boolean | null, max?: number | boolean | null, options?: { min?: number | boolean | null; max?: number | boolean | null }): Tensor;
+  clamp(options: { min?: number | boolean | null; max?: number | boolean | null }): Tensor;
+  /** self limited elementwise to [min, max] given as tensors (broadcasting). */
+  clamp(min?: Tensor | null, max?: Tensor | null, options?: { min?: Tensor | null; max?: Tensor | null }): Tensor;
+  clamp(options: { min?: Tensor | null; max?: Tensor | null }): Tensor;
+  /** In-place clamp: self limited to [min, max] (either may be left out; min > max gives max). */
+  clamp_(min?: number | boolean | null, max?: number | boolean | null, options?: { min?: number | boolean | null; max?: number | boolean | null }): this;
+  clamp_(options: { min?: number | boolean | null; max?: number | boolean | null }): this;
+  /** In-place clamp.Tensor: self limited elementwise to [min, max] given as tensors (broadcasting). */
+  clamp_(min?: Tensor | null, max?: Tensor | null, options?: { min?: Tensor | null; max?: Tensor | null }): this;
+  clamp_(options: { min?: Tensor | null; max?: Tensor | null }): this;
+  /** Alias of clamp. */
+  clip(min?: number | boolean | null, max?: number | boolean | null, options?: { min?: number | boolean | null; max?: number | boolean | null }): Tensor;
+  clip(options: { min?: number | boolean | null; max?: number | boolean | null }): Tensor;
+  /** Alias of clamp. */
+  clip(min?: Tensor | null, max?: Tensor | null, options?: { min?: Tensor | null; max?: Tensor | null }): Tensor;
+  clip(options: { min?: Tensor | null; max?: Tensor | null }): Tensor;
+  /** In-place clip: Alias of clamp. */
+  clip_(min?: number | boolean | null, max?: number | boolean | null, options?: { min?: number | boolean | null; max?: number | boolean | null }): this;
+  clip_(options: { min?: number | boolean | null; max?: number | boolean | null }): this;
+  /** In-place clip.Tensor: Alias of clamp. */
+  clip_(min?: Tensor | null, max?: Tensor | null, options?: { min?: Tensor | null; max?: Tensor | null }): this;
+  clip_(options: { min?: Tensor | null; max?: Tensor | null }): this;
+  /** max(self, min) (NaN propagates). */
+  clampMin(min: Tensor | number | boolean, options?: { min?: Tensor | number | boolean }): Tensor;
+  clampMin(options: { min: Tensor | number | boolean }): Tensor;
+  /** In-place clampMin: max(self, min) (NaN propagates). */
+  clampMin_(min: Tensor | number | boolean, options?: { min?: Tensor | number | boolean }): this;
+  clampMin_(options: { min: Tensor | number | boolean }): this;
+  /** min(self, max) (NaN propagates). */
+  clampMax(max: Tensor | number | boolean, options?: { max?: Tensor | number | boolean }): Tensor;
+  clampMax(options: { max: Tensor | number | boolean }): Tensor;
+  /** In-place clampMax: min(self, max) (NaN propagates). */
+  clampMax_(max: Tensor | number | boolean, options?: { max?: Tensor | number | boolean }): this;
+  clampMax_(options: { max: Tensor | number | boolean }): this;
+  /** self + weight * (end - self); floating types, end (and a tensor weight) of self's dtype. */
+  lerp(end: Tensor, weight: Tensor | number | boolean, options?: { end?: Tensor; weight?: Tensor | number | boolean }): Tensor;
+  lerp(options: { end: Tensor; weight: Tensor | number | boolean }): Tensor;
+  /** In-place lerp: self + weight * (end - self); floating types, end (and a tensor weight) of self's dtype. */
+  lerp_(end: Tensor, weight: Tensor | number | boolean, options?: { end?: Tensor; weight?: Tensor | number | boolean }): this;
+  lerp_(options: { end: Tensor; weight: Tensor | number | boolean }): this;
+  /** self + value * tensor1 * tensor2, broadcasting. */
+  addcmul(tensor1: Tensor, tensor2: Tensor, options?: { tensor1?: Tensor; tensor2?: Tensor; value?: number | boolean }): Tensor;
+  addcmul(options: { tensor1: Tensor; tensor2: Tensor; value?: number | boolean }): Tensor;
+  /** In-place addcmul: self + value * tensor1 * tensor2, broadcasting. */
+  addcmul_(tensor1: Tensor, tensor2: Tensor, options?: { tensor1?: Tensor; tensor2?: Tensor; value?: number | boolean }): this;
+  addcmul_(options: { tensor1: Tensor; tensor2: Tensor; value?: number | boolean }): this;
+  /** self + value * tensor1 / tensor2, broadcasting (not for two integer tensors). */
+  addcdiv(tensor1: Tensor, tensor2: Tensor, options?: { tensor1?: Tensor; tensor2?: Tensor; value?: number | boolean }): Tensor;
+  addcdiv(options: { tensor1: Tensor; tensor2: Tensor; value?: number | boolean }): Tensor;
+  /** In-place addcdiv: self + value * tensor1 / tensor2, broadcasting (not for two integer tensors). */
+  addcdiv_(tensor1: Tensor, tensor2: Tensor, options?: { tensor1?: Tensor; tensor2?: Tensor; value?: number | boolean }): this;
+  addcdiv_(options: { tensor1: Tensor; tensor2: Tensor; value?: number | boolean }): this;
   /** The entries of self at `index` (a vector of int32/int64) along dim. */
   indexSelect(dim: number, index: Tensor, options?: { dim?: number; index?: Tensor }): Tensor;
   indexSelect(options: { dim: number; index: Tensor }): Tensor;
@@ -745,6 +894,90 @@ export declare function linear(options: { input: Tensor; weight: Tensor; bias?: 
 /** Einstein summation ('bij,bjk->bik'): diagonals, sums, and pairwise contractions by permute + reshape + bmm. */
 export declare function einsum(equation: string, tensors: readonly Tensor[], options?: { equation?: string; tensors?: readonly Tensor[] }): Tensor;
 export declare function einsum(options: { equation: string; tensors: readonly Tensor[] }): Tensor;
+/** self / other rounded down (Python //); integer division by zero is an error. */
+export declare function floorDivide(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
+export declare function floorDivide(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+/** Python-style modulus: the result has the sign of other. */
+export declare function remainder(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
+export declare function remainder(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+/** C-style modulus (fmod): the result has the sign of self. */
+export declare function fmod(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
+export declare function fmod(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+/** atan(self / other) in the quadrant of (other, self); integers promote to float. */
+export declare function atan2(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function atan2(options: { self: Tensor; other: Tensor }): Tensor;
+/** Elementwise maximum; NaN if either is NaN. */
+export declare function maximum(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function maximum(options: { self: Tensor; other: Tensor }): Tensor;
+/** Elementwise minimum; NaN if either is NaN. */
+export declare function minimum(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function minimum(options: { self: Tensor; other: Tensor }): Tensor;
+/** Elementwise maximum ignoring NaN (the other value wins). */
+export declare function fmax(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function fmax(options: { self: Tensor; other: Tensor }): Tensor;
+/** Elementwise minimum ignoring NaN (the other value wins). */
+export declare function fmin(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function fmin(options: { self: Tensor; other: Tensor }): Tensor;
+/** sqrt(self^2 + other^2) without overflow; floating types only. */
+export declare function hypot(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function hypot(options: { self: Tensor; other: Tensor }): Tensor;
+/** |self - other| <= atol + rtol * |other| (bool); equalNan makes NaN close to NaN. */
+export declare function isclose(self: Tensor, other: Tensor, rtol?: number, atol?: number, equalNan?: boolean, options?: { self?: Tensor; other?: Tensor; rtol?: number; atol?: number; equalNan?: boolean }): Tensor;
+export declare function isclose(options: { self: Tensor; other: Tensor; rtol?: number; atol?: number; equalNan?: boolean }): Tensor;
+/** self != 0 and other != 0 (bool; in place keeps self's dtype). */
+export declare function logicalAnd(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function logicalAnd(options: { self: Tensor; other: Tensor }): Tensor;
+/** self != 0 or other != 0 (bool; in place keeps self's dtype). */
+export declare function logicalOr(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function logicalOr(options: { self: Tensor; other: Tensor }): Tensor;
+/** (self != 0) != (other != 0) (bool; in place keeps self's dtype). */
+export declare function logicalXor(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function logicalXor(options: { self: Tensor; other: Tensor }): Tensor;
+/** self == 0 (bool; in place keeps self's dtype). */
+export declare function logicalNot(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function logicalNot(options: { self: Tensor }): Tensor;
+/** Bitwise and of integer or bool tensors. */
+export declare function bitwiseAnd(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
+export declare function bitwiseAnd(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+/** Bitwise or of integer or bool tensors. */
+export declare function bitwiseOr(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
+export declare function bitwiseOr(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+/** Bitwise xor of integer or bool tensors. */
+export declare function bitwiseXor(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
+export declare function bitwiseXor(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+/** Bitwise not of an integer or bool tensor. */
+export declare function bitwiseNot(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function bitwiseNot(options: { self: Tensor }): Tensor;
+/** self with value where mask (bool) is true; value is a number or a 0-d tensor. */
+export declare function maskedFill(self: Tensor, mask: Tensor, value: Tensor | number | boolean, options?: { self?: Tensor; mask?: Tensor; value?: Tensor | number | boolean }): Tensor;
+export declare function maskedFill(options: { self: Tensor; mask: Tensor; value: Tensor | number | boolean }): Tensor;
+/** self limited to [min, max] (either may be left out; min > max gives max). */
+export declare function clamp(self: Tensor, min?: number | boolean | null, max?: number | boolean | null, options?: { self?: Tensor; min?: number | boolean | null; max?: number | boolean | null }): Tensor;
+export declare function clamp(options: { self: Tensor; min?: number | boolean | null; max?: number | boolean | null }): Tensor;
+/** self limited elementwise to [min, max] given as tensors (broadcasting). */
+export declare function clamp(self: Tensor, min?: Tensor | null, max?: Tensor | null, options?: { self?: Tensor; min?: Tensor | null; max?: Tensor | null }): Tensor;
+export declare function clamp(options: { self: Tensor; min?: Tensor | null; max?: Tensor | null }): Tensor;
+/** Alias of clamp. */
+export declare function clip(self: Tensor, min?: number | boolean | null, max?: number | boolean | null, options?: { self?: Tensor; min?: number | boolean | null; max?: number | boolean | null }): Tensor;
+export declare function clip(options: { self: Tensor; min?: number | boolean | null; max?: number | boolean | null }): Tensor;
+/** Alias of clamp. */
+export declare function clip(self: Tensor, min?: Tensor | null, max?: Tensor | null, options?: { self?: Tensor; min?: Tensor | null; max?: Tensor | null }): Tensor;
+export declare function clip(options: { self: Tensor; min?: Tensor | null; max?: Tensor | null }): Tensor;
+/** max(self, min) (NaN propagates). */
+export declare function clampMin(self: Tensor, min: Tensor | number | boolean, options?: { self?: Tensor; min?: Tensor | number | boolean }): Tensor;
+export declare function clampMin(options: { self: Tensor; min: Tensor | number | boolean }): Tensor;
+/** min(self, max) (NaN propagates). */
+export declare function clampMax(self: Tensor, max: Tensor | number | boolean, options?: { self?: Tensor; max?: Tensor | number | boolean }): Tensor;
+export declare function clampMax(options: { self: Tensor; max: Tensor | number | boolean }): Tensor;
+/** self + weight * (end - self); floating types, end (and a tensor weight) of self's dtype. */
+export declare function lerp(self: Tensor, end: Tensor, weight: Tensor | number | boolean, options?: { self?: Tensor; end?: Tensor; weight?: Tensor | number | boolean }): Tensor;
+export declare function lerp(options: { self: Tensor; end: Tensor; weight: Tensor | number | boolean }): Tensor;
+/** self + value * tensor1 * tensor2, broadcasting. */
+export declare function addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, options?: { self?: Tensor; tensor1?: Tensor; tensor2?: Tensor; value?: number | boolean }): Tensor;
+export declare function addcmul(options: { self: Tensor; tensor1: Tensor; tensor2: Tensor; value?: number | boolean }): Tensor;
+/** self + value * tensor1 / tensor2, broadcasting (not for two integer tensors). */
+export declare function addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, options?: { self?: Tensor; tensor1?: Tensor; tensor2?: Tensor; value?: number | boolean }): Tensor;
+export declare function addcdiv(options: { self: Tensor; tensor1: Tensor; tensor2: Tensor; value?: number | boolean }): Tensor;
 /** The entries of self at `index` (a vector of int32/int64) along dim. */
 export declare function indexSelect(self: Tensor, dim: number, index: Tensor, options?: { self?: Tensor; dim?: number; index?: Tensor }): Tensor;
 export declare function indexSelect(options: { self: Tensor; dim: number; index: Tensor }): Tensor;

@@ -1,6 +1,8 @@
-/* binary.c - CPU pointwise binary ops (add, sub, mul, div, pow, comparisons) with PyTorch's
- * type promotion, their in-place forms, and where(). See cpu_loops.h for the dtype rows and
- * the conversion of operands to the compute dtype. */
+/* binary.c - CPU pointwise binary ops with PyTorch's type promotion and their in-place forms:
+ * add, sub, mul, div, pow, comparisons, floor_divide, remainder, fmod, atan2, maximum/minimum,
+ * fmax/fmin, hypot, isclose, logical and bitwise and/or/xor (one kernel, KD_BINARY_* codes),
+ * logical_not/bitwise_not, where() and masked_fill (where's loops). See cpu_loops.h for the
+ * dtype rows and the conversion of operands to the compute dtype. */
 #include "cpu/cpu_loops.h"
 
 /* Codes beyond the op list's: rounding divisions and pow by a known scalar exponent. */
@@ -13,6 +15,8 @@ typedef struct kd_binary_ctx {
   int code;
   kd_scalar alpha;
   int zero_div; /* set when an integer division by zero is met (atomic store) */
+  double rtol, atol; /* isclose */
+  bool equal_nan;
 } kd_binary_ctx;
 
 /* ---- scalar helpers ---- */
@@ -66,6 +70,35 @@ static inline int64_t kd_powi(int64_t a, int64_t b) {
   return (int64_t)r;
 }
 
+/* PyTorch's remainder (Python's %): fmod, moved to the sign of the divisor. */
+static inline float kd_fremf(float a, float b) {
+  float m = fmodf(a, b);
+  return (m != 0 && ((b < 0) != (m < 0))) ? m + b : m;
+}
+static inline double kd_frem(double a, double b) {
+  double m = fmod(a, b);
+  return (m != 0 && ((b < 0) != (m < 0))) ? m + b : m;
+}
+static inline int64_t kd_irem(int64_t a, int64_t b) { /* b != 0 */
+  if (b == -1) return 0;
+  int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+static inline int64_t kd_ifmod(int64_t a, int64_t b) { return b == -1 ? 0 : a % b; }
+/* maximum/minimum: NaN if either operand is NaN */
+#define KD_FMAXIMUM(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) > (b) ? (a) : (b))
+#define KD_FMINIMUM(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) < (b) ? (a) : (b))
+/* isclose, as PyTorch composes it: a == b, or both NaN with equal_nan, or a finite
+ * |a - b| <= atol + |rtol * b|; every step rounded to the storage type (LD(ST(..))). */
+#define KD_ISCLOSE_F(a, b, CT, LD, ST, MS, c)                                                 \
+  ((a) == (b) || ((c)->equal_nan && (a) != (a) && (b) != (b)) ||                              \
+   (isfinite(LD(ST(fabs##MS((a) - (b))))) &&                                                  \
+    LD(ST(fabs##MS((a) - (b)))) <= LD(ST((CT)(c)->atol + LD(ST(fabs##MS((CT)(c)->rtol * (b))))))))
+/* integers (and bool): compared in float32, PyTorch's default dtype */
+#define KD_ISCLOSE_I(a, b, CT, UT, c) ((a) == (b) || kd_isclose_int((float)(a), (float)(b), (c)))
+struct kd_binary_ctx;
+static inline bool kd_isclose_int(float a, float b, const struct kd_binary_ctx *c);
+
 #define KD_ZERO_DIV(c, CT) (__atomic_store_n(&(c)->zero_div, 1, __ATOMIC_RELAXED), (CT)0)
 
 /* alpha in the compute type (integral results reject a floating alpha before this) */
@@ -98,7 +131,10 @@ static inline int64_t kd_powi(int64_t a, int64_t b) {
   case KD_BINARY_LT: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)(a < b)); break;         \
   case KD_BINARY_LE: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)(a <= b)); break;        \
   case KD_BINARY_GT: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)(a > b)); break;         \
-  case KD_BINARY_GE: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)(a >= b)); break;
+  case KD_BINARY_GE: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)(a >= b)); break;        \
+  case KD_BINARY_LOGICAL_AND: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)((a != 0) & (b != 0))); break; \
+  case KD_BINARY_LOGICAL_OR: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)((a != 0) | (b != 0))); break; \
+  case KD_BINARY_LOGICAL_XOR: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)((a != 0) ^ (b != 0))); break;
 
 #define KD_BINARY_CASES_F(SFX, T, CT, LD, ST, MS, UT, c)                                      \
   case KD_BINARY_DIV: KD_LOOP2(T, T, CT, LD, ST, a / b); break;                               \
@@ -110,7 +146,18 @@ static inline int64_t kd_powi(int64_t a, int64_t b) {
   case KD_BX_POW_SQRT: KD_LOOP2(T, T, CT, LD, ST, ((void)b, sqrt##MS(a))); break;             \
   case KD_BX_POW_RSQRT: KD_LOOP2(T, T, CT, LD, ST, ((void)b, (CT)1 / sqrt##MS(a))); break;    \
   case KD_BX_POW_RECIP: KD_LOOP2(T, T, CT, LD, ST, ((void)b, (CT)1 / a)); break;              \
-  case KD_BX_POW_RECIP_SQUARE: KD_LOOP2(T, T, CT, LD, ST, ((void)b, (CT)1 / (a * a))); break;
+  case KD_BX_POW_RECIP_SQUARE: KD_LOOP2(T, T, CT, LD, ST, ((void)b, (CT)1 / (a * a))); break; \
+  case KD_BINARY_REMAINDER: KD_LOOP2(T, T, CT, LD, ST, kd_frem##MS(a, b)); break;            \
+  case KD_BINARY_FMOD: KD_LOOP2(T, T, CT, LD, ST, fmod##MS(a, b)); break;                    \
+  case KD_BINARY_ATAN2: KD_LOOP2(T, T, CT, LD, ST, atan2##MS(a, b)); break;                  \
+  case KD_BINARY_HYPOT: KD_LOOP2(T, T, CT, LD, ST, hypot##MS(a, b)); break;                  \
+  case KD_BINARY_MAXIMUM: KD_LOOP2(T, T, CT, LD, ST, KD_FMAXIMUM(a, b)); break;              \
+  case KD_BINARY_MINIMUM: KD_LOOP2(T, T, CT, LD, ST, KD_FMINIMUM(a, b)); break;              \
+  case KD_BINARY_FMAX: KD_LOOP2(T, T, CT, LD, ST, fmax##MS(a, b)); break;                    \
+  case KD_BINARY_FMIN: KD_LOOP2(T, T, CT, LD, ST, fmin##MS(a, b)); break;                    \
+  case KD_BINARY_ISCLOSE:                                                                     \
+    KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)KD_ISCLOSE_F(a, b, CT, LD, ST, MS, c));   \
+    break;
 #define KD_BINARY_CASES_I(SFX, T, CT, LD, ST, MS, UT, c)                                      \
   case KD_BX_DIV_TRUNC:                                                                       \
     KD_LOOP2(T, T, CT, LD, ST, b == 0 ? KD_ZERO_DIV(c, CT) : (CT)kd_idiv_trunc(a, b));        \
@@ -118,8 +165,31 @@ static inline int64_t kd_powi(int64_t a, int64_t b) {
   case KD_BX_DIV_FLOOR:                                                                       \
     KD_LOOP2(T, T, CT, LD, ST, b == 0 ? KD_ZERO_DIV(c, CT) : (CT)kd_idiv_floor(a, b));        \
     break;                                                                                    \
-  case KD_BINARY_POW: KD_LOOP2(T, T, CT, LD, ST, (CT)kd_powi(a, b)); break;
-#define KD_BINARY_CASES_B(SFX, T, CT, LD, ST, MS, UT, c) /* add (or), mul (and), comparisons */
+  case KD_BINARY_POW: KD_LOOP2(T, T, CT, LD, ST, (CT)kd_powi(a, b)); break;                 \
+  case KD_BINARY_REMAINDER:                                                                   \
+    KD_LOOP2(T, T, CT, LD, ST, b == 0 ? KD_ZERO_DIV(c, CT) : (CT)kd_irem(a, b));              \
+    break;                                                                                    \
+  case KD_BINARY_FMOD:                                                                        \
+    KD_LOOP2(T, T, CT, LD, ST, b == 0 ? KD_ZERO_DIV(c, CT) : (CT)kd_ifmod(a, b));             \
+    break;                                                                                    \
+  case KD_BINARY_MAXIMUM: case KD_BINARY_FMAX: KD_LOOP2(T, T, CT, LD, ST, a > b ? a : b); break; \
+  case KD_BINARY_MINIMUM: case KD_BINARY_FMIN: KD_LOOP2(T, T, CT, LD, ST, a < b ? a : b); break; \
+  case KD_BINARY_BITWISE_AND: KD_LOOP2(T, T, CT, LD, ST, (CT)(a & b)); break;                \
+  case KD_BINARY_BITWISE_OR: KD_LOOP2(T, T, CT, LD, ST, (CT)(a | b)); break;                 \
+  case KD_BINARY_BITWISE_XOR: KD_LOOP2(T, T, CT, LD, ST, (CT)(a ^ b)); break;                \
+  case KD_BINARY_ISCLOSE: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)KD_ISCLOSE_I(a, b, CT, UT, c)); break;
+/* add (or), mul (and), comparisons, and: */
+#define KD_BINARY_CASES_B(SFX, T, CT, LD, ST, MS, UT, c)                                      \
+  case KD_BINARY_MAXIMUM: case KD_BINARY_FMAX: case KD_BINARY_BITWISE_OR:                     \
+    KD_LOOP2(T, T, CT, LD, ST, a || b); break;                                                \
+  case KD_BINARY_MINIMUM: case KD_BINARY_FMIN: case KD_BINARY_BITWISE_AND:                    \
+    KD_LOOP2(T, T, CT, LD, ST, a && b); break;                                                \
+  case KD_BINARY_BITWISE_XOR: KD_LOOP2(T, T, CT, LD, ST, a != b); break;                     \
+  case KD_BINARY_ISCLOSE: KD_LOOP2(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)KD_ISCLOSE_I(a, b, CT, UT, c)); break;
+
+static inline bool kd_isclose_int(float a, float b, const struct kd_binary_ctx *c) {
+  return fabsf(a - b) <= (float)c->atol + fabsf((float)c->rtol * b);
+}
 
 #define KD_DEF_BINARY(SFX, DT, T, CT, LD, ST, MS, K, UT)                                      \
   static void kd_binary_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) { \
@@ -178,6 +248,43 @@ static kd_dtype kd_operand_dtype(const kd_value *v) {
   return v->kind == KD_VALUE_TENSOR ? v->v.t->dtype : kd_scalar_default_dtype(v->v.s);
 }
 
+/* The checks and code choices of the ops after pow (binary.js): PyTorch's dtype errors, the
+ * compute dtype (atan2 of integers is float32), isclose's tolerances. */
+static kd_status kd_binary_prepare_more(kd_binary_ctx *ctx, const kd_tensor *self, const kd_value *other,
+                                        const kd_value *args, kd_dtype rt, kd_dtype *ct) {
+  const char *nm = NULL; /* PyTorch's kernel name when rt is refused */
+  switch (ctx->code) {
+    case KD_BINARY_FLOOR_DIVIDE:
+      ctx->code = KD_BX_DIV_FLOOR;
+      if (rt == KD_DTYPE_BOOL) nm = "div_floor_cpu";
+      break;
+    case KD_BINARY_REMAINDER: if (rt == KD_DTYPE_BOOL) nm = "remainder_cpu"; break;
+    case KD_BINARY_FMOD: if (rt == KD_DTYPE_BOOL) nm = "fmod_cpu"; break;
+    case KD_BINARY_ATAN2: if (!kd_dtype_is_float(rt)) *ct = KD_DTYPE_DEFAULT; break;
+    case KD_BINARY_HYPOT: if (!kd_dtype_is_float(rt)) nm = "hypot_cpu"; break;
+    case KD_BINARY_BITWISE_AND: if (kd_dtype_is_float(rt)) nm = "bitwise_and_cpu"; break;
+    case KD_BINARY_BITWISE_OR: if (kd_dtype_is_float(rt)) nm = "bitwise_or_cpu"; break;
+    case KD_BINARY_BITWISE_XOR: if (kd_dtype_is_float(rt)) nm = "bitwise_xor_cpu"; break;
+    case KD_BINARY_ISCLOSE: {
+      kd_dtype odt = kd_operand_dtype(other);
+      if (odt != self->dtype)
+        return kd_error(KD_ERR_INVALID_ARGUMENT, "%s did not match %s", kd_cpu_torch_name(self->dtype), kd_cpu_torch_name(odt));
+      ctx->rtol = args[2].kind == KD_VALUE_DOUBLE ? args[2].v.d : 1e-5;
+      ctx->atol = args[3].kind == KD_VALUE_DOUBLE ? args[3].v.d : 1e-8;
+      ctx->equal_nan = args[4].kind == KD_VALUE_BOOL && args[4].v.b;
+      if (!(ctx->rtol >= 0))
+        return kd_error(KD_ERR_INVALID_ARGUMENT, "rtol must be greater than or equal to zero, but got %g", ctx->rtol);
+      if (!(ctx->atol >= 0))
+        return kd_error(KD_ERR_INVALID_ARGUMENT, "atol must be greater than or equal to zero, but got %g", ctx->atol);
+      *ct = self->dtype;
+      break;
+    }
+    default: break;
+  }
+  if (nm) return kd_error(KD_ERR_DTYPE, "\"%s\" not implemented for '%s'", nm, kd_cpu_torch_name(rt));
+  return KD_OK;
+}
+
 /* add/sub/mul/div/pow/comparisons and their in-place forms. The compute dtype is
  * torch.result_type(self, other) (float32 for true division of integers); comparisons write
  * bool. Operands of another dtype are converted first (kd_cpu_cast); in place with a result
@@ -188,7 +295,8 @@ KD_KERNEL(kd_cpu_binary) {
   const kd_value *other = &args[1];
   bool inplace = kd_op_is_inplace(op);
   int code = op->code;
-  bool cmp = code >= KD_BINARY_EQ && code <= KD_BINARY_GE;
+  bool cmp = (code >= KD_BINARY_EQ && code <= KD_BINARY_GE) || code == KD_BINARY_LOGICAL_AND ||
+             code == KD_BINARY_LOGICAL_OR || code == KD_BINARY_LOGICAL_XOR || code == KD_BINARY_ISCLOSE;
   KD_TRY(kd_check_operand(op, other, "other"));
 
   kd_result_type_state rs;
@@ -244,6 +352,8 @@ KD_KERNEL(kd_cpu_binary) {
       else if (e == -1.0) ctx.code = KD_BX_POW_RECIP;
       else if (e == -2.0) ctx.code = KD_BX_POW_RECIP_SQUARE;
     }
+  } else {
+    KD_TRY(kd_binary_prepare_more(&ctx, self, other, args, rt, &ct));
   }
   kd_dtype outdt = cmp ? KD_DTYPE_BOOL : ct;
 
@@ -320,6 +430,11 @@ KD_KERNEL(kd_cpu_binary) {
       const uint8_t *c = (const uint8_t *)pc;                                                 \
       const U *x = (const U *)pa, *y = (const U *)pb;                                         \
       for (int64_t i = 0; i < n; i++) o[i] = c[i] ? x[i] : y[i];                              \
+    } else if (so == N && sc == 1 && sa == 0 && sb == N) { /* masked_fill: a scalar value */  \
+      U *o = (U *)po;                                                                         \
+      const uint8_t *c = (const uint8_t *)pc;                                                 \
+      const U x = *(const U *)pa, *y = (const U *)pb;                                         \
+      for (int64_t i = 0; i < n; i++) o[i] = c[i] ? x : y[i];                                 \
     } else {                                                                                  \
       for (int64_t i = 0; i < n; i++)                                                         \
         *(U *)(po + i * so) = *(const uint8_t *)(pc + i * sc) ? *(const U *)(pa + i * sa)     \
@@ -382,6 +497,125 @@ KD_KERNEL(kd_cpu_where) {
   }
   if (x) kd_tensor_release(x);
   if (y) kd_tensor_release(y);
+  if (st != KD_OK) {
+    kd_tensor_release(out);
+    return st;
+  }
+  kd_out_take(outs, 0, out);
+  return KD_OK;
+}
+
+static kd_iter_loop_fn kd_where_loop_for(size_t size) {
+  switch (size) {
+    case 1: return kd_where_loop_1;
+    case 2: return kd_where_loop_2;
+    case 4: return kd_where_loop_4;
+    default: return kd_where_loop_8;
+  }
+}
+
+/* ---- masked_fill(self, mask, value): where(mask, value, self) in self's dtype ---- */
+KD_KERNEL(kd_cpu_masked_fill) {
+  kd_tensor *self = args[0].v.t, *mask = args[1].v.t;
+  const kd_value *value = &args[2];
+  bool inplace = kd_op_is_inplace(op);
+  if (mask->dtype != KD_DTYPE_BOOL && mask->dtype != KD_DTYPE_U8)
+    return kd_error(KD_ERR_DTYPE, "masked_fill_ only supports boolean masks, but got mask with dtype %s",
+                    kd_cpu_torch_name(mask->dtype));
+  KD_TRY(kd_check_operand(op, value, "value"));
+  kd_scalar v;
+  if (value->kind == KD_VALUE_TENSOR) {
+    kd_tensor *vt = value->v.t;
+    if (vt->ndim != 0)
+      return kd_error(KD_ERR_INVALID_ARGUMENT,
+                      "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with %d dimension(s).",
+                      vt->ndim);
+    v = kd_scalar_load(vt->dtype, kd_tensor_data(vt));
+  } else {
+    v = value->v.s;
+  }
+  KD_TRY(kd_cpu_scalar_check_fits(v, self->dtype));
+  uint64_t vbuf = 0;
+  kd_scalar_store(v, self->dtype, &vbuf);
+
+  kd_tensor *out;
+  if (inplace) {
+    KD_TRY(kd_cpu_check_no_internal_overlap(self));
+    out = self;
+    kd_tensor_retain(out);
+  } else {
+    int64_t shape[KD_MAX_DIMS];
+    int nd;
+    KD_TRY(kd_shape_broadcast(self->sizes, self->ndim, mask->sizes, mask->ndim, shape, &nd));
+    KD_TRY(kd_tensor_empty(shape, nd, self->dtype, kd_tensor_device(self), &out));
+  }
+  kd_iter_operand ops[4];
+  ops[0] = kd_iter_operand_of(out);
+  ops[1] = kd_iter_operand_of(mask);
+  ops[2] = kd_cpu_scalar_operand(&vbuf, self->dtype);
+  ops[3] = kd_iter_operand_of(self);
+  kd_iter it;
+  kd_status st = kd_iter_build(&it, ops, 4, 1, 0);
+  if (st == KD_OK) kd_iter_for_each(&it, kd_where_loop_for(kd_dtype_size(self->dtype)), NULL);
+  if (st != KD_OK) {
+    kd_tensor_release(out);
+    return st;
+  }
+  kd_out_take(outs, 0, out);
+  return KD_OK;
+}
+
+/* ---- logical_not (bool result; in place: 0/1 in self's dtype) and bitwise_not ---- */
+#define KD_DEF_NOT(SFX, DT, T, CT, LD, ST, MS, K, UT)                                         \
+  static void kd_lnot_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) {   \
+    KD_LOOP1(uint8_t, T, CT, LD, KD_ST_ID, (uint8_t)(x == 0));                                \
+  }
+KD_ROWS_ALL(KD_DEF_NOT)
+#define KD_LNOT_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_lnot_loop_, SFX, DT)
+static const kd_iter_loop_fn kd_lnot_loops[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_LNOT_ENTRY)};
+#define KD_DEF_BNOT(SFX, DT, T, CT, LD, ST, MS, K, UT)                                        \
+  static void kd_bnot_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) {   \
+    KD_LOOP1(T, T, CT, LD, ST, KD_BNOT_##K(x, CT));                                           \
+  }
+#define KD_BNOT_I(x, CT) ((CT)~(x))
+#define KD_BNOT_B(x, CT) (!(x))
+KD_ROWS_INT(KD_DEF_BNOT)
+KD_ROWS_BOOL(KD_DEF_BNOT)
+#define KD_BNOT_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_bnot_loop_, SFX, DT)
+static const kd_iter_loop_fn kd_bnot_loops[KD_DTYPE_COUNT] = {KD_ROWS_INT(KD_BNOT_ENTRY) KD_ROWS_BOOL(KD_BNOT_ENTRY)};
+
+KD_KERNEL(kd_cpu_binary_not) {
+  kd_tensor *self = args[0].v.t;
+  bool inplace = kd_op_is_inplace(op);
+  bool logical = op->code == KD_BINARY_LOGICAL_NOT;
+  if (!logical && kd_dtype_is_float(self->dtype))
+    return kd_error(KD_ERR_DTYPE, "\"bitwise_not_cpu\" not implemented for '%s'", kd_cpu_torch_name(self->dtype));
+  kd_dtype outdt = logical ? KD_DTYPE_BOOL : self->dtype;
+  kd_tensor *out = NULL;
+  kd_status st;
+  if (inplace) {
+    KD_TRY(kd_cpu_check_no_internal_overlap(self));
+    if (outdt == self->dtype) {
+      out = self;
+      kd_tensor_retain(out);
+      st = KD_OK;
+    } else {
+      st = kd_tensor_empty(self->sizes, self->ndim, outdt, kd_tensor_device(self), &out);
+    }
+  } else {
+    st = kd_tensor_empty(self->sizes, self->ndim, outdt, kd_tensor_device(self), &out);
+  }
+  if (st != KD_OK) return st;
+  kd_iter_operand ops[2] = {kd_iter_operand_of(out), kd_iter_operand_of(self)};
+  kd_iter it;
+  st = kd_iter_build(&it, ops, 2, 1, 0);
+  if (st == KD_OK) kd_iter_for_each(&it, (logical ? kd_lnot_loops : kd_bnot_loops)[self->dtype], NULL);
+  if (st == KD_OK && inplace && out != self) {
+    st = kd_cpu_copy_into(self, out);
+    kd_tensor_release(out);
+    out = self;
+    kd_tensor_retain(out);
+  }
   if (st != KD_OK) {
     kd_tensor_release(out);
     return st;

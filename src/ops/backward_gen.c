@@ -99,8 +99,8 @@ static kd_status kd_bw_div(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_div_spec = {kd_bw_div, 0x3u, 0x3u, 0x0u, 1};
 
 static kd_status kd_bw_pow(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 1)), kd_f_call(c, KD_OP_pow, 2, (kd_value[]){kd_f_arg(c, 0), kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 1), kd_f_int(1))})));
-  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_out(c, 0)), kd_f_call(c, KD_OP_log, 1, (kd_value[]){kd_f_arg(c, 0)})));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_binop(c, KD_OP_add, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_arg(c, 0), kd_value_none(), kd_value_none()}), kd_f_arg(c, 1)), kd_f_int(0)), kd_f_int(0), kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 1)), kd_f_call(c, KD_OP_pow, 2, (kd_value[]){kd_f_arg(c, 0), kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 1), kd_f_int(1))}))}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_logicalAnd, 2, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_int(0)), kd_f_binop(c, KD_OP_ge, kd_f_arg(c, 1), kd_f_int(0))}), kd_f_int(0), kd_f_binop(c, KD_OP_mul, kd_f_out(c, 0), kd_f_call(c, KD_OP_log, 1, (kd_value[]){kd_f_arg(c, 0)}))})));
   return c->st;
 }
 static const kd_backward_spec kd_bw_pow_spec = {kd_bw_pow, 0x3u, 0x3u, 0x1u, 1};
@@ -243,6 +243,158 @@ static kd_status kd_bw_reduceBackward(kd_bw_ctx *c) {
   return c->st;
 }
 static const kd_backward_spec kd_bw_reduceBackward_spec = {kd_bw_reduceBackward, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_floorDivide(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_floorDivide_spec = {kd_bw_floorDivide, 0x3u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_remainder(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_grad(c, 0));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_neg(c, kd_f_grad(c, 0)), kd_f_call(c, KD_OP_div, 3, (kd_value[]){kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_str("floor")})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_remainder_spec = {kd_bw_remainder, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_fmod(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_grad(c, 0));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_neg(c, kd_f_grad(c, 0)), kd_f_call(c, KD_OP_div, 3, (kd_value[]){kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_str("trunc")})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_fmod_spec = {kd_bw_fmod, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_atan2(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_arg(c, 0)), kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 1), kd_f_arg(c, 1)))));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_mul, kd_f_neg(c, kd_f_grad(c, 0)), kd_f_arg(c, 0)), kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_arg(c, 0)), kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 1), kd_f_arg(c, 1)))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_atan2_spec = {kd_bw_atan2, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_maximum(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_maskedFill, 3, (kd_value[]){kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_int(2)), kd_f_grad(c, 0)}), kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_int(0)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_maskedFill, 3, (kd_value[]){kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_int(2)), kd_f_grad(c, 0)}), kd_f_binop(c, KD_OP_gt, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_int(0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_maximum_spec = {kd_bw_maximum, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_minimum(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_maskedFill, 3, (kd_value[]){kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_int(2)), kd_f_grad(c, 0)}), kd_f_binop(c, KD_OP_gt, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_int(0)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_maskedFill, 3, (kd_value[]){kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_int(2)), kd_f_grad(c, 0)}), kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_int(0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_minimum_spec = {kd_bw_minimum, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_fmax(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_maskedFill, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_logicalNot, 1, (kd_value[]){kd_f_call(c, KD_OP_logicalOr, 2, (kd_value[]){kd_f_binop(c, KD_OP_ge, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_ne, kd_f_arg(c, 1), kd_f_arg(c, 1))})}), kd_f_int(0)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_maskedFill, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_logicalOr, 2, (kd_value[]){kd_f_binop(c, KD_OP_ge, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_ne, kd_f_arg(c, 1), kd_f_arg(c, 1))}), kd_f_int(0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_fmax_spec = {kd_bw_fmax, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_fmin(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_maskedFill, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_logicalNot, 1, (kd_value[]){kd_f_call(c, KD_OP_logicalOr, 2, (kd_value[]){kd_f_binop(c, KD_OP_le, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_ne, kd_f_arg(c, 1), kd_f_arg(c, 1))})}), kd_f_int(0)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_maskedFill, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_logicalOr, 2, (kd_value[]){kd_f_binop(c, KD_OP_le, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_ne, kd_f_arg(c, 1), kd_f_arg(c, 1))}), kd_f_int(0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_fmin_spec = {kd_bw_fmin, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_hypot(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 0)), kd_f_out(c, 0)));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 1)), kd_f_out(c, 0)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_hypot_spec = {kd_bw_hypot, 0x3u, 0x3u, 0x1u, 1};
+
+static kd_status kd_bw_maskedFill(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_maskedFill, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_int(0)}));
+  if (c->needs[2]) kd_f_set(c, 2, kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_arg(c, 1), kd_f_grad(c, 0), kd_f_int(0)}), kd_value_none(), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_maskedFill_spec = {kd_bw_maskedFill, 0x5u, 0x2u, 0x0u, 0};
+
+static kd_status kd_bw_clamp(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 2)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_ge, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_grad(c, 0), kd_f_int(0)}) : (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 1)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_le, kd_f_arg(c, 0), kd_f_arg(c, 2)), kd_f_grad(c, 0), kd_f_int(0)}) : kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_logicalAnd, 2, (kd_value[]){kd_f_binop(c, KD_OP_ge, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_le, kd_f_arg(c, 0), kd_f_arg(c, 2))}), kd_f_grad(c, 0), kd_f_int(0)}))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_clamp_spec = {kd_bw_clamp, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_clamp_Tensor(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 2)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_ge, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_grad(c, 0), kd_f_int(0)}) : (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 1)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_le, kd_f_arg(c, 0), kd_f_arg(c, 2)), kd_f_grad(c, 0), kd_f_int(0)}) : kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_logicalAnd, 2, (kd_value[]){kd_f_binop(c, KD_OP_ge, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_le, kd_f_arg(c, 0), kd_f_arg(c, 2))}), kd_f_grad(c, 0), kd_f_int(0)}))));
+  if (c->needs[1]) kd_f_set(c, 1, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 2)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_grad(c, 0), kd_f_int(0)}) : kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_logicalAnd, 2, (kd_value[]){kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 1), kd_f_arg(c, 2))}), kd_f_grad(c, 0), kd_f_int(0)})));
+  if (c->needs[2]) kd_f_set(c, 2, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 1)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_gt, kd_f_arg(c, 0), kd_f_arg(c, 2)), kd_f_grad(c, 0), kd_f_int(0)}) : kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_logicalOr, 2, (kd_value[]){kd_f_binop(c, KD_OP_gt, kd_f_arg(c, 0), kd_f_arg(c, 2)), kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 2), kd_f_arg(c, 1))}), kd_f_grad(c, 0), kd_f_int(0)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_clamp_Tensor_spec = {kd_bw_clamp_Tensor, 0x7u, 0x7u, 0x0u, 1};
+
+static kd_status kd_bw_clamp__Tensor(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 2)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_ge, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_grad(c, 0), kd_f_int(0)}) : (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 1)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_le, kd_f_arg(c, 0), kd_f_arg(c, 2)), kd_f_grad(c, 0), kd_f_int(0)}) : kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_logicalAnd, 2, (kd_value[]){kd_f_binop(c, KD_OP_ge, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_le, kd_f_arg(c, 0), kd_f_arg(c, 2))}), kd_f_grad(c, 0), kd_f_int(0)}))));
+  if (c->needs[1]) kd_f_set(c, 1, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 2)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_grad(c, 0), kd_f_int(0)}) : kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_logicalAnd, 2, (kd_value[]){kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 1), kd_f_arg(c, 2))}), kd_f_grad(c, 0), kd_f_int(0)})));
+  if (c->needs[2]) kd_f_set(c, 2, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 1)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_gt, kd_f_arg(c, 0), kd_f_arg(c, 2)), kd_f_grad(c, 0), kd_f_int(0)}) : kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_logicalOr, 2, (kd_value[]){kd_f_binop(c, KD_OP_gt, kd_f_arg(c, 0), kd_f_arg(c, 2)), kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 2), kd_f_arg(c, 1))}), kd_f_grad(c, 0), kd_f_int(0)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_clamp__Tensor_spec = {kd_bw_clamp__Tensor, 0x7u, 0x7u, 0x0u, 1};
+
+static kd_status kd_bw_clip(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 2)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_ge, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_grad(c, 0), kd_f_int(0)}) : (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 1)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_le, kd_f_arg(c, 0), kd_f_arg(c, 2)), kd_f_grad(c, 0), kd_f_int(0)}) : kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_logicalAnd, 2, (kd_value[]){kd_f_binop(c, KD_OP_ge, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_le, kd_f_arg(c, 0), kd_f_arg(c, 2))}), kd_f_grad(c, 0), kd_f_int(0)}))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_clip_spec = {kd_bw_clip, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_clip_Tensor(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 2)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_ge, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_grad(c, 0), kd_f_int(0)}) : (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 1)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_le, kd_f_arg(c, 0), kd_f_arg(c, 2)), kd_f_grad(c, 0), kd_f_int(0)}) : kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_logicalAnd, 2, (kd_value[]){kd_f_binop(c, KD_OP_ge, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_le, kd_f_arg(c, 0), kd_f_arg(c, 2))}), kd_f_grad(c, 0), kd_f_int(0)}))));
+  if (c->needs[1]) kd_f_set(c, 1, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 2)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_grad(c, 0), kd_f_int(0)}) : kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_logicalAnd, 2, (kd_value[]){kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 1), kd_f_arg(c, 2))}), kd_f_grad(c, 0), kd_f_int(0)})));
+  if (c->needs[2]) kd_f_set(c, 2, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 1)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_gt, kd_f_arg(c, 0), kd_f_arg(c, 2)), kd_f_grad(c, 0), kd_f_int(0)}) : kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_logicalOr, 2, (kd_value[]){kd_f_binop(c, KD_OP_gt, kd_f_arg(c, 0), kd_f_arg(c, 2)), kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 2), kd_f_arg(c, 1))}), kd_f_grad(c, 0), kd_f_int(0)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_clip_Tensor_spec = {kd_bw_clip_Tensor, 0x7u, 0x7u, 0x0u, 1};
+
+static kd_status kd_bw_clip__Tensor(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 2)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_ge, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_grad(c, 0), kd_f_int(0)}) : (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 1)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_le, kd_f_arg(c, 0), kd_f_arg(c, 2)), kd_f_grad(c, 0), kd_f_int(0)}) : kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_logicalAnd, 2, (kd_value[]){kd_f_binop(c, KD_OP_ge, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_le, kd_f_arg(c, 0), kd_f_arg(c, 2))}), kd_f_grad(c, 0), kd_f_int(0)}))));
+  if (c->needs[1]) kd_f_set(c, 1, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 2)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_grad(c, 0), kd_f_int(0)}) : kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_logicalAnd, 2, (kd_value[]){kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 1), kd_f_arg(c, 2))}), kd_f_grad(c, 0), kd_f_int(0)})));
+  if (c->needs[2]) kd_f_set(c, 2, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 1)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_gt, kd_f_arg(c, 0), kd_f_arg(c, 2)), kd_f_grad(c, 0), kd_f_int(0)}) : kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_logicalOr, 2, (kd_value[]){kd_f_binop(c, KD_OP_gt, kd_f_arg(c, 0), kd_f_arg(c, 2)), kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 2), kd_f_arg(c, 1))}), kd_f_grad(c, 0), kd_f_int(0)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_clip__Tensor_spec = {kd_bw_clip__Tensor, 0x7u, 0x7u, 0x0u, 1};
+
+static kd_status kd_bw_clampMin(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_ge, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_grad(c, 0), kd_f_int(0)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_grad(c, 0), kd_f_int(0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_clampMin_spec = {kd_bw_clampMin, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_clampMax(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_le, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_grad(c, 0), kd_f_int(0)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_gt, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_grad(c, 0), kd_f_int(0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_clampMax_spec = {kd_bw_clampMax, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_lerp(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_sub, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 2))));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 2)));
+  if (c->needs[2]) kd_f_set(c, 2, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 1), kd_f_arg(c, 0))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_lerp_spec = {kd_bw_lerp, 0x7u, 0x7u, 0x0u, 1};
+
+static kd_status kd_bw_addcmul(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_grad(c, 0));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 2)), kd_f_arg(c, 3)));
+  if (c->needs[2]) kd_f_set(c, 2, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 1)), kd_f_arg(c, 3)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_addcmul_spec = {kd_bw_addcmul, 0x7u, 0x6u, 0x0u, 0};
+
+static kd_status kd_bw_addcdiv(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_grad(c, 0));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 3)), kd_f_arg(c, 2)));
+  if (c->needs[2]) kd_f_set(c, 2, kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_neg(c, kd_f_grad(c, 0)), kd_f_arg(c, 3)), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 2), kd_f_arg(c, 2))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_addcdiv_spec = {kd_bw_addcdiv, 0x7u, 0x6u, 0x0u, 0};
 
 static kd_status kd_bw_conv1d(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_conv2dBackwardInput, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
@@ -930,6 +1082,40 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_narrowBackward] = &kd_bw_narrowBackward_spec,
     [KD_OP_permuteBackward] = &kd_bw_permuteBackward_spec,
     [KD_OP_reduceBackward] = &kd_bw_reduceBackward_spec,
+    [KD_OP_floorDivide] = &kd_bw_floorDivide_spec,
+    [KD_OP_floorDivide_] = &kd_bw_floorDivide_spec,
+    [KD_OP_remainder] = &kd_bw_remainder_spec,
+    [KD_OP_remainder_] = &kd_bw_remainder_spec,
+    [KD_OP_fmod] = &kd_bw_fmod_spec,
+    [KD_OP_fmod_] = &kd_bw_fmod_spec,
+    [KD_OP_atan2] = &kd_bw_atan2_spec,
+    [KD_OP_atan2_] = &kd_bw_atan2_spec,
+    [KD_OP_maximum] = &kd_bw_maximum_spec,
+    [KD_OP_minimum] = &kd_bw_minimum_spec,
+    [KD_OP_fmax] = &kd_bw_fmax_spec,
+    [KD_OP_fmin] = &kd_bw_fmin_spec,
+    [KD_OP_hypot] = &kd_bw_hypot_spec,
+    [KD_OP_hypot_] = &kd_bw_hypot_spec,
+    [KD_OP_maskedFill] = &kd_bw_maskedFill_spec,
+    [KD_OP_maskedFill_] = &kd_bw_maskedFill_spec,
+    [KD_OP_clamp] = &kd_bw_clamp_spec,
+    [KD_OP_clamp_] = &kd_bw_clamp_spec,
+    [KD_OP_clamp_Tensor] = &kd_bw_clamp_Tensor_spec,
+    [KD_OP_clamp__Tensor] = &kd_bw_clamp__Tensor_spec,
+    [KD_OP_clip] = &kd_bw_clip_spec,
+    [KD_OP_clip_] = &kd_bw_clip_spec,
+    [KD_OP_clip_Tensor] = &kd_bw_clip_Tensor_spec,
+    [KD_OP_clip__Tensor] = &kd_bw_clip__Tensor_spec,
+    [KD_OP_clampMin] = &kd_bw_clampMin_spec,
+    [KD_OP_clampMin_] = &kd_bw_clampMin_spec,
+    [KD_OP_clampMax] = &kd_bw_clampMax_spec,
+    [KD_OP_clampMax_] = &kd_bw_clampMax_spec,
+    [KD_OP_lerp] = &kd_bw_lerp_spec,
+    [KD_OP_lerp_] = &kd_bw_lerp_spec,
+    [KD_OP_addcmul] = &kd_bw_addcmul_spec,
+    [KD_OP_addcmul_] = &kd_bw_addcmul_spec,
+    [KD_OP_addcdiv] = &kd_bw_addcdiv_spec,
+    [KD_OP_addcdiv_] = &kd_bw_addcdiv_spec,
     [KD_OP_conv1d] = &kd_bw_conv1d_spec,
     [KD_OP_conv1d_padding] = &kd_bw_conv1d_padding_spec,
     [KD_OP_conv2d] = &kd_bw_conv2d_spec,

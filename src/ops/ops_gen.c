@@ -41,6 +41,7 @@ kd_status kd_cpu_addmm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_va
 kd_status kd_cpu_arange(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_arg_reduce(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_binary(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_binary_not(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_bmm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_cat(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_conv(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -54,6 +55,7 @@ kd_status kd_cpu_interpolate(const kd_op_info *op, kd_keyset ks, kd_value *args,
 kd_status kd_cpu_layer_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_layer_norm_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_linspace(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_masked_fill(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_masked_select(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_masked_select_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_mm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -71,6 +73,7 @@ kd_status kd_cpu_reduce(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_v
 kd_status kd_cpu_scatter(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_softmax(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_sort(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_ternary(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_tri(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_unary(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_unique(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -557,6 +560,229 @@ static const kd_arg_schema kd_args_reduceBackward[] = {
     {"inputSizes", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
     {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
     {"keepdim", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_floorDivide[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_floorDivide_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_remainder[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_remainder_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_fmod[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_fmod_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_atan2[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_atan2_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_maximum[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_minimum[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_fmax[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_fmin[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_hypot[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_hypot_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_isclose[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"rtol", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1e-05}}},
+    {"atol", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1e-08}}},
+    {"equalNan", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_logicalAnd[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_logicalAnd_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_logicalOr[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_logicalOr_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_logicalXor[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_logicalXor_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_logicalNot[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_logicalNot_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_bitwiseAnd[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_bitwiseAnd_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_bitwiseOr[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_bitwiseOr_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_bitwiseXor[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_bitwiseXor_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_bitwiseNot[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_bitwiseNot_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_maskedFill[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"mask", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"value", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_maskedFill_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"mask", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"value", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_clamp[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"min", KD_ARG_SCALAR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"max", KD_ARG_SCALAR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_clamp_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"min", KD_ARG_SCALAR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"max", KD_ARG_SCALAR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_clamp_Tensor[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"min", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"max", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_clamp__Tensor[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"min", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"max", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_clip[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"min", KD_ARG_SCALAR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"max", KD_ARG_SCALAR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_clip_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"min", KD_ARG_SCALAR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"max", KD_ARG_SCALAR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_clip_Tensor[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"min", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"max", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_clip__Tensor[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"min", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"max", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_clampMin[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"min", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_clampMin_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"min", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_clampMax[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"max", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_clampMax_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"max", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_lerp[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"end", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_lerp_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"end", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weight", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_addcmul[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"tensor1", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"tensor2", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"value", KD_ARG_SCALAR, true, {.kind = KD_VALUE_SCALAR, .v = {.s = {.kind = KD_KIND_INT, .v = {.i = 1}}}}},
+};
+static const kd_arg_schema kd_args_addcmul_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"tensor1", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"tensor2", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"value", KD_ARG_SCALAR, true, {.kind = KD_VALUE_SCALAR, .v = {.s = {.kind = KD_KIND_INT, .v = {.i = 1}}}}},
+};
+static const kd_arg_schema kd_args_addcdiv[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"tensor1", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"tensor2", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"value", KD_ARG_SCALAR, true, {.kind = KD_VALUE_SCALAR, .v = {.s = {.kind = KD_KIND_INT, .v = {.i = 1}}}}},
+};
+static const kd_arg_schema kd_args_addcdiv_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"tensor1", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"tensor2", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"value", KD_ARG_SCALAR, true, {.kind = KD_VALUE_SCALAR, .v = {.s = {.kind = KD_KIND_INT, .v = {.i = 1}}}}},
 };
 static const kd_arg_schema kd_args_conv1d[] = {
     {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
@@ -1537,6 +1763,57 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_narrowBackward] = {"narrowBackward", KD_OP_narrowBackward, KD_VIEWBW_NARROW, 0, 5, kd_args_narrowBackward, 1, -1, -1},
     [KD_OP_permuteBackward] = {"permuteBackward", KD_OP_permuteBackward, KD_VIEWBW_PERMUTE, 0, 2, kd_args_permuteBackward, 1, -1, -1},
     [KD_OP_reduceBackward] = {"reduceBackward", KD_OP_reduceBackward, KD_VIEWBW_REDUCE, 0, 4, kd_args_reduceBackward, 1, -1, -1},
+    [KD_OP_floorDivide] = {"floorDivide", KD_OP_floorDivide, KD_BINARY_FLOOR_DIVIDE, 0, 2, kd_args_floorDivide, 1, -1, -1},
+    [KD_OP_floorDivide_] = {"floorDivide_", KD_OP_floorDivide_, KD_BINARY_FLOOR_DIVIDE, KD_OP_FLAG_INPLACE, 2, kd_args_floorDivide_, 1, -1, -1},
+    [KD_OP_remainder] = {"remainder", KD_OP_remainder, KD_BINARY_REMAINDER, 0, 2, kd_args_remainder, 1, -1, -1},
+    [KD_OP_remainder_] = {"remainder_", KD_OP_remainder_, KD_BINARY_REMAINDER, KD_OP_FLAG_INPLACE, 2, kd_args_remainder_, 1, -1, -1},
+    [KD_OP_fmod] = {"fmod", KD_OP_fmod, KD_BINARY_FMOD, 0, 2, kd_args_fmod, 1, -1, -1},
+    [KD_OP_fmod_] = {"fmod_", KD_OP_fmod_, KD_BINARY_FMOD, KD_OP_FLAG_INPLACE, 2, kd_args_fmod_, 1, -1, -1},
+    [KD_OP_atan2] = {"atan2", KD_OP_atan2, KD_BINARY_ATAN2, 0, 2, kd_args_atan2, 1, -1, -1},
+    [KD_OP_atan2_] = {"atan2_", KD_OP_atan2_, KD_BINARY_ATAN2, KD_OP_FLAG_INPLACE, 2, kd_args_atan2_, 1, -1, -1},
+    [KD_OP_maximum] = {"maximum", KD_OP_maximum, KD_BINARY_MAXIMUM, 0, 2, kd_args_maximum, 1, -1, -1},
+    [KD_OP_minimum] = {"minimum", KD_OP_minimum, KD_BINARY_MINIMUM, 0, 2, kd_args_minimum, 1, -1, -1},
+    [KD_OP_fmax] = {"fmax", KD_OP_fmax, KD_BINARY_FMAX, 0, 2, kd_args_fmax, 1, -1, -1},
+    [KD_OP_fmin] = {"fmin", KD_OP_fmin, KD_BINARY_FMIN, 0, 2, kd_args_fmin, 1, -1, -1},
+    [KD_OP_hypot] = {"hypot", KD_OP_hypot, KD_BINARY_HYPOT, 0, 2, kd_args_hypot, 1, -1, -1},
+    [KD_OP_hypot_] = {"hypot_", KD_OP_hypot_, KD_BINARY_HYPOT, KD_OP_FLAG_INPLACE, 2, kd_args_hypot_, 1, -1, -1},
+    [KD_OP_isclose] = {"isclose", KD_OP_isclose, KD_BINARY_ISCLOSE, KD_OP_FLAG_NONDIFF, 5, kd_args_isclose, 1, -1, -1},
+    [KD_OP_logicalAnd] = {"logicalAnd", KD_OP_logicalAnd, KD_BINARY_LOGICAL_AND, KD_OP_FLAG_NONDIFF, 2, kd_args_logicalAnd, 1, -1, -1},
+    [KD_OP_logicalAnd_] = {"logicalAnd_", KD_OP_logicalAnd_, KD_BINARY_LOGICAL_AND, KD_OP_FLAG_NONDIFF | KD_OP_FLAG_INPLACE, 2, kd_args_logicalAnd_, 1, -1, -1},
+    [KD_OP_logicalOr] = {"logicalOr", KD_OP_logicalOr, KD_BINARY_LOGICAL_OR, KD_OP_FLAG_NONDIFF, 2, kd_args_logicalOr, 1, -1, -1},
+    [KD_OP_logicalOr_] = {"logicalOr_", KD_OP_logicalOr_, KD_BINARY_LOGICAL_OR, KD_OP_FLAG_NONDIFF | KD_OP_FLAG_INPLACE, 2, kd_args_logicalOr_, 1, -1, -1},
+    [KD_OP_logicalXor] = {"logicalXor", KD_OP_logicalXor, KD_BINARY_LOGICAL_XOR, KD_OP_FLAG_NONDIFF, 2, kd_args_logicalXor, 1, -1, -1},
+    [KD_OP_logicalXor_] = {"logicalXor_", KD_OP_logicalXor_, KD_BINARY_LOGICAL_XOR, KD_OP_FLAG_NONDIFF | KD_OP_FLAG_INPLACE, 2, kd_args_logicalXor_, 1, -1, -1},
+    [KD_OP_logicalNot] = {"logicalNot", KD_OP_logicalNot, KD_BINARY_LOGICAL_NOT, KD_OP_FLAG_NONDIFF, 1, kd_args_logicalNot, 1, -1, -1},
+    [KD_OP_logicalNot_] = {"logicalNot_", KD_OP_logicalNot_, KD_BINARY_LOGICAL_NOT, KD_OP_FLAG_NONDIFF | KD_OP_FLAG_INPLACE, 1, kd_args_logicalNot_, 1, -1, -1},
+    [KD_OP_bitwiseAnd] = {"bitwiseAnd", KD_OP_bitwiseAnd, KD_BINARY_BITWISE_AND, KD_OP_FLAG_NONDIFF, 2, kd_args_bitwiseAnd, 1, -1, -1},
+    [KD_OP_bitwiseAnd_] = {"bitwiseAnd_", KD_OP_bitwiseAnd_, KD_BINARY_BITWISE_AND, KD_OP_FLAG_NONDIFF | KD_OP_FLAG_INPLACE, 2, kd_args_bitwiseAnd_, 1, -1, -1},
+    [KD_OP_bitwiseOr] = {"bitwiseOr", KD_OP_bitwiseOr, KD_BINARY_BITWISE_OR, KD_OP_FLAG_NONDIFF, 2, kd_args_bitwiseOr, 1, -1, -1},
+    [KD_OP_bitwiseOr_] = {"bitwiseOr_", KD_OP_bitwiseOr_, KD_BINARY_BITWISE_OR, KD_OP_FLAG_NONDIFF | KD_OP_FLAG_INPLACE, 2, kd_args_bitwiseOr_, 1, -1, -1},
+    [KD_OP_bitwiseXor] = {"bitwiseXor", KD_OP_bitwiseXor, KD_BINARY_BITWISE_XOR, KD_OP_FLAG_NONDIFF, 2, kd_args_bitwiseXor, 1, -1, -1},
+    [KD_OP_bitwiseXor_] = {"bitwiseXor_", KD_OP_bitwiseXor_, KD_BINARY_BITWISE_XOR, KD_OP_FLAG_NONDIFF | KD_OP_FLAG_INPLACE, 2, kd_args_bitwiseXor_, 1, -1, -1},
+    [KD_OP_bitwiseNot] = {"bitwiseNot", KD_OP_bitwiseNot, KD_BINARY_BITWISE_NOT, KD_OP_FLAG_NONDIFF, 1, kd_args_bitwiseNot, 1, -1, -1},
+    [KD_OP_bitwiseNot_] = {"bitwiseNot_", KD_OP_bitwiseNot_, KD_BINARY_BITWISE_NOT, KD_OP_FLAG_NONDIFF | KD_OP_FLAG_INPLACE, 1, kd_args_bitwiseNot_, 1, -1, -1},
+    [KD_OP_maskedFill] = {"maskedFill", KD_OP_maskedFill, 0, 0, 3, kd_args_maskedFill, 1, -1, -1},
+    [KD_OP_maskedFill_] = {"maskedFill_", KD_OP_maskedFill_, 0, KD_OP_FLAG_INPLACE, 3, kd_args_maskedFill_, 1, -1, -1},
+    [KD_OP_clamp] = {"clamp", KD_OP_clamp, KD_TERNARY_CLAMP, 0, 3, kd_args_clamp, 1, -1, -1},
+    [KD_OP_clamp_] = {"clamp_", KD_OP_clamp_, KD_TERNARY_CLAMP, KD_OP_FLAG_INPLACE, 3, kd_args_clamp_, 1, -1, -1},
+    [KD_OP_clamp_Tensor] = {"clamp.Tensor", KD_OP_clamp_Tensor, KD_TERNARY_CLAMP, 0, 3, kd_args_clamp_Tensor, 1, -1, -1},
+    [KD_OP_clamp__Tensor] = {"clamp_.Tensor", KD_OP_clamp__Tensor, KD_TERNARY_CLAMP, KD_OP_FLAG_INPLACE, 3, kd_args_clamp__Tensor, 1, -1, -1},
+    [KD_OP_clip] = {"clip", KD_OP_clip, KD_TERNARY_CLAMP, 0, 3, kd_args_clip, 1, -1, -1},
+    [KD_OP_clip_] = {"clip_", KD_OP_clip_, KD_TERNARY_CLAMP, KD_OP_FLAG_INPLACE, 3, kd_args_clip_, 1, -1, -1},
+    [KD_OP_clip_Tensor] = {"clip.Tensor", KD_OP_clip_Tensor, KD_TERNARY_CLAMP, 0, 3, kd_args_clip_Tensor, 1, -1, -1},
+    [KD_OP_clip__Tensor] = {"clip_.Tensor", KD_OP_clip__Tensor, KD_TERNARY_CLAMP, KD_OP_FLAG_INPLACE, 3, kd_args_clip__Tensor, 1, -1, -1},
+    [KD_OP_clampMin] = {"clampMin", KD_OP_clampMin, KD_TERNARY_CLAMP_MIN, 0, 2, kd_args_clampMin, 1, -1, -1},
+    [KD_OP_clampMin_] = {"clampMin_", KD_OP_clampMin_, KD_TERNARY_CLAMP_MIN, KD_OP_FLAG_INPLACE, 2, kd_args_clampMin_, 1, -1, -1},
+    [KD_OP_clampMax] = {"clampMax", KD_OP_clampMax, KD_TERNARY_CLAMP_MAX, 0, 2, kd_args_clampMax, 1, -1, -1},
+    [KD_OP_clampMax_] = {"clampMax_", KD_OP_clampMax_, KD_TERNARY_CLAMP_MAX, KD_OP_FLAG_INPLACE, 2, kd_args_clampMax_, 1, -1, -1},
+    [KD_OP_lerp] = {"lerp", KD_OP_lerp, KD_TERNARY_LERP, 0, 3, kd_args_lerp, 1, -1, -1},
+    [KD_OP_lerp_] = {"lerp_", KD_OP_lerp_, KD_TERNARY_LERP, KD_OP_FLAG_INPLACE, 3, kd_args_lerp_, 1, -1, -1},
+    [KD_OP_addcmul] = {"addcmul", KD_OP_addcmul, KD_TERNARY_ADDCMUL, 0, 4, kd_args_addcmul, 1, -1, -1},
+    [KD_OP_addcmul_] = {"addcmul_", KD_OP_addcmul_, KD_TERNARY_ADDCMUL, KD_OP_FLAG_INPLACE, 4, kd_args_addcmul_, 1, -1, -1},
+    [KD_OP_addcdiv] = {"addcdiv", KD_OP_addcdiv, KD_TERNARY_ADDCDIV, 0, 4, kd_args_addcdiv, 1, -1, -1},
+    [KD_OP_addcdiv_] = {"addcdiv_", KD_OP_addcdiv_, KD_TERNARY_ADDCDIV, KD_OP_FLAG_INPLACE, 4, kd_args_addcdiv_, 1, -1, -1},
     [KD_OP_conv1d] = {"conv1d", KD_OP_conv1d, KD_CONV_1D, 0, 7, kd_args_conv1d, 1, -1, -1},
     [KD_OP_conv1d_padding] = {"conv1d.padding", KD_OP_conv1d_padding, KD_CONV_1D, 0, 7, kd_args_conv1d_padding, 1, -1, -1},
     [KD_OP_conv2d] = {"conv2d", KD_OP_conv2d, KD_CONV_2D, 0, 7, kd_args_conv2d, 1, -1, -1},
@@ -1825,6 +2102,57 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_narrowBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_permuteBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_reduceBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
+    [KD_OP_floorDivide] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_floorDivide_] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_remainder] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_remainder_] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_fmod] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_fmod_] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_atan2] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_atan2_] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_maximum] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_minimum] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_fmax] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_fmin] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_hypot] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_hypot_] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_isclose] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_logicalAnd] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_logicalAnd_] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_logicalOr] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_logicalOr_] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_logicalXor] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_logicalXor_] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_logicalNot] = {[KD_KEY_CPU] = kd_cpu_binary_not},
+    [KD_OP_logicalNot_] = {[KD_KEY_CPU] = kd_cpu_binary_not},
+    [KD_OP_bitwiseAnd] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_bitwiseAnd_] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_bitwiseOr] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_bitwiseOr_] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_bitwiseXor] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_bitwiseXor_] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_bitwiseNot] = {[KD_KEY_CPU] = kd_cpu_binary_not},
+    [KD_OP_bitwiseNot_] = {[KD_KEY_CPU] = kd_cpu_binary_not},
+    [KD_OP_maskedFill] = {[KD_KEY_CPU] = kd_cpu_masked_fill},
+    [KD_OP_maskedFill_] = {[KD_KEY_CPU] = kd_cpu_masked_fill},
+    [KD_OP_clamp] = {[KD_KEY_CPU] = kd_cpu_ternary},
+    [KD_OP_clamp_] = {[KD_KEY_CPU] = kd_cpu_ternary},
+    [KD_OP_clamp_Tensor] = {[KD_KEY_CPU] = kd_cpu_ternary},
+    [KD_OP_clamp__Tensor] = {[KD_KEY_CPU] = kd_cpu_ternary},
+    [KD_OP_clip] = {[KD_KEY_CPU] = kd_cpu_ternary},
+    [KD_OP_clip_] = {[KD_KEY_CPU] = kd_cpu_ternary},
+    [KD_OP_clip_Tensor] = {[KD_KEY_CPU] = kd_cpu_ternary},
+    [KD_OP_clip__Tensor] = {[KD_KEY_CPU] = kd_cpu_ternary},
+    [KD_OP_clampMin] = {[KD_KEY_CPU] = kd_cpu_ternary},
+    [KD_OP_clampMin_] = {[KD_KEY_CPU] = kd_cpu_ternary},
+    [KD_OP_clampMax] = {[KD_KEY_CPU] = kd_cpu_ternary},
+    [KD_OP_clampMax_] = {[KD_KEY_CPU] = kd_cpu_ternary},
+    [KD_OP_lerp] = {[KD_KEY_CPU] = kd_cpu_ternary},
+    [KD_OP_lerp_] = {[KD_KEY_CPU] = kd_cpu_ternary},
+    [KD_OP_addcmul] = {[KD_KEY_CPU] = kd_cpu_ternary},
+    [KD_OP_addcmul_] = {[KD_KEY_CPU] = kd_cpu_ternary},
+    [KD_OP_addcdiv] = {[KD_KEY_CPU] = kd_cpu_ternary},
+    [KD_OP_addcdiv_] = {[KD_KEY_CPU] = kd_cpu_ternary},
     [KD_OP_conv1d] = {[KD_KEY_CPU] = kd_cpu_conv},
     [KD_OP_conv1d_padding] = {[KD_KEY_CPU] = kd_cpu_conv},
     [KD_OP_conv2d] = {[KD_KEY_CPU] = kd_cpu_conv},

@@ -14,8 +14,10 @@ module.exports = [
     { args: 'Tensor self, Tensor|Scalar other, *, str? roundingMode',
       backward: { self: 'roundingMode ? zerosLike(grad) : grad / other',
         other: 'roundingMode ? zerosLike(grad) : -grad * self / (other * other)' } }),
-  binary('pow', 'KD_BINARY_POW', 'self raised to the power other.',
-    { backward: { self: 'grad * other * pow(self, other - 1)', other: 'grad * result * log(self)' } }),
+  binary('pow', 'KD_BINARY_POW', 'self raised to the power other.', { backward: {
+    // 0 where the exponent is 0 (also for a number exponent: zerosLike(self) + other is a tensor)
+    self: 'where(zerosLike(self) + other == 0, 0, grad * other * pow(self, other - 1))',
+    other: 'grad * where((self == 0).logicalAnd(other >= 0), 0, result * log(self))' } }),
   compare('eq', 'KD_BINARY_EQ', 'self == other (bool).'),
   compare('ne', 'KD_BINARY_NE', 'self != other (bool).'),
   compare('lt', 'KD_BINARY_LT', 'self < other (bool).'),
