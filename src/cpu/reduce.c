@@ -527,7 +527,7 @@ static kd_status kd_red_values(const kd_op_info *op, kd_value *args, kd_value *o
       break;
     case KD_REDUCE_MEAN: case KD_REDUCE_NANMEAN:
       if (code == KD_REDUCE_NANMEAN && !fl)
-        return kd_error(KD_ERR_DTYPE, "nanmean(): expected input to have floating point dtype but got %s",
+        return kd_error(KD_ERR_INVALID_ARGUMENT, "nanmean(): expected input to have floating point dtype but got %s",
                         kd_cpu_torch_name(self->dtype));
       odt = has_dt ? a.dtype.v.dtype : self->dtype;
       if (!kd_dtype_is_float(odt))
@@ -546,15 +546,15 @@ static kd_status kd_red_values(const kd_op_info *op, kd_value *args, kd_value *o
       break;
     }
     case KD_REDUCE_VAR: case KD_REDUCE_STD: case KD_REDUCE_VAR_MEAN: case KD_REDUCE_STD_MEAN:
-      if (!fl) return kd_error(KD_ERR_DTYPE, "std and var only support floating point and complex dtypes");
+      if (!fl) return kd_error(KD_ERR_INVALID_ARGUMENT, "std and var only support floating point and complex dtypes");
       break;
     case KD_REDUCE_NORM:
       if (!fl)
-        return kd_error(KD_ERR_DTYPE, "norm(): input dtype should be either floating point or complex. Got %s instead.",
+        return kd_error(KD_ERR_INVALID_ARGUMENT, "norm(): input dtype should be either floating point or complex. Got %s instead.",
                         kd_cpu_torch_name(self->dtype));
       if (has_dt) {
         if (!kd_dtype_is_float(a.dtype.v.dtype))
-          return kd_error(KD_ERR_DTYPE, "norm(): the desired output dtype should be either floating point or complex. "
+          return kd_error(KD_ERR_INVALID_ARGUMENT, "norm(): the desired output dtype should be either floating point or complex. "
                           "Got %s instead.", kd_cpu_torch_name(a.dtype.v.dtype));
         odt = cdt = a.dtype.v.dtype;
       }
