@@ -307,7 +307,7 @@ bool kd_red_run_owned(const kd_iter *it, kd_iter_loop_fn loop, void *ctx, int64_
     if (!owned || it->shape[d] < minlen) continue;
     int64_t inner = it->numel / it->shape[d] * work_per_elem;
     int64_t grain = (KD_PARALLEL_GRAIN + inner - 1) / inner;
-    if (d == 0 && grain < 64) grain = 64;
+    if (d == 0) grain = (it->shape[0] + nt - 1) / nt; /* inner dim: one long strip per thread */
     kd_split_job j = {it, loop, ctx, d};
     kd_parallel_for(0, it->shape[d], grain, kd_split_body, &j);
     return true;
