@@ -118,8 +118,14 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:where": [{ name: "where", fn: N["where"], ret: "tensor", args: [["condition", "Tensor", false, false], ["self", "Tensor|Scalar", false, false], ["other", "Tensor|Scalar", false, false]] }],
     "function:sum": [{ name: "sum", fn: N["sum"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
     "method:sum": [{ name: "sum", fn: N["sum"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
+    "function:nansum": [{ name: "nansum", fn: N["nansum"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
+    "method:nansum": [{ name: "nansum", fn: N["nansum"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
     "function:mean": [{ name: "mean", fn: N["mean"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
     "method:mean": [{ name: "mean", fn: N["mean"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
+    "function:nanmean": [{ name: "nanmean", fn: N["nanmean"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
+    "method:nanmean": [{ name: "nanmean", fn: N["nanmean"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
+    "function:prod": [{ name: "prod", fn: N["prod"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
+    "method:prod": [{ name: "prod", fn: N["prod"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
     "function:max": [{ name: "max", fn: N["max"], ret: "tensor", args: [["self", "Tensor", false, false]] },
       { name: "max.dim", fn: N["max.dim"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["keepdim", "bool", false, true]] }],
     "method:max": [{ name: "max", fn: N["max"], ret: "tensor", args: [["self", "Tensor", false, false]] },
@@ -128,8 +134,56 @@ module.exports = function install(Tensor, kd, N, rt) {
       { name: "min.dim", fn: N["min.dim"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["keepdim", "bool", false, true]] }],
     "method:min": [{ name: "min", fn: N["min"], ret: "tensor", args: [["self", "Tensor", false, false]] },
       { name: "min.dim", fn: N["min.dim"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["keepdim", "bool", false, true]] }],
+    "function:amax": [{ name: "amax", fn: N["amax"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true]] }],
+    "method:amax": [{ name: "amax", fn: N["amax"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true]] }],
+    "function:amin": [{ name: "amin", fn: N["amin"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true]] }],
+    "method:amin": [{ name: "amin", fn: N["amin"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true]] }],
     "function:argmax": [{ name: "argmax", fn: N["argmax"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int?", false, true], ["keepdim", "bool", false, true]] }],
     "method:argmax": [{ name: "argmax", fn: N["argmax"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int?", false, true], ["keepdim", "bool", false, true]] }],
+    "function:argmin": [{ name: "argmin", fn: N["argmin"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int?", false, true], ["keepdim", "bool", false, true]] }],
+    "method:argmin": [{ name: "argmin", fn: N["argmin"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int?", false, true], ["keepdim", "bool", false, true]] }],
+    "function:var": [{ name: "var", fn: N["var"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["unbiased", "bool?", false, true], ["keepdim", "bool", false, true], ["correction", "float?", true, true]] },
+      { name: "var.unbiased", fn: N["var.unbiased"], ret: "tensor", args: [["self", "Tensor", false, false], ["unbiased", "bool", false, false]] }],
+    "method:var": [{ name: "var", fn: N["var"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["unbiased", "bool?", false, true], ["keepdim", "bool", false, true], ["correction", "float?", true, true]] },
+      { name: "var.unbiased", fn: N["var.unbiased"], ret: "tensor", args: [["self", "Tensor", false, false], ["unbiased", "bool", false, false]] }],
+    "function:std": [{ name: "std", fn: N["std"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["unbiased", "bool?", false, true], ["keepdim", "bool", false, true], ["correction", "float?", true, true]] },
+      { name: "std.unbiased", fn: N["std.unbiased"], ret: "tensor", args: [["self", "Tensor", false, false], ["unbiased", "bool", false, false]] }],
+    "method:std": [{ name: "std", fn: N["std"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["unbiased", "bool?", false, true], ["keepdim", "bool", false, true], ["correction", "float?", true, true]] },
+      { name: "std.unbiased", fn: N["std.unbiased"], ret: "tensor", args: [["self", "Tensor", false, false], ["unbiased", "bool", false, false]] }],
+    "function:varMean": [{ name: "varMean", fn: N["varMean"], ret: "tuple", names: ["var","mean"], args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["unbiased", "bool?", false, true], ["keepdim", "bool", false, true], ["correction", "float?", true, true]] }],
+    "method:varMean": [{ name: "varMean", fn: N["varMean"], ret: "tuple", names: ["var","mean"], args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["unbiased", "bool?", false, true], ["keepdim", "bool", false, true], ["correction", "float?", true, true]] }],
+    "function:stdMean": [{ name: "stdMean", fn: N["stdMean"], ret: "tuple", names: ["std","mean"], args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["unbiased", "bool?", false, true], ["keepdim", "bool", false, true], ["correction", "float?", true, true]] }],
+    "method:stdMean": [{ name: "stdMean", fn: N["stdMean"], ret: "tuple", names: ["std","mean"], args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["unbiased", "bool?", false, true], ["keepdim", "bool", false, true], ["correction", "float?", true, true]] }],
+    "function:norm": [{ name: "norm", fn: N["norm"], ret: "tensor", args: [["self", "Tensor", false, false], ["p", "float?", false, true], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] },
+      { name: "norm.str", fn: N["norm.str"], ret: "tensor", args: [["self", "Tensor", false, false], ["p", "str", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
+    "method:norm": [{ name: "norm", fn: N["norm"], ret: "tensor", args: [["self", "Tensor", false, false], ["p", "float?", false, true], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] },
+      { name: "norm.str", fn: N["norm.str"], ret: "tensor", args: [["self", "Tensor", false, false], ["p", "str", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
+    "function:logsumexp": [{ name: "logsumexp", fn: N["logsumexp"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]", false, false], ["keepdim", "bool", false, true]] }],
+    "method:logsumexp": [{ name: "logsumexp", fn: N["logsumexp"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]", false, false], ["keepdim", "bool", false, true]] }],
+    "function:all": [{ name: "all", fn: N["all"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true]] }],
+    "method:all": [{ name: "all", fn: N["all"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true]] }],
+    "function:any": [{ name: "any", fn: N["any"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true]] }],
+    "method:any": [{ name: "any", fn: N["any"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true]] }],
+    "function:countNonzero": [{ name: "countNonzero", fn: N["countNonzero"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true]] }],
+    "method:countNonzero": [{ name: "countNonzero", fn: N["countNonzero"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int[]?", false, true]] }],
+    "function:median": [{ name: "median", fn: N["median"], ret: "tensor", args: [["self", "Tensor", false, false]] },
+      { name: "median.dim", fn: N["median.dim"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["keepdim", "bool", false, true]] }],
+    "method:median": [{ name: "median", fn: N["median"], ret: "tensor", args: [["self", "Tensor", false, false]] },
+      { name: "median.dim", fn: N["median.dim"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["keepdim", "bool", false, true]] }],
+    "function:cumsum": [{ name: "cumsum", fn: N["cumsum"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["dtype", "dtype?", true, true]] }],
+    "method:cumsum": [{ name: "cumsum", fn: N["cumsum"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["dtype", "dtype?", true, true]] }],
+    "function:cumprod": [{ name: "cumprod", fn: N["cumprod"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["dtype", "dtype?", true, true]] }],
+    "method:cumprod": [{ name: "cumprod", fn: N["cumprod"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["dtype", "dtype?", true, true]] }],
+    "function:cummax": [{ name: "cummax", fn: N["cummax"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["dim", "int", false, false]] }],
+    "method:cummax": [{ name: "cummax", fn: N["cummax"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["dim", "int", false, false]] }],
+    "function:cummin": [{ name: "cummin", fn: N["cummin"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["dim", "int", false, false]] }],
+    "method:cummin": [{ name: "cummin", fn: N["cummin"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["dim", "int", false, false]] }],
+    "function:sumBackward": [{ name: "sumBackward", fn: N["sumBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["sizes", "int[]", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, false]] }],
+    "function:meanBackward": [{ name: "meanBackward", fn: N["meanBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["sizes", "int[]", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, false]] }],
+    "function:varBackward": [{ name: "varBackward", fn: N["varBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["unbiased", "bool?", false, true], ["keepdim", "bool", false, false], ["correction", "float?", true, true]] }],
+    "function:normBackward": [{ name: "normBackward", fn: N["normBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["self", "Tensor", false, false], ["p", "float?", false, true], ["result", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, false]] }],
+    "function:prodBackward": [{ name: "prodBackward", fn: N["prodBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["self", "Tensor", false, false], ["result", "Tensor", false, false], ["dim", "int?", false, true], ["keepdim", "bool", false, false]] }],
+    "function:cumprodBackward": [{ name: "cumprodBackward", fn: N["cumprodBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["self", "Tensor", false, false], ["dim", "int", false, false], ["result", "Tensor", false, false]] }],
     "function:mm": [{ name: "mm", fn: N["mm"], ret: "tensor", args: [["self", "Tensor", false, false], ["mat2", "Tensor", false, false]] }],
     "method:mm": [{ name: "mm", fn: N["mm"], ret: "tensor", args: [["self", "Tensor", false, false], ["mat2", "Tensor", false, false]] }],
     "function:bmm": [{ name: "bmm", fn: N["bmm"], ret: "tensor", args: [["self", "Tensor", false, false], ["mat2", "Tensor", false, false]] }],
@@ -156,7 +210,6 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:selectBackward": [{ name: "selectBackward", fn: N["selectBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["index", "int", false, false]] }],
     "function:narrowBackward": [{ name: "narrowBackward", fn: N["narrowBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["start", "int", false, false], ["length", "int", false, false]] }],
     "function:permuteBackward": [{ name: "permuteBackward", fn: N["permuteBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["dims", "int[]", false, false]] }],
-    "function:reduceBackward": [{ name: "reduceBackward", fn: N["reduceBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, false]] }],
     "function:floorDivide": [{ name: "floorDivide", fn: N["floorDivide"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
     "method:floorDivide": [{ name: "floorDivide", fn: N["floorDivide"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
     "method:floorDivide_": [{ name: "floorDivide_", fn: N["floorDivide_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
@@ -1372,6 +1425,14 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["method:sum"], this, arguments);
   };
+  kd.nansum = function nansum() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:nansum"], null, arguments);
+  };
+  Tensor.prototype.nansum = function nansum() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:nansum"], this, arguments);
+  };
   kd.mean = function mean() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:mean"], null, arguments);
@@ -1379,6 +1440,33 @@ module.exports = function install(Tensor, kd, N, rt) {
   Tensor.prototype.mean = function mean() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["method:mean"], this, arguments);
+  };
+  kd.nanmean = function nanmean() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:nanmean"], null, arguments);
+  };
+  Tensor.prototype.nanmean = function nanmean() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:nanmean"], this, arguments);
+  };
+  kd.prod = function prod(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["prod"](a0._h, a1, a2, undefined); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:prod"], null, arguments);
+  };
+  Tensor.prototype.prod = function prod(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["prod"](this._h, a0, a1, undefined); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:prod"], this, arguments);
   };
   kd.max = function max() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -1395,6 +1483,22 @@ module.exports = function install(Tensor, kd, N, rt) {
   Tensor.prototype.min = function min() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["method:min"], this, arguments);
+  };
+  kd.amax = function amax() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:amax"], null, arguments);
+  };
+  Tensor.prototype.amax = function amax() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:amax"], this, arguments);
+  };
+  kd.amin = function amin() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:amin"], null, arguments);
+  };
+  Tensor.prototype.amin = function amin() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:amin"], this, arguments);
   };
   kd.argmax = function argmax(a0, a1, a2) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -1414,6 +1518,212 @@ module.exports = function install(Tensor, kd, N, rt) {
     const h = N["argmax"](this._h, a0, a1); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:argmax"], this, arguments);
+  };
+  kd.argmin = function argmin(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["argmin"](a0._h, a1, a2); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:argmin"], null, arguments);
+  };
+  Tensor.prototype.argmin = function argmin(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["argmin"](this._h, a0, a1); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:argmin"], this, arguments);
+  };
+  kd.var = function var_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:var"], null, arguments);
+  };
+  Tensor.prototype.var = function var_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:var"], this, arguments);
+  };
+  kd.std = function std() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:std"], null, arguments);
+  };
+  Tensor.prototype.std = function std() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:std"], this, arguments);
+  };
+  kd.varMean = function varMean() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:varMean"], null, arguments);
+  };
+  Tensor.prototype.varMean = function varMean() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:varMean"], this, arguments);
+  };
+  kd.stdMean = function stdMean() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:stdMean"], null, arguments);
+  };
+  Tensor.prototype.stdMean = function stdMean() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:stdMean"], this, arguments);
+  };
+  kd.norm = function norm() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:norm"], null, arguments);
+  };
+  Tensor.prototype.norm = function norm() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:norm"], this, arguments);
+  };
+  kd.logsumexp = function logsumexp() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:logsumexp"], null, arguments);
+  };
+  Tensor.prototype.logsumexp = function logsumexp() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:logsumexp"], this, arguments);
+  };
+  kd.all = function all() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:all"], null, arguments);
+  };
+  Tensor.prototype.all = function all() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:all"], this, arguments);
+  };
+  kd.any = function any() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:any"], null, arguments);
+  };
+  Tensor.prototype.any = function any() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:any"], this, arguments);
+  };
+  kd.countNonzero = function countNonzero() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:countNonzero"], null, arguments);
+  };
+  Tensor.prototype.countNonzero = function countNonzero() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:countNonzero"], this, arguments);
+  };
+  kd.median = function median() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:median"], null, arguments);
+  };
+  Tensor.prototype.median = function median() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:median"], this, arguments);
+  };
+  kd.cumsum = function cumsum(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["cumsum"](a0._h, a1, undefined); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:cumsum"], null, arguments);
+  };
+  Tensor.prototype.cumsum = function cumsum(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    const h = N["cumsum"](this._h, a0, undefined); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:cumsum"], this, arguments);
+  };
+  kd.cumprod = function cumprod(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["cumprod"](a0._h, a1, undefined); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:cumprod"], null, arguments);
+  };
+  Tensor.prototype.cumprod = function cumprod(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    const h = N["cumprod"](this._h, a0, undefined); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:cumprod"], this, arguments);
+  };
+  kd.cummax = function cummax(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    return rt.wrapTuple(N["cummax"](a0._h, a1), ["values","indices"]);
+  }
+    return rt.invoke(G["function:cummax"], null, arguments);
+  };
+  Tensor.prototype.cummax = function cummax(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    return rt.wrapTuple(N["cummax"](this._h, a0), ["values","indices"]);
+  }
+    return rt.invoke(G["method:cummax"], this, arguments);
+  };
+  kd.cummin = function cummin(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    return rt.wrapTuple(N["cummin"](a0._h, a1), ["values","indices"]);
+  }
+    return rt.invoke(G["function:cummin"], null, arguments);
+  };
+  Tensor.prototype.cummin = function cummin(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    return rt.wrapTuple(N["cummin"](this._h, a0), ["values","indices"]);
+  }
+    return rt.invoke(G["method:cummin"], this, arguments);
+  };
+  rt.namespace(kd, "_internal").sumBackward = function sumBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:sumBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").meanBackward = function meanBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:meanBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").varBackward = function varBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:varBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").normBackward = function normBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:normBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").prodBackward = function prodBackward(a0, a1, a2, a3, a4) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 5) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    const h = N["prodBackward"](a0._h, a1._h, a2._h, a3, a4); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:prodBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").cumprodBackward = function cumprodBackward(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    const h = N["cumprodBackward"](a0._h, a1._h, a2, a3._h); return h === a0._h ? a0 : h === a1._h ? a1 : h === a3._h ? a3 : new Tensor(h);
+  }
+    return rt.invoke(G["function:cumprodBackward"], null, arguments);
   };
   kd.mm = function mm(a0, a1) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -1621,10 +1931,6 @@ module.exports = function install(Tensor, kd, N, rt) {
   rt.namespace(kd, "_internal").permuteBackward = function permuteBackward() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:permuteBackward"], null, arguments);
-  };
-  rt.namespace(kd, "_internal").reduceBackward = function reduceBackward() {
-    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
-    return rt.invoke(G["function:reduceBackward"], null, arguments);
   };
   kd.floorDivide = function floorDivide(a0, a1) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

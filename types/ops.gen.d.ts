@@ -168,9 +168,18 @@ export interface TensorOpMethods {
   /** Sum over dim (all dims when omitted); integer and bool inputs sum as int64. */
   sum(dim?: number | readonly number[] | null, keepdim?: boolean, options?: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
   sum(options: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+  /** Sum over dim treating NaN as zero. */
+  nansum(dim?: number | readonly number[] | null, keepdim?: boolean, options?: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+  nansum(options: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
   /** Mean over dim (all dims when omitted); floating-point inputs only unless dtype is given. */
   mean(dim?: number | readonly number[] | null, keepdim?: boolean, options?: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
   mean(options: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+  /** Mean over dim of the elements that are not NaN. */
+  nanmean(dim?: number | readonly number[] | null, keepdim?: boolean, options?: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+  nanmean(options: { dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+  /** Product over dim (all elements when omitted); integer and bool inputs multiply as int64. */
+  prod(dim?: number | null, keepdim?: boolean, options?: { dim?: number | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+  prod(options: { dim?: number | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
   /** The largest element. */
   max(options?: Record<string, never>): Tensor;
   /** Largest values along dim and their indices. */
@@ -181,9 +190,71 @@ export interface TensorOpMethods {
   /** Smallest values along dim and their indices. */
   min(dim: number, keepdim?: boolean, options?: { dim?: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
   min(options: { dim: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+  /** Largest values over the dims (all when empty); gradient shared evenly among ties. */
+  amax(dim?: number | readonly number[] | null, keepdim?: boolean, options?: { dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+  amax(options: { dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+  /** Smallest values over the dims (all when empty); gradient shared evenly among ties. */
+  amin(dim?: number | readonly number[] | null, keepdim?: boolean, options?: { dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+  amin(options: { dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
   /** Index of the largest value along dim (of the flattened tensor when omitted). */
   argmax(dim?: number | null, keepdim?: boolean, options?: { dim?: number | null; keepdim?: boolean }): Tensor;
   argmax(options: { dim?: number | null; keepdim?: boolean }): Tensor;
+  /** Index of the smallest value along dim (of the flattened tensor when omitted). */
+  argmin(dim?: number | null, keepdim?: boolean, options?: { dim?: number | null; keepdim?: boolean }): Tensor;
+  argmin(options: { dim?: number | null; keepdim?: boolean }): Tensor;
+  /** Variance over dim with Bessel's correction (correction=1, or unbiased=false for 0). */
+  var(dim?: number | readonly number[] | null, unbiased?: boolean | null, keepdim?: boolean, options?: { dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor;
+  var(options: { dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor;
+  /** Variance of all elements. */
+  var(unbiased: boolean, options?: { unbiased?: boolean }): Tensor;
+  var(options: { unbiased: boolean }): Tensor;
+  /** Standard deviation over dim (correction=1, or unbiased=false for 0). */
+  std(dim?: number | readonly number[] | null, unbiased?: boolean | null, keepdim?: boolean, options?: { dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor;
+  std(options: { dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor;
+  /** Standard deviation of all elements. */
+  std(unbiased: boolean, options?: { unbiased?: boolean }): Tensor;
+  std(options: { unbiased: boolean }): Tensor;
+  /** Variance and mean over dim, as (var, mean). */
+  varMean(dim?: number | readonly number[] | null, unbiased?: boolean | null, keepdim?: boolean, options?: { dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor[] & { var: Tensor; mean: Tensor };
+  varMean(options: { dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor[] & { var: Tensor; mean: Tensor };
+  /** Standard deviation and mean over dim, as (std, mean). */
+  stdMean(dim?: number | readonly number[] | null, unbiased?: boolean | null, keepdim?: boolean, options?: { dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor[] & { std: Tensor; mean: Tensor };
+  stdMean(options: { dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor[] & { std: Tensor; mean: Tensor };
+  /** Vector p-norm over dim (all elements when omitted): p any number, Infinity or -Infinity. */
+  norm(p?: number | null, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { p?: number | null; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+  norm(options: { p?: number | null; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+  /** Frobenius norm over dim for p='fro' ('nuc' is not supported). */
+  norm(p: string, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { p?: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+  norm(options: { p: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+  /** log(sum(exp(self))) over dim, computed stably. */
+  logsumexp(dim: readonly number[], keepdim?: boolean, options?: { dim?: readonly number[]; keepdim?: boolean }): Tensor;
+  logsumexp(options: { dim: readonly number[]; keepdim?: boolean }): Tensor;
+  /** Whether every element is non-zero (over dim when given); bool result (uint8 for uint8 input). */
+  all(dim?: number | readonly number[] | null, keepdim?: boolean, options?: { dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+  all(options: { dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+  /** Whether some element is non-zero (over dim when given); bool result (uint8 for uint8 input). */
+  any(dim?: number | readonly number[] | null, keepdim?: boolean, options?: { dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+  any(options: { dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+  /** Number of non-zero elements over dim (all when omitted), as int64. */
+  countNonzero(dim?: number | readonly number[] | null, options?: { dim?: number | readonly number[] | null }): Tensor;
+  countNonzero(options: { dim?: number | readonly number[] | null }): Tensor;
+  /** The lower median of all elements (NaN if any element is NaN). */
+  median(options?: Record<string, never>): Tensor;
+  /** Lower medians along dim and their indices. */
+  median(dim: number, keepdim?: boolean, options?: { dim?: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+  median(options: { dim: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+  /** Cumulative sum along dim; integer and bool inputs sum as int64. */
+  cumsum(dim: number, options?: { dim?: number; dtype?: DType | null }): Tensor;
+  cumsum(options: { dim: number; dtype?: DType | null }): Tensor;
+  /** Cumulative product along dim; integer and bool inputs multiply as int64. */
+  cumprod(dim: number, options?: { dim?: number; dtype?: DType | null }): Tensor;
+  cumprod(options: { dim: number; dtype?: DType | null }): Tensor;
+  /** Running maximum along dim and the index where it was found (the last of ties). */
+  cummax(dim: number, options?: { dim?: number }): Tensor[] & { values: Tensor; indices: Tensor };
+  cummax(options: { dim: number }): Tensor[] & { values: Tensor; indices: Tensor };
+  /** Running minimum along dim and the index where it was found (the last of ties). */
+  cummin(dim: number, options?: { dim?: number }): Tensor[] & { values: Tensor; indices: Tensor };
+  cummin(options: { dim: number }): Tensor[] & { values: Tensor; indices: Tensor };
   /** Matrix product of two 2-D tensors. */
   mm(mat2: Tensor, options?: { mat2?: Tensor }): Tensor;
   mm(options: { mat2: Tensor }): Tensor;
@@ -840,9 +911,18 @@ export declare function where(options: { condition: Tensor; self: Tensor | numbe
 /** Sum over dim (all dims when omitted); integer and bool inputs sum as int64. */
 export declare function sum(self: Tensor, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
 export declare function sum(options: { self: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+/** Sum over dim treating NaN as zero. */
+export declare function nansum(self: Tensor, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+export declare function nansum(options: { self: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
 /** Mean over dim (all dims when omitted); floating-point inputs only unless dtype is given. */
 export declare function mean(self: Tensor, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
 export declare function mean(options: { self: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+/** Mean over dim of the elements that are not NaN. */
+export declare function nanmean(self: Tensor, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+export declare function nanmean(options: { self: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+/** Product over dim (all elements when omitted); integer and bool inputs multiply as int64. */
+export declare function prod(self: Tensor, dim?: number | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+export declare function prod(options: { self: Tensor; dim?: number | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
 /** The largest element. */
 export declare function max(self: Tensor, options?: { self?: Tensor }): Tensor;
 export declare function max(options: { self: Tensor }): Tensor;
@@ -855,9 +935,72 @@ export declare function min(options: { self: Tensor }): Tensor;
 /** Smallest values along dim and their indices. */
 export declare function min(self: Tensor, dim: number, keepdim?: boolean, options?: { self?: Tensor; dim?: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
 export declare function min(options: { self: Tensor; dim: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+/** Largest values over the dims (all when empty); gradient shared evenly among ties. */
+export declare function amax(self: Tensor, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+export declare function amax(options: { self: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+/** Smallest values over the dims (all when empty); gradient shared evenly among ties. */
+export declare function amin(self: Tensor, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+export declare function amin(options: { self: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
 /** Index of the largest value along dim (of the flattened tensor when omitted). */
 export declare function argmax(self: Tensor, dim?: number | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | null; keepdim?: boolean }): Tensor;
 export declare function argmax(options: { self: Tensor; dim?: number | null; keepdim?: boolean }): Tensor;
+/** Index of the smallest value along dim (of the flattened tensor when omitted). */
+export declare function argmin(self: Tensor, dim?: number | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | null; keepdim?: boolean }): Tensor;
+export declare function argmin(options: { self: Tensor; dim?: number | null; keepdim?: boolean }): Tensor;
+/** Variance over dim with Bessel's correction (correction=1, or unbiased=false for 0). */
+declare function var_(self: Tensor, dim?: number | readonly number[] | null, unbiased?: boolean | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor;
+declare function var_(options: { self: Tensor; dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor;
+/** Variance of all elements. */
+declare function var_(self: Tensor, unbiased: boolean, options?: { self?: Tensor; unbiased?: boolean }): Tensor;
+declare function var_(options: { self: Tensor; unbiased: boolean }): Tensor;
+/** Standard deviation over dim (correction=1, or unbiased=false for 0). */
+export declare function std(self: Tensor, dim?: number | readonly number[] | null, unbiased?: boolean | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor;
+export declare function std(options: { self: Tensor; dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor;
+/** Standard deviation of all elements. */
+export declare function std(self: Tensor, unbiased: boolean, options?: { self?: Tensor; unbiased?: boolean }): Tensor;
+export declare function std(options: { self: Tensor; unbiased: boolean }): Tensor;
+/** Variance and mean over dim, as (var, mean). */
+export declare function varMean(self: Tensor, dim?: number | readonly number[] | null, unbiased?: boolean | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor[] & { var: Tensor; mean: Tensor };
+export declare function varMean(options: { self: Tensor; dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor[] & { var: Tensor; mean: Tensor };
+/** Standard deviation and mean over dim, as (std, mean). */
+export declare function stdMean(self: Tensor, dim?: number | readonly number[] | null, unbiased?: boolean | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor[] & { std: Tensor; mean: Tensor };
+export declare function stdMean(options: { self: Tensor; dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor[] & { std: Tensor; mean: Tensor };
+/** Vector p-norm over dim (all elements when omitted): p any number, Infinity or -Infinity. */
+export declare function norm(self: Tensor, p?: number | null, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; p?: number | null; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+export declare function norm(options: { self: Tensor; p?: number | null; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+/** Frobenius norm over dim for p='fro' ('nuc' is not supported). */
+export declare function norm(self: Tensor, p: string, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; p?: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+export declare function norm(options: { self: Tensor; p: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DType | null }): Tensor;
+/** log(sum(exp(self))) over dim, computed stably. */
+export declare function logsumexp(self: Tensor, dim: readonly number[], keepdim?: boolean, options?: { self?: Tensor; dim?: readonly number[]; keepdim?: boolean }): Tensor;
+export declare function logsumexp(options: { self: Tensor; dim: readonly number[]; keepdim?: boolean }): Tensor;
+/** Whether every element is non-zero (over dim when given); bool result (uint8 for uint8 input). */
+export declare function all(self: Tensor, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+export declare function all(options: { self: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+/** Whether some element is non-zero (over dim when given); bool result (uint8 for uint8 input). */
+export declare function any(self: Tensor, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+export declare function any(options: { self: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+/** Number of non-zero elements over dim (all when omitted), as int64. */
+export declare function countNonzero(self: Tensor, dim?: number | readonly number[] | null, options?: { self?: Tensor; dim?: number | readonly number[] | null }): Tensor;
+export declare function countNonzero(options: { self: Tensor; dim?: number | readonly number[] | null }): Tensor;
+/** The lower median of all elements (NaN if any element is NaN). */
+export declare function median(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function median(options: { self: Tensor }): Tensor;
+/** Lower medians along dim and their indices. */
+export declare function median(self: Tensor, dim: number, keepdim?: boolean, options?: { self?: Tensor; dim?: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+export declare function median(options: { self: Tensor; dim: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+/** Cumulative sum along dim; integer and bool inputs sum as int64. */
+export declare function cumsum(self: Tensor, dim: number, options?: { self?: Tensor; dim?: number; dtype?: DType | null }): Tensor;
+export declare function cumsum(options: { self: Tensor; dim: number; dtype?: DType | null }): Tensor;
+/** Cumulative product along dim; integer and bool inputs multiply as int64. */
+export declare function cumprod(self: Tensor, dim: number, options?: { self?: Tensor; dim?: number; dtype?: DType | null }): Tensor;
+export declare function cumprod(options: { self: Tensor; dim: number; dtype?: DType | null }): Tensor;
+/** Running maximum along dim and the index where it was found (the last of ties). */
+export declare function cummax(self: Tensor, dim: number, options?: { self?: Tensor; dim?: number }): Tensor[] & { values: Tensor; indices: Tensor };
+export declare function cummax(options: { self: Tensor; dim: number }): Tensor[] & { values: Tensor; indices: Tensor };
+/** Running minimum along dim and the index where it was found (the last of ties). */
+export declare function cummin(self: Tensor, dim: number, options?: { self?: Tensor; dim?: number }): Tensor[] & { values: Tensor; indices: Tensor };
+export declare function cummin(options: { self: Tensor; dim: number }): Tensor[] & { values: Tensor; indices: Tensor };
 /** Matrix product of two 2-D tensors. */
 export declare function mm(self: Tensor, mat2: Tensor, options?: { self?: Tensor; mat2?: Tensor }): Tensor;
 export declare function mm(options: { self: Tensor; mat2: Tensor }): Tensor;
@@ -1235,6 +1378,24 @@ export declare function hardswish(self: Tensor, options?: { self?: Tensor }): Te
 export declare function hardswish(options: { self: Tensor }): Tensor;
 
 export declare namespace _internal {
+  /** grad of a reduction over dim put back on the input shape (unsqueezed if not keepdim, then expanded). */
+  function sumBackward(grad: Tensor, sizes: readonly number[], dim: number | readonly number[] | null | undefined, keepdim: boolean, options?: { grad?: Tensor; sizes?: readonly number[]; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+  function sumBackward(options: { grad: Tensor; sizes: readonly number[]; dim?: number | readonly number[] | null; keepdim: boolean }): Tensor;
+  /** sumBackward divided by the number of elements reduced. */
+  function meanBackward(grad: Tensor, sizes: readonly number[], dim: number | readonly number[] | null | undefined, keepdim: boolean, options?: { grad?: Tensor; sizes?: readonly number[]; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+  function meanBackward(options: { grad: Tensor; sizes: readonly number[]; dim?: number | readonly number[] | null; keepdim: boolean }): Tensor;
+  /** Gradient of var: 2 * grad * (self - mean) / (N - correction). */
+  function varBackward(grad: Tensor, self: Tensor, dim: number | readonly number[] | null | undefined, unbiased: boolean | null | undefined, keepdim: boolean, options?: { grad?: Tensor; self?: Tensor; dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor;
+  function varBackward(options: { grad: Tensor; self: Tensor; dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim: boolean; correction?: number | null }): Tensor;
+  /** Gradient of the vector p-norm (PyTorch's norm_backward; zero where the norm is zero). */
+  function normBackward(grad: Tensor, self: Tensor, p: number | null | undefined, result: Tensor, dim: number | readonly number[] | null | undefined, keepdim: boolean, options?: { grad?: Tensor; self?: Tensor; p?: number | null; result?: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
+  function normBackward(options: { grad: Tensor; self: Tensor; p?: number | null; result: Tensor; dim?: number | readonly number[] | null; keepdim: boolean }): Tensor;
+  /** Gradient of prod, exact when the reduced slice holds zeros. */
+  function prodBackward(grad: Tensor, self: Tensor, result: Tensor, dim: number | null | undefined, keepdim: boolean, options?: { grad?: Tensor; self?: Tensor; result?: Tensor; dim?: number | null; keepdim?: boolean }): Tensor;
+  function prodBackward(options: { grad: Tensor; self: Tensor; result: Tensor; dim?: number | null; keepdim: boolean }): Tensor;
+  /** Gradient of cumprod, exact when the line holds zeros. */
+  function cumprodBackward(grad: Tensor, self: Tensor, dim: number, result: Tensor, options?: { grad?: Tensor; self?: Tensor; dim?: number; result?: Tensor }): Tensor;
+  function cumprodBackward(options: { grad: Tensor; self: Tensor; dim: number; result: Tensor }): Tensor;
   /** Zeros of inputSizes with grad written into the slice (the gradient of slice). */
   function sliceBackward(grad: Tensor, inputSizes: readonly number[], dim: number, start: number | null | undefined, end: number | null | undefined, step: number, options?: { grad?: Tensor; inputSizes?: readonly number[]; dim?: number; start?: number | null; end?: number | null; step?: number }): Tensor;
   function sliceBackward(options: { grad: Tensor; inputSizes: readonly number[]; dim: number; start?: number | null; end?: number | null; step: number }): Tensor;
@@ -1247,9 +1408,6 @@ export declare namespace _internal {
   /** grad permuted by the inverse of dims (the gradient of permute). */
   function permuteBackward(grad: Tensor, dims: readonly number[], options?: { grad?: Tensor; dims?: readonly number[] }): Tensor;
   function permuteBackward(options: { grad: Tensor; dims: readonly number[] }): Tensor;
-  /** grad of a reduction over dim broadcast back to inputSizes (a view; the gradient of sum). */
-  function reduceBackward(grad: Tensor, inputSizes: readonly number[], dim: number | readonly number[] | null | undefined, keepdim: boolean, options?: { grad?: Tensor; inputSizes?: readonly number[]; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
-  function reduceBackward(options: { grad: Tensor; inputSizes: readonly number[]; dim?: number | readonly number[] | null; keepdim: boolean }): Tensor;
   /** Gradient of conv1d/conv2d w.r.t. its input (a transposed convolution of gradOutput). */
   function conv2dBackwardInput(gradOutput: Tensor, weight: Tensor, inputSize: readonly number[], stride?: number | readonly number[] | null, padding?: number | readonly number[] | null, dilation?: number | readonly number[] | null, groups?: number, options?: { gradOutput?: Tensor; weight?: Tensor; inputSize?: readonly number[]; stride?: number | readonly number[] | null; padding?: number | readonly number[] | null; dilation?: number | readonly number[] | null; groups?: number }): Tensor;
   function conv2dBackwardInput(options: { gradOutput: Tensor; weight: Tensor; inputSize: readonly number[]; stride?: number | readonly number[] | null; padding?: number | readonly number[] | null; dilation?: number | readonly number[] | null; groups?: number }): Tensor;
@@ -1452,3 +1610,4 @@ export declare namespace nn.functional {
   function hardswish(self: Tensor, options?: { self?: Tensor }): Tensor;
   function hardswish(options: { self: Tensor }): Tensor;
 }
+export { var_ as var };

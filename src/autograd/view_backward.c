@@ -1,7 +1,6 @@
-/* view_backward.c - the kernels of the internal ops that backward formulas of views and
- * reductions call (src/ops/oplist/autograd.js): the gradient of slice/select/narrow (zeros of
- * the input's shape with the gradient written into the same view), of permute (the inverse
- * permutation), and of reductions (the gradient broadcast back over the reduced dims). They are
+/* view_backward.c - the kernels of the internal ops that backward formulas of views call (src/ops/oplist/autograd.js): the gradient of slice/select/narrow (zeros of
+ * the input's shape with the gradient written into the same view) and of permute (the inverse
+ * permutation). They are
  * device-agnostic: everything is other ops through the dispatcher. */
 #include <string.h>
 
@@ -57,41 +56,6 @@ KD_KERNEL(kd_view_backward) {
       kd_value a[2] = {kd_value_tensor(grad), kd_value_intlist(inv, n)};
       kd_tensor *r = NULL;
       KD_TRY(kd_call1(KD_OP_permute, a, &r));
-      kd_out_take(outs, 0, r);
-      return KD_OK;
-    }
-    case KD_VIEWBW_REDUCE: {
-      const int64_t *sizes = args[1].v.ilist.data;
-      int n = args[1].v.ilist.n;
-      kd_tensor *g = grad;
-      kd_tensor_retain(g);
-      if (!args[3].v.b && grad->ndim < n) {
-        /* put back the reduced dims as size 1 */
-        bool reduced[KD_MAX_DIMS] = {false};
-        if (args[2].kind == KD_VALUE_INTLIST && args[2].v.ilist.n > 0) {
-          for (int i = 0; i < args[2].v.ilist.n; i++) {
-            int d;
-            kd_status st = kd_shape_wrap_dim(args[2].v.ilist.data[i], n, &d);
-            if (st != KD_OK) { kd_tensor_release(g); return st; }
-            reduced[d] = true;
-          }
-        } else {
-          for (int i = 0; i < n; i++) reduced[i] = true;
-        }
-        int64_t ks2[KD_MAX_DIMS];
-        for (int i = 0, j = 0; i < n; i++) ks2[i] = reduced[i] ? 1 : (j < g->ndim ? g->sizes[j++] : 1);
-        kd_value a[2] = {kd_value_tensor(g), kd_value_intlist(ks2, n)};
-        kd_tensor *r = NULL;
-        kd_status st = kd_call1(KD_OP_reshape, a, &r);
-        kd_tensor_release(g);
-        if (st != KD_OK) return st;
-        g = r;
-      }
-      kd_value a[2] = {kd_value_tensor(g), kd_value_intlist(sizes, n)};
-      kd_tensor *r = NULL;
-      kd_status st = kd_call1(KD_OP_expand, a, &r);
-      kd_tensor_release(g);
-      if (st != KD_OK) return st;
       kd_out_take(outs, 0, r);
       return KD_OK;
     }

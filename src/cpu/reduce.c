@@ -1,173 +1,226 @@
-/* reduce.c - CPU reductions: sum and mean over dims, max/min of all elements, and the
- * index-returning reductions max.dim, min.dim and argmax.
+/* reduce.c - CPU reductions over a set of dims: sum, nansum, mean, nanmean, prod, amax/amin
+ * (and max()/min() of everything), all/any, countNonzero, var/std (and varMean/stdMean),
+ * norm, logsumexp; and the index-returning reductions max.dim, min.dim, argmax, argmin.
  *
- * sum/mean accumulate in double (floating inputs) or in wrapping 64-bit integers (integer
- * and bool inputs) in an accumulator tensor shaped like the output, then convert into the
- * output. A reduction runs through the iterator with the accumulator given the input's
- * shape and stride 0 on the reduced dims (see Note [Strided iteration]); a full reduction
- * of a large contiguous input is instead split into fixed chunks of KD_PARALLEL_GRAIN
- * elements whose partial results are combined in order, so it runs on every thread and its
- * result does not depend on the thread count. */
+ * Note [Reduction accumulators]
+ * Every value reduction accumulates into an accumulator tensor shaped like the output: double
+ * for floating inputs (float16/bfloat16/float32 too: one rounding at the end, never in the
+ * loop), int64 for integer and bool inputs (wrapping, as PyTorch). A pass runs through THE
+ * iterator with the accumulator given the input's shape and stride 0 along the reduced dims
+ * (see Note [Strided iteration]). The inner loop sees either a reduced run (accumulator
+ * stride 0: eight independent lanes, so it vectorizes and its order is fixed) or a kept run
+ * (accumulator contiguous: acc[i] op= x[i], vectorized across outputs). Two-pass reductions
+ * (var: mean first; logsumexp: max first) give the second pass the first one's result as a
+ * "center" operand laid out like the accumulator. The finished accumulator is converted into
+ * the output (mean divides, std takes the root, ...).
+ *
+ * Parallelism: a large pass splits along the outermost dim the accumulator owns (different
+ * threads write different outputs); when every owned dim is short (a full reduction, or a
+ * [3, 1e6] sum over dim 1) it splits the outermost reduced dim into fixed chunks, each with
+ * its own partial accumulator, combined in chunk order. Chunk bounds depend only on shapes,
+ * so results do not depend on the thread count. */
 #include <stdlib.h>
 
 #include "core/parallel.h"
-#include "cpu/cpu_loops.h"
+#include "cpu/reduce.h"
 
-/* ---- accumulation types per kind ---- */
-#define KD_ACC_F double
-#define KD_ACC_I uint64_t
-#define KD_ACC_B uint64_t
-#define KD_ACC_LD_F(x) ((double)(x))
-#define KD_ACC_LD_I(x) ((uint64_t)(int64_t)(x))
-#define KD_ACC_LD_B(x) ((uint64_t)(x))
-#define KD_ISNAN_F(x) ((x) != (x))
-#define KD_ISNAN_I(x) 0
-#define KD_ISNAN_B(x) 0
+/* ---- accumulate kinds (what one pass computes) ---- */
+enum kd_rk {
+  KD_RK_SUM, KD_RK_NANSUM, KD_RK_PROD, KD_RK_MAX, KD_RK_MIN, KD_RK_ALL, KD_RK_ANY, KD_RK_COUNT_NZ,
+  KD_RK_NOTNAN, KD_RK_ABS_SUM, KD_RK_SQ_SUM, KD_RK_ABS_MAX, KD_RK_ABS_MIN, KD_RK_POW_SUM,
+  KD_RK_NZ_PROD, KD_RK_ZERO_COUNT,
+  KD_RK_CSQ, KD_RK_CEXP, /* centered: (x - c)^2, exp(x - c) */
+};
+typedef struct kd_red_ctx {
+  int kind;
+  double p; /* KD_RK_POW_SUM */
+} kd_red_ctx;
 
-/* sum: acc (operand 0, stride 0 along reduced runs) += input (operand 1). Inner runs use
- * eight independent partial sums (a fixed order: deterministic). */
-#define KD_DEF_SUM(SFX, DT, T, CT, LD, ST, MS, K, UT)                                         \
-  static void kd_sum_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) {  \
-    typedef KD_ACC_##K acc_t;                                                                 \
+/* int64 accumulators for integer/bool inputs of these kinds; double otherwise */
+static bool kd_rk_int_acc(int kind, kd_dtype in) {
+  if (kind == KD_RK_ALL || kind == KD_RK_ANY || kind == KD_RK_COUNT_NZ) return true;
+  return !kd_dtype_is_float(in) && kind <= KD_RK_MIN;
+}
+
+#define KD_RMAX(a, x) ((x) > (a) || (x) != (x) ? (x) : (a))
+#define KD_RMIN(a, x) ((x) < (a) || (x) != (x) ? (x) : (a))
+/* integer sums/products wrap in uint64_t accumulators (gcc 12 -O3 -march=native miscompiles
+ * the vectorized lanes when they are int64_t with casts through uint64_t) */
+#define KD_IADD(a, x) ((int64_t)((uint64_t)(a) + (uint64_t)(int64_t)(x)))
+#define KD_IMUL(a, x) ((int64_t)((uint64_t)(a) * (uint64_t)(int64_t)(x)))
+
+/* One run: operand 0 the accumulator (AT), operand 1 the input (T, loaded as CT by LD). */
+#define KD_RED_RUN(T, CT, LD, AT, IDENT, STEP, COMB)                                                     \
+  do {                                                                                        \
     char *po = data[0], *pi = data[1];                                                        \
     const int64_t so = strides[0], si = strides[1];                                           \
     if (so == 0) {                                                                            \
-      acc_t s[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                  \
+      AT s[8];                                                                                \
+      for (int k = 0; k < 8; k++) s[k] = (IDENT);                                             \
       int64_t i = 0;                                                                          \
       if (si == (int64_t)sizeof(T)) {                                                         \
-        const T *x = (const T *)pi;                                                           \
+        const T *xs = (const T *)pi;                                                          \
         for (; i + 8 <= n; i += 8)                                                            \
-          for (int k = 0; k < 8; k++) s[k] += KD_ACC_LD_##K(LD(x[i + k]));                    \
-        for (; i < n; i++) s[0] += KD_ACC_LD_##K(LD(x[i]));                                   \
-      } else {                                                                                \
-        for (; i < n; i++) s[0] += KD_ACC_LD_##K(LD(*(const T *)(pi + i * si)));              \
+          for (int k = 0; k < 8; k++) { CT x = LD(xs[i + k]); AT a = s[k]; s[k] = (STEP); }   \
       }                                                                                       \
-      *(acc_t *)po += ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));      \
-    } else if (so == (int64_t)sizeof(acc_t) && si == (int64_t)sizeof(T)) {                    \
-      acc_t *o = (acc_t *)po;                                                                 \
-      const T *x = (const T *)pi;                                                             \
-      for (int64_t i = 0; i < n; i++) o[i] += KD_ACC_LD_##K(LD(x[i]));                        \
-    } else {                                                                                  \
-      for (int64_t i = 0; i < n; i++)                                                         \
-        *(acc_t *)(po + i * so) += KD_ACC_LD_##K(LD(*(const T *)(pi + i * si)));              \
-    }                                                                                         \
-  }
-KD_ROWS_ALL(KD_DEF_SUM)
-#define KD_SUM_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_sum_loop_, SFX, DT)
-static const kd_iter_loop_fn kd_sum_loops[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_SUM_ENTRY)};
-
-/* max/min of everything: operand 0 is the running result (stride 0, initialised with an
- * element), NaN propagates (a NaN lane stays NaN: x > NaN is false). Contiguous runs use
- * eight independent lanes so the compare-and-select vectorizes. ctx: int, 1 for max. */
-#define KD_MINMAX_STEP(CMP, K, m, x) ((x) CMP (m) || KD_ISNAN_##K(x) ? (x) : (m))
-#define KD_MINMAX_RUN(CMP, T, CT, LD, K)                                                      \
-  do {                                                                                        \
-    int64_t i = 0;                                                                            \
-    if (si == (int64_t)sizeof(T) && n >= 16) {                                                \
+      for (; i < n; i++) { CT x = LD(*(const T *)(pi + i * si)); AT a = s[0]; s[0] = (STEP); } \
+      AT *o = (AT *)po, a, b;                                                                 \
+      a = s[0], b = s[1]; s[0] = (COMB); a = s[2], b = s[3]; s[2] = (COMB);                   \
+      a = s[4], b = s[5]; s[4] = (COMB); a = s[6], b = s[7]; s[6] = (COMB);                   \
+      a = s[0], b = s[2]; s[0] = (COMB); a = s[4], b = s[6]; s[4] = (COMB);                   \
+      a = s[0], b = s[4]; s[0] = (COMB); a = *o, b = s[0]; *o = (COMB);                       \
+    } else if (so == (int64_t)sizeof(AT) && si == (int64_t)sizeof(T)) {                       \
+      AT *o = (AT *)po;                                                                       \
       const T *xs = (const T *)pi;                                                            \
-      CT acc[8];                                                                              \
-      for (int k = 0; k < 8; k++) acc[k] = m;                                                 \
-      for (; i + 8 <= n; i += 8)                                                              \
-        for (int k = 0; k < 8; k++) {                                                         \
-          CT x = LD(xs[i + k]);                                                               \
-          acc[k] = KD_MINMAX_STEP(CMP, K, acc[k], x);                                         \
-        }                                                                                     \
-      for (int k = 0; k < 8; k++) m = KD_MINMAX_STEP(CMP, K, m, acc[k]);                      \
-    }                                                                                         \
-    for (; i < n; i++) {                                                                      \
-      CT x = LD(*(const T *)(pi + i * si));                                                   \
-      m = KD_MINMAX_STEP(CMP, K, m, x);                                                       \
-    }                                                                                         \
-  } while (0)
-#define KD_DEF_MINMAX(SFX, DT, T, CT, LD, ST, MS, K, UT)                                      \
-  static void kd_minmax_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) { \
-    char *pi = data[1];                                                                       \
-    const int64_t si = strides[1];                                                            \
-    CT m = LD(*(const T *)data[0]);                                                           \
-    if (*(const int *)ctx) KD_MINMAX_RUN(>, T, CT, LD, K);                                    \
-    else KD_MINMAX_RUN(<, T, CT, LD, K);                                                      \
-    *(T *)data[0] = ST(m);                                                                    \
-  }
-KD_ROWS_ALL(KD_DEF_MINMAX)
-#define KD_MINMAX_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_minmax_loop_, SFX, DT)
-static const kd_iter_loop_fn kd_minmax_loops[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_MINMAX_ENTRY)};
-
-/* max.dim / min.dim / argmax with KD_ITER_REDUCE_INNER: operands values, indices, input.
- * A run with output strides 0 is one whole reduced run (the loop index is the position);
- * otherwise the reduced dim has size 1 and every element is its own result. PyTorch's
- * rule: the first index wins ties and the first NaN wins over everything. */
-#define KD_DEF_ARG(SFX, DT, T, CT, LD, ST, MS, K, UT)                                         \
-  static void kd_arg_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) {  \
-    char *pv = data[0], *px = data[1], *pi = data[2];                                         \
-    const int64_t sv = strides[0], sx = strides[1], si = strides[2];                          \
-    if (sv == 0 && sx == 0) {                                                                 \
-      CT best = LD(*(const T *)pi);                                                           \
-      int64_t bi = 0;                                                                         \
-      if (*(const int *)ctx) {                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                     \
-          CT x = LD(*(const T *)(pi + i * si));                                               \
-          if (!(x <= best)) { best = x; bi = i; if (KD_ISNAN_##K(x)) break; }                 \
-        }                                                                                     \
-      } else {                                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                     \
-          CT x = LD(*(const T *)(pi + i * si));                                               \
-          if (!(x >= best)) { best = x; bi = i; if (KD_ISNAN_##K(x)) break; }                 \
-        }                                                                                     \
-      }                                                                                       \
-      *(T *)pv = ST(best);                                                                    \
-      *(int64_t *)px = bi;                                                                    \
+      for (int64_t i = 0; i < n; i++) { CT x = LD(xs[i]); AT a = o[i]; o[i] = (STEP); }       \
     } else {                                                                                  \
       for (int64_t i = 0; i < n; i++) {                                                       \
-        *(T *)(pv + i * sv) = *(const T *)(pi + i * si);                                      \
-        *(int64_t *)(px + i * sx) = 0;                                                        \
+        CT x = LD(*(const T *)(pi + i * si));                                                 \
+        AT *o = (AT *)(po + i * so), a = *o;                                                  \
+        *o = (STEP);                                                                          \
       }                                                                                       \
     }                                                                                         \
+  } while (0)
+
+/* ctx->kind selects the body; floats accumulate in double, ints/bool in int64. */
+#define KD_DEF_RED(SFX, DT, T, CT, LD, ST, MS, K, UT)                                         \
+  static void kd_red_loop_##SFX(void *ctx_, char **data, const int64_t *strides, int64_t n) { \
+    const kd_red_ctx *ctx = (const kd_red_ctx *)ctx_;                                         \
+    const bool fl = K##_IS_FLOAT;                                                             \
+    switch (ctx->kind) {                                                                      \
+      case KD_RK_ALL: KD_RED_RUN(T, CT, LD, uint64_t, 1, a & (uint64_t)(x != 0), a & b); return;                   \
+      case KD_RK_ANY: KD_RED_RUN(T, CT, LD, uint64_t, 0, a | (uint64_t)(x != 0), a | b); return;                   \
+      case KD_RK_COUNT_NZ: KD_RED_RUN(T, CT, LD, uint64_t, 0, a + (uint64_t)(x != 0), a + b); return;              \
+      default: break;                                                                         \
+    }                                                                                         \
+    if (!fl) {                                                                                \
+      switch (ctx->kind) {                                                                    \
+        case KD_RK_SUM: case KD_RK_NANSUM: KD_RED_RUN(T, CT, LD, uint64_t, 0, a + (uint64_t)(int64_t)x, a + b); return; \
+        case KD_RK_PROD: KD_RED_RUN(T, CT, LD, uint64_t, 1, a * (uint64_t)(int64_t)x, a * b); return;       \
+        case KD_RK_MAX: KD_RED_RUN(T, CT, LD, int64_t, INT64_MIN, (int64_t)x > a ? (int64_t)x : a, b > a ? b : a); return; \
+        case KD_RK_MIN: KD_RED_RUN(T, CT, LD, int64_t, INT64_MAX, (int64_t)x < a ? (int64_t)x : a, b < a ? b : a); return; \
+        default: return;                                                                      \
+      }                                                                                       \
+    }                                                                                         \
+    switch (ctx->kind) {                                                                      \
+      case KD_RK_SUM: KD_RED_RUN(T, CT, LD, double, 0, a + (double)x, a + b); return;                   \
+      case KD_RK_NANSUM: KD_RED_RUN(T, CT, LD, double, 0, a + (x != x ? 0.0 : (double)x), a + b); return; \
+      case KD_RK_PROD: KD_RED_RUN(T, CT, LD, double, 1, a * (double)x, a * b); return;                  \
+      case KD_RK_MAX: KD_RED_RUN(T, CT, LD, double, -INFINITY, KD_RMAX(a, (double)x), KD_RMAX(a, b)); return; \
+      case KD_RK_MIN: KD_RED_RUN(T, CT, LD, double, INFINITY, KD_RMIN(a, (double)x), KD_RMIN(a, b)); return; \
+      case KD_RK_NOTNAN: KD_RED_RUN(T, CT, LD, double, 0, a + (double)(x == x), a + b); return;          \
+      case KD_RK_ABS_SUM: KD_RED_RUN(T, CT, LD, double, 0, a + fabs((double)x), a + b); return;          \
+      case KD_RK_SQ_SUM: KD_RED_RUN(T, CT, LD, double, 0, a + (double)x * (double)x, a + b); return;     \
+      case KD_RK_ABS_MAX: KD_RED_RUN(T, CT, LD, double, 0, KD_RMAX(a, fabs((double)x)), KD_RMAX(a, b)); return; \
+      case KD_RK_ABS_MIN: KD_RED_RUN(T, CT, LD, double, INFINITY, KD_RMIN(a, fabs((double)x)), KD_RMIN(a, b)); return; \
+      case KD_RK_POW_SUM: { const double p = ctx->p;                                          \
+        KD_RED_RUN(T, CT, LD, double, 0, a + pow(fabs((double)x), p), a + b); return; }                  \
+      case KD_RK_NZ_PROD: KD_RED_RUN(T, CT, LD, double, 1, a * (x == 0 ? 1.0 : (double)x), a * b); return; \
+      case KD_RK_ZERO_COUNT: KD_RED_RUN(T, CT, LD, double, 0, a + (double)(x == 0), a + b); return;      \
+      default: return;                                                                        \
+    }                                                                                         \
   }
-KD_ROWS_ALL(KD_DEF_ARG)
-#define KD_ARG_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_arg_loop_, SFX, DT)
-static const kd_iter_loop_fn kd_arg_loops[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_ARG_ENTRY)};
+#define F_IS_FLOAT true
+#define I_IS_FLOAT false
+#define B_IS_FLOAT false
+KD_ROWS_ALL(KD_DEF_RED)
+#define KD_RED_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_red_loop_, SFX, DT)
+static const kd_iter_loop_fn kd_red_loops[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_RED_ENTRY)};
 
-/* ---- full reduction of a contiguous input in fixed chunks ---- */
-#define KD_REDUCE_CHUNK ((int64_t)KD_PARALLEL_GRAIN)
+/* Centered passes (floating inputs only): operands acc (double), center (double, laid out
+ * like acc), input. */
+#define KD_CRED_RUN(T, LD, EXPR)                                                                     \
+  do {                                                                                        \
+    char *po = data[0], *pc = data[1], *pi = data[2];                                         \
+    const int64_t so = strides[0], sc = strides[1], si = strides[2];                          \
+    if (so == 0) {                                                                            \
+      const double c = *(const double *)pc;                                                   \
+      double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                 \
+      int64_t i = 0;                                                                          \
+      if (si == (int64_t)sizeof(T)) {                                                         \
+        const T *xs = (const T *)pi;                                                          \
+        for (; i + 8 <= n; i += 8)                                                            \
+          for (int k = 0; k < 8; k++) { double d = (double)LD(xs[i + k]) - c; s[k] += (EXPR); } \
+      }                                                                                       \
+      for (; i < n; i++) { double d = (double)LD(*(const T *)(pi + i * si)) - c; s[0] += (EXPR); } \
+      *(double *)po += ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));    \
+    } else if (so == 8 && sc == 8 && si == (int64_t)sizeof(T)) {                              \
+      double *o = (double *)po;                                                               \
+      const double *cs = (const double *)pc;                                                  \
+      const T *xs = (const T *)pi;                                                            \
+      for (int64_t i = 0; i < n; i++) { double d = (double)LD(xs[i]) - cs[i]; o[i] += (EXPR); } \
+    } else {                                                                                  \
+      for (int64_t i = 0; i < n; i++) {                                                       \
+        double d = (double)LD(*(const T *)(pi + i * si)) - *(const double *)(pc + i * sc);    \
+        *(double *)(po + i * so) += (EXPR);                                                   \
+      }                                                                                       \
+    }                                                                                         \
+  } while (0)
+#define KD_DEF_CRED(SFX, DT, T, CT, LD, ST, MS, K, UT)                                        \
+  static void kd_cred_loop_##SFX(void *ctx_, char **data, const int64_t *strides, int64_t n) { \
+    if (((const kd_red_ctx *)ctx_)->kind == KD_RK_CSQ) KD_CRED_RUN(T, LD, d * d);                     \
+    else KD_CRED_RUN(T, LD, exp(d));                                                                 \
+  }
+KD_ROWS_FLOAT(KD_DEF_CRED)
+#define KD_CRED_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_cred_loop_, SFX, DT)
+static const kd_iter_loop_fn kd_cred_loops[KD_DTYPE_COUNT] = {KD_ROWS_FLOAT(KD_CRED_ENTRY)};
 
-typedef struct kd_chunk_job {
-  kd_iter_loop_fn loop;
-  void *ctx;
-  char *in;
-  int64_t es;       /* input element size */
-  char *partials;   /* one accumulator per chunk */
-  int64_t acc_size;
-  int64_t numel;
-  bool init_first;  /* start each partial from the chunk's first element (max/min) */
-} kd_chunk_job;
-
-static void kd_chunk_body(void *p, int64_t begin, int64_t end) {
-  kd_chunk_job *j = (kd_chunk_job *)p;
-  for (int64_t c = begin; c < end; c++) {
-    int64_t start = c * KD_REDUCE_CHUNK;
-    int64_t len = j->numel - start < KD_REDUCE_CHUNK ? j->numel - start : KD_REDUCE_CHUNK;
-    char *data[2] = {j->partials + c * j->acc_size, j->in + start * j->es};
-    int64_t strides[2] = {0, j->es};
-    if (j->init_first) memcpy(data[0], data[1], (size_t)j->es);
-    j->loop(j->ctx, data, strides, len);
+static double kd_rk_ident_d(int kind) {
+  switch (kind) {
+    case KD_RK_PROD: case KD_RK_NZ_PROD: case KD_RK_ALL: return 1;
+    case KD_RK_MAX: return -INFINITY;
+    case KD_RK_MIN: case KD_RK_ABS_MIN: return INFINITY;
+    default: return 0;
+  }
+}
+static int64_t kd_rk_ident_i(int kind) {
+  switch (kind) {
+    case KD_RK_PROD: case KD_RK_ALL: return 1;
+    case KD_RK_MAX: return INT64_MIN;
+    case KD_RK_MIN: return INT64_MAX;
+    default: return 0;
+  }
+}
+static void kd_rk_fill(int kind, bool iacc, void *p, int64_t n) {
+  if (iacc) {
+    int64_t v = kd_rk_ident_i(kind), *a = (int64_t *)p;
+    for (int64_t i = 0; i < n; i++) a[i] = v;
+  } else {
+    double v = kd_rk_ident_d(kind), *a = (double *)p;
+    for (int64_t i = 0; i < n; i++) a[i] = v;
+  }
+}
+/* dst[i] = combine(dst[i], src[i]) */
+static void kd_rk_combine(int kind, bool iacc, void *dst, const void *src, int64_t n) {
+  if (iacc) {
+    int64_t *a = (int64_t *)dst;
+    const int64_t *b = (const int64_t *)src;
+    for (int64_t i = 0; i < n; i++) {
+      switch (kind) {
+        case KD_RK_PROD: a[i] = KD_IMUL(a[i], b[i]); break;
+        case KD_RK_MAX: a[i] = b[i] > a[i] ? b[i] : a[i]; break;
+        case KD_RK_MIN: a[i] = b[i] < a[i] ? b[i] : a[i]; break;
+        case KD_RK_ALL: a[i] &= b[i]; break;
+        case KD_RK_ANY: a[i] |= b[i]; break;
+        default: a[i] = KD_IADD(a[i], b[i]); break;
+      }
+    }
+  } else {
+    double *a = (double *)dst;
+    const double *b = (const double *)src;
+    for (int64_t i = 0; i < n; i++) {
+      switch (kind) {
+        case KD_RK_PROD: case KD_RK_NZ_PROD: a[i] *= b[i]; break;
+        case KD_RK_MAX: case KD_RK_ABS_MAX: a[i] = KD_RMAX(a[i], b[i]); break;
+        case KD_RK_MIN: case KD_RK_ABS_MIN: a[i] = KD_RMIN(a[i], b[i]); break;
+        default: a[i] += b[i]; break;
+      }
+    }
   }
 }
 
-/* Runs loop over the contiguous input in chunks; returns the malloc'ed partials (nchunks). */
-static kd_status kd_reduce_chunks(kd_iter_loop_fn loop, void *ctx, char *in, int64_t es, int64_t numel,
-                                  int64_t acc_size, bool init_first, char **partials, int64_t *nchunks) {
-  int64_t nc = (numel + KD_REDUCE_CHUNK - 1) / KD_REDUCE_CHUNK;
-  char *p = (char *)calloc((size_t)nc, (size_t)acc_size);
-  if (!p) return kd_error(KD_ERR_OOM, "out of host memory in a reduction");
-  kd_chunk_job j = {loop, ctx, in, es, p, acc_size, numel, init_first};
-  kd_parallel_for(0, nc, 1, kd_chunk_body, &j);
-  *partials = p;
-  *nchunks = nc;
-  return KD_OK;
-}
-
-/* ---- argument parsing ---- */
-static kd_status kd_parse_dims(const kd_tensor *self, const kd_value *dim, bool reduced[KD_MAX_DIMS]) {
+/* ---- shared geometry and the parallel runner (reduce.h) ---- */
+kd_status kd_red_parse_dims(const kd_tensor *self, const kd_value *dim, bool reduced[KD_MAX_DIMS]) {
   int nd = self->ndim;
   memset(reduced, 0, sizeof(bool) * KD_MAX_DIMS);
   if (dim->kind == KD_VALUE_NONE || (dim->kind == KD_VALUE_INTLIST && dim->v.ilist.n == 0)) {
@@ -192,10 +245,8 @@ static kd_status kd_parse_dims(const kd_tensor *self, const kd_value *dim, bool 
   return KD_OK;
 }
 
-/* Output sizes (keepdim or not), the keepdim strides of a contiguous output with zeros on
- * reduced dims (the output operand, with the input's sizes), and the reduced count. */
-static void kd_reduced_geometry(const kd_tensor *self, const bool reduced[KD_MAX_DIMS], bool keepdim,
-                                int64_t *out_sizes, int *out_nd, int64_t *op_strides, int64_t *count) {
+void kd_red_geometry(const kd_tensor *self, const bool reduced[KD_MAX_DIMS], bool keepdim, int64_t *out_sizes,
+                     int *out_nd, int64_t *op_strides, int64_t *count) {
   int64_t keep[KD_MAX_DIMS];
   int n = 0;
   *count = 1;
@@ -210,7 +261,7 @@ static void kd_reduced_geometry(const kd_tensor *self, const bool reduced[KD_MAX
     if (reduced[d]) op_strides[d] = 0;
 }
 
-static kd_iter_operand kd_operand_with(const kd_tensor *t, const kd_tensor *shape_of, const int64_t *strides) {
+kd_iter_operand kd_red_operand(const kd_tensor *t, const kd_tensor *shape_of, const int64_t *strides) {
   kd_iter_operand o = kd_iter_operand_of(t);
   o.ndim = shape_of->ndim;
   o.sizes = shape_of->sizes;
@@ -218,158 +269,449 @@ static kd_iter_operand kd_operand_with(const kd_tensor *t, const kd_tensor *shap
   return o;
 }
 
-/* ---- sum / mean ---- */
-static kd_status kd_sum_mean(const kd_op_info *op, kd_value *args, kd_value *outs) {
-  kd_tensor *self = args[0].v.t;
-  bool mean = op->code == KD_REDUCE_MEAN;
-  bool keepdim = args[2].kind == KD_VALUE_BOOL && args[2].v.b;
-  kd_dtype odt;
-  if (mean) {
-    if (args[3].kind == KD_VALUE_DTYPE) {
-      odt = args[3].v.dtype;
-      if (!kd_dtype_is_float(odt))
-        return kd_error(KD_ERR_DTYPE, "mean(): could not infer output dtype. Optional dtype must be either a "
-                                      "floating point or complex dtype. Got: %s", kd_cpu_torch_name(odt));
-    } else {
-      odt = self->dtype;
-      if (!kd_dtype_is_float(odt))
-        return kd_error(KD_ERR_DTYPE, "mean(): could not infer output dtype. Input dtype must be either a "
-                                      "floating point or complex dtype. Got: %s", kd_cpu_torch_name(odt));
-    }
-  } else {
-    odt = kd_arg_dtype_or(&args[3], kd_dtype_is_float(self->dtype) ? self->dtype : KD_DTYPE_I64);
+void kd_red_sub_iter(const kd_iter *it, int d, int64_t begin, int64_t end, kd_iter *sub) {
+  *sub = *it;
+  sub->flags |= KD_ITER_SERIAL;
+  sub->numel = it->numel / it->shape[d] * (end - begin);
+  sub->shape[d] = end - begin;
+  for (int k = 0; k < it->nops; k++) sub->data[k] = it->data[k] + begin * it->strides[k][d];
+}
+
+typedef struct kd_split_job {
+  const kd_iter *it;
+  kd_iter_loop_fn loop;
+  void *ctx;
+  int dim;
+} kd_split_job;
+
+static void kd_split_body(void *p, int64_t begin, int64_t end) {
+  kd_split_job *j = (kd_split_job *)p;
+  kd_iter sub;
+  kd_red_sub_iter(j->it, j->dim, begin, end, &sub);
+  kd_iter_for_each(&sub, j->loop, j->ctx);
+}
+
+bool kd_red_run_owned(const kd_iter *it, kd_iter_loop_fn loop, void *ctx, int64_t work_per_elem) {
+  int nt = kd_get_num_threads();
+  if (it->numel == 0) return true;
+  if (it->numel * work_per_elem < KD_PARALLEL_GRAIN || nt < 2 || it->ndim == 0) {
+    kd_iter serial = *it;
+    serial.flags |= KD_ITER_SERIAL;
+    kd_iter_for_each(&serial, loop, ctx);
+    return true;
   }
+  for (int d = it->ndim - 1; d >= 0; d--) {
+    bool owned = true;
+    for (int k = 0; k < it->nout && owned; k++) owned = it->strides[k][d] != 0;
+    int64_t minlen = d == 0 && it->ndim > 1 ? 64 * nt : 2 * nt; /* keep inner runs long enough */
+    if (!owned || it->shape[d] < minlen) continue;
+    int64_t inner = it->numel / it->shape[d] * work_per_elem;
+    int64_t grain = (KD_PARALLEL_GRAIN + inner - 1) / inner;
+    if (d == 0) grain = (it->shape[0] + nt - 1) / nt; /* inner dim: one long strip per thread */
+    kd_split_job j = {it, loop, ctx, d};
+    kd_parallel_for(0, it->shape[d], grain, kd_split_body, &j);
+    return true;
+  }
+  return false;
+}
+
+/* ---- one accumulate pass with the reduced-range split ---- */
+typedef struct kd_chunk_job {
+  const kd_iter *it;
+  kd_iter_loop_fn loop;
+  const kd_red_ctx *ctx;
+  int dim;
+  int64_t chunk;     /* length of a chunk along dim */
+  char *partials;    /* one accumulator (acc_numel elements of 8 bytes) per chunk */
+  int64_t acc_numel;
+  bool iacc;
+} kd_chunk_job;
+
+static void kd_chunk_body(void *p, int64_t begin, int64_t end) {
+  kd_chunk_job *j = (kd_chunk_job *)p;
+  for (int64_t c = begin; c < end; c++) {
+    int64_t b = c * j->chunk, e = b + j->chunk < j->it->shape[j->dim] ? b + j->chunk : j->it->shape[j->dim];
+    kd_iter sub;
+    kd_red_sub_iter(j->it, j->dim, b, e, &sub);
+    sub.data[0] = j->partials + c * j->acc_numel * 8;
+    kd_rk_fill(j->ctx->kind, j->iacc, sub.data[0], j->acc_numel);
+    kd_iter_for_each(&sub, j->loop, (void *)j->ctx);
+  }
+}
+
+/* Accumulates `in` over its reduced dims into acc (acc_numel elements, int64 when iacc else
+ * double, initialised here), with an optional center (double, like acc). */
+static kd_status kd_red_pass(kd_tensor *in, const int64_t *acc_strides, void *acc, int64_t acc_numel, bool iacc,
+                             const double *center, kd_red_ctx *ctx) {
+  kd_rk_fill(ctx->kind, iacc, acc, acc_numel);
+  kd_iter_operand ops[3];
+  int nops = 0;
+  ops[nops] = kd_iter_operand_of(in);
+  ops[nops].data = (char *)acc;
+  ops[nops].dtype = iacc ? KD_DTYPE_I64 : KD_DTYPE_F64;
+  ops[nops].strides = acc_strides;
+  nops++;
+  if (center) {
+    ops[nops] = ops[0];
+    ops[nops].data = (char *)center;
+    ops[nops].dtype = KD_DTYPE_F64;
+    nops++;
+  }
+  ops[nops++] = kd_iter_operand_of(in);
+  kd_iter it;
+  KD_TRY(kd_iter_build(&it, ops, nops, 1, 0));
+  kd_iter_loop_fn loop = center ? kd_cred_loops[in->dtype] : kd_red_loops[in->dtype];
+  if (!loop) return kd_error(KD_ERR_INTERNAL, "reduction: no loop for %s", kd_cpu_torch_name(in->dtype));
+  if (kd_red_run_owned(&it, loop, ctx, 1)) return KD_OK;
+  /* split the outermost reduced dim into fixed chunks with partial accumulators */
+  int r = -1;
+  for (int d = it.ndim - 1; d >= 0 && r < 0; d--)
+    if (it.strides[0][d] == 0 && it.shape[d] > 1) r = d;
+  int64_t inner = r >= 0 ? it.numel / it.shape[r] : 0;
+  int64_t chunk = r >= 0 ? (KD_PARALLEL_GRAIN + inner - 1) / inner : 0;
+  if (r >= 0 && (it.shape[r] + chunk - 1) / chunk > 256) chunk = (it.shape[r] + 255) / 256;
+  int64_t nch = r >= 0 ? (it.shape[r] + chunk - 1) / chunk : 0;
+  if (r < 0 || nch < 2 || nch * acc_numel > ((int64_t)1 << 23)) {
+    it.flags |= KD_ITER_SERIAL;
+    kd_iter_for_each(&it, loop, ctx);
+    return KD_OK;
+  }
+  char *partials = (char *)malloc((size_t)(nch * acc_numel * 8));
+  if (!partials) return kd_error(KD_ERR_OOM, "out of host memory in a reduction");
+  kd_chunk_job j = {&it, loop, ctx, r, chunk, partials, acc_numel, iacc};
+  kd_parallel_for(0, nch, 1, kd_chunk_body, &j);
+  for (int64_t c = 0; c < nch; c++) kd_rk_combine(ctx->kind, iacc, acc, partials + c * acc_numel * 8, acc_numel);
+  free(partials);
+  return KD_OK;
+}
+
+/* ---- the value reductions ---- */
+typedef struct kd_red_setup {
   bool reduced[KD_MAX_DIMS];
-  KD_TRY(kd_parse_dims(self, &args[1], reduced));
-  int64_t osizes[KD_MAX_DIMS], ostrides[KD_MAX_DIMS], count;
+  int64_t osizes[KD_MAX_DIMS], ostrides[KD_MAX_DIMS], count, onumel;
   int ond;
-  kd_reduced_geometry(self, reduced, keepdim, osizes, &ond, ostrides, &count);
+} kd_red_setup;
 
-  /* accumulate in double for floating outputs, int64 otherwise; the input converts first
-   * only when its kind differs from the output's (PyTorch casts to `dtype` first) */
-  bool facc = kd_dtype_is_float(odt);
-  kd_dtype accdt = facc ? KD_DTYPE_F64 : KD_DTYPE_I64;
-  bool same_kind = facc == kd_dtype_is_float(self->dtype) && (odt != KD_DTYPE_BOOL || self->dtype == KD_DTYPE_BOOL);
-  kd_tensor *out = NULL, *acc = NULL, *in = NULL;
-  KD_TRY(kd_tensor_empty(osizes, ond, odt, kd_tensor_device(self), &out));
-  kd_status st = KD_OK;
-  if (odt == accdt) {
-    acc = out;
-    kd_tensor_retain(acc);
-  } else {
-    st = kd_tensor_empty(osizes, ond, accdt, kd_tensor_device(self), &acc);
-  }
-  if (st == KD_OK) st = kd_cpu_cast(self, same_kind ? self->dtype : odt, false, &in);
-  if (st == KD_OK) {
-    int64_t onumel = kd_tensor_numel(acc), inumel = kd_tensor_numel(in);
-    memset(kd_tensor_data(acc), 0, (size_t)onumel * 8);
-    kd_iter_loop_fn loop = kd_sum_loops[in->dtype];
-    if (onumel == 1 && inumel > KD_REDUCE_CHUNK && kd_tensor_is_contiguous(in)) {
-      char *partials = NULL;
-      int64_t nc = 0;
-      st = kd_reduce_chunks(loop, NULL, kd_tensor_data(in), (int64_t)kd_dtype_size(in->dtype), inumel, 8, false,
-                            &partials, &nc);
-      if (st == KD_OK) {
-        if (facc) {
-          double s = 0;
-          for (int64_t c = 0; c < nc; c++) s += ((double *)partials)[c];
-          *(double *)kd_tensor_data(acc) = s;
-        } else {
-          uint64_t s = 0;
-          for (int64_t c = 0; c < nc; c++) s += ((uint64_t *)partials)[c];
-          *(uint64_t *)kd_tensor_data(acc) = s;
-        }
-        free(partials);
-      }
-    } else {
-      kd_iter_operand ops[2] = {kd_operand_with(acc, in, ostrides), kd_iter_operand_of(in)};
-      kd_iter it;
-      st = kd_iter_build(&it, ops, 2, 1, 0);
-      if (st == KD_OK) kd_iter_for_each(&it, loop, NULL);
-    }
-    if (st == KD_OK && mean) {
-      double *a = (double *)kd_tensor_data(acc), dcount = (double)count; /* 0 / 0: NaN for empty */
-      for (int64_t i = 0; i < onumel; i++) a[i] /= dcount;
-    }
-    if (st == KD_OK && acc != out) st = kd_cpu_copy_into(out, acc);
-  }
-  if (in) kd_tensor_release(in);
-  if (acc) kd_tensor_release(acc);
-  if (st != KD_OK) {
-    kd_tensor_release(out);
-    return st;
-  }
-  kd_out_take(outs, 0, out);
+static kd_status kd_red_prepare(const kd_tensor *self, const kd_value *dim, bool keepdim, kd_red_setup *s) {
+  KD_TRY(kd_red_parse_dims(self, dim, s->reduced));
+  kd_red_geometry(self, s->reduced, keepdim, s->osizes, &s->ond, s->ostrides, &s->count);
+  s->onumel = 1;
+  for (int d = 0; d < s->ond; d++) s->onumel *= s->osizes[d];
   return KD_OK;
 }
 
-/* ---- max() / min() of all elements ---- */
-static kd_status kd_minmax_all(const kd_op_info *op, kd_value *args, kd_value *outs) {
-  kd_tensor *self = args[0].v.t;
-  bool is_max = op->code == KD_REDUCE_MAX;
-  int64_t numel = kd_tensor_numel(self);
-  if (numel == 0)
-    return kd_error(KD_ERR_INVALID_ARGUMENT,
-                    "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim "
-                    "with the 'dim' argument.", is_max ? "max" : "min");
-  kd_tensor *out;
-  KD_TRY(kd_tensor_empty(NULL, 0, self->dtype, kd_tensor_device(self), &out));
-  size_t es = kd_dtype_size(self->dtype);
-  memcpy(kd_tensor_data(out), kd_tensor_data(self), es); /* the element at all-zero indices */
-  int ctx = is_max;
-  kd_iter_loop_fn loop = kd_minmax_loops[self->dtype];
-  kd_status st = KD_OK;
-  if (numel > KD_REDUCE_CHUNK && kd_tensor_is_contiguous(self)) {
-    char *partials = NULL;
-    int64_t nc = 0;
-    st = kd_reduce_chunks(loop, &ctx, kd_tensor_data(self), (int64_t)es, numel, (int64_t)es, true, &partials, &nc);
-    if (st == KD_OK) { /* combine the partials (contiguous, of self's dtype) with the same loop */
-      char *data[2] = {kd_tensor_data(out), partials};
-      int64_t strides[2] = {0, (int64_t)es};
-      loop(&ctx, data, strides, nc);
-      free(partials);
-    }
-  } else {
-    int64_t zero[KD_MAX_DIMS] = {0};
-    kd_iter_operand ops[2] = {kd_operand_with(out, self, zero), kd_iter_operand_of(self)};
-    kd_iter it;
-    st = kd_iter_build(&it, ops, 2, 1, 0);
-    if (st == KD_OK) kd_iter_for_each(&it, loop, &ctx);
-  }
-  if (st != KD_OK) {
-    kd_tensor_release(out);
-    return st;
-  }
-  kd_out_take(outs, 0, out);
-  return KD_OK;
+/* A new double (or int64) accumulator tensor with the output's sizes. */
+static kd_status kd_red_acc(const kd_red_setup *s, bool iacc, kd_tensor **acc) {
+  return kd_tensor_empty(s->osizes, s->ond, iacc ? KD_DTYPE_I64 : KD_DTYPE_F64, kd_device_cpu(), acc);
 }
 
-KD_KERNEL(kd_cpu_reduce) {
+static kd_status kd_red_simple_pass(kd_tensor *in, const kd_red_setup *s, int kind, double p, const double *center,
+                                    kd_tensor **acc) {
+  bool iacc = kd_rk_int_acc(kind, in->dtype) && !center;
+  KD_TRY(kd_red_acc(s, iacc, acc));
+  kd_red_ctx ctx = {kind, p};
+  kd_status st = kd_red_pass(in, s->ostrides, kd_tensor_data(*acc), s->onumel, iacc, center, &ctx);
+  if (st != KD_OK) {
+    kd_tensor_release(*acc);
+    *acc = NULL;
+  }
+  return st;
+}
+
+static const char *kd_red_name(int code) {
+  switch (code) {
+    case KD_REDUCE_SUM: return "sum";
+    case KD_REDUCE_NANSUM: return "nansum";
+    case KD_REDUCE_MEAN: return "mean";
+    case KD_REDUCE_NANMEAN: return "nanmean";
+    case KD_REDUCE_PROD: return "prod";
+    case KD_REDUCE_MAX: return "max";
+    case KD_REDUCE_MIN: return "min";
+    case KD_REDUCE_AMAX: return "amax";
+    case KD_REDUCE_AMIN: return "amin";
+    case KD_REDUCE_VAR: case KD_REDUCE_VAR_MEAN: return "var";
+    case KD_REDUCE_STD: case KD_REDUCE_STD_MEAN: return "std";
+    case KD_REDUCE_NORM: return "norm";
+    case KD_REDUCE_LOGSUMEXP: return "logsumexp";
+    case KD_REDUCE_ALL: return "all";
+    case KD_REDUCE_ANY: return "any";
+    default: return "count_nonzero";
+  }
+}
+
+/* Parsed arguments of every value reduction. */
+typedef struct kd_red_args {
+  kd_tensor *self;
+  const kd_value *dim; /* none: every dim */
+  bool keepdim;
+  kd_value dtype;      /* KD_VALUE_NONE or a dtype */
+  double p;            /* norm */
+  double correction;   /* var/std */
+} kd_red_args;
+
+static kd_status kd_red_read_args(const kd_op_info *op, kd_value *args, kd_red_args *a) {
+  static const kd_value none = {KD_VALUE_NONE, {0}};
+  a->self = args[0].v.t;
+  a->dim = &none;
+  a->keepdim = false;
+  a->dtype = none;
+  a->p = 2;
+  a->correction = 1;
+  int n = op->nargs;
   switch (op->code) {
-    case KD_REDUCE_SUM:
-    case KD_REDUCE_MEAN: return kd_sum_mean(op, args, outs);
-    case KD_REDUCE_MAX:
-    case KD_REDUCE_MIN: return kd_minmax_all(op, args, outs);
+    case KD_REDUCE_MAX: case KD_REDUCE_MIN: return KD_OK;
+    case KD_REDUCE_COUNT_NONZERO: a->dim = &args[1]; return KD_OK;
+    case KD_REDUCE_VAR: case KD_REDUCE_STD: case KD_REDUCE_VAR_MEAN: case KD_REDUCE_STD_MEAN:
+      if (n == 2) { /* var(self, unbiased) */
+        a->correction = args[1].v.b ? 1 : 0;
+        return KD_OK;
+      }
+      a->dim = &args[1];
+      a->keepdim = args[3].kind == KD_VALUE_BOOL && args[3].v.b;
+      if (args[2].kind == KD_VALUE_BOOL && args[4].kind == KD_VALUE_DOUBLE)
+        return kd_error(KD_ERR_INVALID_ARGUMENT, "Cannot specify both unbiased and correction");
+      if (args[2].kind == KD_VALUE_BOOL) a->correction = args[2].v.b ? 1 : 0;
+      if (args[4].kind == KD_VALUE_DOUBLE) a->correction = args[4].v.d;
+      return KD_OK;
+    case KD_REDUCE_NORM:
+      if (args[1].kind == KD_VALUE_STRING) {
+        if (strcmp(args[1].v.str, "nuc") == 0)
+          return kd_error(KD_ERR_NOT_SUPPORTED, "norm(): the nuclear norm ('nuc') is not supported");
+        if (strcmp(args[1].v.str, "fro") != 0)
+          return kd_error(KD_ERR_INVALID_ARGUMENT, "only valid string values are 'fro' and 'nuc', found %s", args[1].v.str);
+      } else if (args[1].kind == KD_VALUE_DOUBLE) {
+        a->p = args[1].v.d;
+      }
+      a->dim = &args[2];
+      a->keepdim = args[3].kind == KD_VALUE_BOOL && args[3].v.b;
+      a->dtype = args[4];
+      return KD_OK;
+    default: /* (self, dim, keepdim[, dtype]) */
+      a->dim = &args[1];
+      a->keepdim = n > 2 && args[2].kind == KD_VALUE_BOOL && args[2].v.b;
+      if (n > 3) a->dtype = args[3];
+      return KD_OK;
+  }
+}
+
+/* Writes `res` (double or int64, the output's sizes) into a new tensor of dtype odt. */
+static kd_status kd_red_finish(kd_tensor *res, kd_dtype odt, kd_tensor **out) {
+  if (res->dtype == odt) {
+    kd_tensor_retain(res);
+    *out = res;
+    return KD_OK;
+  }
+  KD_TRY(kd_tensor_empty(res->sizes, res->ndim, odt, kd_device_cpu(), out));
+  kd_status st = kd_cpu_copy_into(*out, res);
+  if (st != KD_OK) kd_tensor_release(*out);
+  return st;
+}
+
+static kd_status kd_red_values(const kd_op_info *op, kd_value *args, kd_value *outs) {
+  kd_red_args a;
+  KD_TRY(kd_red_read_args(op, args, &a));
+  kd_tensor *self = a.self;
+  int code = op->code;
+  const char *name = kd_red_name(code);
+  bool fl = kd_dtype_is_float(self->dtype);
+  bool has_dt = a.dtype.kind == KD_VALUE_DTYPE;
+  kd_dtype odt = self->dtype; /* output dtype */
+  kd_dtype cdt = self->dtype; /* the dtype the input is converted to first */
+  int kind = KD_RK_SUM;
+  switch (code) {
+    case KD_REDUCE_SUM: case KD_REDUCE_NANSUM: case KD_REDUCE_PROD:
+      odt = has_dt ? a.dtype.v.dtype : fl ? self->dtype : KD_DTYPE_I64;
+      /* PyTorch casts to `dtype` first when the kind changes (int -> float, ... -> bool) */
+      cdt = (kd_dtype_is_float(odt) == fl && (odt != KD_DTYPE_BOOL || self->dtype == KD_DTYPE_BOOL)) ? self->dtype : odt;
+      kind = code == KD_REDUCE_PROD ? KD_RK_PROD : code == KD_REDUCE_NANSUM ? KD_RK_NANSUM : KD_RK_SUM;
+      break;
+    case KD_REDUCE_MEAN: case KD_REDUCE_NANMEAN:
+      if (code == KD_REDUCE_NANMEAN && !fl)
+        return kd_error(KD_ERR_INVALID_ARGUMENT, "nanmean(): expected input to have floating point dtype but got %s",
+                        kd_cpu_torch_name(self->dtype));
+      odt = has_dt ? a.dtype.v.dtype : self->dtype;
+      if (!kd_dtype_is_float(odt))
+        return kd_error(KD_ERR_DTYPE, "mean(): could not infer output dtype. %s dtype must be either a floating point "
+                        "or complex dtype. Got: %s", has_dt ? "Optional" : "Input", kd_cpu_torch_name(odt));
+      cdt = fl ? self->dtype : odt;
+      kind = code == KD_REDUCE_NANMEAN ? KD_RK_NANSUM : KD_RK_SUM;
+      break;
+    case KD_REDUCE_MAX: case KD_REDUCE_MIN: case KD_REDUCE_AMAX: case KD_REDUCE_AMIN: {
+      bool mx = code == KD_REDUCE_MAX || code == KD_REDUCE_AMAX;
+      kind = mx ? KD_RK_MAX : KD_RK_MIN;
+      if (kd_tensor_numel(self) == 0 && (a.dim->kind == KD_VALUE_NONE ||
+                                         (a.dim->kind == KD_VALUE_INTLIST && a.dim->v.ilist.n == 0)))
+        return kd_error(KD_ERR_INVALID_ARGUMENT, "%s(): Expected reduction dim to be specified for input.numel() == 0. "
+                        "Specify the reduction dim with the 'dim' argument.", name);
+      break;
+    }
+    case KD_REDUCE_VAR: case KD_REDUCE_STD: case KD_REDUCE_VAR_MEAN: case KD_REDUCE_STD_MEAN:
+      if (!fl) return kd_error(KD_ERR_INVALID_ARGUMENT, "std and var only support floating point and complex dtypes");
+      break;
+    case KD_REDUCE_NORM:
+      if (!fl)
+        return kd_error(KD_ERR_INVALID_ARGUMENT, "norm(): input dtype should be either floating point or complex. Got %s instead.",
+                        kd_cpu_torch_name(self->dtype));
+      if (has_dt) {
+        if (!kd_dtype_is_float(a.dtype.v.dtype))
+          return kd_error(KD_ERR_INVALID_ARGUMENT, "norm(): the desired output dtype should be either floating point or complex. "
+                          "Got %s instead.", kd_cpu_torch_name(a.dtype.v.dtype));
+        odt = cdt = a.dtype.v.dtype;
+      }
+      break;
+    case KD_REDUCE_LOGSUMEXP:
+      if (!fl) odt = cdt = KD_DTYPE_F32; /* integers promote to the default float dtype */
+      break;
+    case KD_REDUCE_ALL: case KD_REDUCE_ANY:
+      odt = self->dtype == KD_DTYPE_U8 ? KD_DTYPE_U8 : KD_DTYPE_BOOL;
+      kind = code == KD_REDUCE_ALL ? KD_RK_ALL : KD_RK_ANY;
+      break;
+    case KD_REDUCE_COUNT_NONZERO:
+      odt = KD_DTYPE_I64;
+      kind = KD_RK_COUNT_NZ;
+      break;
     default: return kd_error(KD_ERR_INTERNAL, "kd_cpu_reduce: unknown op '%s'", op->name);
   }
+  kd_red_setup s;
+  KD_TRY(kd_red_prepare(self, a.dim, a.keepdim, &s));
+  if (code == KD_REDUCE_AMAX || code == KD_REDUCE_AMIN) {
+    for (int d = 0; d < self->ndim; d++)
+      if (s.reduced[d] && self->sizes[d] == 0)
+        return kd_error(KD_ERR_INDEX, "%s(): Expected reduction dim %d to have non-zero size.", name, d);
+  }
+  kd_tensor *in = NULL, *acc = NULL, *acc2 = NULL, *res = NULL, *out = NULL, *out2 = NULL;
+  kd_status st = kd_cpu_cast(self, cdt, false, &in);
+  if (st != KD_OK) return st;
+  double cnt = (double)s.count;
+  switch (code) {
+    case KD_REDUCE_VAR: case KD_REDUCE_STD: case KD_REDUCE_VAR_MEAN: case KD_REDUCE_STD_MEAN: {
+      st = kd_red_simple_pass(in, &s, KD_RK_SUM, 0, NULL, &acc); /* acc: the mean */
+      if (st != KD_OK) break;
+      double *m = (double *)kd_tensor_data(acc);
+      for (int64_t i = 0; i < s.onumel; i++) m[i] /= cnt;
+      st = kd_red_simple_pass(in, &s, KD_RK_CSQ, 0, m, &acc2);
+      if (st != KD_OK) break;
+      double div = cnt - a.correction > 0 ? cnt - a.correction : 0, *v = (double *)kd_tensor_data(acc2);
+      bool sq = code == KD_REDUCE_STD || code == KD_REDUCE_STD_MEAN;
+      for (int64_t i = 0; i < s.onumel; i++) v[i] = sq ? sqrt(v[i] / div) : v[i] / div;
+      st = kd_red_finish(acc2, odt, &out);
+      if (st == KD_OK && (code == KD_REDUCE_VAR_MEAN || code == KD_REDUCE_STD_MEAN)) st = kd_red_finish(acc, odt, &out2);
+      break;
+    }
+    case KD_REDUCE_LOGSUMEXP: {
+      st = kd_red_simple_pass(in, &s, KD_RK_MAX, 0, NULL, &acc);
+      if (st != KD_OK) break;
+      double *m = (double *)kd_tensor_data(acc);
+      for (int64_t i = 0; i < s.onumel; i++) if (isinf(m[i])) m[i] = 0;
+      st = kd_red_simple_pass(in, &s, KD_RK_CEXP, 0, m, &acc2);
+      if (st != KD_OK) break;
+      double *v = (double *)kd_tensor_data(acc2);
+      for (int64_t i = 0; i < s.onumel; i++) v[i] = log(v[i]) + m[i];
+      st = kd_red_finish(acc2, odt, &out);
+      break;
+    }
+    case KD_REDUCE_NORM: {
+      double p = a.p;
+      int k = p == 0 ? KD_RK_COUNT_NZ : p == 1 ? KD_RK_ABS_SUM : p == 2 ? KD_RK_SQ_SUM : isinf(p) ? (p > 0 ? KD_RK_ABS_MAX : KD_RK_ABS_MIN)
+            : KD_RK_POW_SUM;
+      st = kd_red_simple_pass(in, &s, k, p, NULL, &acc);
+      if (st != KD_OK) break;
+      if (k == KD_RK_COUNT_NZ) {
+        st = kd_red_finish(acc, odt, &out);
+        break;
+      }
+      double *v = (double *)kd_tensor_data(acc);
+      for (int64_t i = 0; i < s.onumel; i++) {
+        if (s.count == 0) v[i] = 0;
+        else if (k == KD_RK_SQ_SUM) v[i] = sqrt(v[i]);
+        else if (k == KD_RK_POW_SUM) v[i] = pow(v[i], 1.0 / p);
+      }
+      st = kd_red_finish(acc, odt, &out);
+      break;
+    }
+    default: {
+      st = kd_red_simple_pass(in, &s, kind, 0, NULL, &acc);
+      if (st != KD_OK) break;
+      if (code == KD_REDUCE_MEAN) {
+        double *v = (double *)kd_tensor_data(acc); /* 0 / 0: NaN for empty */
+        for (int64_t i = 0; i < s.onumel; i++) v[i] /= cnt;
+      } else if (code == KD_REDUCE_NANMEAN) {
+        st = kd_red_simple_pass(in, &s, KD_RK_NOTNAN, 0, NULL, &acc2);
+        if (st != KD_OK) break;
+        double *v = (double *)kd_tensor_data(acc), *c = (double *)kd_tensor_data(acc2);
+        for (int64_t i = 0; i < s.onumel; i++) v[i] /= c[i];
+      }
+      st = kd_red_finish(acc, odt, &out);
+      break;
+    }
+  }
+  (void)res;
+  kd_tensor_release(in);
+  if (acc) kd_tensor_release(acc);
+  if (acc2) kd_tensor_release(acc2);
+  if (st != KD_OK) {
+    if (out) kd_tensor_release(out);
+    return st;
+  }
+  kd_out_take(outs, 0, out);
+  if (out2) kd_out_take(outs, 1, out2);
+  return KD_OK;
 }
 
-/* ---- max.dim / min.dim / argmax ---- */
+KD_KERNEL(kd_cpu_reduce) { return kd_red_values(op, args, outs); }
+
+/* ---- max.dim / min.dim / argmax / argmin ---- */
+
+/* With KD_ITER_REDUCE_INNER: operands values, indices, input. A run with output strides 0 is
+ * one whole reduced run (the loop index is the position); otherwise the reduced dim has size
+ * 1 and every element is its own result. PyTorch's rule: the first index wins ties and the
+ * first NaN wins over everything. */
+#define KD_DEF_ARG(SFX, DT, T, CT, LD, ST, MS, K, UT)                                         \
+  static void kd_arg_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) {  \
+    char *pv = data[0], *px = data[1], *pi = data[2];                                         \
+    const int64_t sv = strides[0], sx = strides[1], si = strides[2];                          \
+    if (sv == 0 && sx == 0) {                                                                 \
+      CT best = LD(*(const T *)pi);                                                           \
+      int64_t bi = 0;                                                                         \
+      if (*(const int *)ctx) {                                                                \
+        for (int64_t i = 0; i < n; i++) {                                                     \
+          CT x = LD(*(const T *)(pi + i * si));                                               \
+          if (!(x <= best)) { best = x; bi = i; if (x != x) break; }                          \
+        }                                                                                     \
+      } else {                                                                                \
+        for (int64_t i = 0; i < n; i++) {                                                     \
+          CT x = LD(*(const T *)(pi + i * si));                                               \
+          if (!(x >= best)) { best = x; bi = i; if (x != x) break; }                          \
+        }                                                                                     \
+      }                                                                                       \
+      *(T *)pv = ST(best);                                                                    \
+      *(int64_t *)px = bi;                                                                    \
+    } else {                                                                                  \
+      for (int64_t i = 0; i < n; i++) {                                                       \
+        *(T *)(pv + i * sv) = *(const T *)(pi + i * si);                                      \
+        *(int64_t *)(px + i * sx) = 0;                                                        \
+      }                                                                                       \
+    }                                                                                         \
+  }
+KD_ROWS_ALL(KD_DEF_ARG)
+#define KD_ARG_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_arg_loop_, SFX, DT)
+static const kd_iter_loop_fn kd_arg_loops[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_ARG_ENTRY)};
+
 KD_KERNEL(kd_cpu_arg_reduce) {
   kd_tensor *self = args[0].v.t;
-  bool argmax = op->code == KD_REDUCE_ARGMAX;
-  int is_max = op->code != KD_REDUCE_MIN;
-  const char *name = argmax ? "argmax" : is_max ? "max" : "min";
+  bool argx = op->code == KD_REDUCE_ARGMAX || op->code == KD_REDUCE_ARGMIN;
+  int is_max = op->code == KD_REDUCE_MAX || op->code == KD_REDUCE_ARGMAX;
+  const char *name = op->code == KD_REDUCE_ARGMAX ? "argmax" : op->code == KD_REDUCE_ARGMIN ? "argmin" : is_max ? "max" : "min";
   bool keepdim = args[2].kind == KD_VALUE_BOOL && args[2].v.b;
 
   kd_tensor *in = NULL; /* the tensor reduced: self, or self flattened for argmax without dim */
   int dim;
   int64_t osizes[KD_MAX_DIMS];
   int ond;
-  if (argmax && args[1].kind == KD_VALUE_NONE) {
+  if (argx && args[1].kind == KD_VALUE_NONE) {
     int64_t numel = kd_tensor_numel(self);
     if (numel == 0)
-      return kd_error(KD_ERR_INDEX, "argmax(): Expected reduction dim to be specified for input.numel() == 0.");
+      return kd_error(KD_ERR_INDEX, "%s(): Expected reduction dim to be specified for input.numel() == 0.", name);
     kd_tensor *c;
     KD_TRY(kd_cpu_cast(self, self->dtype, true, &c));
     int64_t one = 1;
@@ -393,21 +735,21 @@ KD_KERNEL(kd_cpu_arg_reduce) {
   }
   /* PyTorch has no bool argmax kernel; it skips it for an empty result or a size-1 dim */
   bool flat = args[1].kind == KD_VALUE_NONE;
-  if (argmax && self->dtype == KD_DTYPE_BOOL && kd_tensor_numel(in) > 0 && (flat || self->ndim == 0 || in->sizes[dim] > 1)) {
+  if (argx && self->dtype == KD_DTYPE_BOOL && kd_tensor_numel(in) > 0 && (flat || self->ndim == 0 || in->sizes[dim] > 1)) {
     kd_tensor_release(in);
-    return kd_error(KD_ERR_DTYPE, "\"argmax_cpu\" not implemented for 'Bool'");
+    return kd_error(KD_ERR_DTYPE, "\"%s_cpu\" not implemented for 'Bool'", name);
   }
   bool reduced[KD_MAX_DIMS] = {false};
   if (in->ndim) reduced[dim] = true;
   int64_t dummy_sizes[KD_MAX_DIMS], ostrides[KD_MAX_DIMS], count;
   int dummy_nd;
-  kd_reduced_geometry(in, reduced, true, dummy_sizes, &dummy_nd, ostrides, &count);
+  kd_red_geometry(in, reduced, true, dummy_sizes, &dummy_nd, ostrides, &count);
 
   kd_tensor *values = NULL, *indices = NULL;
   kd_status st = kd_tensor_empty(osizes, ond, self->dtype, kd_tensor_device(self), &values);
   if (st == KD_OK) st = kd_tensor_empty(osizes, ond, KD_DTYPE_I64, kd_tensor_device(self), &indices);
   if (st == KD_OK) {
-    kd_iter_operand ops[3] = {kd_operand_with(values, in, ostrides), kd_operand_with(indices, in, ostrides),
+    kd_iter_operand ops[3] = {kd_red_operand(values, in, ostrides), kd_red_operand(indices, in, ostrides),
                               kd_iter_operand_of(in)};
     kd_iter it;
     st = kd_iter_build(&it, ops, 3, 2, KD_ITER_REDUCE_INNER);
@@ -419,12 +761,63 @@ KD_KERNEL(kd_cpu_arg_reduce) {
     if (indices) kd_tensor_release(indices);
     return st;
   }
-  if (argmax) {
+  if (argx) {
     kd_tensor_release(values);
     kd_out_take(outs, 0, indices);
   } else {
     kd_out_take(outs, 0, values);
     kd_out_take(outs, 1, indices);
   }
+  return KD_OK;
+}
+
+/* ---- prodBackward: exact with zeros ---- */
+
+/* operands gin (T), grad, nonzero product, zero count (double, stride 0 along reduced dims),
+ * self (T): grad * (no zero: prod / x; one zero: prod of the others at the zero; else 0). */
+#define KD_DEF_PRODB(SFX, DT, T, CT, LD, ST, MS, K, UT)                                       \
+  static void kd_prodb_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) { \
+    for (int64_t i = 0; i < n; i++) {                                                         \
+      double g = *(const double *)(data[1] + i * strides[1]), p = *(const double *)(data[2] + i * strides[2]); \
+      double z = *(const double *)(data[3] + i * strides[3]);                                 \
+      double x = (double)LD(*(const T *)(data[4] + i * strides[4]));                          \
+      double v = z == 0 ? g * p / x : (z == 1 && x == 0) ? g * p : 0.0;                       \
+      *(T *)(data[0] + i * strides[0]) = ST((CT)v);                                           \
+    }                                                                                         \
+  }
+KD_ROWS_FLOAT(KD_DEF_PRODB)
+#define KD_PRODB_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_prodb_loop_, SFX, DT)
+static const kd_iter_loop_fn kd_prodb_loops[KD_DTYPE_COUNT] = {KD_ROWS_FLOAT(KD_PRODB_ENTRY)};
+
+KD_KERNEL(kd_cpu_reduce_backward) {
+  kd_tensor *grad = args[0].v.t, *self = args[1].v.t;
+  bool keepdim = args[4].kind == KD_VALUE_BOOL && args[4].v.b;
+  if (!kd_dtype_is_float(self->dtype))
+    return kd_error(KD_ERR_DTYPE, "prodBackward(): expected a floating point input, got %s", kd_cpu_torch_name(self->dtype));
+  kd_red_setup s;
+  KD_TRY(kd_red_prepare(self, &args[3], keepdim, &s));
+  if (kd_tensor_numel(grad) != s.onumel)
+    return kd_error(KD_ERR_SHAPE, "prodBackward(): grad has %lld elements, expected %lld", (long long)kd_tensor_numel(grad),
+                    (long long)s.onumel);
+  kd_tensor *p = NULL, *z = NULL, *g = NULL, *out = NULL;
+  kd_status st = kd_red_simple_pass(self, &s, KD_RK_NZ_PROD, 0, NULL, &p);
+  if (st == KD_OK) st = kd_red_simple_pass(self, &s, KD_RK_ZERO_COUNT, 0, NULL, &z);
+  if (st == KD_OK) st = kd_cpu_cast(grad, KD_DTYPE_F64, true, &g);
+  if (st == KD_OK) st = kd_tensor_empty(self->sizes, self->ndim, self->dtype, kd_device_cpu(), &out);
+  if (st == KD_OK) {
+    kd_iter_operand ops[5] = {kd_iter_operand_of(out), kd_red_operand(g, self, s.ostrides), kd_red_operand(p, self, s.ostrides),
+                              kd_red_operand(z, self, s.ostrides), kd_iter_operand_of(self)};
+    kd_iter it;
+    st = kd_iter_build(&it, ops, 5, 1, 0);
+    if (st == KD_OK) kd_iter_for_each(&it, kd_prodb_loops[self->dtype], NULL);
+  }
+  if (p) kd_tensor_release(p);
+  if (z) kd_tensor_release(z);
+  if (g) kd_tensor_release(g);
+  if (st != KD_OK) {
+    if (out) kd_tensor_release(out);
+    return st;
+  }
+  kd_out_take(outs, 0, out);
   return KD_OK;
 }

@@ -161,28 +161,160 @@ static kd_status kd_bw_where(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_where_spec = {kd_bw_where, 0x6u, 0x1u, 0x0u, 1};
 
 static kd_status kd_bw_sum(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_reduceBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2)}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_sumBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2)}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_sum_spec = {kd_bw_sum, 0x1u, 0x0u, 0x0u, 0};
 
+static kd_status kd_bw_nansum(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_isnan, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_int(0), kd_f_call(c, KD_OP_sumBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2)})}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_nansum_spec = {kd_bw_nansum, 0x1u, 0x1u, 0x0u, 1};
+
 static kd_status kd_bw_mean(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_call(c, KD_OP_reduceBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2)}), kd_f_binop(c, KD_OP_div, kd_f_arg_meta(c, 0, KD_F_NUMEL), kd_f_attr(c, kd_f_grad(c, 0), KD_F_NUMEL))));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_meanBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2)}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_mean_spec = {kd_bw_mean, 0x1u, 0x0u, 0x0u, 0};
 
+static kd_status kd_bw_nanmean(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_isnan, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_int(0), kd_f_binop(c, KD_OP_div, kd_f_call(c, KD_OP_sumBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2)}), kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_call(c, KD_OP_logicalNot, 1, (kd_value[]){kd_f_call(c, KD_OP_isnan, 1, (kd_value[]){kd_f_arg(c, 0)})}), kd_f_arg(c, 1), kd_f_bool(true), kd_value_none()}))}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_nanmean_spec = {kd_bw_nanmean, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_prod(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_prodBackward, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_out(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_prod_spec = {kd_bw_prod, 0x1u, 0x1u, 0x1u, 1};
+
 static kd_status kd_bw_max(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_out(c, 0)), kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_out(c, 0)), kd_value_none(), kd_value_none(), kd_value_none()})), kd_f_int(0)}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_out(c, 0)), kd_f_grad(c, 0)), kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_out(c, 0)), kd_value_none(), kd_value_none(), kd_value_none()})));
   return c->st;
 }
 static const kd_backward_spec kd_bw_max_spec = {kd_bw_max, 0x1u, 0x1u, 0x1u, 1};
 
+static kd_status kd_bw_max_dim(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_out(c, 1) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_out(c, 1), kd_f_arg(c, 1)})), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_grad(c, 0) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)})), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_max_dim_spec = {kd_bw_max_dim, 0x1u, 0x0u, 0x2u, 0};
+
 static kd_status kd_bw_min(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_out(c, 0)), kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_out(c, 0)), kd_value_none(), kd_value_none(), kd_value_none()})), kd_f_int(0)}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_out(c, 0)), kd_f_grad(c, 0)), kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_out(c, 0)), kd_value_none(), kd_value_none(), kd_value_none()})));
   return c->st;
 }
 static const kd_backward_spec kd_bw_min_spec = {kd_bw_min, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_min_dim(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_out(c, 1) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_out(c, 1), kd_f_arg(c, 1)})), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_grad(c, 0) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)})), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_min_dim_spec = {kd_bw_min_dim, 0x1u, 0x0u, 0x2u, 0};
+
+static kd_status kd_bw_amax(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_sumBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2)}), kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_call(c, KD_OP_sumBackward, 4, (kd_value[]){kd_f_out(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2)}))), kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_call(c, KD_OP_sumBackward, 4, (kd_value[]){kd_f_out(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2)})), kd_f_arg(c, 1), kd_f_bool(true), kd_value_none()})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_amax_spec = {kd_bw_amax, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_amin(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_sumBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2)}), kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_call(c, KD_OP_sumBackward, 4, (kd_value[]){kd_f_out(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2)}))), kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_call(c, KD_OP_sumBackward, 4, (kd_value[]){kd_f_out(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2)})), kd_f_arg(c, 1), kd_f_bool(true), kd_value_none()})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_amin_spec = {kd_bw_amin, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_var(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_varBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_var_spec = {kd_bw_var, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_var_unbiased(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_varBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_value_none(), kd_f_arg(c, 1), kd_f_bool(false), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_var_unbiased_spec = {kd_bw_var_unbiased, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_std(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_varBackward, 6, (kd_value[]){kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_out(c, 0), kd_f_int(0)), kd_f_int(0), kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_mul, kd_f_out(c, 0), kd_f_int(2)))}), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_std_spec = {kd_bw_std, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_std_unbiased(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_varBackward, 6, (kd_value[]){kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_out(c, 0), kd_f_int(0)), kd_f_int(0), kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_mul, kd_f_out(c, 0), kd_f_int(2)))}), kd_f_arg(c, 0), kd_value_none(), kd_f_arg(c, 1), kd_f_bool(false), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_std_unbiased_spec = {kd_bw_std_unbiased, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_varMean(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_add, kd_f_call(c, KD_OP_varBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4)}), kd_f_call(c, KD_OP_meanBackward, 4, (kd_value[]){kd_f_grad(c, 1), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 3)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_varMean_spec = {kd_bw_varMean, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_stdMean(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_add, kd_f_call(c, KD_OP_varBackward, 6, (kd_value[]){kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_out(c, 0), kd_f_int(0)), kd_f_int(0), kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_mul, kd_f_out(c, 0), kd_f_int(2)))}), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4)}), kd_f_call(c, KD_OP_meanBackward, 4, (kd_value[]){kd_f_grad(c, 1), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 3)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_stdMean_spec = {kd_bw_stdMean, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_norm(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_normBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_out(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_norm_spec = {kd_bw_norm, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_norm_str(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_normBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_int(2), kd_f_out(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_norm_str_spec = {kd_bw_norm_str, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_logsumexp(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_sumBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2)}), kd_f_call(c, KD_OP_exp, 1, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 0), kd_f_call(c, KD_OP_sumBackward, 4, (kd_value[]){kd_f_out(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2)}))})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_logsumexp_spec = {kd_bw_logsumexp, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_median(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_out(c, 0)), kd_f_grad(c, 0)), kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_out(c, 0)), kd_value_none(), kd_value_none(), kd_value_none()})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_median_spec = {kd_bw_median, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_median_dim(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_out(c, 1) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_out(c, 1), kd_f_arg(c, 1)})), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_grad(c, 0) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)})), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_median_dim_spec = {kd_bw_median_dim, 0x1u, 0x0u, 0x2u, 0};
+
+static kd_status kd_bw_cumsum(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_flip, 2, (kd_value[]){kd_f_call(c, KD_OP_cumsum, 3, (kd_value[]){kd_f_call(c, KD_OP_flip, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_list(c, 1, (kd_value[]){kd_f_arg(c, 1)})}), kd_f_arg(c, 1), kd_value_none()}), kd_f_list(c, 1, (kd_value[]){kd_f_arg(c, 1)})}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_cumsum_spec = {kd_bw_cumsum, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_cumprod(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_cumprodBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_out(c, 0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_cumprod_spec = {kd_bw_cumprod, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_cummax(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatterAdd, 4, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), kd_f_out(c, 1), kd_f_grad(c, 0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_cummax_spec = {kd_bw_cummax, 0x1u, 0x0u, 0x2u, 0};
+
+static kd_status kd_bw_cummin(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatterAdd, 4, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), kd_f_out(c, 1), kd_f_grad(c, 0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_cummin_spec = {kd_bw_cummin, 0x1u, 0x0u, 0x2u, 0};
 
 static kd_status kd_bw_mm(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_arg(c, 1)})}));
@@ -237,12 +369,6 @@ static kd_status kd_bw_permuteBackward(kd_bw_ctx *c) {
   return c->st;
 }
 static const kd_backward_spec kd_bw_permuteBackward_spec = {kd_bw_permuteBackward, 0x1u, 0x0u, 0x0u, 0};
-
-static kd_status kd_bw_reduceBackward(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_value_none()}));
-  return c->st;
-}
-static const kd_backward_spec kd_bw_reduceBackward_spec = {kd_bw_reduceBackward, 0x1u, 0x0u, 0x0u, 0};
 
 static kd_status kd_bw_floorDivide(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
@@ -1070,9 +1196,31 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_tanh_] = &kd_bw_tanh_spec,
     [KD_OP_where] = &kd_bw_where_spec,
     [KD_OP_sum] = &kd_bw_sum_spec,
+    [KD_OP_nansum] = &kd_bw_nansum_spec,
     [KD_OP_mean] = &kd_bw_mean_spec,
+    [KD_OP_nanmean] = &kd_bw_nanmean_spec,
+    [KD_OP_prod] = &kd_bw_prod_spec,
     [KD_OP_max] = &kd_bw_max_spec,
+    [KD_OP_max_dim] = &kd_bw_max_dim_spec,
     [KD_OP_min] = &kd_bw_min_spec,
+    [KD_OP_min_dim] = &kd_bw_min_dim_spec,
+    [KD_OP_amax] = &kd_bw_amax_spec,
+    [KD_OP_amin] = &kd_bw_amin_spec,
+    [KD_OP_var] = &kd_bw_var_spec,
+    [KD_OP_var_unbiased] = &kd_bw_var_unbiased_spec,
+    [KD_OP_std] = &kd_bw_std_spec,
+    [KD_OP_std_unbiased] = &kd_bw_std_unbiased_spec,
+    [KD_OP_varMean] = &kd_bw_varMean_spec,
+    [KD_OP_stdMean] = &kd_bw_stdMean_spec,
+    [KD_OP_norm] = &kd_bw_norm_spec,
+    [KD_OP_norm_str] = &kd_bw_norm_str_spec,
+    [KD_OP_logsumexp] = &kd_bw_logsumexp_spec,
+    [KD_OP_median] = &kd_bw_median_spec,
+    [KD_OP_median_dim] = &kd_bw_median_dim_spec,
+    [KD_OP_cumsum] = &kd_bw_cumsum_spec,
+    [KD_OP_cumprod] = &kd_bw_cumprod_spec,
+    [KD_OP_cummax] = &kd_bw_cummax_spec,
+    [KD_OP_cummin] = &kd_bw_cummin_spec,
     [KD_OP_mm] = &kd_bw_mm_spec,
     [KD_OP_bmm] = &kd_bw_bmm_spec,
     [KD_OP_addmm] = &kd_bw_addmm_spec,
@@ -1081,7 +1229,6 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_selectBackward] = &kd_bw_selectBackward_spec,
     [KD_OP_narrowBackward] = &kd_bw_narrowBackward_spec,
     [KD_OP_permuteBackward] = &kd_bw_permuteBackward_spec,
-    [KD_OP_reduceBackward] = &kd_bw_reduceBackward_spec,
     [KD_OP_floorDivide] = &kd_bw_floorDivide_spec,
     [KD_OP_floorDivide_] = &kd_bw_floorDivide_spec,
     [KD_OP_remainder] = &kd_bw_remainder_spec,

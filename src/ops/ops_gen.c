@@ -20,6 +20,7 @@ kd_status kd_composite_like(const kd_op_info *op, kd_keyset ks, kd_value *args, 
 kd_status kd_composite_linear(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_matmul(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_movedim(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_norm_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_repeat(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_repeat_interleave(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_reshape(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -27,12 +28,14 @@ kd_status kd_composite_roll(const kd_op_info *op, kd_keyset ks, kd_value *args, 
 kd_status kd_composite_sdpa(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_split(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_stack(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_sum_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_swapaxes(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_t(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_tile(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_to(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_trace(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_unbind(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_var_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_vecprod(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_vstack(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_zero(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -58,6 +61,7 @@ kd_status kd_cpu_linspace(const kd_op_info *op, kd_keyset ks, kd_value *args, kd
 kd_status kd_cpu_masked_fill(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_masked_select(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_masked_select_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_median(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_mm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_native_dropout(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_nll_loss(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -70,6 +74,8 @@ kd_status kd_cpu_pointwise_loss_backward(const kd_op_info *op, kd_keyset ks, kd_
 kd_status kd_cpu_pool(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_random(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_reduce(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_reduce_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_scan(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_scatter(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_softmax(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_sort(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -445,9 +451,27 @@ static const kd_arg_schema kd_args_sum[] = {
     {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
     {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
 };
+static const kd_arg_schema kd_args_nansum[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
 static const kd_arg_schema kd_args_mean[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_nanmean[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_prod[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
     {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
     {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
 };
@@ -467,10 +491,161 @@ static const kd_arg_schema kd_args_min_dim[] = {
     {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
     {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
 };
+static const kd_arg_schema kd_args_amax[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_amin[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
 static const kd_arg_schema kd_args_argmax[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"dim", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
     {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_argmin[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_var[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"unbiased", KD_ARG_BOOL_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"correction", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_var_unbiased[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"unbiased", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_std[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"unbiased", KD_ARG_BOOL_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"correction", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_std_unbiased[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"unbiased", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_varMean[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"unbiased", KD_ARG_BOOL_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"correction", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_stdMean[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"unbiased", KD_ARG_BOOL_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"correction", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_norm[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"p", KD_ARG_DOUBLE_OPT, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 2}}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_norm_str[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"p", KD_ARG_STRING, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_logsumexp[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_all[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_any[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_countNonzero[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_median[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_median_dim[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_cumsum[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_cumprod[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_cummax[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_cummin[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_sumBackward[] = {
+    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"sizes", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_meanBackward[] = {
+    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"sizes", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_varBackward[] = {
+    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"unbiased", KD_ARG_BOOL_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+    {"correction", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_normBackward[] = {
+    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"p", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"result", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_prodBackward[] = {
+    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"result", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_cumprodBackward[] = {
+    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"result", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
 };
 static const kd_arg_schema kd_args_mm[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
@@ -554,12 +729,6 @@ static const kd_arg_schema kd_args_narrowBackward[] = {
 static const kd_arg_schema kd_args_permuteBackward[] = {
     {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"dims", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
-};
-static const kd_arg_schema kd_args_reduceBackward[] = {
-    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
-    {"inputSizes", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
-    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
-    {"keepdim", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
 };
 static const kd_arg_schema kd_args_floorDivide[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
@@ -1740,12 +1909,42 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_tanh_] = {"tanh_", KD_OP_tanh_, KD_UNARY_TANH, KD_OP_FLAG_INPLACE, 1, kd_args_tanh_, 1, -1, -1},
     [KD_OP_where] = {"where", KD_OP_where, 0, 0, 3, kd_args_where, 1, -1, -1},
     [KD_OP_sum] = {"sum", KD_OP_sum, KD_REDUCE_SUM, 0, 4, kd_args_sum, 1, -1, 3},
+    [KD_OP_nansum] = {"nansum", KD_OP_nansum, KD_REDUCE_NANSUM, 0, 4, kd_args_nansum, 1, -1, 3},
     [KD_OP_mean] = {"mean", KD_OP_mean, KD_REDUCE_MEAN, 0, 4, kd_args_mean, 1, -1, 3},
+    [KD_OP_nanmean] = {"nanmean", KD_OP_nanmean, KD_REDUCE_NANMEAN, 0, 4, kd_args_nanmean, 1, -1, 3},
+    [KD_OP_prod] = {"prod", KD_OP_prod, KD_REDUCE_PROD, 0, 4, kd_args_prod, 1, -1, 3},
     [KD_OP_max] = {"max", KD_OP_max, KD_REDUCE_MAX, 0, 1, kd_args_max, 1, -1, -1},
     [KD_OP_max_dim] = {"max.dim", KD_OP_max_dim, KD_REDUCE_MAX, 0, 3, kd_args_max_dim, 2, -1, -1},
     [KD_OP_min] = {"min", KD_OP_min, KD_REDUCE_MIN, 0, 1, kd_args_min, 1, -1, -1},
     [KD_OP_min_dim] = {"min.dim", KD_OP_min_dim, KD_REDUCE_MIN, 0, 3, kd_args_min_dim, 2, -1, -1},
+    [KD_OP_amax] = {"amax", KD_OP_amax, KD_REDUCE_AMAX, 0, 3, kd_args_amax, 1, -1, -1},
+    [KD_OP_amin] = {"amin", KD_OP_amin, KD_REDUCE_AMIN, 0, 3, kd_args_amin, 1, -1, -1},
     [KD_OP_argmax] = {"argmax", KD_OP_argmax, KD_REDUCE_ARGMAX, KD_OP_FLAG_NONDIFF, 3, kd_args_argmax, 1, -1, -1},
+    [KD_OP_argmin] = {"argmin", KD_OP_argmin, KD_REDUCE_ARGMIN, KD_OP_FLAG_NONDIFF, 3, kd_args_argmin, 1, -1, -1},
+    [KD_OP_var] = {"var", KD_OP_var, KD_REDUCE_VAR, 0, 5, kd_args_var, 1, -1, -1},
+    [KD_OP_var_unbiased] = {"var.unbiased", KD_OP_var_unbiased, KD_REDUCE_VAR, 0, 2, kd_args_var_unbiased, 1, -1, -1},
+    [KD_OP_std] = {"std", KD_OP_std, KD_REDUCE_STD, 0, 5, kd_args_std, 1, -1, -1},
+    [KD_OP_std_unbiased] = {"std.unbiased", KD_OP_std_unbiased, KD_REDUCE_STD, 0, 2, kd_args_std_unbiased, 1, -1, -1},
+    [KD_OP_varMean] = {"varMean", KD_OP_varMean, KD_REDUCE_VAR_MEAN, 0, 5, kd_args_varMean, 2, -1, -1},
+    [KD_OP_stdMean] = {"stdMean", KD_OP_stdMean, KD_REDUCE_STD_MEAN, 0, 5, kd_args_stdMean, 2, -1, -1},
+    [KD_OP_norm] = {"norm", KD_OP_norm, KD_REDUCE_NORM, 0, 5, kd_args_norm, 1, -1, 4},
+    [KD_OP_norm_str] = {"norm.str", KD_OP_norm_str, KD_REDUCE_NORM, 0, 5, kd_args_norm_str, 1, -1, 4},
+    [KD_OP_logsumexp] = {"logsumexp", KD_OP_logsumexp, KD_REDUCE_LOGSUMEXP, 0, 3, kd_args_logsumexp, 1, -1, -1},
+    [KD_OP_all] = {"all", KD_OP_all, KD_REDUCE_ALL, KD_OP_FLAG_NONDIFF, 3, kd_args_all, 1, -1, -1},
+    [KD_OP_any] = {"any", KD_OP_any, KD_REDUCE_ANY, KD_OP_FLAG_NONDIFF, 3, kd_args_any, 1, -1, -1},
+    [KD_OP_countNonzero] = {"countNonzero", KD_OP_countNonzero, KD_REDUCE_COUNT_NONZERO, KD_OP_FLAG_NONDIFF, 2, kd_args_countNonzero, 1, -1, -1},
+    [KD_OP_median] = {"median", KD_OP_median, KD_REDUCE_MEDIAN, 0, 1, kd_args_median, 1, -1, -1},
+    [KD_OP_median_dim] = {"median.dim", KD_OP_median_dim, KD_REDUCE_MEDIAN, 0, 3, kd_args_median_dim, 2, -1, -1},
+    [KD_OP_cumsum] = {"cumsum", KD_OP_cumsum, KD_SCAN_CUMSUM, 0, 3, kd_args_cumsum, 1, -1, 2},
+    [KD_OP_cumprod] = {"cumprod", KD_OP_cumprod, KD_SCAN_CUMPROD, 0, 3, kd_args_cumprod, 1, -1, 2},
+    [KD_OP_cummax] = {"cummax", KD_OP_cummax, KD_SCAN_CUMMAX, 0, 2, kd_args_cummax, 2, -1, -1},
+    [KD_OP_cummin] = {"cummin", KD_OP_cummin, KD_SCAN_CUMMIN, 0, 2, kd_args_cummin, 2, -1, -1},
+    [KD_OP_sumBackward] = {"sumBackward", KD_OP_sumBackward, 0, 0, 4, kd_args_sumBackward, 1, -1, -1},
+    [KD_OP_meanBackward] = {"meanBackward", KD_OP_meanBackward, 0, 0, 4, kd_args_meanBackward, 1, -1, -1},
+    [KD_OP_varBackward] = {"varBackward", KD_OP_varBackward, 0, 0, 6, kd_args_varBackward, 1, -1, -1},
+    [KD_OP_normBackward] = {"normBackward", KD_OP_normBackward, 0, 0, 6, kd_args_normBackward, 1, -1, -1},
+    [KD_OP_prodBackward] = {"prodBackward", KD_OP_prodBackward, KD_REDUCE_PROD_BACKWARD, KD_OP_FLAG_NONDIFF, 5, kd_args_prodBackward, 1, -1, -1},
+    [KD_OP_cumprodBackward] = {"cumprodBackward", KD_OP_cumprodBackward, KD_SCAN_CUMPROD_BACKWARD, KD_OP_FLAG_NONDIFF, 4, kd_args_cumprodBackward, 1, -1, -1},
     [KD_OP_mm] = {"mm", KD_OP_mm, 0, 0, 2, kd_args_mm, 1, -1, -1},
     [KD_OP_bmm] = {"bmm", KD_OP_bmm, 0, 0, 2, kd_args_bmm, 1, -1, -1},
     [KD_OP_matmul] = {"matmul", KD_OP_matmul, 0, 0, 2, kd_args_matmul, 1, -1, -1},
@@ -1762,7 +1961,6 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_selectBackward] = {"selectBackward", KD_OP_selectBackward, KD_VIEWBW_SELECT, 0, 4, kd_args_selectBackward, 1, -1, -1},
     [KD_OP_narrowBackward] = {"narrowBackward", KD_OP_narrowBackward, KD_VIEWBW_NARROW, 0, 5, kd_args_narrowBackward, 1, -1, -1},
     [KD_OP_permuteBackward] = {"permuteBackward", KD_OP_permuteBackward, KD_VIEWBW_PERMUTE, 0, 2, kd_args_permuteBackward, 1, -1, -1},
-    [KD_OP_reduceBackward] = {"reduceBackward", KD_OP_reduceBackward, KD_VIEWBW_REDUCE, 0, 4, kd_args_reduceBackward, 1, -1, -1},
     [KD_OP_floorDivide] = {"floorDivide", KD_OP_floorDivide, KD_BINARY_FLOOR_DIVIDE, 0, 2, kd_args_floorDivide, 1, -1, -1},
     [KD_OP_floorDivide_] = {"floorDivide_", KD_OP_floorDivide_, KD_BINARY_FLOOR_DIVIDE, KD_OP_FLAG_INPLACE, 2, kd_args_floorDivide_, 1, -1, -1},
     [KD_OP_remainder] = {"remainder", KD_OP_remainder, KD_BINARY_REMAINDER, 0, 2, kd_args_remainder, 1, -1, -1},
@@ -2079,12 +2277,42 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_tanh_] = {[KD_KEY_CPU] = kd_cpu_unary},
     [KD_OP_where] = {[KD_KEY_CPU] = kd_cpu_where},
     [KD_OP_sum] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_nansum] = {[KD_KEY_CPU] = kd_cpu_reduce},
     [KD_OP_mean] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_nanmean] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_prod] = {[KD_KEY_CPU] = kd_cpu_reduce},
     [KD_OP_max] = {[KD_KEY_CPU] = kd_cpu_reduce},
     [KD_OP_max_dim] = {[KD_KEY_CPU] = kd_cpu_arg_reduce},
     [KD_OP_min] = {[KD_KEY_CPU] = kd_cpu_reduce},
     [KD_OP_min_dim] = {[KD_KEY_CPU] = kd_cpu_arg_reduce},
+    [KD_OP_amax] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_amin] = {[KD_KEY_CPU] = kd_cpu_reduce},
     [KD_OP_argmax] = {[KD_KEY_CPU] = kd_cpu_arg_reduce},
+    [KD_OP_argmin] = {[KD_KEY_CPU] = kd_cpu_arg_reduce},
+    [KD_OP_var] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_var_unbiased] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_std] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_std_unbiased] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_varMean] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_stdMean] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_norm] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_norm_str] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_logsumexp] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_all] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_any] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_countNonzero] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_median] = {[KD_KEY_CPU] = kd_cpu_median},
+    [KD_OP_median_dim] = {[KD_KEY_CPU] = kd_cpu_median},
+    [KD_OP_cumsum] = {[KD_KEY_CPU] = kd_cpu_scan},
+    [KD_OP_cumprod] = {[KD_KEY_CPU] = kd_cpu_scan},
+    [KD_OP_cummax] = {[KD_KEY_CPU] = kd_cpu_scan},
+    [KD_OP_cummin] = {[KD_KEY_CPU] = kd_cpu_scan},
+    [KD_OP_sumBackward] = {[KD_KEY_CPU] = kd_composite_sum_backward, [KD_KEY_CUDA] = kd_composite_sum_backward, [KD_KEY_AUTOGRAD] = kd_composite_sum_backward},
+    [KD_OP_meanBackward] = {[KD_KEY_CPU] = kd_composite_sum_backward, [KD_KEY_CUDA] = kd_composite_sum_backward, [KD_KEY_AUTOGRAD] = kd_composite_sum_backward},
+    [KD_OP_varBackward] = {[KD_KEY_CPU] = kd_composite_var_backward, [KD_KEY_CUDA] = kd_composite_var_backward, [KD_KEY_AUTOGRAD] = kd_composite_var_backward},
+    [KD_OP_normBackward] = {[KD_KEY_CPU] = kd_composite_norm_backward, [KD_KEY_CUDA] = kd_composite_norm_backward, [KD_KEY_AUTOGRAD] = kd_composite_norm_backward},
+    [KD_OP_prodBackward] = {[KD_KEY_CPU] = kd_cpu_reduce_backward},
+    [KD_OP_cumprodBackward] = {[KD_KEY_CPU] = kd_cpu_scan},
     [KD_OP_mm] = {[KD_KEY_CPU] = kd_cpu_mm},
     [KD_OP_bmm] = {[KD_KEY_CPU] = kd_cpu_bmm},
     [KD_OP_matmul] = {[KD_KEY_CPU] = kd_composite_matmul, [KD_KEY_CUDA] = kd_composite_matmul, [KD_KEY_AUTOGRAD] = kd_composite_matmul},
@@ -2101,7 +2329,6 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_selectBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_narrowBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_permuteBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
-    [KD_OP_reduceBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_floorDivide] = {[KD_KEY_CPU] = kd_cpu_binary},
     [KD_OP_floorDivide_] = {[KD_KEY_CPU] = kd_cpu_binary},
     [KD_OP_remainder] = {[KD_KEY_CPU] = kd_cpu_binary},

@@ -1,5 +1,4 @@
-// oplist/autograd.js - internal ops that backward formulas of the foundation's views and
-// reductions call (kd._internal.*; not public API). Part of the op list (see ./index.js).
+// oplist/autograd.js - internal ops that backward formulas of the foundation's views call (kd._internal.*; not public API). Part of the op list (see ./index.js).
 'use strict';
 
 const internal = (name, args, code, doc, backward) => ({
@@ -20,7 +19,4 @@ module.exports = [
   internal('permuteBackward', 'Tensor grad, int[] dims',
     'KD_VIEWBW_PERMUTE', 'grad permuted by the inverse of dims (the gradient of permute).',
     { grad: 'grad.permute(dims)' }),
-  internal('reduceBackward', 'Tensor grad, int[] inputSizes, int[]? dim, bool keepdim',
-    'KD_VIEWBW_REDUCE', 'grad of a reduction over dim broadcast back to inputSizes (a view; the gradient of sum).',
-    { grad: 'grad.sum(dim, keepdim)' }),
 ];

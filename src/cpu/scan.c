@@ -1,0 +1,218 @@
+/* scan.c - CPU scans along one dim: cumsum, cumprod (floating inputs accumulate in double,
+ * integer and bool ones as int64, as PyTorch), cummax/cummin (values and the index of the last
+ * of ties; NaN propagates), and cumprodBackward (exact with zeros in the line).
+ *
+ * Lines: THE iterator runs over the other dims (operands given size 1 along dim), and the
+ * loop scans each line it is handed along dim using the dim's byte strides from the context.
+ * A loop call gets n lines at once; they are scanned in blocks of 64 interleaved lines, so
+ * that when lines are adjacent in memory (a scan over an outer dim) the block is one
+ * contiguous vector per step, and when the dim itself is contiguous the 64 independent
+ * running sums hide the add latency. Large scans split the lines across threads
+ * (kd_red_run_owned). */
+#include <stdlib.h>
+
+#include "core/parallel.h"
+#include "cpu/reduce.h"
+
+#define KD_SCAN_BLOCK 64
+
+typedef struct kd_scan_ctx {
+  int code;
+  int64_t len;
+  int64_t sd[4]; /* byte stride along dim of each operand */
+} kd_scan_ctx;
+
+/* cumsum / cumprod: operands out (T), in (T); AT the accumulator type. */
+#define KD_SCAN_RUN(T, CT, LD, ST, AT, IDENT, STEP)                                                          \
+  do {                                                                                        \
+    const int64_t so = strides[0], si = strides[1], sdo = c->sd[0], sdi = c->sd[1];           \
+    /* adjacent lines: wide blocks vectorize; lines apart in memory: few streams at once */   \
+    const int64_t blk = si == (int64_t)sizeof(T) ? KD_SCAN_BLOCK : 4;                         \
+    for (int64_t i0 = 0; i0 < n; i0 += blk) {                                                 \
+      int nb = (int)(n - i0 < blk ? n - i0 : blk);                                            \
+      AT acc[KD_SCAN_BLOCK];                                                                  \
+      for (int j = 0; j < nb; j++) acc[j] = (IDENT);                                          \
+      char *o0 = data[0] + i0 * so, *x0 = data[1] + i0 * si;                                  \
+      if (so == (int64_t)sizeof(T) && si == (int64_t)sizeof(T)) {                             \
+        for (int64_t k = 0; k < c->len; k++) {                                                \
+          T *o = (T *)(o0 + k * sdo);                                                         \
+          const T *xs = (const T *)(x0 + k * sdi);                                            \
+          for (int j = 0; j < nb; j++) { AT a = acc[j]; CT x = LD(xs[j]); acc[j] = (STEP); o[j] = ST((CT)acc[j]); } \
+        }                                                                                     \
+      } else {                                                                                \
+        for (int64_t k = 0; k < c->len; k++)                                                  \
+          for (int j = 0; j < nb; j++) {                                                      \
+            AT a = acc[j];                                                                    \
+            CT x = LD(*(const T *)(x0 + j * si + k * sdi));                                   \
+            acc[j] = (STEP);                                                                  \
+            *(T *)(o0 + j * so + k * sdo) = ST((CT)acc[j]);                                   \
+          }                                                                                   \
+      }                                                                                       \
+    }                                                                                         \
+  } while (0)
+
+#define KD_SCAN_F(T, CT, LD, ST, SUM) if (SUM) KD_SCAN_RUN(T, CT, LD, ST, double, 0, a + (double)x); else KD_SCAN_RUN(T, CT, LD, ST, double, 1, a * (double)x)
+#define KD_SCAN_I(T, CT, LD, ST, SUM)                                                                        \
+  if (SUM) KD_SCAN_RUN(T, CT, LD, ST, uint64_t, 0, a + (uint64_t)(int64_t)x); else KD_SCAN_RUN(T, CT, LD, ST, uint64_t, 1, a * (uint64_t)(int64_t)x)
+#define KD_SCAN_B KD_SCAN_I
+#define KD_DEF_SCAN(SFX, DT, T, CT, LD, ST, MS, K, UT)                                        \
+  static void kd_scan_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) { \
+    const kd_scan_ctx *c = (const kd_scan_ctx *)ctx;                                          \
+    KD_SCAN_##K(T, CT, LD, ST, c->code == KD_SCAN_CUMSUM);                                                   \
+  }
+KD_ROWS_ALL(KD_DEF_SCAN)
+#define KD_SCAN_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_scan_loop_, SFX, DT)
+static const kd_iter_loop_fn kd_scan_loops[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_SCAN_ENTRY)};
+
+/* cummax / cummin: operands values (T), indices (int64), in (T), one line at a time. */
+#define KD_DEF_CUMX(SFX, DT, T, CT, LD, ST, MS, K, UT)                                        \
+  static void kd_cumx_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) { \
+    const kd_scan_ctx *c = (const kd_scan_ctx *)ctx;                                          \
+    bool mx = c->code == KD_SCAN_CUMMAX;                                                      \
+    for (int64_t i = 0; i < n; i++) {                                                         \
+      char *pv = data[0] + i * strides[0], *px = data[1] + i * strides[1], *pi = data[2] + i * strides[2]; \
+      CT best = LD(*(const T *)pi);                                                           \
+      int64_t bi = 0;                                                                         \
+      for (int64_t k = 0; k < c->len; k++) {                                                  \
+        CT x = LD(*(const T *)(pi + k * c->sd[2]));                                           \
+        if (x != x || (best == best && (mx ? x >= best : x <= best))) { best = x; bi = k; }   \
+        *(T *)(pv + k * c->sd[0]) = ST(best);                                                 \
+        *(int64_t *)(px + k * c->sd[1]) = bi;                                                 \
+      }                                                                                       \
+    }                                                                                         \
+  }
+KD_ROWS_ALL(KD_DEF_CUMX)
+#define KD_CUMX_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_cumx_loop_, SFX, DT)
+static const kd_iter_loop_fn kd_cumx_loops[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_CUMX_ENTRY)};
+
+/* cumprodBackward: operands gin, grad, self, result (all T), one line at a time.
+ * z = the first zero of the line: for k < z, gin_k = sum_{k<=j<z} g_j out_j / x_k; gin_z =
+ * sum_{j>=z} g_j prod_{i<=j, i!=z} x_i; after z, 0. */
+#define KD_DEF_CPB(SFX, DT, T, CT, LD, ST, MS, K, UT)                                         \
+  static void kd_cpb_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) {  \
+    const kd_scan_ctx *c = (const kd_scan_ctx *)ctx;                                          \
+    const int64_t len = c->len;                                                               \
+    for (int64_t i = 0; i < n; i++) {                                                         \
+      char *po = data[0] + i * strides[0], *pg = data[1] + i * strides[1];                    \
+      char *px = data[2] + i * strides[2], *pr = data[3] + i * strides[3];                    \
+      int64_t z = len;                                                                        \
+      for (int64_t k = 0; k < len && z == len; k++) if (LD(*(const T *)(px + k * c->sd[2])) == 0) z = k; \
+      double s = 0;                                                                           \
+      for (int64_t k = len - 1; k >= 0; k--) {                                                \
+        double gk = 0;                                                                        \
+        if (k < z) {                                                                          \
+          s += (double)LD(*(const T *)(pg + k * c->sd[1])) * (double)LD(*(const T *)(pr + k * c->sd[3])); \
+          gk = s / (double)LD(*(const T *)(px + k * c->sd[2]));                               \
+        } else if (k == z) {                                                                  \
+          double q = z > 0 ? (double)LD(*(const T *)(pr + (z - 1) * c->sd[3])) : 1.0;         \
+          double acc = (double)LD(*(const T *)(pg + z * c->sd[1])) * q;                       \
+          for (int64_t j = z + 1; j < len; j++) {                                             \
+            q *= (double)LD(*(const T *)(px + j * c->sd[2]));                                 \
+            acc += (double)LD(*(const T *)(pg + j * c->sd[1])) * q;                           \
+          }                                                                                   \
+          gk = acc;                                                                           \
+        }                                                                                     \
+        *(T *)(po + k * c->sd[0]) = ST((CT)gk);                                               \
+      }                                                                                       \
+    }                                                                                         \
+  }
+KD_ROWS_FLOAT(KD_DEF_CPB)
+#define KD_CPB_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_cpb_loop_, SFX, DT)
+static const kd_iter_loop_fn kd_cpb_loops[KD_DTYPE_COUNT] = {KD_ROWS_FLOAT(KD_CPB_ENTRY)};
+
+/* Runs `loop` over the lines of dim `dim` of the operands (all with `shape`'s sizes). */
+static kd_status kd_scan_lines(kd_tensor **ts, int nops, int nout, const kd_tensor *shape, int dim, kd_iter_loop_fn loop,
+                               kd_scan_ctx *c) {
+  int64_t lsizes[KD_MAX_DIMS];
+  int nd = shape->ndim;
+  memcpy(lsizes, shape->sizes, sizeof(int64_t) * (size_t)nd);
+  c->len = nd ? shape->sizes[dim] : 1;
+  if (nd) lsizes[dim] = 1;
+  kd_iter_operand ops[4];
+  for (int k = 0; k < nops; k++) {
+    ops[k] = kd_iter_operand_of(ts[k]);
+    ops[k].ndim = nd;
+    ops[k].sizes = lsizes;
+    c->sd[k] = nd ? ts[k]->strides[dim] * (int64_t)kd_dtype_size(ts[k]->dtype) : 0;
+  }
+  if (kd_tensor_numel(shape) == 0) return KD_OK;
+  kd_iter it;
+  KD_TRY(kd_iter_build(&it, ops, nops, nout, 0));
+  if (!kd_red_run_owned(&it, loop, c, c->len)) {
+    it.flags |= KD_ITER_SERIAL;
+    kd_iter_for_each(&it, loop, c);
+  }
+  return KD_OK;
+}
+
+KD_KERNEL(kd_cpu_scan) {
+  int code = op->code;
+  kd_tensor *self = args[code == KD_SCAN_CUMPROD_BACKWARD ? 1 : 0].v.t;
+  int64_t dv = args[code == KD_SCAN_CUMPROD_BACKWARD ? 2 : 1].v.i;
+  int dim;
+  KD_TRY(kd_shape_wrap_dim(dv, self->ndim, &dim));
+  if (self->ndim == 0) dim = 0;
+  kd_scan_ctx c = {code, 0, {0, 0, 0, 0}};
+  kd_status st;
+  if (code == KD_SCAN_CUMSUM || code == KD_SCAN_CUMPROD) {
+    bool fl = kd_dtype_is_float(self->dtype);
+    kd_dtype odt = kd_arg_dtype_or(&args[2], fl ? self->dtype : KD_DTYPE_I64);
+    kd_tensor *in = NULL, *out = NULL;
+    KD_TRY(kd_cpu_cast(self, odt, false, &in));
+    st = kd_tensor_empty(self->sizes, self->ndim, odt, kd_device_cpu(), &out);
+    if (st == KD_OK) {
+      kd_tensor *ts[2] = {out, in};
+      st = kd_scan_lines(ts, 2, 1, self, dim, kd_scan_loops[odt], &c);
+    }
+    kd_tensor_release(in);
+    if (st != KD_OK) {
+      if (out) kd_tensor_release(out);
+      return st;
+    }
+    kd_out_take(outs, 0, out);
+    return KD_OK;
+  }
+  if (code == KD_SCAN_CUMMAX || code == KD_SCAN_CUMMIN) {
+    kd_tensor *values = NULL, *indices = NULL;
+    st = kd_tensor_empty(self->sizes, self->ndim, self->dtype, kd_device_cpu(), &values);
+    if (st == KD_OK) st = kd_tensor_empty(self->sizes, self->ndim, KD_DTYPE_I64, kd_device_cpu(), &indices);
+    if (st == KD_OK) {
+      kd_tensor *ts[3] = {values, indices, self};
+      st = kd_scan_lines(ts, 3, 2, self, dim, kd_cumx_loops[self->dtype], &c);
+    }
+    if (st != KD_OK) {
+      if (values) kd_tensor_release(values);
+      if (indices) kd_tensor_release(indices);
+      return st;
+    }
+    kd_out_take(outs, 0, values);
+    kd_out_take(outs, 1, indices);
+    return KD_OK;
+  }
+  if (code == KD_SCAN_CUMPROD_BACKWARD) {
+    kd_tensor *grad = args[0].v.t, *result = args[3].v.t;
+    if (!kd_dtype_is_float(self->dtype))
+      return kd_error(KD_ERR_DTYPE, "cumprodBackward(): expected a floating point input, got %s", kd_cpu_torch_name(self->dtype));
+    if (grad->ndim != self->ndim || result->ndim != self->ndim ||
+        memcmp(grad->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0 ||
+        memcmp(result->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0)
+      return kd_error(KD_ERR_SHAPE, "cumprodBackward(): grad, self and result must have the same shape");
+    kd_tensor *g = NULL, *r = NULL, *out = NULL;
+    st = kd_cpu_cast(grad, self->dtype, false, &g);
+    if (st == KD_OK) st = kd_cpu_cast(result, self->dtype, false, &r);
+    if (st == KD_OK) st = kd_tensor_empty(self->sizes, self->ndim, self->dtype, kd_device_cpu(), &out);
+    if (st == KD_OK) {
+      kd_tensor *ts[4] = {out, g, self, r};
+      st = kd_scan_lines(ts, 4, 1, self, dim, kd_cpb_loops[self->dtype], &c);
+    }
+    if (g) kd_tensor_release(g);
+    if (r) kd_tensor_release(r);
+    if (st != KD_OK) {
+      if (out) kd_tensor_release(out);
+      return st;
+    }
+    kd_out_take(outs, 0, out);
+    return KD_OK;
+  }
+  return kd_error(KD_ERR_INTERNAL, "kd_cpu_scan: unknown op '%s'", op->name);
+}
