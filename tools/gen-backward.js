@@ -129,11 +129,24 @@ function resolver(ops) {
     if (!byJs.has(o.jsname)) byJs.set(o.jsname, []);
     byJs.get(o.jsname).push(o);
   }
-  return (name, callArgs) => {
+  // Static types of arguments where they are known (a forward argument's schema type, a string
+  // literal) pick between overloads that differ by type (conv2dBackwardInput with int[] or str
+  // padding).
+  const STR = new Set(['str', 'str?']);
+  const INTS = new Set(['int[]', 'int[]?', 'int|int[]']);
+  const compat = (known, param) => !known || (STR.has(known) ? STR.has(param) : INTS.has(known) ? INTS.has(param) || param === 'int' : true);
+  return (name, callArgs, typeOf) => {
     const npos = callArgs.filter((a) => !a.name).length;
     const kws = callArgs.filter((a) => a.name).map((a) => a.name);
+    const typesOk = (o) => {
+      let p = 0;
+      return callArgs.every((a) => {
+        const param = a.name ? o.args.find((x) => x.name === a.name) : o.args[p++];
+        return !param || compat(typeOf(a.e), param.type);
+      });
+    };
     const fits = (o) => npos <= o.args.length && kws.every((k) => o.args.some((a) => a.name === k)) &&
-      o.args.every((a, j) => j < npos || kws.includes(a.name) || a.def !== undefined || a.type.endsWith('?'));
+      o.args.every((a, j) => j < npos || kws.includes(a.name) || a.def !== undefined || a.type.endsWith('?')) && typesOk(o);
     if (byName.has(name) && name.includes('.')) return byName.get(name);
     const cands = byJs.get(name) || (byName.has(name) ? [byName.get(name)] : []);
     const o = cands.find(fits);
@@ -149,6 +162,12 @@ function compileOp(o, resolve) {
   let outsUsed = 0;
   let maxGrad = 0;
   const nouts = o.ret.n > 0 ? o.ret.n : 64;
+
+  function typeOf(e) {
+    if (e.k === 'str') return 'str';
+    if (e.k === 'id' && argIndex.has(e.v)) return o.args[argIndex.get(e.v)].type;
+    return null;
+  }
 
   function gen(e) {
     switch (e.k) {
@@ -188,7 +207,7 @@ function compileOp(o, resolve) {
       }
       case 'cond': return `(kd_f_truthy(c, ${gen(e.c)}) ? ${gen(e.a)} : ${gen(e.b)})`;
       case 'call': {
-        const callee = resolve(e.name, e.args);
+        const callee = resolve(e.name, e.args, typeOf);
         const slots = callee.args.map(() => 'kd_value_none()');
         let p = 0;
         for (const a of e.args) {

@@ -16,7 +16,7 @@ typedef struct kd_run_node {
   kd_node *node;
   int deps;
   bool needed;
-  bool visited_children;
+  int state;             /* DFS: 0 seen, 1 expanding, 2 finished */
   bool queued;
   kd_tensor **buf;       /* per output of node: the summed gradient so far */
   int *capture;          /* per output: index into results (-1 none) */
@@ -379,7 +379,9 @@ kd_status kd_autograd_run(kd_tensor **roots, kd_tensor **grads, int n_roots, kd_
     }
   }
 
-  /* 1. every node reachable from the roots (iterative DFS), in post-order */
+  /* 1. every node reachable from the roots, in post-order (children before parents): an
+   * iterative DFS; state 0 = seen, 1 = children pushed, 2 = finished. A node seen but not yet
+   * expanded is pushed again by every parent that meets it, so it finishes before all of them. */
   for (int i = 0; i < n_roots; i++) {
     kd_run_node *x;
     if ((st = kd_run_add(&run, root_fn[i], &x)) != KD_OK) goto done;
@@ -388,18 +390,21 @@ kd_status kd_autograd_run(kd_tensor **roots, kd_tensor **grads, int n_roots, kd_
   while (stack.n) {
     kd_node *n = stack.p[stack.n - 1];
     kd_run_node *x = kd_run_find(&run, n);
-    if (!x->visited_children) {
-      x->visited_children = true;
+    if (x->state == 0) {
+      x->state = 1;
       for (int e = 0; e < n->n_edges; e++) {
         kd_node *c = n->edges[e].fn;
-        if (!c || kd_run_find(&run, c)) continue;
-        kd_run_node *y;
-        if ((st = kd_run_add(&run, c, &y)) != KD_OK) goto done;
-        if ((st = kd_vec_push(&stack, c)) != KD_OK) goto done;
+        if (!c) continue;
+        kd_run_node *y = kd_run_find(&run, c);
+        if (!y && (st = kd_run_add(&run, c, &y)) != KD_OK) goto done;
+        if (y->state == 0 && (st = kd_vec_push(&stack, c)) != KD_OK) goto done;
       }
     } else {
       stack.n--;
-      if ((st = kd_vec_push(&order, n)) != KD_OK) goto done;
+      if (x->state == 1) {
+        x->state = 2;
+        if ((st = kd_vec_push(&order, n)) != KD_OK) goto done;
+      }
     }
   }
   /* 2. captures and which nodes are needed (children before parents in post-order) */
@@ -561,6 +566,7 @@ done:
   kd_set_grad_enabled(prev_grad);
   if (st != KD_OK && results)
     for (int i = 0; i < n_inputs; i++) if (results[i]) { kd_tensor_release(results[i]); results[i] = NULL; }
+  kd_run_free(&run); /* before the roots' references go: they keep every node alive */
   if (root_fn) for (int i = 0; i < n_roots; i++) if (root_fn[i]) kd_node_release(root_fn[i]);
   if (root_grad) for (int i = 0; i < n_roots; i++) if (root_grad[i]) kd_tensor_release(root_grad[i]);
   free(root_fn);
@@ -568,7 +574,6 @@ done:
   free(root_grad);
   free(in_fn);
   free(in_nr);
-  kd_run_free(&run);
   free(stack.p);
   free(order.p);
   free(ready.p);

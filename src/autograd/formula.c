@@ -82,7 +82,8 @@ kd_value kd_f_out(kd_bw_ctx *c, int i) {
 kd_value kd_f_arg(kd_bw_ctx *c, int i) {
   if (!kd_f_ok(c)) return kd_value_none();
   kd_node *n = c->node;
-  if (n->saved_args[i].t || (n->released && n->edge_count[i] > 0 && (kd_backward_table[n->op]->save_args & (1u << i)))) {
+  bool saved = (kd_backward_table[n->op]->save_args & (1u << i)) != 0;
+  if (n->saved_args[i].t || (n->released && n->edge_count[i] > 0 && saved && n->args[i].kind != KD_VALUE_TENSORLIST)) {
     kd_tensor *t = NULL;
     kd_status st = kd_saved_unpack(n, &n->saved_args[i], &t);
     if (st != KD_OK) return kd_f_fail(c, st);
@@ -242,6 +243,10 @@ kd_value kd_f_binop(kd_bw_ctx *c, int op, kd_value a, kd_value b) {
     }
     kd_value args[3] = {a, b, kd_value_none()};
     return kd_f_call(c, op, kd_ops[op].nargs, args);
+  }
+  if ((op == KD_OP_eq || op == KD_OP_ne) && (a.kind == KD_VALUE_STRING || b.kind == KD_VALUE_STRING)) {
+    bool same = a.kind == b.kind && a.v.str && b.v.str && strcmp(a.v.str, b.v.str) == 0;
+    return kd_value_bool(op == KD_OP_eq ? same : !same);
   }
   if (!kd_f_is_number(&a) || !kd_f_is_number(&b))
     return kd_f_fail(c, kd_error(KD_ERR_INTERNAL, "bad operands in a backward formula of '%s'", c->op->name));

@@ -263,6 +263,9 @@ void kd_node_release_saved(kd_node *n) {
   if (n->kind != KD_NODE_OP) return;
   if (n->saved_args)
     for (int i = 0; i < n->nargs; i++) kd_saved_clear(&n->saved_args[i]);
+  if (n->args)
+    for (int i = 0; i < n->nargs; i++)
+      if (n->args[i].kind == KD_VALUE_TENSORLIST) kd_value_release(&n->args[i]);
   if (n->saved_outs)
     for (int i = 0; i < n->n_outputs; i++) kd_saved_clear(&n->saved_outs[i]);
   n->released = true;
@@ -362,7 +365,7 @@ kd_status kd_saved_unpack(const kd_node *n, const kd_saved *s, kd_tensor **out) 
                     "or anywhere later. Good luck!",
                     kd_dtype_name(s->t->dtype), shape, who, (long long)now, (long long)s->version);
   }
-  if (!s->is_output || !kd_grad_enabled()) {
+  if (!s->is_output || !kd_grad_enabled() || !kd_dtype_is_float(s->t->dtype)) {
     kd_tensor_retain(s->t);
     *out = s->t;
     return KD_OK;

@@ -80,8 +80,24 @@ static kd_status kd_copy_arg(const kd_value *a, kd_value *out) {
     if (!p) return kd_error(KD_ERR_OOM, "out of memory");
     out->v.str = p;
   } else if (a->kind == KD_VALUE_TENSOR || a->kind == KD_VALUE_TENSORLIST) {
-    out->kind = KD_VALUE_NONE;
+    *out = kd_value_none();
   }
+  return KD_OK;
+}
+
+/* A tensor-list argument the formula reads: the node keeps references to its tensors (no
+ * version check for lists). */
+static kd_status kd_save_list(const kd_value *a, kd_value *out) {
+  int n = a->v.tlist.n;
+  kd_tensor **list = (kd_tensor **)malloc(sizeof(kd_tensor *) * (n ? n : 1));
+  if (!list) return kd_error(KD_ERR_OOM, "out of memory");
+  for (int j = 0; j < n; j++) {
+    list[j] = a->v.tlist.data[j];
+    if (list[j]) kd_tensor_retain(list[j]);
+  }
+  out->kind = KD_VALUE_TENSORLIST;
+  out->v.tlist.data = list;
+  out->v.tlist.n = n;
   return KD_OK;
 }
 
@@ -154,6 +170,10 @@ KD_KERNEL(kd_autograd_kernel) {
         if (st != KD_OK) return kd_record_fail(n, st);
       }
     }
+    if (a->kind == KD_VALUE_TENSORLIST && (spec->save_args & (1u << i))) {
+      st = kd_save_list(a, &n->args[i]);
+      if (st != KD_OK) return kd_record_fail(n, st);
+    }
     if (a->kind == KD_VALUE_TENSOR && (spec->save_args & (1u << i))) {
       kd_tensor *t = a->v.t;
       kd_status st2;
@@ -205,11 +225,11 @@ KD_KERNEL(kd_autograd_kernel) {
     om->dtype = t->dtype;
     om->device = kd_tensor_device(t);
     if (t->ndim) memcpy(om->sizes, t->sizes, sizeof(int64_t) * t->ndim);
-    if (!kd_dtype_is_float(t->dtype)) continue;
-    if (spec->save_outs & (1u << j)) {
+    if (spec->save_outs & (1u << j)) { /* integer outputs too: indices of max.dim, sort, ... */
       st = kd_saved_init(&n->saved_outs[j], t, true, j, inplace ? 1 : 0);
       if (st != KD_OK) break;
     }
+    if (!kd_dtype_is_float(t->dtype)) continue;
     kd_autograd_meta *m = NULL;
     st = kd_meta_get(t, &m);
     if (st != KD_OK) break;

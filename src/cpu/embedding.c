@@ -99,8 +99,8 @@ KD_KERNEL(kd_cpu_embedding_backward) {
   const kd_value *ws = &args[2];
   if (ws->v.ilist.n != 2) return kd_error(KD_ERR_SHAPE, "embeddingBackward: weightShape must have 2 sizes");
   int64_t num = ws->v.ilist.data[0], dim = ws->v.ilist.data[1];
-  int64_t pad = args[3].kind == KD_VALUE_INT ? args[3].v.i : -1;
-  if (pad < -1 && args[3].kind == KD_VALUE_INT) pad += num;
+  int64_t pad = -1; /* none */
+  if (args[3].kind == KD_VALUE_INT) pad = args[3].v.i < 0 ? args[3].v.i + num : args[3].v.i;
   if (!kd_dtype_is_float(g->dtype))
     return kd_error(KD_ERR_NOT_SUPPORTED, "\"embedding_backward\" not implemented for '%s'", kd_cpu_torch_name(g->dtype));
   int64_t *idx, n;

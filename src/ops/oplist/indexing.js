@@ -29,7 +29,7 @@ module.exports = [
   { name: 'scatterReduce', args: 'Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool includeSelf=true',
     returns: T, variants: ['function', 'method', 'inplace'], kind: 'composite', code: 'KD_SCATTER_REDUCE',
     cpu: 'kd_cpu_scatter',
-    backward: { self: "reduce == 'sum' ? grad : null", src: "reduce == 'sum' ? grad.gather(dim, index) : null" },
+    backward: { self: "reduce == 'sum' ? (includeSelf ? grad : grad.scatter(dim, index, 0)) : null", src: "reduce == 'sum' ? grad.gather(dim, index) : null" },
     doc: 'Reduces src into self at index along dim: \'sum\', \'prod\', \'mean\', \'amax\' or \'amin\' (with or without self\'s values).' },
   { name: 'indexAdd', args: 'Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1', returns: T,
     variants: ['function', 'method', 'inplace'], kind: 'composite', code: 'KD_SCATTER_INDEX_ADD', cpu: 'kd_cpu_scatter',
