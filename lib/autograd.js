@@ -201,7 +201,10 @@ module.exports = function installAutograd(kd, Tensor, N, rt) {
    * the forward call site when known. */
   autograd.detectAnomaly = function detectAnomaly(fn) {
     if (typeof fn !== 'function') throw typeError('detectAnomaly() expects a function');
-    A.setAnomalyEnabled(true);
+    // the forward call site of each recorded op: the stack without the frames inside kindling
+    const here = __dirname;
+    A.setAnomalyEnabled(true, () => String(new Error().stack).split('\n').slice(1)
+      .filter((l) => !l.includes(here)).slice(0, 8).join('\n'));
     let r;
     try {
       r = fn();

@@ -191,6 +191,12 @@ module.exports = function makeCreation(N) {
    * boolean (0-d), or a typed array (1-D; its type gives the dtype).
    */
   function tensor(data, options) {
+    const t = makeTensor(data, options);
+    if (options && options.requiresGrad) t.requiresGrad_(true);
+    return t;
+  }
+
+  function makeTensor(data, options) {
     let dtype;
     let device = 'cpu';
     if (options !== undefined && options !== null) {
@@ -198,7 +204,9 @@ module.exports = function makeCreation(N) {
         throw typeError(`tensor(data, options): options must be an object, got ${describe(options)}`);
       }
       for (const k of Object.keys(options)) {
-        if (k !== 'dtype' && k !== 'device') throw typeError(`tensor(): unexpected option '${k}' (expected dtype, device)`);
+        if (k !== 'dtype' && k !== 'device' && k !== 'requiresGrad') {
+          throw typeError(`tensor(): unexpected option '${k}' (expected dtype, device, requiresGrad)`);
+        }
       }
       dtype = checkDtype(options.dtype, 'tensor()');
       device = checkDevice(options.device, 'tensor()');

@@ -39,6 +39,8 @@ export interface TensorOptions {
   dtype?: DType | null;
   /** Where the tensor lives; `'cpu'` when left out. */
   device?: DeviceLike | null;
+  /** Record operations on this tensor for autograd (floating-point dtypes only). */
+  requiresGrad?: boolean;
 }
 
 /** Options of `Tensor#to()`. */
@@ -122,11 +124,115 @@ export declare class Tensor {
   /** PyTorch-style text: `tensor([[1., 2.], [3., 4.]])`. */
   toString(): string;
 
+  // ---- autograd
+  /** Whether operations on this tensor are recorded for autograd (settable on leaves). */
+  requiresGrad: boolean;
+  /** Sets requiresGrad (default true) and returns this tensor. */
+  requiresGrad_(requiresGrad?: boolean): this;
+  /** The gradient accumulated by backward() (leaves, and non-leaves after retainGrad()). */
+  grad: Tensor | null;
+  /** The graph node that made this tensor (null for leaves). */
+  readonly gradFn: autograd.Node | null;
+  /** True for tensors not made by a recorded op (user-created, or requiresGrad false). */
+  readonly isLeaf: boolean;
+  /** True after retainGrad() on a non-leaf. */
+  readonly retainsGrad: boolean;
+  /** Keeps .grad of this non-leaf after backward. */
+  retainGrad(): void;
+  /** A tensor sharing this one's data, cut off from the graph. */
+  detach(): Tensor;
+  /** Cuts this tensor off from the graph, in place. */
+  detach_(): this;
+  /** True for tensors made in inference mode (they cannot be saved for backward). */
+  isInference(): boolean;
+  /** fn(grad) runs when this tensor's gradient is computed; it may return a replacement gradient. */
+  registerHook(fn: (grad: Tensor) => Tensor | void): { remove(): void };
+  /** Computes gradients of this tensor (a scalar, or pass `gradient`) and accumulates them into leaves' .grad. */
+  backward(gradient?: Tensor | null, options?: BackwardOptions): void;
+  backward(options: BackwardOptions): void;
+
   /** PyTorch-style indexing (`t[key]`): integers, kd.slice(), null (new axis), '...', index tensors or arrays. */
   index(key: IndexKey | { indices: IndexKey }): Tensor;
   /** `t[key] = values` (or `+=` with accumulate), in place; key as in index(). */
   indexPut_(key: IndexKey, values: Tensor | number | boolean, accumulate?: boolean | { accumulate?: boolean }): this;
   indexPut_(options: { indices: IndexKey; values: Tensor; accumulate?: boolean }): this;
+}
+
+/** Options of Tensor#backward and autograd.backward. */
+export interface BackwardOptions {
+  /** Keep the graph's saved tensors for another backward (default: createGraph). */
+  retainGraph?: boolean;
+  /** Record the backward pass itself, for higher-order gradients. */
+  createGraph?: boolean;
+  /** Accumulate only into these tensors' .grad. */
+  inputs?: Tensor | readonly Tensor[];
+}
+
+/** Runs fn with gradient recording off (sync or async). */
+export declare function noGrad<T>(fn: () => T): T;
+/** Runs fn with gradient recording on (sync or async). */
+export declare function enableGrad<T>(fn: () => T): T;
+/** Turns recording on or off outside noGrad/enableGrad scopes. */
+export declare function setGradEnabled(on: boolean): void;
+/** Whether operations are recorded for autograd now. */
+export declare function isGradEnabled(): boolean;
+/** Runs fn in inference mode: nothing is recorded and the tensors it makes cannot be saved for backward later. */
+export declare function inferenceMode<T>(fn: () => T): T;
+/** Whether inference mode is on. */
+export declare function isInferenceModeEnabled(): boolean;
+
+export declare namespace autograd {
+  /** A node of the autograd graph (a tensor's gradFn). */
+  class Node {
+    /** PyTorch's name: 'MulBackward0', 'AccumulateGrad', ... */
+    readonly name: string;
+    /** Where this node's gradients go: [node or null, input slot] per input. */
+    readonly nextFunctions: [Node | null, number][];
+    /** For AccumulateGrad nodes: the leaf tensor. */
+    readonly variable: Tensor | undefined;
+    /** True when both objects stand for the same graph node. */
+    equals(other: Node): boolean;
+  }
+  interface GradOptions {
+    retainGraph?: boolean;
+    createGraph?: boolean;
+    /** Return null (instead of throwing) for inputs the outputs do not depend on. */
+    allowUnused?: boolean;
+  }
+  /** Gradients of outputs w.r.t. inputs, returned (not accumulated into .grad). */
+  function grad(outputs: Tensor | readonly Tensor[], inputs: Tensor | readonly Tensor[],
+    gradOutputs?: Tensor | readonly (Tensor | null)[] | null, options?: GradOptions): (Tensor | null)[];
+  /** backward() of several tensors at once. */
+  function backward(tensors: Tensor | readonly Tensor[], gradTensors?: Tensor | readonly (Tensor | null)[] | null,
+    options?: BackwardOptions): void;
+  /** Runs fn with anomaly detection: a NaN produced in backward names the node and its forward call site. */
+  function detectAnomaly<T>(fn: () => T): T;
+  interface GradcheckOptions { eps?: number; atol?: number; rtol?: number; raiseException?: boolean }
+  /** Compares autograd's gradients of fn with float64 finite differences. */
+  function gradcheck(fn: (...inputs: any[]) => Tensor | readonly Tensor[], inputs: Tensor | readonly unknown[],
+    options?: GradcheckOptions): boolean;
+  /** gradcheck of the first derivatives (second-order check). */
+  function gradgradcheck(fn: (...inputs: any[]) => Tensor | readonly Tensor[], inputs: Tensor | readonly unknown[],
+    gradOutputs?: Tensor | readonly Tensor[] | GradcheckOptions, options?: GradcheckOptions): boolean;
+  /** The ctx object of a custom Function. */
+  class FunctionCtx {
+    /** Per forward argument: whether its gradient is needed. */
+    readonly needsInputGrad: boolean[];
+    /** Saves tensors for backward (checked against in-place changes when read back). */
+    saveForBackward(...tensors: (Tensor | null)[]): void;
+    /** The tensors given to saveForBackward. */
+    readonly savedTensors: (Tensor | null)[];
+    /** Marks outputs that get no gradient. */
+    markNonDifferentiable(...tensors: Tensor[]): void;
+    /** Pass null (instead of zeros) for outputs that got no gradient. */
+    setMaterializeGrads(v: boolean): void;
+    [key: string]: unknown;
+  }
+  /** A differentiable function written in JS: subclass with static forward(ctx, ...args) and
+   * static backward(ctx, ...grads), then call Sub.apply(...args). */
+  class Function {
+    static apply(...args: unknown[]): any;
+  }
 }
 
 /** A Python-style slice for Tensor#index: `kd.slice(1, null, 2)` is `1::2`. */

@@ -115,6 +115,7 @@ struct kd_node {
   void (*custom_free)(kd_node *n);
   void *custom_data;
   const char *custom_name;
+  char *trace;              /* anomaly mode: where the forward op was called (owned) */
 };
 
 /* ---- grad mode ------------------------------------------------------------------------------ */
@@ -126,6 +127,9 @@ void kd_set_inference_mode(bool on);
 /* Anomaly mode: check every backward output for NaN and name the node. */
 void kd_set_anomaly_enabled(bool on);
 bool kd_anomaly_enabled(void);
+/* Anomaly mode records where each node's forward op was called: this hook (set by the Node-API
+ * layer) returns a malloc'ed description of the current call site, or NULL. */
+extern _Thread_local char *(*kd_anomaly_trace_hook)(void);
 
 /* ---- metadata -------------------------------------------------------------------------------- */
 static inline kd_autograd_meta *kd_meta(const kd_tensor *t) { return (kd_autograd_meta *)t->autograd; }

@@ -513,8 +513,9 @@ kd_status kd_autograd_run(kd_tensor **roots, kd_tensor **grads, int n_roots, kd_
       for (int e = 0; e < n->n_edges; e++) {
         if (gout[e] && kd_dtype_is_float(gout[e]->dtype) && kd_has_nan(gout[e])) {
           char nb[96];
-          st = kd_error(KD_ERR_INVALID_ARGUMENT, "Function '%s' returned nan values in its %dth output.",
-                        kd_node_name(n, nb, sizeof nb), e);
+          st = kd_error(KD_ERR_INVALID_ARGUMENT, "Function '%s' returned nan values in its %dth output.%s%s",
+                        kd_node_name(n, nb, sizeof nb), e,
+                        n->trace ? "\nTraceback of forward call that caused the error:\n" : "", n->trace ? n->trace : "");
           break;
         }
       }

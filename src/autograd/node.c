@@ -317,6 +317,7 @@ static void kd_node_destroy(kd_node *n) {
       x->custom_free(x);
     }
     kd_hooks_free(x->hooks);
+    free(x->trace);
     free(x->edges);
     free(x->outs);
     free(x);

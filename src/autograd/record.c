@@ -14,6 +14,7 @@
 static _Thread_local bool kd_grad_off;   /* grad mode is on by default */
 static _Thread_local bool kd_inference;
 static _Thread_local bool kd_anomaly;
+_Thread_local char *(*kd_anomaly_trace_hook)(void);
 
 bool kd_grad_enabled(void) { return !kd_grad_off; }
 void kd_set_grad_enabled(bool on) { kd_grad_off = !on; }
@@ -247,6 +248,7 @@ KD_KERNEL(kd_autograd_kernel) {
     any_diff = true;
   }
   (void)any_diff;
+  if (kd_anomaly && kd_anomaly_trace_hook) n->trace = kd_anomaly_trace_hook();
   kd_node_release(n);
   if (st != KD_OK) {
     for (int j = 0; j < KD_OP_MAX_OUTS; j++) kd_value_release(&outs[j]);

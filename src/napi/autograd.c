@@ -375,6 +375,7 @@ static napi_value kd_ag_make_custom_node(napi_env env, napi_callback_info info) 
   n->custom_free = kd_custom_free;
   n->custom_name = strdup(name);
   n->custom_data = kd_js_fn_new(env, argv[3]);
+  if (kd_anomaly_enabled() && kd_anomaly_trace_hook) n->trace = kd_anomaly_trace_hook();
   kd_status st = KD_OK;
   for (uint32_t i = 0; i < nin && st == KD_OK; i++) {
     napi_value e;
@@ -502,10 +503,52 @@ static napi_value kd_ag_is_inference_mode(napi_env env, napi_callback_info info)
   (void)info;
   return kd_bool(env, kd_inference_mode());
 }
+/* Anomaly mode: a JS function returning the current stack (new Error().stack), called when a
+ * node is recorded. */
+static _Thread_local napi_env kd_trace_env;
+static _Thread_local napi_ref kd_trace_fn;
+
+static char *kd_js_trace(void) {
+  napi_env env = kd_trace_env;
+  if (!env || !kd_trace_fn) return NULL;
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(env, &scope) != napi_ok) return NULL;
+  char *out = NULL;
+  napi_value fn, global, r;
+  if (napi_get_reference_value(env, kd_trace_fn, &fn) == napi_ok && napi_get_global(env, &global) == napi_ok &&
+      napi_call_function(env, global, fn, 0, NULL, &r) == napi_ok) {
+    size_t len = 0;
+    if (napi_get_value_string_utf8(env, r, NULL, 0, &len) == napi_ok) {
+      out = (char *)malloc(len + 1);
+      if (out) napi_get_value_string_utf8(env, r, out, len + 1, &len);
+    }
+  } else {
+    bool pending = false;
+    napi_is_exception_pending(env, &pending);
+    if (pending) {
+      napi_value exc;
+      napi_get_and_clear_last_exception(env, &exc);
+    }
+  }
+  napi_close_handle_scope(env, scope);
+  return out;
+}
+
+/* setAnomalyEnabled(on, traceFn?) */
 static napi_value kd_ag_set_anomaly(napi_env env, napi_callback_info info) {
-  KD_ARGS(1);
+  KD_ARGS(2);
   bool on = false;
   napi_get_value_bool(env, argv[0], &on);
+  if (kd_trace_fn) {
+    napi_delete_reference(env, kd_trace_fn);
+    kd_trace_fn = NULL;
+  }
+  kd_anomaly_trace_hook = NULL;
+  if (on && !kd_is_nullish(env, argv[1])) {
+    KD_NAPI_CALL(env, napi_create_reference(env, argv[1], 1, &kd_trace_fn));
+    kd_trace_env = env;
+    kd_anomaly_trace_hook = kd_js_trace;
+  }
   kd_set_anomaly_enabled(on);
   return NULL;
 }

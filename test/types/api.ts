@@ -18,8 +18,8 @@ const h = kd.tensor([[true, false]]);
 const i2 = kd.tensor(a, { device: 'cuda:0' });
 // @ts-expect-error: not a dtype
 kd.tensor([1], { dtype: 'float' });
-// @ts-expect-error: requiresGrad is not supported yet
-kd.tensor([1], { requiresGrad: true });
+// @ts-expect-error: requiresGrad is a boolean
+kd.tensor([1], { requiresGrad: 1 });
 // @ts-expect-error: strings are not tensor data
 kd.tensor(['a']);
 
@@ -181,4 +181,24 @@ use(custom, d, e, f, g, h, i2);
   x.indexPut_([kd.slice(), 0], 1);
   x.indexPut_([kd.tensor([0, 1])], kd.ones([3, 4]), true);
   void a;
+}
+
+// autograd
+{
+  const w = kd.tensor([1, 2, 3], { requiresGrad: true });
+  const loss: kd.Tensor = w.mul(w).sum();
+  loss.backward();
+  const g: kd.Tensor | null = w.grad;
+  const name: string | undefined = loss.gradFn?.name;
+  const [dw] = kd.autograd.grad(w.exp().sum(), [w], null, { createGraph: true });
+  const ok: boolean = kd.autograd.gradcheck((x: kd.Tensor) => x.sin(), [kd.randn([3], { dtype: 'float64' }).requiresGrad_()]);
+  const y = kd.noGrad(() => w.mul(2));
+  const h = w.registerHook((grad) => grad.mul(2));
+  h.remove();
+  class Square extends kd.autograd.Function {
+    static forward(ctx: kd.autograd.FunctionCtx, x: kd.Tensor) { ctx.saveForBackward(x); return x.mul(x); }
+    static backward(ctx: kd.autograd.FunctionCtx, g: kd.Tensor) { const [x] = ctx.savedTensors; return g.mul(x!).mul(2); }
+  }
+  const s: kd.Tensor = Square.apply(w);
+  void [g, name, dw, ok, y, s];
 }
