@@ -1,5 +1,6 @@
 // torch.js - the PyTorch peer: runs bench/peers/torch_peer.py once per bench run with every
-// (case, size) that has a PyTorch version, with the same timing rule and thread count.
+// (case, size) that has a PyTorch version, with the same timing rule and thread count, on the
+// same device ('cpu' or 'cuda').
 'use strict';
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
@@ -16,8 +17,8 @@ function pythonCandidates() {
  * @param {{name: string, size: number}[]} cases
  * @returns {{torch: string, threads: number, python: string, results: object[]} | {error: string}}
  */
-function runTorch(cases, { threads, warmupS, minSampleS, repeats }) {
-  const request = JSON.stringify({ threads, warmup_s: warmupS, min_sample_s: minSampleS, repeats, cases });
+function runTorch(cases, { threads, device = 'cpu', warmupS, minSampleS, repeats }) {
+  const request = JSON.stringify({ threads, device, warmup_s: warmupS, min_sample_s: minSampleS, repeats, cases });
   let lastErr = 'no python3 found';
   for (const py of pythonCandidates()) {
     const probe = spawnSync(py, ['-c', 'import torch'], { encoding: 'utf8' });
