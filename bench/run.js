@@ -70,6 +70,7 @@ const D2D_ELEMENTS = 1 << 26; // 256 MiB per buffer for the GPU copy limit
 
 const skipped = []; // {what, reason}
 const skip = (what, reason) => {
+  if (skipped.some((s) => s.what === what && s.reason === reason)) return; // said once (rounds, --check-repeat)
   skipped.push({ what, reason });
   console.log(`  skip ${what}: ${reason}`);
 };
