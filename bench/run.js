@@ -16,10 +16,11 @@
 // bench/out/<date>.json and a chart of the ratios to bench/out/<date>.svg. Never fails on time.
 //
 // Note [Rounds]
-// Kindling and each peer run at different moments, so load from other processes that comes
-// and goes biases one side. --rounds N runs the whole sequence N times, alternating the order
-// (kindling first, then peers first, ...), and keeps for each implementation and size the
-// round with the lowest median (STREAM: the highest bandwidth). Every round is in the JSON.
+// Load from other processes that comes and goes biases whichever side runs during it, even with
+// the sides interleaved case by case (Note [Interleaving]). --rounds N runs the whole sequence N
+// times, alternating the order (kindling first, then peers first, natives last then first), and
+// keeps for each implementation and size the round with the lowest median (STREAM: the highest
+// bandwidth). Every round is in the JSON.
 // --check-repeat runs the whole suite (with its rounds) twice and compares the ratios.
 'use strict';
 
@@ -51,8 +52,8 @@ process.env.OMP_NUM_THREADS = String(threads);
 const { measure, measureAsync } = require('./lib/timing');
 const { describeMachine, llcBytes } = require('./lib/machine');
 const native = require('./lib/native');
-const { runTorch } = require('./lib/torch');
-const { runTfjs } = require('./lib/tfjs');
+const { startTorch } = require('./lib/torch');
+const { startTfjs } = require('./lib/tfjs');
 const { renderChart } = require('./lib/chart');
 const { fmtTime, formatTable, formatHeadlines } = require('./lib/format');
 const { compareRuns, formatRepeat } = require('./lib/repeat');
@@ -111,35 +112,24 @@ const liveTensors = () => {
   } catch { return null; }
 };
 
-async function runKindling() {
-  const out = [];
-  if (!kd) return out;
-  for (const c of cases) {
-    for (const n of c.runSizes) {
-      const label = `${c.name} ${c.label(n)}`;
-      process.stdout.write(`  kindling ${label} ... `);
-      let state = null;
-      try {
-        const live0 = liveTensors();
-        state = c.setup(kd, n, dev);
-        const r = c.async ? await measureAsync(() => c.run(state), timing) : measure(() => c.run(state), timing, sync);
-        c.teardown(state);
-        state = null;
-        const live1 = liveTensors();
-        out.push({ name: c.name, size: n, batch: r.batch, median_s: r.medianS, best_s: r.bestS, samples: r.samples,
-          live_tensors_before: live0, live_tensors_after: live1 });
-        console.log(fmtTime(r.medianS, c.perCallUnit));
-        if (live0 !== null && live1 !== null && live1 !== live0)
-          console.log(`    warning: ${live1 - live0} tensors still alive after ${label}`);
-      } catch (e) {
-        if (state) try { c.teardown(state); } catch { /* already reported */ }
-        const msg = String(e.message).split('\n')[0];
-        console.log(`failed: ${msg}`);
-        out.push({ name: c.name, size: n, error: msg });
-      }
-    }
+/** Times kindling on one (case, size): a result record ({error} when it fails). */
+async function measureKindling(c, n) {
+  let state = null;
+  try {
+    const live0 = liveTensors();
+    state = c.setup(kd, n, dev);
+    const r = c.async ? await measureAsync(() => c.run(state), timing) : measure(() => c.run(state), timing, sync);
+    c.teardown(state);
+    state = null;
+    const live1 = liveTensors();
+    if (live0 !== null && live1 !== null && live1 !== live0)
+      console.log(`    warning: ${live1 - live0} tensors still alive after ${c.name} ${c.label(n)}`);
+    return { name: c.name, size: n, batch: r.batch, median_s: r.medianS, best_s: r.bestS, samples: r.samples,
+      live_tensors_before: live0, live_tensors_after: live1 };
+  } catch (e) {
+    if (state) try { c.teardown(state); } catch { /* already reported */ }
+    return { name: c.name, size: n, error: String(e.message).split('\n')[0] };
   }
-  return out;
 }
 
 // ---- peers ------------------------------------------------------------------------------
@@ -168,31 +158,99 @@ function runSgemm() {
   return r;
 }
 
-function runTorchPeer() {
-  const list = cases.filter((c) => c.peers && c.peers.torch).flatMap((c) => c.runSizes.map((size) => ({ name: c.name, size })));
-  if (cuda && opts.native) list.push({ name: 'limit.d2d_copy', size: D2D_ELEMENTS });
-  if (!list.length) return null;
-  if (!opts.torch) { skip('PyTorch', '--no-torch'); return null; }
-  process.stdout.write(`  PyTorch ${dev} (${list.length} measurements) ... `);
-  const r = runTorch(list, { threads, device: dev, ...timing });
-  if (r.error) { console.log('skipped'); skip('PyTorch', r.error); return null; }
-  console.log(`torch ${r.torch}, ${r.threads} threads${r.gpu ? `, ${r.gpu}` : ''} (${r.python})`);
-  for (const e of r.results.filter((x) => x.error)) console.log(`    torch ${e.name} ${e.size}: ${e.error}`);
+// Note [Interleaving]
+// The peers are processes started once (bench/lib/peer.js) and asked for one (case, size) at a
+// time: kindling and each peer measure a case one right after the other, so load from other
+// processes that comes and goes hits both sides of a ratio alike. The order alternates from
+// case to case and from round to round.
+const live = { torch: null, tfjs: null }; // {peer, info} of the running peers
+
+async function startPeers() {
+  const wants = (p) => cases.some((c) => c.peers && c.peers[p]);
+  if (wants('torch') || (cuda && opts.native)) {
+    if (!opts.torch) skip('PyTorch', '--no-torch');
+    else {
+      process.stdout.write(`  PyTorch ${dev} ... `);
+      const r = await startTorch({ threads, device: dev });
+      if (r.error) { console.log('skipped'); skip('PyTorch', r.error); } else {
+        live.torch = r;
+        console.log(`torch ${r.info.torch}, ${r.info.threads} threads${r.info.gpu ? `, ${r.info.gpu}` : ''} (${r.info.python})`);
+      }
+    }
+  }
+  if (wants('tfjs')) {
+    if (cuda) skip('TensorFlow.js', 'CPU backend only; not a peer on --device cuda');
+    else if (!opts.tfjs) skip('TensorFlow.js', '--no-tfjs');
+    else {
+      process.stdout.write('  TensorFlow.js cpu ... ');
+      const r = await startTfjs({ capS: tfjsCapS }, (m) => process.stdout.write(m));
+      if (r.error) { console.log('skipped'); skip('TensorFlow.js', r.error); } else {
+        live.tfjs = r;
+        console.log(`tfjs ${r.info.tfjs}, backend ${r.info.backend}, 1 thread (pure JS)`);
+      }
+    }
+  }
+}
+
+const stopPeers = () => { for (const p of Object.values(live)) if (p) p.peer.close(); };
+
+const tfjsOn = (c, size) => {
+  const t = c.peers && c.peers.tfjs;
+  return t === true || (t === 'full' && !opts.quick) || (typeof t === 'number' && size <= t);
+};
+
+/** Asks a peer for one measurement; a peer that died is dropped (said once). */
+async function ask(which, label, name, size) {
+  const p = live[which];
+  const r = await p.peer.request({ name, size, warmup_s: timing.warmupS, min_sample_s: timing.minSampleS, repeats: timing.repeats });
+  if (r.error && p.peer.dead) {
+    skip(label, p.peer.dead);
+    live[which] = null;
+  }
   return r;
 }
 
-function runTfjsPeer() {
-  const on = (t, size) => t === true || (t === 'full' && !opts.quick) || (typeof t === 'number' && size <= t);
-  const list = cases.filter((c) => c.peers && c.peers.tfjs)
-    .flatMap((c) => c.runSizes.filter((size) => on(c.peers.tfjs, size)).map((size) => ({ name: c.name, size })));
-  if (!list.length) return null;
-  if (cuda) { skip('TensorFlow.js', 'CPU backend only; not a peer on --device cuda'); return null; }
-  if (!opts.tfjs) { skip('TensorFlow.js', '--no-tfjs'); return null; }
-  process.stdout.write(`  TensorFlow.js cpu (${list.length} measurements) ... `);
-  const r = runTfjs(list, { ...timing, capS: tfjsCapS }, (m) => process.stdout.write(m));
-  if (r.error) { console.log('skipped'); skip('TensorFlow.js', r.error); return null; }
-  console.log(`tfjs ${r.tfjs}, backend ${r.backend}, 1 thread (pure JS)`);
-  return r;
+/** One round: every (case, size) on kindling and its peers in turn, then the native programs. */
+async function runRound(r) {
+  const round = { kindling: [] };
+  for (const which of ['torch', 'tfjs']) if (live[which]) round[which] = { ...live[which].info, results: [] };
+  const natives = () => { round.stream = runStream(); round.sgemm = runSgemm(); };
+  if (r % 2) natives();
+  let k = 0;
+  for (const c of cases) {
+    for (const n of c.runSizes) {
+      const said = [];
+      const sides = [async () => {
+        const x = await measureKindling(c, n);
+        round.kindling.push(x);
+        said[0] = `kindling ${x.error ? `failed: ${x.error}` : fmtTime(x.median_s, c.perCallUnit)}`;
+      }];
+      if (live.torch && c.peers && c.peers.torch) {
+        sides.push(async () => {
+          const x = await ask('torch', 'PyTorch', c.name, n);
+          if (round.torch) round.torch.results.push(x);
+          said[1] = `torch ${x.error ? `failed: ${x.error}` : fmtTime(x.median_s, c.perCallUnit)}`;
+        });
+      }
+      if (live.tfjs && tfjsOn(c, n)) {
+        sides.push(async () => {
+          const x = await ask('tfjs', 'TensorFlow.js', c.name, n);
+          if (round.tfjs) round.tfjs.results.push(x);
+          said[2] = `tfjs ${x.error ? x.error : fmtTime(x.median_s, c.perCallUnit)}`;
+        });
+      }
+      process.stdout.write(`  ${c.name} ${c.label(n)}: `);
+      for (const side of (r + k++) % 2 ? sides.reverse() : sides) await side();
+      console.log(said.filter(Boolean).join(', '));
+    }
+  }
+  if (cuda && opts.native && live.torch) {
+    const x = await ask('torch', 'PyTorch', 'limit.d2d_copy', D2D_ELEMENTS);
+    if (round.torch) round.torch.results.push(x);
+    if (x.error) skip('device-to-device copy limit', x.error);
+  }
+  if (!(r % 2)) natives();
+  return round;
 }
 
 /** The GPU's limit: device-to-device copy bandwidth, from PyTorch's copy_ (reads + writes). */
@@ -285,14 +343,9 @@ async function runSuite() {
   const rounds = [];
   for (let r = 0; r < opts.rounds; r++) {
     if (opts.rounds > 1) console.log(`round ${r + 1} of ${opts.rounds}`);
-    const round = {};
-    const steps = [async () => { round.kindling = await runKindling(); }, () => { round.torch = runTorchPeer(); },
-      () => { round.tfjs = runTfjsPeer(); }, () => { round.stream = runStream(); }, () => { round.sgemm = runSgemm(); }];
-    for (const step of r % 2 ? steps.reverse() : steps) await step();
+    const round = await runRound(r);
     rounds.push(round);
-    // a peer that cannot run will not run in later rounds (or the second run) either
-    opts.torch = opts.torch && !!round.torch;
-    opts.tfjs = opts.tfjs && !!round.tfjs;
+    // native programs that cannot run will not run in later rounds (or the second run) either
     opts.native = opts.native && (!!round.stream || !!round.sgemm || cuda);
   }
   const { kdResults, peers } = bestOfRounds(rounds);
@@ -333,12 +386,14 @@ async function main() {
   if (load > 0.5) console.log(`  note: load average ${load.toFixed(2)} before starting: other work may skew timings`);
   for (const u of unavailable) skip(u.what, u.reason);
 
+  await startPeers();
   const first = await runSuite();
   let second = null;
   if (opts.checkRepeat) {
     console.log('check-repeat: second run');
     second = await runSuite();
   }
+  stopPeers();
   const final = second || first;
   const { rows, peers } = final;
 
@@ -403,6 +458,7 @@ async function main() {
 }
 
 main().catch((e) => {
+  stopPeers();
   console.error(`bench: ${e.stack || e}`);
   process.exit(1);
 });

@@ -1,8 +1,9 @@
 // tfjs_peer.js - the TensorFlow.js side of kindling's benchmark (bench/lib/tfjs.js runs it).
-// Reads one JSON request on stdin:
-//   {"dir": "<cache with node_modules/@tensorflow/tfjs>", "warmupS", "minSampleS", "repeats",
-//    "capS", "cases": [{"name": "add", "size": 1024}, ...]}
-// and prints one JSON object on stdout: {"tfjs", "backend", "threads": 1, "results": [...]}.
+// Speaks JSON lines on stdin/stdout. The first line configures it:
+//   {"dir": "<cache with node_modules/@tensorflow/tfjs>", "capS": 0.5}
+// and it answers {"tfjs", "backend", "threads": 1}; then each line asks for one measurement,
+//   {"name": "add", "size": 1024, "warmup_s", "min_sample_s", "repeats"}
+// and gets {"name", "size", "batch", "median_s", "best_s", "samples"} (or "error") back.
 // Same timing rule as kindling (bench/lib/timing.js), CPU backend (pure JS, one thread), every
 // result disposed. tfjs's conv2d is NHWC, so its inputs are laid out so; the shapes and FLOPs
 // are the same. A case this file does not know gets an "error"; so does a size after a smaller
@@ -49,49 +50,52 @@ const CASES = (tf) => {
   };
 };
 
+async function measureCase(tf, cases, slowest, capS, req) {
+  const { name, size } = req;
+  const make = cases[name];
+  const slow = slowest.get(name);
+  if (!make) return { name, size, error: 'no TensorFlow.js version of this case' };
+  if (slow && size > slow[0]) return { name, size, error: `not run: size ${slow[0]} already took ${slow[1].toFixed(2)} s per call` };
+  const timing = { warmupS: req.warmup_s, minSampleS: req.min_sample_s, repeats: req.repeats };
+  let c = null;
+  try {
+    c = make(size);
+    // A probe call first: a call over capS is timed 3 times, without the batching rule.
+    const t0 = nowS();
+    await c.fn();
+    const probe = nowS() - t0;
+    let r;
+    if (capS && probe > capS) {
+      const samples = [probe];
+      for (let i = 0; i < 2; i++) { const t1 = nowS(); await c.fn(); samples.push(nowS() - t1); }
+      r = { batch: 1, medianS: median(samples), bestS: Math.min(...samples), samples };
+    } else {
+      r = c.async ? await measureAsync(c.fn, timing) : measure(c.fn, timing);
+    }
+    if (capS && r.medianS > capS) slowest.set(name, [size, r.medianS]);
+    return { name, size, batch: r.batch, median_s: r.medianS, best_s: r.bestS, samples: r.samples };
+  } catch (e) {
+    return { name, size, error: String(e.message || e).split('\n')[0] };
+  } finally {
+    if (c) for (const t of c.inputs) t.dispose();
+  }
+}
+
 async function main() {
-  let text = '';
-  for await (const chunk of process.stdin) text += chunk;
-  const req = JSON.parse(text);
-  const tf = require(path.join(req.dir, 'node_modules', '@tensorflow', 'tfjs'));
+  const answer = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`);
+  const lines = require('node:readline').createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+  const first = await lines.next();
+  if (first.done) return;
+  const config = JSON.parse(first.value);
+  const tf = require(path.join(config.dir, 'node_modules', '@tensorflow', 'tfjs'));
   await tf.setBackend('cpu');
   await tf.ready();
-  const timing = { warmupS: req.warmupS, minSampleS: req.minSampleS, repeats: req.repeats };
   const cases = CASES(tf);
-  const out = { tfjs: tf.version.tfjs, backend: tf.getBackend(), threads: 1, results: [] };
   const slowest = new Map(); // case -> [size, seconds per call] of a size over capS
-  for (const { name, size } of req.cases) {
-    const make = cases[name];
-    const slow = slowest.get(name);
-    if (!make) { out.results.push({ name, size, error: 'no TensorFlow.js version of this case' }); continue; }
-    if (slow && size > slow[0]) {
-      out.results.push({ name, size, error: `not run: size ${slow[0]} already took ${slow[1].toFixed(2)} s per call` });
-      continue;
-    }
-    let c = null;
-    try {
-      c = make(size);
-      // A probe call first: a call over capS is timed 3 times, without the batching rule.
-      const t0 = nowS();
-      await c.fn();
-      const probe = nowS() - t0;
-      let r;
-      if (req.capS && probe > req.capS) {
-        const samples = [probe];
-        for (let i = 0; i < 2; i++) { const t1 = nowS(); await c.fn(); samples.push(nowS() - t1); }
-        r = { batch: 1, medianS: median(samples), bestS: Math.min(...samples), samples };
-      } else {
-        r = c.async ? await measureAsync(c.fn, timing) : measure(c.fn, timing);
-      }
-      out.results.push({ name, size, batch: r.batch, median_s: r.medianS, best_s: r.bestS, samples: r.samples });
-      if (req.capS && r.medianS > req.capS) slowest.set(name, [size, r.medianS]);
-    } catch (e) {
-      out.results.push({ name, size, error: String(e.message || e).split('\n')[0] });
-    } finally {
-      if (c) for (const t of c.inputs) t.dispose();
-    }
+  answer({ tfjs: tf.version.tfjs, backend: tf.getBackend(), threads: 1 });
+  for (let l = await lines.next(); !l.done; l = await lines.next()) {
+    if (l.value.trim()) answer(await measureCase(tf, cases, slowest, config.capS, JSON.parse(l.value)));
   }
-  process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
 main().catch((e) => {

@@ -1,13 +1,15 @@
-"""torch_peer.py - the PyTorch side of kindling's benchmark (bench/run.js runs it).
+"""torch_peer.py - the PyTorch side of kindling's benchmark (bench/lib/torch.js runs it).
 
-Reads one JSON request on stdin:
-  {"threads": 2, "device": "cpu", "min_sample_s": 0.02, "warmup_s": 0.05, "repeats": 11,
-   "cases": [{"name": "add", "size": 1024}, ...]}
-and prints one JSON object on stdout:
-  {"torch": "2.3.0", "threads": 2, "results": [{"name", "size", "batch", "median_s", "best_s", "samples"}]}
-Each case is timed exactly as the JS side times kindling: calls are batched so one sample
-lasts at least min_sample_s (after warmup_s of warm-up), `repeats` samples are taken, and
-median_s is the median time per call. A case this file does not know gets an "error".
+Speaks JSON lines on stdin/stdout. The first line configures it:
+  {"threads": 2, "device": "cpu"}
+and it answers {"torch": "1.13.0", "threads": 2, "device": "cpu"} (plus "gpu" on CUDA). Then each
+line asks for one measurement:
+  {"name": "add", "size": 1024, "warmup_s": 0.05, "min_sample_s": 0.02, "repeats": 11}
+and gets {"name", "size", "batch", "median_s", "best_s", "samples"} (or "error") back, so the bench
+can time kindling and PyTorch on the same case one right after the other. Each case is timed
+exactly as the JS side times kindling: calls are batched so one sample lasts at least
+min_sample_s (after warmup_s of warm-up), `repeats` samples are taken, and median_s is the
+median time per call. A case this file does not know gets an "error".
 With "device": "cuda" inputs live on the GPU and every sample ends with
 torch.cuda.synchronize(); "limit.d2d_copy" then times the device-to-device copy (the limit).
 Results are dropped right away (refcounting frees them), as the JS side disposes its own.
@@ -134,36 +136,43 @@ def measure(fn, min_sample_s, warmup_s, repeats, sync):
     return batch, samples
 
 
+def answer(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def run_case(c, sync):
+    name, size = c["name"], c["size"]
+    make = CASES.get(name)
+    if make is None:
+        return {"name": name, "size": size, "error": "no PyTorch version of this case"}
+    try:
+        with torch.no_grad():
+            batch, samples = measure(make(size), c["min_sample_s"], c["warmup_s"], c["repeats"], sync)
+    except Exception as e:  # noqa: BLE001 - one failing case must not lose the others
+        return {"name": name, "size": size, "error": str(e).split("\n")[0]}
+    return {"name": name, "size": size, "batch": batch, "median_s": statistics.median(samples),
+            "best_s": min(samples), "samples": samples}
+
+
 def main():
     global DEV
-    req = json.load(sys.stdin)
-    DEV = req.get("device") or "cpu"
+    config = json.loads(sys.stdin.readline())
+    DEV = config.get("device") or "cpu"
     if DEV == "cuda" and not torch.cuda.is_available():
         sys.stderr.write("torch.cuda.is_available() is False\n")
         sys.exit(3)
     sync = torch.cuda.synchronize if DEV == "cuda" else (lambda: None)
-    threads = int(req.get("threads") or 0)
+    threads = int(config.get("threads") or 0)
     if threads > 0:
         torch.set_num_threads(threads)
-    out = {"torch": torch.__version__, "threads": torch.get_num_threads(), "device": DEV, "results": []}
+    hello = {"torch": torch.__version__, "threads": torch.get_num_threads(), "device": DEV}
     if DEV == "cuda":
-        out["gpu"] = torch.cuda.get_device_name()
-    for c in req["cases"]:
-        name, size = c["name"], c["size"]
-        make = CASES.get(name)
-        if make is None:
-            out["results"].append({"name": name, "size": size, "error": "no PyTorch version of this case"})
-            continue
-        try:
-            with torch.no_grad():
-                batch, samples = measure(make(size), req["min_sample_s"], req["warmup_s"], req["repeats"], sync)
-        except Exception as e:  # noqa: BLE001 - one failing case must not lose the others
-            out["results"].append({"name": name, "size": size, "error": str(e).split("\n")[0]})
-            continue
-        out["results"].append({"name": name, "size": size, "batch": batch, "median_s": statistics.median(samples),
-                               "best_s": min(samples), "samples": samples})
-    json.dump(out, sys.stdout)
-    sys.stdout.write("\n")
+        hello["gpu"] = torch.cuda.get_device_name()
+    answer(hello)
+    for line in sys.stdin:
+        if line.strip():
+            answer(run_case(json.loads(line), sync))
 
 
 if __name__ == "__main__":
