@@ -67,6 +67,24 @@ module.exports = [
     headline: [4],
     peers: { torch: true, tfjs: true },
   },
+  // The same two calls with a recorded graph (a requires grad): the autograd overhead per op.
+  ...[['add.overhead.grad', 1, (s) => { s.a.add(s.b).dispose(); }, 'a.add(b) on 1-element'],
+    ['matmul.overhead.grad', 4, (s) => { s.kd.matmul(s.a, s.b).dispose(); }, 'kd.matmul(a, b) on 4x4']].map(([name, n, run, what]) => ({
+    name,
+    title: `${what} float32 tensors, a.requiresGrad_(): per-op overhead with autograd recording`,
+    sizes: [n],
+    label: n === 1 ? () => '1' : square,
+    requires: (kd) => needs('Tensor#requiresGrad_ (autograd)', typeof kd.Tensor.prototype.requiresGrad_ === 'function'),
+    setup: (kd, size, dev) => {
+      const shape = size === 1 ? [1] : [size, size];
+      return { kd, a: randn(kd, shape, dev).requiresGrad_(), b: randn(kd, shape, dev) };
+    },
+    run,
+    teardown: disposeAll,
+    perCallUnit: 'us',
+    headline: [n],
+    peers: { torch: true },
+  })),
   {
     name: 'add',
     title: 'c = a.add(b), float32, into a new tensor (12 bytes/element)',

@@ -25,7 +25,8 @@ function renderChart(rows, meta) {
   const peers = PEERS.filter((p) => lines.some((r) => r[p.key]));
   const labelW = 250;
   const plotW = 520;
-  const rightW = 130;
+  const rightW = 175;
+  const pctX = labelW + plotW + 45; // the % of limit column, clear of a clamped bar's label
   const barH = 9;
   const lineH = Math.max(1, peers.length) * (barH + 2) + 8;
   const top = 78;
@@ -47,7 +48,7 @@ function renderChart(rows, meta) {
     out.push(`<text x="${lx + 16}" y="55">kindling / ${esc(p.label)}</text>`);
     lx += 30 + 7 * (`kindling / ${p.label}`).length;
   }
-  out.push(`<text x="${labelW + plotW + 8}" y="55" fill="#555">% of limit</text>`);
+  out.push(`<text x="${pctX}" y="55" fill="#555">% of limit</text>`);
   // axis: grid lines at powers of 2
   const bottom = height - 30;
   for (let e = Math.log2(MIN); e <= Math.log2(MAX); e++) {
@@ -75,7 +76,7 @@ function renderChart(rows, meta) {
       out.push(`<text x="${tx.toFixed(1)}" y="${by + barH - 1}" font-size="9">${fmtRatio(ratio)}</text>`);
     });
     if (r.limit_pct !== null && r.limit_pct !== undefined) {
-      out.push(`<text x="${labelW + plotW + 8}" y="${ty}">${r.limit_pct.toFixed(0)}% ${esc(r.limit || '')}</text>`);
+      out.push(`<text x="${pctX}" y="${ty}">${r.limit_pct.toFixed(0)}% ${esc(r.limit || '')}</text>`);
     }
   });
   out.push('</svg>');

@@ -81,6 +81,13 @@ def case_data(size):
     return lambda: t.item()
 
 
+def case_grad(size):
+    """The overhead cases with a recorded graph: `a` requires grad (run outside no_grad)."""
+    shape = (size,) if size == 1 else (size, size)
+    a, b = randn(*shape).requires_grad_(), randn(*shape)
+    return (lambda: a.add(b)) if size == 1 else (lambda: torch.matmul(a, b))
+
+
 def case_d2d_copy(size):
     """The limit on a GPU: device-to-device copy of `size` float32 elements."""
     a, b = randn(size), torch.empty(size, device=DEV)
@@ -90,6 +97,8 @@ def case_d2d_copy(size):
 CASES = {
     "add.overhead": case_add,
     "matmul.overhead": case_matmul,
+    "add.overhead.grad": case_grad,
+    "matmul.overhead.grad": case_grad,
     "add": case_add,
     "sum": case_sum(None),
     "sum.dim0": case_sum(0),
@@ -147,7 +156,7 @@ def run_case(c, sync):
     if make is None:
         return {"name": name, "size": size, "error": "no PyTorch version of this case"}
     try:
-        with torch.no_grad():
+        with torch.set_grad_enabled(name.endswith(".grad")):
             batch, samples = measure(make(size), c["min_sample_s"], c["warmup_s"], c["repeats"], sync)
     except Exception as e:  # noqa: BLE001 - one failing case must not lose the others
         return {"name": name, "size": size, "error": str(e).split("\n")[0]}
