@@ -1,66 +1,214 @@
 // cases.js - the benchmark cases. Each case is data plus three small functions, so adding
-// one is adding an entry here (and, for a PyTorch comparison, a function of the same name
-// in bench/peers/torch_peer.py's CASES):
+// one is adding an entry here (and, for a comparison, a function of the same name in
+// bench/peers/torch_peer.py's CASES and bench/peers/tfjs_peer.js's CASES):
 //   name        id, shared with the peers; --filter matches it
 //   title       what is measured, one line
 //   sizes       problem sizes; quickSizes: the subset --quick runs
 //   label(n)    how a size prints
-//   setup(kd, n) -> state    inputs, created once per size (not timed)
+//   requires(kd, dev) -> reason | null   why the case cannot run (an op not there yet); the
+//               case is then skipped with that reason, so it starts working when the op lands
+//   setup(kd, n, dev) -> state    inputs on device dev ('cpu' | 'cuda'), created once per size
 //   run(state)               ONE call of the op, result disposed (timed, batched)
+//   async       run returns a Promise, awaited call by call (data() round trip)
 //   teardown(state)          disposes the inputs
 //   perCallUnit 'us' to show the time per call in microseconds (overhead cases)
-//   rate        {unit, of(n, seconds)}: a throughput to show (GB/s, GFLOP/s)
-//   limit       'stream.copy' | 'stream.triad' | 'stream.add': % of that measured bandwidth,
-//               shown for sizes whose bytes(n) are >= 2x the last-level cache (smaller ones
-//               run from cache, where DRAM bandwidth is no limit)
+//   rate        {unit, of(n, seconds)}: a throughput to show (GB/s, GFLOP/s, M/s)
+//   limit       'stream.copy' | 'stream.triad' | 'stream.add': % of that measured bandwidth
+//               (on --device cuda: of the device-to-device copy bandwidth), shown for sizes
+//               whose bytes(n) are >= 2x the last-level cache (smaller ones run from cache)
 //   bytes(n)    bytes one call moves (for the limit rule above)
-//   headline    sizes that are targets of the project: repeated in the summary
-//   peers       {torch: true, native: 'sgemm'}: peers to run on the same sizes
+//   headline    sizes that are targets of the project: repeated in the summary and charted
+//   peers       {torch: true, tfjs: true, native: 'sgemm'}: peers to run on the same sizes;
+//               tfjs (pure JS, slow) may instead give the largest size to run it on, or
+//               'full' for runs without --quick only
 'use strict';
 
 const human = (n) => (n >= 1 << 20 && n % (1 << 20) === 0 ? `${n >> 20}M`
   : n >= 1024 && n % 1024 === 0 ? `${n >> 10}K` : String(n));
+const square = (n) => `${n}x${n}`;
+
+/** randn on the CPU (the generator every device shares), then moved to dev. */
+function randn(kd, shape, dev) {
+  const t = kd.randn(shape);
+  if (dev === 'cpu') return t;
+  const d = t.to(dev);
+  t.dispose();
+  return d;
+}
+const disposeAll = (s) => { for (const v of Object.values(s)) if (v && typeof v.dispose === 'function') v.dispose(); };
+const needs = (what, has) => (has ? null : `${what} is missing in this build (not merged yet)`);
+const fnOf = (kd, path) => path.split('.').reduce((o, k) => (o ? o[k] : undefined), kd);
+const requireFn = (path) => (kd) => needs(`kd.${path}`, typeof fnOf(kd, path) === 'function');
+
+const ROWS = 1024; // softmax / layerNorm rows have this many columns
 
 module.exports = [
   {
     name: 'add.overhead',
     title: 'a.add(b) on 1-element float32 tensors: per-op overhead from JS',
     sizes: [1],
-    quickSizes: [1],
     label: () => '1',
-    setup: (kd, n) => ({ a: kd.randn([n]), b: kd.randn([n]) }),
+    setup: (kd, n, dev) => ({ a: randn(kd, [n], dev), b: randn(kd, [n], dev) }),
     run: (s) => { s.a.add(s.b).dispose(); },
-    teardown: (s) => { s.a.dispose(); s.b.dispose(); },
+    teardown: disposeAll,
     perCallUnit: 'us',
     headline: [1],
-    peers: { torch: true },
+    peers: { torch: true, tfjs: true },
   },
+  {
+    name: 'matmul.overhead',
+    title: 'kd.matmul(a, b) on 4x4 float32 matrices: per-op overhead of a tiny matmul',
+    sizes: [4],
+    label: square,
+    setup: (kd, n, dev) => ({ kd, a: randn(kd, [n, n], dev), b: randn(kd, [n, n], dev) }),
+    run: (s) => { s.kd.matmul(s.a, s.b).dispose(); },
+    teardown: disposeAll,
+    perCallUnit: 'us',
+    headline: [4],
+    peers: { torch: true, tfjs: true },
+  },
+  // The same two calls with a recorded graph (a requires grad): the autograd overhead per op.
+  ...[['add.overhead.grad', 1, (s) => { s.a.add(s.b).dispose(); }, 'a.add(b) on 1-element'],
+    ['matmul.overhead.grad', 4, (s) => { s.kd.matmul(s.a, s.b).dispose(); }, 'kd.matmul(a, b) on 4x4']].map(([name, n, run, what]) => ({
+    name,
+    title: `${what} float32 tensors, a.requiresGrad_(): per-op overhead with autograd recording`,
+    sizes: [n],
+    label: n === 1 ? () => '1' : square,
+    requires: (kd) => needs('Tensor#requiresGrad_ (autograd)', typeof kd.Tensor.prototype.requiresGrad_ === 'function'),
+    setup: (kd, size, dev) => {
+      const shape = size === 1 ? [1] : [size, size];
+      return { kd, a: randn(kd, shape, dev).requiresGrad_(), b: randn(kd, shape, dev) };
+    },
+    run,
+    teardown: disposeAll,
+    perCallUnit: 'us',
+    headline: [n],
+    peers: { torch: true },
+  })),
   {
     name: 'add',
     title: 'c = a.add(b), float32, into a new tensor (12 bytes/element)',
-    sizes: [1 << 10, 1 << 14, 1 << 18, 1 << 20, 1 << 22, 1 << 24],
+    sizes: [1 << 10, 1 << 14, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26],
     quickSizes: [1 << 10, 1 << 20, 1 << 24],
     label: human,
-    setup: (kd, n) => ({ a: kd.randn([n]), b: kd.randn([n]) }),
+    setup: (kd, n, dev) => ({ a: randn(kd, [n], dev), b: randn(kd, [n], dev) }),
     run: (s) => { s.a.add(s.b).dispose(); },
-    teardown: (s) => { s.a.dispose(); s.b.dispose(); },
+    teardown: disposeAll,
     rate: { unit: 'GB/s', of: (n, sec) => (12 * n) / sec / 1e9 },
     bytes: (n) => 12 * n,
     limit: 'stream.copy',
     headline: [1 << 24],
-    peers: { torch: true },
+    peers: { torch: true, tfjs: 1 << 24 },
   },
+  ...[['sum', 'over all elements', null], ['sum.dim0', 'over dim 0', 0], ['sum.dim1', 'over dim 1', 1]].map(([name, what, dim]) => ({
+    name,
+    title: `x.sum(${dim === null ? '' : dim}) of an n x n float32 tensor (${what})`,
+    sizes: [256, 1024, 4096],
+    quickSizes: [1024, 4096],
+    label: square,
+    setup: (kd, n, dev) => ({ x: randn(kd, [n, n], dev) }),
+    run: dim === null ? (s) => { s.x.sum().dispose(); } : (s) => { s.x.sum(dim).dispose(); },
+    teardown: disposeAll,
+    rate: { unit: 'GB/s', of: (n, sec) => (4 * n * n) / sec / 1e9 },
+    bytes: (n) => 4 * n * n,
+    limit: 'stream.copy',
+    headline: [4096],
+    peers: { torch: true, tfjs: true },
+  })),
   {
     name: 'matmul',
     title: 'kd.matmul(a, b), float32, n x n',
-    sizes: [64, 128, 256, 512, 1024],
+    sizes: [64, 128, 256, 512, 1024, 2048, 4096],
     quickSizes: [64, 256, 1024],
-    label: (n) => `${n}x${n}`,
-    setup: (kd, n) => ({ a: kd.randn([n, n]), b: kd.randn([n, n]), kd }),
+    label: square,
+    setup: (kd, n, dev) => ({ kd, a: randn(kd, [n, n], dev), b: randn(kd, [n, n], dev) }),
     run: (s) => { s.kd.matmul(s.a, s.b).dispose(); },
-    teardown: (s) => { s.a.dispose(); s.b.dispose(); },
+    teardown: disposeAll,
     rate: { unit: 'GFLOP/s', of: (n, sec) => (2 * n ** 3) / sec / 1e9 },
     headline: [1024],
-    peers: { torch: true, native: 'sgemm' },
+    peers: { torch: true, tfjs: 512, native: 'sgemm' },
+  },
+  ...[['softmax', 1], ['softmax.dim0', 0]].map(([name, dim]) => ({
+    name,
+    title: `kd.softmax(x, ${dim}) of an n x ${ROWS} float32 tensor`,
+    sizes: [256, 4096],
+    quickSizes: [4096],
+    label: (n) => `${n}x${ROWS}`,
+    requires: requireFn('softmax'),
+    setup: (kd, n, dev) => ({ kd, x: randn(kd, [n, ROWS], dev) }),
+    run: (s) => { s.kd.softmax(s.x, dim).dispose(); },
+    teardown: disposeAll,
+    rate: { unit: 'GB/s', of: (n, sec) => (8 * n * ROWS) / sec / 1e9 },
+    headline: [4096],
+    peers: { torch: true, tfjs: dim === 1 ? 256 : false },
+  })),
+  {
+    name: 'layerNorm',
+    title: `kd.nn.functional.layerNorm(x, [${ROWS}]) of an n x ${ROWS} float32 tensor (no weight/bias)`,
+    sizes: [256, 4096],
+    quickSizes: [4096],
+    label: (n) => `${n}x${ROWS}`,
+    requires: requireFn('nn.functional.layerNorm'),
+    setup: (kd, n, dev) => ({ kd, x: randn(kd, [n, ROWS], dev) }),
+    run: (s) => { s.kd.nn.functional.layerNorm(s.x, [ROWS]).dispose(); },
+    teardown: disposeAll,
+    rate: { unit: 'GB/s', of: (n, sec) => (8 * n * ROWS) / sec / 1e9 },
+    headline: [4096],
+    peers: { torch: true },
+  },
+  ...[['cumsum.dim1', 1], ['cumsum.dim0', 0]].map(([name, dim]) => ({
+    name,
+    title: `kd.cumsum(x, ${dim}) of an n x n float32 tensor`,
+    sizes: [1024, 4096],
+    quickSizes: [1024],
+    label: square,
+    requires: requireFn('cumsum'),
+    setup: (kd, n, dev) => ({ kd, x: randn(kd, [n, n], dev) }),
+    run: (s) => { s.kd.cumsum(s.x, dim).dispose(); },
+    teardown: disposeAll,
+    rate: { unit: 'GB/s', of: (n, sec) => (8 * n * n) / sec / 1e9 },
+    headline: [1024],
+    peers: { torch: true, tfjs: 1024 },
+  })),
+  // The Fashion-MNIST CNN's convolutions: n images of 28x28, 3x3 kernels, padding 1.
+  ...[['conv2d.c32', 32, 64, [32], [32], 'full'], ['conv2d.c1', 1, 32, [64], [64], true]].map(([name, cin, cout, sizes, quickSizes, tfjs]) => ({
+    name,
+    title: `kd.nn.functional.conv2d: [n, ${cin}, 28, 28] * [${cout}, ${cin}, 3, 3], padding 1, float32`,
+    sizes,
+    quickSizes,
+    label: (n) => `${n}x${cin}x28x28->${cout}`,
+    requires: requireFn('nn.functional.conv2d'),
+    setup: (kd, n, dev) => ({ kd, x: randn(kd, [n, cin, 28, 28], dev), w: randn(kd, [cout, cin, 3, 3], dev) }),
+    run: (s) => { s.kd.nn.functional.conv2d(s.x, s.w, { padding: 1 }).dispose(); },
+    teardown: disposeAll,
+    rate: { unit: 'GFLOP/s', of: (n, sec) => (2 * n * cout * cin * 9 * 28 * 28) / sec / 1e9 },
+    headline: sizes,
+    peers: { torch: true, tfjs },
+  })),
+  ...[['alloc.small', 16, '16 floats'], ['alloc.1mb', 1 << 18, '1 MB']].map(([name, n, what]) => ({
+    name,
+    title: `kd.empty([n]).dispose(): allocation churn, ${what} (create + dispose rate)`,
+    sizes: [n],
+    label: human,
+    setup: (kd, size, dev) => ({ kd, shape: [size], opts: { device: dev } }),
+    run: (s) => { s.kd.empty(s.shape, s.opts).dispose(); },
+    teardown: () => {},
+    perCallUnit: 'us',
+    rate: { unit: 'M/s', of: (size, sec) => 1 / sec / 1e6 },
+    headline: [n],
+    peers: { torch: true, tfjs: true },
+  })),
+  {
+    name: 'data.roundtrip',
+    title: 'await t.data() of a 1-element float32 tensor: read-back latency',
+    sizes: [1],
+    label: () => '1',
+    setup: (kd, n, dev) => ({ t: randn(kd, [n], dev) }),
+    run: (s) => s.t.data(),
+    async: true,
+    teardown: disposeAll,
+    perCallUnit: 'us',
+    headline: [1],
+    peers: { torch: true, tfjs: true },
   },
 ];

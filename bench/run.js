@@ -1,69 +1,35 @@
 #!/usr/bin/env node
-// run.js - kindling's benchmark harness (`npm run bench`).
+// run.js - kindling's benchmark harness (`npm run bench`; `--help` lists the options).
 //
 // Runs every case of bench/cases.js on kindling and on its peers, measured in the same run
 // with the same timing rule (bench/lib/timing.js) and the same thread count:
-//   PyTorch   bench/peers/torch_peer.py under /usr/bin/python3 (KINDLING_BENCH_PYTHON)
+//   PyTorch   bench/peers/torch_peer.py under /usr/bin/python3 (KINDLING_BENCH_PYTHON), on
+//             the bench's device (CPU, or CUDA with --device cuda)
+//   tfjs      TensorFlow.js's CPU backend (pure JS, one thread), installed on first use into
+//             bench/.cache/tfjs (bench/lib/tfjs.js, bench/peers/tfjs_peer.js); CPU runs only
 //   native    C programs under bench/native/, built with gcc into bench/out/bin/ on first use:
 //             stream (STREAM-style bandwidth: the limit of elementwise ops) and sgemm
-//             (cblas_sgemm straight from OpenBLAS)
-// A peer that cannot run is skipped with the reason printed. Prints a table and the machine,
-// and writes everything (all samples included) to bench/out/<date>.json.
-//
-//   node bench/run.js [--quick] [--filter <substring>] [--threads <n>] [--rounds <n>]
-//                     [--no-torch] [--no-native] [--markdown] [--out <file.json>]
+//             (cblas_sgemm straight from OpenBLAS); on --device cuda the limit is PyTorch's
+//             device-to-device copy bandwidth instead
+// A peer that cannot run, and a case whose op is not in this build yet, is skipped with the
+// reason printed. Prints a table and the machine, writes everything (all samples included) to
+// bench/out/<date>.json and a chart of the ratios to bench/out/<date>.svg. Never fails on time.
 //
 // Note [Rounds]
-// Kindling and each peer run at different moments, so load from other processes that comes
-// and goes biases one side. --rounds N runs the whole sequence N times, alternating the order
-// (kindling first, then peers first, ...), and keeps for each implementation and size the
-// round with the lowest median (STREAM: the highest bandwidth). Every round is in the JSON.
+// Load from other processes that comes and goes biases whichever side runs during it, even with
+// the sides interleaved case by case (Note [Interleaving]). --rounds N runs the whole sequence N
+// times, alternating the order (kindling first, then peers first, natives last then first), and
+// keeps for each implementation and size the round with the lowest median (STREAM: the highest
+// bandwidth). Every round is in the JSON.
+// --check-repeat runs the whole suite (with its rounds) twice and compares the ratios.
 'use strict';
 
 const fs = require('node:fs');
 const path = require('node:path');
 const os = require('node:os');
+const { parseArgs, HELP } = require('./lib/args');
 
 const root = path.resolve(__dirname, '..');
-
-function parseArgs(argv) {
-  const o = { quick: false, filter: null, threads: 0, rounds: 1, torch: true, native: true, markdown: false, out: null };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const value = () => {
-      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
-      return argv[++i];
-    };
-    if (a === '--quick') o.quick = true;
-    else if (a === '--filter') o.filter = value();
-    else if (a.startsWith('--filter=')) o.filter = a.slice(9);
-    else if (a === '--threads') o.threads = Number(value());
-    else if (a.startsWith('--threads=')) o.threads = Number(a.slice(10));
-    else if (a === '--rounds') o.rounds = Number(value());
-    else if (a.startsWith('--rounds=')) o.rounds = Number(a.slice(9));
-    else if (a === '--no-torch') o.torch = false;
-    else if (a === '--no-native') o.native = false;
-    else if (a === '--markdown') o.markdown = true;
-    else if (a === '--out') o.out = value();
-    else if (a === '--help' || a === '-h') o.help = true;
-    else throw new Error(`unknown option ${a} (try --help)`);
-  }
-  if (!Number.isInteger(o.threads) || o.threads < 0) throw new Error('--threads must be a positive integer');
-  if (!Number.isInteger(o.rounds) || o.rounds < 1) throw new Error('--rounds must be a positive integer');
-  return o;
-}
-
-const HELP = `usage: node bench/run.js [options]
-  --quick            fewer sizes and shorter samples
-  --filter <text>    only cases whose name contains <text>
-  --threads <n>      threads for kindling, OpenBLAS, PyTorch and the native programs
-                     (default: KINDLING_NUM_THREADS, else the number of CPUs)
-  --rounds <n>       run everything n times in alternating order and keep each side's
-                     best round (default 1; see Note [Rounds] in bench/run.js)
-  --no-torch         skip the PyTorch peer
-  --no-native        skip the native programs (STREAM, cblas_sgemm)
-  --markdown         print the table as Markdown
-  --out <file>       where to write the JSON (default bench/out/<date>.json)`;
 
 let opts;
 try {
@@ -83,26 +49,29 @@ process.env.KINDLING_NUM_THREADS = String(threads);
 process.env.OPENBLAS_NUM_THREADS = String(threads);
 process.env.OMP_NUM_THREADS = String(threads);
 
-const { measure } = require('./lib/timing');
+const { measure, measureAsync } = require('./lib/timing');
 const { describeMachine, llcBytes } = require('./lib/machine');
 const native = require('./lib/native');
-const { runTorch } = require('./lib/torch');
+const { startTorch } = require('./lib/torch');
+const { startTfjs } = require('./lib/tfjs');
+const { renderChart } = require('./lib/chart');
+const { fmtTime, formatTable, formatHeadlines } = require('./lib/format');
+const { compareRuns, formatRepeat } = require('./lib/repeat');
+const { machineKey, updateResults } = require('./lib/results');
 const allCases = require('./cases');
 
+const dev = opts.device;
+const cuda = dev === 'cuda';
 const timing = opts.quick
   ? { warmupS: 0.03, minSampleS: 0.02, repeats: 5 }
   : { warmupS: 0.1, minSampleS: 0.05, repeats: 11 };
-
-const cases = allCases
-  .filter((c) => !opts.filter || c.name.includes(opts.filter))
-  .map((c) => ({ ...c, runSizes: opts.quick ? c.quickSizes || c.sizes : c.sizes }));
-if (!cases.length) {
-  console.error(`bench: no case matches --filter ${opts.filter} (cases: ${allCases.map((c) => c.name).join(', ')})`);
-  process.exit(2);
-}
+// tfjs is pure JS: a size is not run once a smaller one of the same case took longer than this.
+const tfjsCapS = opts.quick ? 0.05 : 0.5;
+const D2D_ELEMENTS = 1 << 26; // 256 MiB per buffer for the GPU copy limit
 
 const skipped = []; // {what, reason}
 const skip = (what, reason) => {
+  if (skipped.some((s) => s.what === what && s.reason === reason)) return; // said once (rounds, --check-repeat)
   skipped.push({ what, reason });
   console.log(`  skip ${what}: ${reason}`);
 };
@@ -117,6 +86,25 @@ try {
   skip('kindling', `cannot load the addon (${e.message.split('\n')[0]}); run npm run build`);
 }
 
+if (cuda && !(kd && kd.cuda.isAvailable())) {
+  const why = !kd ? 'kindling is not built' : kd.cuda.unavailableReason() || 'kd.cuda.isAvailable() is false';
+  console.log(`bench --device cuda: no usable GPU (${why}); nothing to run.`);
+  process.exit(0);
+}
+const sync = cuda ? () => { kd.cuda.synchronize().catch(() => {}); } : null;
+
+let cases = allCases.filter((c) => !opts.filter || c.name.includes(opts.filter));
+if (!cases.length) {
+  console.error(`bench: no case matches --filter ${opts.filter} (cases: ${allCases.map((c) => c.name).join(', ')})`);
+  process.exit(2);
+}
+const unavailable = []; // cases whose op this build lacks: reported once, run by nobody
+cases = cases.filter((c) => {
+  const reason = kd && c.requires ? c.requires(kd, dev) : null;
+  if (reason) unavailable.push({ what: c.name, reason });
+  return !reason;
+}).map((c) => ({ ...c, runSizes: opts.quick ? c.quickSizes || c.sizes : c.sizes }));
+
 const liveTensors = () => {
   try {
     const m = kd.memory();
@@ -124,40 +112,30 @@ const liveTensors = () => {
   } catch { return null; }
 };
 
-function runKindling() {
-  const out = [];
-  if (!kd) return out;
-  for (const c of cases) {
-    for (const n of c.runSizes) {
-      const label = `${c.name} ${c.label(n)}`;
-      process.stdout.write(`  kindling ${label} ... `);
-      let state = null;
-      try {
-        const live0 = liveTensors();
-        state = c.setup(kd, n);
-        const r = measure(() => c.run(state), timing);
-        c.teardown(state);
-        state = null;
-        const live1 = liveTensors();
-        out.push({ name: c.name, size: n, batch: r.batch, median_s: r.medianS, best_s: r.bestS, samples: r.samples,
-          live_tensors_before: live0, live_tensors_after: live1 });
-        console.log(fmtTime(r.medianS, c.perCallUnit));
-        if (live0 !== null && live1 !== null && live1 !== live0)
-          console.log(`    warning: ${live1 - live0} tensors still alive after ${label}`);
-      } catch (e) {
-        if (state) try { c.teardown(state); } catch { /* already reported */ }
-        console.log(`failed: ${e.message}`);
-        out.push({ name: c.name, size: n, error: e.message });
-      }
-    }
+/** Times kindling on one (case, size): a result record ({error} when it fails). */
+async function measureKindling(c, n) {
+  let state = null;
+  try {
+    const live0 = liveTensors();
+    state = c.setup(kd, n, dev);
+    const r = c.async ? await measureAsync(() => c.run(state), timing) : measure(() => c.run(state), timing, sync);
+    c.teardown(state);
+    state = null;
+    const live1 = liveTensors();
+    if (live0 !== null && live1 !== null && live1 !== live0)
+      console.log(`    warning: ${live1 - live0} tensors still alive after ${c.name} ${c.label(n)}`);
+    return { name: c.name, size: n, batch: r.batch, median_s: r.medianS, best_s: r.bestS, samples: r.samples,
+      live_tensors_before: live0, live_tensors_after: live1 };
+  } catch (e) {
+    if (state) try { c.teardown(state); } catch { /* already reported */ }
+    return { name: c.name, size: n, error: String(e.message).split('\n')[0] };
   }
-  return out;
 }
 
 // ---- peers ------------------------------------------------------------------------------
 function runStream() {
   const wanted = cases.some((c) => c.limit && c.limit.startsWith('stream.'));
-  if (!wanted) return null;
+  if (!wanted || cuda) return null;
   if (!opts.native) { skip('STREAM', '--no-native'); return null; }
   // Arrays of >= 4x the last-level cache (the STREAM rule), and at least the largest add.
   const llc = llcBytes() || 32 << 20;
@@ -171,7 +149,7 @@ function runStream() {
 
 function runSgemm() {
   const sizes = [...new Set(cases.filter((c) => c.peers && c.peers.native === 'sgemm').flatMap((c) => c.runSizes))];
-  if (!sizes.length) return null;
+  if (!sizes.length || cuda) return null;
   if (!opts.native) { skip('cblas_sgemm', '--no-native'); return null; }
   process.stdout.write(`  native cblas_sgemm ${sizes.join(', ')} ... `);
   const r = native.sgemm(threads, sizes, timing);
@@ -180,58 +158,147 @@ function runSgemm() {
   return r;
 }
 
-function runTorchPeer() {
-  const list = cases.filter((c) => c.peers && c.peers.torch).flatMap((c) => c.runSizes.map((size) => ({ name: c.name, size })));
-  if (!list.length) return null;
-  if (!opts.torch) { skip('PyTorch', '--no-torch'); return null; }
-  process.stdout.write(`  PyTorch (${list.length} measurements) ... `);
-  const r = runTorch(list, { threads, ...timing });
-  if (r.error) { console.log('skipped'); skip('PyTorch', r.error); return null; }
-  console.log(`torch ${r.torch}, ${r.threads} threads (${r.python})`);
+// Note [Interleaving]
+// The peers are processes started once (bench/lib/peer.js) and asked for one (case, size) at a
+// time: kindling and each peer measure a case one right after the other, so load from other
+// processes that comes and goes hits both sides of a ratio alike. The order alternates from
+// case to case and from round to round.
+const live = { torch: null, tfjs: null }; // {peer, info} of the running peers
+
+async function startPeers() {
+  const wants = (p) => cases.some((c) => c.peers && c.peers[p]);
+  if (wants('torch') || (cuda && opts.native)) {
+    if (!opts.torch) skip('PyTorch', '--no-torch');
+    else {
+      process.stdout.write(`  PyTorch ${dev} ... `);
+      const r = await startTorch({ threads, device: dev });
+      if (r.error) { console.log('skipped'); skip('PyTorch', r.error); } else {
+        live.torch = r;
+        console.log(`torch ${r.info.torch}, ${r.info.threads} threads${r.info.gpu ? `, ${r.info.gpu}` : ''} (${r.info.python})`);
+      }
+    }
+  }
+  if (wants('tfjs')) {
+    if (cuda) skip('TensorFlow.js', 'CPU backend only; not a peer on --device cuda');
+    else if (!opts.tfjs) skip('TensorFlow.js', '--no-tfjs');
+    else {
+      process.stdout.write('  TensorFlow.js cpu ... ');
+      const r = await startTfjs({ capS: tfjsCapS }, (m) => process.stdout.write(m));
+      if (r.error) { console.log('skipped'); skip('TensorFlow.js', r.error); } else {
+        live.tfjs = r;
+        console.log(`tfjs ${r.info.tfjs}, backend ${r.info.backend}, 1 thread (pure JS)`);
+      }
+    }
+  }
+}
+
+const stopPeers = () => { for (const p of Object.values(live)) if (p) p.peer.close(); };
+
+const tfjsOn = (c, size) => {
+  const t = c.peers && c.peers.tfjs;
+  return t === true || (t === 'full' && !opts.quick) || (typeof t === 'number' && size <= t);
+};
+
+/** Asks a peer for one measurement; a peer that died is dropped (said once). */
+async function ask(which, label, name, size) {
+  const p = live[which];
+  const r = await p.peer.request({ name, size, warmup_s: timing.warmupS, min_sample_s: timing.minSampleS, repeats: timing.repeats });
+  if (r.error && p.peer.dead) {
+    skip(label, p.peer.dead);
+    live[which] = null;
+  }
   return r;
 }
 
-// ---- formatting ---------------------------------------------------------------------------
-function fmtTime(s, unit) {
-  if (s === undefined || s === null || !Number.isFinite(s)) return '-';
-  if (unit === 'us') return `${(s * 1e6).toFixed(2)} us`;
-  if (s < 1e-6) return `${(s * 1e9).toFixed(1)} ns`;
-  if (s < 1e-3) return `${(s * 1e6).toFixed(s < 1e-5 ? 2 : 1)} us`;
-  if (s < 1) return `${(s * 1e3).toFixed(s < 1e-2 ? 3 : 2)} ms`;
-  return `${s.toFixed(3)} s`;
+/** One round: every (case, size) on kindling and its peers in turn, then the native programs. */
+async function runRound(r) {
+  const round = { kindling: [] };
+  for (const which of ['torch', 'tfjs']) if (live[which]) round[which] = { ...live[which].info, results: [] };
+  const natives = () => { round.stream = runStream(); round.sgemm = runSgemm(); };
+  if (r % 2) natives();
+  let k = 0;
+  for (const c of cases) {
+    for (const n of c.runSizes) {
+      const said = [];
+      const sides = [async () => {
+        const x = await measureKindling(c, n);
+        round.kindling.push(x);
+        said[0] = `kindling ${x.error ? `failed: ${x.error}` : fmtTime(x.median_s, c.perCallUnit)}`;
+      }];
+      if (live.torch && c.peers && c.peers.torch) {
+        sides.push(async () => {
+          const x = await ask('torch', 'PyTorch', c.name, n);
+          if (round.torch) round.torch.results.push(x);
+          said[1] = `torch ${x.error ? `failed: ${x.error}` : fmtTime(x.median_s, c.perCallUnit)}`;
+        });
+      }
+      if (live.tfjs && tfjsOn(c, n)) {
+        sides.push(async () => {
+          const x = await ask('tfjs', 'TensorFlow.js', c.name, n);
+          if (round.tfjs) round.tfjs.results.push(x);
+          said[2] = `tfjs ${x.error ? x.error : fmtTime(x.median_s, c.perCallUnit)}`;
+        });
+      }
+      process.stdout.write(`  ${c.name} ${c.label(n)}: `);
+      for (const side of (r + k++) % 2 ? sides.reverse() : sides) await side();
+      console.log(said.filter(Boolean).join(', '));
+    }
+  }
+  if (cuda && opts.native && live.torch) {
+    const x = await ask('torch', 'PyTorch', 'limit.d2d_copy', D2D_ELEMENTS);
+    if (round.torch) round.torch.results.push(x);
+    if (x.error) skip('device-to-device copy limit', x.error);
+  }
+  if (!(r % 2)) natives();
+  return round;
 }
-const fmtRatio = (a, b) => (a && b ? `${(a / b).toFixed(2)}x` : '-');
-const fmtRate = (v, unit) => (v === null || v === undefined ? '-' : `${v >= 100 ? v.toFixed(0) : v.toFixed(1)} ${unit}`);
 
-function buildRows(kdResults, torch, sgemm, stream) {
+/** The GPU's limit: device-to-device copy bandwidth, from PyTorch's copy_ (reads + writes). */
+function d2dFrom(torch) {
+  const r = torch && torch.results.find((x) => x.name === 'limit.d2d_copy' && !x.error);
+  if (!r) return null;
+  return { elements: r.size, median_s: r.median_s, gbps_median: (8 * r.size) / r.median_s / 1e9,
+    gbps_best: (8 * r.size) / r.best_s / 1e9 };
+}
+
+// ---- rows ---------------------------------------------------------------------------------
+function buildRows(kdResults, { torch, tfjs, sgemm, stream, d2d }) {
   const find = (list, name, size) => (list || []).find((r) => r.name === name && r.size === size && !r.error);
+  const llc = cuda ? 64 << 20 : llcBytes(); // on a GPU: beyond its L2 (50 MiB on an H100)
   const rows = [];
   for (const c of cases) {
     for (const n of c.runSizes) {
       const k = find(kdResults, c.name, n);
+      const kErr = !k && (kdResults || []).find((r) => r.name === c.name && r.size === n);
       const t = torch && find(torch.results, c.name, n);
+      const j = tfjs && find(tfjs.results, c.name, n);
       const g = c.peers && c.peers.native === 'sgemm' && sgemm ? sgemm.results.find((r) => r.n === n) : null;
       const kRate = k && c.rate ? c.rate.of(n, k.median_s) : null;
       let limitPct = null;
-      const llc = llcBytes();
+      let limit = c.limit || null;
       const outOfCache = !c.bytes || !llc || c.bytes(n) >= 2 * llc;
-      if (c.limit && stream && kRate !== null && outOfCache) {
-        const which = c.limit.split('.')[1];
-        if (stream[which]) limitPct = (100 * kRate) / stream[which].gbps_median;
+      if (limit && cuda) limit = 'd2d.copy';
+      if (limit && kRate !== null && outOfCache) {
+        if (cuda && d2d) limitPct = (100 * kRate) / d2d.gbps_median;
+        else if (!cuda && stream && stream[limit.split('.')[1]]) limitPct = (100 * kRate) / stream[limit.split('.')[1]].gbps_median;
       }
       // STREAM copy counts 8 bytes/element, an add 12: STREAM's add kernel is the like-for-like figure.
-      const addPct = limitPct !== null && stream.add ? (100 * kRate) / stream.add.gbps_median : null;
+      const addPct = !cuda && limitPct !== null && stream.add ? (100 * kRate) / stream.add.gbps_median : null;
       rows.push({
         case: c.name,
         size: c.label(n),
+        n,
         kindling_s: k ? k.median_s : null,
+        kindling_error: kErr ? kErr.error : null,
         torch_s: t ? t.median_s : null,
+        tfjs_s: j ? j.median_s : null,
         native_s: g ? g.median_s : null,
         kindling_rate: kRate,
         torch_rate: t && c.rate ? c.rate.of(n, t.median_s) : null,
+        tfjs_rate: j && c.rate ? c.rate.of(n, j.median_s) : null,
         native_rate: g && c.rate ? c.rate.of(n, g.median_s) : null,
         rate_unit: c.rate ? c.rate.unit : null,
-        limit: c.limit || null,
+        limit,
         limit_pct: limitPct,
         stream_add_pct: addPct,
         in_cache: !outOfCache,
@@ -242,44 +309,6 @@ function buildRows(kdResults, torch, sgemm, stream) {
     }
   }
   return rows;
-}
-
-function printTable(rows, markdown) {
-  const header = ['case', 'size', 'kindling', 'torch', 'kd/torch', 'native', 'kd/native', 'kindling rate', 'torch rate',
-    'native rate', '% of limit'];
-  const body = rows.map((r) => [
-    r.case, r.size, fmtTime(r.kindling_s, r.unit), fmtTime(r.torch_s, r.unit), fmtRatio(r.kindling_s, r.torch_s),
-    fmtTime(r.native_s, r.unit), fmtRatio(r.kindling_s, r.native_s), fmtRate(r.kindling_rate, r.rate_unit),
-    fmtRate(r.torch_rate, r.rate_unit), fmtRate(r.native_rate, r.rate_unit),
-    r.limit_pct !== null ? `${r.limit_pct.toFixed(0)}% ${r.limit}` : r.limit && r.in_cache ? '(in cache)' : '-',
-  ]);
-  if (markdown) {
-    console.log(`| ${header.join(' | ')} |`);
-    console.log(`|${header.map((h, i) => (i < 2 ? '---' : '---:')).join('|')}|`);
-    for (const b of body) console.log(`| ${b.join(' | ')} |`);
-    return;
-  }
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  const line = (cells) => cells.map((x, i) => (i < 2 ? x.padEnd(widths[i]) : x.padStart(widths[i]))).join('  ');
-  console.log(line(header));
-  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const b of body) console.log(line(b));
-}
-
-/** The project's targets (cases' `headline` sizes), one line each. */
-function printHeadlines(rows) {
-  const hs = rows.filter((r) => r.headline);
-  if (!hs.length) return;
-  console.log('\nheadlines (median):');
-  for (const r of hs) {
-    const parts = [`kindling ${fmtTime(r.kindling_s, r.unit)}`];
-    if (r.kindling_rate !== null) parts[0] += ` = ${fmtRate(r.kindling_rate, r.rate_unit)}`;
-    if (r.limit_pct !== null) parts.push(`${r.limit_pct.toFixed(0)}% of ${r.limit}`);
-    if (r.stream_add_pct !== null && r.limit !== 'stream.add') parts.push(`${r.stream_add_pct.toFixed(0)}% of stream.add`);
-    if (r.torch_s) parts.push(`PyTorch ${fmtTime(r.torch_s, r.unit)} (kindling/PyTorch ${fmtRatio(r.kindling_s, r.torch_s)})`);
-    if (r.native_s) parts.push(`cblas_sgemm ${fmtTime(r.native_s, r.unit)} (kindling/BLAS ${fmtRatio(r.kindling_s, r.native_s)})`);
-    console.log(`  ${r.title} [${r.size}]: ${parts.join('; ')}`);
-  }
 }
 
 /** Merges rounds: per (implementation, case, size) the lowest median; STREAM's best copy. */
@@ -296,75 +325,140 @@ function bestOfRounds(rounds) {
     return [...best.values()];
   };
   const byCase = (r) => `${r.name}\u0000${r.size}`;
+  const merge = (name, key) => {
+    const list = rounds.map((r) => r[name]).filter(Boolean);
+    return list.length ? { ...list[0], results: pick(list.map((x) => x.results), key) } : null;
+  };
   const kdResults = pick(rounds.map((r) => r.kindling), byCase);
-  const torchRounds = rounds.map((r) => r.torch).filter(Boolean);
-  const torch = torchRounds.length ? { ...torchRounds[0], results: pick(torchRounds.map((t) => t.results), byCase) } : null;
-  const sgemmRounds = rounds.map((r) => r.sgemm).filter(Boolean);
-  const sgemm = sgemmRounds.length ? { ...sgemmRounds[0], results: pick(sgemmRounds.map((g) => g.results), (r) => r.n) } : null;
+  const torch = merge('torch', byCase);
+  const tfjs = merge('tfjs', byCase);
+  const sgemm = merge('sgemm', (r) => r.n);
   const streams = rounds.map((r) => r.stream).filter(Boolean);
   const stream = streams.length ? streams.reduce((a, b) => (b.copy.gbps_median > a.copy.gbps_median ? b : a)) : null;
-  return { kdResults, torch, stream, sgemm };
+  return { kdResults, peers: { torch, tfjs, sgemm, stream, d2d: d2dFrom(torch) } };
+}
+
+/** Runs the suite (opts.rounds rounds): {rounds, kdResults, peers, rows}. */
+async function runSuite() {
+  const rounds = [];
+  for (let r = 0; r < opts.rounds; r++) {
+    if (opts.rounds > 1) console.log(`round ${r + 1} of ${opts.rounds}`);
+    const round = await runRound(r);
+    rounds.push(round);
+    // native programs that cannot run will not run in later rounds (or the second run) either
+    opts.native = opts.native && (!!round.stream || !!round.sgemm || cuda);
+  }
+  const { kdResults, peers } = bestOfRounds(rounds);
+  return { rounds, kdResults, peers, rows: buildRows(kdResults, peers) };
 }
 
 // ---- main -------------------------------------------------------------------------------
-function main() {
+function machineLine(machine, peers, gpu) {
+  const { torch, tfjs, sgemm } = peers;
+  return `${machine.cpu}; ${machine.logicalCpus} logical CPUs; SIMD ${machine.simd.join(' ') || '?'}; ` +
+    `LLC ${machine.llcBytes ? `${machine.llcBytes >> 20} MiB` : '?'}; ${(machine.memoryBytes / 2 ** 30).toFixed(0)} GiB; ` +
+    `${gpu ? `GPU ${gpu}; ` : ''}${machine.os}; node ${machine.node}${torch ? `; torch ${torch.torch}` : ''}` +
+    `${tfjs ? `; tfjs ${tfjs.tfjs}` : ''}${sgemm ? `; ${sgemm.blas.trim()}` : ''}; threads ${threads}; commit ${machine.commit || 'none'}`;
+}
+
+function limitLines(peers) {
+  const { stream, d2d } = peers;
+  const out = [];
+  if (stream) {
+    out.push(`STREAM (${threads} threads, float32 arrays of ${(stream.elements / (1 << 20)).toFixed(0)}M): ` +
+      ['copy', 'triad', 'add'].map((k) => `${k} ${stream[k].gbps_median.toFixed(1)} GB/s (best ${stream[k].gbps_best.toFixed(1)})`).join(', '));
+  }
+  if (d2d) out.push(`device-to-device copy (PyTorch copy_, ${d2d.elements >> 18} MiB): ${d2d.gbps_median.toFixed(0)} GB/s (best ${d2d.gbps_best.toFixed(0)})`);
+  return out;
+}
+
+async function main() {
   const machine = describeMachine(root);
+  let gpu = null;
+  if (cuda) try { gpu = kd.cuda.getDeviceName(); } catch { gpu = 'cuda'; }
+  machine.gpu = gpu;
   const started = new Date();
-  console.log(`kindling bench${opts.quick ? ' (quick)' : ''}: ${cases.map((c) => c.name).join(', ')}`);
+  console.log(`kindling bench${opts.quick ? ' (quick)' : ''} on ${dev}${gpu ? ` (${gpu})` : ''}: ${cases.map((c) => c.name).join(', ')}`);
   console.log(`  machine: ${machine.cpu}, ${machine.logicalCpus} logical CPUs` +
     `${machine.physicalCores ? ` (${machine.physicalCores} cores)` : ''}, threads: ${threads} ` +
     `(KINDLING_NUM_THREADS = OPENBLAS_NUM_THREADS = OMP_NUM_THREADS = torch.set_num_threads)`);
   const load = machine.loadAverage[0];
   if (load > 0.5) console.log(`  note: load average ${load.toFixed(2)} before starting: other work may skew timings`);
+  for (const u of unavailable) skip(u.what, u.reason);
 
-  const rounds = [];
-  for (let r = 0; r < opts.rounds; r++) {
-    if (opts.rounds > 1) console.log(`round ${r + 1} of ${opts.rounds}`);
-    const round = {};
-    const steps = [() => { round.kindling = runKindling(); }, () => { round.torch = runTorchPeer(); },
-      () => { round.stream = runStream(); }, () => { round.sgemm = runSgemm(); }];
-    for (const step of r % 2 ? steps.reverse() : steps) step();
-    rounds.push(round);
-    if (r === 0 && opts.rounds > 1) { // a peer that cannot run will not run in later rounds either
-      opts.torch = opts.torch && !!round.torch;
-      opts.native = opts.native && (!!round.stream || !!round.sgemm);
-    }
+  await startPeers();
+  const first = await runSuite();
+  let second = null;
+  if (opts.checkRepeat) {
+    console.log('check-repeat: second run');
+    second = await runSuite();
   }
-  const { kdResults, torch, stream, sgemm } = bestOfRounds(rounds);
+  stopPeers();
+  const final = second || first;
+  const { rows, peers } = final;
 
-  const rows = buildRows(kdResults, torch, sgemm, stream);
   console.log('');
-  printTable(rows, opts.markdown);
-  if (stream) {
-    console.log(`\nSTREAM (${threads} threads, float32 arrays of ${(stream.elements / (1 << 20)).toFixed(0)}M): ` +
-      ['copy', 'triad', 'add'].map((k) => `${k} ${stream[k].gbps_median.toFixed(1)} GB/s (best ${stream[k].gbps_best.toFixed(1)})`).join(', '));
-  }
-  console.log(`machine: ${machine.cpu}; ${machine.logicalCpus} logical CPUs; SIMD ${machine.simd.join(' ') || '?'}; ` +
-    `LLC ${machine.llcBytes ? `${machine.llcBytes >> 20} MiB` : '?'}; ${(machine.memoryBytes / 2 ** 30).toFixed(0)} GiB; ` +
-    `${machine.os}; node ${machine.node}${torch ? `; torch ${torch.torch}` : ''}${sgemm ? `; ${sgemm.blas.trim()}` : ''}; ` +
-    `threads ${threads}; commit ${machine.commit || 'none'}`);
+  console.log(formatTable(rows, opts.markdown));
+  for (const l of limitLines(peers)) console.log(`\n${l}`);
+  console.log(`machine: ${machineLine(machine, peers, gpu)}`);
   for (const s of skipped) console.log(`skipped ${s.what}: ${s.reason}`);
-  printHeadlines(rows);
+  const heads = formatHeadlines(rows);
+  if (heads.length) console.log(`\nheadlines (median):\n${heads.join('\n')}`);
+  let repeat = null;
+  if (second) {
+    repeat = compareRuns(first.rows, second.rows);
+    console.log(`\n${formatRepeat(repeat).join('\n')}`);
+  }
 
   const stamp = started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
-  const file = opts.out ? path.resolve(opts.out) : path.join(root, 'bench', 'out', `${stamp}.json`);
+  const file = opts.out ? path.resolve(opts.out) : path.join(root, 'bench', 'out', `${stamp}${cuda ? '-cuda' : ''}.json`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const report = {
     date: started.toISOString(),
+    device: dev,
     quick: opts.quick,
     filter: opts.filter,
     threads,
     rounds: opts.rounds,
     timing,
+    tfjs_cap_s: tfjsCapS,
     machine: { ...machine, loadAverageAfter: os.loadavg() },
-    kindling: { loaded: !!kd, build: kd ? kd.build : null, version: kd ? kd.version : null, results: kdResults },
-    peers: { torch, stream, sgemm },
+    kindling: { loaded: !!kd, build: kd ? kd.build : null, version: kd ? kd.version : null, results: final.kdResults },
+    peers,
     rows,
-    all_rounds: opts.rounds > 1 ? rounds : undefined,
+    all_rounds: opts.rounds > 1 ? final.rounds : undefined,
+    check_repeat: second ? { first_rows: first.rows, comparison: repeat } : undefined,
     skipped,
   };
   fs.writeFileSync(file, JSON.stringify(report, null, 1) + '\n');
+  const svgFile = file.replace(/\.json$/, '') + '.svg';
+  const title = `kindling vs peers on ${dev}${opts.quick ? ' (quick)' : ''}: time ratio, ${started.toISOString().slice(0, 10)}`;
+  const subtitle = `${machine.cpu}${gpu ? `, ${gpu}` : ''}, ${threads} threads, commit ${machine.commit || 'none'}`;
+  fs.writeFileSync(svgFile, renderChart(rows, { title, subtitle }));
   console.log(`results: ${path.relative(process.cwd(), file)}`);
+  console.log(`chart:   ${path.relative(process.cwd(), svgFile)}`);
+
+  if (opts.updateResults) {
+    const body = [
+      `## ${machine.cpu}, ${machine.logicalCpus} logical CPUs${gpu ? `, ${gpu}` : ''}, ${dev}: ${started.toISOString().slice(0, 10)}, commit ${machine.commit || 'none'}`,
+      '',
+      `\`npm run bench -- ${process.argv.slice(2).filter((a) => a !== '--update-results').join(' ')}\`` +
+        ` (${opts.rounds} round${opts.rounds > 1 ? 's' : ''}${opts.quick ? ', quick' : ''}). ${machineLine(machine, peers, gpu)}.`,
+      '',
+      formatTable(rows, true),
+      '',
+      ...limitLines(peers).map((l) => `${l}\n`),
+      ...(heads.length ? ['Headlines (median):', '', ...heads.map((h) => `- ${h.trim()}`), ''] : []),
+      ...(skipped.length ? ['Skipped:', '', ...skipped.map((s) => `- ${s.what}: ${s.reason}`), ''] : []),
+      ...(repeat ? ['Repeatability (`--check-repeat`):', '', '```', ...formatRepeat(repeat), '```', ''] : []),
+    ].join('\n');
+    const f = updateResults(machineKey(machine, dev, gpu), body);
+    console.log(`updated: ${path.relative(process.cwd(), f)}`);
+  }
 }
 
-main();
+main().catch((e) => {
+  stopPeers();
+  console.error(`bench: ${e.stack || e}`);
+  process.exit(1);
+});

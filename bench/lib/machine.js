@@ -39,7 +39,9 @@ function cpuInfo() {
 function gitCommit(root) {
   const r = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' });
   if (r.status !== 0) return null;
-  const dirty = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8' });
+  // bench/RESULTS.md is what the bench writes: editing it does not change what was measured
+  const dirty = spawnSync('git', ['status', '--porcelain', '--untracked-files=no', '--', '.', ':!bench/RESULTS.md'],
+    { cwd: root, encoding: 'utf8' });
   return r.stdout.trim() + (dirty.status === 0 && dirty.stdout.trim() ? '+dirty' : '');
 }
 

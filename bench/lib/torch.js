@@ -1,8 +1,10 @@
-// torch.js - the PyTorch peer: runs bench/peers/torch_peer.py once per bench run with every
-// (case, size) that has a PyTorch version, with the same timing rule and thread count.
+// torch.js - the PyTorch peer: starts bench/peers/torch_peer.py once per bench run (a JSON-lines
+// server), with the bench's thread count and device ('cpu' or 'cuda'); the bench then asks it
+// for one (case, size) at a time, right after timing kindling on it.
 'use strict';
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
+const { LinePeer } = require('./peer');
 
 const script = path.join(__dirname, '..', 'peers', 'torch_peer.py');
 
@@ -13,11 +15,9 @@ function pythonCandidates() {
 }
 
 /**
- * @param {{name: string, size: number}[]} cases
- * @returns {{torch: string, threads: number, python: string, results: object[]} | {error: string}}
+ * @returns {Promise<{peer: LinePeer, info: {torch, threads, device, gpu?, python}} | {error: string}>}
  */
-function runTorch(cases, { threads, warmupS, minSampleS, repeats }) {
-  const request = JSON.stringify({ threads, warmup_s: warmupS, min_sample_s: minSampleS, repeats, cases });
+async function startTorch({ threads, device = 'cpu' }) {
   let lastErr = 'no python3 found';
   for (const py of pythonCandidates()) {
     const probe = spawnSync(py, ['-c', 'import torch'], { encoding: 'utf8' });
@@ -25,16 +25,12 @@ function runTorch(cases, { threads, warmupS, minSampleS, repeats }) {
     if (probe.status !== 0) { lastErr = `${py}: cannot import torch`; continue; }
     const env = { ...process.env, OMP_NUM_THREADS: String(threads), MKL_NUM_THREADS: String(threads),
       OPENBLAS_NUM_THREADS: String(threads) };
-    const r = spawnSync(py, [script], { input: request, encoding: 'utf8', env, timeout: 1800e3, maxBuffer: 64 << 20 });
-    if (r.error) return { error: `${py} ${path.basename(script)}: ${r.error.message}` };
-    if (r.status !== 0) return { error: `${path.basename(script)} failed: ${(r.stderr || '').trim().split('\n').slice(-2).join(' | ')}` };
-    try {
-      return { python: py, ...JSON.parse(r.stdout) };
-    } catch {
-      return { error: `${path.basename(script)}: unreadable output` };
-    }
+    const peer = new LinePeer(path.basename(script), py, [script], env);
+    const hello = await peer.request({ threads, device });
+    if (hello.error) return { error: hello.error };
+    return { peer, info: { python: py, ...hello } };
   }
   return { error: lastErr };
 }
 
-module.exports = { runTorch };
+module.exports = { startTorch };

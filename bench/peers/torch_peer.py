@@ -1,13 +1,17 @@
-"""torch_peer.py - the PyTorch side of kindling's benchmark (bench/run.js runs it).
+"""torch_peer.py - the PyTorch side of kindling's benchmark (bench/lib/torch.js runs it).
 
-Reads one JSON request on stdin:
-  {"threads": 2, "min_sample_s": 0.02, "warmup_s": 0.05, "repeats": 11,
-   "cases": [{"name": "add", "size": 1024}, ...]}
-and prints one JSON object on stdout:
-  {"torch": "2.3.0", "threads": 2, "results": [{"name", "size", "batch", "median_s", "best_s", "samples"}]}
-Each case is timed exactly as the JS side times kindling: calls are batched so one sample
-lasts at least min_sample_s (after warmup_s of warm-up), `repeats` samples are taken, and
-median_s is the median time per call. A case this file does not know gets an "error".
+Speaks JSON lines on stdin/stdout. The first line configures it:
+  {"threads": 2, "device": "cpu"}
+and it answers {"torch": "1.13.0", "threads": 2, "device": "cpu"} (plus "gpu" on CUDA). Then each
+line asks for one measurement:
+  {"name": "add", "size": 1024, "warmup_s": 0.05, "min_sample_s": 0.02, "repeats": 11}
+and gets {"name", "size", "batch", "median_s", "best_s", "samples"} (or "error") back, so the bench
+can time kindling and PyTorch on the same case one right after the other. Each case is timed
+exactly as the JS side times kindling: calls are batched so one sample lasts at least
+min_sample_s (after warmup_s of warm-up), `repeats` samples are taken, and median_s is the
+median time per call. A case this file does not know gets an "error".
+With "device": "cuda" inputs live on the GPU and every sample ends with
+torch.cuda.synchronize(); "limit.d2d_copy" then times the device-to-device copy (the limit).
 Results are dropped right away (refcounting frees them), as the JS side disposes its own.
 """
 import json
@@ -18,42 +22,115 @@ import time
 import torch
 
 
-def case_add_overhead(size):
-    a = torch.randn(size)
-    b = torch.randn(size)
-    return lambda: a.add(b)
+DEV = "cpu"
+
+
+def randn(*shape):
+    return torch.randn(*shape).to(DEV)
 
 
 def case_add(size):
-    a = torch.randn(size)
-    b = torch.randn(size)
+    a, b = randn(size), randn(size)
     return lambda: a.add(b)
 
 
 def case_matmul(size):
-    a = torch.randn(size, size)
-    b = torch.randn(size, size)
+    a, b = randn(size, size), randn(size, size)
     return lambda: torch.matmul(a, b)
 
 
+def case_sum(dim):
+    def make(size):
+        x = randn(size, size)
+        return (lambda: x.sum()) if dim is None else (lambda: x.sum(dim))
+    return make
+
+
+def case_softmax(dim):
+    def make(size):
+        x = randn(size, 1024)
+        return lambda: torch.softmax(x, dim)
+    return make
+
+
+def case_layer_norm(size):
+    x = randn(size, 1024)
+    return lambda: torch.nn.functional.layer_norm(x, [1024])
+
+
+def case_cumsum(dim):
+    def make(size):
+        x = randn(size, size)
+        return lambda: torch.cumsum(x, dim)
+    return make
+
+
+def case_conv2d(cin, cout):
+    def make(size):
+        x, w = randn(size, cin, 28, 28), randn(cout, cin, 3, 3)
+        return lambda: torch.nn.functional.conv2d(x, w, padding=1)
+    return make
+
+
+def case_alloc(size):
+    return lambda: torch.empty(size, device=DEV)
+
+
+def case_data(size):
+    t = randn(size)
+    return lambda: t.item()
+
+
+def case_grad(size):
+    """The overhead cases with a recorded graph: `a` requires grad (run outside no_grad)."""
+    shape = (size,) if size == 1 else (size, size)
+    a, b = randn(*shape).requires_grad_(), randn(*shape)
+    return (lambda: a.add(b)) if size == 1 else (lambda: torch.matmul(a, b))
+
+
+def case_d2d_copy(size):
+    """The limit on a GPU: device-to-device copy of `size` float32 elements."""
+    a, b = randn(size), torch.empty(size, device=DEV)
+    return lambda: b.copy_(a)
+
+
 CASES = {
-    "add.overhead": case_add_overhead,
+    "add.overhead": case_add,
+    "matmul.overhead": case_matmul,
+    "add.overhead.grad": case_grad,
+    "matmul.overhead.grad": case_grad,
     "add": case_add,
+    "sum": case_sum(None),
+    "sum.dim0": case_sum(0),
+    "sum.dim1": case_sum(1),
     "matmul": case_matmul,
+    "softmax": case_softmax(1),
+    "softmax.dim0": case_softmax(0),
+    "layerNorm": case_layer_norm,
+    "cumsum.dim1": case_cumsum(1),
+    "cumsum.dim0": case_cumsum(0),
+    "conv2d.c32": case_conv2d(32, 64),
+    "conv2d.c1": case_conv2d(1, 32),
+    "alloc.small": case_alloc,
+    "alloc.1mb": case_alloc,
+    "data.roundtrip": case_data,
+    "limit.d2d_copy": case_d2d_copy,
 }
 
 
-def measure(fn, min_sample_s, warmup_s, repeats):
+def measure(fn, min_sample_s, warmup_s, repeats, sync):
     clock = time.perf_counter
     # warm-up, and calibration of the batch so that one sample lasts >= min_sample_s
     end = clock() + warmup_s
     while clock() < end:
         fn()
+    sync()
     batch = 1
     while True:
         t0 = clock()
         for _ in range(batch):
             fn()
+        sync()
         dt = clock() - t0
         if dt >= min_sample_s or batch > (1 << 24):
             break
@@ -63,28 +140,48 @@ def measure(fn, min_sample_s, warmup_s, repeats):
         t0 = clock()
         for _ in range(batch):
             fn()
+        sync()
         samples.append((clock() - t0) / batch)
     return batch, samples
 
 
+def answer(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def run_case(c, sync):
+    name, size = c["name"], c["size"]
+    make = CASES.get(name)
+    if make is None:
+        return {"name": name, "size": size, "error": "no PyTorch version of this case"}
+    try:
+        with torch.set_grad_enabled(name.endswith(".grad")):
+            batch, samples = measure(make(size), c["min_sample_s"], c["warmup_s"], c["repeats"], sync)
+    except Exception as e:  # noqa: BLE001 - one failing case must not lose the others
+        return {"name": name, "size": size, "error": str(e).split("\n")[0]}
+    return {"name": name, "size": size, "batch": batch, "median_s": statistics.median(samples),
+            "best_s": min(samples), "samples": samples}
+
+
 def main():
-    req = json.load(sys.stdin)
-    threads = int(req.get("threads") or 0)
+    global DEV
+    config = json.loads(sys.stdin.readline())
+    DEV = config.get("device") or "cpu"
+    if DEV == "cuda" and not torch.cuda.is_available():
+        sys.stderr.write("torch.cuda.is_available() is False\n")
+        sys.exit(3)
+    sync = torch.cuda.synchronize if DEV == "cuda" else (lambda: None)
+    threads = int(config.get("threads") or 0)
     if threads > 0:
         torch.set_num_threads(threads)
-    out = {"torch": torch.__version__, "threads": torch.get_num_threads(), "results": []}
-    for c in req["cases"]:
-        name, size = c["name"], c["size"]
-        make = CASES.get(name)
-        if make is None:
-            out["results"].append({"name": name, "size": size, "error": "no PyTorch version of this case"})
-            continue
-        with torch.no_grad():
-            batch, samples = measure(make(size), req["min_sample_s"], req["warmup_s"], req["repeats"])
-        out["results"].append({"name": name, "size": size, "batch": batch, "median_s": statistics.median(samples),
-                               "best_s": min(samples), "samples": samples})
-    json.dump(out, sys.stdout)
-    sys.stdout.write("\n")
+    hello = {"torch": torch.__version__, "threads": torch.get_num_threads(), "device": DEV}
+    if DEV == "cuda":
+        hello["gpu"] = torch.cuda.get_device_name()
+    answer(hello)
+    for line in sys.stdin:
+        if line.strip():
+            answer(run_case(json.loads(line), sync))
 
 
 if __name__ == "__main__":

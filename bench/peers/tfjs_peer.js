@@ -1,0 +1,104 @@
+// tfjs_peer.js - the TensorFlow.js side of kindling's benchmark (bench/lib/tfjs.js runs it).
+// Speaks JSON lines on stdin/stdout. The first line configures it:
+//   {"dir": "<cache with node_modules/@tensorflow/tfjs>", "capS": 0.5}
+// and it answers {"tfjs", "backend", "threads": 1}; then each line asks for one measurement,
+//   {"name": "add", "size": 1024, "warmup_s", "min_sample_s", "repeats"}
+// and gets {"name", "size", "batch", "median_s", "best_s", "samples"} (or "error") back.
+// Same timing rule as kindling (bench/lib/timing.js), CPU backend (pure JS, one thread), every
+// result disposed. tfjs's conv2d is NHWC, so its inputs are laid out so; the shapes and FLOPs
+// are the same. A case this file does not know gets an "error"; so does a size after a smaller
+// size of the same case took longer than capS per call. A size whose first call takes longer than
+// capS gets 3 single calls (median) instead of the batched samples.
+'use strict';
+const path = require('node:path');
+const { measure, measureAsync, median, nowS } = require('../lib/timing');
+
+// tfjs greets on the console when it loads in Node: keep stdout for the JSON answer.
+console.log = console.info = console.warn = (...a) => process.stderr.write(`${a.join(' ')}\n`);
+
+const CASES = (tf) => {
+  const pair = (shape) => [tf.randomNormal(shape), tf.randomNormal(shape)];
+  const add = (n) => { const [a, b] = pair([n]); return { fn: () => tf.add(a, b).dispose(), inputs: [a, b] }; };
+  const matmul = (n) => { const [a, b] = pair([n, n]); return { fn: () => tf.matMul(a, b).dispose(), inputs: [a, b] }; };
+  const sum = (dim) => (n) => {
+    const x = tf.randomNormal([n, n]);
+    return { fn: dim === null ? () => tf.sum(x).dispose() : () => tf.sum(x, dim).dispose(), inputs: [x] };
+  };
+  const cumsum = (dim) => (n) => { const x = tf.randomNormal([n, n]); return { fn: () => tf.cumsum(x, dim).dispose(), inputs: [x] }; };
+  const conv = (cin, cout) => (n) => {
+    const x = tf.randomNormal([n, 28, 28, cin]);
+    const w = tf.randomNormal([3, 3, cin, cout]);
+    return { fn: () => tf.conv2d(x, w, 1, 'same').dispose(), inputs: [x, w] };
+  };
+  const alloc = (n) => ({ fn: () => tf.zeros([n]).dispose(), inputs: [] });
+  return {
+    'add.overhead': add,
+    'matmul.overhead': matmul,
+    add,
+    sum: sum(null),
+    'sum.dim0': sum(0),
+    'sum.dim1': sum(1),
+    matmul,
+    softmax: (n) => { const x = tf.randomNormal([n, 1024]); return { fn: () => tf.softmax(x).dispose(), inputs: [x] }; },
+    'cumsum.dim1': cumsum(1),
+    'cumsum.dim0': cumsum(0),
+    'conv2d.c32': conv(32, 64),
+    'conv2d.c1': conv(1, 32),
+    'alloc.small': alloc,
+    'alloc.1mb': alloc,
+    'data.roundtrip': (n) => { const t = tf.randomNormal([n]); return { fn: () => t.data(), async: true, inputs: [t] }; },
+  };
+};
+
+async function measureCase(tf, cases, slowest, capS, req) {
+  const { name, size } = req;
+  const make = cases[name];
+  const slow = slowest.get(name);
+  if (!make) return { name, size, error: 'no TensorFlow.js version of this case' };
+  if (slow && size > slow[0]) return { name, size, error: `not run: size ${slow[0]} already took ${slow[1].toFixed(2)} s per call` };
+  const timing = { warmupS: req.warmup_s, minSampleS: req.min_sample_s, repeats: req.repeats };
+  let c = null;
+  try {
+    c = make(size);
+    // A probe call first: a call over capS is timed 3 times, without the batching rule.
+    const t0 = nowS();
+    await c.fn();
+    const probe = nowS() - t0;
+    let r;
+    if (capS && probe > capS) {
+      const samples = [probe];
+      for (let i = 0; i < 2; i++) { const t1 = nowS(); await c.fn(); samples.push(nowS() - t1); }
+      r = { batch: 1, medianS: median(samples), bestS: Math.min(...samples), samples };
+    } else {
+      r = c.async ? await measureAsync(c.fn, timing) : measure(c.fn, timing);
+    }
+    if (capS && r.medianS > capS) slowest.set(name, [size, r.medianS]);
+    return { name, size, batch: r.batch, median_s: r.medianS, best_s: r.bestS, samples: r.samples };
+  } catch (e) {
+    return { name, size, error: String(e.message || e).split('\n')[0] };
+  } finally {
+    if (c) for (const t of c.inputs) t.dispose();
+  }
+}
+
+async function main() {
+  const answer = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`);
+  const lines = require('node:readline').createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+  const first = await lines.next();
+  if (first.done) return;
+  const config = JSON.parse(first.value);
+  const tf = require(path.join(config.dir, 'node_modules', '@tensorflow', 'tfjs'));
+  await tf.setBackend('cpu');
+  await tf.ready();
+  const cases = CASES(tf);
+  const slowest = new Map(); // case -> [size, seconds per call] of a size over capS
+  answer({ tfjs: tf.version.tfjs, backend: tf.getBackend(), threads: 1 });
+  for (let l = await lines.next(); !l.done; l = await lines.next()) {
+    if (l.value.trim()) answer(await measureCase(tf, cases, slowest, config.capS, JSON.parse(l.value)));
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`${e.stack || e}\n`);
+  process.exit(1);
+});
