@@ -54,7 +54,8 @@ typedef struct kd_autograd_meta {
   int output_nr;
   kd_tensor *grad;          /* owned */
   kd_node *grad_fn;         /* owned reference; NULL for leaves */
-  kd_node *accumulator;     /* weak: the leaf's AccumulateGrad node, while one exists */
+  kd_node *accumulator;     /* owned: the leaf's AccumulateGrad node (made on first use, kept with the
+                               leaf, so recording an op on a leaf allocates no node for it) */
   kd_hook *hooks;           /* leaf hooks (run before accumulation) */
   kd_tensor *self;          /* back pointer (weak) */
 } kd_autograd_meta;
@@ -109,13 +110,14 @@ struct kd_node {
   int *edge_start;          /* per arg: first edge index; edge_count per arg */
   int *edge_count;
   /* KD_NODE_ACCUMULATE */
-  kd_tensor *leaf;          /* owned */
+  kd_tensor *leaf;          /* weak: cleared when the leaf is freed (its meta owns this node) */
   /* KD_NODE_CUSTOM (JS autograd.Function) */
   kd_status (*custom_apply)(kd_node *n, kd_tensor **grads, kd_tensor **grads_out);
   void (*custom_free)(kd_node *n);
   void *custom_data;
   const char *custom_name;
   char *trace;              /* anomaly mode: where the forward op was called (owned) */
+  size_t block_size;        /* the arrays above that live inside the node's own allocation */
 };
 
 /* ---- grad mode ------------------------------------------------------------------------------ */
@@ -155,6 +157,9 @@ void kd_remove_hook(kd_tensor *t, int64_t id);
 
 /* ---- nodes ------------------------------------------------------------------------------------ */
 kd_node *kd_node_new(kd_node_kind kind, int n_edges, int n_outputs);
+/* One allocation holding the node and its per-edge, per-output and per-arg arrays (an op node
+ * with nargs arguments; n_outputs may be 0 when the count is known only after the op ran). */
+kd_node *kd_node_new_op(int n_edges, int n_outputs, int nargs);
 static inline void kd_node_retain(kd_node *n) { n->refcount++; }
 void kd_node_release(kd_node *n);
 void kd_node_release_saved(kd_node *n);

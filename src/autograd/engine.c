@@ -467,7 +467,7 @@ kd_status kd_autograd_run(kd_tensor **roots, kd_tensor **grads, int n_roots, kd_
       if (ci < 0) continue;
       kd_tensor *g = x->buf[j];
       if (n->kind == KD_NODE_ACCUMULATE && g) {
-        kd_autograd_meta *m = kd_meta(n->leaf);
+        kd_autograd_meta *m = n->leaf ? kd_meta(n->leaf) : NULL;
         if ((st = kd_run_hooks(m ? m->hooks : NULL, 0, true, &x->buf[j], opts->create_graph)) != KD_OK) goto done;
         g = x->buf[j];
       }

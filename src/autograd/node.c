@@ -59,7 +59,10 @@ static void kd_meta_free_hook(kd_tensor *t) {
     if (m->retains_grad) kd_node_forget_meta(m->grad_fn, m);
     kd_node_release(m->grad_fn);
   }
-  if (m->accumulator) m->accumulator->leaf = NULL; /* cannot happen while the node holds t */
+  if (m->accumulator) {
+    m->accumulator->leaf = NULL;
+    kd_node_release(m->accumulator);
+  }
   if (m->grad) kd_tensor_release(m->grad);
   kd_hooks_free(m->hooks);
   free(m);
@@ -158,14 +161,14 @@ kd_status kd_gradient_edge(kd_tensor *t, kd_node **fn, int *input_nr) {
   if (!m->accumulator) {
     kd_node *n = kd_node_new(KD_NODE_ACCUMULATE, 0, 1);
     if (!n) return kd_error(KD_ERR_OOM, "out of memory");
-    kd_tensor_retain(t);
-    n->leaf = t;
+    n->leaf = t; /* weak */
     kd_out_meta *o = &n->outs[0];
     o->ndim = t->ndim;
     o->dtype = t->dtype;
     o->device = kd_tensor_device(t);
     if (t->ndim) memcpy(o->sizes, t->sizes, sizeof(int64_t) * t->ndim);
-    m->accumulator = n; /* weak: the edge below holds the reference */
+    m->accumulator = n; /* the meta's reference */
+    kd_node_retain(n);  /* the edge's */
     *fn = n;
     return KD_OK;
   }
@@ -215,23 +218,51 @@ void kd_remove_hook(kd_tensor *t, int64_t id) {
 
 /* ---- nodes -------------------------------------------------------------------------------------- */
 
-kd_node *kd_node_new(kd_node_kind kind, int n_edges, int n_outputs) {
-  kd_node *n = (kd_node *)calloc(1, sizeof *n);
-  if (!n) return NULL;
+static size_t kd_align16(size_t n) { return (n + 15) & ~(size_t)15; }
+
+/* One calloc for the node and its arrays: the per-op cost of recording is mostly allocation. */
+static kd_node *kd_node_alloc(kd_node_kind kind, int n_edges, int n_outputs, int nargs, bool saved_outs) {
+  size_t off_edges = kd_align16(sizeof(kd_node));
+  size_t off_outs = kd_align16(off_edges + sizeof(kd_edge) * (size_t)n_edges);
+  size_t off_souts = kd_align16(off_outs + sizeof(kd_out_meta) * (size_t)n_outputs);
+  size_t off_args = kd_align16(off_souts + (saved_outs ? sizeof(kd_saved) * (size_t)n_outputs : 0));
+  size_t off_sargs = kd_align16(off_args + sizeof(kd_value) * (size_t)nargs);
+  size_t off_es = kd_align16(off_sargs + sizeof(kd_saved) * (size_t)nargs);
+  size_t off_ec = off_es + sizeof(int) * (size_t)nargs;
+  size_t size = off_ec + sizeof(int) * (size_t)nargs;
+  char *b = (char *)calloc(1, size);
+  if (!b) return NULL;
+  kd_node *n = (kd_node *)b;
   n->refcount = 1;
   n->kind = kind;
   n->seq = ++kd_node_seq;
   n->n_edges = n_edges;
   n->n_outputs = n_outputs;
-  n->edges = n_edges ? (kd_edge *)calloc((size_t)n_edges, sizeof(kd_edge)) : NULL;
-  n->outs = n_outputs ? (kd_out_meta *)calloc((size_t)n_outputs, sizeof(kd_out_meta)) : NULL;
-  if ((n_edges && !n->edges) || (n_outputs && !n->outs)) {
-    free(n->edges);
-    free(n->outs);
-    free(n);
-    return NULL;
+  n->block_size = size;
+  n->edges = n_edges ? (kd_edge *)(b + off_edges) : NULL;
+  n->outs = n_outputs ? (kd_out_meta *)(b + off_outs) : NULL;
+  if (saved_outs && n_outputs) n->saved_outs = (kd_saved *)(b + off_souts);
+  if (nargs) {
+    n->nargs = nargs;
+    n->args = (kd_value *)(b + off_args);
+    n->saved_args = (kd_saved *)(b + off_sargs);
+    n->edge_start = (int *)(b + off_es);
+    n->edge_count = (int *)(b + off_ec);
   }
   return n;
+}
+
+kd_node *kd_node_new(kd_node_kind kind, int n_edges, int n_outputs) {
+  return kd_node_alloc(kind, n_edges, n_outputs, 0, false);
+}
+
+kd_node *kd_node_new_op(int n_edges, int n_outputs, int nargs) {
+  return kd_node_alloc(KD_NODE_OP, n_edges, n_outputs, nargs, true);
+}
+
+/* Frees an array of node x unless it lives inside x's own allocation. */
+static void kd_node_free_part(const kd_node *x, void *p) {
+  if (p && !((char *)p >= (const char *)x && (char *)p < (const char *)x + x->block_size)) free(p);
 }
 
 void kd_saved_clear(kd_saved *s) {
@@ -302,24 +333,18 @@ static void kd_node_destroy(kd_node *n) {
         else if (a->kind == KD_VALUE_DOUBLELIST) free((void *)a->v.dlist.data);
         else if (a->kind == KD_VALUE_STRING) free((void *)a->v.str);
       }
-      free(x->args);
-      free(x->saved_args);
-      free(x->saved_outs);
-      free(x->edge_start);
-      free(x->edge_count);
-    } else if (x->kind == KD_NODE_ACCUMULATE) {
-      if (x->leaf) {
-        kd_autograd_meta *m = kd_meta(x->leaf);
-        if (m && m->accumulator == x) m->accumulator = NULL;
-        kd_tensor_release(x->leaf);
-      }
+      kd_node_free_part(x, x->args);
+      kd_node_free_part(x, x->saved_args);
+      kd_node_free_part(x, x->saved_outs);
+      kd_node_free_part(x, x->edge_start);
+      kd_node_free_part(x, x->edge_count);
     } else if (x->kind == KD_NODE_CUSTOM && x->custom_free) {
       x->custom_free(x);
     }
     kd_hooks_free(x->hooks);
     free(x->trace);
-    free(x->edges);
-    free(x->outs);
+    kd_node_free_part(x, x->edges);
+    kd_node_free_part(x, x->outs);
     free(x);
   }
   if (stack != stack_small) free(stack);

@@ -142,16 +142,9 @@ KD_KERNEL(kd_autograd_kernel) {
   }
 
   int nouts_fixed = op->nouts > 0 ? op->nouts : 0;
-  kd_node *n = kd_node_new(KD_NODE_OP, n_edges, 0);
+  kd_node *n = kd_node_new_op(n_edges, nouts_fixed, nargs);
   if (!n) return kd_error(KD_ERR_OOM, "out of memory");
   n->op = op->id;
-  n->nargs = nargs;
-  n->args = (kd_value *)calloc((size_t)nargs + 1, sizeof(kd_value));
-  n->saved_args = (kd_saved *)calloc((size_t)nargs + 1, sizeof(kd_saved));
-  n->edge_start = (int *)calloc((size_t)nargs + 1, sizeof(int));
-  n->edge_count = (int *)calloc((size_t)nargs + 1, sizeof(int));
-  if (!n->args || !n->saved_args || !n->edge_start || !n->edge_count)
-    return kd_record_fail(n, kd_error(KD_ERR_OOM, "out of memory"));
 
   /* edges and saved inputs */
   int e = 0;
@@ -203,16 +196,21 @@ KD_KERNEL(kd_autograd_kernel) {
 
   /* outputs */
   int nouts = 0;
-  kd_tensor *out_t[64];
+  kd_tensor *fixed_t[KD_OP_MAX_OUTS];
+  kd_tensor **out_t = fixed_t;
   if (op->nouts < 0) {
-    if (outs[0].kind == KD_VALUE_TENSORLIST)
-      for (int j = 0; j < outs[0].v.tlist.n && nouts < 64; j++) out_t[nouts++] = outs[0].v.tlist.data[j];
+    if (outs[0].kind == KD_VALUE_TENSORLIST) {
+      out_t = outs[0].v.tlist.data;
+      nouts = outs[0].v.tlist.n;
+    }
   } else {
     for (int j = 0; j < nouts_fixed; j++) out_t[nouts++] = outs[j].kind == KD_VALUE_TENSOR ? outs[j].v.t : NULL;
   }
-  n->n_outputs = nouts;
-  n->outs = (kd_out_meta *)calloc((size_t)nouts + 1, sizeof(kd_out_meta));
-  n->saved_outs = (kd_saved *)calloc((size_t)nouts + 1, sizeof(kd_saved));
+  if (!nouts_fixed) { /* a tensor list: its length is known now */
+    n->n_outputs = nouts;
+    n->outs = (kd_out_meta *)calloc((size_t)nouts + 1, sizeof(kd_out_meta));
+    n->saved_outs = (kd_saved *)calloc((size_t)nouts + 1, sizeof(kd_saved));
+  }
   if (!n->outs || !n->saved_outs) {
     kd_node_release(n);
     return KD_OK; /* the op ran; without memory for the node, its outputs are simply not tracked */
