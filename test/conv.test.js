@@ -15,7 +15,7 @@ parityTests('conv', 'nn.functional conv/pool/interpolate/pad (PyTorch fixtures)'
 // The gradients of one fixture case computed with the backward ops: [grad of each positional arg].
 function backwardOf(c, args, gos) {
   const kw = c.kwargs || {};
-  const op = c.op.split('.').pop();
+  const op = c.op.replace(/^nn\.functional\./, '').split('.')[0]; // 'conv2d.padding' -> conv2d
   const go = gos[0];
   const conv = { stride: kw.stride, padding: kw.padding, dilation: kw.dilation, groups: kw.groups };
   for (const k of Object.keys(conv)) if (conv[k] === undefined) delete conv[k];

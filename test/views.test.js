@@ -4,10 +4,10 @@
 'use strict';
 
 const { kd, assert, fixture, buildContiguous, applyView, assertTensorClose, values, expectKdError,
-  codesForTorchError, assertMessageLike, decode } = require('./helpers');
+  codesForTorchError, assertMessageLike, decode, runOpCase, callOp, buildArg } = require('./helpers');
 
 describe('views (PyTorch fixtures)', function () {
-  for (const c of fixture('views')) {
+  for (const c of fixture('views').filter((x) => !x.op)) {
     it(c.name, function () {
       const base = buildContiguous(c.base);
       const apply = () => {
@@ -35,6 +35,19 @@ describe('views (PyTorch fixtures)', function () {
         assertTensorClose(base, c.baseAfterFill,
           c.sharesStorage ? 'base after filling the view (must share storage)' : 'base after filling a copy (must not change)');
       }
+    });
+  }
+});
+
+// The op cases of views.json (one view or copy op on built inputs, runOpCase format; chunk returns a list).
+describe('view and copy ops (PyTorch fixtures)', function () {
+  for (const c of fixture('views').filter((x) => x.op)) {
+    it(`${c.op}: ${c.name}${c.form !== 'function' ? ` [${c.form}]` : ''}`, function () {
+      if (c.error || !Array.isArray(c.expected)) return runOpCase(c);
+      const r = callOp(c, c.args.map(buildArg));
+      assert.ok(Array.isArray(r), `${c.name}: expected an array of tensors`);
+      assert.equal(r.length, c.expected.length, `${c.name}: number of tensors`);
+      c.expected.forEach((e, i) => assertTensorClose(r[i], e, `${c.name} [${i}]`));
     });
   }
 });

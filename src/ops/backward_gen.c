@@ -563,28 +563,28 @@ static kd_status kd_bw_convTranspose2d(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_convTranspose2d_spec = {kd_bw_convTranspose2d, 0x7u, 0x3u, 0x0u, 1};
 
 static kd_status kd_bw_conv2dBackwardInput(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_conv2d, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_value_none(), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg_meta(c, 1, KD_F_NDIM), kd_f_int(3))) ? kd_f_call(c, KD_OP_conv1d, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_value_none(), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}) : kd_f_call(c, KD_OP_conv2d, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_value_none(), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)})));
   if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_conv2dBackwardWeight, 7, (kd_value[]){kd_f_arg(c, 0), kd_f_grad(c, 0), kd_f_arg_meta(c, 1, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_conv2dBackwardInput_spec = {kd_bw_conv2dBackwardInput, 0x3u, 0x3u, 0x0u, 1};
 
 static kd_status kd_bw_conv2dBackwardInput_padding(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_conv2d_padding, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_value_none(), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg_meta(c, 1, KD_F_NDIM), kd_f_int(3))) ? kd_f_call(c, KD_OP_conv1d_padding, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_value_none(), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}) : kd_f_call(c, KD_OP_conv2d_padding, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_value_none(), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)})));
   if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_conv2dBackwardWeight_padding, 7, (kd_value[]){kd_f_arg(c, 0), kd_f_grad(c, 0), kd_f_arg_meta(c, 1, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_conv2dBackwardInput_padding_spec = {kd_bw_conv2dBackwardInput_padding, 0x3u, 0x3u, 0x0u, 1};
 
 static kd_status kd_bw_conv2dBackwardWeight(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_conv2d, 7, (kd_value[]){kd_f_arg(c, 1), kd_f_grad(c, 0), kd_value_none(), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_attr(c, kd_f_grad(c, 0), KD_F_NDIM), kd_f_int(3))) ? kd_f_call(c, KD_OP_conv1d, 7, (kd_value[]){kd_f_arg(c, 1), kd_f_grad(c, 0), kd_value_none(), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}) : kd_f_call(c, KD_OP_conv2d, 7, (kd_value[]){kd_f_arg(c, 1), kd_f_grad(c, 0), kd_value_none(), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)})));
   if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_conv2dBackwardInput, 7, (kd_value[]){kd_f_arg(c, 0), kd_f_grad(c, 0), kd_f_arg_meta(c, 1, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_conv2dBackwardWeight_spec = {kd_bw_conv2dBackwardWeight, 0x3u, 0x3u, 0x0u, 1};
 
 static kd_status kd_bw_conv2dBackwardWeight_padding(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_conv2d_padding, 7, (kd_value[]){kd_f_arg(c, 1), kd_f_grad(c, 0), kd_value_none(), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_attr(c, kd_f_grad(c, 0), KD_F_NDIM), kd_f_int(3))) ? kd_f_call(c, KD_OP_conv1d_padding, 7, (kd_value[]){kd_f_arg(c, 1), kd_f_grad(c, 0), kd_value_none(), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}) : kd_f_call(c, KD_OP_conv2d_padding, 7, (kd_value[]){kd_f_arg(c, 1), kd_f_grad(c, 0), kd_value_none(), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)})));
   if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_conv2dBackwardInput_padding, 7, (kd_value[]){kd_f_arg(c, 0), kd_f_grad(c, 0), kd_f_arg_meta(c, 1, KD_F_SHAPE), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
   return c->st;
 }

@@ -53,7 +53,7 @@ module.exports = [
     args: `Tensor gradOutput, Tensor weight, int[] inputSize, ${convBwArgs('int[]? padding')}`,
     code: 'KD_CONV_BACKWARD_INPUT', cpu: 'kd_cpu_conv',
     backward: {
-      gradOutput: 'conv2d(grad, weight, null, stride, padding, dilation, groups)',
+      gradOutput: 'weight.ndim == 3 ? conv1d(grad, weight, null, stride, padding, dilation, groups) : conv2d(grad, weight, null, stride, padding, dilation, groups)',
       weight: 'conv2dBackwardWeight(gradOutput, grad, weight.shape, stride, padding, dilation, groups)',
     },
     doc: 'Gradient of conv1d/conv2d w.r.t. its input (a transposed convolution of gradOutput).' }),
@@ -61,7 +61,7 @@ module.exports = [
     args: `Tensor gradOutput, Tensor weight, int[] inputSize, ${convBwArgs("str padding='valid'")}`,
     code: 'KD_CONV_BACKWARD_INPUT', cpu: 'kd_cpu_conv',
     backward: {
-      gradOutput: 'conv2d(grad, weight, null, stride, padding, dilation, groups)',
+      gradOutput: 'weight.ndim == 3 ? conv1d(grad, weight, null, stride, padding, dilation, groups) : conv2d(grad, weight, null, stride, padding, dilation, groups)',
       weight: 'conv2dBackwardWeight(gradOutput, grad, weight.shape, stride, padding, dilation, groups)',
     },
     doc: "conv2dBackwardInput for padding 'valid'/'same'." }),
@@ -69,7 +69,7 @@ module.exports = [
     args: `Tensor gradOutput, Tensor input, int[] weightSize, ${convBwArgs('int[]? padding')}`,
     code: 'KD_CONV_BACKWARD_WEIGHT', cpu: 'kd_cpu_conv',
     backward: {
-      gradOutput: 'conv2d(input, grad, null, stride, padding, dilation, groups)',
+      gradOutput: 'grad.ndim == 3 ? conv1d(input, grad, null, stride, padding, dilation, groups) : conv2d(input, grad, null, stride, padding, dilation, groups)',
       input: 'conv2dBackwardInput(gradOutput, grad, input.shape, stride, padding, dilation, groups)',
     },
     doc: 'Gradient of conv1d/conv2d w.r.t. its weight.' }),
@@ -77,7 +77,7 @@ module.exports = [
     args: `Tensor gradOutput, Tensor input, int[] weightSize, ${convBwArgs("str padding='valid'")}`,
     code: 'KD_CONV_BACKWARD_WEIGHT', cpu: 'kd_cpu_conv',
     backward: {
-      gradOutput: 'conv2d(input, grad, null, stride, padding, dilation, groups)',
+      gradOutput: 'grad.ndim == 3 ? conv1d(input, grad, null, stride, padding, dilation, groups) : conv2d(input, grad, null, stride, padding, dilation, groups)',
       input: 'conv2dBackwardInput(gradOutput, grad, input.shape, stride, padding, dilation, groups)',
     },
     doc: "conv2dBackwardWeight for padding 'valid'/'same'." }),

@@ -1,0 +1,78 @@
+// parity_coverage.test.js - the parity suite covers every public op (issue 4): each op of the op
+// list (src/ops/oplist; factories and kd._internal ops excepted) has at least 4 PyTorch fixture
+// cases (test/fixtures/*.json), one with a non-contiguous input (a tensor spec with `views`) and,
+// when it takes several tensors, one broadcast case (tensor args of different shapes). Cases are
+// matched to ops by their `op` path with 'nn.functional.' stripped; an overload ('max.dim',
+// 'clamp.Tensor', 'conv2d.padding') is matched by its own cases only.
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { assert, isTensorSpec } = require('./helpers');
+const ops = require('../src/ops/oplist');
+
+const MIN_CASES = 4;
+
+function fixtureCases() {
+  const dir = path.join(__dirname, 'fixtures');
+  const out = [];
+  for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.json'))) {
+    const j = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'));
+    if (Array.isArray(j.cases)) for (const c of j.cases) if (c && typeof c.op === 'string') out.push(c);
+  }
+  return out;
+}
+
+// The tensor specs a case passes: positional args, lists of tensors, and keyword args.
+function specsOf(c) {
+  const vals = [...c.args, ...Object.values(c.kwargs || {})];
+  return vals.flatMap((a) => (Array.isArray(a) ? a.filter(isTensorSpec) : isTensorSpec(a) ? [a] : []));
+}
+
+// Number of single-tensor arguments in a schema (Tensor, Tensor?, Tensor|Scalar; not lists).
+function tensorArgCount(schema) {
+  return schema.split(',').map((s) => s.trim().split(/\s+/)[0])
+    .filter((t) => t === 'Tensor' || t === 'Tensor?' || t === 'Tensor|Scalar').length;
+}
+
+function isPublic(o) {
+  if (o.kind === 'factory') return false;
+  const ns = o.ns || [''];
+  return !(ns.length === 1 && ns[0] === '_internal');
+}
+
+function coverageGaps() {
+  const byOp = new Map();
+  for (const c of fixtureCases()) {
+    const key = c.op.replace(/^nn\.functional\./, '');
+    if (!byOp.has(key)) byOp.set(key, []);
+    byOp.get(key).push(c);
+  }
+  const gaps = [];
+  for (const o of ops.filter(isPublic)) {
+    const list = byOp.get(o.name) || [];
+    const problems = [];
+    if (list.length < MIN_CASES) problems.push(`${list.length} cases (< ${MIN_CASES})`);
+    if (!list.some((c) => specsOf(c).some((s) => Array.isArray(s.views) && s.views.length))) problems.push('no non-contiguous input');
+    if (tensorArgCount(o.args) >= 2 && !list.some((c) => new Set(specsOf(c).map((s) => JSON.stringify(s.shape))).size > 1)) {
+      problems.push('no broadcast case');
+    }
+    if (problems.length) gaps.push(`${o.name} (${o.family}): ${problems.join(', ')}`);
+  }
+  return gaps;
+}
+
+describe('parity suite coverage (issue 4)', function () {
+  it(`every public op has >= ${MIN_CASES} fixture cases, a non-contiguous input and a broadcast case`, function () {
+    const gaps = coverageGaps();
+    assert.equal(gaps.length, 0, `${gaps.length} ops lack parity coverage:\n  ${gaps.join('\n  ')}`);
+  });
+
+  it('every fixture case names an op of the op list', function () {
+    const names = new Set(ops.map((o) => o.name));
+    const unknown = new Set(fixtureCases().map((c) => c.op.replace(/^nn\.functional\./, '')).filter((n) => !names.has(n)));
+    assert.equal(unknown.size, 0, `fixture ops not in the op list: ${[...unknown].join(', ')}`);
+  });
+});
+
+module.exports = { coverageGaps };
