@@ -74,10 +74,17 @@ module.exports = function installConv(kd, nn, { Module, ParameterClass: Paramete
     // 'reflect' / 'replicate': F.pad the input by padding (last dim first), then a valid convolution.
     _padded(input) {
       if (this.paddingMode === 'zeros') return [input, this.padding];
-      const p = typeof this.padding === 'string' ? null : this.padding;
-      if (p === null) throw new KindlingError('string padding needs paddingMode zeros', 'KD_NOT_SUPPORTED');
       const pads = [];
-      for (let i = p.length - 1; i >= 0; i--) pads.push(p[i], p[i]);
+      for (let i = this.kernelSize.length - 1; i >= 0; i--) {
+        if (this.padding === 'valid') { pads.push(0, 0); continue; }
+        if (this.padding === 'same') { // PyTorch: total d * (k - 1), the extra one on the right
+          const total = this.dilation[i] * (this.kernelSize[i] - 1);
+          const left = Math.floor(total / 2);
+          pads.push(left, total - left);
+          continue;
+        }
+        pads.push(this.padding[i], this.padding[i]);
+      }
       return [F.pad(input, pads, this.paddingMode), 0];
     }
     extraRepr() {
