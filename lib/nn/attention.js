@@ -7,7 +7,7 @@
 
 const { KindlingError } = require('../errors');
 
-module.exports = function installAttention(kd, nn, { Module, ParameterClass: Parameter, parseArgs, isPlainObject }) {
+module.exports = function installAttention(kd, nn, { Module, ParameterClass: Parameter, parseArgs }) {
   const F = kd.nn.functional;
   const init = nn.init;
   const factory = (o) => ({ dtype: o.dtype || undefined, device: o.device || undefined });
@@ -237,7 +237,6 @@ module.exports = function installAttention(kd, nn, { Module, ParameterClass: Par
       return x;
     }
   }
-  void isPlainObject;
 
   Object.assign(nn, { MultiheadAttention, TransformerEncoderLayer });
 };

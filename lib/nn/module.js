@@ -22,7 +22,7 @@
 
 const util = require('node:util');
 const tidyState = require('../tidy').state;
-const { KindlingError, KindlingTypeError, typeError } = require('../errors');
+const { KindlingError, typeError } = require('../errors');
 
 const S = Symbol('kd.nn.Module state');
 
@@ -96,8 +96,6 @@ module.exports = function installModule(kd, nn) {
   }
   const Parameter = new Proxy(ParameterClass, { apply: (T, _this, args) => new T(...args) });
 
-  const SKIP_TRAP = new Set();
-
   function register(t, key, v) {
     const s = t[S];
     if (v instanceof ParameterClass) {
@@ -128,7 +126,7 @@ module.exports = function installModule(kd, nn) {
 
   const handler = {
     defineProperty(t, key, desc) {
-      if (typeof key === 'string' && 'value' in desc && !SKIP_TRAP.has(key)) register(t, key, desc.value);
+      if (typeof key === 'string' && 'value' in desc) register(t, key, desc.value);
       return Reflect.defineProperty(t, key, desc);
     },
     deleteProperty(t, key) {
@@ -556,5 +554,5 @@ module.exports = function installModule(kd, nn) {
 
   nn.Module = Module;
   nn.Parameter = Parameter;
-  return { Module, Parameter, ParameterClass, parseArgs, isPlainObject, typeName, snake, stateOf, KindlingTypeError };
+  return { Module, Parameter, ParameterClass, parseArgs, isPlainObject, typeName, snake, stateOf };
 };
