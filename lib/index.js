@@ -76,3 +76,6 @@ require('./indexing')(kd, Tensor);
 
 // kd.nn.functional.maxPool2d(..., returnIndices) picks values or (values, indices).
 require('./nn_pool')(kd);
+
+// kd.nn modules, layers, losses, init and utils (lib/nn/), next to kd.nn.functional.
+require('./nn')(kd);

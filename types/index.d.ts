@@ -5,6 +5,8 @@
 import type { TensorOpMethods } from './ops.gen';
 
 export * from './ops.gen';
+// kd.nn modules, init and utils: added to the `nn` namespace of ./ops.gen (see ./nn.d.ts).
+import './nn';
 
 /** Element types. float32 is the default for floating-point data. */
 export type DType =

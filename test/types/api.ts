@@ -202,3 +202,54 @@ use(custom, d, e, f, g, h, i2);
   const s: kd.Tensor = Square.apply(w);
   void [g, name, dw, ok, y, s];
 }
+
+// ---- kd.nn modules --------------------------------------------------------------------------
+{
+  const nn = kd.nn;
+  class Net extends kd.nn.Module {
+    fc = new nn.Linear(4, 8);
+    act = new nn.ReLU();
+    out = new nn.Linear(8, 2, { bias: false });
+    forward(x: Tensor): Tensor { return this.out(this.act(this.fc(x))); }
+  }
+  const net = new Net();
+  const y: Tensor = net.forward(kd.zeros(1, 4));
+  const y2 = net(kd.zeros(1, 4));
+  const params: kd.nn.Parameter[] = net.parameters();
+  const named: [string, kd.nn.Parameter][] = net.namedParameters();
+  const sd: Record<string, Tensor> = net.stateDict();
+  const r: { missingKeys: string[]; unexpectedKeys: string[] } = net.loadStateDict(sd, { strict: false });
+  net.train().eval().to('float64').to({ device: 'cpu' });
+  net.zeroGrad({ setToNone: true });
+  const h = net.registerForwardHook((m, args, out) => out);
+  h.remove();
+  net.registerForwardPreHook((m, args) => args);
+  const seq = new nn.Sequential(new nn.Conv2d(1, 4, 3, { padding: 1 }), new nn.BatchNorm2d(4), new nn.MaxPool2d(2), new nn.Flatten(),
+    new nn.Linear(16, 10), new nn.Dropout(0.1), new nn.LogSoftmax(1));
+  const z: Tensor = seq(kd.zeros(2, 1, 4, 4));
+  const first: kd.nn.Module = seq[0];
+  const list = new nn.ModuleList([new nn.GELU(), new nn.SiLU()]);
+  const dict = new nn.ModuleDict({ a: new nn.Tanh(), b: new nn.Sigmoid() });
+  const mha = new nn.MultiheadAttention(8, 2, { batchFirst: true });
+  const [att, w] = mha(kd.zeros(1, 3, 8), kd.zeros(1, 3, 8), kd.zeros(1, 3, 8), { needWeights: true });
+  const enc = new nn.TransformerEncoderLayer(8, 2, { dimFeedforward: 16, normFirst: true, activation: 'gelu' });
+  const e2: Tensor = enc(kd.zeros(3, 1, 8), { srcMask: null });
+  const lossFn = new nn.CrossEntropyLoss({ labelSmoothing: 0.1 });
+  const loss: Tensor = lossFn(z, kd.zeros([2], { dtype: 'int64' }));
+  const p = new nn.Parameter(kd.zeros(3));
+  const p2: kd.nn.Parameter = nn.Parameter(kd.zeros(3), false);
+  const g: Tensor | null = p.grad;
+  nn.init.kaimingUniform_(p, { a: Math.sqrt(5) });
+  const same: kd.nn.Parameter = nn.init.xavierUniform_(p2);
+  const gain: number = nn.init.calculateGain('leaky_relu', 0.2);
+  const norm: Tensor = nn.utils.clipGradNorm_(net.parameters(), 1.0);
+  nn.utils.clipGradValue_(net.parameters(), 0.5);
+  const f: Tensor = kd.nn.functional.relu(y);
+  use(y, y2, params, named, r, z, first, list, dict, att, w, e2, loss, g, same, gain, norm, f,
+    new nn.Embedding(10, 3, { paddingIdx: 0 }), new nn.Bilinear(2, 3, 4), new nn.GroupNorm(2, 4), new nn.LayerNorm([4]),
+    new nn.AvgPool2d(2), new nn.AdaptiveAvgPool2d([1, 1]), new nn.Conv1d(1, 1, 3), new nn.ConvTranspose2d(1, 1, 2, { stride: 2 }),
+    new nn.LeakyReLU(0.2), new nn.Softmax(-1), new nn.Identity(), new nn.Unflatten(1, [2, 2]), new nn.MSELoss(), new nn.L1Loss('sum'),
+    new nn.SmoothL1Loss({ beta: 0.5 }), new nn.NLLLoss(), new nn.BCELoss(), new nn.BCEWithLogitsLoss({ posWeight: kd.ones(1) }));
+  // @ts-expect-error: a Linear takes numbers
+  new nn.Linear('4', 8);
+}

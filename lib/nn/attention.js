@@ -1,0 +1,242 @@
+// attention.js - kd.nn.MultiheadAttention and kd.nn.TransformerEncoderLayer, written with
+// kindling ops (PyTorch's multi_head_attention_forward: packed in_proj_weight [3E, E] or separate
+// q/k/v_proj_weight when kdim/vdim differ, out_proj, optional bias_k/bias_v and zero attention).
+// Masks follow PyTorch: a bool attnMask/keyPaddingMask is true where attention is NOT allowed; a
+// float mask is added to the scores.
+'use strict';
+
+const { KindlingError } = require('../errors');
+
+module.exports = function installAttention(kd, nn, { Module, ParameterClass: Parameter, parseArgs }) {
+  const F = kd.nn.functional;
+  const init = nn.init;
+  const factory = (o) => ({ dtype: o.dtype || undefined, device: o.device || undefined });
+
+  // A bool mask -> float (-inf where true); a float mask as is.
+  function floatMask(mask, dtype, what) {
+    if (mask === null || mask === undefined) return null;
+    if (mask.dtype === 'bool') return kd.zeros(mask.shape, { dtype, device: mask.device }).maskedFill(mask, -Infinity);
+    if (!['float32', 'float64', 'float16', 'bfloat16'].includes(mask.dtype)) {
+      throw new KindlingError(`only bool and floating types of ${what} are supported`, 'KD_DTYPE_MISMATCH');
+    }
+    return mask;
+  }
+
+  /**
+   * Multi-head attention. MultiheadAttention(embedDim, numHeads, dropout=0, bias=true, addBiasKV=false,
+   * addZeroAttn=false, kdim=embedDim, vdim=embedDim, batchFirst=false).
+   * forward(query, key, value, {keyPaddingMask, needWeights=true, attnMask, averageAttnWeights=true, isCausal=false})
+   * returns [output, weights] (weights null when needWeights is false).
+   */
+  class MultiheadAttention extends Module {
+    constructor(...args) {
+      super();
+      const o = parseArgs('MultiheadAttention()', args,
+        ['embedDim', 'numHeads', 'dropout', 'bias', 'addBiasKv', 'addZeroAttn', 'kdim', 'vdim', 'batchFirst'],
+        { dropout: 0, bias: true, addBiasKv: false, addBiasKV: false, addZeroAttn: false, kdim: null, vdim: null, batchFirst: false, device: null, dtype: null });
+      const E = o.embedDim;
+      if (!Number.isInteger(E) || E <= 0 || !Number.isInteger(o.numHeads) || o.numHeads <= 0) {
+        throw new KindlingError(`embed_dim and num_heads must be greater than 0, got embed_dim=${E} and num_heads=${o.numHeads} instead`, 'KD_INVALID_ARGUMENT');
+      }
+      this.embedDim = E;
+      this.kdim = o.kdim === null ? E : o.kdim;
+      this.vdim = o.vdim === null ? E : o.vdim;
+      this.qkvSameEmbedDim = this.kdim === E && this.vdim === E;
+      this.numHeads = o.numHeads;
+      this.dropout = o.dropout;
+      this.batchFirst = o.batchFirst;
+      this.headDim = Math.floor(E / o.numHeads);
+      if (this.headDim * o.numHeads !== E) throw new KindlingError('embed_dim must be divisible by num_heads', 'KD_INVALID_ARGUMENT');
+      const f = factory(o);
+      if (!this.qkvSameEmbedDim) {
+        this.qProjWeight = new Parameter(kd.empty([E, E], f));
+        this.kProjWeight = new Parameter(kd.empty([E, this.kdim], f));
+        this.vProjWeight = new Parameter(kd.empty([E, this.vdim], f));
+        this.registerParameter('inProjWeight', null);
+      } else {
+        this.inProjWeight = new Parameter(kd.empty([3 * E, E], f));
+        this.registerParameter('qProjWeight', null);
+        this.registerParameter('kProjWeight', null);
+        this.registerParameter('vProjWeight', null);
+      }
+      if (o.bias) this.inProjBias = new Parameter(kd.empty([3 * E], f));
+      else this.registerParameter('inProjBias', null);
+      this.outProj = new nn.Linear(E, E, { bias: o.bias, ...f });
+      if (o.addBiasKv || o.addBiasKV) {
+        this.biasK = new Parameter(kd.empty([1, 1, E], f));
+        this.biasV = new Parameter(kd.empty([1, 1, E], f));
+      } else {
+        this.biasK = null;
+        this.biasV = null;
+      }
+      this.addZeroAttn = o.addZeroAttn;
+      this.resetParameters();
+    }
+    resetParameters() {
+      if (this.qkvSameEmbedDim) init.xavierUniform_(this.inProjWeight);
+      else { init.xavierUniform_(this.qProjWeight); init.xavierUniform_(this.kProjWeight); init.xavierUniform_(this.vProjWeight); }
+      if (this.inProjBias) { init.constant_(this.inProjBias, 0); init.constant_(this.outProj.bias, 0); }
+      if (this.biasK) init.xavierNormal_(this.biasK);
+      if (this.biasV) init.xavierNormal_(this.biasV);
+    }
+
+    forward(query, key, value, ...rest) {
+      const o = parseArgs('MultiheadAttention.forward()', rest, ['keyPaddingMask', 'needWeights', 'attnMask', 'averageAttnWeights', 'isCausal'],
+        { keyPaddingMask: null, needWeights: true, attnMask: null, averageAttnWeights: true, isCausal: false });
+      const batched = query.ndim === 3;
+      if (!batched && query.ndim !== 2) {
+        throw new KindlingError(`query should be unbatched 2D or batched 3D tensor but received ${query.ndim}-D query tensor`, 'KD_SHAPE_MISMATCH');
+      }
+      if (key.ndim !== query.ndim || value.ndim !== query.ndim) {
+        throw new KindlingError(`key and value should be ${query.ndim}-D tensors like query, but received ${key.ndim}-D and ${value.ndim}-D tensors`, 'KD_SHAPE_MISMATCH');
+      }
+      let q = query; let k = key; let v = value;
+      let kpm = o.keyPaddingMask;
+      if (!batched) {
+        q = q.unsqueeze(1); k = k.unsqueeze(1); v = v.unsqueeze(1);
+        if (kpm) kpm = kpm.unsqueeze(0);
+      } else if (this.batchFirst) {
+        q = q.transpose(0, 1); k = k.transpose(0, 1); v = v.transpose(0, 1);
+      }
+      const [L, N, E] = q.shape;
+      const H = this.numHeads;
+      const hd = this.headDim;
+      if (E !== this.embedDim) throw new KindlingError(`was expecting embedding dimension of ${this.embedDim}, but got ${E}`, 'KD_SHAPE_MISMATCH');
+      if (k.shape[0] !== v.shape[0] || k.shape[1] !== v.shape[1]) {
+        throw new KindlingError(`key shape ${JSON.stringify(k.shape)} does not match value shape ${JSON.stringify(v.shape)}`, 'KD_SHAPE_MISMATCH');
+      }
+      // projections
+      let bq = null; let bk = null; let bv = null;
+      if (this.inProjBias) [bq, bk, bv] = this.inProjBias.chunk(3);
+      if (this.qkvSameEmbedDim) {
+        const [wq, wk, wv] = this.inProjWeight.chunk(3);
+        q = F.linear(q, wq, bq); k = F.linear(k, wk, bk); v = F.linear(v, wv, bv);
+      } else {
+        q = F.linear(q, this.qProjWeight, bq); k = F.linear(k, this.kProjWeight, bk); v = F.linear(v, this.vProjWeight, bv);
+      }
+      // masks
+      let attnMask = floatMask(o.attnMask, q.dtype, 'attn_mask');
+      if (attnMask === null && o.isCausal) {
+        const S0 = k.shape[0];
+        attnMask = kd.zeros([L, S0], { dtype: q.dtype, device: q.device })
+          .maskedFill(kd.ones([L, S0], { dtype: 'bool', device: q.device }).triu(1), -Infinity);
+      }
+      if (attnMask !== null) {
+        if (attnMask.ndim === 2) {
+          if (attnMask.shape[0] !== L || attnMask.shape[1] !== k.shape[0]) {
+            throw new KindlingError(`The shape of the 2D attn_mask is ${JSON.stringify(attnMask.shape)}, but should be ${JSON.stringify([L, k.shape[0]])}.`, 'KD_SHAPE_MISMATCH');
+          }
+          attnMask = attnMask.unsqueeze(0);
+        } else if (attnMask.ndim === 3) {
+          if (attnMask.shape[0] !== N * H || attnMask.shape[1] !== L || attnMask.shape[2] !== k.shape[0]) {
+            throw new KindlingError(`The shape of the 3D attn_mask is ${JSON.stringify(attnMask.shape)}, but should be ${JSON.stringify([N * H, L, k.shape[0]])}.`, 'KD_SHAPE_MISMATCH');
+          }
+        } else {
+          throw new KindlingError(`attn_mask's dimension ${attnMask.ndim} is not supported`, 'KD_SHAPE_MISMATCH');
+        }
+      }
+      let padMask = floatMask(kpm, q.dtype, 'key_padding_mask');
+      if (this.biasK) {
+        k = kd.cat([k, this.biasK.expand([1, N, E])]);
+        v = kd.cat([v, this.biasV.expand([1, N, E])]);
+        if (attnMask !== null) attnMask = F.pad(attnMask, [0, 1]);
+        if (padMask !== null) padMask = F.pad(padMask, [0, 1]);
+      }
+      // heads: (L, N, E) -> (N * H, L, hd)
+      q = q.reshape([L, N * H, hd]).transpose(0, 1);
+      k = k.reshape([k.shape[0], N * H, hd]).transpose(0, 1);
+      v = v.reshape([v.shape[0], N * H, hd]).transpose(0, 1);
+      if (this.addZeroAttn) {
+        k = kd.cat([k, kd.zeros([N * H, 1, hd], { dtype: k.dtype, device: k.device })], 1);
+        v = kd.cat([v, kd.zeros([N * H, 1, hd], { dtype: v.dtype, device: v.device })], 1);
+        if (attnMask !== null) attnMask = F.pad(attnMask, [0, 1]);
+        if (padMask !== null) padMask = F.pad(padMask, [0, 1]);
+      }
+      const S = k.shape[1];
+      if (padMask !== null) {
+        if (padMask.ndim !== 2 || padMask.shape[0] !== N || padMask.shape[1] !== S) {
+          throw new KindlingError(`expecting key_padding_mask shape of ${JSON.stringify([N, S])}, but got ${JSON.stringify(padMask.shape)}`, 'KD_SHAPE_MISMATCH');
+        }
+        const pm = padMask.reshape([N, 1, 1, S]).expand([N, H, 1, S]).reshape([N * H, 1, S]);
+        attnMask = attnMask === null ? pm : attnMask.add(pm);
+      }
+      let scores = kd.bmm(q.mul(1 / Math.sqrt(hd)), k.transpose(1, 2));
+      if (attnMask !== null) scores = scores.add(attnMask);
+      let attn = F.softmax(scores, -1);
+      if (this.dropout > 0 && this.training) attn = F.dropout(attn, this.dropout, true);
+      let out = kd.bmm(attn, v); // (N * H, L, hd)
+      out = out.transpose(0, 1).reshape([L * N, E]);
+      out = this.outProj(out).reshape([L, N, E]);
+      let weights = null;
+      if (o.needWeights) {
+        weights = attn.reshape([N, H, L, S]);
+        if (o.averageAttnWeights) weights = weights.mean(1);
+        if (!batched) weights = weights.squeeze(0);
+      }
+      if (!batched) out = out.squeeze(1);
+      else if (this.batchFirst) out = out.transpose(0, 1);
+      const r = [out, weights];
+      r.output = out;
+      r.weights = weights;
+      return r;
+    }
+    extraRepr() { return ''; }
+  }
+
+  const ACT = { relu: (x) => F.relu(x), gelu: (x) => F.gelu(x) };
+
+  /**
+   * One transformer encoder block (self-attention, then a feed-forward net, each with a residual
+   * connection and layer norm). TransformerEncoderLayer(dModel, nhead, dimFeedforward=2048,
+   * dropout=0.1, activation='relu' | 'gelu' | fn, layerNormEps=1e-5, batchFirst=false,
+   * normFirst=false, bias=true). forward(src, {srcMask, srcKeyPaddingMask, isCausal}).
+   */
+  class TransformerEncoderLayer extends Module {
+    constructor(...args) {
+      super();
+      const o = parseArgs('TransformerEncoderLayer()', args,
+        ['dModel', 'nhead', 'dimFeedforward', 'dropout', 'activation', 'layerNormEps', 'batchFirst', 'normFirst'],
+        { dimFeedforward: 2048, dropout: 0.1, activation: 'relu', layerNormEps: 1e-5, batchFirst: false, normFirst: false, bias: true, device: null, dtype: null });
+      const f = factory(o);
+      this.selfAttn = new MultiheadAttention(o.dModel, o.nhead, { dropout: o.dropout, bias: o.bias, batchFirst: o.batchFirst, ...f });
+      this.linear1 = new nn.Linear(o.dModel, o.dimFeedforward, { bias: o.bias, ...f });
+      this.dropout = new nn.Dropout(o.dropout);
+      this.linear2 = new nn.Linear(o.dimFeedforward, o.dModel, { bias: o.bias, ...f });
+      this.normFirst = o.normFirst;
+      this.norm1 = new nn.LayerNorm(o.dModel, { eps: o.layerNormEps, bias: o.bias, ...f });
+      this.norm2 = new nn.LayerNorm(o.dModel, { eps: o.layerNormEps, bias: o.bias, ...f });
+      this.dropout1 = new nn.Dropout(o.dropout);
+      this.dropout2 = new nn.Dropout(o.dropout);
+      if (typeof o.activation === 'string') {
+        if (!ACT[o.activation]) throw new KindlingError(`activation should be relu/gelu, not ${o.activation}`, 'KD_INVALID_ARGUMENT');
+        this.activationName = o.activation;
+        this._act = ACT[o.activation];
+      } else if (typeof o.activation === 'function') {
+        this.activationName = null;
+        if (o.activation instanceof Module) this.activation = o.activation; else this._act = o.activation;
+      } else {
+        throw new KindlingError(`activation should be relu/gelu or a function, not ${o.activation}`, 'KD_INVALID_ARGUMENT');
+      }
+    }
+    forward(src, ...rest) {
+      const o = parseArgs('TransformerEncoderLayer.forward()', rest, ['srcMask', 'srcKeyPaddingMask', 'isCausal'],
+        { srcMask: null, srcKeyPaddingMask: null, isCausal: false });
+      const sa = (x) => this.dropout1(this.selfAttn(x, x, x, {
+        attnMask: o.srcMask, keyPaddingMask: o.srcKeyPaddingMask, needWeights: false, isCausal: o.isCausal,
+      })[0]);
+      const act = this.activation instanceof Module ? this.activation : this._act;
+      const ff = (x) => this.dropout2(this.linear2(this.dropout(act(this.linear1(x)))));
+      let x = src;
+      if (this.normFirst) {
+        x = x.add(sa(this.norm1(x)));
+        x = x.add(ff(this.norm2(x)));
+      } else {
+        x = this.norm1(x.add(sa(x)));
+        x = this.norm2(x.add(ff(x)));
+      }
+      return x;
+    }
+  }
+
+  Object.assign(nn, { MultiheadAttention, TransformerEncoderLayer });
+};

@@ -1,0 +1,206 @@
+// conv.js - kd.nn convolution and pooling modules: Conv1d, Conv2d, ConvTranspose2d, MaxPool2d,
+// AvgPool2d, AdaptiveAvgPool2d, over kd.nn.functional. Convolution weights start as PyTorch's
+// (kaiming_uniform with a = sqrt(5); bias U(+-1/sqrt(fanIn))). paddingMode 'reflect' and
+// 'replicate' pad with F.pad first; 'circular' is not supported.
+'use strict';
+
+const { KindlingError, typeError } = require('../errors');
+
+module.exports = function installConv(kd, nn, { Module, ParameterClass: Parameter, parseArgs }) {
+  const F = kd.nn.functional;
+  const init = nn.init;
+  const factory = (o) => ({ dtype: o.dtype || undefined, device: o.device || undefined });
+  const tuple = (v, n, what) => {
+    const a = Array.isArray(v) ? v.slice() : Array(n).fill(v);
+    if (a.length !== n || !a.every(Number.isInteger)) throw typeError(`${what} must be an int or a list of ${n} ints, got ${JSON.stringify(v)}`);
+    return a;
+  };
+  const pyTuple = (a) => `(${a.join(', ')}${a.length === 1 ? ',' : ''})`;
+
+  class ConvNd extends Module {
+    constructor(what, nd, transposed, args) {
+      super();
+      const names = transposed
+        ? ['inChannels', 'outChannels', 'kernelSize', 'stride', 'padding', 'outputPadding', 'groups', 'bias', 'dilation', 'paddingMode']
+        : ['inChannels', 'outChannels', 'kernelSize', 'stride', 'padding', 'dilation', 'groups', 'bias', 'paddingMode'];
+      const o = parseArgs(what, args, names, {
+        stride: 1, padding: 0, outputPadding: 0, dilation: 1, groups: 1, bias: true, paddingMode: 'zeros', device: null, dtype: null,
+      });
+      const { inChannels, outChannels, groups } = o;
+      if (!Number.isInteger(groups) || groups <= 0) throw new KindlingError('groups must be a positive integer', 'KD_INVALID_ARGUMENT');
+      if (inChannels % groups !== 0) throw new KindlingError('in_channels must be divisible by groups', 'KD_INVALID_ARGUMENT');
+      if (outChannels % groups !== 0) throw new KindlingError('out_channels must be divisible by groups', 'KD_INVALID_ARGUMENT');
+      if (!['zeros', 'reflect', 'replicate', 'circular'].includes(o.paddingMode)) {
+        throw new KindlingError(`padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], but got padding_mode='${o.paddingMode}'`, 'KD_INVALID_ARGUMENT');
+      }
+      if (o.paddingMode === 'circular') throw new KindlingError("Conv: padding_mode 'circular' is not supported", 'KD_NOT_SUPPORTED');
+      this.inChannels = inChannels;
+      this.outChannels = outChannels;
+      this.kernelSize = tuple(o.kernelSize, nd, 'kernel_size');
+      this.stride = tuple(o.stride, nd, 'stride');
+      if (typeof o.padding === 'string') {
+        if (o.padding !== 'same' && o.padding !== 'valid') {
+          throw new KindlingError(`Invalid padding string '${o.padding}', should be one of ['valid', 'same']`, 'KD_INVALID_ARGUMENT');
+        }
+        if (o.padding === 'same' && this.stride.some((s) => s !== 1)) {
+          throw new KindlingError("padding='same' is not supported for strided convolutions", 'KD_INVALID_ARGUMENT');
+        }
+        if (transposed) throw new KindlingError('string padding is not supported for transposed convolutions', 'KD_INVALID_ARGUMENT');
+        this.padding = o.padding;
+      } else {
+        this.padding = tuple(o.padding, nd, 'padding');
+      }
+      this.dilation = tuple(o.dilation, nd, 'dilation');
+      this.transposed = transposed;
+      this.outputPadding = tuple(o.outputPadding, nd, 'output_padding');
+      this.groups = groups;
+      this.paddingMode = o.paddingMode;
+      const wshape = transposed ? [inChannels, outChannels / groups, ...this.kernelSize] : [outChannels, inChannels / groups, ...this.kernelSize];
+      this.weight = new Parameter(kd.empty(wshape, factory(o)));
+      if (o.bias) this.bias = new Parameter(kd.empty([outChannels], factory(o)));
+      else this.registerParameter('bias', null);
+      this.resetParameters();
+    }
+    resetParameters() {
+      init.kaimingUniform_(this.weight, { a: Math.sqrt(5) });
+      if (this.bias) {
+        const [fanIn] = init._calculateFanInAndFanOut(this.weight);
+        if (fanIn !== 0) {
+          const bound = 1 / Math.sqrt(fanIn);
+          init.uniform_(this.bias, -bound, bound);
+        }
+      }
+    }
+    // 'reflect' / 'replicate': F.pad the input by padding (last dim first), then a valid convolution.
+    _padded(input) {
+      if (this.paddingMode === 'zeros') return [input, this.padding];
+      const pads = [];
+      for (let i = this.kernelSize.length - 1; i >= 0; i--) {
+        if (this.padding === 'valid') { pads.push(0, 0); continue; }
+        if (this.padding === 'same') { // PyTorch: total d * (k - 1), the extra one on the right
+          const total = this.dilation[i] * (this.kernelSize[i] - 1);
+          const left = Math.floor(total / 2);
+          pads.push(left, total - left);
+          continue;
+        }
+        pads.push(this.padding[i], this.padding[i]);
+      }
+      return [F.pad(input, pads, this.paddingMode), 0];
+    }
+    extraRepr() {
+      let s = `${this.inChannels}, ${this.outChannels}, kernel_size=${pyTuple(this.kernelSize)}, stride=${pyTuple(this.stride)}`;
+      if (typeof this.padding === 'string') s += `, padding=${this.padding}`;
+      else if (this.padding.some((v) => v !== 0)) s += `, padding=${pyTuple(this.padding)}`;
+      if (this.dilation.some((v) => v !== 1)) s += `, dilation=${pyTuple(this.dilation)}`;
+      if (this.outputPadding.some((v) => v !== 0)) s += `, output_padding=${pyTuple(this.outputPadding)}`;
+      if (this.groups !== 1) s += `, groups=${this.groups}`;
+      if (!this.bias) s += ', bias=False';
+      if (this.paddingMode !== 'zeros') s += `, padding_mode=${this.paddingMode}`;
+      return s;
+    }
+  }
+
+  /** 1-D convolution over (N, C, L). Conv1d(in, out, kernelSize, stride=1, padding=0, dilation=1, groups=1, bias=true, paddingMode='zeros'). */
+  class Conv1d extends ConvNd {
+    constructor(...args) { super('Conv1d()', 1, false, args); }
+    forward(input) {
+      const [x, pad] = this._padded(input);
+      return F.conv1d(x, this.weight, this.bias, this.stride, pad, this.dilation, this.groups);
+    }
+  }
+  /** 2-D convolution over (N, C, H, W). Conv2d(in, out, kernelSize, stride=1, padding=0, dilation=1, groups=1, bias=true, paddingMode='zeros'). */
+  class Conv2d extends ConvNd {
+    constructor(...args) { super('Conv2d()', 2, false, args); }
+    forward(input) {
+      const [x, pad] = this._padded(input);
+      return F.conv2d(x, this.weight, this.bias, this.stride, pad, this.dilation, this.groups);
+    }
+  }
+  /** 2-D transposed convolution. ConvTranspose2d(in, out, kernelSize, stride=1, padding=0, outputPadding=0, groups=1, bias=true, dilation=1).
+   * forward(input, outputSize?) picks the output padding that gives outputSize. */
+  class ConvTranspose2d extends ConvNd {
+    constructor(...args) {
+      super('ConvTranspose2d()', 2, true, args);
+      if (this.paddingMode !== 'zeros') throw new KindlingError('Only "zeros" padding mode is supported for ConvTranspose2d', 'KD_INVALID_ARGUMENT');
+    }
+    _outputPadding(input, outputSize) {
+      if (outputSize === undefined || outputSize === null) return this.outputPadding;
+      const hasBatch = input.ndim === 4;
+      let size = outputSize.slice();
+      if (size.length === 4 || (size.length === 3 && !hasBatch)) size = size.slice(-2);
+      if (size.length !== 2) throw new KindlingError(`ConvTranspose2d: output_size must have 2 or 4 elements (got ${outputSize.length})`, 'KD_INVALID_ARGUMENT');
+      const spatial = input.shape.slice(-2);
+      const res = [];
+      for (let d = 0; d < 2; d++) {
+        const min = (spatial[d] - 1) * this.stride[d] - 2 * this.padding[d] + this.dilation[d] * (this.kernelSize[d] - 1) + 1;
+        const max = min + this.stride[d] - 1;
+        if (size[d] < min || size[d] > max) {
+          throw new KindlingError(`requested an output size of [${size.join(', ')}], but valid sizes range from [${min}] to [${max}] (for an input of [${spatial.join(', ')}])`, 'KD_INVALID_ARGUMENT');
+        }
+        res.push(size[d] - min);
+      }
+      return res;
+    }
+    forward(input, outputSize) {
+      const op = this._outputPadding(input, outputSize);
+      return F.convTranspose2d(input, this.weight, this.bias, this.stride, this.padding, op, this.groups, this.dilation);
+    }
+  }
+
+  /** 2-D max pooling. MaxPool2d(kernelSize, stride=kernelSize, padding=0, dilation=1, returnIndices=false, ceilMode=false). */
+  class MaxPool2d extends Module {
+    constructor(...args) {
+      super();
+      const o = parseArgs('MaxPool2d()', args, ['kernelSize', 'stride', 'padding', 'dilation', 'returnIndices', 'ceilMode'],
+        { stride: null, padding: 0, dilation: 1, returnIndices: false, ceilMode: false });
+      this.kernelSize = o.kernelSize;
+      this.stride = o.stride === null ? o.kernelSize : o.stride;
+      this.padding = o.padding;
+      this.dilation = o.dilation;
+      this.returnIndices = o.returnIndices;
+      this.ceilMode = o.ceilMode;
+    }
+    forward(input) {
+      return F.maxPool2d(input, this.kernelSize, this.stride, this.padding, this.dilation, this.ceilMode, this.returnIndices);
+    }
+    extraRepr() {
+      return `kernel_size=${this.kernelSize}, stride=${this.stride}, padding=${this.padding}, dilation=${this.dilation}, ceil_mode=${this.ceilMode ? 'True' : 'False'}`;
+    }
+  }
+  /** 2-D average pooling. AvgPool2d(kernelSize, stride=kernelSize, padding=0, ceilMode=false, countIncludePad=true, divisorOverride=null). */
+  class AvgPool2d extends Module {
+    constructor(...args) {
+      super();
+      const o = parseArgs('AvgPool2d()', args, ['kernelSize', 'stride', 'padding', 'ceilMode', 'countIncludePad', 'divisorOverride'],
+        { stride: null, padding: 0, ceilMode: false, countIncludePad: true, divisorOverride: null });
+      this.kernelSize = o.kernelSize;
+      this.stride = o.stride === null ? o.kernelSize : o.stride;
+      this.padding = o.padding;
+      this.ceilMode = o.ceilMode;
+      this.countIncludePad = o.countIncludePad;
+      this.divisorOverride = o.divisorOverride;
+    }
+    forward(input) {
+      return F.avgPool2d(input, this.kernelSize, this.stride, this.padding, this.ceilMode, this.countIncludePad, this.divisorOverride);
+    }
+    extraRepr() { return `kernel_size=${this.kernelSize}, stride=${this.stride}, padding=${this.padding}`; }
+  }
+  /** 2-D adaptive average pooling to outputSize (a number, or [H, W] where null keeps the input's size). */
+  class AdaptiveAvgPool2d extends Module {
+    constructor(...args) {
+      super();
+      this.outputSize = parseArgs('AdaptiveAvgPool2d()', args, ['outputSize']).outputSize;
+    }
+    forward(input) {
+      let size = this.outputSize;
+      if (Array.isArray(size) && size.some((v) => v === null || v === undefined)) {
+        const sp = input.shape.slice(-2);
+        size = size.map((v, i) => (v === null || v === undefined ? sp[i] : v));
+      }
+      return F.adaptiveAvgPool2d(input, size);
+    }
+    extraRepr() { return `output_size=${Array.isArray(this.outputSize) ? pyTuple(this.outputSize.map((v) => (v === null ? 'None' : v))) : this.outputSize}`; }
+  }
+
+  Object.assign(nn, { Conv1d, Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d });
+};

@@ -1,0 +1,267 @@
+// nn.d.ts - TypeScript declarations of kd.nn (lib/nn/): Module, Parameter, layers, losses,
+// containers, init and utils. They extend the `nn` namespace that ./ops.gen.d.ts declares for
+// kd.nn.functional (a module augmentation), so `kd.nn.Linear` and `kd.nn.functional.linear` both
+// resolve. Modules are callable: `model(x)` runs forward with the hooks.
+import type { Tensor, DType, DeviceLike } from './index';
+
+type Reduction = 'none' | 'mean' | 'sum';
+type IntOrPair = number | readonly number[];
+interface FactoryOptions { dtype?: DType | null; device?: DeviceLike | null }
+
+declare module './ops.gen' {
+  namespace nn {
+    /** Handle returned by the hook registrations. */
+    interface RemovableHandle { readonly id: number; remove(): void }
+
+    /**
+     * Base class of layers and models. Assign Parameters and Modules as properties (they are
+     * registered), registerBuffer() buffers, and define forward(). Instances are callable.
+     */
+    class Module {
+      constructor();
+      /** True in training mode (the default); see train() / eval(). */
+      training: boolean;
+      /** The computation; call the module itself to run hooks too. */
+      forward(...args: any[]): any;
+      registerParameter(name: string, param: Parameter | null): void;
+      registerBuffer(name: string, tensor: Tensor | null, options?: { persistent?: boolean }): void;
+      registerModule(name: string, module: Module | null): void;
+      addModule(name: string, module: Module | null): void;
+      parameters(recurse?: boolean): Parameter[];
+      namedParameters(options?: { prefix?: string; recurse?: boolean; removeDuplicate?: boolean }): [string, Parameter][];
+      buffers(recurse?: boolean): Tensor[];
+      namedBuffers(options?: { prefix?: string; recurse?: boolean; removeDuplicate?: boolean }): [string, Tensor][];
+      children(): Module[];
+      namedChildren(): [string, Module][];
+      modules(): Module[];
+      namedModules(options?: { prefix?: string; removeDuplicate?: boolean }): [string, Module][];
+      getSubmodule(target: string): Module;
+      train(mode?: boolean): this;
+      eval(): this;
+      requiresGrad_(requiresGrad?: boolean): this;
+      zeroGrad(options?: { setToNone?: boolean }): void;
+      apply(fn: (module: Module) => void): this;
+      to(dtypeOrDevice: DType | DeviceLike | Tensor, options?: FactoryOptions): this;
+      to(options: FactoryOptions): this;
+      float(): this; double(): this; half(): this; bfloat16(): this; cpu(): this; cuda(index?: number): this;
+      /** Parameters and persistent buffers under PyTorch's dotted snake_case keys. */
+      stateDict(options?: { prefix?: string; keepVars?: boolean }): Record<string, Tensor>;
+      loadStateDict(stateDict: Record<string, Tensor> | Map<string, Tensor>, options?: { strict?: boolean }): { missingKeys: string[]; unexpectedKeys: string[] };
+      registerForwardPreHook(hook: (module: Module, args: any[]) => any): RemovableHandle;
+      registerForwardHook(hook: (module: Module, args: any[], output: any) => any): RemovableHandle;
+      extraRepr(): string;
+      toString(): string;
+    }
+    interface Module { (...args: any[]): any }
+
+    /** A Tensor that modules register as a parameter (a leaf with requiresGrad, default true). */
+    interface Parameter extends Tensor {
+      requiresGrad: boolean;
+      grad: Tensor | null;
+    }
+    /** `new kd.nn.Parameter(t)`, or `kd.nn.Parameter(t)` without `new`. */
+    const Parameter: {
+      new (data?: Tensor | null, requiresGrad?: boolean): Parameter;
+      (data?: Tensor | null, requiresGrad?: boolean): Parameter;
+      readonly prototype: Parameter;
+    };
+
+    /** Modules with one tensor input and one tensor output. */
+    class UnaryModule extends Module { forward(input: Tensor): Tensor }
+    interface UnaryModule { (input: Tensor): Tensor }
+
+    class Identity extends UnaryModule {}
+    class Linear extends UnaryModule {
+      constructor(inFeatures: number, outFeatures: number, bias?: boolean, options?: FactoryOptions & { bias?: boolean });
+      constructor(inFeatures: number, outFeatures: number, options?: FactoryOptions & { bias?: boolean });
+      inFeatures: number; outFeatures: number; weight: Parameter; bias: Parameter | null;
+      resetParameters(): void;
+    }
+    class Bilinear extends Module {
+      constructor(in1Features: number, in2Features: number, outFeatures: number, bias?: boolean | (FactoryOptions & { bias?: boolean }));
+      weight: Parameter; bias: Parameter | null;
+      forward(input1: Tensor, input2: Tensor): Tensor;
+      resetParameters(): void;
+    }
+    interface Bilinear { (input1: Tensor, input2: Tensor): Tensor }
+    class Embedding extends UnaryModule {
+      constructor(numEmbeddings: number, embeddingDim: number, paddingIdx?: number | null | (FactoryOptions & { paddingIdx?: number | null; weight?: Tensor }));
+      constructor(numEmbeddings: number, embeddingDim: number, options?: FactoryOptions & { paddingIdx?: number | null; weight?: Tensor });
+      numEmbeddings: number; embeddingDim: number; paddingIdx: number | null; weight: Parameter;
+      static fromPretrained(embeddings: Tensor, options?: { freeze?: boolean; paddingIdx?: number | null }): Embedding;
+    }
+    class Flatten extends UnaryModule { constructor(startDim?: number | { startDim?: number; endDim?: number }, endDim?: number) }
+    class Unflatten extends UnaryModule { constructor(dim: number, unflattenedSize: readonly number[]) }
+
+    interface ConvOptions extends FactoryOptions {
+      stride?: IntOrPair; padding?: IntOrPair | 'same' | 'valid'; dilation?: IntOrPair; groups?: number; bias?: boolean;
+      paddingMode?: 'zeros' | 'reflect' | 'replicate';
+    }
+    class Conv1d extends UnaryModule {
+      constructor(inChannels: number, outChannels: number, kernelSize: IntOrPair, ...rest: Array<IntOrPair | string | boolean | ConvOptions>);
+      weight: Parameter; bias: Parameter | null;
+    }
+    class Conv2d extends UnaryModule {
+      constructor(inChannels: number, outChannels: number, kernelSize: IntOrPair, ...rest: Array<IntOrPair | string | boolean | ConvOptions>);
+      weight: Parameter; bias: Parameter | null;
+    }
+    class ConvTranspose2d extends Module {
+      constructor(inChannels: number, outChannels: number, kernelSize: IntOrPair, ...rest: Array<IntOrPair | boolean | (ConvOptions & { outputPadding?: IntOrPair })>);
+      weight: Parameter; bias: Parameter | null;
+      forward(input: Tensor, outputSize?: readonly number[]): Tensor;
+    }
+    interface ConvTranspose2d { (input: Tensor, outputSize?: readonly number[]): Tensor }
+    class MaxPool2d extends Module {
+      constructor(kernelSize: IntOrPair, ...rest: Array<IntOrPair | boolean | null | { stride?: IntOrPair | null; padding?: IntOrPair; dilation?: IntOrPair; returnIndices?: boolean; ceilMode?: boolean }>);
+    }
+    interface MaxPool2d { (input: Tensor): any }
+    class AvgPool2d extends UnaryModule {
+      constructor(kernelSize: IntOrPair, ...rest: Array<IntOrPair | boolean | null | { stride?: IntOrPair | null; padding?: IntOrPair; ceilMode?: boolean; countIncludePad?: boolean; divisorOverride?: number | null }>);
+    }
+    class AdaptiveAvgPool2d extends UnaryModule { constructor(outputSize: number | readonly (number | null)[]) }
+
+    interface BatchNormOptions extends FactoryOptions { eps?: number; momentum?: number | null; affine?: boolean; trackRunningStats?: boolean }
+    class BatchNorm1d extends UnaryModule {
+      constructor(numFeatures: number, ...rest: Array<number | null | boolean | BatchNormOptions>);
+      weight: Parameter | null; bias: Parameter | null; runningMean: Tensor | null; runningVar: Tensor | null; numBatchesTracked: Tensor | null;
+      resetRunningStats(): void;
+    }
+    class BatchNorm2d extends BatchNorm1d {}
+    class LayerNorm extends UnaryModule {
+      constructor(normalizedShape: number | readonly number[], eps?: number | (FactoryOptions & { eps?: number; elementwiseAffine?: boolean; bias?: boolean }), elementwiseAffine?: boolean);
+      weight: Parameter | null; bias: Parameter | null;
+    }
+    class GroupNorm extends UnaryModule {
+      constructor(numGroups: number, numChannels: number, eps?: number | (FactoryOptions & { eps?: number; affine?: boolean }), affine?: boolean);
+      weight: Parameter | null; bias: Parameter | null;
+    }
+
+    class ReLU extends UnaryModule { constructor(inplace?: boolean | { inplace?: boolean }) }
+    class LeakyReLU extends UnaryModule { constructor(negativeSlope?: number | { negativeSlope?: number; inplace?: boolean }, inplace?: boolean) }
+    class GELU extends UnaryModule { constructor(approximate?: 'none' | 'tanh' | { approximate?: 'none' | 'tanh' }) }
+    class SiLU extends UnaryModule { constructor(inplace?: boolean | { inplace?: boolean }) }
+    class Tanh extends UnaryModule {}
+    class Sigmoid extends UnaryModule {}
+    class Softmax extends UnaryModule { constructor(dim?: number | null | { dim?: number | null }) }
+    class LogSoftmax extends UnaryModule { constructor(dim?: number | null | { dim?: number | null }) }
+    class Dropout extends UnaryModule { constructor(p?: number | { p?: number; inplace?: boolean }, inplace?: boolean) }
+
+    /** Runs its modules in order. `new Sequential(a, b)` or `new Sequential({name: a, ...})`. */
+    class Sequential extends UnaryModule {
+      constructor(...modules: Module[]);
+      constructor(named: Record<string, Module> | Map<string, Module>);
+      readonly length: number;
+      [index: number]: Module;
+      at(index: number): Module;
+      set(index: number, module: Module): void;
+      append(module: Module): this;
+      extend(modules: Iterable<Module>): this;
+      insert(index: number, module: Module): void;
+      pop(index?: number): Module;
+      slice(start?: number, end?: number): Sequential;
+      [Symbol.iterator](): Iterator<Module>;
+    }
+    class ModuleList extends Module {
+      constructor(modules?: Iterable<Module>);
+      readonly length: number;
+      [index: number]: Module;
+      at(index: number): Module;
+      set(index: number, module: Module): void;
+      append(module: Module): this;
+      extend(modules: Iterable<Module>): this;
+      insert(index: number, module: Module): void;
+      pop(index?: number): Module;
+      slice(start?: number, end?: number): ModuleList;
+      [Symbol.iterator](): Iterator<Module>;
+    }
+    class ModuleDict extends Module {
+      constructor(modules?: Record<string, Module> | Map<string, Module> | Iterable<[string, Module]>);
+      readonly length: number;
+      get(key: string): Module;
+      set(key: string, module: Module): void;
+      has(key: string): boolean;
+      pop(key: string): Module;
+      delete(key: string): boolean;
+      clear(): void;
+      keys(): string[];
+      values(): Module[];
+      entries(): [string, Module][];
+      update(modules: Record<string, Module> | Map<string, Module> | Iterable<[string, Module]>): void;
+      [Symbol.iterator](): Iterator<string>;
+    }
+
+    interface MultiheadAttentionForwardOptions {
+      keyPaddingMask?: Tensor | null; needWeights?: boolean; attnMask?: Tensor | null; averageAttnWeights?: boolean; isCausal?: boolean;
+    }
+    /** [output, weights] with the names `output` and `weights` (weights null when needWeights is false). */
+    type AttentionResult = [Tensor, Tensor | null] & { output: Tensor; weights: Tensor | null };
+    class MultiheadAttention extends Module {
+      constructor(embedDim: number, numHeads: number, options?: FactoryOptions & {
+        dropout?: number; bias?: boolean; addBiasKv?: boolean; addZeroAttn?: boolean; kdim?: number | null; vdim?: number | null; batchFirst?: boolean;
+      });
+      constructor(embedDim: number, numHeads: number, dropout?: number, ...rest: any[]);
+      inProjWeight: Parameter | null; inProjBias: Parameter | null; outProj: Linear;
+      qProjWeight: Parameter | null; kProjWeight: Parameter | null; vProjWeight: Parameter | null;
+      forward(query: Tensor, key: Tensor, value: Tensor, options?: MultiheadAttentionForwardOptions): AttentionResult;
+    }
+    interface MultiheadAttention { (query: Tensor, key: Tensor, value: Tensor, options?: MultiheadAttentionForwardOptions): AttentionResult }
+    class TransformerEncoderLayer extends Module {
+      constructor(dModel: number, nhead: number, options?: FactoryOptions & {
+        dimFeedforward?: number; dropout?: number; activation?: 'relu' | 'gelu' | ((x: Tensor) => Tensor); layerNormEps?: number;
+        batchFirst?: boolean; normFirst?: boolean; bias?: boolean;
+      });
+      constructor(dModel: number, nhead: number, dimFeedforward?: number, ...rest: any[]);
+      selfAttn: MultiheadAttention; linear1: Linear; linear2: Linear; norm1: LayerNorm; norm2: LayerNorm;
+      forward(src: Tensor, options?: { srcMask?: Tensor | null; srcKeyPaddingMask?: Tensor | null; isCausal?: boolean }): Tensor;
+    }
+    interface TransformerEncoderLayer { (src: Tensor, options?: { srcMask?: Tensor | null; srcKeyPaddingMask?: Tensor | null; isCausal?: boolean }): Tensor }
+
+    /** Losses: loss(input, target) -> Tensor. */
+    class LossModule extends Module { reduction: Reduction; forward(input: Tensor, target: Tensor): Tensor }
+    interface LossModule { (input: Tensor, target: Tensor): Tensor }
+    class MSELoss extends LossModule { constructor(reduction?: Reduction | { reduction?: Reduction }) }
+    class L1Loss extends LossModule { constructor(reduction?: Reduction | { reduction?: Reduction }) }
+    class SmoothL1Loss extends LossModule { constructor(reduction?: Reduction | { reduction?: Reduction; beta?: number }, beta?: number) }
+    class CrossEntropyLoss extends LossModule {
+      constructor(options?: { weight?: Tensor | null; ignoreIndex?: number; reduction?: Reduction; labelSmoothing?: number });
+      constructor(weight?: Tensor | null, ignoreIndex?: number, reduction?: Reduction, labelSmoothing?: number);
+    }
+    class NLLLoss extends LossModule {
+      constructor(options?: { weight?: Tensor | null; ignoreIndex?: number; reduction?: Reduction });
+      constructor(weight?: Tensor | null, ignoreIndex?: number, reduction?: Reduction);
+    }
+    class BCELoss extends LossModule {
+      constructor(options?: { weight?: Tensor | null; reduction?: Reduction });
+      constructor(weight?: Tensor | null, reduction?: Reduction);
+    }
+    class BCEWithLogitsLoss extends LossModule {
+      constructor(options?: { weight?: Tensor | null; reduction?: Reduction; posWeight?: Tensor | null });
+      constructor(weight?: Tensor | null, reduction?: Reduction, posWeight?: Tensor | null);
+    }
+
+    /** Weight initialisers (in place, under noGrad, seeded by kd.manualSeed); each returns the tensor. */
+    namespace init {
+      type Nonlinearity = 'linear' | 'conv1d' | 'conv2d' | 'sigmoid' | 'tanh' | 'relu' | 'leaky_relu' | 'selu' | string;
+      type Mode = 'fan_in' | 'fan_out';
+      function calculateGain(nonlinearity: Nonlinearity, param?: number | null): number;
+      function uniform_<T extends Tensor>(tensor: T, a?: number | { a?: number; b?: number }, b?: number): T;
+      function normal_<T extends Tensor>(tensor: T, mean?: number | { mean?: number; std?: number }, std?: number): T;
+      function truncNormal_<T extends Tensor>(tensor: T, mean?: number | { mean?: number; std?: number; a?: number; b?: number }, std?: number, a?: number, b?: number): T;
+      function constant_<T extends Tensor>(tensor: T, val: number): T;
+      function zeros_<T extends Tensor>(tensor: T): T;
+      function ones_<T extends Tensor>(tensor: T): T;
+      function xavierUniform_<T extends Tensor>(tensor: T, gain?: number | { gain?: number }): T;
+      function xavierNormal_<T extends Tensor>(tensor: T, gain?: number | { gain?: number }): T;
+      function kaimingUniform_<T extends Tensor>(tensor: T, a?: number | { a?: number; mode?: Mode; nonlinearity?: Nonlinearity }, mode?: Mode, nonlinearity?: Nonlinearity): T;
+      function kaimingNormal_<T extends Tensor>(tensor: T, a?: number | { a?: number; mode?: Mode; nonlinearity?: Nonlinearity }, mode?: Mode, nonlinearity?: Nonlinearity): T;
+    }
+
+    namespace utils {
+      /** Scales gradients so their joint norm is at most maxNorm; returns the total norm (0-d). */
+      function clipGradNorm_(parameters: Tensor | Iterable<Tensor>, maxNorm: number, normType?: number | 'inf' | { normType?: number | 'inf'; errorIfNonfinite?: boolean }, options?: { errorIfNonfinite?: boolean }): Tensor;
+      function clipGradValue_(parameters: Tensor | Iterable<Tensor>, clipValue: number): void;
+      function parametersToVector(parameters: Iterable<Tensor>): Tensor;
+      function vectorToParameters(vec: Tensor, parameters: Iterable<Tensor>): void;
+    }
+  }
+}
