@@ -76,3 +76,7 @@ require('./indexing')(kd, Tensor);
 
 // kd.nn.functional.maxPool2d(..., returnIndices) picks values or (values, indices).
 require('./nn_pool')(kd);
+
+// kd.data (datasets, DataLoader) and safetensors serialization (kd.save/load, checkpoints).
+kd.data = require('./data')(kd, Tensor);
+require('./serialization')(kd, Tensor, N);
