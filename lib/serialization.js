@@ -314,14 +314,14 @@ module.exports = function makeSerialization(kd, Tensor, N) {
   }
 
   // Maps the file (or, where mapping is unavailable, reads it into one Buffer) and runs fn(buf).
-  function withFile(path, fn) {
+  function withFile(path, fn, populate = true) {
     const fd = fs.openSync(path, 'r');
     let buf;
     let mapped = false;
     try {
       const size = fs.fstatSync(fd).size;
       try {
-        buf = N.mapFile(fd, size);
+        buf = N.mapFile(fd, size, populate);
         mapped = true;
       } catch (e) {
         if (e && e.code !== 'KD_NOT_SUPPORTED') throw e;
@@ -362,7 +362,7 @@ module.exports = function makeSerialization(kd, Tensor, N) {
   /** The __metadata__ of a safetensors file ({} when it has none); reads only the header. */
   function loadMetadata(path) {
     checkPath(path, 'loadMetadata()');
-    return withFile(path, (buf) => parseHeader(buf).metadata);
+    return withFile(path, (buf) => parseHeader(buf).metadata, false);
   }
 
   /** The tensors held in safetensors bytes (a Buffer or Uint8Array). */

@@ -1,14 +1,17 @@
 /* file_map.c (napi) - maps a file into memory for kd.load (lib/serialization.js).
  *
- *   mapFile(fd, nbytes) -> Buffer    the first nbytes of the open file `fd`, mapped (mmap,
- *                                    MAP_PRIVATE); the mapping lives until the Buffer is
- *                                    collected or unmapFile is called
+ *   mapFile(fd, nbytes, populate) -> Buffer
+ *                                    the first nbytes of the open file `fd`, mapped (mmap,
+ *                                    MAP_PRIVATE; populate: fault every page in up front with
+ *                                    MAP_POPULATE, which is faster than faulting page by page
+ *                                    when all of it will be read); the mapping lives until the
+ *                                    Buffer is collected or unmapFile is called
  *   unmapFile(buffer.buffer)         detaches the ArrayBuffer, so the mapping goes at once
  *
  * The file is opened read-only by the caller (fs.openSync gives Node's usual ENOENT/EACCES
- * errors) and may be closed right after mapping. The mapping is copy-on-write (PROT_WRITE with
- * MAP_PRIVATE): nothing kindling does writes to it, but a stray write could never reach the file
- * or fault. kd.load validates the safetensors header in JS and then copies each tensor's bytes
+ * errors) and may be closed right after mapping. The mapping is read-only (PROT_READ,
+ * MAP_PRIVATE): the Buffer is internal to lib/serialization.js, which only reads it (a writable
+ * private mapping would make MAP_POPULATE copy every page to break copy-on-write). kd.load validates the safetensors header in JS and then copies each tensor's bytes
  * from the mapping straight into the tensor's storage (fromTypedArray): the file's bytes are
  * copied once, from the page cache, never read into an intermediate buffer first.
  *
@@ -51,9 +54,11 @@ static void kd_file_map_finalize(napi_env env, void *data, void *hint) {
 #endif
 
 static napi_value kd_napi_map_file(napi_env env, napi_callback_info info) {
-  napi_value argv[2];
-  size_t argc = 2;
+  napi_value argv[3];
+  size_t argc = 3;
   KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  bool populate = false;
+  if (argc >= 3) napi_get_value_bool(env, argv[2], &populate);
   int32_t fd = -1;
   int64_t n = -1;
   if (argc < 2 || napi_get_value_int32(env, argv[0], &fd) != napi_ok ||
@@ -67,7 +72,11 @@ static napi_value kd_napi_map_file(napi_env env, napi_callback_info info) {
 #if KD_HAVE_MMAP
   if ((uint64_t)n > (uint64_t)SIZE_MAX)
     return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "mapFile: file too large to map");
-  void *addr = mmap(NULL, (size_t)n, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  int flags = MAP_PRIVATE;
+#ifdef MAP_POPULATE
+  if (populate) flags |= MAP_POPULATE;
+#endif
+  void *addr = mmap(NULL, (size_t)n, PROT_READ, flags, fd, 0);
   if (addr == MAP_FAILED)
     return kd_napi_throw_msg(env, KD_ERR_NOT_SUPPORTED, "mapFile: mmap failed: %s", strerror(errno));
   kd_file_map *m = (kd_file_map *)malloc(sizeof *m);
