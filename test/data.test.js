@@ -205,12 +205,17 @@ describe('kd.data', () => {
       const again = new DataLoader(ds, { batchSize: 3, shuffle: true, seed: 9 });
       assert.deepEqual(flat([...again].map(([, y]) => y.arraySync())), asyncOrder);
       let n = 0;
-      for await (const [x] of new DataLoader(ds, { batchSize: 2, prefetch: 3 })) {
+      const live = kd.memory().liveTensors;
+      for await (const [x, y] of new DataLoader(ds, { batchSize: 2, prefetch: 3 })) {
         assert.equal(x.isDisposed, false);
+        x.dispose();
+        y.dispose();
         if (++n === 2) break;
       }
-      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setTimeout(r, 5));
       assert.equal(n, 2);
+      // the batches prefetched but never yielded were disposed
+      assert.equal(kd.memory().liveTensors, live);
     });
 
     it('errors from the dataset surface at the batch that failed', async () => {
