@@ -79,3 +79,7 @@ require('./nn_pool')(kd);
 
 // kd.nn modules, layers, losses, init and utils (lib/nn/), next to kd.nn.functional.
 require('./nn')(kd);
+
+// kd.data (datasets, DataLoader) and safetensors serialization (kd.save/load, checkpoints).
+kd.data = require('./data')(kd, Tensor);
+require('./serialization')(kd, Tensor, N);

@@ -318,7 +318,7 @@ export type ErrorCode =
   | 'KD_INVALID_ARGUMENT' | 'KD_INVALID_TYPE' | 'KD_SHAPE_MISMATCH' | 'KD_DTYPE_MISMATCH'
   | 'KD_DEVICE_MISMATCH' | 'KD_INDEX_OUT_OF_RANGE' | 'KD_OUT_OF_MEMORY' | 'KD_DISPOSED'
   | 'KD_NOT_SUPPORTED' | 'KD_CUDA_UNAVAILABLE' | 'KD_CUDA_ERROR' | 'KD_CUDA_OOM' | 'KD_INTERNAL'
-  | 'KD_NOT_BUILT';
+  | 'KD_NOT_BUILT' | 'KD_INVALID_FILE';
 
 /** Base class of kindling's errors (shape, dtype, device mismatches, out of memory, ...). */
 export declare class KindlingError extends Error {
@@ -378,3 +378,8 @@ export interface CudaNamespace {
 }
 /** CUDA availability and device queries. */
 export declare const cuda: CudaNamespace;
+
+/** Datasets, DataLoader, defaultCollate, randomSplit (torch.utils.data). */
+export * as data from './data';
+/** safetensors save/load and checkpoints. */
+export * from './serialization';

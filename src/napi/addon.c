@@ -41,5 +41,6 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   KD_NAPI_CALL(env, kd_napi_register_runtime(env, exports));
   KD_NAPI_CALL(env, kd_napi_register_cuda(env, exports));
   KD_NAPI_CALL(env, kd_napi_register_autograd(env, exports));
+  KD_NAPI_CALL(env, kd_napi_register_file_map(env, exports));
   return exports;
 }

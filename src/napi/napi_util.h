@@ -59,5 +59,6 @@ napi_status kd_napi_register_tensor(napi_env env, napi_value exports);
 napi_status kd_napi_register_runtime(napi_env env, napi_value exports);
 napi_status kd_napi_register_cuda(napi_env env, napi_value exports);
 napi_status kd_napi_register_autograd(napi_env env, napi_value exports);
+napi_status kd_napi_register_file_map(napi_env env, napi_value exports);
 
 #endif

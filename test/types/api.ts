@@ -253,3 +253,43 @@ use(custom, d, e, f, g, h, i2);
   // @ts-expect-error: a Linear takes numbers
   new nn.Linear('4', 8);
 }
+
+// ---- data ----------------------------------------------------------------------------------
+{
+  const ds = new kd.data.TensorDataset(kd.zeros(10, 3), kd.arange(10));
+  const loader = new kd.data.DataLoader<Tensor[]>(ds, { batchSize: 4, shuffle: true, seed: 1, dropLast: false, prefetch: 2 });
+  const nb: number = loader.length;
+  for (const [x, y] of loader) use(x.shape, y.dtype);
+  (async () => { for await (const [x] of loader) use(x); })();
+  const [train, val] = kd.data.randomSplit(ds, [0.8, 0.2], { seed: 0 });
+  const g = new kd.data.Generator(3);
+  const perm: number[] = g.randperm(5);
+  const batch = kd.data.defaultCollate([{ a: 1 }, { a: 2 }]);
+  const sub = new kd.data.Subset(ds, [0, 1]);
+  class Squares extends kd.data.Dataset<number> {
+    get length() { return 4; }
+    get(i: number) { return i * i; }
+  }
+  const custom = new kd.data.DataLoader(new Squares(), { collate: (s: number[]) => s.length });
+  use(nb, train, val, perm, batch, sub, custom);
+  // @ts-expect-error: batchSize is a number
+  new kd.data.DataLoader(ds, { batchSize: '4' });
+}
+
+// ---- serialization -------------------------------------------------------------------------
+{
+  const sd = { 'fc.weight': kd.zeros(2, 2), nested: { bias: kd.zeros(2) } };
+  kd.saveSync(sd, '/tmp/x.safetensors', { metadata: { format: 'pt' } });
+  const loaded: Record<string, Tensor> = kd.loadSync('/tmp/x.safetensors', { device: 'cpu' });
+  const p: Promise<void> = kd.save(sd, '/tmp/x.safetensors');
+  const q: Promise<Record<string, Tensor>> = kd.load('/tmp/x.safetensors');
+  const bytes: Buffer = kd.safetensors.serialize(sd);
+  const back: Record<string, Tensor> = kd.safetensors.deserialize(bytes);
+  const meta: Record<string, string> = kd.safetensors.loadMetadata('/tmp/x.safetensors');
+  kd.saveCheckpointSync('/tmp/c.safetensors', { model: sd, epoch: 3 });
+  const ck = kd.loadCheckpointSync('/tmp/c.safetensors');
+  const epoch: number = ck.epoch;
+  use(loaded, p, q, back, meta, epoch);
+  // @ts-expect-error: metadata values are strings
+  kd.saveSync(sd, '/tmp/x.safetensors', { metadata: { n: 1 } });
+}

@@ -1,0 +1,165 @@
+// dataloader.js - kd.data.DataLoader: batches of a dataset, in order or shuffled.
+//
+//   const loader = new kd.data.DataLoader(ds, {batchSize: 64, shuffle: true, seed: 0});
+//   for await (const [x, y] of loader) { ... }   // with background prefetch
+//   for (const [x, y] of loader) { ... }         // sync, when ds.get is sync
+//
+// Each pass (epoch) takes an order of the indices - 0..n-1, or a permutation from the loader's
+// generator when shuffling (see lib/data/generator.js for the algorithm; with a seed or
+// generator the sequence of epochs is reproducible; without, each epoch seeds a generator from
+// kindling's global one, so kd.manualSeed makes it reproducible) - and cuts it into batches of
+// batchSize (the last one smaller unless dropLast). A batch is collate(samples) (default:
+// defaultCollate); with the default collate and a dataset that has getBatch(indices) (such as
+// TensorDataset: one indexSelect per tensor), the batch comes from getBatch in one step.
+//
+// Prefetch (async iteration only): while the loop body works on batch k, batches k+1..k+prefetch
+// are assembled in setImmediate tasks, and their samples' Promises (async datasets) are in
+// flight, so loading overlaps compute (an awaited GPU sync, I/O, ...). Batches are always
+// yielded in order. Batches belong to the caller (dispose them, or let the GC have them);
+// prefetched batches that were never yielded (a `break`, or an error) are disposed.
+'use strict';
+
+const { KindlingError, typeError } = require('../errors');
+
+const invalidArg = (msg) => new KindlingError(msg, 'KD_INVALID_ARGUMENT');
+const OPTIONS = ['batchSize', 'shuffle', 'generator', 'seed', 'dropLast', 'collate', 'prefetch'];
+
+module.exports = function makeDataLoader(kd, Tensor, datasets, defaultCollate) {
+  const { Generator } = require('./generator');
+
+  function disposeTree(x, depth = 0) {
+    if (depth > 32 || x === null || typeof x !== 'object') return;
+    if (x instanceof Tensor) { x.dispose(); return; }
+    const values = x instanceof Map ? x.values() : Array.isArray(x) ? x : Object.values(x);
+    for (const v of values) disposeTree(v, depth + 1);
+  }
+
+  const isThenable = (x) => x !== null && (typeof x === 'object' || typeof x === 'function') && typeof x.then === 'function';
+
+  class DataLoader {
+    constructor(dataset, options = {}) {
+      if (dataset === null || typeof dataset !== 'object' || typeof dataset.get !== 'function') {
+        throw typeError('DataLoader: dataset must have get(i) and length (e.g. a kd.data.Dataset)');
+      }
+      if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+        throw typeError('DataLoader: options must be an object');
+      }
+      for (const k of Object.keys(options)) {
+        if (!OPTIONS.includes(k)) throw typeError(`DataLoader: unexpected option '${k}' (expected ${OPTIONS.join(', ')})`);
+      }
+      const {
+        batchSize = 1, shuffle = false, dropLast = false, collate = null, prefetch = 2,
+      } = options;
+      if (!Number.isInteger(batchSize) || batchSize < 1) {
+        throw invalidArg(`batch_size should be a positive integer value, but got batch_size=${String(batchSize)}`);
+      }
+      if (typeof shuffle !== 'boolean') throw typeError(`DataLoader: shuffle must be a boolean, got ${String(shuffle)}`);
+      if (typeof dropLast !== 'boolean') throw typeError(`DataLoader: dropLast must be a boolean, got ${String(dropLast)}`);
+      if (collate !== null && typeof collate !== 'function') throw typeError('DataLoader: collate must be a function');
+      if (!Number.isInteger(prefetch) || prefetch < 0) {
+        throw invalidArg(`DataLoader: prefetch must be a non-negative integer, got ${String(prefetch)}`);
+      }
+      const n = dataset.length;
+      if (!Number.isInteger(n) || n < 0) throw typeError('DataLoader: dataset.length must be a non-negative integer');
+      this.dataset = dataset;
+      this.batchSize = batchSize;
+      this.shuffle = shuffle;
+      this.dropLast = dropLast;
+      this.collate = collate || defaultCollate;
+      this.prefetch = prefetch;
+      this.generator = datasets.resolveGenerator(options, 'DataLoader');
+    }
+
+    /** The number of batches in one pass. */
+    get length() {
+      const n = this.dataset.length;
+      return this.dropLast ? Math.floor(n / this.batchSize) : Math.ceil(n / this.batchSize);
+    }
+
+    /** The index batches of one pass (advances the generator when shuffling). */
+    _batchIndices() {
+      const n = this.dataset.length;
+      let order;
+      if (this.shuffle) {
+        const gen = this.generator || new Generator(datasets.globalSeed());
+        order = gen.randperm(n);
+      } else {
+        order = new Array(n);
+        for (let i = 0; i < n; i++) order[i] = i;
+      }
+      const out = [];
+      const count = this.length;
+      for (let b = 0; b < count; b++) out.push(order.slice(b * this.batchSize, (b + 1) * this.batchSize));
+      return out;
+    }
+
+    // The batch for `indices`: the batch itself, or a Promise of it when samples are Promises.
+    _build(indices, allowAsync) {
+      const ds = this.dataset;
+      if (this.collate === defaultCollate && typeof ds.getBatch === 'function') return ds.getBatch(indices);
+      const samples = indices.map((i) => ds.get(i));
+      if (samples.some(isThenable)) {
+        if (!allowAsync) {
+          for (const s of samples) if (isThenable(s)) Promise.resolve(s).catch(() => {});
+          throw typeError('DataLoader: dataset.get() returned a Promise; iterate with `for await`');
+        }
+        return Promise.all(samples).then((s) => this.collate(s));
+      }
+      return this.collate(samples);
+    }
+
+    /** Sync iteration: batches are built on demand (no prefetch). */
+    * [Symbol.iterator]() {
+      for (const indices of this._batchIndices()) yield this._build(indices, false);
+    }
+
+    /** Async iteration with `prefetch` batches assembled ahead. */
+    [Symbol.asyncIterator]() {
+      const batches = this._batchIndices();
+      const pending = new Map(); // batch number -> Promise of the batch
+      let next = 0; // the next batch to yield
+      let scheduled = 0; // batches [next, scheduled) are in `pending`
+      let done = false;
+      const schedule = () => {
+        const until = Math.min(batches.length, next + 1 + this.prefetch);
+        while (scheduled < until) {
+          const k = scheduled++;
+          const p = k === next
+            ? new Promise((resolve) => resolve(this._build(batches[k], true)))
+            : new Promise((resolve, reject) => setImmediate(() => {
+              if (done) { resolve(undefined); return; }
+              try { resolve(this._build(batches[k], true)); } catch (e) { reject(e); }
+            }));
+          p.catch(() => {}); // surfaced when it is awaited
+          pending.set(k, p);
+        }
+      };
+      const cleanup = () => {
+        done = true;
+        for (const p of pending.values()) p.then(disposeTree, () => {});
+        pending.clear();
+      };
+      return {
+        next: async () => {
+          if (done || next >= batches.length) { cleanup(); return { value: undefined, done: true }; }
+          schedule();
+          const k = next++;
+          const p = pending.get(k);
+          pending.delete(k);
+          try {
+            const value = await p;
+            schedule(); // keep the window full while the caller works on this batch
+            return { value, done: false };
+          } catch (e) {
+            cleanup();
+            throw e;
+          }
+        },
+        return: async (value) => { cleanup(); return { value, done: true }; },
+        [Symbol.asyncIterator]() { return this; },
+      };
+    }
+  }
+
+  return { DataLoader };
+};

@@ -1,0 +1,152 @@
+// dataset.js - kd.data.Dataset (the base class), TensorDataset, Subset and randomSplit.
+//
+// A dataset has `length` and `get(i)` (a sample, or a Promise of one for datasets that load
+// lazily). Datasets may also have `getBatch(indices)`, returning the collated batch for those
+// indices at once: DataLoader uses it (with the default collate) instead of getting and stacking
+// samples one by one. TensorDataset's getBatch is one indexSelect per tensor.
+'use strict';
+
+const { KindlingError, typeError } = require('../errors');
+const { Generator } = require('./generator');
+
+const invalidArg = (msg) => new KindlingError(msg, 'KD_INVALID_ARGUMENT');
+
+module.exports = function makeDatasets(kd, Tensor) {
+  class Dataset {
+    /** The sample at index i (subclasses implement it). */
+    get(i) { throw new KindlingError(`${this.constructor.name}.get() is not implemented`, 'KD_NOT_SUPPORTED'); }
+    /** The number of samples (subclasses implement it). */
+    get length() { throw new KindlingError(`${this.constructor.name}.length is not implemented`, 'KD_NOT_SUPPORTED'); }
+  }
+
+  function checkIndex(i, n, what) {
+    if (!Number.isInteger(i)) throw typeError(`${what}: index must be an integer, got ${String(i)}`);
+    if (i < -n || i >= n) throw new kd.KindlingRangeError(`${what}: index ${i} is out of range for a dataset of ${n} samples`);
+    return i < 0 ? i + n : i;
+  }
+
+  // An int64 index tensor from an array of non-negative integers.
+  function indexTensor(indices) {
+    const a = new BigInt64Array(indices.length);
+    for (let i = 0; i < indices.length; i++) a[i] = BigInt(indices[i]);
+    return kd.tensor(a);
+  }
+
+  class TensorDataset extends Dataset {
+    /** Samples are the i-th rows of each tensor: get(i) -> [t0[i], t1[i], ...]. */
+    constructor(...tensors) {
+      super();
+      if (tensors.length === 1 && Array.isArray(tensors[0])) tensors = tensors[0];
+      if (tensors.length === 0) throw invalidArg('TensorDataset: expected at least one tensor');
+      for (const t of tensors) {
+        if (!(t instanceof Tensor)) throw typeError('TensorDataset: every argument must be a Tensor');
+        if (t.ndim === 0) throw invalidArg('TensorDataset: tensors must have at least one dimension');
+      }
+      const n = tensors[0].shape[0];
+      if (!tensors.every((t) => t.shape[0] === n)) throw invalidArg('Size mismatch between tensors');
+      this.tensors = tensors;
+    }
+    get length() { return this.tensors[0].shape[0]; }
+    get(i) {
+      const j = checkIndex(i, this.length, 'TensorDataset.get');
+      return this.tensors.map((t) => t.select(0, j));
+    }
+    /** [t0[indices], t1[indices], ...]: one indexSelect per tensor. */
+    getBatch(indices) {
+      const n = this.length;
+      const idx = indices.map((i) => checkIndex(i, n, 'TensorDataset.getBatch'));
+      const index = indexTensor(idx);
+      try {
+        return this.tensors.map((t) => t.indexSelect(0, index));
+      } finally {
+        index.dispose();
+      }
+    }
+  }
+
+  class Subset extends Dataset {
+    /** The samples of `dataset` at `indices`, in that order. */
+    constructor(dataset, indices) {
+      super();
+      if (dataset === null || typeof dataset !== 'object' || typeof dataset.get !== 'function') {
+        throw typeError('Subset: dataset must have get(i) and length');
+      }
+      if (!Array.isArray(indices) && !ArrayBuffer.isView(indices)) throw typeError('Subset: indices must be an array of integers');
+      const n = dataset.length;
+      this.indices = Array.from(indices, (i) => checkIndex(Number(i), n, 'Subset'));
+      this.dataset = dataset;
+    }
+    get length() { return this.indices.length; }
+    get(i) { return this.dataset.get(this.indices[checkIndex(i, this.indices.length, 'Subset.get')]); }
+  }
+  // Only subsets of datasets with getBatch get one (so DataLoader's fast path follows).
+  Object.defineProperty(Subset.prototype, 'getBatch', {
+    configurable: true,
+    get() {
+      if (typeof this.dataset.getBatch !== 'function') return undefined;
+      return (indices) => {
+        const n = this.indices.length;
+        return this.dataset.getBatch(indices.map((i) => this.indices[checkIndex(i, n, 'Subset.getBatch')]));
+      };
+    },
+  });
+
+  // A generator for one use: the one given, one seeded with `seed`, or one seeded from kindling's
+  // global generator (so kd.manualSeed makes unseeded shuffles reproducible).
+  function resolveGenerator(opts, where) {
+    const { generator, seed } = opts;
+    if (generator !== undefined && generator !== null) {
+      if (seed !== undefined && seed !== null) throw typeError(`${where}: give either generator or seed, not both`);
+      if (!(generator instanceof Generator)) throw typeError(`${where}: generator must be a kd.data.Generator`);
+      return generator;
+    }
+    if (seed !== undefined && seed !== null) return new Generator(seed);
+    return null;
+  }
+
+  function globalSeed() {
+    const r = kd.rand([2], { dtype: 'float64' });
+    const d = r.dataSync();
+    r.dispose();
+    return Math.floor(d[0] * 2 ** 26) * 2 ** 26 + Math.floor(d[1] * 2 ** 26);
+  }
+
+  /**
+   * Splits a dataset into non-overlapping Subsets of the given lengths (integers summing to the
+   * dataset's length) or fractions (summing to 1; as PyTorch, each gets floor(f * n) samples and
+   * the remainder is dealt one by one from the first split). Options: {seed} or {generator}.
+   */
+  function randomSplit(dataset, lengths, options = {}) {
+    if (dataset === null || typeof dataset !== 'object' || typeof dataset.get !== 'function') {
+      throw typeError('randomSplit: dataset must have get(i) and length');
+    }
+    if (!Array.isArray(lengths) || lengths.length === 0 || !lengths.every((x) => typeof x === 'number' && Number.isFinite(x) && x >= 0)) {
+      throw typeError('randomSplit: lengths must be a non-empty array of non-negative numbers');
+    }
+    if (options === null || typeof options !== 'object') throw typeError('randomSplit: options must be an object');
+    const n = dataset.length;
+    let sizes = lengths;
+    const total = lengths.reduce((a, b) => a + b, 0);
+    if (Math.abs(total - 1) < 1e-9 && total !== n) {
+      sizes = lengths.map((f) => Math.floor(n * f));
+      let rest = n - sizes.reduce((a, b) => a + b, 0);
+      for (let i = 0; rest > 0; i = (i + 1) % sizes.length, rest--) sizes[i] += 1;
+    } else if (!lengths.every(Number.isInteger)) {
+      throw invalidArg('randomSplit: fractions must sum to 1 (lengths must be integers)');
+    }
+    if (sizes.reduce((a, b) => a + b, 0) !== n) {
+      throw invalidArg('Sum of input lengths does not equal the length of the input dataset!');
+    }
+    const gen = resolveGenerator(options, 'randomSplit') || new Generator(globalSeed());
+    const perm = gen.randperm(n);
+    const out = [];
+    let off = 0;
+    for (const s of sizes) {
+      out.push(new Subset(dataset, perm.slice(off, off + s)));
+      off += s;
+    }
+    return out;
+  }
+
+  return { Dataset, TensorDataset, Subset, randomSplit, resolveGenerator, globalSeed };
+};

@@ -1,0 +1,501 @@
+// serialization.js - kd.save / kd.load in the safetensors format, and model + optimizer
+// checkpoints (kd.saveCheckpoint / kd.loadCheckpoint).
+//
+// The safetensors format (https://github.com/huggingface/safetensors), byte-compatible with
+// Python's `safetensors` package:
+//   [8 bytes]  N, the header length, unsigned 64-bit little-endian
+//   [N bytes]  a JSON object, UTF-8, padded with spaces so that 8 + N is a multiple of 8:
+//                { "__metadata__": { "<str>": "<str>", ... },            (optional)
+//                  "<name>": { "dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end] }, ... }
+//   [rest]     the tensors' bytes, row-major, little-endian; data_offsets are relative to the start
+//              of this section. kindling writes the tensors back to back in the order given
+//              (no gaps), as Python's writer does, so that Python's strict reader accepts them.
+// dtype codes: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL (kindling's 10 dtypes).
+//
+// Loading (kd.loadSync / kd.load): the file is mapped (src/napi/file_map.c), the header is
+// parsed and checked, and each tensor's bytes are copied from the mapping into its tensor: one
+// copy, no intermediate read buffer. Every malformed file - truncated, header length past the
+// end, invalid UTF-8/JSON, unknown dtype, a shape that does not match its byte count, offsets
+// out of range or overlapping - is a KindlingError with code KD_INVALID_FILE, and nothing is
+// read before the whole header is checked. Gaps between tensors and trailing bytes are accepted.
+//
+// Nested state dicts (objects, Maps and arrays holding tensors) flatten to dotted keys:
+// {fc: {weight: W}} -> 'fc.weight'. kd.load returns a flat object {name: Tensor} in file order.
+//
+// Checkpoints: see saveCheckpoint below (Note [Checkpoint layout]).
+'use strict';
+
+const fs = require('node:fs');
+const os = require('node:os');
+const { KindlingError, typeError } = require('./errors');
+
+const DTYPE_TO_ST = {
+  float64: 'F64', float32: 'F32', float16: 'F16', bfloat16: 'BF16', int64: 'I64', int32: 'I32',
+  int16: 'I16', int8: 'I8', uint8: 'U8', bool: 'BOOL',
+};
+const ST_TO_DTYPE = Object.fromEntries(Object.entries(DTYPE_TO_ST).map(([k, v]) => [v, k]));
+const ITEMSIZE = { F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U8: 1, BOOL: 1 };
+// The raw typed array each dtype's bytes are read as (what N.fromTypedArray takes).
+const RAW = {
+  F64: Float64Array, F32: Float32Array, F16: Uint16Array, BF16: Uint16Array, I64: BigInt64Array,
+  I32: Int32Array, I16: Int16Array, I8: Int8Array, U8: Uint8Array, BOOL: Uint8Array,
+};
+// Python's safetensors refuses headers above 100 MB; so do we (and so a corrupt length cannot
+// make us allocate gigabytes).
+const MAX_HEADER = 100 * 1000 * 1000;
+const MAX_DIMS = 16;
+const CHECKPOINT_KEY = 'kindling.checkpoint';
+
+const invalidFile = (msg) => new KindlingError(msg, 'KD_INVALID_FILE');
+const invalidArg = (msg) => new KindlingError(msg, 'KD_INVALID_ARGUMENT');
+
+module.exports = function makeSerialization(kd, Tensor, N) {
+  // ---------------------------------------------------------------------------------------
+  // Flattening
+
+  function isPlainObject(v) {
+    if (v === null || typeof v !== 'object') return false;
+    const p = Object.getPrototypeOf(v);
+    return p === Object.prototype || p === null;
+  }
+
+  // [[name, tensor], ...] from a tensor dict: nested plain objects, Maps and arrays flatten to
+  // dotted keys. Values that are not tensors are an error (checkpoints handle those).
+  function flattenTensors(obj, where) {
+    const out = [];
+    const seen = new Set();
+    const walk = (v, prefix, depth) => {
+      if (v instanceof Tensor) {
+        if (prefix === '') throw typeError(`${where}: expected an object of tensors, got a Tensor`);
+        if (seen.has(prefix)) throw invalidArg(`${where}: two tensors flatten to the same key '${prefix}'`);
+        seen.add(prefix);
+        out.push([prefix, v]);
+        return;
+      }
+      if (depth > 64) throw invalidArg(`${where}: nesting deeper than 64 levels (a cycle?)`);
+      let entries;
+      if (v !== null && typeof v === 'object' && typeof v.stateDict === 'function') {
+        walk(v.stateDict(), prefix, depth + 1); // a module or optimizer: its state dict
+        return;
+      }
+      if (v instanceof Map) entries = [...v.entries()].map(([k, x]) => [String(k), x]);
+      else if (Array.isArray(v)) entries = v.map((x, i) => [String(i), x]);
+      else if (isPlainObject(v)) {
+        entries = Object.entries(v);
+      } else {
+        const what = v === null ? 'null' : typeof v;
+        throw typeError(`${where}: '${prefix}' is ${what}, not a Tensor (use kd.saveCheckpoint for other values)`);
+      }
+      for (const [k, x] of entries) {
+        if (k === '') throw invalidArg(`${where}: empty key under '${prefix}'`);
+        walk(x, prefix === '' ? k : `${prefix}.${k}`, depth + 1);
+      }
+    };
+    if (obj === null || typeof obj !== 'object' || obj instanceof Tensor) {
+      throw typeError(`${where}: expected an object (or Map) of tensors, got ${obj instanceof Tensor ? 'a Tensor' : obj === null ? 'null' : typeof obj}`);
+    }
+    walk(obj, '', 0);
+    for (const [name] of out) {
+      if (name === '__metadata__') throw invalidArg(`${where}: '__metadata__' is reserved for the file's metadata`);
+    }
+    return out;
+  }
+
+  function checkMetadata(metadata, where) {
+    if (metadata === undefined || metadata === null) return null;
+    if (typeof metadata !== 'object' || Array.isArray(metadata)) {
+      throw typeError(`${where}: metadata must be an object of strings`);
+    }
+    for (const [k, v] of Object.entries(metadata)) {
+      if (typeof v !== 'string') throw typeError(`${where}: metadata values must be strings ('${k}' is ${typeof v})`);
+    }
+    return metadata;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Writing
+
+  // The header bytes (length prefix included) and the raw bytes of each tensor, in order.
+  function encode(tensors, metadata, where) {
+    const entries = flattenTensors(tensors, where);
+    const meta = checkMetadata(metadata, where);
+    if (os.endianness() !== 'LE') throw new KindlingError(`${where}: big-endian hosts are not supported`, 'KD_NOT_SUPPORTED');
+    const header = {};
+    if (meta) header.__metadata__ = meta;
+    const chunks = [];
+    let offset = 0;
+    for (const [name, t] of entries) {
+      if (t.isDisposed) throw invalidArg(`${where}: tensor '${name}' was disposed`);
+      const code = DTYPE_TO_ST[t.dtype];
+      // N.toTypedArray: a row-major host copy (contiguous, on the CPU) of the raw elements.
+      const raw = N.toTypedArray(t._h);
+      const bytes = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+      header[name] = { dtype: code, shape: t.shape, data_offsets: [offset, offset + bytes.length] };
+      offset += bytes.length;
+      chunks.push(bytes);
+    }
+    let json = Buffer.from(JSON.stringify(header), 'utf8');
+    const pad = (8 - (json.length % 8)) % 8;
+    if (pad) json = Buffer.concat([json, Buffer.alloc(pad, 0x20)]);
+    const prefix = Buffer.alloc(8);
+    prefix.writeBigUInt64LE(BigInt(json.length));
+    return { head: Buffer.concat([prefix, json]), chunks, size: 8 + json.length + offset };
+  }
+
+  /** The safetensors bytes of a tensor dict, as one Buffer. */
+  function serialize(tensors, options = {}) {
+    const { head, chunks, size } = encode(tensors, options && options.metadata, 'serialize()');
+    return Buffer.concat([head, ...chunks], size);
+  }
+
+  function writeAll(fd, buf) {
+    let off = 0;
+    while (off < buf.length) off += fs.writeSync(fd, buf, off, buf.length - off);
+  }
+
+  /** Writes a tensor dict (or nested state dict) to `path` in the safetensors format. */
+  function saveSync(tensors, path, options = {}) {
+    checkPath(path, 'saveSync()');
+    const { head, chunks } = encode(tensors, options && options.metadata, 'saveSync()');
+    const fd = fs.openSync(path, 'w');
+    try {
+      writeAll(fd, head);
+      for (const c of chunks) writeAll(fd, c);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  /** saveSync, with the file written asynchronously (the tensors are read on the calling thread). */
+  async function save(tensors, path, options = {}) {
+    checkPath(path, 'save()');
+    const { head, chunks } = encode(tensors, options && options.metadata, 'save()');
+    const fh = await fs.promises.open(path, 'w');
+    try {
+      await fh.writev([head, ...chunks]);
+    } finally {
+      await fh.close();
+    }
+  }
+
+  function checkPath(path, where) {
+    if (typeof path !== 'string' && !(path instanceof URL) && !Buffer.isBuffer(path)) {
+      throw typeError(`${where}: path must be a string, got ${path === null ? 'null' : typeof path}`);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Reading
+
+  /**
+   * Parses and checks a safetensors header held in `buf` (a Buffer of the whole file).
+   * Returns {metadata, entries: [{name, dtype, shape, begin, end}], dataStart}; entries are in
+   * header order. Throws KD_INVALID_FILE for anything malformed.
+   */
+  function parseHeader(buf) {
+    const size = buf.length;
+    if (size < 8) throw invalidFile(`invalid safetensors file: ${size} bytes, too short for the 8-byte header length`);
+    const n64 = buf.readBigUInt64LE(0);
+    if (n64 > BigInt(size - 8)) {
+      throw invalidFile(`invalid safetensors file: header length ${n64} runs past the end of the file (${size} bytes)`);
+    }
+    const n = Number(n64);
+    if (n > MAX_HEADER) throw invalidFile(`invalid safetensors file: header of ${n} bytes is larger than the 100 MB limit`);
+    if (n < 2) throw invalidFile(`invalid safetensors file: header of ${n} bytes cannot hold a JSON object`);
+    let text;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(8, 8 + n));
+    } catch {
+      throw invalidFile('invalid safetensors file: the header is not valid UTF-8');
+    }
+    let header;
+    try {
+      header = JSON.parse(text);
+    } catch (e) {
+      throw invalidFile(`invalid safetensors file: the header is not valid JSON (${e.message})`);
+    }
+    if (header === null || typeof header !== 'object' || Array.isArray(header)) {
+      throw invalidFile('invalid safetensors file: the header is not a JSON object');
+    }
+    const dataStart = 8 + n;
+    const dataLen = size - dataStart;
+    let metadata = {};
+    const entries = [];
+    for (const [name, info] of Object.entries(header)) {
+      if (name === '__metadata__') {
+        if (info === null || typeof info !== 'object' || Array.isArray(info)) {
+          throw invalidFile('invalid safetensors file: __metadata__ must be an object of strings');
+        }
+        for (const [k, v] of Object.entries(info)) {
+          if (typeof v !== 'string') throw invalidFile(`invalid safetensors file: __metadata__ value '${k}' is not a string`);
+        }
+        metadata = info;
+        continue;
+      }
+      const bad = (msg) => invalidFile(`invalid safetensors file: tensor '${name}': ${msg}`);
+      if (info === null || typeof info !== 'object' || Array.isArray(info)) throw bad('entry is not an object');
+      const code = info.dtype;
+      if (typeof code !== 'string') throw bad('missing dtype');
+      if (!Object.prototype.hasOwnProperty.call(ITEMSIZE, code)) {
+        throw bad(`unsupported dtype '${code}' (kindling reads ${Object.keys(ITEMSIZE).join(', ')})`);
+      }
+      const shape = info.shape;
+      if (!Array.isArray(shape)) throw bad('shape must be an array');
+      if (shape.length > MAX_DIMS) throw bad(`shape has ${shape.length} dims (at most ${MAX_DIMS})`);
+      let numel = 1;
+      for (const d of shape) {
+        if (!Number.isSafeInteger(d) || d < 0) throw bad(`shape ${JSON.stringify(shape)} must hold non-negative integers`);
+        numel *= d;
+      }
+      const offs = info.data_offsets;
+      if (!Array.isArray(offs) || offs.length !== 2 || !offs.every((x) => Number.isSafeInteger(x) && x >= 0)) {
+        throw bad('data_offsets must be [begin, end] with non-negative integers');
+      }
+      const [begin, end] = offs;
+      if (begin > end) throw bad(`data_offsets [${begin}, ${end}] end before they begin`);
+      if (end > dataLen) {
+        throw bad(`data_offsets [${begin}, ${end}] run past the end of the data (${dataLen} bytes)`);
+      }
+      const need = numel * ITEMSIZE[code];
+      if (!Number.isSafeInteger(need) || need !== end - begin) {
+        throw bad(`shape ${JSON.stringify(shape)} with dtype ${code} needs ${need} bytes but data_offsets span ${end - begin}`);
+      }
+      entries.push({ name, code, dtype: ST_TO_DTYPE[code], shape, begin, end });
+    }
+    const byStart = entries.filter((e) => e.end > e.begin).sort((a, b) => a.begin - b.begin);
+    for (let i = 1; i < byStart.length; i++) {
+      if (byStart[i].begin < byStart[i - 1].end) {
+        throw invalidFile(`invalid safetensors file: tensors '${byStart[i - 1].name}' and '${byStart[i].name}' overlap`);
+      }
+    }
+    return { metadata, entries, dataStart };
+  }
+
+  // The tensor for one checked entry: its bytes viewed in place when aligned, else copied once
+  // into an aligned buffer first; fromTypedArray copies them into the tensor's storage.
+  function entryTensor(buf, e, dataStart, device) {
+    const Raw = RAW[e.code];
+    const off = buf.byteOffset + dataStart + e.begin;
+    const count = (e.end - e.begin) / Raw.BYTES_PER_ELEMENT;
+    let view;
+    if (off % Raw.BYTES_PER_ELEMENT === 0) view = new Raw(buf.buffer, off, count);
+    else view = new Raw(Uint8Array.prototype.slice.call(buf, dataStart + e.begin, dataStart + e.end).buffer);
+    return new Tensor(N.fromTypedArray(view, e.shape, e.dtype, device));
+  }
+
+  function decode(buf, device, where) {
+    if (os.endianness() !== 'LE') throw new KindlingError(`${where}: big-endian hosts are not supported`, 'KD_NOT_SUPPORTED');
+    const { metadata, entries, dataStart } = parseHeader(buf);
+    const out = {};
+    const made = [];
+    try {
+      for (const e of entries) {
+        const t = entryTensor(buf, e, dataStart, device);
+        made.push(t);
+        out[e.name] = t;
+      }
+    } catch (err) {
+      for (const t of made) t.dispose();
+      throw err;
+    }
+    return { tensors: out, metadata };
+  }
+
+  function checkLoadOptions(options, where) {
+    if (options === undefined || options === null) return 'cpu';
+    if (typeof options !== 'object' || Array.isArray(options)) throw typeError(`${where}: options must be an object`);
+    for (const k of Object.keys(options)) {
+      if (k !== 'device') throw typeError(`${where}: unexpected option '${k}' (expected device)`);
+    }
+    const d = options.device;
+    if (d === undefined || d === null) return 'cpu';
+    if (typeof d !== 'string') throw typeError(`${where}: device must be a string such as 'cpu' or 'cuda:0'`);
+    return d;
+  }
+
+  // Maps the file (or, where mapping is unavailable, reads it into one Buffer) and runs fn(buf).
+  function withFile(path, fn, populate = true) {
+    const fd = fs.openSync(path, 'r');
+    let buf;
+    let mapped = false;
+    try {
+      const size = fs.fstatSync(fd).size;
+      try {
+        buf = N.mapFile(fd, size, populate);
+        mapped = true;
+      } catch (e) {
+        if (e && e.code !== 'KD_NOT_SUPPORTED') throw e;
+        buf = Buffer.alloc(size);
+        let off = 0;
+        while (off < size) {
+          const got = fs.readSync(fd, buf, off, size - off, off);
+          if (got === 0) break;
+          off += got;
+        }
+        buf = buf.subarray(0, off);
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+    try {
+      return fn(buf);
+    } finally {
+      if (mapped && buf.length) N.unmapFile(buf.buffer);
+    }
+  }
+
+  /** The tensors of a safetensors file, as {name: Tensor} in file order, on options.device. */
+  function loadSync(path, options) {
+    const device = checkLoadOptions(options, 'loadSync()');
+    checkPath(path, 'loadSync()');
+    return withFile(path, (buf) => decode(buf, device, 'loadSync()').tensors);
+  }
+
+  /** loadSync as a Promise (the file is checked for access asynchronously first). */
+  async function load(path, options) {
+    const device = checkLoadOptions(options, 'load()');
+    checkPath(path, 'load()');
+    await fs.promises.access(path, fs.constants.R_OK);
+    return withFile(path, (buf) => decode(buf, device, 'load()').tensors);
+  }
+
+  /** The __metadata__ of a safetensors file ({} when it has none); reads only the header. */
+  function loadMetadata(path) {
+    checkPath(path, 'loadMetadata()');
+    return withFile(path, (buf) => parseHeader(buf).metadata, false);
+  }
+
+  /** The tensors held in safetensors bytes (a Buffer or Uint8Array). */
+  function deserialize(bytes, options) {
+    const device = checkLoadOptions(options, 'deserialize()');
+    if (!(bytes instanceof Uint8Array)) throw typeError('deserialize(): expected a Buffer or Uint8Array');
+    const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return decode(buf, device, 'deserialize()').tensors;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Checkpoints
+  //
+  // Note [Checkpoint layout]
+  // saveCheckpoint(path, {model, optimizer, epoch, ...}) writes one safetensors file:
+  //   - every tensor anywhere in the object (after calling .stateDict() on values that have
+  //     one: modules, optimizers, schedulers) is stored under its dotted path, e.g.
+  //     'model.fc.weight', 'optimizer.state.0.exp_avg';
+  //   - everything else is kept as JSON in __metadata__['kindling.checkpoint']: the object's
+  //     whole structure, where each tensor is replaced by {"$tensor": "<key>"}. Numbers JSON
+  //     cannot hold are {"$number": "NaN" | "Infinity" | "-Infinity"}, BigInts {"$bigint": "..."},
+  //     undefined {"$undefined": true}, Maps {"$map": [[key, value], ...]}; a plain object that
+  //     itself has a key starting with '$' is written as {"$object": {...}}.
+  // loadCheckpoint(path, {device}) rebuilds that object with the tensors in place (state dicts
+  // come back as plain objects: pass them to model.loadStateDict / optimizer.loadStateDict).
+  // Python can read the tensors with safetensors and the rest with json.loads(metadata[...]).
+
+  function toSkeleton(value, path, tensors, depth) {
+    if (depth > 64) throw invalidArg('saveCheckpoint(): nesting deeper than 64 levels (a cycle?)');
+    if (value instanceof Tensor) {
+      const key = path === '' ? '_' : path;
+      if (tensors.has(key)) throw invalidArg(`saveCheckpoint(): two tensors under the key '${key}'`);
+      tensors.set(key, value);
+      return { $tensor: key };
+    }
+    if (value === undefined) return { $undefined: true };
+    if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+    if (typeof value === 'number') return Number.isFinite(value) ? value : { $number: String(value) };
+    if (typeof value === 'bigint') return { $bigint: value.toString() };
+    if (typeof value === 'function' || typeof value === 'symbol') {
+      throw typeError(`saveCheckpoint(): '${path}' is a ${typeof value}, which cannot be saved`);
+    }
+    const sub = (k) => (path === '' ? String(k) : `${path}.${k}`);
+    if (typeof value.stateDict === 'function') return toSkeleton(value.stateDict(), path, tensors, depth + 1);
+    if (Array.isArray(value)) return value.map((x, i) => toSkeleton(x, sub(i), tensors, depth + 1));
+    if (value instanceof Map) {
+      return { $map: [...value.entries()].map(([k, x]) => [k, toSkeleton(x, sub(k), tensors, depth + 1)]) };
+    }
+    if (ArrayBuffer.isView(value)) {
+      throw typeError(`saveCheckpoint(): '${path}' is a typed array; wrap it with kd.tensor() to save it`);
+    }
+    const out = {};
+    let dollar = false;
+    for (const [k, x] of Object.entries(value)) {
+      if (k.startsWith('$')) dollar = true;
+      out[k] = toSkeleton(x, sub(k), tensors, depth + 1);
+    }
+    return dollar ? { $object: out } : out;
+  }
+
+  function fromSkeleton(node, tensors) {
+    if (node === null || typeof node !== 'object') return node;
+    if (Array.isArray(node)) return node.map((x) => fromSkeleton(x, tensors));
+    if ('$tensor' in node) {
+      const t = tensors[node.$tensor];
+      if (!t) throw invalidFile(`invalid checkpoint: tensor '${node.$tensor}' is missing from the file`);
+      return t;
+    }
+    if ('$number' in node) return Number(node.$number);
+    if ('$bigint' in node) return BigInt(node.$bigint);
+    if ('$undefined' in node) return undefined;
+    if ('$map' in node) return new Map(node.$map.map(([k, x]) => [k, fromSkeleton(x, tensors)]));
+    const src = '$object' in node ? node.$object : node;
+    const out = {};
+    for (const [k, x] of Object.entries(src)) out[k] = fromSkeleton(x, tensors);
+    return out;
+  }
+
+  function checkpointParts(state, where) {
+    if (state === null || typeof state !== 'object' || Array.isArray(state) || state instanceof Tensor) {
+      throw typeError(`${where}: expected an object such as {model, optimizer, epoch}`);
+    }
+    const tensors = new Map();
+    const skeleton = toSkeleton(state, '', tensors, 0);
+    const metadata = { [CHECKPOINT_KEY]: JSON.stringify({ format: 1, state: skeleton }) };
+    return { tensors, metadata };
+  }
+
+  function restoreCheckpoint(loaded, metadata) {
+    const text = metadata[CHECKPOINT_KEY];
+    if (typeof text !== 'string') throw invalidFile(`invalid checkpoint: no '${CHECKPOINT_KEY}' metadata (a plain safetensors file? use kd.load)`);
+    let parsed;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      throw invalidFile(`invalid checkpoint: the '${CHECKPOINT_KEY}' metadata is not valid JSON (${e.message})`);
+    }
+    if (!parsed || parsed.format !== 1) throw invalidFile('invalid checkpoint: unknown checkpoint format');
+    return fromSkeleton(parsed.state, loaded);
+  }
+
+  /** Writes {model, optimizer, epoch, ...} to one safetensors file (see Note [Checkpoint layout]). */
+  function saveCheckpointSync(path, state) {
+    const { tensors, metadata } = checkpointParts(state, 'saveCheckpointSync()');
+    saveSync(tensors, path, { metadata });
+  }
+  async function saveCheckpoint(path, state) {
+    const { tensors, metadata } = checkpointParts(state, 'saveCheckpoint()');
+    await save(tensors, path, { metadata });
+  }
+  /** The object saveCheckpoint wrote, with its tensors on options.device. */
+  function loadCheckpointSync(path, options) {
+    const device = checkLoadOptions(options, 'loadCheckpointSync()');
+    checkPath(path, 'loadCheckpointSync()');
+    return withFile(path, (buf) => {
+      const { tensors, metadata } = decode(buf, device, 'loadCheckpointSync()');
+      return restoreCheckpoint(tensors, metadata);
+    });
+  }
+  async function loadCheckpoint(path, options) {
+    checkLoadOptions(options, 'loadCheckpoint()');
+    checkPath(path, 'loadCheckpoint()');
+    await fs.promises.access(path, fs.constants.R_OK);
+    return loadCheckpointSync(path, options);
+  }
+
+  kd.save = save;
+  kd.saveSync = saveSync;
+  kd.load = load;
+  kd.loadSync = loadSync;
+  kd.saveCheckpoint = saveCheckpoint;
+  kd.saveCheckpointSync = saveCheckpointSync;
+  kd.loadCheckpoint = loadCheckpoint;
+  kd.loadCheckpointSync = loadCheckpointSync;
+  kd.safetensors = Object.freeze({ serialize, deserialize, loadMetadata, flatten: (o) => Object.fromEntries(flattenTensors(o, 'flatten()')) });
+};

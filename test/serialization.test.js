@@ -1,0 +1,375 @@
+// serialization.test.js - kd.save/kd.load (safetensors) and checkpoints: round trips for every
+// dtype, 0-d/empty/non-contiguous tensors, the fixture written in Python (tools/safetensors_check.py)
+// and the one kindling wrote (checked by Python, result committed), every malformed-file case,
+// and a fuzz over truncations and flipped header bytes.
+//   KD_UPDATE_FIXTURES=1 npx mocha test/serialization.test.js   rewrites from_kindling.safetensors
+'use strict';
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const kd = require('..');
+
+const FIX = path.join(__dirname, 'fixtures', 'safetensors');
+const expected = JSON.parse(fs.readFileSync(path.join(FIX, 'expected.json'), 'utf8'));
+const ST_DTYPE = {
+  F64: 'float64', F32: 'float32', F16: 'float16', BF16: 'bfloat16', I64: 'int64', I32: 'int32',
+  I16: 'int16', I8: 'int8', U8: 'uint8', BOOL: 'bool',
+};
+
+let tmp;
+before(() => { tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-st-')); });
+after(() => { fs.rmSync(tmp, { recursive: true, force: true }); });
+const tmpFile = (name) => path.join(tmp, name);
+
+const SPECIAL = { inf: Infinity, '-inf': -Infinity, nan: NaN };
+const num = (v) => (typeof v === 'string' ? (v in SPECIAL ? SPECIAL[v] : Number(v)) : v);
+
+// The tensors of expected.json, built in kindling (non-contiguous where torch's were).
+function expectedTensors() {
+  const out = {};
+  for (const [name, e] of Object.entries(expected.tensors)) {
+    const dtype = ST_DTYPE[e.dtype];
+    let t;
+    if (dtype === 'int64') t = kd.tensor(BigInt64Array.from(e.values.map(BigInt)));
+    else if (dtype === 'bool') t = kd.tensor(e.values, { dtype: 'bool' });
+    else if (e.values.length === 0) t = kd.zeros([0], { dtype });
+    else t = kd.tensor(Float64Array.from(e.values.map(num))).to(dtype);
+    t = t.reshape(e.shape);
+    // torch's was a transposed view: the same values with column-major strides
+    out[name] = e.contiguous ? t : t.t().contiguous().t();
+  }
+  return out;
+}
+
+function assertMatchesExpected(tensors) {
+  assert.deepEqual(Object.keys(tensors).sort(), Object.keys(expected.tensors).sort());
+  for (const [name, e] of Object.entries(expected.tensors)) {
+    const t = tensors[name];
+    assert.equal(t.dtype, ST_DTYPE[e.dtype], name);
+    assert.deepEqual(t.shape, e.shape, name);
+    const d = t.dataSync();
+    if (e.dtype === 'I64') assert.deepEqual(Array.from(d, String), e.values, name);
+    else if (e.dtype === 'BOOL') assert.deepEqual(Array.from(d, (x) => x !== 0), e.values, name);
+    else assert.deepEqual(Array.from(d), e.values.map(num), name);
+  }
+}
+
+function assertSameTensor(a, b, what) {
+  assert.equal(a.dtype, b.dtype, what);
+  assert.deepEqual(a.shape, b.shape, what);
+  assert.deepEqual(Array.from(a.dataSync()), Array.from(b.dataSync()), what);
+}
+
+describe('serialization: safetensors', () => {
+  describe('round trips', () => {
+    for (const dtype of kd.dtypes) {
+      it(`${dtype}: values, shape and dtype survive save/load`, () => {
+        const base = kd.tensor([[-3, 0, 1.5], [2, 7, -0.5]], { dtype: 'float64' });
+        const t = dtype === 'bool' ? base.gt(0) : base.to(dtype);
+        const f = tmpFile(`rt-${dtype}.safetensors`);
+        kd.saveSync({ x: t }, f);
+        const back = kd.loadSync(f);
+        assertSameTensor(back.x, t, dtype);
+      });
+    }
+
+    it('0-d, empty and non-contiguous tensors', () => {
+      const x = kd.arange(12, { dtype: 'float32' }).reshape([3, 4]);
+      const tensors = {
+        scalar: kd.tensor(2.5, { dtype: 'float32' }),
+        empty: kd.zeros([0, 4], { dtype: 'int32' }),
+        empty3: kd.zeros([2, 0, 3], { dtype: 'float16' }),
+        transposed: x.t(),
+        strided: x.select(1, 2),
+        expanded: kd.tensor([1, 2, 3], { dtype: 'int16' }).expand([2, 3]),
+      };
+      assert.equal(tensors.transposed.isContiguous(), false);
+      const f = tmpFile('special.safetensors');
+      kd.saveSync(tensors, f);
+      const back = kd.loadSync(f);
+      assert.deepEqual(Object.keys(back), Object.keys(tensors));
+      for (const k of Object.keys(tensors)) assertSameTensor(back[k], tensors[k], k);
+      assert.deepEqual(back.scalar.shape, []);
+      assert.equal(back.transposed.isContiguous(), true);
+    });
+
+    it('int64 keeps all 64 bits; float specials and -0 are bit exact', () => {
+      const big = kd.tensor(BigInt64Array.from([-(2n ** 63n), 2n ** 63n - 1n, 2n ** 53n + 1n]));
+      const sp = kd.tensor(Float64Array.from([NaN, Infinity, -Infinity, -0, 5e-324]));
+      const back = kd.safetensors.deserialize(kd.safetensors.serialize({ big, sp }));
+      assert.deepEqual(Array.from(back.big.dataSync()), Array.from(big.dataSync()));
+      assert.ok(Object.is(back.sp.dataSync()[3], -0));
+      assert.deepEqual(Array.from(back.sp.dataSync()), Array.from(sp.dataSync()));
+    });
+
+    it('nested state dicts flatten to dotted keys; Maps, arrays and stateDict() too', () => {
+      const w = kd.ones([2, 2]);
+      const b = kd.zeros([2]);
+      const model = { stateDict: () => ({ 'fc.weight': w, 'fc.bias': b }) };
+      const f = tmpFile('nested.safetensors');
+      kd.saveSync({ model, extra: new Map([['steps', [kd.tensor(1), kd.tensor(2)]]]), enc: { layer: { w } } }, f);
+      const back = kd.loadSync(f);
+      assert.deepEqual(Object.keys(back), ['model.fc.weight', 'model.fc.bias', 'extra.steps.0', 'extra.steps.1', 'enc.layer.w']);
+      assert.deepEqual(back['extra.steps.1'].item(), 2);
+      assert.deepEqual(kd.safetensors.flatten({ a: { b: w } })['a.b'], w);
+    });
+
+    it('metadata is written and read back; values must be strings', () => {
+      const f = tmpFile('meta.safetensors');
+      kd.saveSync({ x: kd.ones([1]) }, f, { metadata: { format: 'pt', note: 'héllo' } });
+      assert.deepEqual(kd.safetensors.loadMetadata(f), { format: 'pt', note: 'héllo' });
+      assert.throws(() => kd.saveSync({ x: kd.ones([1]) }, f, { metadata: { n: 1 } }), { code: 'KD_INVALID_TYPE' });
+    });
+
+    it('the file layout is the safetensors one (8-byte LE length, padded JSON, tensors in order)', () => {
+      const buf = kd.safetensors.serialize({ a: kd.ones([2], { dtype: 'float32' }), b: kd.ones([3], { dtype: 'uint8' }) });
+      const n = Number(buf.readBigUInt64LE(0));
+      assert.equal((8 + n) % 8, 0);
+      const header = JSON.parse(buf.subarray(8, 8 + n).toString('utf8'));
+      assert.deepEqual(header, {
+        a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] },
+        b: { dtype: 'U8', shape: [3], data_offsets: [8, 11] },
+      });
+      assert.equal(buf.length, 8 + n + 11);
+      assert.match(buf.subarray(8, 8 + n).toString('latin1'), /^\{.*\} *$/);
+    });
+
+    it('async save/load and loading onto a device', async () => {
+      const f = tmpFile('async.safetensors');
+      await kd.save({ x: kd.arange(5) }, f);
+      const back = await kd.load(f, { device: 'cpu' });
+      assert.deepEqual(back.x.arraySync(), [0, 1, 2, 3, 4]);
+      if (!kd.cuda.isAvailable()) {
+        assert.throws(() => kd.loadSync(f, { device: 'cuda' }), (e) => e instanceof kd.KindlingError);
+      } else {
+        assert.equal(kd.loadSync(f, { device: 'cuda' }).x.device, 'cuda:0');
+      }
+      await assert.rejects(kd.load(tmpFile('missing.safetensors')), { code: 'ENOENT' });
+    });
+
+    it('bad arguments are clear errors', () => {
+      const f = tmpFile('bad.safetensors');
+      assert.throws(() => kd.saveSync(kd.ones([1]), f), { code: 'KD_INVALID_TYPE' });
+      assert.throws(() => kd.saveSync({ x: 3 }, f), { code: 'KD_INVALID_TYPE' });
+      assert.throws(() => kd.saveSync({ __metadata__: kd.ones([1]) }, f), { code: 'KD_INVALID_ARGUMENT' });
+      assert.throws(() => kd.saveSync({ 'a.b': kd.ones([1]), a: { b: kd.ones([1]) } }, f), { code: 'KD_INVALID_ARGUMENT' });
+      assert.throws(() => kd.saveSync({ x: kd.ones([1]) }, 42), { code: 'KD_INVALID_TYPE' });
+      kd.saveSync({ x: kd.ones([1]) }, f);
+      assert.throws(() => kd.loadSync(f, { dvice: 'cpu' }), { code: 'KD_INVALID_TYPE' });
+      const d = kd.ones([1]);
+      d.dispose();
+      assert.throws(() => kd.saveSync({ d }, f), { code: 'KD_INVALID_ARGUMENT' });
+    });
+  });
+
+  describe('fixtures', () => {
+    it('loads the file written from PyTorch tensors (from_python.safetensors)', () => {
+      const f = path.join(FIX, 'from_python.safetensors');
+      assertMatchesExpected(kd.loadSync(f));
+      assert.deepEqual(kd.safetensors.loadMetadata(f), expected.metadata);
+    });
+
+    it('writes from_kindling.safetensors byte for byte, and it loads back', () => {
+      const f = path.join(FIX, 'from_kindling.safetensors');
+      const tensors = expectedTensors();
+      assert.equal(tensors['model.fc.weight'].isContiguous(), false);
+      const bytes = kd.safetensors.serialize(tensors, { metadata: { format: 'pt', source: 'kindling' } });
+      if (process.env.KD_UPDATE_FIXTURES === '1') fs.writeFileSync(f, bytes);
+      assert.ok(bytes.equals(fs.readFileSync(f)), 'kindling no longer writes the committed fixture');
+      assertMatchesExpected(kd.loadSync(f));
+    });
+
+    it('Python parsed from_kindling.safetensors with the strict reader and got the same tensors', () => {
+      const r = JSON.parse(fs.readFileSync(path.join(FIX, 'from_kindling.check.json'), 'utf8'));
+      assert.equal(r.parsed, true, r.error);
+      assert.equal(r.ok, true);
+      assert.equal(r.header_padded_to_8, true);
+      assert.deepEqual(Object.keys(r.tensors).sort(), Object.keys(expected.tensors).sort());
+      assert.ok(Object.values(r.tensors).every((v) => v === true));
+    });
+  });
+
+  describe('malformed files', () => {
+    const good = () => kd.safetensors.serialize({ a: kd.arange(4, { dtype: 'float32' }), b: kd.ones([2, 2], { dtype: 'int64' }) });
+    // A file with the given header object (as JSON text, or an object) and `data` bytes.
+    function withHeader(header, dataLen = 48) {
+      const json = Buffer.from(typeof header === 'string' ? header : JSON.stringify(header));
+      const len = Buffer.alloc(8);
+      len.writeBigUInt64LE(BigInt(json.length));
+      return Buffer.concat([len, json, Buffer.alloc(dataLen)]);
+    }
+    const invalid = (buf, re) => {
+      assert.throws(() => kd.safetensors.deserialize(buf), (e) => {
+        assert.ok(e instanceof kd.KindlingError, `not a KindlingError: ${e}`);
+        assert.equal(e.code, 'KD_INVALID_FILE');
+        if (re) assert.match(e.message, re);
+        return true;
+      });
+    };
+
+    it('too short, header length past the end, huge header length', () => {
+      invalid(Buffer.alloc(0), /too short/);
+      invalid(Buffer.alloc(7), /too short/);
+      const b = good();
+      b.writeBigUInt64LE(BigInt(b.length), 0);
+      invalid(b, /past the end/);
+      b.writeBigUInt64LE(2n ** 64n - 1n, 0);
+      invalid(b, /past the end/);
+    });
+
+    it('header that is not UTF-8, not JSON, or not an object', () => {
+      invalid(withHeader(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]).toString('latin1')), /JSON|UTF-8/);
+      const bad = Buffer.concat([Buffer.from([4, 0, 0, 0, 0, 0, 0, 0]), Buffer.from([0x7b, 0xc3, 0x28, 0x7d])]);
+      invalid(bad, /UTF-8/);
+      invalid(withHeader('{"a": '), /not valid JSON/);
+      invalid(withHeader('[1, 2]'), /not a JSON object/);
+      invalid(withHeader('null  '), /not a JSON object/);
+    });
+
+    it('unknown dtypes, bad shapes, shapes that do not match the byte count', () => {
+      invalid(withHeader({ a: { dtype: 'F8_E4M3', shape: [1], data_offsets: [0, 1] } }), /unsupported dtype 'F8_E4M3'/);
+      invalid(withHeader({ a: { dtype: 'U32', shape: [1], data_offsets: [0, 4] } }), /unsupported dtype/);
+      invalid(withHeader({ a: { shape: [1], data_offsets: [0, 4] } }), /missing dtype/);
+      invalid(withHeader({ a: { dtype: 'F32', shape: [-1], data_offsets: [0, 4] } }), /non-negative/);
+      invalid(withHeader({ a: { dtype: 'F32', shape: [1.5], data_offsets: [0, 4] } }), /non-negative/);
+      invalid(withHeader({ a: { dtype: 'F32', shape: 4, data_offsets: [0, 16] } }), /shape must be an array/);
+      invalid(withHeader({ a: { dtype: 'F32', shape: new Array(17).fill(1), data_offsets: [0, 4] } }), /17 dims/);
+      invalid(withHeader({ a: { dtype: 'F32', shape: [3], data_offsets: [0, 8] } }), /needs 12 bytes but data_offsets span 8/);
+      invalid(withHeader({ a: { dtype: 'F32', shape: [2 ** 40, 2 ** 40], data_offsets: [0, 8] } }), /needs/);
+      invalid(withHeader({ a: 5 }), /not an object/);
+      invalid(withHeader({ __metadata__: { a: 1 } }), /__metadata__/);
+      invalid(withHeader({ __metadata__: [] }), /__metadata__/);
+    });
+
+    it('offsets out of range, reversed or overlapping', () => {
+      invalid(withHeader({ a: { dtype: 'F32', shape: [4], data_offsets: [40, 56] } }), /past the end of the data \(48 bytes\)/);
+      invalid(withHeader({ a: { dtype: 'F32', shape: [1], data_offsets: [2 ** 60, 2 ** 60 + 4] } }), /data_offsets/);
+      invalid(withHeader({ a: { dtype: 'F32', shape: [0], data_offsets: [8, 4] } }), /end before they begin/);
+      invalid(withHeader({ a: { dtype: 'F32', shape: [1], data_offsets: [0] } }), /data_offsets must be/);
+      invalid(withHeader({ a: { dtype: 'F32', shape: [1], data_offsets: [-4, 0] } }), /data_offsets must be/);
+      invalid(withHeader({
+        a: { dtype: 'F32', shape: [4], data_offsets: [0, 16] },
+        b: { dtype: 'F32', shape: [4], data_offsets: [12, 28] },
+      }), /'a' and 'b' overlap/);
+      // empty tensors at the same offset do not overlap anything
+      const ok = kd.safetensors.deserialize(withHeader({
+        a: { dtype: 'F32', shape: [0], data_offsets: [4, 4] },
+        b: { dtype: 'F32', shape: [2], data_offsets: [0, 8] },
+      }));
+      assert.deepEqual(ok.a.shape, [0]);
+    });
+
+    it('unaligned tensor data still loads (copied once)', () => {
+      const buf = withHeader({ b: { dtype: 'U8', shape: [1], data_offsets: [0, 1] }, a: { dtype: 'F64', shape: [1], data_offsets: [1, 9] } }, 9);
+      const n = Number(buf.readBigUInt64LE(0));
+      buf.writeDoubleLE(1.25, 8 + n + 1);
+      assert.equal(kd.safetensors.deserialize(buf).a.item(), 1.25);
+    });
+
+    it('malformed files on disk are KD_INVALID_FILE (mapped path)', () => {
+      const f = tmpFile('truncated.safetensors');
+      fs.writeFileSync(f, good().subarray(0, 20));
+      assert.throws(() => kd.loadSync(f), { code: 'KD_INVALID_FILE' });
+      fs.writeFileSync(f, Buffer.alloc(0));
+      assert.throws(() => kd.loadSync(f), { code: 'KD_INVALID_FILE' });
+    });
+
+    it('fuzz: every truncation and flipped header bytes give an error or a valid result', () => {
+      const full = good();
+      const n = Number(full.readBigUInt64LE(0));
+      const f = tmpFile('fuzz.safetensors');
+      let errors = 0;
+      let valid = 0;
+      const tryOne = (buf, viaFile) => {
+        let out;
+        try {
+          if (viaFile) {
+            fs.writeFileSync(f, buf);
+            out = kd.loadSync(f);
+          } else {
+            out = kd.safetensors.deserialize(buf);
+          }
+        } catch (e) {
+          assert.ok(e instanceof kd.KindlingError, `unexpected error ${e && e.stack}`);
+          assert.equal(e.code, 'KD_INVALID_FILE', e.message);
+          errors++;
+          return;
+        }
+        valid++;
+        for (const t of Object.values(out)) {
+          t.dataSync();
+          t.dispose();
+        }
+      };
+      for (let cut = 0; cut < full.length; cut++) tryOne(full.subarray(0, cut), cut % 7 === 0);
+      let seed = 12345;
+      const rnd = () => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed; };
+      for (let pos = 0; pos < 8 + n; pos++) {
+        for (const mask of [0x01, 0x20, 0x80, 0xff]) {
+          const b = Buffer.from(full);
+          b[pos] ^= mask;
+          tryOne(b, false);
+        }
+      }
+      for (let k = 0; k < 500; k++) {
+        const b = Buffer.from(full);
+        for (let m = 0; m < 3; m++) b[8 + (rnd() % n)] = rnd() & 0xff;
+        tryOne(b, false);
+      }
+      assert.ok(errors > full.length - 2, `${errors} errors`);
+      assert.ok(valid > 0);
+    });
+  });
+
+  describe('checkpoints', () => {
+    it('model + optimizer + epoch round trip, tensors in safetensors and the rest in __metadata__', async () => {
+      const w = kd.randn([3, 2]);
+      const state = {
+        model: { stateDict: () => ({ 'fc.weight': w, 'fc.bias': kd.zeros([3]) }) },
+        optimizer: {
+          state: { 0: { step: kd.tensor(3, { dtype: 'float32' }), exp_avg: kd.ones([3, 2]) } },
+          param_groups: [{ lr: 1e-3, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0, amsgrad: false, params: [0, 1] }],
+        },
+        epoch: 7,
+        best: Infinity,
+        nothing: null,
+        missing: undefined,
+        name: 'run-1',
+        big: 2n ** 70n,
+        history: new Map([['loss', [0.5, 0.25]]]),
+        $weird: { $tensor: 'not really' },
+      };
+      const f = tmpFile('ckpt.safetensors');
+      await kd.saveCheckpoint(f, state);
+      const plain = kd.loadSync(f);
+      assert.deepEqual(Object.keys(plain).sort(), ['model.fc.bias', 'model.fc.weight', 'optimizer.state.0.exp_avg', 'optimizer.state.0.step']);
+      const meta = kd.safetensors.loadMetadata(f);
+      assert.equal(JSON.parse(meta['kindling.checkpoint']).format, 1);
+      const back = await kd.loadCheckpoint(f);
+      assertSameTensor(back.model['fc.weight'], w, 'weight');
+      assert.equal(back.optimizer.state[0].step.item(), 3);
+      assert.deepEqual(back.optimizer.param_groups, state.optimizer.param_groups);
+      assert.equal(back.epoch, 7);
+      assert.equal(back.best, Infinity);
+      assert.equal(back.nothing, null);
+      assert.ok('missing' in back && back.missing === undefined);
+      assert.equal(back.name, 'run-1');
+      assert.equal(back.big, 2n ** 70n);
+      assert.deepEqual(back.history, new Map([['loss', [0.5, 0.25]]]));
+      assert.deepEqual(back.$weird, { $tensor: 'not really' });
+      const sync = kd.loadCheckpointSync(f);
+      assert.equal(sync.epoch, 7);
+    });
+
+    it('errors: non-object state, functions, a plain safetensors file', () => {
+      const f = tmpFile('ckpt2.safetensors');
+      assert.throws(() => kd.saveCheckpointSync(f, 5), { code: 'KD_INVALID_TYPE' });
+      assert.throws(() => kd.saveCheckpointSync(f, { fn: () => 1 }), { code: 'KD_INVALID_TYPE' });
+      kd.saveSync({ x: kd.ones([1]) }, f);
+      assert.throws(() => kd.loadCheckpointSync(f), { code: 'KD_INVALID_FILE' });
+    });
+  });
+});
