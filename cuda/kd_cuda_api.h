@@ -18,8 +18,8 @@
  *
  * Devices: entries that take a `device` run on that device and restore the calling thread's
  * current device afterwards; the current device itself (set_device) is per host thread, as in
- * the CUDA runtime. Work is enqueued on the device's current stream (for now the legacy default
- * stream), in issue order. */
+ * the CUDA runtime. Work is enqueued on the device's current stream (per host thread; the legacy
+ * default stream unless set_current_stream changed it), in issue order. */
 #ifndef KD_CUDA_API_H
 #define KD_CUDA_API_H
 
@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define KD_CUDA_ABI_VERSION 1
+#define KD_CUDA_ABI_VERSION 2
 #define KD_CUDA_MAX_DIMS 16 /* == KD_MAX_DIMS of core/tensor.h */
 
 typedef enum kd_cuda_status {
@@ -109,6 +109,62 @@ typedef struct kd_cuda_api {
   kd_cuda_status (*copy)(int device, const kd_cuda_array *dst, const kd_cuda_array *src);
   /* Every element of dst = *value, one element of dst's dtype in host memory. */
   kd_cuda_status (*fill)(int device, const kd_cuda_array *dst, const void *value);
+
+  /* ==== version 2: caching allocator, streams, events, pinned memory, async completion ====
+   * Streams are opaque handles (a cudaStream_t as uintptr_t); 0 is the device's default stream
+   * (the legacy default stream, which orders with every stream created here). Events are opaque
+   * pointers. The current stream is per host thread and device. */
+
+  /* ---- caching allocator (cuda/caching_allocator.cu; malloc/free above go through it) ---- */
+  /* The block holding ptr is also used by `stream`: reused only after that stream's work queued
+   * before the free has finished. */
+  kd_cuda_status (*record_stream)(int device, void *ptr, uintptr_t stream);
+  /* JSON of PyTorch's memory_stats keys / memory_snapshot list, and the text of memory_summary;
+   * *out is freed with free_string. */
+  kd_cuda_status (*memory_stats_json)(int device, char **out);
+  kd_cuda_status (*memory_snapshot_json)(int device, char **out);
+  kd_cuda_status (*memory_summary)(int device, char **out);
+  void (*free_string)(char *s);
+  kd_cuda_status (*empty_cache)(int device);
+  kd_cuda_status (*reset_peak_memory_stats)(int device);
+  kd_cuda_status (*set_memory_fraction)(int device, double fraction);
+
+  /* ---- streams ---- */
+  kd_cuda_status (*stream_create)(int device, int priority, uintptr_t *out);
+  kd_cuda_status (*stream_query)(int device, uintptr_t stream, int *done);
+  kd_cuda_status (*current_stream)(int device, uintptr_t *out);
+  kd_cuda_status (*set_current_stream)(int device, uintptr_t stream);
+
+  /* ---- events ---- */
+  kd_cuda_status (*event_create)(int device, int enable_timing, void **out);
+  void (*event_destroy)(void *event);
+  kd_cuda_status (*event_record)(void *event, int device, uintptr_t stream);
+  kd_cuda_status (*event_query)(void *event, int *done);
+  kd_cuda_status (*event_elapsed_time)(void *start, void *end, float *ms);
+  kd_cuda_status (*stream_wait_event)(int device, uintptr_t stream, void *event);
+
+  /* ---- completion without blocking: fn(user) runs on a CUDA-internal thread once the work
+   * queued before it (on `stream`; or before `event` was recorded) has finished. fn must not
+   * call CUDA; kindling.node hands it to a napi_threadsafe_function. ---- */
+  kd_cuda_status (*launch_host_func)(int device, uintptr_t stream, void (*fn)(void *), void *user);
+  kd_cuda_status (*event_host_func)(int device, void *event, void (*fn)(void *), void *user);
+  /* Errors of earlier asynchronous work on this thread, without clearing them (KD_CUDA_OK if none). */
+  kd_cuda_status (*peek_error)(int device);
+
+  /* ---- pinned host memory (a caching host allocator: a freed block is reused only after the
+   * copies recorded on it have finished) ---- */
+  kd_cuda_status (*host_alloc)(size_t nbytes, void **out);
+  void (*host_free)(void *ptr);
+  /* 1 when ptr lies inside a live pinned block of this allocator. */
+  int (*host_owns)(const void *ptr);
+  /* Asynchronous copies on the device's current stream, without waiting. From or to a pinned
+   * block of host_alloc, the block is protected (an event is recorded on it); any other host
+   * pointer must stay valid until the caller knows the copy finished. */
+  kd_cuda_status (*memcpy_h2d_async)(int device, void *dst, const void *src, size_t nbytes);
+  kd_cuda_status (*memcpy_d2h_async)(int device, void *dst, const void *src, size_t nbytes);
+
+  /* ---- test hook: a kernel that spins about `ms` milliseconds on the current stream ---- */
+  kd_cuda_status (*spin)(int device, double ms);
 } kd_cuda_api;
 
 typedef const kd_cuda_api *(*kd_cuda_get_api_fn)(int abi_version);

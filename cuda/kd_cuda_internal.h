@@ -81,11 +81,17 @@ class kd_cu_device_guard {
   int prev_;
 };
 
-/* The stream work for `device` is enqueued on. One place to change when streams arrive. */
+/* The stream work for `device` is enqueued on: this thread's current stream of the device
+ * (streams.cu), the legacy default stream unless set_current_stream changed it. */
+#define KD_CU_MAX_STREAM_DEVICES 64
+extern thread_local cudaStream_t kd_cu_tls_stream[KD_CU_MAX_STREAM_DEVICES];
 static inline cudaStream_t kd_cu_stream(int device) {
-  (void)device;
-  return cudaStreamLegacy;
+  cudaStream_t s = (device >= 0 && device < KD_CU_MAX_STREAM_DEVICES) ? kd_cu_tls_stream[device] : NULL;
+  return s ? s : cudaStreamLegacy;
 }
+/* ABI stream handles: 0 is the legacy default stream. */
+static inline cudaStream_t kd_cu_stream_of(uintptr_t h) { return h ? (cudaStream_t)h : cudaStreamLegacy; }
+static inline uintptr_t kd_cu_stream_handle(cudaStream_t s) { return s == cudaStreamLegacy ? 0 : (uintptr_t)s; }
 
 /* ---- memory (memory.cu) ---- */
 kd_cuda_status kd_cu_malloc(int device, size_t nbytes, void **out);
@@ -93,6 +99,38 @@ kd_cuda_status kd_cu_free(int device, void *ptr);
 kd_cuda_status kd_cu_memcpy_h2d(int device, void *dst, const void *src, size_t nbytes);
 kd_cuda_status kd_cu_memcpy_d2h(int device, void *dst, const void *src, size_t nbytes);
 kd_cuda_status kd_cu_memcpy_d2d(int dst_device, void *dst, int src_device, const void *src, size_t nbytes);
+
+/* ---- caching allocator (caching_allocator.cu), pinned host memory (host_alloc.cu),
+ * streams and events (streams.cu) ---- */
+kd_cuda_status kd_cu_record_stream(int device, void *ptr, uintptr_t stream);
+kd_cuda_status kd_cu_memory_stats_json(int device, char **out);
+kd_cuda_status kd_cu_memory_snapshot_json(int device, char **out);
+kd_cuda_status kd_cu_memory_summary(int device, char **out);
+void kd_cu_free_string(char *s);
+kd_cuda_status kd_cu_empty_cache(int device);
+kd_cuda_status kd_cu_reset_peak_memory_stats(int device);
+kd_cuda_status kd_cu_set_memory_fraction(int device, double fraction);
+kd_cuda_status kd_cu_stream_create(int device, int priority, uintptr_t *out);
+kd_cuda_status kd_cu_stream_query(int device, uintptr_t stream, int *done);
+kd_cuda_status kd_cu_current_stream(int device, uintptr_t *out);
+kd_cuda_status kd_cu_set_current_stream(int device, uintptr_t stream);
+kd_cuda_status kd_cu_event_create(int device, int enable_timing, void **out);
+void kd_cu_event_destroy(void *event);
+kd_cuda_status kd_cu_event_record(void *event, int device, uintptr_t stream);
+kd_cuda_status kd_cu_event_query(void *event, int *done);
+kd_cuda_status kd_cu_event_elapsed_time(void *start, void *end, float *ms);
+kd_cuda_status kd_cu_stream_wait_event(int device, uintptr_t stream, void *event);
+kd_cuda_status kd_cu_launch_host_func(int device, uintptr_t stream, void (*fn)(void *), void *user);
+kd_cuda_status kd_cu_event_host_func(int device, void *event, void (*fn)(void *), void *user);
+kd_cuda_status kd_cu_peek_error(int device);
+kd_cuda_status kd_cu_host_alloc(size_t nbytes, void **out);
+void kd_cu_host_free(void *ptr);
+int kd_cu_host_owns(const void *ptr);
+/* Records an event on `stream` for the pinned block holding ptr (no-op for other pointers). */
+void kd_cu_host_record(const void *ptr, cudaStream_t stream);
+kd_cuda_status kd_cu_memcpy_h2d_async(int device, void *dst, const void *src, size_t nbytes);
+kd_cuda_status kd_cu_memcpy_d2h_async(int device, void *dst, const void *src, size_t nbytes);
+kd_cuda_status kd_cu_spin(int device, double ms);
 
 /* ---- kernels (copy.cu, fill.cu) ---- */
 kd_cuda_status kd_cu_copy(int device, const kd_cuda_array *dst, const kd_cuda_array *src);

@@ -1,6 +1,9 @@
 // cuda.test.js - without a GPU: kd.cuda.isAvailable() is false and every CUDA request is a
 // clean KD_CUDA_UNAVAILABLE error. With a GPU: round trips to('cuda') and back for every
-// dtype, ops on CUDA agree with the CPU, Philox gives the same numbers on both.
+// dtype, ops on CUDA agree with the CPU, Philox gives the same numbers on both; the runtime:
+// caching allocator stats, OOM, emptyCache, streams/events, non-blocking data() (timers keep
+// firing while a kernel runs), pinned memory. The GPU tests only use copy_/fill_ on the device,
+// so they do not depend on the op kernels. How to run them on a lent GPU: docs/CUDA.md.
 'use strict';
 
 const { kd, assert, values, expectKdError, ALL_DTYPES } = require('./helpers');
@@ -96,6 +99,208 @@ describe('cuda', function () {
       kd.manualSeed(77);
       const g = values(kd.randn([1000], { device: 'cuda' }).to('cpu'));
       c.forEach((x, i) => assert.ok(Math.abs(x - g[i]) < 1e-5, `element ${i}: ${x} vs ${g[i]}`));
+    });
+  });
+
+  describe('runtime without a GPU: allocator, streams, events, pinned memory', function () {
+    before(function () {
+      if (available) {
+        console.log('      (skipped: a CUDA GPU is available here)');
+        this.skip();
+      }
+    });
+    it('memory, stream and event functions throw KD_CUDA_UNAVAILABLE; isPinned() is false', async function () {
+      for (const name of ['memoryAllocated', 'maxMemoryAllocated', 'memoryReserved', 'maxMemoryReserved', 'memoryStats',
+        'memorySummary', 'memorySnapshot', 'emptyCache', 'resetPeakMemoryStats', 'currentStream']) {
+        expectKdError(() => kd.cuda[name](), 'KD_CUDA_UNAVAILABLE', name);
+      }
+      expectKdError(() => kd.cuda.setPerProcessMemoryFraction(0.5), 'KD_CUDA_UNAVAILABLE');
+      expectKdError(() => new kd.cuda.Stream(), 'KD_CUDA_UNAVAILABLE');
+      expectKdError(() => new kd.cuda.Event().record(), 'KD_CUDA_UNAVAILABLE');
+      expectKdError(() => kd.ones([2]).pinMemory(), 'KD_CUDA_UNAVAILABLE');
+      assert.equal(kd.ones([2]).isPinned(), false);
+      assert.equal(new kd.cuda.Event().query(), true, 'an unrecorded event is complete');
+      await new kd.cuda.Event().synchronize();
+      assert.deepEqual(Array.from(await kd.tensor([1.5, 2]).data()), [1.5, 2]);
+      assert.deepEqual(await kd.tensor([[1.5, 2]]).array(), [[1.5, 2]]);
+      assert.equal(kd.ones([2]).to('float64', { nonBlocking: true }).dtype, 'float64');
+    });
+  });
+
+  describe('runtime with a GPU: allocator, streams, events, async data', function () {
+    before(function () {
+      if (!available) {
+        console.log('      (skipped: no CUDA GPU here - kd.cuda.isAvailable() is false)');
+        this.skip();
+      }
+    });
+    const MiB = 1024 * 1024;
+
+    it('device queries', function () {
+      assert.ok(kd.cuda.deviceCount() >= 1);
+      assert.equal(kd.cuda.currentDevice(), 0);
+      const p = kd.cuda.getDeviceProperties(0);
+      assert.equal(typeof p.name, 'string');
+      assert.ok(p.totalMemory > 0);
+      assert.equal(kd.cuda.getDeviceName(), p.name);
+      kd.cuda.setDevice(0);
+      expectKdError(() => kd.cuda.setDevice(kd.cuda.deviceCount()), 'KD_INVALID_ARGUMENT');
+    });
+
+    it('allocator stats move as expected; emptyCache releases', async function () {
+      await kd.cuda.synchronize();
+      kd.cuda.emptyCache();
+      const a0 = kd.cuda.memoryAllocated();
+      const t = kd.empty([1000], { device: 'cuda' }); // 4000 bytes -> a 4096-byte block of a 2 MiB small segment
+      assert.equal(kd.cuda.memoryAllocated() - a0, 4096);
+      assert.ok(kd.cuda.memoryReserved() >= 2 * MiB);
+      const big = kd.empty([4 * MiB], { device: 'cuda' }); // 16 MiB: large pool
+      const s = kd.cuda.memoryStats();
+      assert.ok(s['allocated_bytes.large_pool.current'] >= 16 * MiB);
+      assert.ok(kd.cuda.maxMemoryAllocated() >= kd.cuda.memoryAllocated());
+      const reserved = kd.cuda.memoryReserved();
+      big.dispose();
+      t.dispose();
+      assert.equal(kd.cuda.memoryAllocated(), a0);
+      assert.equal(kd.cuda.memoryReserved(), reserved, 'freed memory stays cached');
+      kd.cuda.emptyCache();
+      assert.ok(kd.cuda.memoryReserved() < reserved);
+      kd.cuda.resetPeakMemoryStats();
+      assert.equal(kd.cuda.maxMemoryAllocated(), kd.cuda.memoryAllocated());
+      assert.match(kd.cuda.memorySummary(), /Allocated memory/);
+      const snap = kd.cuda.memorySnapshot();
+      assert.ok(Array.isArray(snap));
+      // reuse: the same size gets a cached block without a new cudaMalloc
+      const x = kd.empty([1000], { device: 'cuda' });
+      const n = kd.cuda.memoryStats().num_device_alloc;
+      x.dispose();
+      const y = kd.empty([1000], { device: 'cuda' });
+      assert.equal(kd.cuda.memoryStats().num_device_alloc, n);
+      y.dispose();
+    });
+
+    it('out of memory is KD_CUDA_OOM with a summary, and memory is usable after', function () {
+      const total = kd.cuda.getDeviceProperties().totalMemory;
+      const e = expectKdError(() => kd.empty([Math.ceil(total / 4) * 2], { device: 'cuda' }), 'KD_CUDA_OOM');
+      assert.match(e.message, /CUDA out of memory\. Tried to allocate/);
+      assert.match(e.message, /Memory summary/);
+      assert.ok(kd.cuda.memoryStats().num_ooms >= 1);
+      kd.cuda.setPerProcessMemoryFraction(0.01);
+      expectKdError(() => kd.empty([Math.ceil(total / 50)], { device: 'cuda', dtype: 'uint8' }), 'KD_CUDA_OOM');
+      kd.cuda.setPerProcessMemoryFraction(1);
+      const ok = kd.ones([10], { device: 'cuda' });
+      assert.deepEqual(values(ok.cpu()), new Array(10).fill(1));
+    });
+
+    it('data() and array() resolve with the values, for every dtype and views', async function () {
+      for (const dtype of ALL_DTYPES) {
+        const src = dtype === 'bool' ? [true, false, true, true] : [1, 0, 3, dtype === 'uint8' ? 200 : -2];
+        const c = kd.tensor(src, { dtype });
+        const g = c.to('cuda');
+        assert.deepEqual(Array.from(await g.data()), Array.from(c.dataSync()), dtype);
+        assert.deepEqual(await g.array(), c.arraySync(), dtype);
+      }
+      const v = kd.arange(12).to('cuda').reshape([3, 4]).t();
+      assert.deepEqual(Array.from(await v.data()), Array.from(v.cpu().dataSync()));
+      assert.deepEqual(Array.from(await kd.empty([0], { device: 'cuda' }).data()), []);
+    });
+
+    it('timers keep firing while a long kernel runs (no thread blocks on the GPU)', async function () {
+      this.timeout(10000);
+      const x = kd.ones([4], { device: 'cuda' });
+      await kd.cuda.synchronize();
+      let ticks = 0;
+      const timer = setInterval(() => { ticks++; }, 10);
+      const t0 = Date.now();
+      kd.cuda._spin(200);
+      const y = x.clone(); // queued behind the spin kernel
+      const p = y.data();
+      const launchMs = Date.now() - t0;
+      const d = await p;
+      const totalMs = Date.now() - t0;
+      clearInterval(timer);
+      assert.deepEqual(Array.from(d), [1, 1, 1, 1]);
+      assert.ok(launchMs < 100, `launching returned at once (${launchMs} ms)`);
+      assert.ok(totalMs >= 150, `the kernel ran ~200 ms (${totalMs} ms)`);
+      assert.ok(ticks >= 5, `setInterval ticked ${ticks} times while the kernel ran`);
+    });
+
+    it('synchronize(), stream.synchronize() and event.synchronize() resolve without blocking', async function () {
+      this.timeout(10000);
+      let ticks = 0;
+      const timer = setInterval(() => { ticks++; }, 10);
+      kd.cuda._spin(150);
+      await kd.cuda.synchronize();
+      const s = new kd.cuda.Stream();
+      kd.cuda.withStream(s, () => kd.cuda._spin(100));
+      assert.equal(s.query(), false);
+      await s.synchronize();
+      assert.equal(s.query(), true);
+      const e = new kd.cuda.Event();
+      kd.cuda.withStream(s, () => { kd.cuda._spin(100); e.record(); });
+      await e.synchronize();
+      assert.equal(e.query(), true);
+      clearInterval(timer);
+      assert.ok(ticks >= 10, `timers ticked ${ticks} times`);
+    });
+
+    it('streams and events order work; withStream scopes the current stream; elapsedTime', async function () {
+      const s = new kd.cuda.Stream();
+      const def = kd.cuda.currentStream();
+      assert.ok(def.equals(kd.cuda.defaultStream()));
+      kd.cuda.withStream(s, () => assert.ok(kd.cuda.currentStream().equals(s)));
+      assert.ok(kd.cuda.currentStream().equals(def));
+      await kd.cuda.withStream(s, async () => { await null; assert.ok(kd.cuda.currentStream().equals(s)); });
+      assert.ok(kd.cuda.currentStream().equals(def));
+      // producer on s, consumer on the default stream after waitEvent
+      const a = kd.zeros([1 << 20], { device: 'cuda' });
+      const done = new kd.cuda.Event();
+      kd.cuda.withStream(s, () => { kd.cuda._spin(50); a.fill_(3); done.record(); });
+      kd.cuda.currentStream().waitEvent(done);
+      a.recordStream(s);
+      const got = await a.data();
+      assert.equal(got[0], 3);
+      assert.equal(got[got.length - 1], 3);
+      const start = new kd.cuda.Event({ enableTiming: true });
+      const end = new kd.cuda.Event({ enableTiming: true });
+      start.record();
+      kd.cuda._spin(20);
+      end.record();
+      await end.synchronize();
+      const ms = start.elapsedTime(end);
+      assert.ok(ms > 10 && ms < 1000, `elapsedTime ${ms} ms`);
+    });
+
+    it('recordStream delays reuse of a freed block until the other stream is done', async function () {
+      const s = new kd.cuda.Stream();
+      const t = kd.empty([1000], { device: 'cuda' });
+      kd.cuda.withStream(s, () => kd.cuda._spin(100));
+      t.recordStream(s);
+      const snapBefore = kd.cuda.memorySnapshot();
+      t.dispose();
+      const pending = kd.cuda.memorySnapshot().flatMap((g) => g.blocks).filter((b) => b.state === 'active_pending_free');
+      assert.ok(pending.length >= 1, 'the block waits for stream s');
+      assert.ok(snapBefore.length >= 1);
+      await s.synchronize();
+      const u = kd.empty([1000], { device: 'cuda' }); // processes events
+      u.dispose();
+      const still = kd.cuda.memorySnapshot().flatMap((g) => g.blocks).filter((b) => b.state === 'active_pending_free');
+      assert.equal(still.length, 0);
+    });
+
+    it('pinMemory, isPinned and non-blocking copies from pinned memory', async function () {
+      const c = kd.arange(1000, { dtype: 'float32' });
+      assert.equal(c.isPinned(), false);
+      const p = c.pinMemory();
+      assert.equal(p.isPinned(), true);
+      assert.equal(p.pinMemory().isPinned(), true);
+      assert.deepEqual(Array.from(p.dataSync()), Array.from(c.dataSync()));
+      const g = p.to('cuda', { nonBlocking: true });
+      assert.deepEqual(Array.from(await g.data()), Array.from(c.dataSync()));
+      const g2 = p.to({ device: 'cuda', nonBlocking: true, dtype: 'float64' });
+      assert.equal(g2.dtype, 'float64');
+      assert.deepEqual(Array.from(await g2.data()), Array.from(c.dataSync()));
+      p.dispose();
     });
   });
 });

@@ -51,6 +51,8 @@ export interface ToOptions {
   device?: DeviceLike | null;
   /** Copy even when neither dtype nor device changes. Default false. */
   copy?: boolean;
+  /** CPU -> CUDA from pinned memory: do not wait for the copy (lib/cuda.js). Default false. */
+  nonBlocking?: boolean;
 }
 
 /**
@@ -250,6 +252,15 @@ export type IndexKey = IndexItem | readonly IndexItem[];
 /** A slice start:stop:step (null for a default bound). */
 export declare function slice(start?: number | null, stop?: number | null, step?: number | null): Slice;
 export interface Tensor extends TensorOpMethods {}
+/** CUDA-related Tensor methods (lib/cuda.js). */
+export interface Tensor {
+  /** A copy of this CPU tensor in pinned host memory (KD_CUDA_UNAVAILABLE without CUDA). */
+  pinMemory(): Tensor;
+  /** Whether this tensor lives in pinned host memory (false without CUDA). */
+  isPinned(): boolean;
+  /** Marks this CUDA tensor's memory as used by `stream`: not reused before that work is done. */
+  recordStream(stream: CudaStream): void;
+}
 
 /**
  * A new tensor holding a copy of `data`: nested arrays of numbers or booleans, a number or a
@@ -373,8 +384,65 @@ export interface CudaNamespace {
   getDeviceName(device?: CudaDeviceLike): string;
   /** Properties of a CUDA device (default: the current one). */
   getDeviceProperties(device?: CudaDeviceLike): CudaDeviceProperties;
-  /** Waits for all work queued on a device; rejects with errors of kernels that ran. */
+  /** Waits (no thread blocks) for all work queued on a device; rejects with errors of kernels that ran. */
   synchronize(device?: CudaDeviceLike): Promise<void>;
+  /** Bytes held by tensors on the device (rounded block sizes). */
+  memoryAllocated(device?: CudaDeviceLike): number;
+  maxMemoryAllocated(device?: CudaDeviceLike): number;
+  /** Bytes reserved from the device by the caching allocator. */
+  memoryReserved(device?: CudaDeviceLike): number;
+  maxMemoryReserved(device?: CudaDeviceLike): number;
+  /** PyTorch's memory_stats keys: 'allocated_bytes.all.current', 'num_ooms', ... */
+  memoryStats(device?: CudaDeviceLike): Record<string, number>;
+  memorySummary(device?: CudaDeviceLike): string;
+  memorySnapshot(device?: CudaDeviceLike): CudaMemorySegment[];
+  emptyCache(device?: CudaDeviceLike): void;
+  resetPeakMemoryStats(device?: CudaDeviceLike): void;
+  setPerProcessMemoryFraction(fraction: number, device?: CudaDeviceLike): void;
+  Stream: typeof CudaStream;
+  Event: typeof CudaEvent;
+  currentStream(device?: CudaDeviceLike): CudaStream;
+  defaultStream(device?: CudaDeviceLike): CudaStream;
+  /** Runs fn with `stream` current; restores the previous stream when fn returns or its Promise settles. */
+  withStream<T>(stream: CudaStream | null | undefined, fn: () => T): T;
+}
+
+/** One segment of kd.cuda.memorySnapshot(). */
+export interface CudaMemorySegment {
+  device: number;
+  address: number;
+  totalSize: number;
+  allocatedSize: number;
+  activeSize: number;
+  requestedSize: number;
+  stream: number;
+  segmentType: 'small' | 'large';
+  blocks: { address: number; size: number; requestedSize: number; state: 'active_allocated' | 'active_pending_free' | 'inactive' }[];
+}
+
+/** `new kd.cuda.Stream({device, priority})`. */
+export declare class CudaStream {
+  constructor(opts?: { device?: CudaDeviceLike; priority?: number });
+  readonly device: number;
+  readonly handle: number;
+  query(): boolean;
+  synchronize(): Promise<void>;
+  waitEvent(event: CudaEvent): void;
+  waitStream(stream: CudaStream): void;
+  recordEvent(event?: CudaEvent): CudaEvent;
+  equals(other: unknown): boolean;
+}
+
+/** `new kd.cuda.Event({enableTiming})`. */
+export declare class CudaEvent {
+  constructor(opts?: { enableTiming?: boolean });
+  readonly enableTiming: boolean;
+  record(stream?: CudaStream): void;
+  query(): boolean;
+  synchronize(): Promise<void>;
+  /** Milliseconds from this event to `end` (both recorded with enableTiming). */
+  elapsedTime(end: CudaEvent): number;
+  wait(stream?: CudaStream): void;
 }
 /** CUDA availability and device queries. */
 export declare const cuda: CudaNamespace;

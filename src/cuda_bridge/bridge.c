@@ -99,10 +99,16 @@ static void kd_cuda_be_free(int index, void *ptr, size_t nbytes) {
   (void)kd_cuda->free(index, ptr); /* nothing to report to: a dead context keeps its memory */
 }
 
+static _Thread_local bool kd_cuda_non_blocking;
+
+void kd_cuda_set_non_blocking(bool on) { kd_cuda_non_blocking = on; }
+
 static kd_status kd_cuda_be_memcpy(void *dst, kd_device dst_dev, const void *src, kd_device src_dev, size_t n) {
   if (n == 0) return KD_OK;
   if (dst_dev.type == KD_DEVICE_CUDA && src_dev.type == KD_DEVICE_CUDA)
     KD_CUDA_TRY(kd_cuda->memcpy_d2d(dst_dev.index, dst, src_dev.index, src, n));
+  else if (dst_dev.type == KD_DEVICE_CUDA && kd_cuda_non_blocking && kd_cuda->host_owns(src))
+    KD_CUDA_TRY(kd_cuda->memcpy_h2d_async(dst_dev.index, dst, src, n));
   else if (dst_dev.type == KD_DEVICE_CUDA)
     KD_CUDA_TRY(kd_cuda->memcpy_h2d(dst_dev.index, dst, src, n));
   else if (src_dev.type == KD_DEVICE_CUDA)
@@ -310,6 +316,42 @@ static KD_KERNEL(kd_cuda_fill_) {
   return KD_OK;
 }
 
+/* ---- pinned CPU storages ----
+ * Once CUDA is loaded the CPU device backend is wrapped: an allocation made while
+ * kd_cuda_pin_next is set (kd_cuda_pin_memory) comes from the CUDA library's pinned caching host
+ * allocator, and a free of such a block goes back to it; everything else goes to the original
+ * CPU backend. The lookup on free is skipped until the first pinned allocation. */
+
+static const kd_device_backend *kd_cuda_cpu_orig;
+static kd_device_backend kd_cuda_cpu_wrapped;
+static _Thread_local bool kd_cuda_pin_next;
+static int kd_cuda_ever_pinned;
+
+static kd_status kd_cuda_cpu_alloc(int index, size_t nbytes, void **out) {
+  if (kd_cuda_pin_next) {
+    __atomic_store_n(&kd_cuda_ever_pinned, 1, __ATOMIC_RELEASE);
+    KD_CUDA_TRY(kd_cuda->host_alloc(nbytes, out));
+    return KD_OK;
+  }
+  return kd_cuda_cpu_orig->alloc(index, nbytes, out);
+}
+
+static void kd_cuda_cpu_free(int index, void *ptr, size_t nbytes) {
+  if (ptr && __atomic_load_n(&kd_cuda_ever_pinned, __ATOMIC_ACQUIRE) && kd_cuda->host_owns(ptr)) {
+    kd_cuda->host_free(ptr);
+    return;
+  }
+  kd_cuda_cpu_orig->free(index, ptr, nbytes);
+}
+
+static void kd_cuda_wrap_cpu_backend(void) {
+  if (kd_device_backend_get(KD_DEVICE_CPU, &kd_cuda_cpu_orig) != KD_OK || !kd_cuda_cpu_orig) return;
+  kd_cuda_cpu_wrapped = *kd_cuda_cpu_orig;
+  kd_cuda_cpu_wrapped.alloc = kd_cuda_cpu_alloc;
+  kd_cuda_cpu_wrapped.free = kd_cuda_cpu_free;
+  kd_device_backend_register(KD_DEVICE_CPU, &kd_cuda_cpu_wrapped);
+}
+
 /* ---- loading (Note [CUDA loading]) ---- */
 
 /* Path of the library: $KINDLING_CUDA_LIBRARY, else next to the module holding this code. */
@@ -375,6 +417,7 @@ static void kd_cuda_do_load(void) {
   kd_cuda = api;
   kd_cuda_reason[0] = 0;
   kd_device_backend_register(KD_DEVICE_CUDA, &kd_cuda_backend);
+  kd_cuda_wrap_cpu_backend();
   kd_dispatch_register(KD_OP_copy_, KD_KEY_CUDA, kd_cuda_copy_);
   kd_dispatch_register(KD_OP_fill_, KD_KEY_CUDA, kd_cuda_fill_);
 }
@@ -424,4 +467,53 @@ kd_status kd_cuda_synchronize(int index) {
   KD_TRY(kd_cuda_bridge_load());
   KD_CUDA_TRY(kd_cuda->synchronize(index));
   return KD_OK;
+}
+
+/* ---- streams, events, memory, pinned memory ---- */
+
+kd_status kd_cuda_api_get(const struct kd_cuda_api **out) {
+  *out = NULL;
+  KD_TRY(kd_cuda_bridge_load());
+  *out = kd_cuda;
+  return KD_OK;
+}
+
+kd_status kd_cuda_status_error(int cuda_status) { return kd_cuda_fail((kd_cuda_status)cuda_status); }
+
+kd_status kd_cuda_contiguous(kd_tensor *t, kd_tensor **out) {
+  KD_TRY(kd_cuda_bridge_load());
+  if (kd_tensor_is_contiguous(t)) {
+    kd_tensor_retain(t);
+    *out = t;
+    return KD_OK;
+  }
+  return kd_cuda_contiguous_on_same_device(t, out);
+}
+
+kd_status kd_cuda_pin_memory(kd_tensor *t, kd_tensor **out) {
+  KD_TRY(kd_cuda_bridge_load());
+  if (kd_tensor_device(t).type != KD_DEVICE_CPU)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "cannot pin '%s' memory: only dense CPU tensors can be pinned",
+                    "cuda");
+  if (kd_cuda_is_pinned(t)) {
+    kd_tensor_retain(t);
+    *out = t;
+    return KD_OK;
+  }
+  kd_tensor *p;
+  kd_cuda_pin_next = true;
+  kd_status st = kd_tensor_empty(t->sizes, t->ndim, t->dtype, kd_device_cpu(), &p);
+  kd_cuda_pin_next = false;
+  KD_TRY(st);
+  if (kd_tensor_numel(t) > 0 && (st = kd_cuda_cpu_copy(p, t)) != KD_OK) {
+    kd_tensor_release(p);
+    return st;
+  }
+  *out = p;
+  return KD_OK;
+}
+
+bool kd_cuda_is_pinned(const kd_tensor *t) {
+  if (!kd_cuda_is_available() || kd_tensor_device(t).type != KD_DEVICE_CPU || !t->storage->data) return false;
+  return kd_cuda->host_owns(t->storage->data) != 0;
 }

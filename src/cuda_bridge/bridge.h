@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/status.h"
+#include "core/tensor.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,6 +38,23 @@ kd_status kd_cuda_set_device(int index);
 kd_status kd_cuda_get_properties(int index, kd_cuda_properties *out);
 /* Blocks until all work on the device has finished; reports errors of kernels that ran. */
 kd_status kd_cuda_synchronize(int index);
+
+/* ---- streams, events, memory, pinned memory (src/napi/cuda.c) ---- */
+struct kd_cuda_api;
+/* The loaded library's function table; KD_ERR_CUDA_UNAVAILABLE when CUDA cannot be used. */
+kd_status kd_cuda_api_get(const struct kd_cuda_api **out);
+/* A failed kd_cuda_status (the library's message) as a kd_status error. */
+kd_status kd_cuda_status_error(int cuda_status);
+/* A contiguous tensor with t's values on t's CUDA device (t itself, retained, when it is
+ * contiguous already). */
+kd_status kd_cuda_contiguous(kd_tensor *t, kd_tensor **out);
+/* A copy of the CPU tensor t in pinned host memory (t retained when already pinned). */
+kd_status kd_cuda_pin_memory(kd_tensor *t, kd_tensor **out);
+/* Whether t's storage is pinned host memory of the CUDA library (false without CUDA). */
+bool kd_cuda_is_pinned(const kd_tensor *t);
+/* On this thread, host-to-device copies from pinned memory are asynchronous while set (the
+ * pinned block is protected by an event instead of a wait): t.to('cuda', {nonBlocking}). */
+void kd_cuda_set_non_blocking(bool on);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
  * error with the reason. A device argument is an index, 'cuda' or 'cuda:N', or left out for the
  * current device. */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -156,6 +157,517 @@ static napi_value kd_napi_cuda_synchronize(napi_env env, napi_callback_info info
     if (kd_napi_s_ != napi_ok) return kd_napi_s_;                                           \
   } while (0)
 
+/* ==== memory, streams, events, async completion ====
+ * The library's function table (cuda/kd_cuda_api.h) is used directly; failures become JS errors
+ * through kd_cuda_status_error. Streams are numbers (the cudaStream_t, 0 for the default
+ * stream); events are externals whose finalizer destroys the cudaEvent_t.
+ *
+ * Note [CUDA async completion]
+ * A Promise that waits for the GPU (synchronize, event/stream synchronize, tensor data) is a
+ * kd_cuda_job: the work is enqueued, then a host function (cudaLaunchHostFunc) is enqueued
+ * behind it; when the GPU reaches it, a CUDA-internal thread calls kd_cuda_job_fire, which only
+ * queues the job on this environment's napi_threadsafe_function. The main thread then resolves
+ * the Promise (for data: copies the pinned buffer into a new ArrayBuffer). No libuv worker and
+ * no JS thread ever waits on the GPU. The threadsafe function is unref'd while no job is
+ * pending, so it never keeps the process alive by itself. */
+
+#include "../../cuda/kd_cuda_api.h"
+
+typedef struct kd_cuda_async {
+  napi_threadsafe_function tsfn;
+  int pending; /* jobs in flight (main thread only) */
+} kd_cuda_async;
+
+typedef struct kd_cuda_job {
+  kd_cuda_async *ctx;
+  napi_deferred deferred;
+  int device;
+  kd_tensor *keep; /* released on completion */
+  void *pinned;    /* pinned host buffer (data jobs), given back on completion */
+  size_t nbytes;
+  int want_buffer;
+} kd_cuda_job;
+
+static void kd_cuda_job_fire(void *user) {
+  kd_cuda_job *j = (kd_cuda_job *)user;
+  /* Nonblocking: a full queue is impossible (unbounded); a closing one means the environment
+   * is gone, and the job is dropped. */
+  (void)napi_call_threadsafe_function(j->ctx->tsfn, j, napi_tsfn_nonblocking);
+}
+
+static void kd_cuda_job_free(kd_cuda_job *j) {
+  const kd_cuda_api *api = NULL;
+  if (j->pinned && kd_cuda_api_get(&api) == KD_OK) api->host_free(j->pinned);
+  if (j->keep) kd_tensor_release(j->keep);
+  free(j);
+}
+
+static void kd_cuda_job_call_js(napi_env env, napi_value js_cb, void *context, void *data) {
+  kd_cuda_job *j = (kd_cuda_job *)data;
+  kd_cuda_async *ctx = (kd_cuda_async *)context;
+  if (!env) { /* environment teardown */
+    kd_cuda_job_free(j);
+    return;
+  }
+  if (--ctx->pending == 0) napi_unref_threadsafe_function(env, ctx->tsfn);
+  const kd_cuda_api *api = NULL;
+  kd_status st = kd_cuda_api_get(&api);
+  if (st == KD_OK) {
+    int cs = api->peek_error(j->device);
+    if (cs != KD_CUDA_OK) st = kd_cuda_status_error(cs);
+  }
+  napi_value result = NULL;
+  if (st == KD_OK && j->want_buffer) {
+    void *bytes = NULL;
+    if (napi_create_arraybuffer(env, j->nbytes, &bytes, &result) == napi_ok) {
+      if (j->nbytes) memcpy(bytes, j->pinned, j->nbytes);
+    } else {
+      result = NULL;
+    }
+  } else if (st == KD_OK) {
+    napi_get_undefined(env, &result);
+  }
+  if (result) {
+    napi_resolve_deferred(env, j->deferred, result);
+  } else {
+    napi_value err = NULL;
+    if (st == KD_OK) st = kd_error(KD_ERR_OOM, "out of memory creating the ArrayBuffer");
+    kd_napi_throw(env, st);
+    napi_get_and_clear_last_exception(env, &err);
+    napi_reject_deferred(env, j->deferred, err);
+  }
+  kd_cuda_job_free(j);
+}
+
+static kd_cuda_async *kd_cuda_async_of(napi_env env, napi_callback_info info) {
+  void *data = NULL;
+  if (napi_get_cb_info(env, info, NULL, NULL, NULL, &data) != napi_ok) return NULL;
+  return (kd_cuda_async *)data;
+}
+
+/* A new job with its Promise in *promise; NULL with an exception pending on failure. */
+static kd_cuda_job *kd_cuda_job_new(napi_env env, kd_cuda_async *ctx, int device, napi_value *promise) {
+  kd_cuda_job *j = (kd_cuda_job *)calloc(1, sizeof *j);
+  if (!j) {
+    kd_napi_throw_msg(env, KD_ERR_OOM, "out of memory");
+    return NULL;
+  }
+  j->ctx = ctx;
+  j->device = device;
+  if (napi_create_promise(env, &j->deferred, promise) != napi_ok) {
+    free(j);
+    kd_napi_throw_last(env, napi_generic_failure);
+    return NULL;
+  }
+  return j;
+}
+
+/* Hands a job to the GPU (enqueue() must make it fire once); on failure rejects nothing: the
+ * caller throws. */
+static void kd_cuda_job_started(napi_env env, kd_cuda_job *j) {
+  if (j->ctx->pending++ == 0) napi_ref_threadsafe_function(env, j->ctx->tsfn);
+}
+
+/* The job could not be enqueued: reject its promise with st and free it. */
+static napi_value kd_cuda_job_fail(napi_env env, kd_cuda_job *j, kd_status st, napi_value promise) {
+  napi_value err = NULL;
+  kd_napi_throw(env, st);
+  napi_get_and_clear_last_exception(env, &err);
+  napi_reject_deferred(env, j->deferred, err);
+  kd_cuda_job_free(j);
+  return promise;
+}
+
+/* Reads argv[i] as a number (a stream handle, a priority, a fraction). */
+static int kd_napi_cuda_number(napi_env env, napi_value v, double *out, const char *what) {
+  napi_valuetype t = napi_undefined;
+  if (v) napi_typeof(env, v, &t);
+  if (t != napi_number) {
+    kd_napi_throw_msg(env, KD_ERR_TYPE, "%s must be a number", what);
+    return -1;
+  }
+  napi_get_value_double(env, v, out);
+  return 0;
+}
+
+#define KD_NAPI_CUDA_API(api)                                                               \
+  const kd_cuda_api *api = NULL;                                                            \
+  do {                                                                                      \
+    kd_status kd_st_ = kd_cuda_api_get(&api);                                               \
+    if (kd_st_ != KD_OK) return kd_napi_throw(env, kd_st_);                                 \
+  } while (0)
+
+#define KD_NAPI_CUDA_TRY(call)                                                              \
+  do {                                                                                      \
+    int kd_cs_ = (call);                                                                    \
+    if (kd_cs_ != KD_CUDA_OK) return kd_napi_throw(env, kd_cuda_status_error(kd_cs_));      \
+  } while (0)
+
+static napi_value kd_napi_undefined(napi_env env) {
+  napi_value r;
+  KD_NAPI_CALL(env, napi_get_undefined(env, &r));
+  return r;
+}
+
+static napi_value kd_napi_cuda_string_result(napi_env env, const kd_cuda_api *api, char *s) {
+  napi_value r;
+  napi_status st = napi_create_string_utf8(env, s ? s : "", NAPI_AUTO_LENGTH, &r);
+  api->free_string(s);
+  KD_NAPI_CALL(env, st);
+  return r;
+}
+
+/* memoryStatsJson(device?) / memorySnapshotJson(device?) / memorySummary(device?) -> string */
+static napi_value kd_napi_cuda_memory_text(napi_env env, napi_callback_info info, int which) {
+  KD_NAPI_CUDA_ARGS(1);
+  KD_NAPI_CUDA_API(api);
+  int d = 0;
+  if (!kd_napi_cuda_device_arg(env, argc, argv, &d)) return NULL;
+  char *s = NULL;
+  int cs = which == 0 ? api->memory_stats_json(d, &s) : which == 1 ? api->memory_snapshot_json(d, &s)
+                                                                   : api->memory_summary(d, &s);
+  if (cs != KD_CUDA_OK) return kd_napi_throw(env, kd_cuda_status_error(cs));
+  return kd_napi_cuda_string_result(env, api, s);
+}
+static napi_value kd_napi_cuda_memory_stats(napi_env env, napi_callback_info info) {
+  return kd_napi_cuda_memory_text(env, info, 0);
+}
+static napi_value kd_napi_cuda_memory_snapshot(napi_env env, napi_callback_info info) {
+  return kd_napi_cuda_memory_text(env, info, 1);
+}
+static napi_value kd_napi_cuda_memory_summary(napi_env env, napi_callback_info info) {
+  return kd_napi_cuda_memory_text(env, info, 2);
+}
+
+/* emptyCache(device?) / resetPeakMemoryStats(device?) */
+static napi_value kd_napi_cuda_empty_cache(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(1);
+  KD_NAPI_CUDA_API(api);
+  int d = 0;
+  if (!kd_napi_cuda_device_arg(env, argc, argv, &d)) return NULL;
+  KD_NAPI_CUDA_TRY(api->empty_cache(d));
+  return kd_napi_undefined(env);
+}
+static napi_value kd_napi_cuda_reset_peak(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(1);
+  KD_NAPI_CUDA_API(api);
+  int d = 0;
+  if (!kd_napi_cuda_device_arg(env, argc, argv, &d)) return NULL;
+  KD_NAPI_CUDA_TRY(api->reset_peak_memory_stats(d));
+  return kd_napi_undefined(env);
+}
+
+/* setPerProcessMemoryFraction(fraction, device?) */
+static napi_value kd_napi_cuda_set_fraction(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(2);
+  double f;
+  if (kd_napi_cuda_number(env, argc > 0 ? argv[0] : NULL, &f, "fraction")) return NULL;
+  KD_NAPI_CUDA_API(api);
+  int d = 0;
+  if (!kd_napi_cuda_device_arg(env, argc > 1 ? 1 : 0, argv + 1, &d)) return NULL;
+  KD_NAPI_CUDA_TRY(api->set_memory_fraction(d, f));
+  return kd_napi_undefined(env);
+}
+
+/* streamCreate(device?, priority) -> handle */
+static napi_value kd_napi_cuda_stream_create(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(2);
+  KD_NAPI_CUDA_API(api);
+  int d = 0;
+  if (!kd_napi_cuda_device_arg(env, argc, argv, &d)) return NULL;
+  double prio = 0;
+  if (argc > 1 && kd_napi_cuda_number(env, argv[1], &prio, "priority")) return NULL;
+  uintptr_t h = 0;
+  KD_NAPI_CUDA_TRY(api->stream_create(d, (int)prio, &h));
+  napi_value r;
+  KD_NAPI_CALL(env, napi_create_double(env, (double)h, &r));
+  return r;
+}
+
+/* streamQuery(device, handle) -> boolean */
+static napi_value kd_napi_cuda_stream_query(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(2);
+  KD_NAPI_CUDA_API(api);
+  int d = 0;
+  double h;
+  if (!kd_napi_cuda_device_arg(env, argc, argv, &d) || kd_napi_cuda_number(env, argv[1], &h, "stream")) return NULL;
+  int done = 0;
+  KD_NAPI_CUDA_TRY(api->stream_query(d, (uintptr_t)h, &done));
+  napi_value r;
+  KD_NAPI_CALL(env, napi_get_boolean(env, done != 0, &r));
+  return r;
+}
+
+/* currentStream(device?) -> handle; setCurrentStream(device, handle) */
+static napi_value kd_napi_cuda_current_stream(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(1);
+  KD_NAPI_CUDA_API(api);
+  int d = 0;
+  if (!kd_napi_cuda_device_arg(env, argc, argv, &d)) return NULL;
+  uintptr_t h = 0;
+  KD_NAPI_CUDA_TRY(api->current_stream(d, &h));
+  napi_value r;
+  KD_NAPI_CALL(env, napi_create_double(env, (double)h, &r));
+  return r;
+}
+static napi_value kd_napi_cuda_set_current_stream(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(2);
+  KD_NAPI_CUDA_API(api);
+  int d = 0;
+  double h;
+  if (!kd_napi_cuda_device_arg(env, argc, argv, &d) || kd_napi_cuda_number(env, argv[1], &h, "stream")) return NULL;
+  KD_NAPI_CUDA_TRY(api->set_current_stream(d, (uintptr_t)h));
+  return kd_napi_undefined(env);
+}
+
+/* eventCreate(device, enableTiming) -> external */
+static void kd_napi_cuda_event_finalize(napi_env env, void *data, void *hint) {
+  const kd_cuda_api *api = NULL;
+  if (kd_cuda_api_get(&api) == KD_OK) api->event_destroy(data);
+}
+static void *kd_napi_cuda_event_arg(napi_env env, napi_value v) {
+  void *p = NULL;
+  if (!v || napi_get_value_external(env, v, &p) != napi_ok || !p) {
+    kd_napi_throw_msg(env, KD_ERR_TYPE, "expected a kd.cuda.Event");
+    return NULL;
+  }
+  return p;
+}
+static napi_value kd_napi_cuda_event_create(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(2);
+  KD_NAPI_CUDA_API(api);
+  int d = 0;
+  if (!kd_napi_cuda_device_arg(env, argc, argv, &d)) return NULL;
+  bool timing = false;
+  if (argc > 1) napi_get_value_bool(env, argv[1], &timing);
+  void *ev = NULL;
+  KD_NAPI_CUDA_TRY(api->event_create(d, timing ? 1 : 0, &ev));
+  napi_value r;
+  napi_status st = napi_create_external(env, ev, kd_napi_cuda_event_finalize, NULL, &r);
+  if (st != napi_ok) api->event_destroy(ev);
+  KD_NAPI_CALL(env, st);
+  return r;
+}
+
+/* eventRecord(event, device, stream) / streamWaitEvent(device, stream, event) */
+static napi_value kd_napi_cuda_event_record(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(3);
+  KD_NAPI_CUDA_API(api);
+  void *ev = kd_napi_cuda_event_arg(env, argv[0]);
+  int d = 0;
+  double h;
+  if (!ev || !kd_napi_cuda_device_arg(env, argc - 1, argv + 1, &d) || kd_napi_cuda_number(env, argv[2], &h, "stream"))
+    return NULL;
+  KD_NAPI_CUDA_TRY(api->event_record(ev, d, (uintptr_t)h));
+  return kd_napi_undefined(env);
+}
+static napi_value kd_napi_cuda_stream_wait_event(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(3);
+  KD_NAPI_CUDA_API(api);
+  int d = 0;
+  double h;
+  if (!kd_napi_cuda_device_arg(env, argc, argv, &d) || kd_napi_cuda_number(env, argv[1], &h, "stream")) return NULL;
+  void *ev = kd_napi_cuda_event_arg(env, argv[2]);
+  if (!ev) return NULL;
+  KD_NAPI_CUDA_TRY(api->stream_wait_event(d, (uintptr_t)h, ev));
+  return kd_napi_undefined(env);
+}
+
+/* eventQuery(event) -> boolean; eventElapsedTime(start, end) -> ms */
+static napi_value kd_napi_cuda_event_query(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(1);
+  KD_NAPI_CUDA_API(api);
+  void *ev = kd_napi_cuda_event_arg(env, argv[0]);
+  if (!ev) return NULL;
+  int done = 0;
+  KD_NAPI_CUDA_TRY(api->event_query(ev, &done));
+  napi_value r;
+  KD_NAPI_CALL(env, napi_get_boolean(env, done != 0, &r));
+  return r;
+}
+static napi_value kd_napi_cuda_event_elapsed(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(2);
+  KD_NAPI_CUDA_API(api);
+  void *a = kd_napi_cuda_event_arg(env, argv[0]);
+  void *b = a ? kd_napi_cuda_event_arg(env, argv[1]) : NULL;
+  if (!a || !b) return NULL;
+  float ms = 0;
+  KD_NAPI_CUDA_TRY(api->event_elapsed_time(a, b, &ms));
+  napi_value r;
+  KD_NAPI_CALL(env, napi_create_double(env, (double)ms, &r));
+  return r;
+}
+
+/* synchronizeAsync(device?, stream?) -> Promise: resolves when the stream (default: the legacy
+ * default stream, i.e. the whole device) has finished the work queued so far. */
+static napi_value kd_napi_cuda_synchronize_async(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(2);
+  kd_cuda_async *ctx = kd_cuda_async_of(env, info);
+  KD_NAPI_CUDA_API(api);
+  int d = 0;
+  if (!kd_napi_cuda_device_arg(env, argc, argv, &d)) return NULL;
+  double h = 0;
+  napi_valuetype t = napi_undefined;
+  if (argc > 1) napi_typeof(env, argv[1], &t);
+  if (t != napi_undefined && kd_napi_cuda_number(env, argv[1], &h, "stream")) return NULL;
+  napi_value promise;
+  kd_cuda_job *j = kd_cuda_job_new(env, ctx, d, &promise);
+  if (!j) return NULL;
+  int cs = api->launch_host_func(d, (uintptr_t)h, kd_cuda_job_fire, j);
+  if (cs != KD_CUDA_OK) return kd_cuda_job_fail(env, j, kd_cuda_status_error(cs), promise);
+  kd_cuda_job_started(env, j);
+  return promise;
+}
+
+/* eventSynchronizeAsync(event, device) -> Promise */
+static napi_value kd_napi_cuda_event_synchronize_async(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(2);
+  kd_cuda_async *ctx = kd_cuda_async_of(env, info);
+  KD_NAPI_CUDA_API(api);
+  void *ev = kd_napi_cuda_event_arg(env, argv[0]);
+  int d = 0;
+  if (!ev || !kd_napi_cuda_device_arg(env, argc - 1, argv + 1, &d)) return NULL;
+  napi_value promise;
+  kd_cuda_job *j = kd_cuda_job_new(env, ctx, d, &promise);
+  if (!j) return NULL;
+  int cs = api->event_host_func(d, ev, kd_cuda_job_fire, j);
+  if (cs != KD_CUDA_OK) return kd_cuda_job_fail(env, j, kd_cuda_status_error(cs), promise);
+  kd_cuda_job_started(env, j);
+  return promise;
+}
+
+/* tensorDataAsync(tensor) -> Promise<ArrayBuffer>: the elements of a CUDA tensor in row-major
+ * order, copied on the current stream into pinned memory (see Note [CUDA async completion]). */
+static napi_value kd_napi_cuda_tensor_data_async(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(1);
+  kd_cuda_async *ctx = kd_cuda_async_of(env, info);
+  kd_tensor *t;
+  kd_status st = kd_napi_unwrap_tensor(env, argv[0], "tensor", &t);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  if (kd_tensor_device(t).type != KD_DEVICE_CUDA)
+    return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "tensorDataAsync: expected a CUDA tensor");
+  KD_NAPI_CUDA_API(api);
+  int d = kd_tensor_device(t).index;
+  kd_tensor *c = NULL;
+  st = kd_cuda_contiguous(t, &c);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  napi_value promise;
+  kd_cuda_job *j = kd_cuda_job_new(env, ctx, d, &promise);
+  if (!j) {
+    kd_tensor_release(c);
+    return NULL;
+  }
+  j->keep = c;
+  j->want_buffer = 1;
+  j->nbytes = (size_t)kd_tensor_numel(c) * kd_dtype_size(c->dtype);
+  uintptr_t stream = 0;
+  int cs = api->current_stream(d, &stream);
+  if (cs == KD_CUDA_OK && j->nbytes) cs = api->host_alloc(j->nbytes, &j->pinned);
+  if (cs == KD_CUDA_OK && j->nbytes) cs = api->memcpy_d2h_async(d, j->pinned, kd_tensor_data(c), j->nbytes);
+  if (cs == KD_CUDA_OK) cs = api->launch_host_func(d, stream, kd_cuda_job_fire, j);
+  if (cs != KD_CUDA_OK) return kd_cuda_job_fail(env, j, kd_cuda_status_error(cs), promise);
+  kd_cuda_job_started(env, j);
+  return promise;
+}
+
+/* recordStream(tensor, stream) */
+static napi_value kd_napi_cuda_record_stream(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(2);
+  kd_tensor *t;
+  kd_status st = kd_napi_unwrap_tensor(env, argv[0], "tensor", &t);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  double h;
+  if (kd_napi_cuda_number(env, argv[1], &h, "stream")) return NULL;
+  if (kd_tensor_device(t).type != KD_DEVICE_CUDA)
+    return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "recordStream: expected a CUDA tensor");
+  KD_NAPI_CUDA_API(api);
+  if (t->storage->data) KD_NAPI_CUDA_TRY(api->record_stream(kd_tensor_device(t).index, t->storage->data, (uintptr_t)h));
+  return kd_napi_undefined(env);
+}
+
+/* pinMemory(tensor) -> tensor; isPinned(tensor) -> boolean; setNonBlocking(bool) */
+static napi_value kd_napi_cuda_pin_memory(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(1);
+  kd_tensor *t, *p;
+  kd_status st = kd_napi_unwrap_tensor(env, argv[0], "tensor", &t);
+  if (st == KD_OK) st = kd_cuda_pin_memory(t, &p);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  napi_value r;
+  KD_NAPI_CALL(env, kd_napi_wrap_tensor(env, p, &r));
+  return r;
+}
+static napi_value kd_napi_cuda_is_pinned(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(1);
+  kd_tensor *t;
+  kd_status st = kd_napi_unwrap_tensor(env, argv[0], "tensor", &t);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  napi_value r;
+  KD_NAPI_CALL(env, napi_get_boolean(env, kd_cuda_is_pinned(t), &r));
+  return r;
+}
+static napi_value kd_napi_cuda_set_non_blocking(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(1);
+  bool on = false;
+  if (argc > 0) napi_get_value_bool(env, argv[0], &on);
+  kd_cuda_set_non_blocking(on);
+  return kd_napi_undefined(env);
+}
+
+/* spin(device, ms): test hook, a kernel busy for about ms milliseconds on the current stream. */
+static napi_value kd_napi_cuda_spin(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(2);
+  KD_NAPI_CUDA_API(api);
+  int d = 0;
+  double ms;
+  if (!kd_napi_cuda_device_arg(env, argc, argv, &d) || kd_napi_cuda_number(env, argv[1], &ms, "ms")) return NULL;
+  KD_NAPI_CUDA_TRY(api->spin(d, ms));
+  return kd_napi_undefined(env);
+}
+
+static napi_status kd_napi_register_cuda_async(napi_env env, napi_value cuda) {
+  kd_cuda_async *ctx = (kd_cuda_async *)calloc(1, sizeof *ctx); /* lives as long as the process */
+  if (!ctx) return napi_generic_failure;
+  napi_value name;
+  KD_NAPI_TRY_STATUS(napi_create_string_utf8(env, "kindling.cuda", NAPI_AUTO_LENGTH, &name));
+  KD_NAPI_TRY_STATUS(napi_create_threadsafe_function(env, NULL, NULL, name, 0, 1, NULL, NULL, ctx,
+                                                     kd_cuda_job_call_js, &ctx->tsfn));
+  KD_NAPI_TRY_STATUS(napi_unref_threadsafe_function(env, ctx->tsfn));
+  static const struct {
+    const char *name;
+    napi_callback cb;
+  } fns[] = {
+      {"memoryStatsJson", kd_napi_cuda_memory_stats},
+      {"memorySnapshotJson", kd_napi_cuda_memory_snapshot},
+      {"memorySummary", kd_napi_cuda_memory_summary},
+      {"emptyCache", kd_napi_cuda_empty_cache},
+      {"resetPeakMemoryStats", kd_napi_cuda_reset_peak},
+      {"setPerProcessMemoryFraction", kd_napi_cuda_set_fraction},
+      {"streamCreate", kd_napi_cuda_stream_create},
+      {"streamQuery", kd_napi_cuda_stream_query},
+      {"currentStream", kd_napi_cuda_current_stream},
+      {"setCurrentStream", kd_napi_cuda_set_current_stream},
+      {"eventCreate", kd_napi_cuda_event_create},
+      {"eventRecord", kd_napi_cuda_event_record},
+      {"eventQuery", kd_napi_cuda_event_query},
+      {"eventElapsedTime", kd_napi_cuda_event_elapsed},
+      {"streamWaitEvent", kd_napi_cuda_stream_wait_event},
+      {"synchronizeAsync", kd_napi_cuda_synchronize_async},
+      {"eventSynchronizeAsync", kd_napi_cuda_event_synchronize_async},
+      {"tensorDataAsync", kd_napi_cuda_tensor_data_async},
+      {"recordStream", kd_napi_cuda_record_stream},
+      {"pinMemory", kd_napi_cuda_pin_memory},
+      {"isPinned", kd_napi_cuda_is_pinned},
+      {"setNonBlocking", kd_napi_cuda_set_non_blocking},
+      {"spin", kd_napi_cuda_spin},
+  };
+  for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+    KD_NAPI_TRY_STATUS(kd_napi_set_fn(env, cuda, fns[i].name, fns[i].cb, ctx));
+  return napi_ok;
+}
+
+/* src/cuda_bridge/alloc_fake.c: the allocator core on a fake device, for the CPU-only tests. */
+napi_status kd_napi_register_cuda_alloc_fake(napi_env env, napi_value cuda);
+
 napi_status kd_napi_register_cuda(napi_env env, napi_value exports) {
   static const struct {
     const char *name;
@@ -174,5 +686,7 @@ napi_status kd_napi_register_cuda(napi_env env, napi_value exports) {
   KD_NAPI_TRY_STATUS(napi_create_object(env, &cuda));
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
     KD_NAPI_TRY_STATUS(kd_napi_set_fn(env, cuda, fns[i].name, fns[i].cb, NULL));
+  KD_NAPI_TRY_STATUS(kd_napi_register_cuda_async(env, cuda));
+  KD_NAPI_TRY_STATUS(kd_napi_register_cuda_alloc_fake(env, cuda));
   return napi_set_named_property(env, exports, "cuda", cuda);
 }
