@@ -76,3 +76,6 @@ require('./indexing')(kd, Tensor);
 
 // kd.nn.functional.maxPool2d(..., returnIndices) picks values or (values, indices).
 require('./nn_pool')(kd);
+
+// kd.optim: optimizers (fused native updates) and kd.optim.lrScheduler.
+kd.optim = require('./optim')(kd);

@@ -28,4 +28,5 @@ export const {
   cuda,
   slice,
   Slice,
+  optim,
 } = kd;

@@ -270,3 +270,6 @@ export interface CudaNamespace {
 }
 /** CUDA availability and device queries. */
 export declare const cuda: CudaNamespace;
+
+/** Optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and `optim.lrScheduler`; see ./optim.d.ts. */
+export * as optim from './optim';
