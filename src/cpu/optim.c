@@ -34,8 +34,8 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
 #define KD_SGD_ELEM(CT, LD, ST, P, G, B)                                                      \
   do {                                                                                        \
     CT p_ = LD(P), g_ = LD(G);                                                                \
-    if (maximize) g_ = -g_;                                                                   \
-    if (wd != 0) g_ = g_ + wd * p_;                                                           \
+    g_ = maximize ? -g_ : g_;                                                                   \
+    if (use_wd) g_ = g_ + wd * p_;                                                           \
     if (has_buf) {                                                                            \
       CT b_ = first ? g_ : LD(B) * mom + omd * g_;                                            \
       B = ST(b_);                                                                             \
@@ -47,38 +47,40 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
 #define KD_ADAM_ELEM(CT, SQ, LD, ST, P, G, M, V, VM)                                          \
   do {                                                                                        \
     CT p_ = LD(P), g_ = LD(G);                                                                \
-    if (maximize) g_ = -g_;                                                                   \
+    g_ = maximize ? -g_ : g_;                                                                   \
     if (decoupled) p_ = p_ * decay;                                                           \
-    else if (wd != 0) g_ = g_ + wd * p_;                                                      \
+    else if (use_wd) g_ = g_ + wd * p_;                                                      \
     CT m_ = LD(M) * b1 + omb1 * g_;                                                           \
     CT v_ = LD(V) * b2 + omb2 * g_ * g_;                                                      \
     M = ST(m_);                                                                               \
     V = ST(v_);                                                                               \
+    m_ = LD(ST(m_));                                                                          \
+    v_ = LD(ST(v_));                                                                          \
     CT d_;                                                                                    \
     if (has_max) {                                                                            \
       CT x_ = LD(VM);                                                                         \
       x_ = (x_ > v_ || x_ != x_) ? x_ : v_;                                                   \
       VM = ST(x_);                                                                            \
-      d_ = SQ(LD(VM)) / bc2s + eps;                                                           \
+      d_ = SQ(LD(ST(x_))) / bc2s + eps;                                                       \
     } else {                                                                                  \
-      d_ = SQ(LD(V)) / bc2s + eps;                                                            \
+      d_ = SQ(v_) / bc2s + eps;                                                               \
     }                                                                                         \
-    P = ST(p_ + nss * (LD(M) / d_));                                                          \
+    P = ST(p_ + nss * (m_ / d_));                                                             \
   } while (0)
 
 #define KD_RMSPROP_ELEM(CT, SQ, LD, ST, P, G, S, GA, B)                                       \
   do {                                                                                        \
     CT p_ = LD(P), g_ = LD(G);                                                                \
-    if (maximize) g_ = -g_;                                                                   \
-    if (wd != 0) g_ = g_ + wd * p_;                                                           \
+    g_ = maximize ? -g_ : g_;                                                                   \
+    if (use_wd) g_ = g_ + wd * p_;                                                           \
     CT s_ = LD(S) * alpha + oma * g_ * g_;                                                    \
     S = ST(s_);                                                                               \
-    s_ = LD(S);                                                                               \
+    s_ = LD(ST(s_));                                                                          \
     CT avg_;                                                                                  \
     if (has_gavg) {                                                                           \
       CT ga_ = LD(GA) * alpha + oma * g_;                                                     \
       GA = ST(ga_);                                                                           \
-      ga_ = LD(GA);                                                                           \
+      ga_ = LD(ST(ga_));                                                                      \
       avg_ = SQ(s_ + (CT)-1 * ga_ * ga_);                                                     \
     } else {                                                                                  \
       avg_ = SQ(s_);                                                                          \
@@ -87,7 +89,7 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
     if (has_buf) {                                                                            \
       CT b_ = LD(B) * mom + g_ / avg_;                                                        \
       B = ST(b_);                                                                             \
-      P = ST(p_ + nlr * LD(B));                                                               \
+      P = ST(p_ + nlr * LD(ST(b_)));                                                          \
     } else {                                                                                  \
       P = ST(p_ + nlr * (g_ / avg_));                                                         \
     }                                                                                         \
@@ -96,17 +98,25 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
 #define KD_ADAGRAD_ELEM(CT, SQ, LD, ST, P, G, S)                                              \
   do {                                                                                        \
     CT p_ = LD(P), g_ = LD(G);                                                                \
-    if (maximize) g_ = -g_;                                                                   \
-    if (wd != 0) g_ = g_ + wd * p_;                                                           \
+    g_ = maximize ? -g_ : g_;                                                                   \
+    if (use_wd) g_ = g_ + wd * p_;                                                           \
     CT s_ = LD(S) + g_ * g_;                                                                  \
     S = ST(s_);                                                                               \
-    CT std_ = SQ(LD(S)) + eps;                                                                \
+    CT std_ = SQ(LD(ST(s_))) + eps;                                                           \
     P = ST(p_ + nlr * (g_ / std_));                                                           \
   } while (0)
 
-/* Contiguous runs use restrict pointers (no alias versioning); other runs index by strides. */
+/* KD_SPEC(flag, RT, CODE): CODE twice, with the const bool `flag` true and false (selected by
+ * RT), so the contiguous loops have no branches on options and vectorize. */
+#define KD_SPEC(NAME, RT, ...)                                                                \
+  if (RT) { const bool NAME = true; __VA_ARGS__ } else { const bool NAME = false; __VA_ARGS__ }
+
+/* Contiguous runs use restrict pointers (no alias versioning) and specialised flags (SPEC
+ * wraps the loop); other runs index by strides. */
 #define KD_AT(T, k) (*(T *)(data[k] + i * strides[k]))
-#define KD_RUN(T, ELEM_CONTIG, ELEM_STRIDED)                                                  \
+#define KD_SPEC_NONE(...) __VA_ARGS__
+#define KD_RUN(T, ELEM_CONTIG, ELEM_STRIDED) KD_RUN_SPEC(T, KD_SPEC_NONE, ELEM_CONTIG, ELEM_STRIDED)
+#define KD_RUN_SPEC(T, SPEC, ELEM_CONTIG, ELEM_STRIDED)                                                  \
   do {                                                                                        \
     bool contig_ = true;                                                                      \
     for (int k_ = 0; k_ < c->nops; k_++) contig_ = contig_ && strides[k_] == (int64_t)sizeof(T); \
@@ -117,11 +127,16 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
       T *restrict s3 = (T *)data[c->nops > 4 ? 3 : 0];                                        \
       const T *restrict g = (const T *)data[c->nops - 1];                                     \
       (void)s1; (void)s2; (void)s3;                                                           \
-      for (int64_t i = 0; i < n; i++) ELEM_CONTIG;                                            \
+      SPEC(for (int64_t i = 0; i < n; i++) ELEM_CONTIG;)                                      \
     } else {                                                                                  \
       for (int64_t i = 0; i < n; i++) ELEM_STRIDED;                                           \
     }                                                                                         \
   } while (0)
+
+#define KD_SGD_SPEC(...) KD_SPEC(has_buf, c->k_buf >= 0, KD_SPEC(first, c->first, KD_SPEC(use_wd, c->wd != 0, __VA_ARGS__)))
+#define KD_ADAM_SPEC(...) KD_SPEC(has_max, c->k_max >= 0, KD_SPEC(decoupled, c->decoupled, KD_SPEC(use_wd, c->wd != 0, __VA_ARGS__)))
+#define KD_RMSPROP_SPEC(...) KD_SPEC(has_buf, c->k_buf >= 0, KD_SPEC(use_wd, c->wd != 0, __VA_ARGS__))
+#define KD_ADAGRAD_SPEC(...) KD_SPEC(use_wd, c->wd != 0, __VA_ARGS__)
 
 #define KD_OPTIM_DEF(SFX, DT, T, CT, LD, ST, MS, K, UT)                                       \
   static void kd_optim_sgd_##SFX(void *vc, char **data, const int64_t *strides, int64_t n) { \
@@ -130,7 +145,8 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
     const bool maximize = c->maximize, nesterov = c->nesterov, first = c->first;              \
     const bool has_buf = c->k_buf >= 0;                                                       \
     const int kb = has_buf ? c->k_buf : 0, kg = c->nops - 1;                                  \
-    KD_RUN(T, KD_SGD_ELEM(CT, LD, ST, p[i], g[i], s1[i]),                                     \
+    const bool use_wd = c->wd != 0;                                                           \
+    KD_RUN_SPEC(T, KD_SGD_SPEC, KD_SGD_ELEM(CT, LD, ST, p[i], g[i], s1[i]),                                     \
            KD_SGD_ELEM(CT, LD, ST, KD_AT(T, 0), KD_AT(T, kg), KD_AT(T, kb)));                          \
   }                                                                                           \
   static void kd_optim_adam_##SFX(void *vc, char **data, const int64_t *strides, int64_t n) { \
@@ -140,7 +156,8 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
     const CT nss = (CT)(-c->step_size), decay = (CT)(1.0 - c->lr * c->wd);                    \
     const bool maximize = c->maximize, decoupled = c->decoupled, has_max = c->k_max >= 0;     \
     const int km = has_max ? c->k_max : 0, kg = c->nops - 1;                                  \
-    KD_RUN(T, KD_ADAM_ELEM(CT, kd_optim_sqrt##MS, LD, ST, p[i], g[i], s1[i], s2[i], s3[i]),   \
+    const bool use_wd = c->wd != 0;                                                           \
+    KD_RUN_SPEC(T, KD_ADAM_SPEC, KD_ADAM_ELEM(CT, kd_optim_sqrt##MS, LD, ST, p[i], g[i], s1[i], s2[i], s3[i]),   \
            KD_ADAM_ELEM(CT, kd_optim_sqrt##MS, LD, ST, KD_AT(T, 0), KD_AT(T, kg), KD_AT(T, 1), KD_AT(T, 2), \
                         KD_AT(T, km)));                                                          \
   }                                                                                           \
@@ -150,12 +167,13 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
     const CT mom = (CT)c->mom, nlr = (CT)(-c->lr);                                            \
     const bool maximize = c->maximize, has_gavg = c->k_gavg >= 0, has_buf = c->k_buf >= 0;    \
     const int ka = has_gavg ? c->k_gavg : 0, kb = has_buf ? c->k_buf : 0, kg = c->nops - 1;   \
+    const bool use_wd = c->wd != 0;                                                           \
     if (has_gavg) {                                                                           \
-      KD_RUN(T, KD_RMSPROP_ELEM(CT, kd_optim_sqrt##MS, LD, ST, p[i], g[i], s1[i], s2[i], s3[i]), \
+      KD_RUN_SPEC(T, KD_RMSPROP_SPEC, KD_RMSPROP_ELEM(CT, kd_optim_sqrt##MS, LD, ST, p[i], g[i], s1[i], s2[i], s3[i]), \
              KD_RMSPROP_ELEM(CT, kd_optim_sqrt##MS, LD, ST, KD_AT(T, 0), KD_AT(T, kg), KD_AT(T, 1),    \
                              KD_AT(T, ka), KD_AT(T, kb)));                                          \
     } else {                                                                                  \
-      KD_RUN(T, KD_RMSPROP_ELEM(CT, kd_optim_sqrt##MS, LD, ST, p[i], g[i], s1[i], s2[i], s2[i]), \
+      KD_RUN_SPEC(T, KD_RMSPROP_SPEC, KD_RMSPROP_ELEM(CT, kd_optim_sqrt##MS, LD, ST, p[i], g[i], s1[i], s2[i], s2[i]), \
              KD_RMSPROP_ELEM(CT, kd_optim_sqrt##MS, LD, ST, KD_AT(T, 0), KD_AT(T, kg), KD_AT(T, 1),    \
                              KD_AT(T, ka), KD_AT(T, kb)));                                          \
     }                                                                                         \
@@ -165,7 +183,8 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
     const CT wd = (CT)c->wd, eps = (CT)c->eps, nlr = (CT)(-c->step_size);                     \
     const bool maximize = c->maximize;                                                        \
     const int kg = c->nops - 1;                                                               \
-    KD_RUN(T, KD_ADAGRAD_ELEM(CT, kd_optim_sqrt##MS, LD, ST, p[i], g[i], s1[i]),              \
+    const bool use_wd = c->wd != 0;                                                           \
+    KD_RUN_SPEC(T, KD_ADAGRAD_SPEC, KD_ADAGRAD_ELEM(CT, kd_optim_sqrt##MS, LD, ST, p[i], g[i], s1[i]),              \
            KD_ADAGRAD_ELEM(CT, kd_optim_sqrt##MS, LD, ST, KD_AT(T, 0), KD_AT(T, kg), KD_AT(T, 1)));    \
   }
 KD_ROWS_FLOAT(KD_OPTIM_DEF)
