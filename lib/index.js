@@ -83,3 +83,6 @@ require('./nn')(kd);
 // kd.data (datasets, DataLoader) and safetensors serialization (kd.save/load, checkpoints).
 kd.data = require('./data')(kd, Tensor);
 require('./serialization')(kd, Tensor, N);
+
+// kd.optim: optimizers (fused native updates) and kd.optim.lrScheduler.
+kd.optim = require('./optim')(kd);

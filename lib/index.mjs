@@ -39,4 +39,5 @@ export const {
   loadCheckpoint,
   loadCheckpointSync,
   safetensors,
+  optim,
 } = kd;

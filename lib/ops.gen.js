@@ -367,6 +367,16 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:binaryCrossEntropyWithLogits": [{ name: "binaryCrossEntropyWithLogits", fn: N["binaryCrossEntropyWithLogits"], ret: "tensor", args: [["input", "Tensor", false, false], ["target", "Tensor", false, false], ["weight", "Tensor?", false, true], ["reduction", "str", false, true], ["posWeight", "Tensor?", false, true]] }],
     "function:pointwiseLossBackward": [{ name: "pointwiseLossBackward", fn: N["pointwiseLossBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["input", "Tensor", false, false], ["target", "Tensor", false, false], ["weight", "Tensor?", false, true], ["posWeight", "Tensor?", false, true], ["reduction", "str", false, false], ["beta", "float", false, false], ["kind", "int", false, false], ["wrtTarget", "bool", false, false]] }],
     "function:scaledDotProductAttention": [{ name: "scaledDotProductAttention", fn: N["scaledDotProductAttention"], ret: "tensor", args: [["query", "Tensor", false, false], ["key", "Tensor", false, false], ["value", "Tensor", false, false], ["attnMask", "Tensor?", false, true], ["dropoutP", "float", false, true], ["isCausal", "bool", false, true], ["scale", "float?", true, true]] }],
+    "function:sgdStep_": [{ name: "sgdStep_", fn: N["sgdStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["momentumBuffer", "Tensor?", false, true], ["lr", "float", false, true], ["momentum", "float", false, true], ["dampening", "float", false, true], ["nesterov", "bool", false, true], ["weightDecay", "float", false, true], ["maximize", "bool", false, true], ["firstStep", "bool", false, true]] }],
+    "function:foreachSgdStep_": [{ name: "foreachSgdStep_", fn: N["foreachSgdStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["momentumBuffers", "Tensor[]", false, false], ["lr", "float", false, true], ["momentum", "float", false, true], ["dampening", "float", false, true], ["nesterov", "bool", false, true], ["weightDecay", "float", false, true], ["maximize", "bool", false, true], ["firstStep", "bool", false, true]] }],
+    "function:adamStep_": [{ name: "adamStep_", fn: N["adamStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["expAvg", "Tensor", false, false], ["expAvgSq", "Tensor", false, false], ["maxExpAvgSq", "Tensor?", false, true], ["lr", "float", false, true], ["beta1", "float", false, true], ["beta2", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["step", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:foreachAdamStep_": [{ name: "foreachAdamStep_", fn: N["foreachAdamStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["expAvgs", "Tensor[]", false, false], ["expAvgSqs", "Tensor[]", false, false], ["maxExpAvgSqs", "Tensor[]", false, false], ["lr", "float", false, true], ["beta1", "float", false, true], ["beta2", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["step", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:adamwStep_": [{ name: "adamwStep_", fn: N["adamwStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["expAvg", "Tensor", false, false], ["expAvgSq", "Tensor", false, false], ["maxExpAvgSq", "Tensor?", false, true], ["lr", "float", false, true], ["beta1", "float", false, true], ["beta2", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["step", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:foreachAdamwStep_": [{ name: "foreachAdamwStep_", fn: N["foreachAdamwStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["expAvgs", "Tensor[]", false, false], ["expAvgSqs", "Tensor[]", false, false], ["maxExpAvgSqs", "Tensor[]", false, false], ["lr", "float", false, true], ["beta1", "float", false, true], ["beta2", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["step", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:rmspropStep_": [{ name: "rmspropStep_", fn: N["rmspropStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["squareAvg", "Tensor", false, false], ["gradAvg", "Tensor?", false, true], ["momentumBuffer", "Tensor?", false, true], ["lr", "float", false, true], ["alpha", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["momentum", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:foreachRmspropStep_": [{ name: "foreachRmspropStep_", fn: N["foreachRmspropStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["squareAvgs", "Tensor[]", false, false], ["gradAvgs", "Tensor[]", false, false], ["momentumBuffers", "Tensor[]", false, false], ["lr", "float", false, true], ["alpha", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["momentum", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:adagradStep_": [{ name: "adagradStep_", fn: N["adagradStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["stateSum", "Tensor", false, false], ["lr", "float", false, true], ["lrDecay", "float", false, true], ["weightDecay", "float", false, true], ["eps", "float", false, true], ["step", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:foreachAdagradStep_": [{ name: "foreachAdagradStep_", fn: N["foreachAdagradStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["stateSums", "Tensor[]", false, false], ["lr", "float", false, true], ["lrDecay", "float", false, true], ["weightDecay", "float", false, true], ["eps", "float", false, true], ["step", "float", false, true], ["maximize", "bool", false, true]] }],
     "function:cat": [{ name: "cat", fn: N["cat"], ret: "tensor", args: [["tensors", "Tensor[]", false, false], ["dim", "int", false, true]] }],
     "function:catBackward": [{ name: "catBackward", fn: N["catBackward"], ret: "list", args: [["gradOutput", "Tensor", false, false], ["tensors", "Tensor[]", false, false], ["dim", "int", false, false]] }],
     "function:stack": [{ name: "stack", fn: N["stack"], ret: "tensor", args: [["tensors", "Tensor[]", false, false], ["dim", "int", false, true]] }],
@@ -3205,6 +3215,115 @@ module.exports = function install(Tensor, kd, N, rt) {
     const h = N["scaledDotProductAttention"](a0._h, a1._h, a2._h, a3 == null ? a3 : a3._h, a4, a5, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
   }
     return rt.invoke(G["function:scaledDotProductAttention"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").sgdStep_ = function sgdStep_(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 10) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 != null && !(a2 instanceof Tensor)) break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    if (a7 !== null && typeof a7 === 'object') break fast;
+    if (a8 !== null && typeof a8 === 'object') break fast;
+    if (a9 !== null && typeof a9 === 'object') break fast;
+    const h = N["sgdStep_"](a0._h, a1._h, a2 == null ? a2 : a2._h, a3, a4, a5, a6, a7, a8, a9); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:sgdStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").foreachSgdStep_ = function foreachSgdStep_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:foreachSgdStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").adamStep_ = function adamStep_(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 12) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    if (a4 != null && !(a4 instanceof Tensor)) break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    if (a7 !== null && typeof a7 === 'object') break fast;
+    if (a8 !== null && typeof a8 === 'object') break fast;
+    if (a9 !== null && typeof a9 === 'object') break fast;
+    if (a10 !== null && typeof a10 === 'object') break fast;
+    if (a11 !== null && typeof a11 === 'object') break fast;
+    const h = N["adamStep_"](a0._h, a1._h, a2._h, a3._h, a4 == null ? a4 : a4._h, a5, a6, a7, a8, a9, a10, a11); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : h === a3._h ? a3 : new Tensor(h);
+  }
+    return rt.invoke(G["function:adamStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").foreachAdamStep_ = function foreachAdamStep_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:foreachAdamStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").adamwStep_ = function adamwStep_(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 12) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    if (a4 != null && !(a4 instanceof Tensor)) break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    if (a7 !== null && typeof a7 === 'object') break fast;
+    if (a8 !== null && typeof a8 === 'object') break fast;
+    if (a9 !== null && typeof a9 === 'object') break fast;
+    if (a10 !== null && typeof a10 === 'object') break fast;
+    if (a11 !== null && typeof a11 === 'object') break fast;
+    const h = N["adamwStep_"](a0._h, a1._h, a2._h, a3._h, a4 == null ? a4 : a4._h, a5, a6, a7, a8, a9, a10, a11); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : h === a3._h ? a3 : new Tensor(h);
+  }
+    return rt.invoke(G["function:adamwStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").foreachAdamwStep_ = function foreachAdamwStep_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:foreachAdamwStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").rmspropStep_ = function rmspropStep_(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 11) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (a3 != null && !(a3 instanceof Tensor)) break fast;
+    if (a4 != null && !(a4 instanceof Tensor)) break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    if (a7 !== null && typeof a7 === 'object') break fast;
+    if (a8 !== null && typeof a8 === 'object') break fast;
+    if (a9 !== null && typeof a9 === 'object') break fast;
+    if (a10 !== null && typeof a10 === 'object') break fast;
+    const h = N["rmspropStep_"](a0._h, a1._h, a2._h, a3 == null ? a3 : a3._h, a4 == null ? a4 : a4._h, a5, a6, a7, a8, a9, a10); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:rmspropStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").foreachRmspropStep_ = function foreachRmspropStep_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:foreachRmspropStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").adagradStep_ = function adagradStep_(a0, a1, a2, a3, a4, a5, a6, a7, a8) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 9) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    if (a7 !== null && typeof a7 === 'object') break fast;
+    if (a8 !== null && typeof a8 === 'object') break fast;
+    const h = N["adagradStep_"](a0._h, a1._h, a2._h, a3, a4, a5, a6, a7, a8); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:adagradStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").foreachAdagradStep_ = function foreachAdagradStep_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:foreachAdagradStep_"], null, arguments);
   };
   kd.cat = function cat() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

@@ -451,3 +451,6 @@ export declare const cuda: CudaNamespace;
 export * as data from './data';
 /** safetensors save/load and checkpoints. */
 export * from './serialization';
+
+/** Optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and `optim.lrScheduler`; see ./optim.d.ts. */
+export * as optim from './optim';

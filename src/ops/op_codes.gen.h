@@ -213,6 +213,13 @@ enum kd_loss_code {
   KD_LOSS_BCE = 4,
   KD_LOSS_BCE_LOGITS = 5,
 };
+enum kd_optim_code {
+  KD_OPTIM_SGD = 1,
+  KD_OPTIM_ADAM = 2,
+  KD_OPTIM_ADAMW = 3,
+  KD_OPTIM_RMSPROP = 4,
+  KD_OPTIM_ADAGRAD = 5,
+};
 enum kd_tri_code {
   KD_TRI_LOWER = 1,
   KD_TRI_UPPER = 2,

@@ -293,3 +293,32 @@ use(custom, d, e, f, g, h, i2);
   // @ts-expect-error: metadata values are strings
   kd.saveSync(sd, '/tmp/x.safetensors', { metadata: { n: 1 } });
 }
+
+// optimizers and lr schedulers (lib/optim/)
+{
+  const w = kd.zeros([3]); // (autograd members of Tensor are not declared yet)
+  const b = kd.zeros([1]);
+  const sgd = new kd.optim.SGD([{ params: [w] }, { params: b, lr: 0.01 }], { lr: 0.1, momentum: 0.9, nesterov: true });
+  sgd.paramGroups[0].lr = 0.05;
+  sgd.zeroGrad({ setToNone: false });
+  const loss: kd.Tensor = sgd.step(() => w.sum());
+  sgd.step();
+  const adam = new kd.optim.AdamW([w, b], { lr: 1e-3, betas: [0.9, 0.99], amsgrad: true });
+  const sd = adam.stateDict();
+  const ids: number[] = sd.paramGroups[0].params;
+  adam.loadStateDict(sd);
+  new kd.optim.RMSprop([w], { centered: true });
+  new kd.optim.Adagrad([w], { lrDecay: 0.01 });
+  const S = kd.optim.lrScheduler;
+  const s1 = new S.StepLR(sgd, 10, { gamma: 0.5 });
+  const s2 = new S.LinearLR(sgd, { startFactor: 0.1, totalIters: 5 });
+  const seq = new S.SequentialLR(sgd, [s2, s1], [5]);
+  seq.step();
+  const lrs: number[] = seq.getLastLr();
+  new S.OneCycleLR(adam, 0.01, { totalSteps: 100 }).step();
+  new S.ReduceLROnPlateau(adam, { mode: 'max', patience: 2 }).step(0.5);
+  new S.CosineAnnealingLR(sgd, 50, { etaMin: 1e-4 });
+  new S.MultiStepLR(sgd, [3, 6]);
+  new S.ExponentialLR(sgd, 0.9);
+  use(loss, ids, lrs);
+}

@@ -1,0 +1,61 @@
+// optim/adam.js - kd.optim.Adam and kd.optim.AdamW (PyTorch 1.13): betas, eps, weightDecay
+// (L2 for Adam, decoupled for AdamW), amsgrad, maximize. State per parameter: step (a number),
+// expAvg, expAvgSq (and maxExpAvgSq with amsgrad). One fused native call per group and step
+// count (kd._internal.foreachAdamStep_ / foreachAdamwStep_; the bias corrections depend on the step).
+'use strict';
+
+module.exports = (kd, Optimizer) => {
+  const { num, err, typeErr } = Optimizer;
+  const I = kd._internal;
+
+  function adamOptions(options, defaultWd) {
+    if (typeof options === 'number') options = { lr: options };
+    const { lr = 1e-3, betas = [0.9, 0.999], eps = 1e-8, weightDecay = defaultWd, amsgrad = false, maximize = false } = options;
+    return { lr, betas, eps, weightDecay, amsgrad, maximize };
+  }
+
+  class Adam extends Optimizer {
+    /** new Adam(params, {lr = 1e-3, betas = [0.9, 0.999], eps = 1e-8, weightDecay = 0, amsgrad = false, maximize = false}) */
+    constructor(params, options = {}) {
+      super(params, adamOptions(options, 0));
+    }
+
+    _checkGroup(g) {
+      if (num(g.lr, 'lr') < 0) throw err(`Invalid learning rate: ${g.lr}`);
+      if (num(g.eps, 'eps') < 0) throw err(`Invalid epsilon value: ${g.eps}`);
+      if (!Array.isArray(g.betas) || g.betas.length !== 2) throw typeErr('betas must be an array of two numbers');
+      if (!(num(g.betas[0], 'betas[0]') >= 0 && g.betas[0] < 1)) throw err(`Invalid beta parameter at index 0: ${g.betas[0]}`);
+      if (!(num(g.betas[1], 'betas[1]') >= 0 && g.betas[1] < 1)) throw err(`Invalid beta parameter at index 1: ${g.betas[1]}`);
+      if (num(g.weightDecay, 'weightDecay') < 0) throw err(`Invalid weight_decay value: ${g.weightDecay}`);
+    }
+
+    _stepGroup(g, params, grads) {
+      const { lr, betas, eps, weightDecay, amsgrad, maximize } = g;
+      const states = params.map((p) => {
+        const s = this._stateOf(p, () => {
+          const ns = { step: 0, expAvg: kd.zerosLike(p), expAvgSq: kd.zerosLike(p) };
+          if (amsgrad) ns.maxExpAvgSq = kd.zerosLike(p);
+          return ns;
+        });
+        if (amsgrad && !s.maxExpAvgSq) s.maxExpAvgSq = kd.zerosLike(p);
+        s.step += 1;
+        return s;
+      });
+      for (const [step, idx] of Optimizer._partition(states, (s) => s.step)) {
+        const pick = (a) => idx.map((i) => a[i]);
+        const ss = pick(states);
+        (this._decoupled ? I.foreachAdamwStep_ : I.foreachAdamStep_)(pick(params), pick(grads), ss.map((s) => s.expAvg), ss.map((s) => s.expAvgSq),
+          amsgrad ? ss.map((s) => s.maxExpAvgSq) : [], lr, betas[0], betas[1], eps, weightDecay, step, maximize);
+      }
+    }
+  }
+
+  class AdamW extends Adam {
+    /** new AdamW(params, {lr = 1e-3, betas = [0.9, 0.999], eps = 1e-8, weightDecay = 1e-2, amsgrad = false, maximize = false}) */
+    constructor(params, options = {}) {
+      super(params, adamOptions(options, 1e-2));
+    }
+    get _decoupled() { return true; }
+  }
+  return { Adam, AdamW };
+};
