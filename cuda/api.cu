@@ -6,6 +6,9 @@
 
 #include "kd_cuda_internal.h"
 
+kd_cuda_status kd_cu_elementwise(int device, const kd_cuda_ew *e, int32_t *flags); /* ops_common.cu */
+kd_cuda_status kd_cu_gemm(int device, const kd_cuda_gemm *g);                      /* ops_matmul.cu */
+
 static thread_local char kd_cu_message[1024];
 
 kd_cuda_status kd_cu_error(kd_cuda_status s, const char *fmt, ...) {
@@ -25,6 +28,7 @@ static const char *const kd_cu_status_names[KD_CUDA_STATUS_COUNT] = {
     /* [KD_CUDA_ERR_INVALID_ARGUMENT] = */ "KD_CUDA_ERR_INVALID_ARGUMENT",
     /* [KD_CUDA_ERR_OOM]              = */ "KD_CUDA_ERR_OOM",
     /* [KD_CUDA_ERR_RUNTIME]          = */ "KD_CUDA_ERR_RUNTIME",
+    /* [KD_CUDA_ERR_NOT_SUPPORTED]    = */ "KD_CUDA_ERR_NOT_SUPPORTED",
 };
 
 const char *kd_cu_status_name(kd_cuda_status s) {
@@ -120,6 +124,10 @@ static const kd_cuda_api kd_cu_api = {
     /* .memcpy_h2d_async        = */ kd_cu_memcpy_h2d_async,
     /* .memcpy_d2h_async        = */ kd_cu_memcpy_d2h_async,
     /* .spin                    = */ kd_cu_spin,
+
+    /* ---- version 3 ---- */
+    /* .elementwise       = */ kd_cu_elementwise,
+    /* .gemm              = */ kd_cu_gemm,
 };
 
 extern "C" __attribute__((visibility("default"))) const kd_cuda_api *kd_cuda_get_api(int abi_version) {

@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define KD_CUDA_ABI_VERSION 2
+#define KD_CUDA_ABI_VERSION 3
 #define KD_CUDA_MAX_DIMS 16 /* == KD_MAX_DIMS of core/tensor.h */
 
 typedef enum kd_cuda_status {
@@ -40,6 +40,7 @@ typedef enum kd_cuda_status {
   KD_CUDA_ERR_INVALID_ARGUMENT, /* bad device index, dtype, ndim, null pointer, ...               */
   KD_CUDA_ERR_OOM,              /* device memory exhausted                                      */
   KD_CUDA_ERR_RUNTIME,          /* any other CUDA runtime error (message names it)              */
+  KD_CUDA_ERR_NOT_SUPPORTED,    /* ABI 2: an op or dtype this library has no kernel for         */
   KD_CUDA_STATUS_COUNT
 } kd_cuda_status;
 
@@ -63,6 +64,38 @@ typedef struct kd_cuda_array {
   int64_t sizes[KD_CUDA_MAX_DIMS];
   int64_t strides[KD_CUDA_MAX_DIMS];
 } kd_cuda_array;
+
+/* One pointwise launch (ops_unary.cu, ops_binary.cu, ops_ternary.cu): the operation (a
+ * kd_ew_desc of src/ops/ew_codes.h: family, code, parameters) and the iteration built by the
+ * host's kd_iter_build (core/iter.h): dim 0 innermost, byte strides, operand 0 the output.
+ * An operand with data NULL is a host scalar whose bits (its dtype's, little-endian) are in
+ * scalar[k]. See Note [CUDA iteration] in iter.cuh. */
+#define KD_CUDA_EW_MAX_OPS 4
+typedef struct kd_cuda_ew {
+  int32_t family, code;
+  double p[4];
+  int64_t ip[2];
+  int32_t nops, ndim;
+  int64_t numel;
+  int64_t shape[KD_CUDA_MAX_DIMS];
+  int64_t strides[KD_CUDA_EW_MAX_OPS][KD_CUDA_MAX_DIMS];
+  void *data[KD_CUDA_EW_MAX_OPS];
+  int32_t dtypes[KD_CUDA_EW_MAX_OPS];
+  uint64_t scalar[KD_CUDA_EW_MAX_OPS];
+} kd_cuda_ew;
+
+/* One batched matrix product (ops_matmul.cu): c[b] = a[b] @ b[b] for b < batch, a (m x k) and
+ * b (k x n) with element strides (batch, row, column; any, 0 for broadcast), c contiguous
+ * [batch, m, n]. allow_tf32: float32 may use TF32 tensor cores. */
+typedef struct kd_cuda_gemm {
+  int32_t dtype, allow_tf32;
+  int64_t batch, m, n, k;
+  const void *a;
+  int64_t a_bs, a_rs, a_cs;
+  const void *b;
+  int64_t b_bs, b_rs, b_cs;
+  void *c;
+} kd_cuda_gemm;
 
 typedef struct kd_cuda_api {
   /* .abi_version     = */ uint32_t abi_version;  /* KD_CUDA_ABI_VERSION */
@@ -165,6 +198,14 @@ typedef struct kd_cuda_api {
 
   /* ---- test hook: a kernel that spins about `ms` milliseconds on the current stream ---- */
   kd_cuda_status (*spin)(int device, double ms);
+
+  /* ==== version 3: op kernels ==== */
+  /* A pointwise pass (kd_cuda_ew). *flags gets KD_EW_FLAG_* bits the kernel raised (integer
+   * division by zero; reading them synchronises, only for the codes that can raise them).
+   * An op/dtype the library lacks is KD_CUDA_ERR_NOT_SUPPORTED. */
+  kd_cuda_status (*elementwise)(int device, const kd_cuda_ew *ew, int32_t *flags);
+  /* A batched matrix product on cuBLAS (kd_cuda_gemm); integer dtypes: KD_CUDA_ERR_NOT_SUPPORTED. */
+  kd_cuda_status (*gemm)(int device, const kd_cuda_gemm *g);
 } kd_cuda_api;
 
 typedef const kd_cuda_api *(*kd_cuda_get_api_fn)(int abi_version);

@@ -4,12 +4,9 @@
  * logical_not/bitwise_not, where() and masked_fill (where's loops). See cpu_loops.h for the
  * dtype rows and the conversion of operands to the compute dtype. */
 #include "cpu/cpu_loops.h"
+#include "ops/ew_codes.h"
 
-/* Codes beyond the op list's: rounding divisions and pow by a known scalar exponent. */
-enum {
-  KD_BX_DIV_TRUNC = 100, KD_BX_DIV_FLOOR, KD_BX_ADD1, KD_BX_SUB1,
-  KD_BX_POW_SQUARE, KD_BX_POW_CUBE, KD_BX_POW_SQRT, KD_BX_POW_RSQRT, KD_BX_POW_RECIP, KD_BX_POW_RECIP_SQUARE,
-};
+/* Codes beyond the op list's (KD_BX_*: rounding divisions, pow by a known scalar): ops/ew_codes.h. */
 
 typedef struct kd_binary_ctx {
   int code;
@@ -401,7 +398,9 @@ KD_KERNEL(kd_cpu_binary) {
   if (st == KD_OK) {
     kd_iter it;
     st = kd_iter_build(&it, ops, 3, 1, 0);
-    if (st == KD_OK) kd_iter_for_each(&it, kd_binary_loops[ct], &ctx);
+    kd_ew_desc d = {KD_EW_BINARY, ctx.code, {kd_scalar_to_double(ctx.alpha), ctx.rtol, ctx.atol, 0},
+                    {kd_scalar_to_int(ctx.alpha), ctx.equal_nan}};
+    if (st == KD_OK) st = kd_cpu_iter_run(kd_tensor_device(out), &it, ops, kd_binary_loops[ct], &ctx, &d);
     if (st == KD_OK && ctx.zero_div) st = kd_error(KD_ERR_INVALID_ARGUMENT, "ZeroDivisionError");
   }
   if (a) kd_tensor_release(a);
@@ -493,7 +492,8 @@ KD_KERNEL(kd_cpu_where) {
       case 4: loop = kd_where_loop_4; break;
       default: loop = kd_where_loop_8; break;
     }
-    if (st == KD_OK) kd_iter_for_each(&it, loop, NULL);
+    kd_ew_desc d = {KD_EW_WHERE, 0, {0}, {0}};
+    if (st == KD_OK) st = kd_cpu_iter_run(kd_tensor_device(out), &it, ops, loop, NULL, &d);
   }
   if (x) kd_tensor_release(x);
   if (y) kd_tensor_release(y);
@@ -530,7 +530,7 @@ KD_KERNEL(kd_cpu_masked_fill) {
       return kd_error(KD_ERR_INVALID_ARGUMENT,
                       "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with %d dimension(s).",
                       vt->ndim);
-    v = kd_scalar_load(vt->dtype, kd_tensor_data(vt));
+    KD_TRY(kd_cpu_item(vt, &v));
   } else {
     v = value->v.s;
   }
@@ -556,7 +556,8 @@ KD_KERNEL(kd_cpu_masked_fill) {
   ops[3] = kd_iter_operand_of(self);
   kd_iter it;
   kd_status st = kd_iter_build(&it, ops, 4, 1, 0);
-  if (st == KD_OK) kd_iter_for_each(&it, kd_where_loop_for(kd_dtype_size(self->dtype)), NULL);
+  kd_ew_desc d = {KD_EW_WHERE, 0, {0}, {0}};
+  if (st == KD_OK) st = kd_cpu_iter_run(kd_tensor_device(out), &it, ops, kd_where_loop_for(kd_dtype_size(self->dtype)), NULL, &d);
   if (st != KD_OK) {
     kd_tensor_release(out);
     return st;
@@ -609,7 +610,9 @@ KD_KERNEL(kd_cpu_binary_not) {
   kd_iter_operand ops[2] = {kd_iter_operand_of(out), kd_iter_operand_of(self)};
   kd_iter it;
   st = kd_iter_build(&it, ops, 2, 1, 0);
-  if (st == KD_OK) kd_iter_for_each(&it, (logical ? kd_lnot_loops : kd_bnot_loops)[self->dtype], NULL);
+  kd_ew_desc d = {logical ? KD_EW_LOGICAL_NOT : KD_EW_BITWISE_NOT, op->code, {0}, {0}};
+  if (st == KD_OK)
+    st = kd_cpu_iter_run(kd_tensor_device(out), &it, ops, (logical ? kd_lnot_loops : kd_bnot_loops)[self->dtype], NULL, &d);
   if (st == KD_OK && inplace && out != self) {
     st = kd_cpu_copy_into(self, out);
     kd_tensor_release(out);

@@ -141,6 +141,16 @@ KD_ROWS_ALL(KD_DEF_CONVERT)
 static const kd_iter_loop_fn kd_convert_loops[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_CONVERT_ENTRY)};
 
 kd_status kd_cpu_copy_into(kd_tensor *dst, const kd_tensor *src) {
+  if (kd_tensor_device(dst).type != KD_DEVICE_CPU || kd_tensor_device(src).type != KD_DEVICE_CPU) {
+    /* a device tensor (a CPU kernel run for a device, see kd_cpu_iter_run): the device's copy_ */
+    kd_value args[2] = {kd_value_tensor(dst), kd_value_tensor((kd_tensor *)src)};
+    kd_value outs[KD_OP_MAX_OUTS];
+    for (int i = 0; i < KD_OP_MAX_OUTS; i++) outs[i] = kd_value_none();
+    kd_device d = kd_tensor_device(dst).type != KD_DEVICE_CPU ? kd_tensor_device(dst) : kd_tensor_device(src);
+    kd_status st = kd_redispatch(&kd_ops[KD_OP_copy_], KD_KEYSET(kd_device_key(d)), args, outs);
+    for (int i = 0; i < KD_OP_MAX_OUTS; i++) kd_value_release(&outs[i]);
+    return st;
+  }
   kd_iter_operand ops[2] = {kd_iter_operand_of(dst), kd_iter_operand_of(src)};
   kd_iter it;
   KD_TRY(kd_iter_build(&it, ops, 2, 1, 0));
@@ -161,5 +171,34 @@ kd_status kd_cpu_cast(kd_tensor *t, kd_dtype dt, bool contiguous, kd_tensor **ou
   kd_status st = kd_cpu_copy_into(r, t);
   if (st != KD_OK) { kd_tensor_release(r); return st; }
   *out = r;
+  return KD_OK;
+}
+
+/* ---- device launches ---- */
+
+kd_cpu_device_ew_fn kd_cpu_device_ew = NULL;
+kd_cpu_device_mm_fn kd_cpu_device_mm = NULL;
+
+kd_status kd_cpu_iter_run(kd_device dev, const kd_iter *it, const kd_iter_operand *ops, kd_iter_loop_fn loop,
+                          void *ctx, const kd_ew_desc *d) {
+  if (dev.type == KD_DEVICE_CPU) {
+    kd_iter_for_each(it, loop, ctx);
+    return KD_OK;
+  }
+  if (!kd_cpu_device_ew) return kd_error(KD_ERR_NOT_SUPPORTED, "no pointwise kernels are registered for this device");
+  return kd_cpu_device_ew(dev, d, it, ops);
+}
+
+kd_status kd_cpu_item(const kd_tensor *t, kd_scalar *out) {
+  kd_device dev = kd_tensor_device(t);
+  if (dev.type == KD_DEVICE_CPU) {
+    *out = kd_scalar_load(t->dtype, kd_tensor_data(t));
+    return KD_OK;
+  }
+  const kd_device_backend *be;
+  KD_TRY(kd_device_backend_get(dev.type, &be));
+  uint64_t buf = 0;
+  KD_TRY(be->memcpy(&buf, kd_device_cpu(), kd_tensor_data(t), dev, kd_dtype_size(t->dtype)));
+  *out = kd_scalar_load(t->dtype, &buf);
   return KD_OK;
 }

@@ -178,4 +178,29 @@ static inline kd_device kd_cpu_factory_device(const kd_op_info *op, const kd_val
   return op->device_arg >= 0 ? kd_arg_device_or(&args[op->device_arg], kd_device_cpu()) : kd_device_cpu();
 }
 
+/* ---- device launches (Note [Device kernels through the CPU kernels] in ops/ew_codes.h) ---- */
+#include "ops/ew_codes.h"
+
+/* The device hook: runs one built pointwise pass on `dev`. ops[] are the operands given to
+ * kd_iter_build; an operand with sizes == NULL is a host scalar (kd_cpu_scalar_operand) whose
+ * value the hook passes by value. NULL until a device backend registers itself. */
+typedef kd_status (*kd_cpu_device_ew_fn)(kd_device dev, const kd_ew_desc *d, const kd_iter *it,
+                                         const kd_iter_operand *ops);
+extern kd_cpu_device_ew_fn kd_cpu_device_ew;
+
+/* The last step of a pointwise kernel: the CPU loop when `dev` is the CPU, else the device
+ * hook (KD_ERR_NOT_SUPPORTED when the device has none). */
+kd_status kd_cpu_iter_run(kd_device dev, const kd_iter *it, const kd_iter_operand *ops, kd_iter_loop_fn loop,
+                          void *ctx, const kd_ew_desc *d);
+
+/* The device hook of matrix products (matmul.c's last step for device tensors): c (contiguous
+ * [batch, m, n]) = a @ b, operands with element strides (batch, row, column). */
+typedef kd_status (*kd_cpu_device_mm_fn)(kd_device dev, kd_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                         const char *a, int64_t a_bs, int64_t a_rs, int64_t a_cs, const char *b,
+                                         int64_t b_bs, int64_t b_rs, int64_t b_cs, char *c);
+extern kd_cpu_device_mm_fn kd_cpu_device_mm;
+
+/* A 0-d tensor's value on the host, wherever the tensor lives. */
+kd_status kd_cpu_item(const kd_tensor *t, kd_scalar *out);
+
 #endif

@@ -199,9 +199,13 @@ static kd_status kd_mm_blas(kd_dtype dtype, int64_t batch, int64_t m, int64_t n,
 #endif /* KD_HAVE_CBLAS */
 
 /* C (contiguous batch x m x n, already allocated) = A @ B for every batch. */
-static kd_status kd_mm_run(kd_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, kd_mm_operand a,
-                           kd_mm_operand b, char *c) {
+static kd_status kd_mm_run(kd_device dev, kd_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
+                           kd_mm_operand a, kd_mm_operand b, char *c) {
   if (batch == 0 || m == 0 || n == 0) return KD_OK;
+  if (dev.type != KD_DEVICE_CPU) { /* a device kernel (kd_cpu_device_mm, set by the device's backend) */
+    if (!kd_cpu_device_mm) return kd_error(KD_ERR_NOT_SUPPORTED, "no matrix product kernel is registered for this device");
+    return kd_cpu_device_mm(dev, dtype, batch, m, n, k, a.data, a.bs, a.rs, a.cs, b.data, b.bs, b.rs, b.cs, c);
+  }
   if (k == 0) {
     memset(c, 0, (size_t)(batch * m * n) * kd_dtype_size(dtype));
     return KD_OK;
@@ -236,7 +240,7 @@ KD_KERNEL(kd_cpu_mm) {
   KD_TRY(kd_tensor_empty(sizes, 2, a->dtype, kd_tensor_device(a), &out));
   kd_mm_operand oa = {kd_tensor_data(a), 0, a->strides[0], a->strides[1]};
   kd_mm_operand ob = {kd_tensor_data(b), 0, b->strides[0], b->strides[1]};
-  kd_status st = kd_mm_run(a->dtype, 1, m, n, k, oa, ob, kd_tensor_data(out));
+  kd_status st = kd_mm_run(kd_tensor_device(a), a->dtype, 1, m, n, k, oa, ob, kd_tensor_data(out));
   if (st != KD_OK) {
     kd_tensor_release(out);
     return st;
@@ -265,7 +269,7 @@ KD_KERNEL(kd_cpu_bmm) {
   KD_TRY(kd_tensor_empty(sizes, 3, a->dtype, kd_tensor_device(a), &out));
   kd_mm_operand oa = {kd_tensor_data(a), a->strides[0], a->strides[1], a->strides[2]};
   kd_mm_operand ob = {kd_tensor_data(b), b->strides[0], b->strides[1], b->strides[2]};
-  kd_status st = kd_mm_run(a->dtype, bs, m, n, k, oa, ob, kd_tensor_data(out));
+  kd_status st = kd_mm_run(kd_tensor_device(a), a->dtype, bs, m, n, k, oa, ob, kd_tensor_data(out));
   if (st != KD_OK) {
     kd_tensor_release(out);
     return st;
@@ -366,7 +370,8 @@ KD_KERNEL(kd_cpu_addmm) {
   kd_tensor *out = NULL;
   double beta_d = kd_scalar_to_double(beta);
 #if KD_HAVE_CBLAS
-  if ((dt == KD_DTYPE_F32 || dt == KD_DTYPE_F64) && k > 0 && m > 0 && n > 0 && batch > 0) {
+  if ((dt == KD_DTYPE_F32 || dt == KD_DTYPE_F64) && k > 0 && m > 0 && n > 0 && batch > 0 &&
+      kd_tensor_device(a).type == KD_DEVICE_CPU) {
     st = kd_tensor_empty(sizes, nd, dt, kd_tensor_device(a), &out);
     if (st == KD_OK && beta_d != 0.0) st = kd_cpu_copy_into(out, self_exp);
     bool done = false;

@@ -6,10 +6,11 @@
  * Note [CPU dtype rows] in cpu_loops.h); a missing clamp bound becomes the dtype's lowest or
  * highest value (-inf/+inf for floats), so one loop serves clamp, clamp_min and clamp_max. */
 #include "cpu/cpu_loops.h"
+#include "ops/ew_codes.h"
 
 /* lerp by a number: the weight stays in the compute type (float for float16/bfloat16), not
  * rounded to the storage type; the third operand is then unused */
-enum { KD_TX_LERP_SCALAR = 100 };
+/* (KD_TX_LERP_SCALAR: ops/ew_codes.h) */
 
 typedef struct kd_ternary_ctx {
   int code;
@@ -284,7 +285,8 @@ KD_KERNEL(kd_cpu_ternary) {
   if (st == KD_OK) {
     kd_iter it;
     st = kd_iter_build(&it, ops, 4, 1, 0);
-    if (st == KD_OK) kd_iter_for_each(&it, kd_ternary_loops[ct], &ctx);
+    kd_ew_desc d = {KD_EW_TERNARY, ctx.code, {ctx.value_f, 0, 0, 0}, {ctx.value_i, 0}};
+    if (st == KD_OK) st = kd_cpu_iter_run(kd_tensor_device(out), &it, ops, kd_ternary_loops[ct], &ctx, &d);
   }
   if (ta) kd_tensor_release(ta);
   if (tb) kd_tensor_release(tb);

@@ -10,11 +10,11 @@
  * Transcendentals go through unary_math.h so float32/float64 contiguous loops vectorize. */
 #include "cpu/cpu_loops.h"
 #include "cpu/unary_math.h"
+#include "ops/ew_codes.h"
 
 #include <float.h>
 
-/* Codes beyond the op list's: variants picked by the kernel from the arguments. */
-enum { KD_UX_ROUND_DEC = 100, KD_UX_GELU_TANH };
+/* Codes beyond the op list's (KD_UX_*): src/ops/ew_codes.h. */
 
 typedef struct kd_unary_ctx {
   int code;
@@ -310,7 +310,8 @@ KD_KERNEL(kd_cpu_unary) {
     kd_iter_operand ops[2] = {kd_iter_operand_of(out), kd_iter_operand_of(in)};
     kd_iter it;
     st = kd_iter_build(&it, ops, 2, 1, 0);
-    if (st == KD_OK) kd_iter_for_each(&it, kd_unary_loops[ct], &ctx);
+    kd_ew_desc d = {KD_EW_UNARY, ctx.code, {ctx.p0, ctx.p1, ctx.p2, 0}, {0, 0}};
+    if (st == KD_OK) st = kd_cpu_iter_run(kd_tensor_device(out), &it, ops, kd_unary_loops[ct], &ctx, &d);
   }
   kd_tensor_release(in);
   if (st != KD_OK) {

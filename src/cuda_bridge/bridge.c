@@ -38,7 +38,9 @@
 #include "core/device.h"
 #include "core/shape.h"
 #include "core/tensor.h"
+#include "cpu/cpu_loops.h"
 #include "dispatch/dispatch.h"
+#include "ops/ew_codes.h"
 #include "ops/kernel.h"
 
 _Static_assert(KD_CUDA_MAX_DIMS == KD_MAX_DIMS, "kd_cuda_array and kd_tensor must agree on the dim limit");
@@ -65,6 +67,7 @@ static kd_status kd_cuda_fail(kd_cuda_status s) {
     case KD_CUDA_ERR_NO_DRIVER:
     case KD_CUDA_ERR_NO_DEVICE: k = KD_ERR_CUDA_UNAVAILABLE; break;
     case KD_CUDA_ERR_INVALID_ARGUMENT: k = KD_ERR_INVALID_ARGUMENT; break;
+    case KD_CUDA_ERR_NOT_SUPPORTED: k = KD_ERR_NOT_SUPPORTED; break;
     default: k = KD_ERR_CUDA; break;
   }
   const char *msg = kd_cuda->last_error();
@@ -352,6 +355,104 @@ static void kd_cuda_wrap_cpu_backend(void) {
   kd_device_backend_register(KD_DEVICE_CPU, &kd_cuda_cpu_wrapped);
 }
 
+/* ---- kernels: pointwise ops (Note [Device kernels through the CPU kernels], ops/ew_codes.h) ----
+ * The CPU kernels of the pointwise families do the checks, promotion, casts and allocation on
+ * any device; their last step (kd_cpu_iter_run) calls this hook for CUDA outputs, which hands
+ * the built iteration to the library's elementwise entry. */
+
+static kd_status kd_cuda_ew_launch(kd_device dev, const kd_ew_desc *d, const kd_iter *it, const kd_iter_operand *ops) {
+  if (it->nops > KD_CUDA_EW_MAX_OPS || it->ndim > KD_CUDA_MAX_DIMS)
+    return kd_error(KD_ERR_INTERNAL, "CUDA pointwise launch: %d operands, %d dims", it->nops, it->ndim);
+  if (it->numel == 0) return KD_OK;
+  kd_cuda_ew e;
+  memset(&e, 0, sizeof e);
+  e.family = d->family;
+  e.code = d->code;
+  for (int i = 0; i < 4; i++) e.p[i] = d->p[i];
+  e.ip[0] = d->i[0];
+  e.ip[1] = d->i[1];
+  e.nops = it->nops;
+  e.ndim = it->ndim;
+  e.numel = it->numel;
+  for (int k = 0; k < it->nops; k++) {
+    e.dtypes[k] = (int32_t)it->dtypes[k];
+    if (ops[k].sizes == NULL && ops[k].ndim == 0) { /* a host scalar (kd_cpu_scalar_operand) */
+      memcpy(&e.scalar[k], it->data[k], kd_dtype_size(it->dtypes[k]));
+      e.data[k] = NULL;
+    } else {
+      e.data[k] = it->data[k];
+    }
+    for (int dd = 0; dd < it->ndim; dd++) e.strides[k][dd] = it->strides[k][dd];
+  }
+  for (int dd = 0; dd < it->ndim; dd++) e.shape[dd] = it->shape[dd];
+  int32_t flags = 0;
+  KD_CUDA_TRY(kd_cuda->elementwise(dev.index, &e, &flags));
+  if (flags & KD_EW_FLAG_ZERO_DIV) return kd_error(KD_ERR_INVALID_ARGUMENT, "ZeroDivisionError");
+  return KD_OK;
+}
+
+/* Matrix products (matmul.c's device hook): one cuBLAS strided-batched gemm. */
+static kd_status kd_cuda_mm_launch(kd_device dev, kd_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                   const char *a, int64_t a_bs, int64_t a_rs, int64_t a_cs, const char *b, int64_t b_bs,
+                                   int64_t b_rs, int64_t b_cs, char *c) {
+  kd_cuda_gemm g;
+  memset(&g, 0, sizeof g);
+  g.dtype = (int32_t)dt;
+  g.allow_tf32 = 0; /* kd.backends.cuda.matmul.allowTF32 is not wired yet: PyTorch's default, off */
+  g.batch = batch;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.a = a;
+  g.a_bs = a_bs;
+  g.a_rs = a_rs;
+  g.a_cs = a_cs;
+  g.b = b;
+  g.b_bs = b_bs;
+  g.b_rs = b_rs;
+  g.b_cs = b_cs;
+  g.c = c;
+  KD_CUDA_TRY(kd_cuda->gemm(dev.index, &g));
+  return KD_OK;
+}
+
+/* ---- the CUDA kernel table (what `supports` says) ----
+ * Device-capable CPU kernels: every op whose CPU slot holds one of these gets the same function
+ * at KD_KEY_CUDA. An op absent here has no CUDA kernel (composites run on every device through
+ * the ops they call) and fails with KD_ERR_NOT_SUPPORTED ("Could not run 'x' with arguments
+ * from the 'CUDA' backend"); a dtype a CUDA kernel lacks fails the same way from the library. */
+KD_KERNEL(kd_cpu_unary);
+KD_KERNEL(kd_cpu_binary);
+KD_KERNEL(kd_cpu_ternary);
+KD_KERNEL(kd_cpu_where);
+KD_KERNEL(kd_cpu_masked_fill);
+KD_KERNEL(kd_cpu_binary_not);
+KD_KERNEL(kd_cpu_mm);
+KD_KERNEL(kd_cpu_bmm);
+KD_KERNEL(kd_cpu_addmm);
+
+static const kd_kernel_fn kd_cuda_shared_kernels[] = {
+    kd_cpu_unary, kd_cpu_binary,     kd_cpu_ternary, kd_cpu_where, kd_cpu_masked_fill,
+    kd_cpu_binary_not, kd_cpu_mm, kd_cpu_bmm, kd_cpu_addmm,
+};
+
+static void kd_cuda_register_kernels(void) {
+  kd_dispatch_register(KD_OP_copy_, KD_KEY_CUDA, kd_cuda_copy_);
+  kd_dispatch_register(KD_OP_fill_, KD_KEY_CUDA, kd_cuda_fill_);
+  kd_cpu_device_ew = kd_cuda_ew_launch;
+  kd_cpu_device_mm = kd_cuda_mm_launch;
+  for (int op = 0; op < KD_OP_COUNT; op++) {
+    kd_kernel_fn cpu = kd_kernel_table[op][KD_KEY_CPU];
+    if (!cpu || kd_kernel_table[op][KD_KEY_CUDA]) continue;
+    for (size_t i = 0; i < sizeof kd_cuda_shared_kernels / sizeof kd_cuda_shared_kernels[0]; i++)
+      if (cpu == kd_cuda_shared_kernels[i]) kd_dispatch_register((kd_op_id)op, KD_KEY_CUDA, cpu);
+  }
+}
+
+bool kd_cuda_supports_op(int op) {
+  return op >= 0 && op < KD_OP_COUNT && kd_cuda != NULL && kd_kernel_table[op][KD_KEY_CUDA] != NULL;
+}
+
 /* ---- loading (Note [CUDA loading]) ---- */
 
 /* Path of the library: $KINDLING_CUDA_LIBRARY, else next to the module holding this code. */
@@ -420,6 +521,8 @@ static void kd_cuda_do_load(void) {
   kd_cuda_wrap_cpu_backend();
   kd_dispatch_register(KD_OP_copy_, KD_KEY_CUDA, kd_cuda_copy_);
   kd_dispatch_register(KD_OP_fill_, KD_KEY_CUDA, kd_cuda_fill_);
+
+  kd_cuda_register_kernels();
 }
 
 kd_status kd_cuda_bridge_load(void) {
