@@ -73,6 +73,26 @@ module.exports = function installAutograd(kd, Tensor, N, rt) {
   kd.inferenceMode = (fn) => withMode({ grad: false, inference: true }, fn, 'inferenceMode');
   kd.isInferenceModeEnabled = () => modeNow().inference;
 
+  // Factories take requiresGrad as PyTorch's do: kd.zeros(2, 3, {requiresGrad: true}).
+  const FACTORIES = ['empty', 'zeros', 'ones', 'full', 'arange', 'linspace', 'eye', 'rand', 'randn', 'randint',
+    'emptyLike', 'zerosLike', 'onesLike', 'fullLike', 'randLike', 'randnLike', 'randintLike'];
+  for (const name of FACTORIES) {
+    const f = kd[name];
+    if (typeof f !== 'function') continue;
+    kd[name] = function factory(...args) {
+      const last = args[args.length - 1];
+      if (last !== null && typeof last === 'object' && !Array.isArray(last) && !(last instanceof Tensor) && 'requiresGrad' in last) {
+        const { requiresGrad, ...rest } = last;
+        args[args.length - 1] = rest;
+        const t = f.apply(this, args);
+        if (requiresGrad) t.requiresGrad_(true);
+        return t;
+      }
+      return f.apply(this, args);
+    };
+    Object.defineProperty(kd[name], 'name', { value: name });
+  }
+
   // ---------------------------------------------------------------- Tensor API
   const P = Tensor.prototype;
   Object.defineProperty(P, 'requiresGrad', {

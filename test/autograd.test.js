@@ -42,6 +42,14 @@ describe('autograd: tensor API', function () {
     assert.equal(b.mul(2).requiresGrad, false, 'ops on tensors without grad are not recorded');
   });
 
+  it('factories and kd.tensor take requiresGrad', function () {
+    assert.equal(kd.zeros(2, 3, { requiresGrad: true }).requiresGrad, true);
+    assert.equal(kd.randn([2], { dtype: 'float64', requiresGrad: true }).requiresGrad, true);
+    assert.equal(kd.onesLike(kd.ones(2), { requiresGrad: true }).requiresGrad, true);
+    assert.equal(kd.tensor([1.5], { requiresGrad: true }).requiresGrad, true);
+    assert.equal(kd.zeros(2, { requiresGrad: false }).requiresGrad, false);
+  });
+
   it('requiresGrad only for floating dtypes; not on non-leaves', function () {
     expectKdError(() => kd.tensor([1, 2]).requiresGrad_(), 'KD_DTYPE_MISMATCH');
     const c = leaf([1]).mul(2);

@@ -280,7 +280,9 @@ function tsSig(o, isMethod) {
   const optional = (a) => a.def !== undefined || a.type.endsWith('?');
   // Record<string, never>, not {}: an empty object type would accept any value (max(1) must
   // not match max(options?)).
-  const opts = args.length ? `options?: { ${args.map((a) => `${a.name}?: ${TS_TYPES[a.type]}`).join('; ')} }`
+  // factories also take requiresGrad (handled in lib/autograd.js)
+  const rg = o.kind === 'factory' ? '; requiresGrad?: boolean' : '';
+  const opts = args.length ? `options?: { ${args.map((a) => `${a.name}?: ${TS_TYPES[a.type]}`).join('; ')}${rg} }`
     : 'options?: Record<string, never>';
   const ret = o.inplace ? 'this' : o.ret.kind === 'tensor' ? 'Tensor' : o.ret.kind === 'list' ? 'Tensor[]'
     : `Tensor[] & { ${o.ret.names.map((n) => `${n}: Tensor`).join('; ')} }`;

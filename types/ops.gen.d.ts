@@ -754,60 +754,60 @@ export interface TensorOpMethods {
 }
 
 /** A tensor with uninitialised data. */
-export declare function empty(size: readonly number[], options?: { size?: readonly number[]; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
+export declare function empty(size: readonly number[], options?: { size?: readonly number[]; dtype?: DType | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function empty(...size: number[]): Tensor;
 export declare function empty(options: { size: readonly number[]; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
 /** A tensor filled with 0. */
-export declare function zeros(size: readonly number[], options?: { size?: readonly number[]; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
+export declare function zeros(size: readonly number[], options?: { size?: readonly number[]; dtype?: DType | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function zeros(...size: number[]): Tensor;
 export declare function zeros(options: { size: readonly number[]; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
 /** A tensor filled with 1. */
-export declare function ones(size: readonly number[], options?: { size?: readonly number[]; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
+export declare function ones(size: readonly number[], options?: { size?: readonly number[]; dtype?: DType | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function ones(...size: number[]): Tensor;
 export declare function ones(options: { size: readonly number[]; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
 /** A tensor filled with fillValue (dtype inferred from it when not given). */
-export declare function full(size: readonly number[], fillValue: number | boolean, options?: { size?: readonly number[]; fillValue?: number | boolean; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
+export declare function full(size: readonly number[], fillValue: number | boolean, options?: { size?: readonly number[]; fillValue?: number | boolean; dtype?: DType | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function full(options: { size: readonly number[]; fillValue: number | boolean; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
 /** Values from start (inclusive) to end (exclusive) by step; arange(end) counts from 0. */
-export declare function arange(start: number | boolean, end?: number | boolean | null, step?: number | boolean, options?: { start?: number | boolean; end?: number | boolean | null; step?: number | boolean; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
+export declare function arange(start: number | boolean, end?: number | boolean | null, step?: number | boolean, options?: { start?: number | boolean; end?: number | boolean | null; step?: number | boolean; dtype?: DType | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function arange(options: { start: number | boolean; end?: number | boolean | null; step?: number | boolean; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
 /** steps values evenly spaced from start to end inclusive. */
-export declare function linspace(start: number | boolean, end: number | boolean, steps: number, options?: { start?: number | boolean; end?: number | boolean; steps?: number; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
+export declare function linspace(start: number | boolean, end: number | boolean, steps: number, options?: { start?: number | boolean; end?: number | boolean; steps?: number; dtype?: DType | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function linspace(options: { start: number | boolean; end: number | boolean; steps: number; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
 /** A 2-D tensor with ones on the diagonal. */
-export declare function eye(n: number, m?: number | null, options?: { n?: number; m?: number | null; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
+export declare function eye(n: number, m?: number | null, options?: { n?: number; m?: number | null; dtype?: DType | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function eye(options: { n: number; m?: number | null; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
 /** Uniform random numbers in [0, 1) (Philox4x32-10). */
-export declare function rand(size: readonly number[], options?: { size?: readonly number[]; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
+export declare function rand(size: readonly number[], options?: { size?: readonly number[]; dtype?: DType | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function rand(...size: number[]): Tensor;
 export declare function rand(options: { size: readonly number[]; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
 /** Standard normal random numbers (Philox4x32-10). */
-export declare function randn(size: readonly number[], options?: { size?: readonly number[]; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
+export declare function randn(size: readonly number[], options?: { size?: readonly number[]; dtype?: DType | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function randn(...size: number[]): Tensor;
 export declare function randn(options: { size: readonly number[]; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
 /** Random integers in [low, high) (int64 unless dtype says otherwise). */
-export declare function randint(low: number, high: number, size: readonly number[], options?: { low?: number; high?: number; size?: readonly number[]; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
+export declare function randint(low: number, high: number, size: readonly number[], options?: { low?: number; high?: number; size?: readonly number[]; dtype?: DType | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function randint(options: { low: number; high: number; size: readonly number[]; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
 /** empty() with the shape of self. */
-export declare function emptyLike(self: Tensor, options?: { self?: Tensor; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
+export declare function emptyLike(self: Tensor, options?: { self?: Tensor; dtype?: DType | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function emptyLike(options: { self: Tensor; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
 /** zeros() with the shape of self. */
-export declare function zerosLike(self: Tensor, options?: { self?: Tensor; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
+export declare function zerosLike(self: Tensor, options?: { self?: Tensor; dtype?: DType | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function zerosLike(options: { self: Tensor; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
 /** ones() with the shape of self. */
-export declare function onesLike(self: Tensor, options?: { self?: Tensor; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
+export declare function onesLike(self: Tensor, options?: { self?: Tensor; dtype?: DType | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function onesLike(options: { self: Tensor; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
 /** full() with the shape of self. */
-export declare function fullLike(self: Tensor, fillValue: number | boolean, options?: { self?: Tensor; fillValue?: number | boolean; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
+export declare function fullLike(self: Tensor, fillValue: number | boolean, options?: { self?: Tensor; fillValue?: number | boolean; dtype?: DType | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function fullLike(options: { self: Tensor; fillValue: number | boolean; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
 /** rand() with the shape of self. */
-export declare function randLike(self: Tensor, options?: { self?: Tensor; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
+export declare function randLike(self: Tensor, options?: { self?: Tensor; dtype?: DType | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function randLike(options: { self: Tensor; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
 /** randn() with the shape of self. */
-export declare function randnLike(self: Tensor, options?: { self?: Tensor; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
+export declare function randnLike(self: Tensor, options?: { self?: Tensor; dtype?: DType | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function randnLike(options: { self: Tensor; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
 /** randint() with the shape of self. */
-export declare function randintLike(self: Tensor, low: number, high: number, options?: { self?: Tensor; low?: number; high?: number; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
+export declare function randintLike(self: Tensor, low: number, high: number, options?: { self?: Tensor; low?: number; high?: number; dtype?: DType | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function randintLike(options: { self: Tensor; low: number; high: number; dtype?: DType | null; device?: DeviceLike | null }): Tensor;
 /** A copy with its own storage. */
 export declare function clone(self: Tensor, options?: { self?: Tensor }): Tensor;
