@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // load-test.js - load test for server.js on loopback: `--concurrency` clients send /predict
 // requests back to back over keep-alive connections (node:http Agent) for `--duration` seconds,
-// while a separate poller GETs /health every `--health-every-ms`; reports latency percentiles
+// while a poller in its own worker_thread GETs /health every `--health-every-ms`; reports latency percentiles
 // (p50/p90/p99/max), throughput, the server's mean batch size, and whether the event loop stayed
 // responsive (p99 of /health below 10 ms). Without --url it starts the server itself (a child
 // process on a free port; it writes the model first if missing) and stops it at the end.
 //
-//   node examples/inference-server/load-test.js [--duration 10] [--concurrency 64] [--worker] [--device cuda]
+//   node examples/inference-server/load-test.js [--duration 10] [--concurrency 64] [--engine worker|inline] [--threads 1] [--device cuda]
 //   node examples/inference-server/load-test.js --url http://127.0.0.1:8080
 'use strict';
 
@@ -14,6 +14,31 @@ const http = require('node:http');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { parseArgs } = require('node:util');
+const { Worker } = require('node:worker_threads');
+
+// The /health poller (a worker_thread): GETs the url every `everyMs` ms over one keep-alive
+// connection, records latencies between 'start' and 'stop', then posts {latencies, errors}.
+const POLLER_SRC = `
+const http = require('node:http');
+const { parentPort, workerData } = require('node:worker_threads');
+const { request } = require(workerData.loadTest);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+let recording = false; let stop = false; const latencies = []; let errors = 0;
+parentPort.on('message', (m) => { if (m === 'start') recording = true; else stop = true; });
+(async () => {
+  while (!stop) {
+    const t = performance.now();
+    try {
+      const r = await request(agent, workerData.url, 'GET');
+      if (recording && r.status === 200) latencies.push(r.ms); else if (r.status !== 200) errors++;
+    } catch (e) { errors++; }
+    await new Promise((res) => setTimeout(res, Math.max(0, workerData.everyMs - (performance.now() - t))));
+  }
+  agent.destroy();
+  parentPort.postMessage({ latencies, errors });
+  parentPort.close();
+})();
+`;
 
 function percentile(sorted, q) {
   if (sorted.length === 0) return NaN;
@@ -56,7 +81,6 @@ function spawnServer(extraArgs) {
 
 async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, healthEveryMs = 5, inFeatures = 784, warmup = 1 }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const healthAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   // a few pre-serialised bodies (random "images"), so the client spends little time on JSON
   const bodies = Array.from({ length: 16 }, () => JSON.stringify({
     inputs: Array.from({ length: rows }, () => Array.from({ length: inFeatures }, () => Math.round(Math.random() * 1000) / 1000)),
@@ -81,30 +105,26 @@ async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, health
       }
     }
   };
-  const poller = async () => {
-    while (!stop) {
-      const t = performance.now();
-      try {
-        const r = await request(healthAgent, `${url}/health`, 'GET');
-        if (measuring && r.status === 200) healthLat.push(r.ms);
-      } catch (e) { errors++; }
-      const wait = healthEveryMs - (performance.now() - t);
-      await new Promise((res) => setTimeout(res, Math.max(0, wait)));
-    }
-  };
-
-  const tasks = [...Array.from({ length: concurrency }, (_, k) => client(k)), poller()];
+  // /health is polled from its own thread, so that the load clients' work in this process does
+  // not delay reading its answers: the latency measured is the server's.
+  const poller = new Worker(POLLER_SRC, { eval: true, workerData: { url: `${url}/health`, everyMs: healthEveryMs, loadTest: __filename } });
+  const pollerDone = new Promise((resolve, reject) => { poller.once('message', resolve); poller.once('error', reject); });
+  const tasks = Array.from({ length: concurrency }, (_, k) => client(k));
   await new Promise((res) => setTimeout(res, warmup * 1000));
   measuring = true;
+  poller.postMessage('start');
   const t0 = performance.now();
   await new Promise((res) => setTimeout(res, duration * 1000));
   measuring = false;
+  poller.postMessage('stop');
   const seconds = (performance.now() - t0) / 1000;
   stop = true;
   await Promise.all(tasks);
-  const served = JSON.parse((await request(healthAgent, `${url}/health`, 'GET')).body).served;
+  const polled = await pollerDone;
+  healthLat.push(...polled.latencies);
+  errors += polled.errors;
+  const served = JSON.parse((await request(agent, `${url}/health`, 'GET')).body).served;
   agent.destroy();
-  healthAgent.destroy();
   const meanBatch = batches.reduce((a, b) => a + b, 0) / Math.max(1, batches.length);
   return {
     seconds, errors, predict: summary(predictLat), health: summary(healthLat),
@@ -135,7 +155,8 @@ async function main() {
       rows: { type: 'string', default: '1' },
       'health-every-ms': { type: 'string', default: '5' },
       device: { type: 'string', default: 'cpu' },
-      worker: { type: 'boolean', default: false },
+      engine: { type: 'string', default: 'worker' },
+      threads: { type: 'string', default: '1' },
       'max-batch': { type: 'string', default: '64' },
       'max-wait-ms': { type: 'string', default: '2' },
       json: { type: 'boolean', default: false },
@@ -144,8 +165,8 @@ async function main() {
   let child = null;
   let url = values.url;
   if (!url) {
-    const extra = ['--device', values.device, '--max-batch', values['max-batch'], '--max-wait-ms', values['max-wait-ms']];
-    if (values.worker) extra.push('--worker');
+    const extra = ['--device', values.device, '--max-batch', values['max-batch'], '--max-wait-ms', values['max-wait-ms'],
+      '--engine', values.engine, '--threads', values.threads];
     ({ url, child } = await spawnServer(extra));
   }
   const opts = { url, duration: Number(values.duration), concurrency: Number(values.concurrency), rows: Number(values.rows), healthEveryMs: Number(values['health-every-ms']) };

@@ -2,15 +2,16 @@
 // server.js - a node:http inference server for the safetensors model written by make-model.js,
 // with dynamic batching: requests that arrive together (within --max-wait-ms of the first, or
 // until --max-batch rows are waiting) are stacked into one input tensor and run as one forward
-// pass (engine.js: under kd.inferenceMode, tensors freed by kd.tidy; on the main thread, or in a
-// worker_thread with --worker). Routes:
+// pass (engine.js: under kd.inferenceMode, tensors freed by kd.tidy; in a worker_thread by
+// default, so that the event loop only parses JSON and moves bytes, or on the main thread with
+// --engine inline). Routes:
 //   POST /predict  {"inputs": [[784 numbers], ...]} or {"input": [784 numbers]} (a 28x28 nested
 //                  array works too) -> {"predictions": [{"class", "label", "probability", "probs"}], "batch": rows in its forward pass}
 //   GET  /health   {"status": "ok", ...counters}
 // Errors are JSON {"error": {"code", "message"}} with 400 (bad JSON or shape), 404, 405, 413
 // (body or batch too large) or 429 (queue full); 500 only for a failure inside the model.
 //
-//   node examples/inference-server/server.js [--port 8080] [--device cuda] [--worker] [--help]
+//   node examples/inference-server/server.js [--port 8080] [--device cuda] [--engine worker|inline] [--threads 1] [--help]
 'use strict';
 
 const http = require('node:http');
@@ -221,7 +222,7 @@ const OPTIONS = {
   port: { type: 'string', default: '8080', help: 'port (0: any free port)' },
   host: { type: 'string', default: '127.0.0.1', help: 'address to listen on' },
   device: { type: 'string', default: 'cpu', help: "'cpu' or 'cuda'" },
-  worker: { type: 'boolean', default: false, help: 'run the forward passes in a worker_thread' },
+  engine: { type: 'string', default: 'worker', help: "'worker': forward passes in a worker_thread; 'inline': on the main thread" },
   'max-batch': { type: 'string', default: '64', help: 'most inputs in one forward pass' },
   'max-wait-ms': { type: 'string', default: '2', help: 'how long the first request of a batch waits for others' },
   threads: { type: 'string', default: '0', help: 'CPU threads for the kernels (0: default)' },
@@ -242,8 +243,9 @@ async function main() {
   if (values.device.startsWith('cuda') && !require('../..').cuda.isAvailable()) {
     throw new Error(`--device ${values.device}: CUDA is not available (built without the CUDA backend, or no GPU)`);
   }
+  if (values.engine !== 'worker' && values.engine !== 'inline') throw new Error(`--engine must be 'worker' or 'inline', got '${values.engine}'`);
   const s = await startServer({
-    modelPath: values.model, port: Number(values.port), host: values.host, device: values.device, worker: values.worker,
+    modelPath: values.model, port: Number(values.port), host: values.host, device: values.device, worker: values.engine === 'worker',
     maxBatch: Number(values['max-batch']), maxWaitMs: Number(values['max-wait-ms']), threads: Number(values.threads), log: console.error,
   });
   console.log(`listening on ${s.url} (model ${JSON.stringify(s.engine.config)}, device ${values.device}, ${s.engine.kind} engine, ` +
