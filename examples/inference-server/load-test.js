@@ -1,0 +1,184 @@
+#!/usr/bin/env node
+// load-test.js - load test for server.js on loopback: `--concurrency` clients send /predict
+// requests back to back over keep-alive connections (node:http Agent) for `--duration` seconds,
+// while a poller in its own worker_thread GETs /health every `--health-every-ms`; reports latency percentiles
+// (p50/p90/p99/max), throughput, the server's mean batch size, and whether the event loop stayed
+// responsive (p99 of /health below 10 ms). Without --url it starts the server itself (a child
+// process on a free port; it writes the model first if missing) and stops it at the end.
+//
+//   node examples/inference-server/load-test.js [--duration 10] [--concurrency 64] [--engine worker|inline] [--threads 1] [--device cuda]
+//   node examples/inference-server/load-test.js --url http://127.0.0.1:8080
+'use strict';
+
+const http = require('node:http');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+const { parseArgs } = require('node:util');
+const { Worker } = require('node:worker_threads');
+
+// The /health poller (a worker_thread): GETs the url every `everyMs` ms over one keep-alive
+// connection, records latencies between 'start' and 'stop', then posts {latencies, errors}.
+const POLLER_SRC = `
+const http = require('node:http');
+const { parentPort, workerData } = require('node:worker_threads');
+const { request } = require(workerData.loadTest);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+let recording = false; let stop = false; const latencies = []; let errors = 0;
+parentPort.on('message', (m) => { if (m === 'start') recording = true; else stop = true; });
+(async () => {
+  while (!stop) {
+    const t = performance.now();
+    try {
+      const r = await request(agent, workerData.url, 'GET');
+      if (recording && r.status === 200) latencies.push(r.ms); else if (r.status !== 200) errors++;
+    } catch (e) { errors++; }
+    await new Promise((res) => setTimeout(res, Math.max(0, workerData.everyMs - (performance.now() - t))));
+  }
+  agent.destroy();
+  parentPort.postMessage({ latencies, errors });
+  parentPort.close();
+})();
+`;
+
+function percentile(sorted, q) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+function summary(lat) {
+  const s = Float64Array.from(lat).sort();
+  const mean = s.reduce((a, b) => a + b, 0) / Math.max(1, s.length);
+  return { count: s.length, mean, p50: percentile(s, 0.5), p90: percentile(s, 0.9), p99: percentile(s, 0.99), max: s.length ? s[s.length - 1] : NaN };
+}
+
+function request(agent, url, method, body) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = http.request(url, { method, agent, headers: body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {} }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Starts server.js as a child process on a free port; resolves to {url, child}. */
+function spawnServer(extraArgs) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(__dirname, 'server.js'), '--port', '0', ...extraArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) { child.stdout.removeAllListeners('data'); child.stdout.resume(); console.log(out.trim()); resolve({ url: m[1], child }); }
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with code ${code} before listening:\n${out}`)));
+  });
+}
+
+async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, healthEveryMs = 5, inFeatures = 784, warmup = 1 }) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  // a few pre-serialised bodies (random "images"), so the client spends little time on JSON
+  const bodies = Array.from({ length: 16 }, () => JSON.stringify({
+    inputs: Array.from({ length: rows }, () => Array.from({ length: inFeatures }, () => Math.round(Math.random() * 1000) / 1000)),
+  }));
+  const predictLat = []; const healthLat = []; const batches = [];
+  let errors = 0; let okRows = 0; let measuring = false; let stop = false;
+
+  const client = async (k) => {
+    let i = k;
+    while (!stop) {
+      try {
+        const r = await request(agent, `${url}/predict`, 'POST', bodies[i++ % bodies.length]);
+        if (r.status !== 200) { errors++; continue; }
+        if (measuring) {
+          predictLat.push(r.ms);
+          okRows += rows;
+          batches.push(JSON.parse(r.body).batch);
+        }
+      } catch (e) {
+        errors++;
+        if (stop) break;
+      }
+    }
+  };
+  // /health is polled from its own thread, so that the load clients' work in this process does
+  // not delay reading its answers: the latency measured is the server's.
+  const poller = new Worker(POLLER_SRC, { eval: true, workerData: { url: `${url}/health`, everyMs: healthEveryMs, loadTest: __filename } });
+  const pollerDone = new Promise((resolve, reject) => { poller.once('message', resolve); poller.once('error', reject); });
+  const tasks = Array.from({ length: concurrency }, (_, k) => client(k));
+  await new Promise((res) => setTimeout(res, warmup * 1000));
+  measuring = true;
+  poller.postMessage('start');
+  const t0 = performance.now();
+  await new Promise((res) => setTimeout(res, duration * 1000));
+  measuring = false;
+  poller.postMessage('stop');
+  const seconds = (performance.now() - t0) / 1000;
+  stop = true;
+  await Promise.all(tasks);
+  const polled = await pollerDone;
+  healthLat.push(...polled.latencies);
+  errors += polled.errors;
+  const served = JSON.parse((await request(agent, `${url}/health`, 'GET')).body).served;
+  agent.destroy();
+  const meanBatch = batches.reduce((a, b) => a + b, 0) / Math.max(1, batches.length);
+  return {
+    seconds, errors, predict: summary(predictLat), health: summary(healthLat),
+    throughput: { requestsPerS: predictLat.length / seconds, rowsPerS: okRows / seconds }, meanBatch, served,
+  };
+}
+
+function report(r, { concurrency, rows }) {
+  const f = (v) => v.toFixed(2).padStart(8);
+  const line = (name, s) => `${name.padEnd(10)} ${String(s.count).padStart(7)} ${f(s.mean)} ${f(s.p50)} ${f(s.p90)} ${f(s.p99)} ${f(s.max)}`;
+  console.log(`\n${r.seconds.toFixed(1)} s, ${concurrency} concurrent clients x ${rows} input(s) per request, /health polled alongside`);
+  console.log(`${'route'.padEnd(10)} ${'count'.padStart(7)} ${'mean ms'.padStart(8)} ${'p50'.padStart(8)} ${'p90'.padStart(8)} ${'p99'.padStart(8)} ${'max'.padStart(8)}`);
+  console.log(line('/predict', r.predict));
+  console.log(line('/health', r.health));
+  console.log(`throughput: ${r.throughput.requestsPerS.toFixed(0)} requests/s, ${r.throughput.rowsPerS.toFixed(0)} inputs/s; ` +
+    `mean forward batch ${r.meanBatch.toFixed(1)} inputs; errors ${r.errors}`);
+  const ok = r.health.p99 < 10;
+  console.log(`event loop responsive (p99 of /health under load < 10 ms): ${ok ? 'yes' : 'NO'} (${r.health.p99.toFixed(2)} ms)`);
+  return ok;
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      url: { type: 'string' },
+      duration: { type: 'string', default: '10' },
+      concurrency: { type: 'string', default: '64' },
+      rows: { type: 'string', default: '1' },
+      'health-every-ms': { type: 'string', default: '5' },
+      device: { type: 'string', default: 'cpu' },
+      engine: { type: 'string', default: 'worker' },
+      threads: { type: 'string', default: '1' },
+      'max-batch': { type: 'string', default: '64' },
+      'max-wait-ms': { type: 'string', default: '2' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  let child = null;
+  let url = values.url;
+  if (!url) {
+    const extra = ['--device', values.device, '--max-batch', values['max-batch'], '--max-wait-ms', values['max-wait-ms'],
+      '--engine', values.engine, '--threads', values.threads];
+    ({ url, child } = await spawnServer(extra));
+  }
+  const opts = { url, duration: Number(values.duration), concurrency: Number(values.concurrency), rows: Number(values.rows), healthEveryMs: Number(values['health-every-ms']) };
+  try {
+    const r = await loadTest(opts);
+    if (values.json) console.log(JSON.stringify(r));
+    if (!report(r, opts)) process.exitCode = 1;
+  } finally {
+    if (child) { child.removeAllListeners('exit'); child.kill('SIGTERM'); }
+  }
+}
+
+if (require.main === module) main().catch((e) => { console.error(e.stack || String(e)); process.exitCode = 1; });
+
+module.exports = { loadTest, percentile, summary, request };
