@@ -298,3 +298,23 @@ describe('kd.optim.lrScheduler (PyTorch fixtures)', function () {
     expectKdError(() => new S.OneCycleLR(adagrad, 0.1, { totalSteps: 5 }), 'KD_INVALID_ARGUMENT');
   });
 });
+
+describe('optim: state survives kd.tidy', function () {
+  it('the first step() inside a tidy keeps the lazily made state (every optimizer)', function () {
+    const { kd, assert } = require('./helpers');
+    for (const make of [(p) => new kd.optim.Adam([p]), (p) => new kd.optim.AdamW([p], { amsgrad: true }),
+      (p) => new kd.optim.SGD([p], { lr: 0.1, momentum: 0.9 }), (p) => new kd.optim.RMSprop([p], { momentum: 0.5, centered: true }),
+      (p) => new kd.optim.Adagrad([p])]) {
+      const p = kd.ones([3], { requiresGrad: true });
+      const opt = make(p);
+      for (let i = 0; i < 3; i++) {
+        kd.tidy(() => {
+          opt.zeroGrad();
+          p.mul(p).sum().backward();
+          opt.step();
+        });
+      }
+      assert.ok(p.dataSync().every(Number.isFinite));
+    }
+  });
+});

@@ -15,7 +15,11 @@ module.exports = function installInit(kd, nn, { parseArgs }) {
   const drawDtype = (t) => (t.dtype === 'float64' ? 'float64' : 'float32');
   const fill = (t, fn) => {
     if (t.numel() === 0) return t; // PyTorch: "Initializing zero-element tensors is a no-op"
-    kd.noGrad(() => t.copy_(fn()));
+    kd.noGrad(() => {
+      const r = fn();
+      t.copy_(r);
+      if (r !== t) r.dispose(); // the drawn values: freed now, not by the garbage collector
+    });
     return t;
   };
 

@@ -18,7 +18,7 @@ module.exports = (kd, Optimizer) => {
     }
 
     _initState(p, g) {
-      if (!this.state.has(p)) this.state.set(p, { step: 0, sum: kd.fullLike(p, g.initialAccumulatorValue) });
+      if (!this.state.has(p)) this.state.set(p, { step: 0, sum: kd.keep(kd.fullLike(p, g.initialAccumulatorValue)) });
     }
 
     addParamGroup(group) {

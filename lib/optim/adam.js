@@ -33,11 +33,11 @@ module.exports = (kd, Optimizer) => {
       const { lr, betas, eps, weightDecay, amsgrad, maximize } = g;
       const states = params.map((p) => {
         const s = this._stateOf(p, () => {
-          const ns = { step: 0, expAvg: kd.zerosLike(p), expAvgSq: kd.zerosLike(p) };
-          if (amsgrad) ns.maxExpAvgSq = kd.zerosLike(p);
+          const ns = { step: 0, expAvg: kd.keep(kd.zerosLike(p)), expAvgSq: kd.keep(kd.zerosLike(p)) };
+          if (amsgrad) ns.maxExpAvgSq = kd.keep(kd.zerosLike(p));
           return ns;
         });
-        if (amsgrad && !s.maxExpAvgSq) s.maxExpAvgSq = kd.zerosLike(p);
+        if (amsgrad && !s.maxExpAvgSq) s.maxExpAvgSq = kd.keep(kd.zerosLike(p));
         s.step += 1;
         return s;
       });

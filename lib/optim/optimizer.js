@@ -182,7 +182,7 @@ module.exports = (kd) => {
           const ns = {};
           for (const [k, v] of Object.entries(s)) {
             if (v instanceof Tensor) {
-              ns[k] = k === 'step' ? v.clone() : v.to({ dtype: p.dtype, device: p.device, copy: true });
+              ns[k] = kd.keep(k === 'step' ? v.clone() : v.to({ dtype: p.dtype, device: p.device, copy: true }));
             } else ns[k] = Array.isArray(v) ? v.slice() : v;
           }
           state.set(p, ns);

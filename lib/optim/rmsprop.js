@@ -27,13 +27,13 @@ module.exports = (kd, Optimizer) => {
       const { lr, alpha, eps, weightDecay, momentum, centered, maximize } = g;
       const states = params.map((p) => {
         const s = this._stateOf(p, () => {
-          const ns = { step: 0, squareAvg: kd.zerosLike(p) };
-          if (momentum > 0) ns.momentumBuffer = kd.zerosLike(p);
-          if (centered) ns.gradAvg = kd.zerosLike(p);
+          const ns = { step: 0, squareAvg: kd.keep(kd.zerosLike(p)) };
+          if (momentum > 0) ns.momentumBuffer = kd.keep(kd.zerosLike(p));
+          if (centered) ns.gradAvg = kd.keep(kd.zerosLike(p));
           return ns;
         });
-        if (momentum > 0 && !s.momentumBuffer) s.momentumBuffer = kd.zerosLike(p);
-        if (centered && !s.gradAvg) s.gradAvg = kd.zerosLike(p);
+        if (momentum > 0 && !s.momentumBuffer) s.momentumBuffer = kd.keep(kd.zerosLike(p));
+        if (centered && !s.gradAvg) s.gradAvg = kd.keep(kd.zerosLike(p));
         s.step += 1;
         return s;
       });

@@ -37,7 +37,7 @@ module.exports = (kd, Optimizer) => {
       const states = params.map((p) => {
         const s = this._stateOf(p, () => ({ momentumBuffer: null }));
         fresh.push(s.momentumBuffer === null || s.momentumBuffer === undefined);
-        if (fresh[fresh.length - 1]) s.momentumBuffer = kd.zerosLike(p);
+        if (fresh[fresh.length - 1]) s.momentumBuffer = kd.keep(kd.zerosLike(p));
         return s;
       });
       for (const first of [false, true]) {
