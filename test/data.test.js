@@ -212,10 +212,11 @@ describe('kd.data', () => {
         y.dispose();
         if (++n === 2) break;
       }
-      await new Promise((r) => setTimeout(r, 5));
+      // the batches prefetched but never yielded are disposed (by tasks still pending: wait for
+      // them, up to a second on a loaded machine; finalizers of older tensors may only lower the count)
+      for (let i = 0; i < 100 && kd.memory().liveTensors > live; i++) await new Promise((r) => setTimeout(r, 10));
       assert.equal(n, 2);
-      // the batches prefetched but never yielded were disposed
-      assert.equal(kd.memory().liveTensors, live);
+      assert.ok(kd.memory().liveTensors <= live, `${kd.memory().liveTensors} live tensors, ${live} before`);
     });
 
     it('errors from the dataset surface at the batch that failed', async () => {
