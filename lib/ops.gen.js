@@ -182,8 +182,8 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:meanBackward": [{ name: "meanBackward", fn: N["meanBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["sizes", "int[]", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, false]] }],
     "function:varBackward": [{ name: "varBackward", fn: N["varBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["self", "Tensor", false, false], ["dim", "int[]?", false, true], ["unbiased", "bool?", false, true], ["keepdim", "bool", false, false], ["correction", "float?", true, true]] }],
     "function:normBackward": [{ name: "normBackward", fn: N["normBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["self", "Tensor", false, false], ["p", "float?", false, true], ["result", "Tensor", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, false]] }],
-    "function:prodBackward": [{ name: "prodBackward", fn: N["prodBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["self", "Tensor", false, false], ["result", "Tensor", false, false], ["dim", "int?", false, true], ["keepdim", "bool", false, false]] }],
-    "function:cumprodBackward": [{ name: "cumprodBackward", fn: N["cumprodBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["self", "Tensor", false, false], ["dim", "int", false, false], ["result", "Tensor", false, false]] }],
+    "function:prodBackward": [{ name: "prodBackward", fn: N["prodBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["self", "Tensor", false, false], ["output", "Tensor", false, false], ["dim", "int?", false, true], ["keepdim", "bool", false, false]] }],
+    "function:cumprodBackward": [{ name: "cumprodBackward", fn: N["cumprodBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["self", "Tensor", false, false], ["dim", "int", false, false], ["output", "Tensor", false, false]] }],
     "function:mm": [{ name: "mm", fn: N["mm"], ret: "tensor", args: [["self", "Tensor", false, false], ["mat2", "Tensor", false, false]] }],
     "method:mm": [{ name: "mm", fn: N["mm"], ret: "tensor", args: [["self", "Tensor", false, false], ["mat2", "Tensor", false, false]] }],
     "function:bmm": [{ name: "bmm", fn: N["bmm"], ret: "tensor", args: [["self", "Tensor", false, false], ["mat2", "Tensor", false, false]] }],
@@ -309,6 +309,9 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:interpolateBackward": [{ name: "interpolateBackward", fn: N["interpolateBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["inputSize", "int[]", false, false], ["size", "int[]?", false, true], ["scaleFactor", "float[]?", false, true], ["mode", "str", false, false], ["alignCorners", "bool?", false, true]] }],
     "function:pad": [{ name: "pad", fn: N["pad"], ret: "tensor", args: [["input", "Tensor", false, false], ["pad", "int[]", false, false], ["mode", "str", false, true], ["value", "float?", false, true]] }],
     "function:padBackward": [{ name: "padBackward", fn: N["padBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["inputSize", "int[]", false, false], ["pad", "int[]", false, false], ["mode", "str", false, true]] }],
+    "function:layerNormDoubleBackward": [{ name: "layerNormDoubleBackward", fn: N["layerNormDoubleBackward"], ret: "tensor", args: [["ggInput", "Tensor", false, false], ["gradOutput", "Tensor", false, false], ["input", "Tensor", false, false], ["normalizedShape", "int[]", false, false], ["mean", "Tensor", false, false], ["rstd", "Tensor", false, false]] }],
+    "function:prodDoubleBackward": [{ name: "prodDoubleBackward", fn: N["prodDoubleBackward"], ret: "tensor", args: [["ggSelf", "Tensor", false, false], ["gradOutput", "Tensor", false, false], ["self", "Tensor", false, false], ["dim", "int?", false, true], ["keepdim", "bool", false, false]] }],
+    "function:maxPool2dDoubleBackward": [{ name: "maxPool2dDoubleBackward", fn: N["maxPool2dDoubleBackward"], ret: "tensor", args: [["ggInput", "Tensor", false, false], ["input", "Tensor", false, false], ["kernelSize", "int|int[]", false, false], ["stride", "int[]?", false, true], ["padding", "int[]?", false, true], ["dilation", "int[]?", false, true], ["ceilMode", "bool", false, false], ["indices", "Tensor?", false, true]] }],
     "function:indexSelect": [{ name: "indexSelect", fn: N["indexSelect"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false]] }],
     "method:indexSelect": [{ name: "indexSelect", fn: N["indexSelect"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false]] }],
     "function:gather": [{ name: "gather", fn: N["gather"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false]] }],
@@ -559,10 +562,10 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:hardswish": [{ name: "hardswish", fn: N["hardswish"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
     "method:hardswish": [{ name: "hardswish", fn: N["hardswish"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
     "method:hardswish_": [{ name: "hardswish_", fn: N["hardswish_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
-    "function:geluBackward": [{ name: "geluBackward", fn: N["geluBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["self", "Tensor", false, false], ["approximate", "str", true, true]] }],
-    "function:siluBackward": [{ name: "siluBackward", fn: N["siluBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["self", "Tensor", false, false]] }],
-    "function:mishBackward": [{ name: "mishBackward", fn: N["mishBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["self", "Tensor", false, false]] }],
-    "function:eluBackward": [{ name: "eluBackward", fn: N["eluBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["alpha", "float", false, false], ["scale", "float", false, false], ["inputScale", "float", false, false], ["isResult", "bool", false, false], ["selfOrResult", "Tensor", false, false]] }],
+    "function:geluBackward": [{ name: "geluBackward", fn: N["geluBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["self", "Tensor", false, false], ["approximate", "str", true, true]] }],
+    "function:siluBackward": [{ name: "siluBackward", fn: N["siluBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["self", "Tensor", false, false]] }],
+    "function:mishBackward": [{ name: "mishBackward", fn: N["mishBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["self", "Tensor", false, false]] }],
+    "function:eluBackward": [{ name: "eluBackward", fn: N["eluBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["alpha", "float", false, false], ["scale", "float", false, false], ["inputScale", "float", false, false], ["isResult", "bool", false, false], ["selfOrResult", "Tensor", false, false]] }],
   };
   kd.empty = function empty() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -2636,6 +2639,26 @@ module.exports = function install(Tensor, kd, N, rt) {
   rt.namespace(kd, "_internal").padBackward = function padBackward() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:padBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").layerNormDoubleBackward = function layerNormDoubleBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:layerNormDoubleBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").prodDoubleBackward = function prodDoubleBackward(a0, a1, a2, a3, a4) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 5) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    const h = N["prodDoubleBackward"](a0._h, a1._h, a2._h, a3, a4); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:prodDoubleBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").maxPool2dDoubleBackward = function maxPool2dDoubleBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:maxPool2dDoubleBackward"], null, arguments);
   };
   kd.indexSelect = function indexSelect(a0, a1, a2) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

@@ -27,6 +27,9 @@ function x(shape, lo, hi) {
 /** A positive float64 leaf (for log, sqrt, pow bases, divisors). */
 const pos = (shape) => x(shape, 0.5, 2);
 const c = (data, dtype = 'int64') => kd.tensor(data, { dtype });
+// fixed (not requiring grad) loss weights
+const W3 = kd.tensor([0.5, 1.5, 2], { dtype: 'float64' });
+const PW3 = kd.tensor([2, 0.5, 1.25], { dtype: 'float64' });
 
 // [name, fn, inputs]: fn(...inputs) -> Tensor or array of Tensors.
 const CASES = [
@@ -90,27 +93,39 @@ const CASES = [
   ['gather', (a) => kd.gather(a, 1, c([[0, 2], [1, 1]])), () => [x([2, 3])]],
   ['indexSelect', (a) => kd.indexSelect(a, 0, c([2, 0, 2])), () => [x([3, 2])]],
   ['transpose + narrow + select', (a) => a.transpose(0, 1).narrow(0, 1, 2).select(1, 0), () => [x([2, 3])]],
+
+  // the double backward of the internal backward ops (each had no formula, or was nondiff)
+  ['mish', (a) => F.mish(a), () => [x([2, 3])]],
+  ['selu', (a) => F.selu(a), () => [x([2, 3])]],
+  ['elu (alpha 0.5)', (a) => F.elu(a, 0.5), () => [x([2, 3])]],
+  ['prod (all)', (a) => kd.prod(a), () => [x([2, 3])]],
+  ['prod (dim, keepdim, one zero)', (a) => kd.prod(a, 1, true), () => [kd.tensor([[1.5, 0, -2], [0.5, 1.2, 0.7]], { dtype: 'float64' }).requiresGrad_()]],
+  ['prod (dim, two zeros)', (a) => kd.prod(a, 0), () => [kd.tensor([[0, 1.5], [0, 0], [2, -0.5]], { dtype: 'float64' }).requiresGrad_()]],
+  ['cumprod', (a) => kd.cumprod(a, 1), () => [pos([2, 3])]],
+  ['layerNorm (2 dims, weight only)', (a, w) => F.layerNorm(a, [2, 2], w), () => [x([2, 2, 2]), x([2, 2])]],
+  ['groupNorm (weight, bias)', (a, w, b) => F.groupNorm(a, 2, w, b), () => [x([2, 4, 2]), x([4]), x([4])]],
+  ['l1Loss', (a, b) => F.l1Loss(a, b), () => [x([2, 3]), x([2, 3])]],
+  ["smoothL1Loss (beta 0.5, reduction 'none')", (a, b) => F.smoothL1Loss(a, b, { reduction: 'none', beta: 0.5 }), () => [x([2, 3]), x([3])]],
+  ['binaryCrossEntropy', (a, b) => F.binaryCrossEntropy(a, b), () => [x([2, 3], 0.2, 0.8), x([2, 3], 0, 1)]],
+  ["binaryCrossEntropy (weight, reduction 'sum')", (a, b) => F.binaryCrossEntropy(a, b, W3, { reduction: 'sum' }),
+    () => [x([2, 3], 0.2, 0.8), x([2, 3], 0, 1)]],
+  ['binaryCrossEntropyWithLogits (posWeight, weight)',
+    (a, b) => F.binaryCrossEntropyWithLogits(a, b, W3, { posWeight: PW3 }), () => [x([2, 3]), x([2, 3], 0, 1)]],
+  ['nllLoss (weight, sum)', (a) => F.nllLoss(a, c([1, 0, 2]), kd.tensor([0.5, 1, 2], { dtype: 'float64' }), { reduction: 'sum' }), () => [x([3, 3])]],
+  ['crossEntropy (label smoothing)', (a) => F.crossEntropy(a, c([0, 2, 1]), null, { labelSmoothing: 0.2 }), () => [x([3, 4])]],
+  ['maxPool2dWithIndices', (a) => F.maxPool2dWithIndices(a, 2, { stride: 1 })[0], () => [x([1, 2, 3, 3])]],
+  ['avgPool2d (padding, stride 1)', (a) => F.avgPool2d(a, 2, { stride: 1, padding: 1 }), () => [x([1, 1, 3, 3])]],
+  ['adaptiveAvgPool2d', (a) => F.adaptiveAvgPool2d(a, [2, 1]), () => [x([1, 2, 3, 3])]],
+  ['interpolate (bilinear)', (a) => F.interpolate(a, { size: [3, 3], mode: 'bilinear', alignCorners: false }), () => [x([1, 1, 2, 2])]],
+  ["pad ('reflect')", (a) => F.pad(a, [1, 1], { mode: 'reflect' }), () => [x([1, 2, 3])]],
+  ['convTranspose2d', (a, w) => F.convTranspose2d(a, w, null, { stride: 2 }), () => [x([1, 1, 2, 2]), x([1, 2, 2, 2])]],
+  ['embedding', (w) => F.embedding(c([[0, 2], [1, 0]]), w), () => [x([3, 2])]],
+  ['maskedSelect', (a) => kd.maskedSelect(a, c([true, false, true], 'bool')), () => [x([2, 3])]],
 ];
 
-// Second derivatives kindling does not have yet: the op's backward calls an internal backward op
-// that has no formula of its own ("not implemented" at double backward) or is flagged nondiff (its
-// second derivative silently comes out as zero). Pending until those ops get formulas.
-const KNOWN = {
-  gelu: "geluBackward has no derivative w.r.t. self (its 'grad' arg shadows the formula's grad)",
-  "gelu (approximate 'tanh')": 'geluBackward has no derivative w.r.t. self',
-  silu: 'siluBackward has no derivative w.r.t. self',
-  elu: 'eluBackward has no derivative w.r.t. selfOrResult',
-  'prod (dim)': 'prodBackward is nondiff: the second derivative comes out as zero',
-  avgPool2d: 'avgPool2dBackward has no derivative w.r.t. input (it is linear in gradOutput only; needs a zero formula)',
-  maxPool2d: 'maxPool2dBackward has no backward formula',
-  layerNorm: 'layerNormBackward is nondiff: the second derivative w.r.t. input comes out as zero',
-  groupNorm: 'its composite calls nondiff backward ops (nativeLayerNorm -> layerNormBackward): the second derivative comes out as zero',
-  crossEntropy: 'nllLossBackward has no derivative w.r.t. input',
-  nllLoss: 'nllLossBackward has no derivative w.r.t. input',
-  smoothL1Loss: 'pointwiseLossBackward is nondiff: the second derivative comes out as zero',
-  binaryCrossEntropyWithLogits: 'pointwiseLossBackward is nondiff: the second derivative comes out as zero',
-};
-
+// Second derivatives kindling does not have yet (pending, with the reason). Empty: every internal
+// backward op has a formula of its own (issue 5's double backward).
+const KNOWN = {};
 describe('gradgradcheck (second derivatives, float64)', function () {
   for (const [name, fn, make] of CASES) {
     (KNOWN[name] ? it.skip : it)(KNOWN[name] ? `${name} (known gap: ${KNOWN[name]})` : name, function () {

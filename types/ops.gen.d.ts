@@ -1391,11 +1391,11 @@ export declare namespace _internal {
   function normBackward(grad: Tensor, self: Tensor, p: number | null | undefined, result: Tensor, dim: number | readonly number[] | null | undefined, keepdim: boolean, options?: { grad?: Tensor; self?: Tensor; p?: number | null; result?: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
   function normBackward(options: { grad: Tensor; self: Tensor; p?: number | null; result: Tensor; dim?: number | readonly number[] | null; keepdim: boolean }): Tensor;
   /** Gradient of prod, exact when the reduced slice holds zeros. */
-  function prodBackward(grad: Tensor, self: Tensor, result: Tensor, dim: number | null | undefined, keepdim: boolean, options?: { grad?: Tensor; self?: Tensor; result?: Tensor; dim?: number | null; keepdim?: boolean }): Tensor;
-  function prodBackward(options: { grad: Tensor; self: Tensor; result: Tensor; dim?: number | null; keepdim: boolean }): Tensor;
+  function prodBackward(gradOutput: Tensor, self: Tensor, output: Tensor, dim: number | null | undefined, keepdim: boolean, options?: { gradOutput?: Tensor; self?: Tensor; output?: Tensor; dim?: number | null; keepdim?: boolean }): Tensor;
+  function prodBackward(options: { gradOutput: Tensor; self: Tensor; output: Tensor; dim?: number | null; keepdim: boolean }): Tensor;
   /** Gradient of cumprod, exact when the line holds zeros. */
-  function cumprodBackward(grad: Tensor, self: Tensor, dim: number, result: Tensor, options?: { grad?: Tensor; self?: Tensor; dim?: number; result?: Tensor }): Tensor;
-  function cumprodBackward(options: { grad: Tensor; self: Tensor; dim: number; result: Tensor }): Tensor;
+  function cumprodBackward(gradOutput: Tensor, self: Tensor, dim: number, output: Tensor, options?: { gradOutput?: Tensor; self?: Tensor; dim?: number; output?: Tensor }): Tensor;
+  function cumprodBackward(options: { gradOutput: Tensor; self: Tensor; dim: number; output: Tensor }): Tensor;
   /** Zeros of inputSizes with grad written into the slice (the gradient of slice). */
   function sliceBackward(grad: Tensor, inputSizes: readonly number[], dim: number, start: number | null | undefined, end: number | null | undefined, step: number, options?: { grad?: Tensor; inputSizes?: readonly number[]; dim?: number; start?: number | null; end?: number | null; step?: number }): Tensor;
   function sliceBackward(options: { grad: Tensor; inputSizes: readonly number[]; dim: number; start?: number | null; end?: number | null; step: number }): Tensor;
@@ -1435,6 +1435,15 @@ export declare namespace _internal {
   /** Gradient of pad w.r.t. its input (reflected/replicated borders summed back). */
   function padBackward(gradOutput: Tensor, inputSize: readonly number[], pad: readonly number[], mode?: string, options?: { gradOutput?: Tensor; inputSize?: readonly number[]; pad?: readonly number[]; mode?: string }): Tensor;
   function padBackward(options: { gradOutput: Tensor; inputSize: readonly number[]; pad: readonly number[]; mode?: string }): Tensor;
+  /** Gradient of layerNormBackward w.r.t. its input (gradOutput already times the weight), for the incoming gradient ggInput. */
+  function layerNormDoubleBackward(ggInput: Tensor, gradOutput: Tensor, input: Tensor, normalizedShape: readonly number[], mean: Tensor, rstd: Tensor, options?: { ggInput?: Tensor; gradOutput?: Tensor; input?: Tensor; normalizedShape?: readonly number[]; mean?: Tensor; rstd?: Tensor }): Tensor;
+  function layerNormDoubleBackward(options: { ggInput: Tensor; gradOutput: Tensor; input: Tensor; normalizedShape: readonly number[]; mean: Tensor; rstd: Tensor }): Tensor;
+  /** Gradient of prodBackward w.r.t. self (the Hessian of prod along dim times ggSelf, times gradOutput), exact with zeros. */
+  function prodDoubleBackward(ggSelf: Tensor, gradOutput: Tensor, self: Tensor, dim: number | null | undefined, keepdim: boolean, options?: { ggSelf?: Tensor; gradOutput?: Tensor; self?: Tensor; dim?: number | null; keepdim?: boolean }): Tensor;
+  function prodDoubleBackward(options: { ggSelf: Tensor; gradOutput: Tensor; self: Tensor; dim?: number | null; keepdim: boolean }): Tensor;
+  /** Gradient of maxPool2dBackward w.r.t. gradOutput: ggInput gathered at the argmax positions (recomputed when indices is null). */
+  function maxPool2dDoubleBackward(ggInput: Tensor, input: Tensor, kernelSize: number | readonly number[], stride: number | readonly number[] | null | undefined, padding: number | readonly number[] | null | undefined, dilation: number | readonly number[] | null | undefined, ceilMode: boolean, indices?: Tensor | null, options?: { ggInput?: Tensor; input?: Tensor; kernelSize?: number | readonly number[]; stride?: number | readonly number[] | null; padding?: number | readonly number[] | null; dilation?: number | readonly number[] | null; ceilMode?: boolean; indices?: Tensor | null }): Tensor;
+  function maxPool2dDoubleBackward(options: { ggInput: Tensor; input: Tensor; kernelSize: number | readonly number[]; stride?: number | readonly number[] | null; padding?: number | readonly number[] | null; dilation?: number | readonly number[] | null; ceilMode: boolean; indices?: Tensor | null }): Tensor;
   /** The gradient of maskedSelect: zeros of the broadcast shape with grad put where mask is true. */
   function maskedSelectBackward(gradOutput: Tensor, self: Tensor, mask: Tensor, options?: { gradOutput?: Tensor; self?: Tensor; mask?: Tensor }): Tensor;
   function maskedSelectBackward(options: { gradOutput: Tensor; self: Tensor; mask: Tensor }): Tensor;
@@ -1495,18 +1504,18 @@ export declare namespace _internal {
   /** The gradient of diagonal: zeros of inputSizes with gradOutput on the diagonal. */
   function diagonalBackward(gradOutput: Tensor, inputSizes: readonly number[], offset: number, dim1: number, dim2: number, options?: { gradOutput?: Tensor; inputSizes?: readonly number[]; offset?: number; dim1?: number; dim2?: number }): Tensor;
   function diagonalBackward(options: { gradOutput: Tensor; inputSizes: readonly number[]; offset: number; dim1: number; dim2: number }): Tensor;
-  /** Gradient of gelu: grad * d gelu(self) / d self. */
-  function geluBackward(grad: Tensor, self: Tensor, options?: { grad?: Tensor; self?: Tensor; approximate?: string }): Tensor;
-  function geluBackward(options: { grad: Tensor; self: Tensor; approximate?: string }): Tensor;
-  /** Gradient of silu: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self))). */
-  function siluBackward(grad: Tensor, self: Tensor, options?: { grad?: Tensor; self?: Tensor }): Tensor;
-  function siluBackward(options: { grad: Tensor; self: Tensor }): Tensor;
-  /** Gradient of mish: grad * d mish(self) / d self. */
-  function mishBackward(grad: Tensor, self: Tensor, options?: { grad?: Tensor; self?: Tensor }): Tensor;
-  function mishBackward(options: { grad: Tensor; self: Tensor }): Tensor;
+  /** Gradient of gelu: gradOutput * d gelu(self) / d self. */
+  function geluBackward(gradOutput: Tensor, self: Tensor, options?: { gradOutput?: Tensor; self?: Tensor; approximate?: string }): Tensor;
+  function geluBackward(options: { gradOutput: Tensor; self: Tensor; approximate?: string }): Tensor;
+  /** Gradient of silu: gradOutput * sigmoid(self) * (1 + self * (1 - sigmoid(self))). */
+  function siluBackward(gradOutput: Tensor, self: Tensor, options?: { gradOutput?: Tensor; self?: Tensor }): Tensor;
+  function siluBackward(options: { gradOutput: Tensor; self: Tensor }): Tensor;
+  /** Gradient of mish: gradOutput * d mish(self) / d self. */
+  function mishBackward(gradOutput: Tensor, self: Tensor, options?: { gradOutput?: Tensor; self?: Tensor }): Tensor;
+  function mishBackward(options: { gradOutput: Tensor; self: Tensor }): Tensor;
   /** Gradient of elu/selu, from the input (isResult false) or from the result (isResult true). */
-  function eluBackward(grad: Tensor, alpha: number, scale: number, inputScale: number, isResult: boolean, selfOrResult: Tensor, options?: { grad?: Tensor; alpha?: number; scale?: number; inputScale?: number; isResult?: boolean; selfOrResult?: Tensor }): Tensor;
-  function eluBackward(options: { grad: Tensor; alpha: number; scale: number; inputScale: number; isResult: boolean; selfOrResult: Tensor }): Tensor;
+  function eluBackward(gradOutput: Tensor, alpha: number, scale: number, inputScale: number, isResult: boolean, selfOrResult: Tensor, options?: { gradOutput?: Tensor; alpha?: number; scale?: number; inputScale?: number; isResult?: boolean; selfOrResult?: Tensor }): Tensor;
+  function eluBackward(options: { gradOutput: Tensor; alpha: number; scale: number; inputScale: number; isResult: boolean; selfOrResult: Tensor }): Tensor;
 }
 
 export declare namespace nn.functional {

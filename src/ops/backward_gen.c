@@ -316,6 +316,22 @@ static kd_status kd_bw_cummin(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_cummin_spec = {kd_bw_cummin, 0x1u, 0x0u, 0x2u, 0};
 
+static kd_status kd_bw_prodBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_prodBackward, 5, (kd_value[]){kd_f_call(c, KD_OP_onesLike, 3, (kd_value[]){kd_f_arg(c, 0), kd_value_none(), kd_value_none()}), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4)})), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_value_none()}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_prodDoubleBackward, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 3), kd_f_arg(c, 4)}));
+  if (c->needs[2]) kd_f_set(c, 2, kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 2, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_prodBackward_spec = {kd_bw_prodBackward, 0x7u, 0x7u, 0x0u, 1};
+
+static kd_status kd_bw_cumprodBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_cumsum, 3, (kd_value[]){kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_arg(c, 1)), kd_f_arg(c, 2), kd_value_none()}), kd_f_arg(c, 3)));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_sub, kd_f_call(c, KD_OP_flip, 2, (kd_value[]){kd_f_call(c, KD_OP_cumsum, 3, (kd_value[]){kd_f_call(c, KD_OP_flip, 2, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_arg(c, 3)), kd_f_call(c, KD_OP_cumsum, 3, (kd_value[]){kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_arg(c, 1)), kd_f_arg(c, 2), kd_value_none()})), kd_f_list(c, 1, (kd_value[]){kd_f_arg(c, 2)})}), kd_f_arg(c, 2), kd_value_none()}), kd_f_list(c, 1, (kd_value[]){kd_f_arg(c, 2)})}), kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_arg(c, 1)), kd_f_call(c, KD_OP_flip, 2, (kd_value[]){kd_f_call(c, KD_OP_cumsum, 3, (kd_value[]){kd_f_call(c, KD_OP_flip, 2, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_arg(c, 3)), kd_f_list(c, 1, (kd_value[]){kd_f_arg(c, 2)})}), kd_f_arg(c, 2), kd_value_none()}), kd_f_list(c, 1, (kd_value[]){kd_f_arg(c, 2)})}))), kd_f_arg(c, 1)));
+  if (c->needs[3]) kd_f_set(c, 3, kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 3, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_cumprodBackward_spec = {kd_bw_cumprodBackward, 0xbu, 0xbu, 0x0u, 1};
+
 static kd_status kd_bw_mm(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_arg(c, 1)})}));
   if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_grad(c, 0)}));
@@ -602,6 +618,13 @@ static kd_status kd_bw_maxPool2dWithIndices(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_maxPool2dWithIndices_spec = {kd_bw_maxPool2dWithIndices, 0x1u, 0x1u, 0x2u, 1};
 
+static kd_status kd_bw_maxPool2dBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_maxPool2dDoubleBackward, 8, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6), kd_f_arg(c, 7)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_maxPool2dBackward_spec = {kd_bw_maxPool2dBackward, 0x3u, 0x82u, 0x0u, 0};
+
 static kd_status kd_bw_avgPool2d(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_avgPool2dBackward, 8, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
   return c->st;
@@ -610,15 +633,23 @@ static const kd_backward_spec kd_bw_avgPool2d_spec = {kd_bw_avgPool2d, 0x1u, 0x1
 
 static kd_status kd_bw_avgPool2dBackward(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_avgPool2d, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6), kd_f_arg(c, 7)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
   return c->st;
 }
-static const kd_backward_spec kd_bw_avgPool2dBackward_spec = {kd_bw_avgPool2dBackward, 0x1u, 0x0u, 0x0u, 0};
+static const kd_backward_spec kd_bw_avgPool2dBackward_spec = {kd_bw_avgPool2dBackward, 0x3u, 0x0u, 0x0u, 0};
 
 static kd_status kd_bw_adaptiveAvgPool2d(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_adaptiveAvgPool2dBackward, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0)}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_adaptiveAvgPool2d_spec = {kd_bw_adaptiveAvgPool2d, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_adaptiveAvgPool2dBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_adaptiveAvgPool2d, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_list(c, 2, (kd_value[]){kd_f_elem(c, kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_elem_index(kd_f_binop(c, KD_OP_sub, kd_f_arg_meta(c, 0, KD_F_NDIM), kd_f_int(2)))), kd_f_elem(c, kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_elem_index(kd_f_binop(c, KD_OP_sub, kd_f_arg_meta(c, 0, KD_F_NDIM), kd_f_int(1))))})}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_adaptiveAvgPool2dBackward_spec = {kd_bw_adaptiveAvgPool2dBackward, 0x3u, 0x0u, 0x0u, 0};
 
 static kd_status kd_bw_interpolate(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_interpolateBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4)}));
@@ -639,7 +670,7 @@ static kd_status kd_bw_pad(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_pad_spec = {kd_bw_pad, 0x1u, 0x0u, 0x0u, 0};
 
 static kd_status kd_bw_padBackward(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_pad, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_int(0)}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_pad, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_value_none()}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_padBackward_spec = {kd_bw_padBackward, 0x1u, 0x0u, 0x0u, 0};
@@ -725,9 +756,10 @@ static const kd_backward_spec kd_bw_maskedSelect_spec = {kd_bw_maskedSelect, 0x1
 
 static kd_status kd_bw_maskedSelectBackward(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_maskedSelect, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
   return c->st;
 }
-static const kd_backward_spec kd_bw_maskedSelectBackward_spec = {kd_bw_maskedSelectBackward, 0x1u, 0x4u, 0x0u, 0};
+static const kd_backward_spec kd_bw_maskedSelectBackward_spec = {kd_bw_maskedSelectBackward, 0x3u, 0x4u, 0x0u, 0};
 
 static kd_status kd_bw_softmax(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_out(c, 0), kd_f_binop(c, KD_OP_sub, kd_f_grad(c, 0), kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_out(c, 0)), kd_f_arg(c, 1), kd_f_bool(true), kd_value_none()}))));
@@ -743,11 +775,21 @@ static const kd_backward_spec kd_bw_logSoftmax_spec = {kd_bw_logSoftmax, 0x1u, 0
 
 static kd_status kd_bw_nativeLayerNorm(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_layerNormBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_out(c, 1), kd_f_out(c, 2), kd_f_arg(c, 2)}));
-  if (c->needs[2]) kd_f_set(c, 2, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 0), kd_f_out(c, 1))), kd_f_out(c, 2)));
+  if (c->needs[2]) kd_f_set(c, 2, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_nativeLayerNorm, 5, (kd_value[]){kd_f_arg(c, 0), kd_f_arg(c, 1), kd_value_none(), kd_value_none(), kd_f_arg(c, 4)})));
   if (c->needs[3]) kd_f_set(c, 3, kd_f_grad(c, 0));
   return c->st;
 }
 static const kd_backward_spec kd_bw_nativeLayerNorm_spec = {kd_bw_nativeLayerNorm, 0xdu, 0x5u, 0x6u, 1};
+
+static kd_status kd_bw_layerNormBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 5)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_layerNormBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_value_none()}) : kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_layerNormBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_value_none()}), kd_f_arg(c, 5))));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_layerNormDoubleBackward, 6, (kd_value[]){kd_f_grad(c, 0), (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 5)).kind == KD_VALUE_NONE)) ? kd_f_arg(c, 0) : kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_arg(c, 5))), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4)}));
+  if (c->needs[3]) kd_f_set(c, 3, kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 3, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}));
+  if (c->needs[4]) kd_f_set(c, 4, kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 4, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}));
+  if (c->needs[5]) kd_f_set(c, 5, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_call(c, KD_OP_layerNormBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_value_none()})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_layerNormBackward_spec = {kd_bw_layerNormBackward, 0x3bu, 0x3bu, 0x0u, 1};
 
 static kd_status kd_bw_embedding(kd_bw_ctx *c) {
   if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_embeddingBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg_meta(c, 1, KD_F_SHAPE), kd_f_arg(c, 2)}));
@@ -775,9 +817,10 @@ static const kd_backward_spec kd_bw_nllLoss_spec = {kd_bw_nllLoss, 0x1u, 0x7u, 0
 
 static kd_status kd_bw_nllLossBackward(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_nllLoss, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
   return c->st;
 }
-static const kd_backward_spec kd_bw_nllLossBackward_spec = {kd_bw_nllLossBackward, 0x1u, 0xcu, 0x0u, 0};
+static const kd_backward_spec kd_bw_nllLossBackward_spec = {kd_bw_nllLossBackward, 0x3u, 0xcu, 0x0u, 0};
 
 static kd_status kd_bw_mseLoss(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 2), kd_f_str("mean"))) ? kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_NUMEL)) : kd_f_grad(c, 0)), kd_f_int(2)), kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 0), kd_f_arg(c, 1))));
@@ -813,6 +856,14 @@ static kd_status kd_bw_binaryCrossEntropyWithLogits(kd_bw_ctx *c) {
   return c->st;
 }
 static const kd_backward_spec kd_bw_binaryCrossEntropyWithLogits_spec = {kd_bw_binaryCrossEntropyWithLogits, 0x3u, 0x17u, 0x0u, 1};
+
+static kd_status kd_bw_pointwiseLossBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_pointwiseLossBackward, 9, (kd_value[]){kd_f_call(c, KD_OP_onesLike, 3, (kd_value[]){kd_f_arg(c, 0), kd_value_none(), kd_value_none()}), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6), kd_f_arg(c, 7), kd_f_arg(c, 8)})));
+  if (c->needs[1]) kd_f_set(c, 1, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 7), kd_f_int(1))) ? kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}) : kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 5), kd_f_str("mean"))) ? kd_f_binop(c, KD_OP_div, kd_f_arg(c, 0), kd_f_attr(c, kd_f_grad(c, 0), KD_F_NUMEL)) : kd_f_arg(c, 0))), (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 3)).kind == KD_VALUE_NONE)) ? kd_f_int(1) : kd_f_arg(c, 3))), (kd_f_truthy(c, kd_f_arg(c, 8)) ? (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 7), kd_f_int(2))) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_lt, kd_f_call(c, KD_OP_abs, 1, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 1), kd_f_arg(c, 2))}), kd_f_arg(c, 6)), kd_f_binop(c, KD_OP_div, kd_f_neg(c, kd_f_int(1)), kd_f_arg(c, 6)), kd_f_int(0)}) : (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 7), kd_f_int(3))) ? kd_f_binop(c, KD_OP_div, kd_f_neg(c, kd_f_int(1)), kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_add, kd_f_arg(c, 1), kd_f_float(1e-12)), kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_arg(c, 1)), kd_f_float(1e-12)))) : (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 4)).kind == KD_VALUE_NONE)) ? kd_f_binop(c, KD_OP_sub, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_arg(c, 1), kd_value_none(), kd_value_none()}), kd_f_int(1)) : kd_f_binop(c, KD_OP_sub, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_arg(c, 4)), kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_call(c, KD_OP_sigmoid, 1, (kd_value[]){kd_f_arg(c, 1)}))), kd_f_int(1))))) : (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 7), kd_f_int(2))) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_lt, kd_f_call(c, KD_OP_abs, 1, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 1), kd_f_arg(c, 2))}), kd_f_arg(c, 6)), kd_f_binop(c, KD_OP_div, kd_f_int(1), kd_f_arg(c, 6)), kd_f_int(0)}) : (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 7), kd_f_int(3))) ? kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_sub, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 1), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 1), kd_f_arg(c, 2)), kd_f_int(2))), kd_f_arg(c, 2)), kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_pow, 2, (kd_value[]){kd_f_binop(c, KD_OP_add, kd_f_arg(c, 1), kd_f_float(1e-12)), kd_f_int(2)}), kd_f_call(c, KD_OP_pow, 2, (kd_value[]){kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_arg(c, 1)), kd_f_float(1e-12)), kd_f_int(2)}))) : kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 4)).kind == KD_VALUE_NONE)) ? kd_f_int(1) : kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 4), kd_f_int(1)), kd_f_arg(c, 2)), kd_f_int(1))), kd_f_call(c, KD_OP_sigmoid, 1, (kd_value[]){kd_f_arg(c, 1)})), kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_call(c, KD_OP_sigmoid, 1, (kd_value[]){kd_f_arg(c, 1)})))))))));
+  if (c->needs[2]) kd_f_set(c, 2, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 7), kd_f_int(1))) ? kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}) : kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 5), kd_f_str("mean"))) ? kd_f_binop(c, KD_OP_div, kd_f_arg(c, 0), kd_f_attr(c, kd_f_grad(c, 0), KD_F_NUMEL)) : kd_f_arg(c, 0))), (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 3)).kind == KD_VALUE_NONE)) ? kd_f_int(1) : kd_f_arg(c, 3))), (kd_f_truthy(c, kd_f_arg(c, 8)) ? (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 7), kd_f_int(2))) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_lt, kd_f_call(c, KD_OP_abs, 1, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 1), kd_f_arg(c, 2))}), kd_f_arg(c, 6)), kd_f_binop(c, KD_OP_div, kd_f_int(1), kd_f_arg(c, 6)), kd_f_int(0)}) : kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()})) : (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 7), kd_f_int(2))) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_lt, kd_f_call(c, KD_OP_abs, 1, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 1), kd_f_arg(c, 2))}), kd_f_arg(c, 6)), kd_f_binop(c, KD_OP_div, kd_f_neg(c, kd_f_int(1)), kd_f_arg(c, 6)), kd_f_int(0)}) : (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 7), kd_f_int(3))) ? kd_f_binop(c, KD_OP_div, kd_f_neg(c, kd_f_int(1)), kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_add, kd_f_arg(c, 1), kd_f_float(1e-12)), kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_arg(c, 1)), kd_f_float(1e-12)))) : (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 4)).kind == KD_VALUE_NONE)) ? kd_f_binop(c, KD_OP_sub, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_arg(c, 1), kd_value_none(), kd_value_none()}), kd_f_int(1)) : kd_f_binop(c, KD_OP_sub, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_arg(c, 4)), kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_call(c, KD_OP_sigmoid, 1, (kd_value[]){kd_f_arg(c, 1)}))), kd_f_int(1)))))))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_pointwiseLossBackward_spec = {kd_bw_pointwiseLossBackward, 0x7u, 0x1fu, 0x0u, 1};
 
 static kd_status kd_bw_cat(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_catBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1)}));
@@ -1134,27 +1185,31 @@ static const kd_backward_spec kd_bw_hardswish_spec = {kd_bw_hardswish, 0x1u, 0x1
 
 static kd_status kd_bw_geluBackward(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_geluBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 0)), (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 2), kd_f_str("tanh"))) ? kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_tanh, 1, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 1), kd_f_arg(c, 1)), kd_f_float(0.044715)), kd_f_int(1)), kd_f_arg(c, 1)), kd_f_float(0.7978845608028654))}), kd_f_call(c, KD_OP_tanh, 1, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 1), kd_f_arg(c, 1)), kd_f_float(0.044715)), kd_f_int(1)), kd_f_arg(c, 1)), kd_f_float(0.7978845608028654))}))), kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 1), kd_f_arg(c, 1)), kd_f_float(0.134145)), kd_f_int(1)), kd_f_float(0.7978845608028654)), kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 1), kd_f_float(0.5)), kd_f_binop(c, KD_OP_sub, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 1), kd_f_float(0.21406444881780076)), kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_tanh, 1, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 1), kd_f_arg(c, 1)), kd_f_float(0.044715)), kd_f_int(1)), kd_f_arg(c, 1)), kd_f_float(0.7978845608028654))}), kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 1), kd_f_arg(c, 1)), kd_f_float(0.134145)), kd_f_int(1))), kd_f_float(0.7978845608028654)), kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 1), kd_f_arg(c, 1)), kd_f_float(0.134145)), kd_f_int(1))), kd_f_float(0.7978845608028654)), kd_f_int(2)))))) : kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_sub, kd_f_int(2), kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 1), kd_f_arg(c, 1))), kd_f_call(c, KD_OP_exp, 1, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 1), kd_f_arg(c, 1)), kd_f_neg(c, kd_f_float(0.5)))})), kd_f_float(0.3989422804014327)))));
   return c->st;
 }
-static const kd_backward_spec kd_bw_geluBackward_spec = {kd_bw_geluBackward, 0x1u, 0x2u, 0x0u, 0};
+static const kd_backward_spec kd_bw_geluBackward_spec = {kd_bw_geluBackward, 0x3u, 0x3u, 0x0u, 1};
 
 static kd_status kd_bw_siluBackward(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_siluBackward, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 0)), kd_f_call(c, KD_OP_sigmoid, 1, (kd_value[]){kd_f_arg(c, 1)})), kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_call(c, KD_OP_sigmoid, 1, (kd_value[]){kd_f_arg(c, 1)}))), kd_f_binop(c, KD_OP_add, kd_f_int(2), kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 1), kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_sigmoid, 1, (kd_value[]){kd_f_arg(c, 1)}), kd_f_int(2)))))));
   return c->st;
 }
-static const kd_backward_spec kd_bw_siluBackward_spec = {kd_bw_siluBackward, 0x1u, 0x2u, 0x0u, 0};
+static const kd_backward_spec kd_bw_siluBackward_spec = {kd_bw_siluBackward, 0x3u, 0x3u, 0x0u, 1};
 
 static kd_status kd_bw_mishBackward(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_mishBackward, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 0)), kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_tanh, 1, (kd_value[]){kd_f_call(c, KD_OP_softplus, 3, (kd_value[]){kd_f_arg(c, 1), kd_value_none(), kd_value_none()})}), kd_f_call(c, KD_OP_tanh, 1, (kd_value[]){kd_f_call(c, KD_OP_softplus, 3, (kd_value[]){kd_f_arg(c, 1), kd_value_none(), kd_value_none()})})))), kd_f_call(c, KD_OP_sigmoid, 1, (kd_value[]){kd_f_arg(c, 1)})), kd_f_binop(c, KD_OP_sub, kd_f_binop(c, KD_OP_add, kd_f_int(2), kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 1), kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_call(c, KD_OP_sigmoid, 1, (kd_value[]){kd_f_arg(c, 1)})))), kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 1), kd_f_call(c, KD_OP_tanh, 1, (kd_value[]){kd_f_call(c, KD_OP_softplus, 3, (kd_value[]){kd_f_arg(c, 1), kd_value_none(), kd_value_none()})})), kd_f_call(c, KD_OP_sigmoid, 1, (kd_value[]){kd_f_arg(c, 1)})), kd_f_int(2)))));
   return c->st;
 }
-static const kd_backward_spec kd_bw_mishBackward_spec = {kd_bw_mishBackward, 0x1u, 0x2u, 0x0u, 0};
+static const kd_backward_spec kd_bw_mishBackward_spec = {kd_bw_mishBackward, 0x3u, 0x3u, 0x0u, 1};
 
 static kd_status kd_bw_eluBackward(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_eluBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5)}));
+  if (c->needs[5]) kd_f_set(c, 5, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_le, kd_f_arg(c, 5), kd_f_int(0)), (kd_f_truthy(c, kd_f_arg(c, 4)) ? kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 0)), kd_f_arg(c, 3)) : kd_f_call(c, KD_OP_eluBackward, 6, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 0)), kd_f_arg(c, 3)), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_bool(false), kd_f_arg(c, 5)})), kd_f_int(0)}));
   return c->st;
 }
-static const kd_backward_spec kd_bw_eluBackward_spec = {kd_bw_eluBackward, 0x1u, 0x20u, 0x0u, 0};
+static const kd_backward_spec kd_bw_eluBackward_spec = {kd_bw_eluBackward, 0x21u, 0x21u, 0x0u, 1};
 
 const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_fill_] = &kd_bw_fill_spec,
@@ -1221,6 +1276,8 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_cumprod] = &kd_bw_cumprod_spec,
     [KD_OP_cummax] = &kd_bw_cummax_spec,
     [KD_OP_cummin] = &kd_bw_cummin_spec,
+    [KD_OP_prodBackward] = &kd_bw_prodBackward_spec,
+    [KD_OP_cumprodBackward] = &kd_bw_cumprodBackward_spec,
     [KD_OP_mm] = &kd_bw_mm_spec,
     [KD_OP_bmm] = &kd_bw_bmm_spec,
     [KD_OP_addmm] = &kd_bw_addmm_spec,
@@ -1274,9 +1331,11 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_conv2dBackwardWeight_padding] = &kd_bw_conv2dBackwardWeight_padding_spec,
     [KD_OP_maxPool2d] = &kd_bw_maxPool2d_spec,
     [KD_OP_maxPool2dWithIndices] = &kd_bw_maxPool2dWithIndices_spec,
+    [KD_OP_maxPool2dBackward] = &kd_bw_maxPool2dBackward_spec,
     [KD_OP_avgPool2d] = &kd_bw_avgPool2d_spec,
     [KD_OP_avgPool2dBackward] = &kd_bw_avgPool2dBackward_spec,
     [KD_OP_adaptiveAvgPool2d] = &kd_bw_adaptiveAvgPool2d_spec,
+    [KD_OP_adaptiveAvgPool2dBackward] = &kd_bw_adaptiveAvgPool2dBackward_spec,
     [KD_OP_interpolate] = &kd_bw_interpolate_spec,
     [KD_OP_interpolateBackward] = &kd_bw_interpolateBackward_spec,
     [KD_OP_pad] = &kd_bw_pad_spec,
@@ -1304,6 +1363,7 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_softmax] = &kd_bw_softmax_spec,
     [KD_OP_logSoftmax] = &kd_bw_logSoftmax_spec,
     [KD_OP_nativeLayerNorm] = &kd_bw_nativeLayerNorm_spec,
+    [KD_OP_layerNormBackward] = &kd_bw_layerNormBackward_spec,
     [KD_OP_embedding] = &kd_bw_embedding_spec,
     [KD_OP_embeddingBackward] = &kd_bw_embeddingBackward_spec,
     [KD_OP_nativeDropout] = &kd_bw_nativeDropout_spec,
@@ -1314,6 +1374,7 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_smoothL1Loss] = &kd_bw_smoothL1Loss_spec,
     [KD_OP_binaryCrossEntropy] = &kd_bw_binaryCrossEntropy_spec,
     [KD_OP_binaryCrossEntropyWithLogits] = &kd_bw_binaryCrossEntropyWithLogits_spec,
+    [KD_OP_pointwiseLossBackward] = &kd_bw_pointwiseLossBackward_spec,
     [KD_OP_cat] = &kd_bw_cat_spec,
     [KD_OP_flip] = &kd_bw_flip_spec,
     [KD_OP_unfold] = &kd_bw_unfold_spec,

@@ -16,11 +16,14 @@ kd_status kd_composite_flatten(const kd_op_info *op, kd_keyset ks, kd_value *arg
 kd_status kd_composite_group_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_hstack(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_layer_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_layer_norm_double_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_like(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_linear(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_matmul(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_max_pool2d_double_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_movedim(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_norm_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_prod_double_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_repeat(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_repeat_interleave(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_reshape(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -636,17 +639,17 @@ static const kd_arg_schema kd_args_normBackward[] = {
     {"keepdim", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
 };
 static const kd_arg_schema kd_args_prodBackward[] = {
-    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
-    {"result", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"output", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"dim", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
     {"keepdim", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
 };
 static const kd_arg_schema kd_args_cumprodBackward[] = {
-    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
-    {"result", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"output", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
 };
 static const kd_arg_schema kd_args_mm[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
@@ -1117,6 +1120,31 @@ static const kd_arg_schema kd_args_padBackward[] = {
     {"inputSize", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
     {"pad", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
     {"mode", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "constant"}}},
+};
+static const kd_arg_schema kd_args_layerNormDoubleBackward[] = {
+    {"ggInput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"normalizedShape", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"mean", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"rstd", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_prodDoubleBackward[] = {
+    {"ggSelf", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_maxPool2dDoubleBackward[] = {
+    {"ggInput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"kernelSize", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"padding", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"ceilMode", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+    {"indices", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
 };
 static const kd_arg_schema kd_args_indexSelect[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
@@ -1937,20 +1965,20 @@ static const kd_arg_schema kd_args_hardswish_[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
 };
 static const kd_arg_schema kd_args_geluBackward[] = {
-    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"approximate", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "none"}}},
 };
 static const kd_arg_schema kd_args_siluBackward[] = {
-    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
 };
 static const kd_arg_schema kd_args_mishBackward[] = {
-    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
 };
 static const kd_arg_schema kd_args_eluBackward[] = {
-    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"alpha", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
     {"scale", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
     {"inputScale", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
@@ -2072,8 +2100,8 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_meanBackward] = {"meanBackward", KD_OP_meanBackward, 0, 0, 4, kd_args_meanBackward, 1, -1, -1},
     [KD_OP_varBackward] = {"varBackward", KD_OP_varBackward, 0, 0, 6, kd_args_varBackward, 1, -1, -1},
     [KD_OP_normBackward] = {"normBackward", KD_OP_normBackward, 0, 0, 6, kd_args_normBackward, 1, -1, -1},
-    [KD_OP_prodBackward] = {"prodBackward", KD_OP_prodBackward, KD_REDUCE_PROD_BACKWARD, KD_OP_FLAG_NONDIFF, 5, kd_args_prodBackward, 1, -1, -1},
-    [KD_OP_cumprodBackward] = {"cumprodBackward", KD_OP_cumprodBackward, KD_SCAN_CUMPROD_BACKWARD, KD_OP_FLAG_NONDIFF, 4, kd_args_cumprodBackward, 1, -1, -1},
+    [KD_OP_prodBackward] = {"prodBackward", KD_OP_prodBackward, KD_REDUCE_PROD_BACKWARD, 0, 5, kd_args_prodBackward, 1, -1, -1},
+    [KD_OP_cumprodBackward] = {"cumprodBackward", KD_OP_cumprodBackward, KD_SCAN_CUMPROD_BACKWARD, 0, 4, kd_args_cumprodBackward, 1, -1, -1},
     [KD_OP_mm] = {"mm", KD_OP_mm, 0, 0, 2, kd_args_mm, 1, -1, -1},
     [KD_OP_bmm] = {"bmm", KD_OP_bmm, 0, 0, 2, kd_args_bmm, 1, -1, -1},
     [KD_OP_matmul] = {"matmul", KD_OP_matmul, 0, 0, 2, kd_args_matmul, 1, -1, -1},
@@ -2161,6 +2189,9 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_interpolateBackward] = {"interpolateBackward", KD_OP_interpolateBackward, KD_INTERP_BACKWARD, 0, 6, kd_args_interpolateBackward, 1, -1, -1},
     [KD_OP_pad] = {"pad", KD_OP_pad, KD_PAD_FORWARD, 0, 4, kd_args_pad, 1, -1, -1},
     [KD_OP_padBackward] = {"padBackward", KD_OP_padBackward, KD_PAD_BACKWARD, 0, 4, kd_args_padBackward, 1, -1, -1},
+    [KD_OP_layerNormDoubleBackward] = {"layerNormDoubleBackward", KD_OP_layerNormDoubleBackward, 0, 0, 6, kd_args_layerNormDoubleBackward, 1, -1, -1},
+    [KD_OP_prodDoubleBackward] = {"prodDoubleBackward", KD_OP_prodDoubleBackward, 0, 0, 5, kd_args_prodDoubleBackward, 1, -1, -1},
+    [KD_OP_maxPool2dDoubleBackward] = {"maxPool2dDoubleBackward", KD_OP_maxPool2dDoubleBackward, 0, 0, 8, kd_args_maxPool2dDoubleBackward, 1, -1, -1},
     [KD_OP_indexSelect] = {"indexSelect", KD_OP_indexSelect, KD_GATHER_INDEX_SELECT, 0, 3, kd_args_indexSelect, 1, -1, -1},
     [KD_OP_gather] = {"gather", KD_OP_gather, KD_GATHER_GATHER, 0, 3, kd_args_gather, 1, -1, -1},
     [KD_OP_take] = {"take", KD_OP_take, KD_GATHER_TAKE, 0, 2, kd_args_take, 1, -1, -1},
@@ -2186,7 +2217,7 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_softmax] = {"softmax", KD_OP_softmax, KD_SOFTMAX_SOFTMAX, 0, 3, kd_args_softmax, 1, -1, 2},
     [KD_OP_logSoftmax] = {"logSoftmax", KD_OP_logSoftmax, KD_SOFTMAX_LOG, 0, 3, kd_args_logSoftmax, 1, -1, 2},
     [KD_OP_nativeLayerNorm] = {"nativeLayerNorm", KD_OP_nativeLayerNorm, 0, 0, 5, kd_args_nativeLayerNorm, 3, -1, -1},
-    [KD_OP_layerNormBackward] = {"layerNormBackward", KD_OP_layerNormBackward, 0, KD_OP_FLAG_NONDIFF, 6, kd_args_layerNormBackward, 1, -1, -1},
+    [KD_OP_layerNormBackward] = {"layerNormBackward", KD_OP_layerNormBackward, 0, 0, 6, kd_args_layerNormBackward, 1, -1, -1},
     [KD_OP_layerNorm] = {"layerNorm", KD_OP_layerNorm, 0, 0, 5, kd_args_layerNorm, 1, -1, -1},
     [KD_OP_groupNorm] = {"groupNorm", KD_OP_groupNorm, 0, 0, 5, kd_args_groupNorm, 1, -1, -1},
     [KD_OP_batchNorm] = {"batchNorm", KD_OP_batchNorm, 0, 0, 8, kd_args_batchNorm, 1, -1, -1},
@@ -2202,7 +2233,7 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_smoothL1Loss] = {"smoothL1Loss", KD_OP_smoothL1Loss, KD_LOSS_SMOOTH_L1, 0, 4, kd_args_smoothL1Loss, 1, -1, -1},
     [KD_OP_binaryCrossEntropy] = {"binaryCrossEntropy", KD_OP_binaryCrossEntropy, KD_LOSS_BCE, 0, 4, kd_args_binaryCrossEntropy, 1, -1, -1},
     [KD_OP_binaryCrossEntropyWithLogits] = {"binaryCrossEntropyWithLogits", KD_OP_binaryCrossEntropyWithLogits, KD_LOSS_BCE_LOGITS, 0, 5, kd_args_binaryCrossEntropyWithLogits, 1, -1, -1},
-    [KD_OP_pointwiseLossBackward] = {"pointwiseLossBackward", KD_OP_pointwiseLossBackward, 0, KD_OP_FLAG_NONDIFF, 9, kd_args_pointwiseLossBackward, 1, -1, -1},
+    [KD_OP_pointwiseLossBackward] = {"pointwiseLossBackward", KD_OP_pointwiseLossBackward, 0, 0, 9, kd_args_pointwiseLossBackward, 1, -1, -1},
     [KD_OP_scaledDotProductAttention] = {"scaledDotProductAttention", KD_OP_scaledDotProductAttention, 0, 0, 7, kd_args_scaledDotProductAttention, 1, -1, -1},
     [KD_OP_sgdStep_] = {"sgdStep_", KD_OP_sgdStep_, KD_OPTIM_SGD, KD_OP_FLAG_NONDIFF, 10, kd_args_sgdStep_, 1, -1, -1},
     [KD_OP_foreachSgdStep_] = {"foreachSgdStep_", KD_OP_foreachSgdStep_, KD_OPTIM_SGD, KD_OP_FLAG_NONDIFF, 10, kd_args_foreachSgdStep_, -1, -1, -1},
@@ -2539,6 +2570,9 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_interpolateBackward] = {[KD_KEY_CPU] = kd_cpu_interpolate},
     [KD_OP_pad] = {[KD_KEY_CPU] = kd_cpu_pad},
     [KD_OP_padBackward] = {[KD_KEY_CPU] = kd_cpu_pad},
+    [KD_OP_layerNormDoubleBackward] = {[KD_KEY_CPU] = kd_composite_layer_norm_double_backward, [KD_KEY_CUDA] = kd_composite_layer_norm_double_backward, [KD_KEY_AUTOGRAD] = kd_composite_layer_norm_double_backward},
+    [KD_OP_prodDoubleBackward] = {[KD_KEY_CPU] = kd_composite_prod_double_backward, [KD_KEY_CUDA] = kd_composite_prod_double_backward, [KD_KEY_AUTOGRAD] = kd_composite_prod_double_backward},
+    [KD_OP_maxPool2dDoubleBackward] = {[KD_KEY_CPU] = kd_composite_max_pool2d_double_backward, [KD_KEY_CUDA] = kd_composite_max_pool2d_double_backward, [KD_KEY_AUTOGRAD] = kd_composite_max_pool2d_double_backward},
     [KD_OP_indexSelect] = {[KD_KEY_CPU] = kd_cpu_gather},
     [KD_OP_gather] = {[KD_KEY_CPU] = kd_cpu_gather},
     [KD_OP_take] = {[KD_KEY_CPU] = kd_cpu_gather},

@@ -93,6 +93,8 @@ module.exports = [
   internal({ name: 'maxPool2dBackward',
     args: 'Tensor gradOutput, Tensor input, int|int[] kernelSize, int[]? stride, int[]? padding, int[]? dilation, bool ceilMode, Tensor? indices',
     code: 'KD_POOL_MAX_BACKWARD', cpu: 'kd_cpu_pool',
+    backward: { gradOutput: 'maxPool2dDoubleBackward(grad, input, kernelSize, stride, padding, dilation, ceilMode, indices)',
+      input: 'zerosLike(grad)' },
     doc: 'Gradient of maxPool2d: gradOutput scattered (added) to the argmax positions (recomputed when indices is null).' }),
   fn({ name: 'avgPool2d',
     args: 'Tensor input, int|int[] kernelSize, int[]? stride, int[]? padding, bool ceilMode=false, bool countIncludePad=true, int? divisorOverride',
@@ -102,13 +104,16 @@ module.exports = [
   internal({ name: 'avgPool2dBackward',
     args: 'Tensor gradOutput, Tensor input, int|int[] kernelSize, int[]? stride, int[]? padding, bool ceilMode, bool countIncludePad, int? divisorOverride',
     code: 'KD_POOL_AVG_BACKWARD', cpu: 'kd_cpu_pool',
-    backward: { gradOutput: 'avgPool2d(grad, kernelSize, stride, padding, ceilMode, countIncludePad, divisorOverride)' },
+    backward: { gradOutput: 'avgPool2d(grad, kernelSize, stride, padding, ceilMode, countIncludePad, divisorOverride)',
+      input: 'zerosLike(grad)' },
     doc: 'Gradient of avgPool2d w.r.t. its input.' }),
   fn({ name: 'adaptiveAvgPool2d', args: 'Tensor input, int|int[] outputSize', code: 'KD_POOL_ADAPTIVE_AVG', cpu: 'kd_cpu_pool',
     backward: { input: 'adaptiveAvgPool2dBackward(grad, input)' },
     doc: '2-D adaptive average pooling to outputSize (H, W) (a number means square).' }),
   internal({ name: 'adaptiveAvgPool2dBackward', args: 'Tensor gradOutput, Tensor input',
     code: 'KD_POOL_ADAPTIVE_AVG_BACKWARD', cpu: 'kd_cpu_pool',
+    backward: { gradOutput: 'adaptiveAvgPool2d(grad, [gradOutput.shape[gradOutput.ndim - 2], gradOutput.shape[gradOutput.ndim - 1]])',
+      input: 'zerosLike(grad)' },
     doc: 'Gradient of adaptiveAvgPool2d w.r.t. its input.' }),
 
   // ---- interpolation
@@ -129,6 +134,6 @@ module.exports = [
     doc: "Pads the last len(pad)/2 dims (pad = [left, right, top, bottom, ...], last dim first): mode 'constant' (value), 'reflect' or 'replicate'." }),
   internal({ name: 'padBackward', args: "Tensor gradOutput, int[] inputSize, int[] pad, str mode='constant'",
     code: 'KD_PAD_BACKWARD', cpu: 'kd_cpu_pad',
-    backward: { gradOutput: 'pad(grad, pad, mode, 0)' },
+    backward: { gradOutput: 'pad(grad, pad, mode)' }, // value left out: 0, and no error for 'reflect'/'replicate'
     doc: 'Gradient of pad w.r.t. its input (reflected/replicated borders summed back).' }),
 ];

@@ -58,7 +58,7 @@ module.exports = [
     doc: 'The elements of self (broadcast with the bool mask) where mask is true, as a 1-D tensor.' },
   { name: 'maskedSelectBackward', args: 'Tensor gradOutput, Tensor self, Tensor mask', returns: T, variants: ['function'],
     ns: ['_internal'], kind: 'composite', cpu: 'kd_cpu_masked_select_backward',
-    backward: { gradOutput: 'grad.maskedSelect(mask)' },
+    backward: { gradOutput: 'grad.maskedSelect(mask)', self: 'zerosLike(grad)' },
     doc: 'The gradient of maskedSelect: zeros of the broadcast shape with grad put where mask is true.' },
   { name: 'nonzero', args: 'Tensor self', returns: T, variants: ['function', 'method'], kind: 'composite',
     cpu: 'kd_cpu_nonzero', flags: ['nondiff'],

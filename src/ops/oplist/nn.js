@@ -7,6 +7,20 @@
 const INTERNAL = { variants: ['function'], ns: ['_internal'] };
 // derivatives.yaml: the scale of a pointwise loss's gradient for the reduction
 const RED = "(reduction == 'mean' ? grad / self.numel : grad)";
+// Double backward of pointwiseLossBackward (derivatives.yaml's *_double_backward): the incoming
+// grad times the reduction-scaled gradOutput times the weight, times a second derivative of the
+// loss l(x = input, t = target): l_xx, l_xt or l_tt by kind (2 smoothL1, 3 BCE, 4 BCE with
+// logits; l1 has none). The gradient of an op computing l_x is l_xx (input) and l_xt (target);
+// of one computing l_t (wrtTarget) l_xt and l_tt.
+const PLB_SCALE = "grad * (reduction == 'mean' ? gradOutput / grad.numel : gradOutput) * (weight == null ? 1 : weight)";
+const BCE_XX1M = '(1 - input + 1e-12)'; // PyTorch's eps in binary_cross_entropy_double_backward
+const PLB_XX = "(kind == 2 ? where((input - target).abs() < beta, 1 / beta, 0) : " +
+  `kind == 3 ? (input * input - input * target * 2 + target) / ((input + 1e-12).pow(2) * ${BCE_XX1M}.pow(2)) : ` +
+  '(posWeight == null ? 1 : (posWeight - 1) * target + 1) * input.sigmoid() * (1 - input.sigmoid()))';
+const PLB_XT = "(kind == 2 ? where((input - target).abs() < beta, -1 / beta, 0) : " +
+  `kind == 3 ? -1 / ((input + 1e-12) * ${BCE_XX1M}) : ` +
+  '(posWeight == null ? zerosLike(input) - 1 : (1 - posWeight) * (1 - input.sigmoid()) - 1))';
+const PLB_TT = "(kind == 2 ? where((input - target).abs() < beta, 1 / beta, 0) : zerosLike(grad))";
 
 module.exports = [
   // ---- softmax family ----
@@ -26,12 +40,24 @@ module.exports = [
     returns: '(Tensor output, Tensor mean, Tensor rstd)', ...INTERNAL, kind: 'reduction', cpu: 'kd_cpu_layer_norm',
     backward: {
       input: 'layerNormBackward(grad, input, normalizedShape, result1, result2, weight)',
-      weight: 'grad * (input - result1) * result2',
+      // xhat recomputed (not (input - result1) * result2: mean and rstd carry no gradient of their
+      // own, so double backward through them would miss their dependence on input)
+      weight: 'grad * nativeLayerNorm(input, normalizedShape, null, null, eps)',
       bias: 'grad',
     },
     doc: 'Layer normalisation over the trailing normalizedShape dims; also returns the mean and 1/std (keepdim shape, float32 for half inputs).' },
   { name: 'layerNormBackward', args: 'Tensor gradOutput, Tensor input, int[] normalizedShape, Tensor mean, Tensor rstd, Tensor? weight',
-    returns: 'Tensor', ...INTERNAL, kind: 'reduction', cpu: 'kd_cpu_layer_norm_backward', flags: ['nondiff'],
+    returns: 'Tensor', ...INTERNAL, kind: 'reduction', cpu: 'kd_cpu_layer_norm_backward',
+    // double backward (derivatives.yaml's layer_norm_double_backward): mean and rstd are the
+    // functions of input they are, so the input formula is the total derivative
+    backward: {
+      gradOutput: 'weight == null ? layerNormBackward(grad, input, normalizedShape, mean, rstd, null) : ' +
+        'layerNormBackward(grad, input, normalizedShape, mean, rstd, null) * weight',
+      input: 'layerNormDoubleBackward(grad, weight == null ? gradOutput : gradOutput * weight, input, normalizedShape, mean, rstd)',
+      mean: 'zeros(mean.shape, dtype=grad.dtype)',
+      rstd: 'zeros(rstd.shape, dtype=grad.dtype)',
+      weight: 'gradOutput * layerNormBackward(grad, input, normalizedShape, mean, rstd, null)',
+    },
     doc: 'Gradient of nativeLayerNorm with respect to its input.' },
   { name: 'layerNorm', args: 'Tensor input, int[] normalizedShape, Tensor? weight, Tensor? bias, float eps=1e-5',
     returns: 'Tensor', variants: ['function'], ns: ['nn.functional'], kind: 'composite',
@@ -71,7 +97,7 @@ module.exports = [
     doc: 'Negative log-likelihood of class-index targets for (C), (N, C) or (N, C, d1, ...) log-probabilities.' },
   { name: 'nllLossBackward', args: 'Tensor gradOutput, Tensor input, Tensor target, Tensor? weight, int ignoreIndex, str reduction',
     returns: 'Tensor', ...INTERNAL, kind: 'reduction', cpu: 'kd_cpu_nll_loss_backward',
-    backward: { gradOutput: 'nllLoss(grad, target, weight, ignoreIndex, reduction)' },
+    backward: { gradOutput: 'nllLoss(grad, target, weight, ignoreIndex, reduction)', input: 'zerosLike(grad)' },
     doc: 'Gradient of nllLoss with respect to its input.' },
   { name: 'crossEntropy',
     args: "Tensor input, Tensor target, Tensor? weight, int ignoreIndex=-100, str reduction='mean', float labelSmoothing=0.0",
@@ -112,7 +138,12 @@ module.exports = [
     doc: 'binaryCrossEntropy of sigmoid(input), computed stably from the logits; posWeight weighs the positive term.' },
   { name: 'pointwiseLossBackward',
     args: 'Tensor gradOutput, Tensor input, Tensor target, Tensor? weight, Tensor? posWeight, str reduction, float beta, int kind, bool wrtTarget',
-    returns: 'Tensor', ...INTERNAL, kind: 'pointwise', cpu: 'kd_cpu_pointwise_loss_backward', flags: ['nondiff'],
+    returns: 'Tensor', ...INTERNAL, kind: 'pointwise', cpu: 'kd_cpu_pointwise_loss_backward',
+    backward: {
+      gradOutput: 'grad * pointwiseLossBackward(onesLike(gradOutput), input, target, weight, posWeight, reduction, beta, kind, wrtTarget)',
+      input: `kind == 1 ? zerosLike(grad) : ${PLB_SCALE} * (wrtTarget ? ${PLB_XT} : ${PLB_XX})`,
+      target: `kind == 1 ? zerosLike(grad) : ${PLB_SCALE} * (wrtTarget ? ${PLB_TT} : ${PLB_XT})`,
+    },
     doc: 'Gradient of l1Loss (kind 1), smoothL1Loss (2), binaryCrossEntropy (3), binaryCrossEntropyWithLogits (4) for input (or target when wrtTarget), shaped like the broadcast of input and target.' },
 
   // ---- attention ----

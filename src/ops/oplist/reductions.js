@@ -9,6 +9,8 @@ const R = (name, args, code, doc, extra = {}) => ({
   doc, ...extra,
 });
 // The gradient of an op that reduces `dim` of self: grad put back on self's shape.
+// sum of x from each position to the end along dim
+const RCUMSUM = (x) => `flip(cumsum(flip(${x}, [dim]), dim), [dim])`;
 const EXPAND = 'sumBackward(grad, self.shape, dim, keepdim)';
 // Evenly distributes grad among the elements equal to result (PyTorch's evenly_distribute_backward).
 const EVEN = '(self == result) * grad / (self == result).sum()';
@@ -116,10 +118,25 @@ module.exports = [
   { name: 'normBackward', args: 'Tensor grad, Tensor self, float? p, Tensor result, int[]? dim, bool keepdim',
     returns: 'Tensor', variants: ['function'], ns: ['_internal'], kind: 'composite', composite: 'kd_composite_norm_backward',
     doc: 'Gradient of the vector p-norm (PyTorch\'s norm_backward; zero where the norm is zero).' },
-  { name: 'prodBackward', args: 'Tensor grad, Tensor self, Tensor result, int? dim, bool keepdim', returns: 'Tensor',
+  { name: 'prodBackward', args: 'Tensor gradOutput, Tensor self, Tensor output, int? dim, bool keepdim', returns: 'Tensor',
     variants: ['function'], ns: ['_internal'], kind: 'reduction', code: 'KD_REDUCE_PROD_BACKWARD', cpu: 'kd_cpu_reduce_backward',
-    flags: ['nondiff'], doc: 'Gradient of prod, exact when the reduced slice holds zeros.' },
-  { name: 'cumprodBackward', args: 'Tensor grad, Tensor self, int dim, Tensor result', returns: 'Tensor',
+    // double backward: output is prod(self), so the self formula is the total derivative (the
+    // Hessian of prod, exact with zeros) and output gets none of its own ('result' in a formula
+    // names this op's own output, hence the argument's name)
+    backward: {
+      gradOutput: '(grad * prodBackward(onesLike(gradOutput), self, output, dim, keepdim)).sum(dim, keepdim)',
+      self: 'prodDoubleBackward(grad, gradOutput, self, dim, keepdim)',
+      output: 'zeros(output.shape, dtype=grad.dtype)',
+    },
+    doc: 'Gradient of prod, exact when the reduced slice holds zeros.' },
+  { name: 'cumprodBackward', args: 'Tensor gradOutput, Tensor self, int dim, Tensor output', returns: 'Tensor',
     variants: ['function'], ns: ['_internal'], kind: 'reduction', code: 'KD_SCAN_CUMPROD_BACKWARD', cpu: 'kd_cpu_scan',
-    flags: ['nondiff'], doc: 'Gradient of cumprod, exact when the line holds zeros.' },
+    // double backward (output = cumprod(self): the self formula is the total derivative, output
+    // gets none of its own); exact for inputs without zeros (a zero gives inf/NaN, never a silent 0)
+    backward: {
+      gradOutput: 'cumsum(grad / self, dim) * output',
+      self: `(${RCUMSUM('gradOutput * output * cumsum(grad / self, dim)')} - grad / self * ${RCUMSUM('gradOutput * output')}) / self`,
+      output: 'zeros(output.shape, dtype=grad.dtype)',
+    },
+    doc: 'Gradient of cumprod, exact when the line holds zeros.' },
 ];

@@ -15,6 +15,14 @@ const SQRTPI_OVER_2 = '0.886226925452758';
 const SELU_ALPHA = '1.6732632423543772';
 const SELU_SCALE = '1.0507009873554805';
 const zero = 'grad * 0';
+// second derivatives of the activations whose backward has its own kernel (their double backward)
+const GELU_D2 = '(2 - self * self) * (self * self * -0.5).exp() * 0.3989422804014327';
+const GELU_U1 = '(self * self * 0.134145 + 1) * 0.7978845608028654'; // u' for u = k (x + 0.044715 x^3)
+const GELU_T = '((self * self * 0.044715 + 1) * self * 0.7978845608028654).tanh()';
+const GELU_TANH_D2 = `(1 - ${GELU_T} * ${GELU_T}) * (${GELU_U1} + self * 0.5 * (self * 0.21406444881780076 - ${GELU_T} * ${GELU_U1} * ${GELU_U1} * 2))`;
+const SILU_D2 = 'self.sigmoid() * (1 - self.sigmoid()) * (2 + self * (1 - self.sigmoid() * 2))';
+const MISH_T = 'self.softplus().tanh()';
+const MISH_D2 = `(1 - ${MISH_T} * ${MISH_T}) * self.sigmoid() * (2 + self * (1 - self.sigmoid()) - self * ${MISH_T} * self.sigmoid() * 2)`;
 
 // unary math: function, method, in place
 const math = (name, code, doc, backward, extra = {}) => unary(name, code, doc, { backward: { self: backward }, ...extra });
@@ -88,13 +96,19 @@ module.exports = [
   act('hardswish', 'KD_UNARY_HARDSWISH', 'self * hardsigmoid(self).',
     'where(self < -3, 0, where(self <= 3, grad * (self / 3 + 0.5), grad))'),
 
-  internal('geluBackward', "Tensor grad, Tensor self, *, str approximate='none'", 'KD_ACTBW_GELU',
-    'Gradient of gelu: grad * d gelu(self) / d self.', { grad: 'geluBackward(grad, self, approximate=approximate)' }),
-  internal('siluBackward', 'Tensor grad, Tensor self', 'KD_ACTBW_SILU',
-    'Gradient of silu: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self))).', { grad: 'siluBackward(grad, self)' }),
-  internal('mishBackward', 'Tensor grad, Tensor self', 'KD_ACTBW_MISH',
-    'Gradient of mish: grad * d mish(self) / d self.', { grad: 'mishBackward(grad, self)' }),
-  internal('eluBackward', 'Tensor grad, float alpha, float scale, float inputScale, bool isResult, Tensor selfOrResult',
+  internal('geluBackward', "Tensor gradOutput, Tensor self, *, str approximate='none'", 'KD_ACTBW_GELU',
+    'Gradient of gelu: gradOutput * d gelu(self) / d self.',
+    { gradOutput: 'geluBackward(grad, self, approximate=approximate)', self: `grad * gradOutput * (approximate == 'tanh' ? ${GELU_TANH_D2} : ${GELU_D2})` }),
+  internal('siluBackward', 'Tensor gradOutput, Tensor self', 'KD_ACTBW_SILU',
+    'Gradient of silu: gradOutput * sigmoid(self) * (1 + self * (1 - sigmoid(self))).',
+    { gradOutput: 'siluBackward(grad, self)', self: `grad * gradOutput * ${SILU_D2}` }),
+  internal('mishBackward', 'Tensor gradOutput, Tensor self', 'KD_ACTBW_MISH',
+    'Gradient of mish: gradOutput * d mish(self) / d self.',
+    { gradOutput: 'mishBackward(grad, self)', self: `grad * gradOutput * ${MISH_D2}` }),
+  internal('eluBackward', 'Tensor gradOutput, float alpha, float scale, float inputScale, bool isResult, Tensor selfOrResult',
     'KD_ACTBW_ELU', 'Gradient of elu/selu, from the input (isResult false) or from the result (isResult true).',
-    { grad: 'eluBackward(grad, alpha, scale, inputScale, isResult, selfOrResult)' }),
+    { gradOutput: 'eluBackward(grad, alpha, scale, inputScale, isResult, selfOrResult)',
+      // PyTorch's elu_double_backward: d/dx of the negative branch (the positive one is constant)
+      selfOrResult: 'where(selfOrResult <= 0, isResult ? grad * gradOutput * inputScale : ' +
+        'eluBackward(grad * gradOutput * inputScale, alpha, scale, inputScale, false, selfOrResult), 0)' }),
 ];
