@@ -8,6 +8,9 @@
 
 kd_cuda_status kd_cu_elementwise(int device, const kd_cuda_ew *e, int32_t *flags); /* ops_common.cu */
 kd_cuda_status kd_cu_gemm(int device, const kd_cuda_gemm *g);                      /* ops_matmul.cu */
+kd_cuda_status kd_cu_reduce(int device, const kd_cuda_reduce *r);                  /* ops_reduce.cu */
+kd_cuda_status kd_cu_rows(int device, const kd_cuda_rows *r);                      /* ops_softmax.cu */
+kd_cuda_status kd_cu_random(int device, const kd_cuda_random *r);                  /* ops_random.cu */
 
 static thread_local char kd_cu_message[1024];
 
@@ -128,6 +131,11 @@ static const kd_cuda_api kd_cu_api = {
     /* ---- version 3 ---- */
     /* .elementwise       = */ kd_cu_elementwise,
     /* .gemm              = */ kd_cu_gemm,
+
+    /* ---- version 4 ---- */
+    /* .reduce            = */ kd_cu_reduce,
+    /* .rows              = */ kd_cu_rows,
+    /* .random            = */ kd_cu_random,
 };
 
 extern "C" __attribute__((visibility("default"))) const kd_cuda_api *kd_cuda_get_api(int abi_version) {

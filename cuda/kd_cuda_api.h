@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define KD_CUDA_ABI_VERSION 3
+#define KD_CUDA_ABI_VERSION 4
 #define KD_CUDA_MAX_DIMS 16 /* == KD_MAX_DIMS of core/tensor.h */
 
 typedef enum kd_cuda_status {
@@ -96,6 +96,60 @@ typedef struct kd_cuda_gemm {
   int64_t b_bs, b_rs, b_cs;
   void *c;
 } kd_cuda_gemm;
+
+/* ==== version 4 types: reductions, row ops (softmax, scans, layer norm), random ==== */
+
+/* One reduction (ops_reduce.cu). `code` is a KD_REDUCE_* op code (src/ops/op_codes.gen.h);
+ * arg: 1 for max.dim/min.dim/argmax/argmin (out = values in in_dtype, or NULL for argmax;
+ * out2 = int64 indices; exactly one reduced dim). The input (already in the compute dtype,
+ * any strides) is `in` (pointing at its first element) with kept dims keep_* in the output's
+ * row-major order (outermost first) and reduced dims red_*, element strides. out (out_dtype)
+ * and out2 (out_dtype: the mean of varMean/stdMean) are contiguous with onumel elements.
+ * p: norm's order; correction: var/std's. */
+typedef struct kd_cuda_reduce {
+  int32_t code, arg;
+  int32_t in_dtype, out_dtype;
+  int32_t nkeep, nred;
+  double p, correction;
+  int64_t onumel, count;
+  int64_t keep_sizes[KD_CUDA_MAX_DIMS], keep_strides[KD_CUDA_MAX_DIMS];
+  int64_t red_sizes[KD_CUDA_MAX_DIMS], red_strides[KD_CUDA_MAX_DIMS];
+  const void *in;
+  void *out, *out2;
+} kd_cuda_reduce;
+
+/* Row ops over contiguous tensors seen as [outer, len, inner] (ops_softmax.cu, ops_scan.cu,
+ * ops_norm.cu). Softmax/logSoftmax and layer norm: dtype float32 or float64 for every operand;
+ * scans: any dtype (x and y in it). Layer norm: rows = outer (inner 1), n = len; w, b may be
+ * NULL; mean/rstd one value per row. Backward: g the incoming gradient, y = dx. */
+enum {
+  KD_CUDA_ROWS_SOFTMAX = 1, KD_CUDA_ROWS_LOG_SOFTMAX, KD_CUDA_ROWS_CUMSUM, KD_CUDA_ROWS_CUMPROD,
+  KD_CUDA_ROWS_LAYER_NORM, KD_CUDA_ROWS_LAYER_NORM_BACKWARD,
+};
+typedef struct kd_cuda_rows {
+  int32_t op, dtype;
+  int64_t outer, len, inner;
+  double eps;
+  const void *x, *g, *w, *b;
+  void *y, *mean, *rstd;
+} kd_cuda_rows;
+
+/* Random draws into a contiguous n-element output (ops_random.cu), element i as Note [Random
+ * number mapping] in src/core/random.h for (seed, offset, i). Dropout: x (contiguous, dtype)
+ * in, y = keep ? x * scale : 0 and mask (bool) with keep = uniform_f32(i) < keep_below. */
+enum { KD_CUDA_RANDOM_UNIFORM = 1, KD_CUDA_RANDOM_NORMAL, KD_CUDA_RANDOM_INT, KD_CUDA_RANDOM_DROPOUT };
+typedef struct kd_cuda_random {
+  int32_t kind, dtype;
+  int64_t n;
+  uint64_t seed, offset;
+  int64_t low;
+  uint64_t range;
+  float keep_below;
+  double scale;
+  const void *x;
+  void *y;
+  void *mask;
+} kd_cuda_random;
 
 typedef struct kd_cuda_api {
   /* .abi_version     = */ uint32_t abi_version;  /* KD_CUDA_ABI_VERSION */
@@ -206,6 +260,11 @@ typedef struct kd_cuda_api {
   kd_cuda_status (*elementwise)(int device, const kd_cuda_ew *ew, int32_t *flags);
   /* A batched matrix product on cuBLAS (kd_cuda_gemm); integer dtypes: KD_CUDA_ERR_NOT_SUPPORTED. */
   kd_cuda_status (*gemm)(int device, const kd_cuda_gemm *g);
+
+  /* ==== version 4: reductions, row ops, random ==== */
+  kd_cuda_status (*reduce)(int device, const kd_cuda_reduce *r);
+  kd_cuda_status (*rows)(int device, const kd_cuda_rows *r);
+  kd_cuda_status (*random)(int device, const kd_cuda_random *r);
 } kd_cuda_api;
 
 typedef const kd_cuda_api *(*kd_cuda_get_api_fn)(int abi_version);

@@ -69,6 +69,7 @@ kd.build = Object.freeze({ blas: !!N.hasBlas, cuda: !!N.cudaBuilt });
 kd.version = require('../package.json').version;
 
 kd.cuda = require('./cuda')(N);
+kd.backends = require('./backends')(N);
 require('./autograd')(kd, Tensor, N, rt);
 
 // PyTorch-style indexing (Tensor#index/indexPut_ keys, kd.slice), nonzero asTuple, unique results.

@@ -454,3 +454,13 @@ export * from './serialization';
 
 /** Optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and `optim.lrScheduler`; see ./optim.d.ts. */
 export * as optim from './optim';
+
+/** Process-wide backend switches, after `torch.backends` (lib/backends.js). */
+export declare const backends: {
+  readonly cuda: {
+    readonly matmul: {
+      /** float32 matrix products on CUDA may use TF32 tensor cores. Default false, as PyTorch. */
+      allowTF32: boolean;
+    };
+  };
+};

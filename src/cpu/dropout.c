@@ -12,6 +12,7 @@
 #include "core/parallel.h"
 #include "core/random.h"
 #include "cpu/cpu_loops.h"
+#include "cpu/device_hooks.h"
 
 typedef struct kd_drop_job {
   const char *x;
@@ -58,7 +59,25 @@ KD_KERNEL(kd_cpu_native_dropout) {
   kd_status st = kd_tensor_empty(input->sizes, input->ndim, input->dtype, dev, &y);
   if (st == KD_OK) st = kd_tensor_empty(input->sizes, input->ndim, KD_DTYPE_BOOL, dev, &mask);
   int64_t n = kd_tensor_numel(input);
-  if (st == KD_OK && !train) {
+  if (st == KD_OK && dev.type != KD_DEVICE_CPU) { /* the device hook; eval: keep all, no draw */
+    st = kd_cpu_cast(input, input->dtype, true, &x);
+    if (st == KD_OK && n > 0) {
+      kd_dev_random r;
+      memset(&r, 0, sizeof r);
+      r.dev = dev;
+      r.kind = KD_DEV_RANDOM_DROPOUT;
+      r.dtype = input->dtype;
+      r.n = n;
+      if (train) r.offset = kd_random_next_offset(&r.seed);
+      r.keep_below = train ? (float)(1.0 - p) : 2.0f;
+      r.scale = !train ? 1.0 : p == 1 ? 0.0 : 1.0 / (1.0 - p);
+      r.x = kd_tensor_data(x);
+      r.y = kd_tensor_data(y);
+      r.mask = kd_tensor_data(mask);
+      st = kd_cpu_device_random ? kd_cpu_device_random(&r)
+                                : kd_error(KD_ERR_NOT_SUPPORTED, "no random kernels are registered for this device");
+    }
+  } else if (st == KD_OK && !train) {
     memset(kd_tensor_data(mask), 1, (size_t)n);
     st = kd_cpu_copy_into(y, input);
   } else if (st == KD_OK) {

@@ -4,6 +4,9 @@
  * divided by the element size), so results do not depend on the thread count. */
 #include "cpu/cpu_loops.h"
 #include "core/random.h"
+#include "cpu/device_hooks.h"
+
+kd_cpu_device_random_fn kd_cpu_device_random = NULL;
 
 #include <stdio.h>
 
@@ -340,5 +343,26 @@ KD_KERNEL(kd_cpu_random) {
   kd_tensor *out;
   KD_TRY(kd_tensor_empty(args[a].v.ilist.data, args[a].v.ilist.n, dt, kd_cpu_factory_device(op, args), &out));
   c.offset = kd_random_next_offset(&c.seed);
+  if (kd_tensor_device(out).type != KD_DEVICE_CPU) { /* the device hook: the same numbers */
+    kd_dev_random r;
+    memset(&r, 0, sizeof r);
+    r.dev = kd_tensor_device(out);
+    r.kind = code == KD_RANDOM_INT ? KD_DEV_RANDOM_INT : code == KD_RANDOM_UNIFORM ? KD_DEV_RANDOM_UNIFORM : KD_DEV_RANDOM_NORMAL;
+    r.dtype = dt;
+    r.n = kd_tensor_numel(out);
+    r.seed = c.seed;
+    r.offset = c.offset;
+    r.low = c.low;
+    r.range = c.range;
+    r.y = kd_tensor_data(out);
+    kd_status st = kd_cpu_device_random ? kd_cpu_device_random(&r)
+                                        : kd_error(KD_ERR_NOT_SUPPORTED, "no random kernels are registered for this device");
+    if (st != KD_OK) {
+      kd_tensor_release(out);
+      return st;
+    }
+    kd_out_take(outs, 0, out);
+    return KD_OK;
+  }
   return kd_finish_factory(out, loop, &c, outs);
 }

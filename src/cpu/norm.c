@@ -15,6 +15,7 @@
 
 #include "core/parallel.h"
 #include "cpu/cpu_loops.h"
+#include "cpu/device_hooks.h"
 
 typedef struct kd_ln_job {
   const char *x, *w, *b, *g; /* g: the incoming gradient (backward) */
@@ -126,6 +127,30 @@ static kd_status kd_ln_check(const kd_tensor *input, const kd_value *shape, cons
   return KD_OK;
 }
 
+/* The device hook for one layer norm pass (rows of n contiguous values). */
+static kd_status kd_ln_device(kd_device dev, int op, kd_dtype cdt, int64_t rows, int64_t n, double eps, const kd_tensor *x,
+                              const kd_tensor *g, const kd_tensor *w, const kd_tensor *b, kd_tensor *y, kd_tensor *mean,
+                              kd_tensor *rstd) {
+  if (!kd_cpu_device_rows) return kd_error(KD_ERR_NOT_SUPPORTED, "no layer norm kernel is registered for this device");
+  kd_dev_rows r;
+  memset(&r, 0, sizeof r);
+  r.dev = dev;
+  r.op = op;
+  r.dtype = cdt;
+  r.outer = rows;
+  r.len = n;
+  r.inner = 1;
+  r.eps = eps;
+  r.x = kd_tensor_data(x);
+  r.g = g ? kd_tensor_data(g) : NULL;
+  r.w = w ? kd_tensor_data(w) : NULL;
+  r.b = b ? kd_tensor_data(b) : NULL;
+  r.y = kd_tensor_data(y);
+  r.mean = kd_tensor_data(mean);
+  r.rstd = kd_tensor_data(rstd);
+  return kd_cpu_device_rows(&r);
+}
+
 static kd_status kd_ln_dtype_check(const kd_tensor *input, const char *name) {
   if (!kd_dtype_is_float(input->dtype))
     return kd_error(KD_ERR_NOT_SUPPORTED, "\"%s\" not implemented for '%s'", name, kd_cpu_torch_name(input->dtype));
@@ -169,7 +194,10 @@ KD_KERNEL(kd_cpu_layer_norm) {
       st = kd_tensor_empty(input->sizes, input->ndim, cdt, dev, &t[6]);
     }
   }
-  if (st == KD_OK && rows > 0) {
+  if (st == KD_OK && rows > 0 && dev.type != KD_DEVICE_CPU) {
+    st = kd_ln_device(dev, KD_DEV_ROWS_LAYER_NORM, cdt, rows, n, eps, t[3], NULL, t[4], t[5], t[6], t[1], t[2]);
+    if (st == KD_OK && t[6] != t[0]) st = kd_cpu_copy_into(t[0], t[6]);
+  } else if (st == KD_OK && rows > 0) {
     kd_ln_job j = {kd_tensor_data(t[3]), w ? kd_tensor_data(t[4]) : NULL, b ? kd_tensor_data(t[5]) : NULL, NULL,
                    kd_tensor_data(t[6]), kd_tensor_data(t[1]), kd_tensor_data(t[2]), n, eps};
     int64_t grain = KD_PARALLEL_GRAIN / (n > 0 ? n : 1);
@@ -219,7 +247,10 @@ KD_KERNEL(kd_cpu_layer_norm_backward) {
       st = kd_tensor_empty(input->sizes, input->ndim, cdt, dev, &t[6]);
     }
   }
-  if (st == KD_OK && rows > 0) {
+  if (st == KD_OK && rows > 0 && dev.type != KD_DEVICE_CPU) {
+    st = kd_ln_device(dev, KD_DEV_ROWS_LAYER_NORM_BACKWARD, cdt, rows, n, 0, t[1], t[2], t[3], NULL, t[6], t[4], t[5]);
+    if (st == KD_OK && t[6] != t[0]) st = kd_cpu_copy_into(t[0], t[6]);
+  } else if (st == KD_OK && rows > 0) {
     kd_ln_job j = {kd_tensor_data(t[1]), w ? kd_tensor_data(t[3]) : NULL, NULL, kd_tensor_data(t[2]),
                    kd_tensor_data(t[6]), kd_tensor_data(t[4]), kd_tensor_data(t[5]), n, 0};
     int64_t grain = KD_PARALLEL_GRAIN / (n > 0 ? n : 1);

@@ -23,6 +23,9 @@
 
 #include "core/parallel.h"
 #include "cpu/reduce.h"
+#include "cpu/device_hooks.h"
+
+kd_cpu_device_reduce_fn kd_cpu_device_reduce = NULL;
 
 /* ---- accumulate kinds (what one pass computes) ---- */
 enum kd_rk {
@@ -507,6 +510,32 @@ static kd_status kd_red_finish(kd_tensor *res, kd_dtype odt, kd_tensor **out) {
   return st;
 }
 
+/* A value reduction of a device tensor: the outputs on its device, the device hook computes. */
+static kd_status kd_red_device_values(int code, kd_tensor *in, const kd_red_setup *s, const kd_red_args *a, kd_dtype odt,
+                                      kd_tensor **out, kd_tensor **out2) {
+  *out = *out2 = NULL;
+  if (!kd_cpu_device_reduce) return kd_error(KD_ERR_NOT_SUPPORTED, "no reduction kernels are registered for this device");
+  kd_dev_reduce r;
+  memset(&r, 0, sizeof r);
+  r.code = code;
+  r.in = in;
+  memcpy(r.reduced, s->reduced, sizeof r.reduced);
+  r.p = a->p;
+  r.correction = a->correction;
+  kd_status st = kd_tensor_empty(s->osizes, s->ond, odt, kd_tensor_device(in), out);
+  if (st == KD_OK && (code == KD_REDUCE_VAR_MEAN || code == KD_REDUCE_STD_MEAN))
+    st = kd_tensor_empty(s->osizes, s->ond, odt, kd_tensor_device(in), out2);
+  r.out = *out;
+  r.out2 = *out2;
+  if (st == KD_OK) st = kd_cpu_device_reduce(&r);
+  if (st != KD_OK) {
+    if (*out) kd_tensor_release(*out);
+    if (*out2) kd_tensor_release(*out2);
+    *out = *out2 = NULL;
+  }
+  return st;
+}
+
 static kd_status kd_red_values(const kd_op_info *op, kd_value *args, kd_value *outs) {
   kd_red_args a;
   KD_TRY(kd_red_read_args(op, args, &a));
@@ -582,6 +611,14 @@ static kd_status kd_red_values(const kd_op_info *op, kd_value *args, kd_value *o
   kd_tensor *in = NULL, *acc = NULL, *acc2 = NULL, *res = NULL, *out = NULL, *out2 = NULL;
   kd_status st = kd_cpu_cast(self, cdt, false, &in);
   if (st != KD_OK) return st;
+  if (kd_tensor_device(self).type != KD_DEVICE_CPU) {
+    st = kd_red_device_values(code, in, &s, &a, odt, &out, &out2);
+    kd_tensor_release(in);
+    if (st != KD_OK) return st;
+    kd_out_take(outs, 0, out);
+    if (out2) kd_out_take(outs, 1, out2);
+    return KD_OK;
+  }
   double cnt = (double)s.count;
   switch (code) {
     case KD_REDUCE_VAR: case KD_REDUCE_STD: case KD_REDUCE_VAR_MEAN: case KD_REDUCE_STD_MEAN: {
@@ -752,8 +789,21 @@ KD_KERNEL(kd_cpu_arg_reduce) {
     kd_iter_operand ops[3] = {kd_red_operand(values, in, ostrides), kd_red_operand(indices, in, ostrides),
                               kd_iter_operand_of(in)};
     kd_iter it;
-    st = kd_iter_build(&it, ops, 3, 2, KD_ITER_REDUCE_INNER);
-    if (st == KD_OK) kd_iter_for_each(&it, kd_arg_loops[self->dtype], &is_max);
+    if (kd_tensor_device(self).type != KD_DEVICE_CPU) { /* the device hook */
+      kd_dev_reduce r;
+      memset(&r, 0, sizeof r);
+      r.code = op->code;
+      r.arg = true;
+      r.in = in;
+      memcpy(r.reduced, reduced, sizeof r.reduced);
+      r.out = values;
+      r.out2 = indices;
+      st = kd_cpu_device_reduce ? kd_cpu_device_reduce(&r)
+                                : kd_error(KD_ERR_NOT_SUPPORTED, "no reduction kernels are registered for this device");
+    } else {
+      st = kd_iter_build(&it, ops, 3, 2, KD_ITER_REDUCE_INNER);
+      if (st == KD_OK) kd_iter_for_each(&it, kd_arg_loops[self->dtype], &is_max);
+    }
   }
   kd_tensor_release(in);
   if (st != KD_OK) {

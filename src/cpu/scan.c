@@ -13,6 +13,8 @@
 
 #include "core/parallel.h"
 #include "cpu/reduce.h"
+#include "cpu/device_hooks.h"
+#include "dispatch/keys.h"
 
 #define KD_SCAN_BLOCK 64
 
@@ -154,13 +156,31 @@ KD_KERNEL(kd_cpu_scan) {
   if (self->ndim == 0) dim = 0;
   kd_scan_ctx c = {code, 0, {0, 0, 0, 0}};
   kd_status st;
+  kd_device dev = kd_tensor_device(self);
+  if (dev.type != KD_DEVICE_CPU && code != KD_SCAN_CUMSUM && code != KD_SCAN_CUMPROD)
+    return kd_error(KD_ERR_NOT_SUPPORTED, "Could not run '%s' with arguments from the '%s' backend: no kernel is registered",
+                    op->name, kd_key_name(kd_device_key(dev)));
   if (code == KD_SCAN_CUMSUM || code == KD_SCAN_CUMPROD) {
     bool fl = kd_dtype_is_float(self->dtype);
     kd_dtype odt = kd_arg_dtype_or(&args[2], fl ? self->dtype : KD_DTYPE_I64);
     kd_tensor *in = NULL, *out = NULL;
-    KD_TRY(kd_cpu_cast(self, odt, false, &in));
-    st = kd_tensor_empty(self->sizes, self->ndim, odt, kd_device_cpu(), &out);
-    if (st == KD_OK) {
+    KD_TRY(kd_cpu_cast(self, odt, dev.type != KD_DEVICE_CPU, &in));
+    st = kd_tensor_empty(self->sizes, self->ndim, odt, dev, &out);
+    if (st == KD_OK && dev.type != KD_DEVICE_CPU) { /* the device hook, on contiguous [outer, len, inner] */
+      kd_dev_rows r;
+      memset(&r, 0, sizeof r);
+      r.dev = dev;
+      r.op = code == KD_SCAN_CUMSUM ? KD_DEV_ROWS_CUMSUM : KD_DEV_ROWS_CUMPROD;
+      r.dtype = odt;
+      r.len = self->ndim ? self->sizes[dim] : 1;
+      r.outer = r.inner = 1;
+      for (int d = 0; d < dim; d++) r.outer *= self->sizes[d];
+      for (int d = dim + 1; d < self->ndim; d++) r.inner *= self->sizes[d];
+      r.x = kd_tensor_data(in);
+      r.y = kd_tensor_data(out);
+      st = kd_cpu_device_rows ? kd_cpu_device_rows(&r)
+                              : kd_error(KD_ERR_NOT_SUPPORTED, "no scan kernel is registered for this device");
+    } else if (st == KD_OK) {
       kd_tensor *ts[2] = {out, in};
       st = kd_scan_lines(ts, 2, 1, self, dim, kd_scan_loops[odt], &c);
     }

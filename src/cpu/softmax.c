@@ -17,6 +17,9 @@
 
 #include "core/parallel.h"
 #include "cpu/cpu_loops.h"
+#include "cpu/device_hooks.h"
+
+kd_cpu_device_rows_fn kd_cpu_device_rows = NULL;
 
 /* exp(x) for float32 without libm, vectorisable: 2^n * p(r), r = x - n ln2 in [-ln2/2, ln2/2].
  * Below -87.3 the result is 0 (so exp(-inf) == 0); above 88.7 it is inf; NaN stays NaN. */
@@ -185,7 +188,22 @@ KD_KERNEL(kd_cpu_softmax) {
       st = kd_tensor_empty(self->sizes, self->ndim, cdt, kd_tensor_device(self), &y);
     }
   }
-  if (st == KD_OK) {
+  if (st == KD_OK && kd_tensor_device(self).type != KD_DEVICE_CPU) { /* the device hook */
+    kd_dev_rows r;
+    memset(&r, 0, sizeof r);
+    r.dev = kd_tensor_device(self);
+    r.op = log ? KD_DEV_ROWS_LOG_SOFTMAX : KD_DEV_ROWS_SOFTMAX;
+    r.dtype = cdt;
+    r.len = x->ndim ? x->sizes[dim] : 1;
+    r.outer = r.inner = 1;
+    for (int d = 0; d < dim; d++) r.outer *= x->sizes[d];
+    for (int d = dim + 1; d < x->ndim; d++) r.inner *= x->sizes[d];
+    r.x = kd_tensor_data(x);
+    r.y = kd_tensor_data(y);
+    st = kd_cpu_device_rows ? kd_cpu_device_rows(&r)
+                            : kd_error(KD_ERR_NOT_SUPPORTED, "no softmax kernel is registered for this device");
+    if (st == KD_OK && y != out) st = kd_cpu_copy_into(out, y);
+  } else if (st == KD_OK) {
     kd_sm_run(x, y, dim, log);
     if (y != out) st = kd_cpu_copy_into(out, y);
   }

@@ -39,6 +39,7 @@
 #include "core/shape.h"
 #include "core/tensor.h"
 #include "cpu/cpu_loops.h"
+#include "cpu/device_hooks.h"
 #include "dispatch/dispatch.h"
 #include "ops/ew_codes.h"
 #include "ops/kernel.h"
@@ -391,6 +392,12 @@ static kd_status kd_cuda_ew_launch(kd_device dev, const kd_ew_desc *d, const kd_
   return KD_OK;
 }
 
+/* kd.backends.cuda.matmul.allowTF32 (default false, as PyTorch): float32 products may use
+ * TF32 tensor cores. Process-wide, read at each launch. */
+static int kd_cuda_allow_tf32_flag;
+void kd_cuda_set_allow_tf32(bool on) { __atomic_store_n(&kd_cuda_allow_tf32_flag, on ? 1 : 0, __ATOMIC_RELAXED); }
+bool kd_cuda_get_allow_tf32(void) { return __atomic_load_n(&kd_cuda_allow_tf32_flag, __ATOMIC_RELAXED) != 0; }
+
 /* Matrix products (matmul.c's device hook): one cuBLAS strided-batched gemm. */
 static kd_status kd_cuda_mm_launch(kd_device dev, kd_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
                                    const char *a, int64_t a_bs, int64_t a_rs, int64_t a_cs, const char *b, int64_t b_bs,
@@ -398,7 +405,7 @@ static kd_status kd_cuda_mm_launch(kd_device dev, kd_dtype dt, int64_t batch, in
   kd_cuda_gemm g;
   memset(&g, 0, sizeof g);
   g.dtype = (int32_t)dt;
-  g.allow_tf32 = 0; /* kd.backends.cuda.matmul.allowTF32 is not wired yet: PyTorch's default, off */
+  g.allow_tf32 = kd_cuda_get_allow_tf32() ? 1 : 0;
   g.batch = batch;
   g.m = m;
   g.n = n;
@@ -416,6 +423,89 @@ static kd_status kd_cuda_mm_launch(kd_device dev, kd_dtype dt, int64_t batch, in
   return KD_OK;
 }
 
+/* Reductions (reduce.c's device hook): kept and reduced dims of the input, the outputs. */
+static kd_status kd_cuda_reduce_launch(const kd_dev_reduce *d) {
+  const kd_tensor *in = d->in;
+  kd_cuda_reduce r;
+  memset(&r, 0, sizeof r);
+  r.code = d->code;
+  r.arg = d->arg;
+  r.in_dtype = (int32_t)in->dtype;
+  r.out_dtype = (int32_t)(d->out ? d->out->dtype : in->dtype);
+  r.p = d->p;
+  r.correction = d->correction;
+  r.count = 1;
+  for (int k = 0; k < in->ndim; k++) {
+    if (d->reduced[k]) {
+      r.red_sizes[r.nred] = in->sizes[k];
+      r.red_strides[r.nred++] = in->strides[k];
+      r.count *= in->sizes[k];
+    } else {
+      r.keep_sizes[r.nkeep] = in->sizes[k];
+      r.keep_strides[r.nkeep++] = in->strides[k];
+    }
+  }
+  if (d->arg && r.nred == 0) { /* a 0-d input: one reduced element */
+    r.red_sizes[0] = 1;
+    r.nred = 1;
+  }
+  r.onumel = kd_tensor_numel(d->out ? d->out : d->out2);
+  r.in = (const char *)in->storage->data + in->offset * (int64_t)kd_dtype_size(in->dtype);
+  r.out = d->out ? kd_tensor_data(d->out) : NULL;
+  r.out2 = d->out2 ? kd_tensor_data(d->out2) : NULL;
+  KD_CUDA_TRY(kd_cuda->reduce(kd_tensor_device(in).index, &r));
+  return KD_OK;
+}
+
+/* Row ops (softmax.c, scan.c, norm.c): the numbering of KD_DEV_ROWS_* is the ABI's. */
+static kd_status kd_cuda_rows_launch(const kd_dev_rows *d) {
+  _Static_assert(KD_DEV_ROWS_SOFTMAX == KD_CUDA_ROWS_SOFTMAX && KD_DEV_ROWS_LOG_SOFTMAX == KD_CUDA_ROWS_LOG_SOFTMAX &&
+                     KD_DEV_ROWS_CUMSUM == KD_CUDA_ROWS_CUMSUM && KD_DEV_ROWS_CUMPROD == KD_CUDA_ROWS_CUMPROD &&
+                     KD_DEV_ROWS_LAYER_NORM == KD_CUDA_ROWS_LAYER_NORM &&
+                     KD_DEV_ROWS_LAYER_NORM_BACKWARD == KD_CUDA_ROWS_LAYER_NORM_BACKWARD,
+                 "row op codes");
+  kd_cuda_rows r;
+  memset(&r, 0, sizeof r);
+  r.op = d->op;
+  r.dtype = (int32_t)d->dtype;
+  r.outer = d->outer;
+  r.len = d->len;
+  r.inner = d->inner;
+  r.eps = d->eps;
+  r.x = d->x;
+  r.g = d->g;
+  r.w = d->w;
+  r.b = d->b;
+  r.y = d->y;
+  r.mean = d->mean;
+  r.rstd = d->rstd;
+  KD_CUDA_TRY(kd_cuda->rows(d->dev.index, &r));
+  return KD_OK;
+}
+
+/* Random draws (factory.c, dropout.c): the generator offset was taken by the CPU kernel. */
+static kd_status kd_cuda_random_launch(const kd_dev_random *d) {
+  _Static_assert(KD_DEV_RANDOM_UNIFORM == KD_CUDA_RANDOM_UNIFORM && KD_DEV_RANDOM_NORMAL == KD_CUDA_RANDOM_NORMAL &&
+                     KD_DEV_RANDOM_INT == KD_CUDA_RANDOM_INT && KD_DEV_RANDOM_DROPOUT == KD_CUDA_RANDOM_DROPOUT,
+                 "random kinds");
+  kd_cuda_random r;
+  memset(&r, 0, sizeof r);
+  r.kind = d->kind;
+  r.dtype = (int32_t)d->dtype;
+  r.n = d->n;
+  r.seed = d->seed;
+  r.offset = d->offset;
+  r.low = d->low;
+  r.range = d->range;
+  r.keep_below = d->keep_below;
+  r.scale = d->scale;
+  r.x = d->x;
+  r.y = d->y;
+  r.mask = d->mask;
+  KD_CUDA_TRY(kd_cuda->random(d->dev.index, &r));
+  return KD_OK;
+}
+
 /* ---- the CUDA kernel table (what `supports` says) ----
  * Device-capable CPU kernels: every op whose CPU slot holds one of these gets the same function
  * at KD_KEY_CUDA. An op absent here has no CUDA kernel (composites run on every device through
@@ -430,10 +520,21 @@ KD_KERNEL(kd_cpu_binary_not);
 KD_KERNEL(kd_cpu_mm);
 KD_KERNEL(kd_cpu_bmm);
 KD_KERNEL(kd_cpu_addmm);
+KD_KERNEL(kd_cpu_reduce);
+KD_KERNEL(kd_cpu_arg_reduce);
+KD_KERNEL(kd_cpu_softmax);
+KD_KERNEL(kd_cpu_scan);
+KD_KERNEL(kd_cpu_layer_norm);
+KD_KERNEL(kd_cpu_layer_norm_backward);
+KD_KERNEL(kd_cpu_random);
+KD_KERNEL(kd_cpu_native_dropout);
 
 static const kd_kernel_fn kd_cuda_shared_kernels[] = {
     kd_cpu_unary, kd_cpu_binary,     kd_cpu_ternary, kd_cpu_where, kd_cpu_masked_fill,
     kd_cpu_binary_not, kd_cpu_mm, kd_cpu_bmm, kd_cpu_addmm,
+    /* ABI 4: reductions, row ops, random */
+    kd_cpu_reduce, kd_cpu_arg_reduce, kd_cpu_softmax, kd_cpu_scan, kd_cpu_layer_norm, kd_cpu_layer_norm_backward,
+    kd_cpu_random, kd_cpu_native_dropout,
 };
 
 static void kd_cuda_register_kernels(void) {
@@ -441,6 +542,9 @@ static void kd_cuda_register_kernels(void) {
   kd_dispatch_register(KD_OP_fill_, KD_KEY_CUDA, kd_cuda_fill_);
   kd_cpu_device_ew = kd_cuda_ew_launch;
   kd_cpu_device_mm = kd_cuda_mm_launch;
+  kd_cpu_device_reduce = kd_cuda_reduce_launch;
+  kd_cpu_device_rows = kd_cuda_rows_launch;
+  kd_cpu_device_random = kd_cuda_random_launch;
   for (int op = 0; op < KD_OP_COUNT; op++) {
     kd_kernel_fn cpu = kd_kernel_table[op][KD_KEY_CPU];
     if (!cpu || kd_kernel_table[op][KD_KEY_CUDA]) continue;

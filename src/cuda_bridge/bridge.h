@@ -62,4 +62,8 @@ void kd_cuda_set_non_blocking(bool on);
 #ifdef __cplusplus
 }
 #endif
+/* kd.backends.cuda.matmul.allowTF32: whether float32 gemms may use TF32 (default false). */
+void kd_cuda_set_allow_tf32(bool on);
+bool kd_cuda_get_allow_tf32(void);
+
 #endif

@@ -613,6 +613,23 @@ static napi_value kd_napi_cuda_set_non_blocking(napi_env env, napi_callback_info
   return kd_napi_undefined(env);
 }
 
+/* setAllowTF32(on) / getAllowTF32(): kd.backends.cuda.matmul.allowTF32 (loads nothing). */
+static napi_value kd_napi_cuda_set_allow_tf32(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  bool on = false;
+  if (argc > 0) napi_get_value_bool(env, argv[0], &on);
+  kd_cuda_set_allow_tf32(on);
+  return kd_napi_undefined(env);
+}
+static napi_value kd_napi_cuda_get_allow_tf32(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value r;
+  KD_NAPI_CALL(env, napi_get_boolean(env, kd_cuda_get_allow_tf32(), &r));
+  return r;
+}
+
 /* spin(device, ms): test hook, a kernel busy for about ms milliseconds on the current stream. */
 static napi_value kd_napi_cuda_spin(napi_env env, napi_callback_info info) {
   KD_NAPI_CUDA_ARGS(2);
@@ -681,6 +698,8 @@ napi_status kd_napi_register_cuda(napi_env env, napi_value exports) {
       {"getDeviceName", kd_napi_cuda_get_device_name},
       {"getDeviceProperties", kd_napi_cuda_get_device_properties},
       {"synchronize", kd_napi_cuda_synchronize},
+      {"setAllowTF32", kd_napi_cuda_set_allow_tf32},
+      {"getAllowTF32", kd_napi_cuda_get_allow_tf32},
   };
   napi_value cuda;
   KD_NAPI_TRY_STATUS(napi_create_object(env, &cuda));
