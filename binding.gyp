@@ -15,9 +15,13 @@
         '<!(node tools/find-blas.js defines)',
       ],
       'cflags!': [ '-fno-exceptions', '-O2', '-O3' ],
+      # -fno-math-errno (PyTorch builds with it too): no C code here reads errno after a libm
+      # call, and with errno semantics gcc keeps sqrt/rsqrt as scalar calls (a libm call for
+      # every negative input) instead of vsqrtps, so the pointwise, norm and optimizer loops
+      # do not vectorize.
       'cflags_c': [ '-std=gnu11', '-O3', '-fvisibility=hidden', '-Wall', '-Wextra', '-Wno-unused-parameter',
                     '-Wno-sign-compare', '-Wno-missing-field-initializers', '-fno-strict-aliasing',
-                    '-march=native' ],
+                    '-march=native', '-fno-math-errno' ],
       'libraries': [ '<!(node tools/find-blas.js libraries)', '-lpthread', '-ldl', '-lm' ],
     },
   ],

@@ -117,6 +117,34 @@ CASES = {
     "limit.d2d_copy": case_d2d_copy,
 }
 
+# CPU kernel speed checks (issue 4), the kernel.* cases of bench/cases.js.
+def case_kernel(fn):
+    def make(n):
+        x, y = randn(n, n), randn(n, n)
+        i1, i2 = torch.randint(0, n, (n,)).to(DEV), torch.randint(0, n, (n, n)).to(DEV)
+        flat = randn(n * n)
+        a, b = randn(32, n, 32), randn(32, 32, n)
+        return lambda: fn(x, y, i1, i2, flat, a, b)
+    return make
+
+
+CASES.update({
+    "kernel.indexSelect.dim0": case_kernel(lambda x, y, i1, i2, f, a, b: torch.index_select(x, 0, i1)),
+    "kernel.indexSelect.dim1": case_kernel(lambda x, y, i1, i2, f, a, b: torch.index_select(x, 1, i1)),
+    "kernel.gather.dim1": case_kernel(lambda x, y, i1, i2, f, a, b: torch.gather(x, 1, i2)),
+    "kernel.index.tensor": case_kernel(lambda x, y, i1, i2, f, a, b: x[i1]),
+    "kernel.scatterAdd.dim0": case_kernel(lambda x, y, i1, i2, f, a, b: torch.scatter_add(x, 0, i2, y)),
+    "kernel.topk.k10": case_kernel(lambda x, y, i1, i2, f, a, b: torch.topk(x, 10).values),
+    "kernel.bmm.attention": case_kernel(lambda x, y, i1, i2, f, a, b: torch.bmm(a, b)),
+    "kernel.cat.dim1": case_kernel(lambda x, y, i1, i2, f, a, b: torch.cat([x, y], 1)),
+    "kernel.flip.dim1": case_kernel(lambda x, y, i1, i2, f, a, b: torch.flip(x, [1])),
+    "kernel.repeat.2x2": case_kernel(lambda x, y, i1, i2, f, a, b: x.repeat(2, 2)),
+    "kernel.elu": case_kernel(lambda x, y, i1, i2, f, a, b: torch.nn.functional.elu(f)),
+    "kernel.softplus": case_kernel(lambda x, y, i1, i2, f, a, b: torch.nn.functional.softplus(f)),
+    "kernel.rsqrt": case_kernel(lambda x, y, i1, i2, f, a, b: torch.rsqrt(f)),
+    "kernel.argmax.dim0": case_kernel(lambda x, y, i1, i2, f, a, b: torch.argmax(x, 0)),
+})
+
 
 def measure(fn, min_sample_s, warmup_s, repeats, sync):
     clock = time.perf_counter

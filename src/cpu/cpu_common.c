@@ -92,6 +92,10 @@ bool kd_cpu_may_overlap(const kd_tensor *a, const kd_tensor *b) {
     } else if (sd == N && ss == 0) {                                                          \
       U v = *(const U *)ps, *d = (U *)pd;                                                     \
       for (int64_t i = 0; i < n; i++) d[i] = v;                                               \
+    } else if (sd == N && ss == -N) { /* flip of the inner dim: a reversed copy */            \
+      U *d = (U *)pd;                                                                         \
+      const U *s = (const U *)ps;                                                             \
+      for (int64_t i = 0; i < n; i++) d[i] = s[-i];                                           \
     } else {                                                                                  \
       for (int64_t i = 0; i < n; i++) *(U *)(pd + i * sd) = *(const U *)(ps + i * ss);        \
     }                                                                                         \

@@ -1,12 +1,24 @@
 /* index_common.c - index preparation, the gather/scatter loops and the advanced-indexing geometry
  * shared by the indexing kernels; see Note [Indexing through the iterator] in index_common.h. */
 #include "cpu/index_common.h"
+#include "cpu/reduce.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
 kd_status kd_ix_prepare(const kd_tensor *index, int64_t size, bool allow_neg, kd_ix_msg msg, int dim,
                         kd_tensor **out) {
+  if (index->dtype == KD_DTYPE_I64 && kd_tensor_is_contiguous(index) &&
+      kd_tensor_device(index).type == KD_DEVICE_CPU) { /* no copy when every value is already in [0, size) */
+    const int64_t *q = (const int64_t *)kd_tensor_data(index);
+    int64_t n = kd_tensor_numel(index), bad = 0;
+    for (int64_t i = 0; i < n; i++) bad |= (int64_t)((uint64_t)q[i] >= (uint64_t)size);
+    if (!bad) {
+      kd_tensor_retain((kd_tensor *)index);
+      *out = (kd_tensor *)index;
+      return KD_OK;
+    }
+  }
   kd_tensor *r;
   KD_TRY(kd_tensor_empty(index->sizes, index->ndim, KD_DTYPE_I64, kd_tensor_device(index), &r));
   kd_status st = kd_cpu_copy_into(r, index);
@@ -52,6 +64,29 @@ kd_status kd_ix_prepare(const kd_tensor *index, int64_t size, bool allow_neg, kd
   for (int64_t i = 0; i < n; i++)                                                              \
     *(UT_ *)(o + i * so + *(const int64_t *)(ix + i * si) * st) = *(const UT_ *)(s + i * ss)
 
+/* Fast paths of the one-index gather, by the run's strides (contiguous output):
+ * index constant along the run (index_select / index along an outer dim): a row copy;
+ * source constant along the run (index_select / gather along the inner dim): out[i] = s[ix[i]];
+ * both contiguous (gather along an outer dim): out[i] = s[i + ix[i]]. Plain indexed loops gcc
+ * turns into vector gathers. */
+#define KD_IX_GATHER_FAST(UT_)                                                                 \
+  do {                                                                                         \
+    UT_ *o_ = (UT_ *)o;                                                                        \
+    const int64_t *ix_ = (const int64_t *)ix;                                                  \
+    if (ss == 0 && si == 8 && st % (int64_t)sizeof(UT_) == 0) {                                \
+      const UT_ *s_ = (const UT_ *)s;                                                          \
+      const int64_t se_ = st / (int64_t)sizeof(UT_);                                           \
+      for (int64_t i = 0; i < n; i++) o_[i] = s_[ix_[i] * se_];                                \
+      return;                                                                                  \
+    }                                                                                          \
+    if (ss == (int64_t)sizeof(UT_) && si == 8 && st % (int64_t)sizeof(UT_) == 0) {            \
+      const UT_ *s_ = (const UT_ *)s;                                                          \
+      const int64_t se_ = st / (int64_t)sizeof(UT_);                                           \
+      for (int64_t i = 0; i < n; i++) o_[i] = s_[i + ix_[i] * se_];                            \
+      return;                                                                                  \
+    }                                                                                          \
+  } while (0)
+
 static void kd_ix_gather_loop(void *p, char **data, const int64_t *strides, int64_t n) {
   const kd_ix_ctx *c = (const kd_ix_ctx *)p;
   char *o = data[0], *s = data[1];
@@ -59,6 +94,17 @@ static void kd_ix_gather_loop(void *p, char **data, const int64_t *strides, int6
   if (c->nidx == 1) {
     const char *ix = data[2];
     const int64_t si = strides[2], st = c->stride[0];
+    if (si == 0 && so == c->es && ss == c->es) {
+      memcpy(o, s + *(const int64_t *)ix * st, (size_t)(n * c->es));
+      return;
+    }
+    if (so == c->es) {
+      switch (c->es) {
+        case 4: KD_IX_GATHER_FAST(uint32_t); break;
+        case 8: KD_IX_GATHER_FAST(uint64_t); break;
+        default: break;
+      }
+    }
     switch (c->es) {
       case 1: KD_IX_GATHER1(uint8_t); return;
       case 2: KD_IX_GATHER1(uint16_t); return;
@@ -106,6 +152,15 @@ static void kd_ix_scatter_copy_loop(void *p, char **data, const int64_t *strides
     const kd_ix_ctx *c = (const kd_ix_ctx *)p;                                                 \
     char *d = data[0], *s = data[1];                                                           \
     const int mode = c->mode;                                                                  \
+    if (c->nidx == 1 && mode == KD_IX_ADD) { /* scatter_add / index_add: the common case */    \
+      const char *ix = data[2];                                                                \
+      const int64_t sd = strides[0], ss = strides[1], si = strides[2], st = c->stride[0];      \
+      for (int64_t i = 0; i < n; i++) {                                                        \
+        T *dp = (T *)(d + i * sd + *(const int64_t *)(ix + i * si) * st);                      \
+        *dp = ST((CT)((UT)LD(*dp) + (UT)LD(*(const T *)(s + i * ss))));                        \
+      }                                                                                        \
+      return;                                                                                  \
+    }                                                                                          \
     for (int64_t i = 0; i < n; i++) {                                                          \
       KD_IX_OFFSET(i);                                                                         \
       T *dp = (T *)(d + i * strides[0] + off);                                                 \
@@ -134,7 +189,10 @@ kd_status kd_ix_run_scatter(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx
   KD_TRY(kd_iter_build(&it, ops, nops, 1, 0));
   if (!it.numel) return KD_OK;
   kd_iter_loop_fn loop = ctx->mode == KD_IX_COPY ? kd_ix_scatter_copy_loop : kd_ix_red_loops[ops[0].dtype];
-  kd_iter_for_each(&it, loop, (void *)ctx);
+  /* split along a dim the written operand owns (its stride-0 indexed dims stay whole in each
+   * thread, so repeated indices still accumulate in order); kd_iter_for_each only splits the
+   * outermost dim, which is usually the indexed one */
+  if (!kd_red_run_owned(&it, loop, (void *)ctx, 1)) kd_iter_for_each(&it, loop, (void *)ctx);
   return KD_OK;
 }
 

@@ -18,7 +18,12 @@
  * threads write different outputs); when every owned dim is short (a full reduction, or a
  * [3, 1e6] sum over dim 1) it splits the outermost reduced dim into fixed chunks, each with
  * its own partial accumulator, combined in chunk order. Chunk bounds depend only on shapes,
- * so results do not depend on the thread count. */
+ * so results do not depend on the thread count.
+ *
+ * max.dim/min.dim/argmax/argmin of a contiguous input over a dim that is not the innermost
+ * skip the iterator (whose REDUCE_INNER order would walk each output's column with a large
+ * stride): a vertical loop compares whole rows against the running best (it vectorizes), in
+ * parallel over (outer index, column block) tasks. */
 #include <stdlib.h>
 
 #include "core/parallel.h"
@@ -734,6 +739,65 @@ KD_ROWS_ALL(KD_DEF_ARG)
 #define KD_ARG_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_arg_loop_, SFX, DT)
 static const kd_iter_loop_fn kd_arg_loops[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_ARG_ENTRY)};
 
+/* The vertical path: input [outer, R, inner] contiguous, outputs [outer, inner] contiguous. */
+typedef struct kd_argv_job {
+  const char *x;
+  char *v;
+  int64_t *ix;
+  int64_t R, inner, nblk;
+  int is_max;
+} kd_argv_job;
+#define KD_ARGV_BLOCK 512
+#define KD_DEF_ARGV(SFX, DT, T, CT, LD, ST, MS, K, UT)                                        \
+  static void kd_argv_body_##SFX(void *p, int64_t begin, int64_t end) {                       \
+    const kd_argv_job *j = (const kd_argv_job *)p;                                            \
+    for (int64_t t = begin; t < end; t++) {                                                   \
+      int64_t o = t / j->nblk, c0 = t % j->nblk * KD_ARGV_BLOCK;                              \
+      int64_t w = j->inner - c0 < KD_ARGV_BLOCK ? j->inner - c0 : KD_ARGV_BLOCK;              \
+      const T *x = (const T *)j->x + o * j->R * j->inner + c0;                                \
+      T *v = (T *)j->v + o * j->inner + c0;                                                   \
+      int64_t *ix = j->ix + o * j->inner + c0;                                                \
+      for (int64_t c = 0; c < w; c++) { v[c] = x[c]; ix[c] = 0; }                             \
+      for (int64_t r = 1; r < j->R; r++) {                                                    \
+        const T *xr = x + r * j->inner;                                                       \
+        if (j->is_max) {                                                                      \
+          for (int64_t c = 0; c < w; c++) {                                                   \
+            CT b = LD(v[c]), y = LD(xr[c]);                                                   \
+            bool u = b == b && !(y <= b); /* the first NaN wins and stays */                  \
+            v[c] = u ? xr[c] : v[c];                                                          \
+            ix[c] = u ? r : ix[c];                                                            \
+          }                                                                                   \
+        } else {                                                                              \
+          for (int64_t c = 0; c < w; c++) {                                                   \
+            CT b = LD(v[c]), y = LD(xr[c]);                                                   \
+            bool u = b == b && !(y >= b);                                                     \
+            v[c] = u ? xr[c] : v[c];                                                          \
+            ix[c] = u ? r : ix[c];                                                            \
+          }                                                                                   \
+        }                                                                                     \
+      }                                                                                       \
+    }                                                                                         \
+  }
+KD_ROWS_ALL(KD_DEF_ARGV)
+#define KD_ARGV_ENTRY(SFX, DT, ...) [DT] = kd_argv_body_##SFX,
+static const kd_parallel_fn kd_argv_bodies[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_ARGV_ENTRY)};
+
+/* True (and done) when `in` is contiguous and reduced over a dim with inner elements after it. */
+static bool kd_arg_vertical(const kd_tensor *in, int dim, kd_tensor *values, kd_tensor *indices, int is_max) {
+  if (in->ndim == 0 || !kd_tensor_is_contiguous(in) || !kd_tensor_is_contiguous(values) ||
+      !kd_tensor_is_contiguous(indices))
+    return false;
+  int64_t outer = 1, inner = 1, R = in->sizes[dim];
+  for (int d = 0; d < dim; d++) outer *= in->sizes[d];
+  for (int d = dim + 1; d < in->ndim; d++) inner *= in->sizes[d];
+  if (inner < 16 || R < 2) return false;
+  kd_argv_job j = {kd_tensor_data(in), kd_tensor_data(values), (int64_t *)kd_tensor_data(indices), R, inner,
+                   (inner + KD_ARGV_BLOCK - 1) / KD_ARGV_BLOCK, is_max};
+  int64_t per = R * (inner < KD_ARGV_BLOCK ? inner : KD_ARGV_BLOCK);
+  kd_parallel_for(0, outer * j.nblk, (KD_PARALLEL_GRAIN + per - 1) / per, kd_argv_bodies[in->dtype], &j);
+  return true;
+}
+
 KD_KERNEL(kd_cpu_arg_reduce) {
   kd_tensor *self = args[0].v.t;
   bool argx = op->code == KD_REDUCE_ARGMAX || op->code == KD_REDUCE_ARGMIN;
@@ -785,7 +849,9 @@ KD_KERNEL(kd_cpu_arg_reduce) {
   kd_tensor *values = NULL, *indices = NULL;
   kd_status st = kd_tensor_empty(osizes, ond, self->dtype, kd_tensor_device(self), &values);
   if (st == KD_OK) st = kd_tensor_empty(osizes, ond, KD_DTYPE_I64, kd_tensor_device(self), &indices);
-  if (st == KD_OK) {
+  if (st == KD_OK && kd_arg_vertical(in, dim, values, indices, is_max)) {
+    /* done */
+  } else if (st == KD_OK) {
     kd_iter_operand ops[3] = {kd_red_operand(values, in, ostrides), kd_red_operand(indices, in, ostrides),
                               kd_iter_operand_of(in)};
     kd_iter it;

@@ -7,7 +7,8 @@
  * stable LSD radix sort that skips the byte passes where all keys agree (small rows: insertion
  * sort), so sort is always stable. These kernels need whole rows, so instead of the iterator
  * they split the rows over the thread pool (kd_parallel_for) and read/write each row with its
- * stride; topk selects the k first keys with a quickselect before sorting them. */
+ * stride; topk keeps the k first keys in a heap (k <= n / 4) or selects them with a quickselect
+ * before sorting them. */
 #include <stdlib.h>
 
 #include "core/parallel.h"
@@ -100,6 +101,52 @@ static void kd_sk_select(kd_sk *a, int64_t n, int64_t k) {
   }
 }
 
+/* Keeps the k smallest pairs (by key, then index) of the row in a[0..k), sorted: a max-heap
+ * of the k best so far, so a row costs one key compare per element (for rows in index order,
+ * a later element with an equal key never enters). Used by topk when k is small against n,
+ * where it beats a quickselect over the whole row. */
+static void kd_sk_sift(kd_sk *h, int64_t k, int64_t i) {
+  kd_sk x = h[i];
+  for (;;) {
+    int64_t c = 2 * i + 1;
+    if (c >= k) break;
+    if (c + 1 < k && kd_sk_less(h[c], h[c + 1])) c++;
+    if (!kd_sk_less(x, h[c])) break;
+    h[i] = h[c];
+    i = c;
+  }
+  h[i] = x;
+}
+static void kd_sk_heap_sort(kd_sk *a, int64_t k) { /* a[0..k) a max-heap -> ascending (key, index) */
+  for (int64_t m = k - 1; m > 0; m--) {
+    kd_sk t = a[0]; a[0] = a[m]; a[m] = t;
+    kd_sk_sift(a, m, 0);
+  }
+}
+static void kd_sk_heap_select(kd_sk *a, int64_t n, int64_t k) {
+  for (int64_t i = k / 2 - 1; i >= 0; i--) kd_sk_sift(a, k, i);
+  for (int64_t e = k; e < n; e++)
+    if (a[e].key < a[0].key) { a[0] = a[e]; kd_sk_sift(a, k, 0); }
+  kd_sk_heap_sort(a, k);
+}
+
+/* buf[e] = (key of row[e * st], e), complemented when desc; the dtype switch is outside the loop. */
+#define KD_KEYS_LOOP(EXPR)                                                                     \
+  for (int64_t e = 0; e < n; e++) {                                                            \
+    const char *p = row + e * st;                                                              \
+    uint64_t key = (EXPR);                                                                     \
+    buf[e].key = key ^ flip;                                                                   \
+    buf[e].idx = e;                                                                            \
+  }
+static void kd_sk_fill(kd_sk *buf, const char *row, int64_t n, int64_t st, kd_dtype dt, bool desc) {
+  const uint64_t flip = desc ? ~0ull : 0;
+  switch (dt) {
+    case KD_DTYPE_F32: KD_KEYS_LOOP(kd_key_of_double(*(const float *)p)); break;
+    case KD_DTYPE_F64: KD_KEYS_LOOP(kd_key_of_double(*(const double *)p)); break;
+    default: KD_KEYS_LOOP(kd_key_of(p, dt)); break;
+  }
+}
+
 typedef struct kd_sort_job {
   const kd_tensor *self;
   kd_tensor *values, *indices; /* values may be NULL (argsort) */
@@ -134,15 +181,16 @@ static void kd_sort_rows(void *p, int64_t begin, int64_t end) {
       io += c * j->i_st[q];
     }
     const char *row = s0 + so * (int64_t)es;
-    for (int64_t e = 0; e < n; e++) {
-      uint64_t key = kd_key_of(row + e * sdim * (int64_t)es, dt);
-      buf[e].key = j->desc ? ~key : key;
-      buf[e].idx = e;
-    }
+    kd_sk_fill(buf, row, n, sdim * (int64_t)es, dt, j->desc);
     int64_t k = j->k;
-    if (j->topk && k < n && n > 64) {
+    if (j->topk && k < n && n > 64 && k * 4 <= n) {
+      kd_sk_heap_select(buf, n, k); /* sorted either way (unsorted order is unspecified) */
+    } else if (j->topk && k < n && n > 64) {
       kd_sk_select(buf, n, k);
-      if (j->sorted) kd_sk_sort(buf, buf + n, k);
+      if (j->sorted) { /* by (key, index): the selection scrambled the index order of ties */
+        for (int64_t i = k / 2 - 1; i >= 0; i--) kd_sk_sift(buf, k, i);
+        kd_sk_heap_sort(buf, k);
+      }
     } else {
       kd_sk_sort(buf, buf + n, n);
     }

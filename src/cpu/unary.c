@@ -99,7 +99,9 @@ typedef struct kd_unary_ctx {
   case KD_UNARY_ELU:                                                                          \
   case KD_UNARY_SELU: {                                                                       \
     const CT neg = (CT)(c)->p0, pos = (CT)(c)->p1;                                            \
-    KD_LOOP1(T, T, CT, LD, ST, x <= (CT)0 ? kd_vm_expm1##MS(x) * neg : x * pos);              \
+    /* branch-free: expm1 of min(x, 0) always, then a bit blend, so the loop vectorizes */    \
+    KD_LOOP1(T, T, CT, LD, ST, ({ const CT e_ = kd_vm_expm1##MS(x < (CT)0 ? x : (CT)0);        \
+                                  kd_vm_sel##MS(x <= (CT)0, e_ * neg, x * pos); }));           \
     break;                                                                                    \
   }                                                                                           \
   case KD_UNARY_GELU:                                                                         \
@@ -110,7 +112,10 @@ typedef struct kd_unary_ctx {
   case KD_UNARY_MISH: KD_LOOP1(T, T, CT, LD, ST, x * kd_vm_tanh##MS(kd_vm_log1p##MS(kd_vm_exp##MS(x)))); break; \
   case KD_UNARY_SOFTPLUS: {                                                                   \
     const CT beta = (CT)(c)->p0, th = (CT)(c)->p1;                                            \
-    KD_LOOP1(T, T, CT, LD, ST, x * beta > th ? x : kd_vm_log1p##MS(kd_vm_exp##MS(x * beta)) / beta); \
+    /* branch-free as elu: the log1p(exp()) of min(x * beta, th) always, then a select */    \
+    KD_LOOP1(T, T, CT, LD, ST, ({ const CT xb_ = x * beta;                                    \
+                                  const CT s_ = kd_vm_log1p##MS(kd_vm_exp##MS(xb_ > th ? th : xb_)) / beta; \
+                                  kd_vm_sel##MS(xb_ > th, x, s_); }));                        \
     break;                                                                                    \
   }                                                                                           \
   case KD_UNARY_HARDSIGMOID:                                                                  \

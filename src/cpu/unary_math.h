@@ -2,13 +2,16 @@
  * kd_vm_expf, kd_vm_exp. On glibc/x86-64 they are the libm symbols redeclared `const` with
  * `simd`, so gcc vectorizes contiguous loops into calls of glibc's libmvec (_ZGVeN16v_expf on
  * AVX-512, _ZGVdN8v_expf on AVX2, ...; libm.so pulls libmvec in AS_NEEDED) without
- * -ffast-math: the build keeps math-errno, under which gcc never vectorizes the plain names.
+ * -ffast-math (glibc declares the plain names simd only under __FAST_MATH__). The build uses
+ * -fno-math-errno (binding.gyp), so sqrt inlines to vsqrtps as well.
  * libmvec is accurate to 4 ulp. Elsewhere they are the plain libm functions.
  * Also kd_erfinv, PyTorch's calc_erfinv (rational approximation, two Newton steps). */
 #ifndef KD_UNARY_MATH_H
 #define KD_UNARY_MATH_H
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #define KD_VM_FUNCS(X)                                                                        \
   X(exp) X(exp2) X(expm1) X(log) X(log2) X(log10) X(log1p) X(sin) X(cos) X(tan) X(asin)      \
@@ -25,6 +28,26 @@
 #endif
 KD_VM_FUNCS(KD_VM_DECL)
 #undef KD_VM_DECL
+
+/* c ? a : b as a bit blend. gcc does not if-convert a select that consumes the result of a
+ * simd call (the loop stays scalar, "control flow in loop"); a blend of the bits has no
+ * control flow, so elu/selu/softplus vectorize. Both sides are computed: keep them finite-safe. */
+static inline float kd_vm_self(int c, float a, float b) {
+  uint32_t ua, ub, m = -(uint32_t)(c != 0);
+  memcpy(&ua, &a, 4);
+  memcpy(&ub, &b, 4);
+  ua = (ua & m) | (ub & ~m);
+  memcpy(&a, &ua, 4);
+  return a;
+}
+static inline double kd_vm_sel(int c, double a, double b) {
+  uint64_t ua, ub, m = -(uint64_t)(c != 0);
+  memcpy(&ua, &a, 8);
+  memcpy(&ub, &b, 8);
+  ua = (ua & m) | (ub & ~m);
+  memcpy(&a, &ua, 8);
+  return a;
+}
 
 static inline double kd_erfinv(double y) {
   static const double a[4] = {0.886226899, -1.645349621, 0.914624893, -0.140543331};
