@@ -454,3 +454,5 @@ export * from './serialization';
 
 /** Optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and `optim.lrScheduler`; see ./optim.d.ts. */
 export * as optim from './optim';
+/** Training helpers: progress bar, SVG loss/accuracy curves, summary table; see ./train.d.ts. */
+export * as train from './train';
