@@ -63,7 +63,10 @@ async function main(): Promise<void> {
       kd.dispose([xb, yb]);
     }
     scheduler.step();
-    const accuracy = kd.noGrad(() => kd.tidy(() => model(x).argmax(1).eq(y).float().mean().item()));
+    const accuracy = kd.noGrad(() => kd.tidy(() => {
+      const logits: Tensor = model(x); // a module's call returns its forward's result (typed any)
+      return logits.argmax(1).eq(y).to('float32').mean().item();
+    }));
     history.push({ epoch, loss: total / x.shape[0], accuracy });
     bar.tick({ loss: total / x.shape[0], acc: accuracy });
   }
