@@ -7,6 +7,7 @@
 //
 // Options: --model mlp|cnn, --epochs N, --batch-size N, --lr X (Adam), --device cpu|cuda,
 // --threads N, --seed N, --limit N (samples per split, for a quick try), --out DIR, --quiet.
+// Adam with a cosine learning-rate schedule over the epochs, cross-entropy loss.
 // Shows a progress bar per epoch (rate and ETA, on stderr), prints a summary table, and writes the
 // trained weights (kd.save, safetensors), the per-epoch history (JSON) and the loss/accuracy
 // curves (SVG) to examples/fashion-mnist/out/ (git-ignored).
@@ -101,9 +102,11 @@ async function main() {
   let model = kd.tidy(() => models[opt.model]()); // parameters survive tidy; init temporaries go
   if (opt.device !== 'cpu') model = model.to(opt.device);
   const nParams = model.parameters().reduce((a, p) => a + p.numel(), 0);
-  console.log(`model ${opt.model} (${nParams} parameters) on ${opt.device}, Adam lr ${opt.lr}, ` +
+  console.log(`model ${opt.model} (${nParams} parameters) on ${opt.device}, Adam lr ${opt.lr} (cosine to 0), ` +
     `batch ${opt.batchSize}, ${opt.epochs} epochs, ${kd.getNumThreads()} CPU threads`);
   const optimizer = new kd.optim.Adam(model.parameters(), { lr: opt.lr });
+  // The learning rate follows a cosine from lr down to 0 over the epochs (steadier last epochs).
+  const scheduler = new kd.optim.lrScheduler.CosineAnnealingLR(optimizer, opt.epochs);
   const loader = new kd.data.DataLoader(new kd.data.TensorDataset(train.images, train.labels),
     { batchSize: opt.batchSize, shuffle: true, seed: opt.seed });
   const lossFn = new kd.nn.CrossEntropyLoss();
@@ -145,6 +148,7 @@ async function main() {
     const trainAcc = correct.item() / seen;
     kd.dispose([lossSum, correct]);
     const seconds = (performance.now() - start) / 1000;
+    scheduler.step();
     const ev = evaluate(model, test.images, test.labels, opt.device);
     bar.finish({ loss: trainLoss, acc: trainAcc, 'test acc': ev.acc });
     history.push({ epoch, trainLoss, testLoss: ev.loss, trainAcc, testAcc: ev.acc, seconds });
