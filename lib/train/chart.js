@@ -90,8 +90,11 @@ function chartGroup(series, options = {}, x0 = 0, y0 = 0) {
     out.push(`<path d="${d}" fill="none" stroke="${esc(s.color)}" stroke-width="2"/>`);
     for (const [x, y] of s.points) out.push(`<circle cx="${num(sx(x))}" cy="${num(sy(y))}" r="2.5" fill="${esc(s.color)}"><title>${esc(`${s.name}: ${fmt(y)} at ${fmt(x)}`)}</title></circle>`);
   }
-  list.forEach((s, i) => { // legend, top right inside the plot
-    const ly = m.t + 14 + i * 16;
+  // Legend inside the plot on the right: at the top unless the curves end in the upper half.
+  const ends = list.filter((s) => s.points.length).map((s) => (s.points[s.points.length - 1][1] - ylo) / (yhi - ylo));
+  const atBottom = ends.length > 0 && ends.reduce((a, b) => a + b, 0) / ends.length > 0.5;
+  list.forEach((s, i) => {
+    const ly = atBottom ? m.t + ph - 8 - (list.length - 1 - i) * 16 : m.t + 14 + i * 16;
     const lx = m.l + pw - 120;
     out.push(`<line x1="${lx}" x2="${lx + 18}" y1="${ly - 4}" y2="${ly - 4}" stroke="${esc(s.color)}" stroke-width="2"/>`);
     out.push(`<text x="${lx + 24}" y="${ly}">${esc(s.name)}</text>`);
