@@ -185,6 +185,38 @@ module.exports = [
     headline: sizes,
     peers: { torch: true, tfjs },
   })),
+  // Training steps of examples/fashion-mnist's models (the same model, init scheme, batch, Adam
+  // and thread count in bench/peers/torch_peer.py): an epoch of 60000 images is ceil(60000 / n)
+  // such steps, so 60000 / (images/s) is the time per training epoch without data loading.
+  ...[['train.mlp.step', 'mlp', 'MLP 784-256-10'], ['train.cnn.step', 'cnn', '2-conv CNN']].map(([name, kind, what]) => ({
+    name,
+    title: `one training step of the Fashion-MNIST ${what} (zeroGrad, forward, cross-entropy, backward, Adam), batch n, float32`,
+    sizes: [64],
+    label: (n) => `batch ${n}`,
+    requires: (kd) => needs('kd.nn / kd.optim', !!(kd.nn && kd.nn.Sequential && kd.optim && kd.optim.Adam)),
+    setup: (kd, n, dev) => {
+      kd.manualSeed(0);
+      let model = kd.tidy(() => require('../examples/fashion-mnist/models')(kd)[kind]());
+      if (dev !== 'cpu') model = model.to(dev);
+      const opt = new kd.optim.Adam(model.parameters(), { lr: 1e-3 });
+      const y0 = kd.randint(0, 10, [n]);
+      const y = dev === 'cpu' ? y0 : y0.to(dev);
+      if (y !== y0) y0.dispose();
+      return { kd, model, opt, x: randn(kd, [n, 1, 28, 28], dev), y, lossFn: new kd.nn.CrossEntropyLoss() };
+    },
+    run: (s) => s.kd.tidy(() => {
+      s.opt.zeroGrad();
+      s.lossFn(s.model(s.x), s.y).backward();
+      s.opt.step();
+    }),
+    teardown: (s) => {
+      s.opt.zeroGrad();
+      s.kd.dispose([s.x, s.y, s.model.parameters(), [...s.opt.state.values()]]);
+    },
+    rate: { unit: 'img/s', of: (n, sec) => n / sec },
+    headline: [64],
+    peers: { torch: true },
+  })),
   ...[['alloc.small', 16, '16 floats'], ['alloc.1mb', 1 << 18, '1 MB']].map(([name, n, what]) => ({
     name,
     title: `kd.empty([n]).dispose(): allocation churn, ${what} (create + dispose rate)`,

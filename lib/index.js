@@ -87,3 +87,6 @@ require('./serialization')(kd, Tensor, N);
 
 // kd.optim: optimizers (fused native updates) and kd.optim.lrScheduler.
 kd.optim = require('./optim')(kd);
+
+// kd.train: progress bar and SVG training curves for the examples (lib/train/).
+kd.train = require('./train');

@@ -40,4 +40,5 @@ export const {
   loadCheckpointSync,
   safetensors,
   optim,
+  train,
 } = kd;

@@ -12,6 +12,16 @@ module.exports = function installPool(kd) {
   F.maxPool2d = function maxPool2d(...args) {
     const last = args[args.length - 1];
     const ri = isOptions(last) && last.returnIndices !== undefined ? last.returnIndices : args[6];
-    return ri === true ? withIndices(...args) : values(...args);
+    if (ri === true) return withIndices(...args);
+    // Training on the CPU: maxPool2d's backward recomputes the argmax (a second pooling pass,
+    // ~10x the cost of scattering through saved indices), so when a graph is recorded take the
+    // indices form, whose backward uses the saved indices, and drop our reference to them.
+    const input = isOptions(args[0]) ? args[0].input : args[0];
+    if (input instanceof kd.Tensor && input.requiresGrad && input.device === 'cpu' && kd.isGradEnabled()) {
+      const [v, indices] = withIndices(...args);
+      indices.dispose();
+      return v;
+    }
+    return values(...args);
   };
 };

@@ -464,3 +464,6 @@ export declare const backends: {
     };
   };
 };
+
+/** Training helpers: progress bar, SVG loss/accuracy curves, summary table; see ./train.d.ts. */
+export * as train from './train';

@@ -94,6 +94,38 @@ def case_d2d_copy(size):
     return lambda: b.copy_(a)
 
 
+def fashion_model(kind):
+    """examples/fashion-mnist/models.js's models, with PyTorch's default initialisation."""
+    nn = torch.nn
+    if kind == "mlp":
+        return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+    return nn.Sequential(
+        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(64 * 7 * 7, 10))
+
+
+def case_train_step(kind):
+    """One training step (zero_grad, forward, cross-entropy, backward, Adam step) on a batch of
+    `size` random 1x28x28 images with random labels, as bench/cases.js's train.* cases."""
+    def make(size):
+        torch.manual_seed(0)
+        model = fashion_model(kind).to(DEV)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        x = randn(size, 1, 28, 28)
+        y = torch.randint(0, 10, (size,)).to(DEV)
+        loss_fn = torch.nn.CrossEntropyLoss()
+
+        def step():
+            with torch.enable_grad():
+                opt.zero_grad()
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                opt.step()
+        return step
+    return make
+
+
 CASES = {
     "add.overhead": case_add,
     "matmul.overhead": case_matmul,
@@ -115,6 +147,8 @@ CASES = {
     "alloc.1mb": case_alloc,
     "data.roundtrip": case_data,
     "limit.d2d_copy": case_d2d_copy,
+    "train.mlp.step": case_train_step("mlp"),
+    "train.cnn.step": case_train_step("cnn"),
 }
 
 # CPU kernel speed checks (issue 4), the kernel.* cases of bench/cases.js.

@@ -110,6 +110,11 @@ module.exports = (kd) => {
           } finally {
             for (const gr of grads) gr.dispose();
           }
+          // State made by this step (momentum buffers, ...) outlives an enclosing kd.tidy.
+          for (const p of params) {
+            const s = this.state.get(p);
+            if (s) for (const v of Object.values(s)) if (v instanceof kd.Tensor) kd.keep(v);
+          }
         }
       });
       return loss;
