@@ -88,6 +88,33 @@ def case_grad(size):
     return (lambda: a.add(b)) if size == 1 else (lambda: torch.matmul(a, b))
 
 
+def case_nograd(size):
+    """add.overhead.nograd: `a` requires grad, the call runs under no_grad (the reference of
+    add.overhead.grad). The grad mode is switched inside the timed call, as cheaply as torch allows."""
+    a, b = randn(size).requires_grad_(), randn(size)
+    set_grad = torch._C._set_grad_enabled
+
+    def run():
+        set_grad(False)
+        a.add(b)
+        set_grad(True)
+    return run
+
+
+def case_mlp_step(size):
+    """mlp.step: forward (linear-relu-linear-cross_entropy) + backward of a 784-256-10 MLP, batch `size`."""
+    F = torch.nn.functional
+    x, y = randn(size, 784), torch.randint(0, 10, (size,)).to(DEV)
+    ps = [(randn(*s) * 0.05).requires_grad_() for s in ((256, 784), (256,), (10, 256), (10,))]
+    w1, b1, w2, b2 = ps
+
+    def run():
+        F.cross_entropy(F.linear(F.relu(F.linear(x, w1, b1)), w2, b2), y).backward()
+        for p in ps:
+            p.grad = None
+    return run
+
+
 def case_d2d_copy(size):
     """The limit on a GPU: device-to-device copy of `size` float32 elements."""
     a, b = randn(size), torch.empty(size, device=DEV)
@@ -115,6 +142,8 @@ CASES = {
     "alloc.1mb": case_alloc,
     "data.roundtrip": case_data,
     "limit.d2d_copy": case_d2d_copy,
+    "add.overhead.nograd": case_nograd,
+    "mlp.step": case_mlp_step,
 }
 
 
