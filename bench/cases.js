@@ -232,7 +232,7 @@ module.exports = [
   // One training step of a 2-layer MLP (issue 5: forward + backward within 1.2x of PyTorch):
   // linear(784 -> 256) + relu + linear(256 -> 10) + crossEntropy, backward, grads cleared.
   {
-    name: 'mlp.step',
+    name: 'mlp.step.grad',
     title: 'MLP 784-256-10 float32, batch n: forward (linear-relu-linear-crossEntropy) + backward',
     sizes: [64],
     label: (n) => `batch ${n}`,
