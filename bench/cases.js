@@ -270,4 +270,57 @@ module.exports = [
     teardown: disposeAll,
     peers: { torch: true },
   })),
+
+  // The reference for the autograd recording overhead (issue 5: add.overhead.grad must cost
+  // <= 0.5 us more than this): the same a.add(b) with a.requiresGrad, under setGradEnabled(false).
+  {
+    name: 'add.overhead.nograd',
+    title: 'a.add(b) on 1-element float32 tensors, a.requiresGrad_() under setGradEnabled(false): the no-recording reference',
+    sizes: [1],
+    label: () => '1',
+    requires: (kd) => needs('kd.setGradEnabled (autograd)', typeof kd.setGradEnabled === 'function'),
+    setup: (kd, n, dev) => {
+      kd.setGradEnabled(false);
+      return { kd, a: randn(kd, [n], dev).requiresGrad_(), b: randn(kd, [n], dev) };
+    },
+    run: (s) => { s.a.add(s.b).dispose(); },
+    teardown: (s) => { s.kd.setGradEnabled(true); disposeAll(s); },
+    perCallUnit: 'us',
+    headline: [1],
+    peers: { torch: true },
+  },
+  // One training step of a 2-layer MLP (issue 5: forward + backward within 1.2x of PyTorch):
+  // linear(784 -> 256) + relu + linear(256 -> 10) + crossEntropy, backward, grads cleared.
+  {
+    name: 'mlp.step.grad',
+    title: 'MLP 784-256-10 float32, batch n: forward (linear-relu-linear-crossEntropy) + backward',
+    sizes: [64],
+    label: (n) => `batch ${n}`,
+    requires: (kd) => needs('kd.nn.functional.crossEntropy and autograd',
+      typeof fnOf(kd, 'nn.functional.crossEntropy') === 'function' && typeof kd.Tensor.prototype.backward === 'function'),
+    setup: (kd, n, dev) => {
+      const param = (shape, scale) => {
+        const r = randn(kd, shape, dev);
+        const p = r.mul(scale);
+        r.dispose();
+        return p.requiresGrad_();
+      };
+      const y = kd.randint(0, 10, [n]);
+      return {
+        F: kd.nn.functional, x: randn(kd, [n, 784], dev), y: dev === 'cpu' ? y : y.to(dev),
+        w1: param([256, 784], 0.05), b1: param([256], 0.05), w2: param([10, 256], 0.05), b2: param([10], 0.05),
+      };
+    },
+    run: (s) => {
+      const { F } = s;
+      const h = F.linear(s.x, s.w1, s.b1), r = F.relu(h), o = F.linear(r, s.w2, s.b2), loss = F.crossEntropy(o, s.y);
+      loss.backward();
+      h.dispose(); r.dispose(); o.dispose(); loss.dispose();
+      for (const p of [s.w1, s.b1, s.w2, s.b2]) p.grad = null;
+    },
+    teardown: disposeAll,
+    rate: { unit: 'steps/s', of: (n, sec) => 1 / sec },
+    headline: [64],
+    peers: { torch: true },
+  },
 ];

@@ -210,6 +210,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:selectBackward": [{ name: "selectBackward", fn: N["selectBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["index", "int", false, false]] }],
     "function:narrowBackward": [{ name: "narrowBackward", fn: N["narrowBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["start", "int", false, false], ["length", "int", false, false]] }],
     "function:permuteBackward": [{ name: "permuteBackward", fn: N["permuteBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["dims", "int[]", false, false]] }],
+    "function:thresholdBackward": [{ name: "thresholdBackward", fn: N["thresholdBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["self", "Tensor", false, false], ["threshold", "Scalar", false, false]] }],
     "function:floorDivide": [{ name: "floorDivide", fn: N["floorDivide"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
     "method:floorDivide": [{ name: "floorDivide", fn: N["floorDivide"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
     "method:floorDivide_": [{ name: "floorDivide_", fn: N["floorDivide_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
@@ -1944,6 +1945,16 @@ module.exports = function install(Tensor, kd, N, rt) {
   rt.namespace(kd, "_internal").permuteBackward = function permuteBackward() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:permuteBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").thresholdBackward = function thresholdBackward(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["thresholdBackward"](a0._h, a1._h, a2); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:thresholdBackward"], null, arguments);
   };
   kd.floorDivide = function floorDivide(a0, a1) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

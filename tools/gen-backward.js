@@ -5,7 +5,8 @@
 'use strict';
 
 const TENSOR_TYPES = new Set(['Tensor', 'Tensor?', 'Tensor|Scalar', 'Tensor[]', 'Tensor?[]']);
-const ATTRS = { shape: 'KD_F_SHAPE', dtype: 'KD_F_DTYPE', ndim: 'KD_F_NDIM', numel: 'KD_F_NUMEL', device: 'KD_F_DEVICE' };
+const ATTRS = { shape: 'KD_F_SHAPE', dtype: 'KD_F_DTYPE', ndim: 'KD_F_NDIM', numel: 'KD_F_NUMEL', device: 'KD_F_DEVICE',
+  colMajor: 'KD_F_COL_MAJOR' };
 const BINOPS = { '+': 'add', '-': 'sub', '*': 'mul', '/': 'div', '<': 'lt', '<=': 'le', '>': 'gt', '>=': 'ge', '==': 'eq', '!=': 'ne' };
 
 function tokenize(src) {

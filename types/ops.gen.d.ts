@@ -1408,6 +1408,9 @@ export declare namespace _internal {
   /** grad permuted by the inverse of dims (the gradient of permute). */
   function permuteBackward(grad: Tensor, dims: readonly number[], options?: { grad?: Tensor; dims?: readonly number[] }): Tensor;
   function permuteBackward(options: { grad: Tensor; dims: readonly number[] }): Tensor;
+  /** gradOutput where self > threshold, else 0, in one pass (the gradient of relu; PyTorch's threshold_backward). */
+  function thresholdBackward(gradOutput: Tensor, self: Tensor, threshold: number | boolean, options?: { gradOutput?: Tensor; self?: Tensor; threshold?: number | boolean }): Tensor;
+  function thresholdBackward(options: { gradOutput: Tensor; self: Tensor; threshold: number | boolean }): Tensor;
   /** Gradient of conv1d/conv2d w.r.t. its input (a transposed convolution of gradOutput). */
   function conv2dBackwardInput(gradOutput: Tensor, weight: Tensor, inputSize: readonly number[], stride?: number | readonly number[] | null, padding?: number | readonly number[] | null, dilation?: number | readonly number[] | null, groups?: number, options?: { gradOutput?: Tensor; weight?: Tensor; inputSize?: readonly number[]; stride?: number | readonly number[] | null; padding?: number | readonly number[] | null; dilation?: number | readonly number[] | null; groups?: number }): Tensor;
   function conv2dBackwardInput(options: { gradOutput: Tensor; weight: Tensor; inputSize: readonly number[]; stride?: number | readonly number[] | null; padding?: number | readonly number[] | null; dilation?: number | readonly number[] | null; groups?: number }): Tensor;

@@ -88,6 +88,27 @@ def case_grad(size):
     return (lambda: a.add(b)) if size == 1 else (lambda: torch.matmul(a, b))
 
 
+def case_nograd(size):
+    """add.overhead.nograd: `a` requires grad, the call runs under no_grad (run_case turns grad
+    off for every case whose name does not end in .grad): the reference of add.overhead.grad."""
+    a, b = randn(size).requires_grad_(), randn(size)
+    return lambda: a.add(b)
+
+
+def case_mlp_step(size):
+    """mlp.step.grad: forward (linear-relu-linear-cross_entropy) + backward of a 784-256-10 MLP, batch `size`."""
+    F = torch.nn.functional
+    x, y = randn(size, 784), torch.randint(0, 10, (size,)).to(DEV)
+    ps = [(randn(*s) * 0.05).requires_grad_() for s in ((256, 784), (256,), (10, 256), (10,))]
+    w1, b1, w2, b2 = ps
+
+    def run():
+        F.cross_entropy(F.linear(F.relu(F.linear(x, w1, b1)), w2, b2), y).backward()
+        for p in ps:
+            p.grad = None
+    return run
+
+
 def case_d2d_copy(size):
     """The limit on a GPU: device-to-device copy of `size` float32 elements."""
     a, b = randn(size), torch.empty(size, device=DEV)
@@ -149,6 +170,9 @@ CASES = {
     "limit.d2d_copy": case_d2d_copy,
     "train.mlp.step": case_train_step("mlp"),
     "train.cnn.step": case_train_step("cnn"),
+
+    "add.overhead.nograd": case_nograd,
+    "mlp.step.grad": case_mlp_step,
 }
 
 # CPU kernel speed checks (issue 4), the kernel.* cases of bench/cases.js.

@@ -64,6 +64,8 @@ typedef struct kd_autograd_meta {
 typedef struct kd_edge {
   kd_node *fn;              /* owned reference; NULL: this input needs no gradient */
   int input_nr;             /* which output of fn (the gradient slot of fn) */
+  bool col_major;           /* a column-major matrix (t() of a contiguous one): the formulas of mm and
+                               addmm pick their gemm's layout by it, as PyTorch's mm_mat*_backward */
   int ndim;
   kd_dtype dtype;
   kd_device device;
@@ -132,6 +134,11 @@ bool kd_anomaly_enabled(void);
 /* Anomaly mode records where each node's forward op was called: this hook (set by the Node-API
  * layer) returns a malloc'ed description of the current call site, or NULL. */
 extern _Thread_local char *(*kd_anomaly_trace_hook)(void);
+
+/* PyTorch's test in mm_mat1_backward / mm_mat2_backward: a 2-D tensor stored column by column. */
+static inline bool kd_tensor_col_major(const kd_tensor *t) {
+  return t->ndim == 2 && t->strides[0] == 1 && t->strides[1] == t->sizes[0];
+}
 
 /* ---- metadata -------------------------------------------------------------------------------- */
 static inline kd_autograd_meta *kd_meta(const kd_tensor *t) { return (kd_autograd_meta *)t->autograd; }

@@ -70,14 +70,14 @@ static kd_status kd_run_add(kd_run *r, kd_node *n, kd_run_node **out) {
   x = &r->tab[h];
   memset(x, 0, sizeof *x);
   x->node = n;
-  x->buf = (kd_tensor **)calloc((size_t)n->n_outputs + 1, sizeof(kd_tensor *));
-  x->capture = (int *)malloc(sizeof(int) * ((size_t)n->n_outputs + 1));
-  if (!x->buf || !x->capture) {
-    free(x->buf);
-    free(x->capture);
+  /* one block: the gradient buffers, then the capture indices */
+  size_t nb = (size_t)n->n_outputs + 1;
+  x->buf = (kd_tensor **)calloc(1, nb * sizeof(kd_tensor *) + nb * sizeof(int));
+  if (!x->buf) {
     x->node = NULL;
     return kd_error(KD_ERR_OOM, "out of memory in backward");
   }
+  x->capture = (int *)(x->buf + nb);
   for (int i = 0; i < n->n_outputs; i++) x->capture[i] = -1;
   r->count++;
   *out = x;
@@ -89,8 +89,7 @@ static void kd_run_free(kd_run *r) {
     kd_run_node *x = &r->tab[i];
     if (!x->node) continue;
     for (int j = 0; j < x->node->n_outputs; j++) if (x->buf[j]) kd_tensor_release(x->buf[j]);
-    free(x->buf);
-    free(x->capture);
+    free(x->buf); /* capture lives in the same block */
   }
   free(r->tab);
 }
@@ -506,7 +505,8 @@ kd_status kd_autograd_run(kd_tensor **roots, kd_tensor **grads, int n_roots, kd_
         if (n->edges[e].fn && kd_run_find(&run, n->edges[e].fn)->needed) below = true;
       if (!below) continue;
     }
-    kd_tensor **gout = (kd_tensor **)calloc((size_t)n->n_edges + 1, sizeof(kd_tensor *));
+    kd_tensor *gout_small[8] = {NULL};
+    kd_tensor **gout = n->n_edges <= 8 ? gout_small : (kd_tensor **)calloc((size_t)n->n_edges + 1, sizeof(kd_tensor *));
     if (!gout) { st = kd_error(KD_ERR_OOM, "out of memory in backward"); goto done; }
     st = kd_node_apply(n, x->buf, gout);
     if (st == KD_OK && kd_anomaly_enabled()) {
@@ -536,7 +536,7 @@ kd_status kd_autograd_run(kd_tensor **roots, kd_tensor **grads, int n_roots, kd_
       }
       if (g) kd_tensor_release(g);
     }
-    free(gout);
+    if (gout != gout_small) free(gout);
     if (st != KD_OK) goto done;
     if (!opts->keep_graph) kd_node_release_saved(n);
     for (int j = 0; j < n->n_outputs; j++)

@@ -10,13 +10,15 @@ void kd_bw_ctx_init(kd_bw_ctx *c, kd_node *n, kd_tensor **grads) {
   c->node = n;
   c->op = &kd_ops[n->op];
   c->grads = grads;
+  c->temps = c->temps_small;
+  c->captemps = (int)(sizeof c->temps_small / sizeof c->temps_small[0]);
 }
 
 void kd_bw_ctx_free(kd_bw_ctx *c) {
   for (int i = 0; i < c->ntemps; i++) kd_value_release(&c->temps[i]);
   for (int i = 0; i < c->nallocs; i++) free(c->allocs[i]);
   for (int i = 0; i < KD_BW_MAX_ARGS; i++) kd_value_release(&c->results[i]);
-  free(c->temps);
+  if (c->temps != c->temps_small) free(c->temps);
   free(c->allocs);
 }
 
@@ -30,9 +32,12 @@ static kd_value kd_f_fail(kd_bw_ctx *c, kd_status st) {
 /* Takes ownership of v (a tensor or tensor list) until the node's backward ends. */
 static kd_value kd_f_temp(kd_bw_ctx *c, kd_value v) {
   if (c->ntemps == c->captemps) {
-    int cap = c->captemps ? c->captemps * 2 : 16;
-    kd_value *p = (kd_value *)realloc(c->temps, sizeof(kd_value) * cap);
-    if (!p) {
+    int cap = c->captemps * 2;
+    kd_value *p = (kd_value *)malloc(sizeof(kd_value) * cap);
+    if (p) {
+      memcpy(p, c->temps, sizeof(kd_value) * c->ntemps);
+      if (c->temps != c->temps_small) free(c->temps);
+    } else {
       kd_value_release(&v);
       return kd_f_fail(c, kd_error(KD_ERR_OOM, "out of memory in backward"));
     }
@@ -92,8 +97,10 @@ kd_value kd_f_arg(kd_bw_ctx *c, int i) {
   return n->args[i];
 }
 
-static kd_value kd_f_meta_of(kd_bw_ctx *c, const int64_t *sizes, int ndim, kd_dtype dt, kd_device dev, int what) {
+static kd_value kd_f_meta_of(kd_bw_ctx *c, const int64_t *sizes, int ndim, kd_dtype dt, kd_device dev, bool col_major,
+                             int what) {
   switch (what) {
+    case KD_F_COL_MAJOR: return kd_value_bool(col_major);
     case KD_F_SHAPE: return kd_value_intlist(sizes, ndim);
     case KD_F_DTYPE: return kd_value_dtype(dt);
     case KD_F_DEVICE: return kd_value_device(dev);
@@ -115,14 +122,14 @@ kd_value kd_f_arg_meta(kd_bw_ctx *c, int i, int what) {
     return kd_f_fail(c, kd_error(KD_ERR_INTERNAL, "formula of '%s' reads metadata of a non-tensor arg", c->op->name));
   }
   const kd_edge *e = &n->edges[n->edge_start[i]];
-  return kd_f_meta_of(c, e->sizes, e->ndim, e->dtype, e->device, what);
+  return kd_f_meta_of(c, e->sizes, e->ndim, e->dtype, e->device, e->col_major, what);
 }
 
 kd_value kd_f_attr(kd_bw_ctx *c, kd_value v, int what) {
   if (!kd_f_ok(c)) return kd_value_none();
   if (v.kind != KD_VALUE_TENSOR) return kd_f_fail(c, kd_error(KD_ERR_INTERNAL, "attribute of a non-tensor in a formula"));
   kd_tensor *t = v.v.t;
-  return kd_f_meta_of(c, t->sizes, t->ndim, t->dtype, kd_tensor_device(t), what);
+  return kd_f_meta_of(c, t->sizes, t->ndim, t->dtype, kd_tensor_device(t), kd_tensor_col_major(t), what);
 }
 
 static bool kd_f_is_number(const kd_value *v) {

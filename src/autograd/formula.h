@@ -19,13 +19,14 @@ typedef struct kd_bw_ctx {
   bool needs[KD_BW_MAX_ARGS];        /* which args' gradients are wanted */
   kd_value results[KD_BW_MAX_ARGS];  /* per arg: the gradient (tensor or tensor list), owned */
   kd_status st;
-  kd_value *temps;
+  kd_value *temps;                   /* temps_small until more are needed */
   int ntemps, captemps;
+  kd_value temps_small[16];
   void **allocs;
   int nallocs, capallocs;
 } kd_bw_ctx;
 
-enum { KD_F_SHAPE, KD_F_DTYPE, KD_F_NDIM, KD_F_NUMEL, KD_F_DEVICE };
+enum { KD_F_SHAPE, KD_F_DTYPE, KD_F_NDIM, KD_F_NUMEL, KD_F_DEVICE, KD_F_COL_MAJOR };
 
 kd_value kd_f_grad(kd_bw_ctx *c, int i);
 kd_value kd_f_out(kd_bw_ctx *c, int i);

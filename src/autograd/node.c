@@ -8,10 +8,22 @@
 #include <string.h>
 
 #include "core/shape.h"
+#include "core/struct_cache.h"
 #include "ops/ops_gen.h"
 
 static _Thread_local uint64_t kd_node_seq;
 static _Thread_local int64_t kd_hook_ids;
+
+/* Note [Autograd struct caches]
+ * Recording an op allocates the output's kd_autograd_meta and one block for the node; a
+ * 1-element op with grad is a few hundred nanoseconds, so these come from thread-local free
+ * lists (core/struct_cache.h) as tensors and storages do. Node blocks are cached by size class
+ * (multiples of KD_NODE_CACHE_STEP bytes, up to KD_NODE_CACHE_CLASSES of them); larger ones
+ * use malloc/free. */
+#define KD_NODE_CACHE_STEP 256
+#define KD_NODE_CACHE_CLASSES 16
+static _Thread_local kd_struct_cache kd_meta_cache;
+static _Thread_local kd_struct_cache kd_node_cache[KD_NODE_CACHE_CLASSES];
 
 /* ---- metadata ---------------------------------------------------------------------------------- */
 
@@ -19,8 +31,9 @@ static void kd_meta_free_hook(kd_tensor *t);
 
 kd_status kd_meta_get(kd_tensor *t, kd_autograd_meta **out) {
   if (!t->autograd) {
-    kd_autograd_meta *m = (kd_autograd_meta *)calloc(1, sizeof *m);
+    kd_autograd_meta *m = (kd_autograd_meta *)kd_struct_cache_get(&kd_meta_cache, sizeof *m, malloc);
     if (!m) return kd_error(KD_ERR_OOM, "out of memory");
+    memset(m, 0, sizeof *m);
     m->self = t;
     t->autograd = m;
     kd_tensor_autograd_free_hook = kd_meta_free_hook;
@@ -65,7 +78,7 @@ static void kd_meta_free_hook(kd_tensor *t) {
   }
   if (m->grad) kd_tensor_release(m->grad);
   kd_hooks_free(m->hooks);
-  free(m);
+  kd_struct_cache_put(&kd_meta_cache, m, free);
   t->autograd = NULL;
 }
 
@@ -142,6 +155,7 @@ kd_status kd_detach_(kd_tensor *t) {
 
 void kd_edge_set_meta(kd_edge *e, const kd_tensor *t) {
   e->ndim = t->ndim;
+  e->col_major = kd_tensor_col_major(t);
   e->dtype = t->dtype;
   e->device = kd_tensor_device(t);
   if (t->ndim) memcpy(e->sizes, t->sizes, sizeof(int64_t) * t->ndim);
@@ -230,8 +244,11 @@ static kd_node *kd_node_alloc(kd_node_kind kind, int n_edges, int n_outputs, int
   size_t off_es = kd_align16(off_sargs + sizeof(kd_saved) * (size_t)nargs);
   size_t off_ec = off_es + sizeof(int) * (size_t)nargs;
   size_t size = off_ec + sizeof(int) * (size_t)nargs;
-  char *b = (char *)calloc(1, size);
+  size = (size + KD_NODE_CACHE_STEP - 1) / KD_NODE_CACHE_STEP * KD_NODE_CACHE_STEP;
+  size_t cls = size / KD_NODE_CACHE_STEP - 1; /* See Note [Autograd struct caches] */
+  char *b = cls < KD_NODE_CACHE_CLASSES ? (char *)kd_struct_cache_get(&kd_node_cache[cls], size, malloc) : (char *)malloc(size);
   if (!b) return NULL;
+  memset(b, 0, size);
   kd_node *n = (kd_node *)b;
   n->refcount = 1;
   n->kind = kind;
@@ -345,7 +362,9 @@ static void kd_node_destroy(kd_node *n) {
     free(x->trace);
     kd_node_free_part(x, x->edges);
     kd_node_free_part(x, x->outs);
-    free(x);
+    size_t cls = x->block_size / KD_NODE_CACHE_STEP - 1;
+    if (x->block_size % KD_NODE_CACHE_STEP == 0 && cls < KD_NODE_CACHE_CLASSES) kd_struct_cache_put(&kd_node_cache[cls], x, free);
+    else free(x);
   }
   if (stack != stack_small) free(stack);
 }

@@ -136,7 +136,7 @@ static kd_status kd_bw_sqrt(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_sqrt_spec = {kd_bw_sqrt, 0x1u, 0x0u, 0x1u, 0};
 
 static kd_status kd_bw_relu(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_gt, kd_f_out(c, 0), kd_f_int(0)), kd_f_grad(c, 0), kd_f_int(0)}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_thresholdBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_out(c, 0), kd_f_int(0)}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_relu_spec = {kd_bw_relu, 0x1u, 0x0u, 0x1u, 0};
@@ -333,8 +333,8 @@ static kd_status kd_bw_cumprodBackward(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_cumprodBackward_spec = {kd_bw_cumprodBackward, 0xbu, 0xbu, 0x0u, 1};
 
 static kd_status kd_bw_mm(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_arg(c, 1)})}));
-  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_grad(c, 0)}));
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_arg_meta(c, 0, KD_F_COL_MAJOR)) ? kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_arg(c, 1), kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_grad(c, 0)})})}) : kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_arg(c, 1)})})));
+  if (c->needs[1]) kd_f_set(c, 1, (kd_f_truthy(c, kd_f_arg_meta(c, 1, KD_F_COL_MAJOR)) ? kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_grad(c, 0)}), kd_f_arg(c, 0)})}) : kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_grad(c, 0)})));
   return c->st;
 }
 static const kd_backward_spec kd_bw_mm_spec = {kd_bw_mm, 0x3u, 0x3u, 0x0u, 1};
@@ -347,17 +347,17 @@ static kd_status kd_bw_bmm(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_bmm_spec = {kd_bw_bmm, 0x3u, 0x3u, 0x0u, 1};
 
 static kd_status kd_bw_addmm(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 3)));
-  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_arg(c, 2)})}), kd_f_arg(c, 4)));
-  if (c->needs[2]) kd_f_set(c, 2, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_arg(c, 1)}), kd_f_grad(c, 0)}), kd_f_arg(c, 4)));
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 3), kd_f_int(1))) ? kd_f_grad(c, 0) : kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 3))));
+  if (c->needs[1]) kd_f_set(c, 1, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 4), kd_f_int(1))) ? (kd_f_truthy(c, kd_f_arg_meta(c, 1, KD_F_COL_MAJOR)) ? kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_arg(c, 2), kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_grad(c, 0)})})}) : kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_arg(c, 2)})})) : kd_f_binop(c, KD_OP_mul, (kd_f_truthy(c, kd_f_arg_meta(c, 1, KD_F_COL_MAJOR)) ? kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_arg(c, 2), kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_grad(c, 0)})})}) : kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_arg(c, 2)})})), kd_f_arg(c, 4))));
+  if (c->needs[2]) kd_f_set(c, 2, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 4), kd_f_int(1))) ? (kd_f_truthy(c, kd_f_arg_meta(c, 2, KD_F_COL_MAJOR)) ? kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_grad(c, 0)}), kd_f_arg(c, 1)})}) : kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_arg(c, 1)}), kd_f_grad(c, 0)})) : kd_f_binop(c, KD_OP_mul, (kd_f_truthy(c, kd_f_arg_meta(c, 2, KD_F_COL_MAJOR)) ? kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_grad(c, 0)}), kd_f_arg(c, 1)})}) : kd_f_call(c, KD_OP_mm, 2, (kd_value[]){kd_f_call(c, KD_OP_t, 1, (kd_value[]){kd_f_arg(c, 1)}), kd_f_grad(c, 0)})), kd_f_arg(c, 4))));
   return c->st;
 }
 static const kd_backward_spec kd_bw_addmm_spec = {kd_bw_addmm, 0x7u, 0x6u, 0x0u, 0};
 
 static kd_status kd_bw_baddbmm(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 3)));
-  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_bmm, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 2), kd_f_int(1), kd_f_int(2)})}), kd_f_arg(c, 4)));
-  if (c->needs[2]) kd_f_set(c, 2, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_bmm, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 1), kd_f_int(1), kd_f_int(2)}), kd_f_grad(c, 0)}), kd_f_arg(c, 4)));
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 3), kd_f_int(1))) ? kd_f_grad(c, 0) : kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 3))));
+  if (c->needs[1]) kd_f_set(c, 1, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 4), kd_f_int(1))) ? kd_f_call(c, KD_OP_bmm, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 2), kd_f_int(1), kd_f_int(2)})}) : kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_bmm, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 2), kd_f_int(1), kd_f_int(2)})}), kd_f_arg(c, 4))));
+  if (c->needs[2]) kd_f_set(c, 2, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 4), kd_f_int(1))) ? kd_f_call(c, KD_OP_bmm, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 1), kd_f_int(1), kd_f_int(2)}), kd_f_grad(c, 0)}) : kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_bmm, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 1), kd_f_int(1), kd_f_int(2)}), kd_f_grad(c, 0)}), kd_f_arg(c, 4))));
   return c->st;
 }
 static const kd_backward_spec kd_bw_baddbmm_spec = {kd_bw_baddbmm, 0x7u, 0x6u, 0x0u, 0};
@@ -385,6 +385,13 @@ static kd_status kd_bw_permuteBackward(kd_bw_ctx *c) {
   return c->st;
 }
 static const kd_backward_spec kd_bw_permuteBackward_spec = {kd_bw_permuteBackward, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_thresholdBackward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_thresholdBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_thresholdBackward_spec = {kd_bw_thresholdBackward, 0x3u, 0x2u, 0x0u, 0};
 
 static kd_status kd_bw_floorDivide(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
@@ -1286,6 +1293,7 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_selectBackward] = &kd_bw_selectBackward_spec,
     [KD_OP_narrowBackward] = &kd_bw_narrowBackward_spec,
     [KD_OP_permuteBackward] = &kd_bw_permuteBackward_spec,
+    [KD_OP_thresholdBackward] = &kd_bw_thresholdBackward_spec,
     [KD_OP_floorDivide] = &kd_bw_floorDivide_spec,
     [KD_OP_floorDivide_] = &kd_bw_floorDivide_spec,
     [KD_OP_remainder] = &kd_bw_remainder_spec,

@@ -93,6 +93,7 @@ kd_status kd_diagonal_backward(const kd_op_info *op, kd_keyset ks, kd_value *arg
 kd_status kd_factory_empty(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_factory_eye(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_factory_fill(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_threshold_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_unfold_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_view_as_strided(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_view_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -733,6 +734,11 @@ static const kd_arg_schema kd_args_narrowBackward[] = {
 static const kd_arg_schema kd_args_permuteBackward[] = {
     {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"dims", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_thresholdBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"threshold", KD_ARG_SCALAR, false, {.kind = KD_VALUE_NONE}},
 };
 static const kd_arg_schema kd_args_floorDivide[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
@@ -2118,6 +2124,7 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_selectBackward] = {"selectBackward", KD_OP_selectBackward, KD_VIEWBW_SELECT, 0, 4, kd_args_selectBackward, 1, -1, -1},
     [KD_OP_narrowBackward] = {"narrowBackward", KD_OP_narrowBackward, KD_VIEWBW_NARROW, 0, 5, kd_args_narrowBackward, 1, -1, -1},
     [KD_OP_permuteBackward] = {"permuteBackward", KD_OP_permuteBackward, KD_VIEWBW_PERMUTE, 0, 2, kd_args_permuteBackward, 1, -1, -1},
+    [KD_OP_thresholdBackward] = {"thresholdBackward", KD_OP_thresholdBackward, 0, 0, 3, kd_args_thresholdBackward, 1, -1, -1},
     [KD_OP_floorDivide] = {"floorDivide", KD_OP_floorDivide, KD_BINARY_FLOOR_DIVIDE, 0, 2, kd_args_floorDivide, 1, -1, -1},
     [KD_OP_floorDivide_] = {"floorDivide_", KD_OP_floorDivide_, KD_BINARY_FLOOR_DIVIDE, KD_OP_FLAG_INPLACE, 2, kd_args_floorDivide_, 1, -1, -1},
     [KD_OP_remainder] = {"remainder", KD_OP_remainder, KD_BINARY_REMAINDER, 0, 2, kd_args_remainder, 1, -1, -1},
@@ -2499,6 +2506,7 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_selectBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_narrowBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_permuteBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
+    [KD_OP_thresholdBackward] = {[KD_KEY_CPU] = kd_threshold_backward, [KD_KEY_CUDA] = kd_threshold_backward},
     [KD_OP_floorDivide] = {[KD_KEY_CPU] = kd_cpu_binary},
     [KD_OP_floorDivide_] = {[KD_KEY_CPU] = kd_cpu_binary},
     [KD_OP_remainder] = {[KD_KEY_CPU] = kd_cpu_binary},

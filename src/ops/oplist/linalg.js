@@ -5,10 +5,18 @@
 'use strict';
 
 const fn = ['function', 'method'];
+// The gradients of a matrix product, as PyTorch's mm_mat1_backward / mm_mat2_backward: when the
+// operand is column-major (a t() view, as linear's weight.t()), its gradient is computed
+// transposed so that it comes out column-major too (the t() backward then sees a contiguous
+// matrix, and AccumulateGrad keeps it without a transposing copy). `s` scales by alpha/beta only
+// when that is not 1 (PyTorch's maybe_multiply).
+const mmGrad1 = (mat1, mat2, s) => scaled(`${mat1}.colMajor ? ${mat2}.mm(grad.t()).t() : grad.mm(${mat2}.t())`, s);
+const mmGrad2 = (mat1, mat2, s) => scaled(`${mat2}.colMajor ? grad.t().mm(${mat1}).t() : ${mat1}.t().mm(grad)`, s);
+const scaled = (e, s) => (s ? `${s} == 1 ? (${e}) : (${e}) * ${s}` : e);
 
 module.exports = [
   { name: 'mm', args: 'Tensor self, Tensor mat2', returns: 'Tensor', variants: fn,
-    kind: 'linalg', cpu: 'kd_cpu_mm', backward: { self: 'grad.mm(mat2.t())', mat2: 'self.t().mm(grad)' },
+    kind: 'linalg', cpu: 'kd_cpu_mm', backward: { self: mmGrad1('self', 'mat2'), mat2: mmGrad2('self', 'mat2') },
     doc: 'Matrix product of two 2-D tensors.' },
   { name: 'bmm', args: 'Tensor self, Tensor mat2', returns: 'Tensor', variants: fn,
     kind: 'linalg', cpu: 'kd_cpu_bmm',
@@ -19,12 +27,12 @@ module.exports = [
     doc: 'Matrix product with NumPy/PyTorch broadcasting (1-D, 2-D and batched operands).' },
   { name: 'addmm', args: 'Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1', returns: 'Tensor',
     variants: fn, kind: 'linalg', code: 'KD_ADDMM_MM', cpu: 'kd_cpu_addmm',
-    backward: { self: 'grad * beta', mat1: 'grad.mm(mat2.t()) * alpha', mat2: 'mat1.t().mm(grad) * alpha' },
+    backward: { self: scaled('grad', 'beta'), mat1: mmGrad1('mat1', 'mat2', 'alpha'), mat2: mmGrad2('mat1', 'mat2', 'alpha') },
     doc: 'beta * self + alpha * (mat1 @ mat2), self broadcast to the product (one gemm).' },
   { name: 'baddbmm', args: 'Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1',
     returns: 'Tensor', variants: fn, kind: 'linalg', code: 'KD_ADDMM_BMM', cpu: 'kd_cpu_addmm',
-    backward: { self: 'grad * beta', batch1: 'grad.bmm(batch2.transpose(1, 2)) * alpha',
-      batch2: 'batch1.transpose(1, 2).bmm(grad) * alpha' },
+    backward: { self: scaled('grad', 'beta'), batch1: scaled('grad.bmm(batch2.transpose(1, 2))', 'alpha'),
+      batch2: scaled('batch1.transpose(1, 2).bmm(grad)', 'alpha') },
     doc: 'beta * self + alpha * bmm(batch1, batch2), self broadcast to the product.' },
   { name: 'addbmm', args: 'Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1',
     returns: 'Tensor', variants: fn, kind: 'linalg', composite: 'kd_composite_addbmm',

@@ -29,7 +29,7 @@ module.exports = [
   unary('exp', 'KD_UNARY_EXP', 'e^self.', { backward: { self: 'grad * result' } }),
   unary('log', 'KD_UNARY_LOG', 'Natural logarithm.', { backward: { self: 'grad / self' } }),
   unary('sqrt', 'KD_UNARY_SQRT', 'Square root.', { backward: { self: 'grad / (result * 2)' } }),
-  unary('relu', 'KD_UNARY_RELU', 'max(self, 0).', { ns: ['', 'nn.functional'], backward: { self: 'where(result > 0, grad, 0)' } }),
+  unary('relu', 'KD_UNARY_RELU', 'max(self, 0).', { ns: ['', 'nn.functional'], backward: { self: 'thresholdBackward(grad, result, 0)' } }),
   unary('sigmoid', 'KD_UNARY_SIGMOID', '1 / (1 + e^-self).', { ns: ['', 'nn.functional'], backward: { self: 'grad * result * (-result + 1)' } }),
   unary('tanh', 'KD_UNARY_TANH', 'Hyperbolic tangent.', { ns: ['', 'nn.functional'], backward: { self: 'grad * (-result * result + 1)' } }),
   { name: 'where', args: 'Tensor condition, Tensor|Scalar self, Tensor|Scalar other', returns: 'Tensor',
