@@ -8,6 +8,7 @@
 
 kd_cuda_status kd_cu_elementwise(int device, const kd_cuda_ew *e, int32_t *flags); /* ops_common.cu */
 kd_cuda_status kd_cu_gemm(int device, const kd_cuda_gemm *g);                      /* ops_matmul.cu */
+kd_cuda_status kd_cu_op(int device, kd_cuda_op *op);                              /* ops_op.cu */
 
 static thread_local char kd_cu_message[1024];
 
@@ -128,6 +129,8 @@ static const kd_cuda_api kd_cu_api = {
     /* ---- version 3 ---- */
     /* .elementwise       = */ kd_cu_elementwise,
     /* .gemm              = */ kd_cu_gemm,
+    /* ---- version 4 ---- */
+    /* .op                = */ kd_cu_op,
 };
 
 extern "C" __attribute__((visibility("default"))) const kd_cuda_api *kd_cuda_get_api(int abi_version) {
