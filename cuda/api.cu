@@ -12,6 +12,8 @@ kd_cuda_status kd_cu_reduce(int device, const kd_cuda_reduce *r);               
 kd_cuda_status kd_cu_rows(int device, const kd_cuda_rows *r);                      /* ops_softmax.cu */
 kd_cuda_status kd_cu_random(int device, const kd_cuda_random *r);                  /* ops_random.cu */
 
+kd_cuda_status kd_cu_op(int device, kd_cuda_op *op);                              /* ops_op.cu */
+
 static thread_local char kd_cu_message[1024];
 
 kd_cuda_status kd_cu_error(kd_cuda_status s, const char *fmt, ...) {
@@ -136,6 +138,9 @@ static const kd_cuda_api kd_cu_api = {
     /* .reduce            = */ kd_cu_reduce,
     /* .rows              = */ kd_cu_rows,
     /* .random            = */ kd_cu_random,
+
+    /* ---- version 5 ---- */
+    /* .op                = */ kd_cu_op,
 };
 
 extern "C" __attribute__((visibility("default"))) const kd_cuda_api *kd_cuda_get_api(int abi_version) {

@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define KD_CUDA_ABI_VERSION 4
+#define KD_CUDA_ABI_VERSION 5
 #define KD_CUDA_MAX_DIMS 16 /* == KD_MAX_DIMS of core/tensor.h */
 
 typedef enum kd_cuda_status {
@@ -151,6 +151,50 @@ typedef struct kd_cuda_random {
   void *mask;
 } kd_cuda_random;
 
+/* ==== version 5: one entry for the non-pointwise op families (ops_index.cu, ops_optim.cu, ...) ====
+ * A kd_cuda_op is a strided iteration built by the host's kd_iter_build (as kd_cuda_ew: dim 0
+ * innermost, BYTE strides, data pointers at each operand's first element) plus the family's
+ * scalars. `kind` picks the family (KD_CUDA_OP_*), `code` the operation within it; the meaning
+ * of i[] and d[] is per kind (documented next to the kinds). result[] carries values back to
+ * the host for the kinds that report (read synchronously). */
+#define KD_CUDA_OP_MAX_OPS 8
+enum kd_cuda_op_kind {
+  /* data[0]: a contiguous int64 index list of numel elements, checked and wrapped in place:
+   * i[0] = size, i[1] = allow negative (v += size). result[0] = 1 when an index is out of
+   * [-size or 0, size), result[1] = the first (lowest position) bad value. Synchronous. */
+  KD_CUDA_OP_IX_CHECK = 1,
+  /* out (op 0) = src (op 1) at byte offset sum_k idx_k * i[2 + k] (ops 2..): i[0] = number of
+   * index operands (<= 6), i[1] = element size. */
+  KD_CUDA_OP_IX_GATHER,
+  /* dst (op 0) op= src (op 1) at the index offsets (as gather); code = KD_IX_COPY/ADD/MUL/MAX/
+   * MIN of cpu/index_common.h, dtype the data dtype; reductions are atomic (duplicates
+   * accumulate in an unspecified order, as on PyTorch's CUDA; copy with duplicates: any one). */
+  KD_CUDA_OP_IX_SCATTER,
+  /* One fused optimizer step over ops [param, state..., grad] (cpu/optim.c): code KD_OPTIM_*,
+   * dtype the parameter's; d[] = lr, a, b, eps, wd, mom, damp, step_size, bc2_sqrt;
+   * i[] = k_buf, k_gavg, k_max (operand of the optional state, -1 absent), maximize, nesterov,
+   * first, decoupled. */
+  KD_CUDA_OP_OPTIM,
+};
+typedef struct kd_cuda_op {
+  int32_t kind, code;
+  int32_t dtype;
+  int32_t nops, ndim;
+  int64_t numel;
+  int64_t shape[KD_CUDA_MAX_DIMS];
+  int64_t strides[KD_CUDA_OP_MAX_OPS][KD_CUDA_MAX_DIMS];
+  void *data[KD_CUDA_OP_MAX_OPS];
+  int32_t dtypes[KD_CUDA_OP_MAX_OPS];
+  /* bit k: operand k is ONE element at data[k] (all strides 0) that may live in host memory
+   * (a host scalar of the CPU kernel) or in device memory; the library reads a host one by value
+   * into scalar[k] before launching. */
+  uint32_t scalar_mask;
+  uint64_t scalar[KD_CUDA_OP_MAX_OPS];
+  int64_t i[8];
+  double d[12];
+  int64_t result[2];
+} kd_cuda_op;
+
 typedef struct kd_cuda_api {
   /* .abi_version     = */ uint32_t abi_version;  /* KD_CUDA_ABI_VERSION */
   /* .struct_size     = */ uint32_t struct_size;  /* sizeof(kd_cuda_api) */
@@ -265,6 +309,11 @@ typedef struct kd_cuda_api {
   kd_cuda_status (*reduce)(int device, const kd_cuda_reduce *r);
   kd_cuda_status (*rows)(int device, const kd_cuda_rows *r);
   kd_cuda_status (*random)(int device, const kd_cuda_random *r);
+
+  /* ==== version 5: the op families entry ==== */
+  /* One launch of a non-pointwise family (kd_cuda_op); an op/dtype the library lacks is
+   * KD_CUDA_ERR_NOT_SUPPORTED. */
+  kd_cuda_status (*op)(int device, kd_cuda_op *op);
 } kd_cuda_api;
 
 typedef const kd_cuda_api *(*kd_cuda_get_api_fn)(int abi_version);

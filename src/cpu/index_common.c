@@ -3,8 +3,25 @@
 #include "cpu/index_common.h"
 #include "cpu/reduce.h"
 
+#include "cpu/device_op.h"
+
 #include <stdio.h>
 #include <stdlib.h>
+
+/* PyTorch's message for an out-of-range index. */
+static kd_status kd_ix_bad(kd_ix_msg msg, long long bad, long long sz, int dim) {
+  switch (msg) {
+    case KD_IX_MSG_SELF: return kd_error(KD_ERR_INDEX, "index out of range in self");
+    case KD_IX_MSG_TAKE:
+      return kd_error(KD_ERR_INDEX, "out of range: tried to access index %lld on a tensor of %lld elements.", bad, sz);
+    case KD_IX_MSG_INDEX_COPY:
+      return kd_error(KD_ERR_INDEX, "index_copy_(): index %lld is out of bounds for dimension %d with size %lld", bad, dim,
+                      sz);
+    case KD_IX_MSG_INDEX_FILL:
+      return kd_error(KD_ERR_INDEX, "index %lld is out of bounds for dimension %d with size %lld", bad, dim, sz);
+    default: return kd_error(KD_ERR_INDEX, "index %lld is out of bounds for dimension %d with size %lld", bad, dim, sz);
+  }
+}
 
 kd_status kd_ix_prepare(const kd_tensor *index, int64_t size, bool allow_neg, kd_ix_msg msg, int dim,
                         kd_tensor **out) {
@@ -26,6 +43,23 @@ kd_status kd_ix_prepare(const kd_tensor *index, int64_t size, bool allow_neg, kd
     kd_tensor_release(r);
     return st;
   }
+  if (kd_tensor_device(r).type != KD_DEVICE_CPU) { /* device indices: checked and wrapped by the device hook */
+    kd_dev_op d;
+    memset(&d, 0, sizeof d);
+    d.kind = KD_DEV_OP_IX_CHECK;
+    d.data = kd_tensor_data(r);
+    d.numel = kd_tensor_numel(r);
+    d.i[0] = size;
+    d.i[1] = allow_neg;
+    st = kd_cpu_device_run(kd_tensor_device(r), &d);
+    if (st == KD_OK && d.result[0]) st = kd_ix_bad(msg, d.result[1], size, dim);
+    if (st != KD_OK) {
+      kd_tensor_release(r);
+      return st;
+    }
+    *out = r;
+    return KD_OK;
+  }
   int64_t *p = (int64_t *)kd_tensor_data(r), n = kd_tensor_numel(r);
   for (int64_t i = 0; i < n; i++) {
     int64_t v = p[i];
@@ -33,17 +67,7 @@ kd_status kd_ix_prepare(const kd_tensor *index, int64_t size, bool allow_neg, kd
     if (v < 0 || v >= size) {
       long long bad = (long long)p[i], sz = (long long)size;
       kd_tensor_release(r);
-      switch (msg) {
-        case KD_IX_MSG_SELF: return kd_error(KD_ERR_INDEX, "index out of range in self");
-        case KD_IX_MSG_TAKE:
-          return kd_error(KD_ERR_INDEX, "out of range: tried to access index %lld on a tensor of %lld elements.", bad, sz);
-        case KD_IX_MSG_INDEX_COPY:
-          return kd_error(KD_ERR_INDEX, "index_copy_(): index %lld is out of bounds for dimension %d with size %lld",
-                          bad, dim, sz);
-        case KD_IX_MSG_INDEX_FILL:
-          return kd_error(KD_ERR_INDEX, "index %lld is out of bounds for dimension %d with size %lld", bad, dim, sz);
-        default: return kd_error(KD_ERR_INDEX, "index %lld is out of bounds for dimension %d with size %lld", bad, dim, sz);
-      }
+      return kd_ix_bad(msg, bad, sz, dim);
     }
     p[i] = v;
   }
@@ -177,9 +201,26 @@ KD_ROWS_ALL(KD_IX_DEF_RED)
 #define KD_IX_RED_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_ix_red_, SFX, DT)
 static const kd_iter_loop_fn kd_ix_red_loops[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_IX_RED_ENTRY)};
 
+/* A built gather/scatter iteration on a device: the device hook (cuda/ops_index.cu). */
+static kd_status kd_ix_run_device(int kind, const kd_iter *it, const kd_iter_operand *ops, const kd_ix_ctx *ctx) {
+  if (!it->numel) return KD_OK;
+  kd_dev_op d;
+  memset(&d, 0, sizeof d);
+  d.kind = kind;
+  d.code = ctx->mode;
+  d.dtype = ops[0].dtype;
+  d.it = it;
+  d.ops = ops;
+  d.i[0] = ctx->nidx;
+  d.i[1] = ctx->es;
+  for (int k = 0; k < ctx->nidx && k < 6; k++) d.i[2 + k] = ctx->stride[k];
+  return kd_cpu_device_run(ctx->dev, &d);
+}
+
 kd_status kd_ix_run_gather(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx) {
   kd_iter it;
   KD_TRY(kd_iter_build(&it, ops, nops, 1, 0));
+  if (ctx->dev.type != KD_DEVICE_CPU) return kd_ix_run_device(KD_DEV_OP_IX_GATHER, &it, ops, ctx);
   if (it.numel) kd_iter_for_each(&it, kd_ix_gather_loop, (void *)ctx);
   return KD_OK;
 }
@@ -187,6 +228,7 @@ kd_status kd_ix_run_gather(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx)
 kd_status kd_ix_run_scatter(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx) {
   kd_iter it;
   KD_TRY(kd_iter_build(&it, ops, nops, 1, 0));
+  if (ctx->dev.type != KD_DEVICE_CPU) return kd_ix_run_device(KD_DEV_OP_IX_SCATTER, &it, ops, ctx);
   if (!it.numel) return KD_OK;
   kd_iter_loop_fn loop = ctx->mode == KD_IX_COPY ? kd_ix_scatter_copy_loop : kd_ix_red_loops[ops[0].dtype];
   /* split along a dim the written operand owns (its stride-0 indexed dims stay whole in each
@@ -327,6 +369,7 @@ kd_status kd_ix_adv_operands(const kd_tensor *self, const kd_ix_adv *a, kd_iter_
   int64_t es = (int64_t)kd_dtype_size(self->dtype);
   ops[1] = kd_ix_operand(self, a->rshape, a->src_strides, a->rnd);
   memset(ctx, 0, sizeof *ctx);
+  ctx->dev = kd_tensor_device(self);
   ctx->nidx = a->nidx;
   ctx->es = es;
   for (int k = 0; k < a->nidx; k++) {

@@ -27,6 +27,7 @@ typedef struct kd_ix_ctx {
   int64_t stride[KD_IX_MAX_INDICES];  /* bytes per index step, per index operand */
   int64_t es;                         /* element size */
   int mode;                           /* scatter mode */
+  kd_device dev;                      /* where the data lives (zero: the CPU); else the device hook runs */
 } kd_ix_ctx;
 
 /* How an out-of-range index is reported. */

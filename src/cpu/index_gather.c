@@ -40,6 +40,7 @@ static kd_status kd_index_select(kd_tensor *self, int64_t dimv, kd_tensor *index
   kd_iter_operand ops[3] = {kd_ix_operand(out, osizes, ostr, nd), kd_ix_operand(self, osizes, sstr, nd),
                             kd_ix_operand(idx, osizes, istr, nd)};
   kd_ix_ctx ctx = {1, {kd_ix_stride(self, dim) * (int64_t)kd_dtype_size(self->dtype)}, (int64_t)kd_dtype_size(self->dtype), 0};
+  ctx.dev = kd_tensor_device(self);
   st = kd_ix_run_gather(ops, 3, &ctx);
   return kd_ix_finish(st, out, idx, outs);
 }
@@ -102,6 +103,7 @@ static kd_status kd_gather(kd_tensor *self, int64_t dimv, kd_tensor *index, kd_v
                             kd_ix_operand(idx, index->sizes, istr, nd)};
   int64_t es = (int64_t)kd_dtype_size(self->dtype);
   kd_ix_ctx ctx = {1, {kd_ix_stride(self, dim) * es}, es, 0};
+  ctx.dev = kd_tensor_device(self);
   st = kd_ix_run_gather(ops, 3, &ctx);
   return kd_ix_finish(st, out, idx, outs);
 }
@@ -123,6 +125,7 @@ static kd_status kd_take(kd_tensor *self, kd_tensor *index, kd_value *outs) {
     kd_iter_operand ops[3] = {kd_iter_operand_of(out), kd_cpu_scalar_operand(kd_tensor_data(flat), self->dtype),
                               kd_iter_operand_of(idx)};
     kd_ix_ctx ctx = {1, {es}, es, 0};
+    ctx.dev = kd_tensor_device(self);
     st = kd_ix_run_gather(ops, 3, &ctx);
   } else {
     out = NULL;

@@ -46,7 +46,10 @@ static inline bool kd_is_nz(const char *p, kd_dtype dt) {
   }
 }
 
+static kd_status kd_nonzero_staged(const kd_tensor *t, kd_tensor **out);
+
 kd_status kd_cpu_nonzero_of(const kd_tensor *t, kd_tensor **out) {
+  if (kd_tensor_device(t).type != KD_DEVICE_CPU) return kd_nonzero_staged(t, out);
   int64_t n = kd_tensor_numel(t), count = 0;
   kd_odo o = {0};
   o.nd = t->ndim;
@@ -174,5 +177,24 @@ KD_KERNEL(kd_cpu_one_hot) {
   kd_tensor_release(c);
   KD_TRY(st);
   kd_out_take(outs, 0, out);
+  return KD_OK;
+}
+
+/* nonzero of a device tensor, staged through the host: the result's size depends on the data, so
+ * the device would have to sync anyway; the mask crosses once, the indices once. */
+static kd_status kd_nonzero_staged(const kd_tensor *t, kd_tensor **out) {
+  kd_tensor *h = NULL, *r = NULL, *d = NULL;
+  kd_status st = kd_tensor_empty(t->sizes, t->ndim, t->dtype, kd_device_cpu(), &h);
+  if (st == KD_OK) st = kd_cpu_copy_into(h, t);
+  if (st == KD_OK) st = kd_cpu_nonzero_of(h, &r);
+  if (st == KD_OK) st = kd_tensor_empty(r->sizes, r->ndim, KD_DTYPE_I64, kd_tensor_device(t), &d);
+  if (st == KD_OK && kd_tensor_numel(r)) st = kd_cpu_copy_into(d, r);
+  if (h) kd_tensor_release(h);
+  if (r) kd_tensor_release(r);
+  if (st != KD_OK) {
+    if (d) kd_tensor_release(d);
+    return st;
+  }
+  *out = d;
   return KD_OK;
 }

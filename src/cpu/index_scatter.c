@@ -94,6 +94,8 @@ static kd_status kd_scatter(const kd_op_info *op, kd_value *args, kd_value *outs
   KD_TRY(kd_ix_scatter_gather_check(name, self, dim, index, srct, false));
   if (mode != KD_IX_COPY && self->dtype == KD_DTYPE_BOOL && is_reduce && mean)
     return kd_error(KD_ERR_NOT_SUPPORTED, "\"scatter_reduce_cpu\" not implemented for 'Bool'");
+  if (mean && kd_tensor_device(self).type != KD_DEVICE_CPU) /* the counts pass below runs on the host */
+    return kd_error(KD_ERR_NOT_SUPPORTED, "scatter_reduce(reduce=\"mean\") is not implemented on CUDA");
   kd_tensor *idx = NULL, *dst = NULL, *src = NULL;
   KD_TRY(kd_ix_prepare(index, kd_ix_size(self, dim), false, KD_IX_MSG_BOUNDS, dim, &idx));
   kd_status st = kd_ix_dest(op, self, &dst);
@@ -119,6 +121,7 @@ static kd_status kd_scatter(const kd_op_info *op, kd_value *args, kd_value *outs
   ops[0] = kd_ix_operand(work, index->sizes, dstr, nd);
   ops[2] = kd_ix_operand(idx, index->sizes, istr, nd);
   kd_ix_ctx ctx = {1, {kd_ix_stride(work, dim) * es}, es, KD_IX_COPY};
+  ctx.dev = kd_tensor_device(work);
   if (!include_self) { /* the scattered-to positions start from the reduction's identity */
     kd_scalar_store(kd_ix_identity(mode, self->dtype), self->dtype, &buf);
     ops[1] = kd_cpu_scalar_operand(&buf, self->dtype);
@@ -190,7 +193,7 @@ static kd_status kd_index_along(const kd_op_info *op, kd_value *args, kd_value *
       if (vt->ndim != 0)
         return kd_error(KD_ERR_INVALID_ARGUMENT, "index_fill_ only supports a 0-dimensional value tensor, but got tensor "
                         "with %d dimension(s).", vt->ndim);
-      v = kd_scalar_load(vt->dtype, kd_tensor_data(vt));
+      KD_TRY(kd_cpu_item(vt, &v)); /* a 0-d value on any device */
     } else {
       v = args[3].v.s;
     }
@@ -267,6 +270,7 @@ static kd_status kd_index_along(const kd_op_info *op, kd_value *args, kd_value *
   if (nd == 0) ops[2] = kd_cpu_scalar_operand(kd_tensor_data(idx), KD_DTYPE_I64);
   if (src && src->ndim == 0) ops[1] = kd_cpu_scalar_operand(kd_tensor_data(src), self->dtype);
   kd_ix_ctx ctx = {1, {kd_ix_stride(dst, dim) * es}, es, code == KD_SCATTER_INDEX_ADD ? KD_IX_ADD : KD_IX_COPY};
+  ctx.dev = kd_tensor_device(dst);
   st = kd_ix_run_scatter(ops, 3, &ctx);
   return kd_ix_done(st, dst, src, idx, outs);
 }

@@ -10,6 +10,7 @@
  * Updated tensors get their version bumped (they are in-place writes). */
 #include "core/storage.h"
 #include "cpu/cpu_loops.h"
+#include "cpu/device_op.h"
 
 /* The build keeps math-errno (see unary_math.h), under which gcc does not vectorize sqrt; the
  * square roots here only ever see sums of squares, so errno never matters. */
@@ -223,14 +224,39 @@ static const char *kd_optim_list_name(int code, int k) {
 }
 
 static kd_status kd_optim_check(const kd_tensor *p, const kd_tensor *t, const char *what, int i) {
-  if (kd_tensor_device(t).type != KD_DEVICE_CPU)
-    return kd_error(KD_ERR_DEVICE, "optimizer step: %s[%d] is not on the CPU", what, i);
+  if (!kd_device_eq(kd_tensor_device(t), kd_tensor_device(p))) {
+    if (kd_tensor_device(p).type == KD_DEVICE_CPU)
+      return kd_error(KD_ERR_DEVICE, "optimizer step: %s[%d] is not on the CPU", what, i);
+    return kd_error(KD_ERR_DEVICE, "optimizer step: %s[%d] is not on the device of its parameter", what, i);
+  }
   if (t->dtype != p->dtype)
     return kd_error(KD_ERR_DTYPE, "optimizer step: %s[%d] has dtype %s but the parameter has dtype %s", what, i,
                     kd_cpu_torch_name(t->dtype), kd_cpu_torch_name(p->dtype));
   if (t->ndim != p->ndim || memcmp(t->sizes, p->sizes, sizeof(int64_t) * p->ndim) != 0)
     return kd_error(KD_ERR_SHAPE, "optimizer step: %s[%d] must have the shape of its parameter", what, i);
   return KD_OK;
+}
+
+/* One parameter's built iteration on its device: the device hook (kd_dev_op of kind OPTIM). */
+static kd_status kd_optim_device(const kd_tensor *p, const kd_iter *it, const kd_iter_operand *ops, const kd_optim_ctx *c) {
+  if (!it->numel) return KD_OK;
+  kd_dev_op d;
+  memset(&d, 0, sizeof d);
+  d.kind = KD_DEV_OP_OPTIM;
+  d.code = c->code;
+  d.dtype = p->dtype;
+  d.it = it;
+  d.ops = ops;
+  d.i[0] = c->k_buf;
+  d.i[1] = c->k_gavg;
+  d.i[2] = c->k_max;
+  d.i[3] = c->maximize;
+  d.i[4] = c->nesterov;
+  d.i[5] = c->first;
+  d.i[6] = c->decoupled;
+  const double v[9] = {c->lr, c->a, c->b, c->eps, c->wd, c->mom, c->damp, c->step_size, c->bc2_sqrt};
+  memcpy(d.d, v, sizeof v);
+  return kd_cpu_device_run(kd_tensor_device(p), &d);
 }
 
 KD_KERNEL(kd_cpu_optim) {
@@ -326,7 +352,8 @@ KD_KERNEL(kd_cpu_optim) {
     c.nops = nops;
     kd_iter it;
     KD_TRY(kd_iter_build(&it, ops, nops, nops - 1, 0));
-    kd_iter_for_each(&it, kd_optim_loops[p->dtype][kd_optim_family(code)], &c);
+    if (kd_tensor_device(p).type != KD_DEVICE_CPU) KD_TRY(kd_optim_device(p, &it, ops, &c)); /* cuda/ops_optim.cu */
+    else kd_iter_for_each(&it, kd_optim_loops[p->dtype][kd_optim_family(code)], &c);
     for (int k = 0; k < nlists; k++)
       if (k != 1 && L[k].n) kd_storage_bump_version(L[k].t[i]->storage);
   }

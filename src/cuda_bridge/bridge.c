@@ -40,6 +40,8 @@
 #include "core/tensor.h"
 #include "cpu/cpu_loops.h"
 #include "cpu/device_hooks.h"
+
+#include "cpu/device_op.h"
 #include "dispatch/dispatch.h"
 #include "ops/ew_codes.h"
 #include "ops/kernel.h"
@@ -506,6 +508,51 @@ static kd_status kd_cuda_random_launch(const kd_dev_random *d) {
   return KD_OK;
 }
 
+/* Non-pointwise families (cpu/device_op.h's hook): indexing, optimizer steps. A kd_dev_op maps
+ * one to one onto the library's kd_cuda_op (same kinds, same parameters); one-element operands
+ * (kd_cpu_scalar_operand: host scalars or one device element) are flagged and resolved there. */
+_Static_assert((int)KD_DEV_OP_IX_CHECK == (int)KD_CUDA_OP_IX_CHECK && (int)KD_DEV_OP_IX_GATHER == (int)KD_CUDA_OP_IX_GATHER &&
+                   (int)KD_DEV_OP_IX_SCATTER == (int)KD_CUDA_OP_IX_SCATTER && (int)KD_DEV_OP_OPTIM == (int)KD_CUDA_OP_OPTIM,
+               "kd_dev_op kinds must equal kd_cuda_op kinds");
+static kd_status kd_cuda_dev_op(kd_device dev, kd_dev_op *d) {
+  kd_cuda_op *o = (kd_cuda_op *)calloc(1, sizeof(kd_cuda_op));
+  if (!o) return kd_error(KD_ERR_OOM, "out of host memory");
+  o->kind = d->kind;
+  o->code = d->code;
+  o->dtype = (int32_t)d->dtype;
+  for (int k = 0; k < 8; k++) o->i[k] = d->i[k];
+  for (int k = 0; k < 12; k++) o->d[k] = d->d[k];
+  kd_status st = KD_OK;
+  if (d->it) {
+    const kd_iter *it = d->it;
+    if (it->nops > KD_CUDA_OP_MAX_OPS || it->ndim > KD_CUDA_MAX_DIMS) {
+      free(o);
+      return kd_error(KD_ERR_INTERNAL, "CUDA launch: %d operands, %d dims", it->nops, it->ndim);
+    }
+    o->nops = it->nops;
+    o->ndim = it->ndim;
+    o->numel = it->numel;
+    for (int dd = 0; dd < it->ndim; dd++) o->shape[dd] = it->shape[dd];
+    for (int k = 0; k < it->nops; k++) {
+      o->data[k] = it->data[k];
+      o->dtypes[k] = (int32_t)it->dtypes[k];
+      if (d->ops[k].sizes == NULL && d->ops[k].ndim == 0) o->scalar_mask |= 1u << k;
+      for (int dd = 0; dd < it->ndim; dd++) o->strides[k][dd] = it->strides[k][dd];
+    }
+  } else {
+    o->nops = 1;
+    o->numel = d->numel;
+    o->data[0] = d->data;
+    o->dtypes[0] = (int32_t)KD_DTYPE_I64;
+  }
+  kd_cuda_status cs = kd_cuda->op(dev.index, o);
+  if (cs != KD_CUDA_OK) st = kd_cuda_fail(cs);
+  d->result[0] = o->result[0];
+  d->result[1] = o->result[1];
+  free(o);
+  return st;
+}
+
 /* ---- the CUDA kernel table (what `supports` says) ----
  * Device-capable CPU kernels: every op whose CPU slot holds one of these gets the same function
  * at KD_KEY_CUDA. An op absent here has no CUDA kernel (composites run on every device through
@@ -529,12 +576,20 @@ KD_KERNEL(kd_cpu_layer_norm_backward);
 KD_KERNEL(kd_cpu_random);
 KD_KERNEL(kd_cpu_native_dropout);
 
+KD_KERNEL(kd_cpu_gather);
+KD_KERNEL(kd_cpu_scatter);
+KD_KERNEL(kd_cpu_nonzero);
+KD_KERNEL(kd_cpu_optim);
+
 static const kd_kernel_fn kd_cuda_shared_kernels[] = {
     kd_cpu_unary, kd_cpu_binary,     kd_cpu_ternary, kd_cpu_where, kd_cpu_masked_fill,
     kd_cpu_binary_not, kd_cpu_mm, kd_cpu_bmm, kd_cpu_addmm,
     /* ABI 4: reductions, row ops, random */
     kd_cpu_reduce, kd_cpu_arg_reduce, kd_cpu_softmax, kd_cpu_scan, kd_cpu_layer_norm, kd_cpu_layer_norm_backward,
     kd_cpu_random, kd_cpu_native_dropout,
+
+    /* cpu/device_op.h's hook (kd_cuda_dev_op) */
+    kd_cpu_gather, kd_cpu_scatter, kd_cpu_nonzero, kd_cpu_optim,
 };
 
 static void kd_cuda_register_kernels(void) {
@@ -545,6 +600,8 @@ static void kd_cuda_register_kernels(void) {
   kd_cpu_device_reduce = kd_cuda_reduce_launch;
   kd_cpu_device_rows = kd_cuda_rows_launch;
   kd_cpu_device_random = kd_cuda_random_launch;
+
+  kd_cpu_device_op = kd_cuda_dev_op;
   for (int op = 0; op < KD_OP_COUNT; op++) {
     kd_kernel_fn cpu = kd_kernel_table[op][KD_KEY_CPU];
     if (!cpu || kd_kernel_table[op][KD_KEY_CUDA]) continue;

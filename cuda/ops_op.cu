@@ -1,0 +1,46 @@
+/* ops_op.cu - the entry of every non-pointwise launch (kd_cu_op, ABI version 4): validates the
+ * kd_cuda_op, resolves its scalar operands (a host scalar is read here and passed by value; a
+ * one-element device operand keeps its pointer) and picks the family's launcher
+ * (ops_index.cu, ops_optim.cu). */
+#include "ops_op.cuh"
+
+kd_cuda_status kd_cu_op_iter(const kd_cuda_op *o, kd_cu_iter<KD_CUDA_OP_MAX_OPS> *it) {
+  if (o->nops < 1 || o->nops > KD_CUDA_OP_MAX_OPS || o->ndim < 0 || o->ndim > KD_CUDA_MAX_DIMS)
+    return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "op: %d operands, %d dims", (int)o->nops, (int)o->ndim);
+  memset(it, 0, sizeof *it);
+  it->ndim = o->ndim;
+  it->numel = o->numel;
+  for (int d = 0; d < o->ndim; d++) it->shape[d] = o->shape[d];
+  for (int k = 0; k < o->nops; k++) {
+    it->data[k] = (char *)o->data[k];
+    if (o->scalar_mask & (1u << k)) {
+      cudaPointerAttributes a;
+      memset(&a, 0, sizeof a);
+      if (cudaPointerGetAttributes(&a, o->data[k]) != cudaSuccess) (void)cudaGetLastError();
+      if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged) { /* a host scalar: by value */
+        const size_t es = kd_cu_dtype_size(o->dtypes[k]);
+        if (es == 0 || es > 8) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "op: bad scalar dtype %d", (int)o->dtypes[k]);
+        memcpy(&it->scalar[k], o->data[k], es);
+        it->scalar_mask |= 1u << k;
+        it->data[k] = NULL;
+      }
+      continue; /* strides stay 0 */
+    }
+    for (int d = 0; d < o->ndim; d++) it->strides[k][d] = o->strides[k][d];
+  }
+  return KD_CUDA_OK;
+}
+
+kd_cuda_status kd_cu_op(int device, kd_cuda_op *o) {
+  if (!o) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "op: null argument");
+  o->result[0] = o->result[1] = 0;
+  kd_cu_device_guard g;
+  KD_CU_TRY(g.enter(device));
+  switch (o->kind) {
+    case KD_CUDA_OP_IX_CHECK: return kd_cu_ix_check(device, o);
+    case KD_CUDA_OP_IX_GATHER: return kd_cu_ix_gather(device, o);
+    case KD_CUDA_OP_IX_SCATTER: return kd_cu_ix_scatter(device, o);
+    case KD_CUDA_OP_OPTIM: return kd_cu_optim(device, o);
+    default: return kd_cu_error(KD_CUDA_ERR_NOT_SUPPORTED, "op: unknown kind %d", (int)o->kind);
+  }
+}

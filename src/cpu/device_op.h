@@ -1,0 +1,33 @@
+/* device_op.h - the device hook of the non-pointwise CPU kernels (indexing, optimizers): as
+ * kd_cpu_device_ew for pointwise passes (Note [Device kernels through the CPU kernels] in
+ * ops/ew_codes.h), a kernel that has done its checks and built its iteration hands it, with the
+ * family's parameters, to kd_cpu_device_op when the tensors live on a device. The CUDA bridge
+ * sets the hook when libkindling_cuda.so loads and maps a kd_dev_op onto the library's
+ * kd_cuda_op (same kinds and parameter meanings, see cuda/kd_cuda_api.h). */
+#ifndef KD_CPU_DEVICE_OP_H
+#define KD_CPU_DEVICE_OP_H
+
+#include "cpu/cpu_loops.h"
+
+/* Kinds (values of kd_cuda_op_kind). */
+enum { KD_DEV_OP_IX_CHECK = 1, KD_DEV_OP_IX_GATHER, KD_DEV_OP_IX_SCATTER, KD_DEV_OP_OPTIM };
+
+typedef struct kd_dev_op {
+  int32_t kind, code;
+  kd_dtype dtype;
+  const kd_iter *it;            /* the built iteration (NULL for IX_CHECK) */
+  const kd_iter_operand *ops;   /* its operands; sizes == NULL && ndim == 0: a one-element operand */
+  void *data;                   /* IX_CHECK: the contiguous int64 list */
+  int64_t numel;                /* IX_CHECK: its length */
+  int64_t i[8];
+  double d[12];
+  int64_t result[2];            /* out */
+} kd_dev_op;
+
+typedef kd_status (*kd_cpu_device_op_fn)(kd_device dev, kd_dev_op *op);
+extern kd_cpu_device_op_fn kd_cpu_device_op;
+
+/* Runs op on dev through the hook (KD_ERR_NOT_SUPPORTED when the device has none). */
+kd_status kd_cpu_device_run(kd_device dev, kd_dev_op *op);
+
+#endif
