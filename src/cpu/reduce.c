@@ -90,11 +90,36 @@ static bool kd_rk_int_acc(int kind, kd_dtype in) {
     }                                                                                         \
   } while (0)
 
+/* Sum of a contiguous float32 run into the scalar accumulator, at full SIMD width: blocks of
+ * up to 2048 elements are summed in 32 float lanes (combined pairwise), and the block sums in
+ * double, the cascade PyTorch's float32 sum uses (its error is that of a 64-term float sum per
+ * block, not of n terms). The order is fixed, so the result does not depend on thread count. */
+static double kd_sum_f32_run(const float *x, int64_t n) {
+  double total = 0;
+  int64_t i = 0;
+  while (n - i >= 32) {
+    int64_t end = n - i >= 2048 ? i + 2048 : n - (n - i) % 32;
+    float s[32] = {0};
+    for (; i < end; i += 32)
+      for (int k = 0; k < 32; k++) s[k] += x[i + k];
+    for (int w = 16; w >= 1; w >>= 1)
+      for (int k = 0; k < w; k++) s[k] += s[k + w];
+    total += s[0];
+  }
+  for (; i < n; i++) total += x[i];
+  return total;
+}
+
 /* ctx->kind selects the body; floats accumulate in double, ints/bool in int64. */
 #define KD_DEF_RED(SFX, DT, T, CT, LD, ST, MS, K, UT)                                         \
   static void kd_red_loop_##SFX(void *ctx_, char **data, const int64_t *strides, int64_t n) { \
     const kd_red_ctx *ctx = (const kd_red_ctx *)ctx_;                                         \
     const bool fl = K##_IS_FLOAT;                                                             \
+    if (DT == KD_DTYPE_F32 && ctx->kind == KD_RK_SUM && strides[0] == 0 &&                     \
+        strides[1] == (int64_t)sizeof(float)) {                                               \
+      *(double *)data[0] += kd_sum_f32_run((const float *)data[1], n);                        \
+      return;                                                                                 \
+    }                                                                                         \
     switch (ctx->kind) {                                                                      \
       case KD_RK_ALL: KD_RED_RUN(T, CT, LD, uint64_t, 1, a & (uint64_t)(x != 0), a & b); return;                   \
       case KD_RK_ANY: KD_RED_RUN(T, CT, LD, uint64_t, 0, a | (uint64_t)(x != 0), a | b); return;                   \

@@ -461,10 +461,10 @@ static kd_status kd_cuda_reduce_launch(const kd_dev_reduce *d) {
 
 /* Row ops (softmax.c, scan.c, norm.c): the numbering of KD_DEV_ROWS_* is the ABI's. */
 static kd_status kd_cuda_rows_launch(const kd_dev_rows *d) {
-  _Static_assert(KD_DEV_ROWS_SOFTMAX == KD_CUDA_ROWS_SOFTMAX && KD_DEV_ROWS_LOG_SOFTMAX == KD_CUDA_ROWS_LOG_SOFTMAX &&
-                     KD_DEV_ROWS_CUMSUM == KD_CUDA_ROWS_CUMSUM && KD_DEV_ROWS_CUMPROD == KD_CUDA_ROWS_CUMPROD &&
-                     KD_DEV_ROWS_LAYER_NORM == KD_CUDA_ROWS_LAYER_NORM &&
-                     KD_DEV_ROWS_LAYER_NORM_BACKWARD == KD_CUDA_ROWS_LAYER_NORM_BACKWARD,
+  _Static_assert((int)KD_DEV_ROWS_SOFTMAX == (int)KD_CUDA_ROWS_SOFTMAX && (int)KD_DEV_ROWS_LOG_SOFTMAX == (int)KD_CUDA_ROWS_LOG_SOFTMAX &&
+                     (int)KD_DEV_ROWS_CUMSUM == (int)KD_CUDA_ROWS_CUMSUM && (int)KD_DEV_ROWS_CUMPROD == (int)KD_CUDA_ROWS_CUMPROD &&
+                     (int)KD_DEV_ROWS_LAYER_NORM == (int)KD_CUDA_ROWS_LAYER_NORM &&
+                     (int)KD_DEV_ROWS_LAYER_NORM_BACKWARD == (int)KD_CUDA_ROWS_LAYER_NORM_BACKWARD,
                  "row op codes");
   kd_cuda_rows r;
   memset(&r, 0, sizeof r);
@@ -487,8 +487,8 @@ static kd_status kd_cuda_rows_launch(const kd_dev_rows *d) {
 
 /* Random draws (factory.c, dropout.c): the generator offset was taken by the CPU kernel. */
 static kd_status kd_cuda_random_launch(const kd_dev_random *d) {
-  _Static_assert(KD_DEV_RANDOM_UNIFORM == KD_CUDA_RANDOM_UNIFORM && KD_DEV_RANDOM_NORMAL == KD_CUDA_RANDOM_NORMAL &&
-                     KD_DEV_RANDOM_INT == KD_CUDA_RANDOM_INT && KD_DEV_RANDOM_DROPOUT == KD_CUDA_RANDOM_DROPOUT,
+  _Static_assert((int)KD_DEV_RANDOM_UNIFORM == (int)KD_CUDA_RANDOM_UNIFORM && (int)KD_DEV_RANDOM_NORMAL == (int)KD_CUDA_RANDOM_NORMAL &&
+                     (int)KD_DEV_RANDOM_INT == (int)KD_CUDA_RANDOM_INT && (int)KD_DEV_RANDOM_DROPOUT == (int)KD_CUDA_RANDOM_DROPOUT,
                  "random kinds");
   kd_cuda_random r;
   memset(&r, 0, sizeof r);
