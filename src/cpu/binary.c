@@ -405,18 +405,7 @@ KD_KERNEL(kd_cpu_binary) {
   }
   if (a) kd_tensor_release(a);
   if (b) kd_tensor_release(b);
-  if (st == KD_OK && inplace && out != self) {
-    st = kd_cpu_copy_into(self, out);
-    kd_tensor_release(out);
-    out = self;
-    kd_tensor_retain(out);
-  }
-  if (st != KD_OK) {
-    kd_tensor_release(out);
-    return st;
-  }
-  kd_out_take(outs, 0, out);
-  return KD_OK;
+  return kd_cpu_finish_out(st, inplace, self, out, outs);
 }
 
 /* ---- where(condition, self, other): by element size; the condition is read as bytes ---- */
@@ -613,16 +602,5 @@ KD_KERNEL(kd_cpu_binary_not) {
   kd_ew_desc d = {logical ? KD_EW_LOGICAL_NOT : KD_EW_BITWISE_NOT, op->code, {0}, {0}};
   if (st == KD_OK)
     st = kd_cpu_iter_run(kd_tensor_device(out), &it, ops, (logical ? kd_lnot_loops : kd_bnot_loops)[self->dtype], NULL, &d);
-  if (st == KD_OK && inplace && out != self) {
-    st = kd_cpu_copy_into(self, out);
-    kd_tensor_release(out);
-    out = self;
-    kd_tensor_retain(out);
-  }
-  if (st != KD_OK) {
-    kd_tensor_release(out);
-    return st;
-  }
-  kd_out_take(outs, 0, out);
-  return KD_OK;
+  return kd_cpu_finish_out(st, inplace, self, out, outs);
 }

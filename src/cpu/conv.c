@@ -35,15 +35,6 @@ typedef struct kd_conv_geom {
 #undef T
 #undef SFX
 
-/* "[4, 3, 3, 3]" into buf. */
-static const char *kd_conv_sizes(char *buf, size_t cap, const int64_t *s, int n) {
-  size_t p = 0;
-  p += (size_t)snprintf(buf + p, cap - p, "[");
-  for (int i = 0; i < n && p < cap; i++) p += (size_t)snprintf(buf + p, cap - p, i ? ", %lld" : "%lld", (long long)s[i]);
-  if (p < cap) snprintf(buf + p, cap - p, "]");
-  return buf;
-}
-
 typedef enum { KD_CONV_PASS_FWD, KD_CONV_PASS_BWD_INPUT, KD_CONV_PASS_BWD_WEIGHT } kd_conv_pass;
 
 typedef struct kd_conv_job {
@@ -175,17 +166,17 @@ static kd_status kd_conv_geometry(const int64_t *is, const int64_t *ws, const kd
   else k[1] = ws[2];
   if (ws[0] < p->groups)
     return kd_error(KD_ERR_SHAPE, "Given groups=%lld, expected weight to be at least %lld at dimension 0, but got weight of size %s instead",
-                    (long long)p->groups, (long long)p->groups, kd_conv_sizes(b1, sizeof b1, ws, wd));
+                    (long long)p->groups, (long long)p->groups, kd_shape_format(ws, wd, b1, (int)sizeof b1));
   if (ws[0] % p->groups != 0)
     return kd_error(KD_ERR_SHAPE, "Given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got weight of size %s instead",
-                    (long long)p->groups, (long long)p->groups, kd_conv_sizes(b1, sizeof b1, ws, wd));
+                    (long long)p->groups, (long long)p->groups, kd_shape_format(ws, wd, b1, (int)sizeof b1));
   int64_t in_ch = transposed ? ws[0] : ws[1] * p->groups;
   if (is[1] != in_ch) {
     if (transposed)
       return kd_error(KD_ERR_SHAPE, "Given transposed=1, weight of size %s, expected input%s to have %lld channels, but got %lld channels instead",
-                      kd_conv_sizes(b1, sizeof b1, ws, wd), kd_conv_sizes(b2, sizeof b2, is, wd), (long long)in_ch, (long long)is[1]);
+                      kd_shape_format(ws, wd, b1, (int)sizeof b1), kd_shape_format(is, wd, b2, (int)sizeof b2), (long long)in_ch, (long long)is[1]);
     return kd_error(KD_ERR_SHAPE, "Given groups=%lld, weight of size %s, expected input%s to have %lld channels, but got %lld channels instead",
-                    (long long)p->groups, kd_conv_sizes(b1, sizeof b1, ws, wd), kd_conv_sizes(b2, sizeof b2, is, wd),
+                    (long long)p->groups, kd_shape_format(ws, wd, b1, (int)sizeof b1), kd_shape_format(is, wd, b2, (int)sizeof b2),
                     (long long)in_ch, (long long)is[1]);
   }
   g->n = is[0];
@@ -274,7 +265,7 @@ static kd_status kd_conv_impl(const kd_op_info *op, kd_value *args, kd_conv_temp
     int nd = code == KD_CONV_1D ? 1 : 2;
     if (x->ndim != nd + 1 && x->ndim != nd + 2)
       return kd_error(KD_ERR_SHAPE, "Expected %dD (unbatched) or %dD (batched) input to %s, but got input of size: %s",
-                      nd + 1, nd + 2, fname, kd_conv_sizes(b1, sizeof b1, x->sizes, x->ndim));
+                      nd + 1, nd + 2, fname, kd_shape_format(x->sizes, x->ndim, b1, (int)sizeof b1));
     if (code == KD_CONV_TRANSPOSE_2D) {
       KD_TRY(kd_conv_read_params(args, 3, 7, 6, nd, fname, &p));
       KD_TRY(kd_nn_ints(&args[5], nd, 0, fname, "output_padding", p.outpad));
@@ -286,8 +277,8 @@ static kd_status kd_conv_impl(const kd_op_info *op, kd_value *args, kd_conv_temp
     for (int i = 0; i < nd + 1; i++) is[i + 1] = x->sizes[i + (batched ? 1 : 0)];
     if (w->ndim != nd + 2)
       return kd_error(KD_ERR_SHAPE, "Expected %d-dimensional input for %d-dimensional weight %s, but got %d-dimensional input of size %s instead",
-                      w->ndim, w->ndim, kd_conv_sizes(b1, sizeof b1, w->sizes, w->ndim), nd + 2,
-                      kd_conv_sizes(b2, sizeof b2, is, nd + 2));
+                      w->ndim, w->ndim, kd_shape_format(w->sizes, w->ndim, b1, (int)sizeof b1), nd + 2,
+                      kd_shape_format(is, nd + 2, b2, (int)sizeof b2));
     if (x->dtype != w->dtype)
       return kd_error(KD_ERR_DTYPE, "expected scalar type %s but found %s", kd_cpu_torch_name(x->dtype), kd_cpu_torch_name(w->dtype));
     if (bias && bias->dtype != x->dtype)
@@ -298,8 +289,8 @@ static kd_status kd_conv_impl(const kd_op_info *op, kd_value *args, kd_conv_temp
     int64_t nb = code == KD_CONV_TRANSPOSE_2D ? w->sizes[1] * p.groups : w->sizes[0];
     if (bias && (bias->ndim != 1 || bias->sizes[0] != nb))
       return kd_error(KD_ERR_SHAPE, "Given %sweight of size %s, expected bias to be 1-dimensional with %lld elements, but got bias of size %s instead",
-                      code == KD_CONV_TRANSPOSE_2D ? "transposed=1, " : "", kd_conv_sizes(b1, sizeof b1, w->sizes, w->ndim),
-                      (long long)nb, kd_conv_sizes(b2, sizeof b2, bias->sizes, bias->ndim));
+                      code == KD_CONV_TRANSPOSE_2D ? "transposed=1, " : "", kd_shape_format(w->sizes, w->ndim, b1, (int)sizeof b1),
+                      (long long)nb, kd_shape_format(bias->sizes, bias->ndim, b2, (int)sizeof b2));
     kd_dtype cdt = KD_DTYPE_F32;
     KD_TRY(kd_nn_compute_dtype(x->dtype, code == KD_CONV_TRANSPOSE_2D ? "slow_conv_transpose2d_out_cpu" : "slow_conv2d_cpu", &cdt));
     kd_tensor *xc, *wc, *bc = NULL;
@@ -354,7 +345,7 @@ static kd_status kd_conv_impl(const kd_op_info *op, kd_value *args, kd_conv_temp
   int nd = wd - 2;
   if (xd != nd + 1 && xd != nd + 2)
     return kd_error(KD_ERR_SHAPE, "%s: expected a %dD or %dD input, but got input of size: %s", fname, nd + 1, nd + 2,
-                    kd_conv_sizes(b1, sizeof b1, xs, xd));
+                    kd_shape_format(xs, xd, b1, (int)sizeof b1));
   KD_TRY(kd_conv_read_params(args, 3, 5, 6, nd, fname, &p));
   bool batched = xd == nd + 2;
   int64_t is[4];
@@ -369,7 +360,7 @@ static kd_status kd_conv_impl(const kd_op_info *op, kd_value *args, kd_conv_temp
   if (ok && batched) ok = gy->sizes[0] == g.n;
   if (!ok)
     return kd_error(KD_ERR_SHAPE, "%s: gradOutput of size %s does not match the convolution's output size", fname,
-                    kd_conv_sizes(b1, sizeof b1, gy->sizes, gy->ndim));
+                    kd_shape_format(gy->sizes, gy->ndim, b1, (int)sizeof b1));
   if (gy->dtype != other->dtype)
     return kd_error(KD_ERR_DTYPE, "expected scalar type %s but found %s", kd_cpu_torch_name(gy->dtype), kd_cpu_torch_name(other->dtype));
   kd_dtype cdt = KD_DTYPE_F32;

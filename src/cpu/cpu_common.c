@@ -206,3 +206,18 @@ kd_status kd_cpu_item(const kd_tensor *t, kd_scalar *out) {
   *out = kd_scalar_load(t->dtype, &buf);
   return KD_OK;
 }
+
+kd_status kd_cpu_finish_out(kd_status st, bool inplace, kd_tensor *self, kd_tensor *out, kd_value *outs) {
+  if (st == KD_OK && inplace && out != self) {
+    st = kd_cpu_copy_into(self, out);
+    kd_tensor_release(out);
+    out = self;
+    kd_tensor_retain(out);
+  }
+  if (st != KD_OK) {
+    kd_tensor_release(out);
+    return st;
+  }
+  kd_out_take(outs, 0, out);
+  return KD_OK;
+}

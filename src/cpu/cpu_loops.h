@@ -142,6 +142,9 @@ const char *kd_cpu_torch_name(kd_dtype t);
 /* Writes src (broadcast to dst's shape) into dst, converting dtypes: THE conversion loop.
  * Both on the CPU; no overlap handling (see kd_cpu_copy for that). */
 kd_status kd_cpu_copy_into(kd_tensor *dst, const kd_tensor *src);
+/* The last step of a pointwise kernel: for an in-place op computed into a separate `out`, copies
+ * it back into self; then sets outs[0] (taking over out's reference), or releases out on error. */
+kd_status kd_cpu_finish_out(kd_status st, bool inplace, kd_tensor *self, kd_tensor *out, kd_value *outs);
 
 /* `t` as a tensor of dtype `dt`: t itself (retained) when it already has that dtype (and is
  * contiguous, if `contiguous`), else a new contiguous converted copy. Release the result. */

@@ -28,14 +28,6 @@ typedef struct kd_pool_geom {
 #undef T
 #undef SFX
 
-static const char *kd_pool_sizes(char *buf, size_t cap, const int64_t *s, int n) {
-  size_t p = 0;
-  p += (size_t)snprintf(buf + p, cap - p, "[");
-  for (int i = 0; i < n && p < cap; i++) p += (size_t)snprintf(buf + p, cap - p, i ? ", %lld" : "%lld", (long long)s[i]);
-  if (p < cap) snprintf(buf + p, cap - p, "]");
-  return buf;
-}
-
 /* PyTorch's pooling_output_shape. */
 static int64_t kd_pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode) {
   int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
@@ -134,7 +126,7 @@ static kd_status kd_pool_impl(const kd_op_info *op, kd_value *args, kd_pool_temp
   if (x->ndim != 3 && x->ndim != 4) {
     if (is_adaptive)
       return kd_error(KD_ERR_SHAPE, "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got %s",
-                      kd_pool_sizes(b1, sizeof b1, x->sizes, x->ndim));
+                      kd_shape_format(x->sizes, x->ndim, b1, (int)sizeof b1));
     return kd_error(KD_ERR_SHAPE, "non-empty 3D or 4D (batch mode) tensor expected for input");
   }
   int64_t C = x->sizes[x->ndim - 3];
@@ -161,7 +153,7 @@ static kd_status kd_pool_impl(const kd_op_info *op, kd_value *args, kd_pool_temp
     for (int i = 1; i < x->ndim; i++)
       if (x->sizes[i] == 0)
         return kd_error(KD_ERR_SHAPE, "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, but input has sizes %s with dimension %d being empty",
-                        kd_pool_sizes(b1, sizeof b1, x->sizes, x->ndim), i);
+                        kd_shape_format(x->sizes, x->ndim, b1, (int)sizeof b1), i);
     g.oh = os[0];
     g.ow = os[1];
   } else {
@@ -202,7 +194,7 @@ static kd_status kd_pool_impl(const kd_op_info *op, kd_value *args, kd_pool_temp
     for (int i = 1; i < x->ndim; i++)
       if (x->sizes[i] == 0)
         return kd_error(KD_ERR_SHAPE, "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:%s",
-                        kd_pool_sizes(b1, sizeof b1, x->sizes, x->ndim));
+                        kd_shape_format(x->sizes, x->ndim, b1, (int)sizeof b1));
     if (g.oh < 1 || g.ow < 1)
       return kd_error(KD_ERR_SHAPE, "Given input size: (%lldx%lldx%lld). Calculated output size: (%lldx%lldx%lld). Output size is too small",
                       (long long)C, (long long)g.h, (long long)g.w, (long long)C, (long long)g.oh, (long long)g.ow);
@@ -217,7 +209,7 @@ static kd_status kd_pool_impl(const kd_op_info *op, kd_value *args, kd_pool_temp
     for (int i = 0; ok && i < x->ndim; i++) ok = gy->sizes[i] == ys[i];
     if (!ok)
       return kd_error(KD_ERR_SHAPE, "%s_backward: gradOutput of size %s does not match the pooled size", fn,
-                      kd_pool_sizes(b1, sizeof b1, gy->sizes, gy->ndim));
+                      kd_shape_format(gy->sizes, gy->ndim, b1, (int)sizeof b1));
     if (gy->dtype != x->dtype)
       return kd_error(KD_ERR_DTYPE, "expected scalar type %s but found %s", kd_cpu_torch_name(x->dtype), kd_cpu_torch_name(gy->dtype));
   }
@@ -258,7 +250,7 @@ static kd_status kd_pool_impl(const kd_op_info *op, kd_value *args, kd_pool_temp
       bool ok = iv->ndim == x->ndim && iv->dtype == KD_DTYPE_I64;
       for (int i = 0; ok && i < x->ndim; i++) ok = iv->sizes[i] == ys[i];
       if (!ok) return kd_error(KD_ERR_SHAPE, "max_pool2d_backward: indices must be int64 of the pooled size %s",
-                               kd_pool_sizes(b1, sizeof b1, ys, x->ndim));
+                               kd_shape_format(ys, x->ndim, b1, (int)sizeof b1));
       KD_TRY(kd_cpu_cast(iv, KD_DTYPE_I64, true, &ind)); kd_pool_keep(tmp, ind);
     } else { /* recompute the argmax positions */
       kd_tensor *xc, *y;

@@ -291,16 +291,5 @@ KD_KERNEL(kd_cpu_ternary) {
   if (ta) kd_tensor_release(ta);
   if (tb) kd_tensor_release(tb);
   if (tc) kd_tensor_release(tc);
-  if (st == KD_OK && inplace && out != self) {
-    st = kd_cpu_copy_into(self, out);
-    kd_tensor_release(out);
-    out = self;
-    kd_tensor_retain(out);
-  }
-  if (st != KD_OK) {
-    kd_tensor_release(out);
-    return st;
-  }
-  kd_out_take(outs, 0, out);
-  return KD_OK;
+  return kd_cpu_finish_out(st, inplace, self, out, outs);
 }
