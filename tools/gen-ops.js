@@ -334,7 +334,7 @@ function cudaKernels() {
   const f = path.join(root, 'src', 'cuda_bridge', 'bridge.c');
   const src = fs.existsSync(f) ? fs.readFileSync(f, 'utf8') : '';
   const m = /kd_cuda_shared_kernels\[\]\s*=\s*\{([^}]*)\}/.exec(src);
-  const shared = new Set(m ? m[1].split(',').map((x) => x.trim()).filter(Boolean) : []);
+  const shared = new Set(m ? m[1].replace(/\/\*[\s\S]*?\*\//g, '').split(',').map((x) => x.trim()).filter(Boolean) : []);
   const direct = new Set([...src.matchAll(/kd_dispatch_register\(KD_OP_(\w+),\s*KD_KEY_CUDA/g)].map((x) => x[1]));
   return { shared, direct };
 }
