@@ -73,3 +73,34 @@ describe('parallel CPU kernels', function () {
     assert.equal(kd.getNumThreads(), 3);
   });
 });
+
+// The pool's workers spin for KINDLING_SPIN_US before sleeping (src/core/parallel.c, Note
+// [Thread pool: spin, then sleep]): every job must run each chunk exactly once whether the
+// workers are awake, asleep, or in between. Child processes, because the budget is read once.
+describe('parallel pool wake-up paths', function () {
+  this.timeout(60000);
+  const { spawnSync } = require('node:child_process');
+  const path = require('node:path');
+  const script = `
+    const kd = require(${JSON.stringify(path.resolve(__dirname, '..'))});
+    kd.setNumThreads(+process.env.T);
+    const x = kd.arange(100003, { dtype: 'int64' });
+    const want = 100002 * 100003 / 2;
+    for (let i = 0; i < 3000; i++) {
+      const s = x.sum();
+      const v = s.item();
+      s.dispose();
+      if (v !== want) { console.log('bad sum ' + v + ' at ' + i); process.exit(1); }
+      if (i % 500 === 0) { const t = Date.now() + 2; while (Date.now() < t); } // let workers fall asleep
+    }
+    console.log('ok');`;
+  for (const [spin, threads] of [['0', 2], ['1', 3], ['200', 2], ['100000', 4]]) {
+    it(`KINDLING_SPIN_US=${spin}, ${threads} threads: every chunk runs once`, function () {
+      const r = spawnSync(process.execPath, ['-e', script], {
+        env: { ...process.env, KINDLING_SPIN_US: spin, T: String(threads) }, encoding: 'utf8',
+      });
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      assert.match(r.stdout, /ok/);
+    });
+  }
+});
