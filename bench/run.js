@@ -49,7 +49,7 @@ process.env.KINDLING_NUM_THREADS = String(threads);
 process.env.OPENBLAS_NUM_THREADS = String(threads);
 process.env.OMP_NUM_THREADS = String(threads);
 
-const { measure, measureAsync } = require('./lib/timing');
+const { measure, measureAsync, prepare, sample, prepareAsync, sampleAsync, summary } = require('./lib/timing');
 const { describeMachine, llcBytes } = require('./lib/machine');
 const native = require('./lib/native');
 const { startTorch } = require('./lib/torch');
@@ -63,8 +63,8 @@ const allCases = require('./cases');
 const dev = opts.device;
 const cuda = dev === 'cuda';
 const timing = opts.quick
-  ? { warmupS: 0.03, minSampleS: 0.02, repeats: 5 }
-  : { warmupS: 0.1, minSampleS: 0.05, repeats: 11 };
+  ? { warmupS: 0.03, minSampleS: 0.02, repeats: 5, settleS: 0.002 }
+  : { warmupS: 0.1, minSampleS: 0.05, repeats: 11, settleS: 0.01 };
 // tfjs is pure JS: a size is not run once a smaller one of the same case took longer than this.
 const tfjsCapS = opts.quick ? 0.05 : 0.5;
 const D2D_ELEMENTS = 1 << 26; // 256 MiB per buffer for the GPU copy limit
@@ -132,6 +132,57 @@ async function measureKindling(c, n) {
   }
 }
 
+/**
+ * Times kindling and PyTorch on one (case, size) with paired samples (Note [Paired samples] in
+ * bench/lib/timing.js): both sides warm up and calibrate, then take their samples in turn, the
+ * side going first alternating from sample to sample. Returns [kindling record, torch record].
+ */
+async function measurePaired(c, n) {
+  let state = null;
+  let opened = false;
+  const tRecord = (x) => ({ name: c.name, size: n, ...x });
+  try {
+    const live0 = liveTensors();
+    state = c.setup(kd, n, dev);
+    const fn = () => c.run(state);
+    const kBatch = c.async ? await prepareAsync(fn, timing) : prepare(fn, timing, sync);
+    const open = await ask('torch', 'PyTorch', { op: 'open', name: c.name, size: n, warmup_s: timing.warmupS,
+      min_sample_s: timing.minSampleS });
+    opened = !open.error;
+    const kS = [];
+    const tS = [];
+    let tErr = open.error || null;
+    for (let r = 0; r < timing.repeats; r++) {
+      const kSide = async () => kS.push(c.async ? await sampleAsync(fn, kBatch, timing.settleS)
+        : sample(fn, kBatch, timing.settleS, sync));
+      const tSide = async () => {
+        if (tErr) return;
+        const x = await ask('torch', 'PyTorch', { op: 'sample', settle_s: timing.settleS });
+        if (x.error) tErr = x.error; else tS.push(x.sample_s);
+      };
+      for (const side of r % 2 ? [tSide, kSide] : [kSide, tSide]) await side();
+    }
+    if (opened) await ask('torch', 'PyTorch', { op: 'close' });
+    opened = false;
+    c.teardown(state);
+    state = null;
+    const live1 = liveTensors();
+    if (live0 !== null && live1 !== null && live1 !== live0)
+      console.log(`    warning: ${live1 - live0} tensors still alive after ${c.name} ${c.label(n)}`);
+    const k = summary(kBatch, kS);
+    const t = tErr ? { error: tErr } : summary(open.batch, tS);
+    return [
+      { name: c.name, size: n, batch: k.batch, median_s: k.medianS, best_s: k.bestS, samples: k.samples,
+        live_tensors_before: live0, live_tensors_after: live1, paired: !tErr },
+      tRecord(t.error ? t : { batch: t.batch, median_s: t.medianS, best_s: t.bestS, samples: t.samples, paired: true }),
+    ];
+  } catch (e) {
+    if (state) try { c.teardown(state); } catch { /* already reported */ }
+    if (opened) await ask('torch', 'PyTorch', { op: 'close' });
+    return [{ name: c.name, size: n, error: String(e.message).split('\n')[0] }, tRecord({ error: 'kindling failed' })];
+  }
+}
+
 // ---- peers ------------------------------------------------------------------------------
 function runStream() {
   const wanted = cases.some((c) => c.limit && c.limit.startsWith('stream.'));
@@ -160,9 +211,10 @@ function runSgemm() {
 
 // Note [Interleaving]
 // The peers are processes started once (bench/lib/peer.js) and asked for one (case, size) at a
-// time: kindling and each peer measure a case one right after the other, so load from other
-// processes that comes and goes hits both sides of a ratio alike. The order alternates from
-// case to case and from round to round.
+// time. Kindling and PyTorch take their samples of a case in turn, one by one (Note [Paired
+// samples] in bench/lib/timing.js), so load from other processes that comes and goes hits both
+// sides of the ratio alike; tfjs (one thread, small sizes) measures right after them. The order
+// alternates from sample to sample, from case to case and from round to round.
 const live = { torch: null, tfjs: null }; // {peer, info} of the running peers
 
 async function startPeers() {
@@ -199,10 +251,13 @@ const tfjsOn = (c, size) => {
   return t === true || (t === 'full' && !opts.quick) || (typeof t === 'number' && size <= t);
 };
 
-/** Asks a peer for one measurement; a peer that died is dropped (said once). */
-async function ask(which, label, name, size) {
+/** Asks a peer for one measurement (or sends it a paired-sample request); a peer that died is dropped (said once). */
+async function ask(which, label, nameOrRequest, size) {
   const p = live[which];
-  const r = await p.peer.request({ name, size, warmup_s: timing.warmupS, min_sample_s: timing.minSampleS, repeats: timing.repeats });
+  if (!p) return { error: `${label} is not running` };
+  const req = typeof nameOrRequest === 'object' ? nameOrRequest
+    : { name: nameOrRequest, size, warmup_s: timing.warmupS, min_sample_s: timing.minSampleS, repeats: timing.repeats };
+  const r = await p.peer.request(req);
   if (r.error && p.peer.dead) {
     skip(label, p.peer.dead);
     live[which] = null;
@@ -220,16 +275,22 @@ async function runRound(r) {
   for (const c of cases) {
     for (const n of c.runSizes) {
       const said = [];
-      const sides = [async () => {
-        const x = await measureKindling(c, n);
-        round.kindling.push(x);
-        said[0] = `kindling ${x.error ? `failed: ${x.error}` : fmtTime(x.median_s, c.perCallUnit)}`;
-      }];
-      if (live.torch && c.peers && c.peers.torch) {
+      const sayKd = (x) => { said[0] = `kindling ${x.error ? `failed: ${x.error}` : fmtTime(x.median_s, c.perCallUnit)}`; };
+      const sayTorch = (x) => { said[1] = `torch ${x.error ? `failed: ${x.error}` : fmtTime(x.median_s, c.perCallUnit)}`; };
+      const sides = [];
+      if (live.torch && c.peers && c.peers.torch && kd) {
+        sides.push(async () => { // kindling and PyTorch, sample by sample
+          const [x, t] = await measurePaired(c, n);
+          round.kindling.push(x);
+          if (round.torch) round.torch.results.push(t);
+          sayKd(x);
+          sayTorch(t);
+        });
+      } else {
         sides.push(async () => {
-          const x = await ask('torch', 'PyTorch', c.name, n);
-          if (round.torch) round.torch.results.push(x);
-          said[1] = `torch ${x.error ? `failed: ${x.error}` : fmtTime(x.median_s, c.perCallUnit)}`;
+          const x = await measureKindling(c, n);
+          round.kindling.push(x);
+          sayKd(x);
         });
       }
       if (live.tfjs && tfjsOn(c, n)) {

@@ -6,8 +6,17 @@
 //   4. report the median sample (and the best, and all samples in the JSON).
 // Batching makes microsecond ops measurable with a millisecond-resolution budget; the median
 // resists the noise of a shared machine. `sync` (optional) runs at the end of every batch, inside
-// the timed region: on a GPU it waits for the queued work. measureAsync is the same rule for an
-// fn that returns a Promise (awaited call by call, e.g. `await t.data()`).
+// the timed region: on a GPU it waits for the queued work. The async forms are the same rule for
+// an fn that returns a Promise (awaited call by call, e.g. `await t.data()`).
+//
+// Note [Paired samples]
+// prepare + sample split the rule so that the bench can alternate kindling's samples with a
+// peer's, one by one (bench/run.js, Note [Interleaving]): a change of load, clock or thermal
+// state during the measurement then lands on both sides of the ratio. Before each sample the
+// side calls fn untimed for settleS seconds: its own threads are awake again (a thread pool
+// sleeps after a short idle spin; so does OpenMP's) and the other side's threads, which may still
+// spin for a few milliseconds after its sample (OpenMP, OpenBLAS), are asleep by the time the
+// clock starts.
 'use strict';
 
 const nowS = () => Number(process.hrtime.bigint()) / 1e9;
@@ -18,11 +27,12 @@ function median(xs) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-/**
- * Times fn (no arguments; it must finish its work before returning).
- * @returns {{batch: number, medianS: number, bestS: number, samples: number[]}}
- */
-function measure(fn, { warmupS, minSampleS, repeats }, sync = null) {
+function nextBatch(batch, dt, minSampleS) {
+  return batch * (dt > 0 ? Math.floor((minSampleS / dt) * 1.2) + 1 : 10);
+}
+
+/** Steps 1-2: warm-up and calibration; returns the batch. */
+function prepare(fn, { warmupS, minSampleS }, sync = null) {
   const end = nowS() + warmupS;
   do fn(); while (nowS() < end);
   if (sync) sync();
@@ -32,25 +42,25 @@ function measure(fn, { warmupS, minSampleS, repeats }, sync = null) {
     for (let i = 0; i < batch; i++) fn();
     if (sync) sync();
     const dt = nowS() - t0;
-    if (dt >= minSampleS || batch > 1 << 24) break;
+    if (dt >= minSampleS || batch > 1 << 24) return batch;
     batch = nextBatch(batch, dt, minSampleS);
   }
-  const samples = [];
-  for (let r = 0; r < repeats; r++) {
-    const t0 = nowS();
-    for (let i = 0; i < batch; i++) fn();
+}
+
+/** One sample of `batch` calls after settleS of untimed calls: seconds per call. */
+function sample(fn, batch, settleS = 0, sync = null) {
+  if (settleS > 0) {
+    const end = nowS() + settleS;
+    do fn(); while (nowS() < end);
     if (sync) sync();
-    samples.push((nowS() - t0) / batch);
   }
-  return { batch, medianS: median(samples), bestS: Math.min(...samples), samples };
+  const t0 = nowS();
+  for (let i = 0; i < batch; i++) fn();
+  if (sync) sync();
+  return (nowS() - t0) / batch;
 }
 
-function nextBatch(batch, dt, minSampleS) {
-  return batch * (dt > 0 ? Math.floor((minSampleS / dt) * 1.2) + 1 : 10);
-}
-
-/** measure() for an async fn: each call is awaited before the next. */
-async function measureAsync(fn, { warmupS, minSampleS, repeats }) {
+async function prepareAsync(fn, { warmupS, minSampleS }) {
   const end = nowS() + warmupS;
   do await fn(); while (nowS() < end);
   let batch = 1;
@@ -58,16 +68,40 @@ async function measureAsync(fn, { warmupS, minSampleS, repeats }) {
     const t0 = nowS();
     for (let i = 0; i < batch; i++) await fn();
     const dt = nowS() - t0;
-    if (dt >= minSampleS || batch > 1 << 24) break;
+    if (dt >= minSampleS || batch > 1 << 24) return batch;
     batch = nextBatch(batch, dt, minSampleS);
   }
-  const samples = [];
-  for (let r = 0; r < repeats; r++) {
-    const t0 = nowS();
-    for (let i = 0; i < batch; i++) await fn();
-    samples.push((nowS() - t0) / batch);
-  }
-  return { batch, medianS: median(samples), bestS: Math.min(...samples), samples };
 }
 
-module.exports = { measure, measureAsync, median, nowS };
+async function sampleAsync(fn, batch, settleS = 0) {
+  if (settleS > 0) {
+    const end = nowS() + settleS;
+    do await fn(); while (nowS() < end);
+  }
+  const t0 = nowS();
+  for (let i = 0; i < batch; i++) await fn();
+  return (nowS() - t0) / batch;
+}
+
+const summary = (batch, samples) => ({ batch, medianS: median(samples), bestS: Math.min(...samples), samples });
+
+/**
+ * Times fn (no arguments; it must finish its work before returning).
+ * @returns {{batch: number, medianS: number, bestS: number, samples: number[]}}
+ */
+function measure(fn, timing, sync = null) {
+  const batch = prepare(fn, timing, sync);
+  const samples = [];
+  for (let r = 0; r < timing.repeats; r++) samples.push(sample(fn, batch, 0, sync));
+  return summary(batch, samples);
+}
+
+/** measure() for an async fn: each call is awaited before the next. */
+async function measureAsync(fn, timing) {
+  const batch = await prepareAsync(fn, timing);
+  const samples = [];
+  for (let r = 0; r < timing.repeats; r++) samples.push(await sampleAsync(fn, batch));
+  return summary(batch, samples);
+}
+
+module.exports = { measure, measureAsync, prepare, sample, prepareAsync, sampleAsync, summary, median, nowS };

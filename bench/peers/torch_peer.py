@@ -13,6 +13,13 @@ median time per call. A case this file does not know gets an "error".
 With "device": "cuda" inputs live on the GPU and every sample ends with
 torch.cuda.synchronize(); "limit.d2d_copy" then times the device-to-device copy (the limit).
 Results are dropped right away (refcounting frees them), as the JS side disposes its own.
+
+Paired samples (Note [Paired samples] in bench/lib/timing.js): instead of one request per
+measurement, the bench can open a case, ask for its samples one at a time (alternating with
+kindling's), and close it:
+  {"op": "open", "name", "size", "warmup_s", "min_sample_s"}  -> {"name", "size", "batch"}
+  {"op": "sample", "settle_s": 0.01}                          -> {"sample_s"}
+  {"op": "close"}                                             -> {"closed": true}
 """
 import json
 import statistics
@@ -204,9 +211,9 @@ CASES.update({
 })
 
 
-def measure(fn, min_sample_s, warmup_s, repeats, sync):
+def prepare(fn, min_sample_s, warmup_s, sync):
+    """Warm-up, and calibration of the batch so that one sample lasts >= min_sample_s."""
     clock = time.perf_counter
-    # warm-up, and calibration of the batch so that one sample lasts >= min_sample_s
     end = clock() + warmup_s
     while clock() < end:
         fn()
@@ -221,14 +228,27 @@ def measure(fn, min_sample_s, warmup_s, repeats, sync):
         if dt >= min_sample_s or batch > (1 << 24):
             break
         batch *= int(min_sample_s / dt * 1.2) + 1 if dt > 0 else 10
-    samples = []
-    for _ in range(repeats):
-        t0 = clock()
-        for _ in range(batch):
+    return batch
+
+
+def sample(fn, batch, settle_s, sync):
+    """One sample of batch calls, after settle_s of untimed calls: seconds per call."""
+    clock = time.perf_counter
+    if settle_s > 0:
+        end = clock() + settle_s
+        while clock() < end:
             fn()
         sync()
-        samples.append((clock() - t0) / batch)
-    return batch, samples
+    t0 = clock()
+    for _ in range(batch):
+        fn()
+    sync()
+    return (clock() - t0) / batch
+
+
+def measure(fn, min_sample_s, warmup_s, repeats, sync):
+    batch = prepare(fn, min_sample_s, warmup_s, sync)
+    return batch, [sample(fn, batch, 0, sync) for _ in range(repeats)]
 
 
 def answer(obj):
@@ -250,6 +270,41 @@ def run_case(c, sync):
             "best_s": min(samples), "samples": samples}
 
 
+class Paired:
+    """The case opened for paired samples: its function, batch and grad mode."""
+
+    def __init__(self):
+        self.fn = None
+
+    def handle(self, c, sync):
+        op = c["op"]
+        try:
+            if op == "open":
+                self.fn = None
+                name, size = c["name"], c["size"]
+                make = CASES.get(name)
+                if make is None:
+                    return {"name": name, "size": size, "error": "no PyTorch version of this case"}
+                self.grad = name.endswith(".grad")
+                with torch.set_grad_enabled(self.grad):
+                    fn = make(size)
+                    self.batch = prepare(fn, c["min_sample_s"], c["warmup_s"], sync)
+                self.fn = fn
+                return {"name": name, "size": size, "batch": self.batch}
+            if op == "sample":
+                if self.fn is None:
+                    return {"error": "no case is open"}
+                with torch.set_grad_enabled(self.grad):
+                    return {"sample_s": sample(self.fn, self.batch, float(c.get("settle_s") or 0), sync)}
+            if op == "close":
+                self.fn = None
+                return {"closed": True}
+            return {"error": "unknown op " + str(op)}
+        except Exception as e:  # noqa: BLE001 - one failing case must not lose the others
+            self.fn = None
+            return {"error": str(e).split("\n")[0]}
+
+
 def main():
     global DEV
     config = json.loads(sys.stdin.readline())
@@ -265,9 +320,11 @@ def main():
     if DEV == "cuda":
         hello["gpu"] = torch.cuda.get_device_name()
     answer(hello)
+    paired = Paired()
     for line in sys.stdin:
         if line.strip():
-            answer(run_case(json.loads(line), sync))
+            c = json.loads(line)
+            answer(paired.handle(c, sync) if "op" in c else run_case(c, sync))
 
 
 if __name__ == "__main__":
