@@ -25,6 +25,7 @@
  * stride): a vertical loop compares whole rows against the running best (it vectorizes), in
  * parallel over (outer index, column block) tasks. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/parallel.h"
 #include "cpu/reduce.h"
@@ -90,6 +91,23 @@ static bool kd_rk_int_acc(int kind, kd_dtype in) {
     }                                                                                         \
   } while (0)
 
+/* 16 float lanes (a zmm register with AVX-512, two ymm with AVX2: gcc splits it). */
+typedef float kd_v16f __attribute__((vector_size(64)));
+typedef float kd_v8f __attribute__((vector_size(32)));
+typedef float kd_v4f __attribute__((vector_size(16)));
+static inline kd_v16f kd_v16f_load(const float *p) {
+  kd_v16f v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+/* Lanes summed by halving: (l[k] + l[k + 8]), then + 4, + 2, + 1. */
+static inline float kd_v16f_hsum(kd_v16f v) {
+  kd_v8f h = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) + __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+  kd_v4f q = __builtin_shufflevector(h, h, 0, 1, 2, 3) + __builtin_shufflevector(h, h, 4, 5, 6, 7);
+  float a = q[0] + q[2], b = q[1] + q[3];
+  return a + b;
+}
+
 /* Sum of a contiguous float32 run into the scalar accumulator, at full SIMD width: blocks of
  * up to 2048 elements are summed in 32 float lanes (combined pairwise), and the block sums in
  * double, the cascade PyTorch's float32 sum uses (its error is that of a 64-term float sum per
@@ -99,15 +117,90 @@ static double kd_sum_f32_run(const float *x, int64_t n) {
   int64_t i = 0;
   while (n - i >= 32) {
     int64_t end = n - i >= 2048 ? i + 2048 : n - (n - i) % 32;
-    float s[32] = {0};
-    for (; i < end; i += 32)
-      for (int k = 0; k < 32; k++) s[k] += x[i + k];
-    for (int w = 16; w >= 1; w >>= 1)
-      for (int k = 0; k < w; k++) s[k] += s[k + w];
-    total += s[0];
+    kd_v16f a = {0}, b = {0};
+    for (; i < end; i += 32) {
+      a += kd_v16f_load(x + i);
+      b += kd_v16f_load(x + i + 16);
+    }
+    total += kd_v16f_hsum(a + b);
   }
   for (; i < n; i++) total += x[i];
   return total;
+}
+
+/* Column sums of a float32 matrix with contiguous rows (row stride ld elements): acc[j] +=
+ * sum over the rows of x[r * ld + j] for j in [c0, c1). Rows are taken 8 at a time, summed in
+ * float in a fixed pairwise order and added to the double accumulator once per 8 rows, so the
+ * accumulator is read and written once per 8 rows instead of once per row. Columns are done
+ * in blocks whose accumulators stay in L1. Each column's order depends only on the row count. */
+static void kd_sum_cols_f32(double *restrict acc, const float *restrict x, int64_t ld, int64_t rows, int64_t c0,
+                            int64_t c1) {
+  for (int64_t b0 = c0; b0 < c1; b0 += 1024) {
+    int64_t b1 = b0 + 1024 < c1 ? b0 + 1024 : c1, r = 0;
+    for (; r + 8 <= rows; r += 8) {
+      const float *p = x + r * ld;
+      for (int64_t j = b0; j < b1; j++) {
+        float s = ((p[j] + p[ld + j]) + (p[2 * ld + j] + p[3 * ld + j])) +
+                  ((p[4 * ld + j] + p[5 * ld + j]) + (p[6 * ld + j] + p[7 * ld + j]));
+        acc[j] += (double)s;
+      }
+    }
+    for (; r < rows; r++)
+      for (int64_t j = b0; j < b1; j++) acc[j] += (double)x[r * ld + j];
+  }
+}
+
+typedef struct kd_cols_job {
+  double *acc;
+  const float *x;
+  int64_t ld, rows;
+} kd_cols_job;
+
+static void kd_cols_body(void *p, int64_t c0, int64_t c1) {
+  const kd_cols_job *j = (const kd_cols_job *)p;
+  kd_sum_cols_f32(j->acc, j->x, j->ld, j->rows, c0, c1);
+}
+
+typedef struct kd_rows_job {
+  double *acc;
+  const float *x;
+  int64_t ld, cols;
+} kd_rows_job;
+
+static void kd_rows_body(void *p, int64_t r0, int64_t r1) {
+  const kd_rows_job *j = (const kd_rows_job *)p;
+  for (int64_t r = r0; r < r1; r++) j->acc[r] += kd_sum_f32_run(j->x + r * j->ld, j->cols);
+}
+
+/* A float32 sum whose iteration is [rows (kept), cols (reduced, contiguous)] with the
+ * accumulator contiguous: sum(1) of a matrix, sum(-1), ...: each row through kd_sum_f32_run (the
+ * same order as the generic loop) without an indirect call per row, in parallel over rows. */
+static bool kd_red_sum_rows_f32(const kd_iter *it) {
+  if (it->ndim != 2 || it->strides[0][0] != 0 || it->strides[1][0] != (int64_t)sizeof(float) ||
+      it->strides[0][1] != (int64_t)sizeof(double) || it->strides[1][1] % (int64_t)sizeof(float))
+    return false;
+  kd_rows_job j = {(double *)it->data[0], (const float *)it->data[1], it->strides[1][1] / (int64_t)sizeof(float),
+                   it->shape[0]};
+  int64_t grain = (KD_PARALLEL_GRAIN + j.cols - 1) / j.cols;
+  if (it->flags & KD_ITER_SERIAL) grain = it->shape[1];
+  kd_parallel_for(0, it->shape[1], grain, kd_rows_body, &j);
+  return true;
+}
+
+/* A float32 sum whose iteration is [rows (reduced), cols (kept, contiguous)]: sum(0) of a
+ * matrix, mean(-2), ...: done by kd_sum_cols_f32, in parallel over columns. False when the
+ * iteration has another shape. */
+static bool kd_red_sum_cols_f32(const kd_iter *it) {
+  if (it->ndim != 2 || it->shape[0] < 16 || it->strides[0][0] != (int64_t)sizeof(double) ||
+      it->strides[1][0] != (int64_t)sizeof(float) || it->strides[0][1] != 0 || it->strides[1][1] % (int64_t)sizeof(float))
+    return false;
+  kd_cols_job j = {(double *)it->data[0], (const float *)it->data[1], it->strides[1][1] / (int64_t)sizeof(float),
+                   it->shape[1]};
+  int64_t grain = (KD_PARALLEL_GRAIN + j.rows - 1) / j.rows;
+  grain = grain < 16 ? 16 : (grain + 15) / 16 * 16;
+  if (it->flags & KD_ITER_SERIAL) grain = it->shape[0];
+  kd_parallel_for(0, it->shape[0], grain, kd_cols_body, &j);
+  return true;
 }
 
 /* ctx->kind selects the body; floats accumulate in double, ints/bool in int64. */
@@ -393,6 +486,9 @@ static kd_status kd_red_pass(kd_tensor *in, const int64_t *acc_strides, void *ac
   ops[nops++] = kd_iter_operand_of(in);
   kd_iter it;
   KD_TRY(kd_iter_build(&it, ops, nops, 1, 0));
+  if (!center && ctx->kind == KD_RK_SUM && in->dtype == KD_DTYPE_F32 &&
+      (kd_red_sum_cols_f32(&it) || kd_red_sum_rows_f32(&it)))
+    return KD_OK;
   kd_iter_loop_fn loop = center ? kd_cred_loops[in->dtype] : kd_red_loops[in->dtype];
   if (!loop) return kd_error(KD_ERR_INTERNAL, "reduction: no loop for %s", kd_cpu_torch_name(in->dtype));
   if (kd_red_run_owned(&it, loop, ctx, 1)) return KD_OK;
