@@ -30,6 +30,9 @@ typedef struct kd_job {
   int active;   /* workers inside the job (under mu) */
 } kd_job;
 static kd_job *kd_current_job;
+static _Thread_local bool kd_thread_inline; /* see kd_parallel_set_thread_inline */
+
+void kd_parallel_set_thread_inline(bool on) { kd_thread_inline = on; }
 
 static int kd_default_threads(void) {
   const char *env = getenv("KINDLING_NUM_THREADS");
@@ -88,7 +91,7 @@ void kd_parallel_for(int64_t begin, int64_t end, int64_t grain, kd_parallel_fn f
   if (grain < 1) grain = 1;
   int64_t n = end - begin;
   int threads = kd_get_num_threads();
-  if (threads <= 1 || n <= grain) { fn(ctx, begin, end); return; }
+  if (threads <= 1 || n <= grain || kd_thread_inline) { fn(ctx, begin, end); return; }
 
   pthread_mutex_lock(&kd_pool_mu);
   if (kd_pool_busy) { /* nested or concurrent: inline */
