@@ -11,8 +11,10 @@
 //                getBatch): batches built in setImmediate tasks on the main thread (the old path)
 //   off          `for await`, prefetch 0: each batch gathered on the main thread when asked for
 // Prints per loader the best epoch's wall time (of --epochs, the loaders interleaved epoch by
-// epoch so load from other processes hits them alike), the best epoch of the loader alone (no
-// training step), and of the training steps alone (batches gathered beforehand).
+// epoch so load from other processes hits them alike), the time the training loop spent waiting
+// in `await` for its next batch (what prefetch hides; the least robust to load is the wall time),
+// the best epoch of the loader alone (no training step), and of the training steps alone
+// (batches gathered beforehand).
 'use strict';
 
 const kd = require('..');
@@ -44,14 +46,22 @@ function step(x, y) {
   });
 }
 
+// One epoch: [wall ms, ms the loop spent waiting for its next batch (the stall prefetch hides)].
 async function epoch(dataset, prefetch, train) {
   const loader = new kd.data.DataLoader(dataset, { batchSize: BATCH, shuffle: true, seed: 1, prefetch });
+  const it = loader[Symbol.asyncIterator]();
   const t0 = now();
-  for await (const [x, y] of loader) {
+  let wait = 0;
+  for (;;) {
+    const w0 = now();
+    const r = await it.next();
+    wait += now() - w0;
+    if (r.done) break;
+    const [x, y] = r.value;
     if (train) step(x, y);
     kd.dispose([x, y]);
   }
-  return now() - t0;
+  return [now() - t0, wait];
 }
 
 (async () => {
@@ -59,24 +69,25 @@ async function epoch(dataset, prefetch, train) {
     `${kd.getNumThreads()} threads, best of ${EPOCHS} epochs`);
   await epoch(ds, 2, true); // warm up (allocator caches, JIT)
   const loaders = [['background (prefetch 2)', ds, 2], ['main-thread (prefetch 2)', hidden, 2], ['off (prefetch 0)', ds, 0]];
-  const rows = loaders.map(([name]) => [name, Infinity, Infinity]);
+  const rows = loaders.map(([name]) => [name, Infinity, Infinity, Infinity]);
   // the training steps alone, on batches gathered beforehand
   const batches = [...new kd.data.DataLoader(ds, { batchSize: BATCH, shuffle: true, seed: 1 })];
   let compute = Infinity;
   for (let e = 0; e < EPOCHS; e++) {
     for (let i = 0; i < loaders.length; i++) {
       const [, dataset, prefetch] = loaders[i];
-      rows[i][1] = Math.min(rows[i][1], await epoch(dataset, prefetch, true));
-      rows[i][2] = Math.min(rows[i][2], await epoch(dataset, prefetch, false));
+      const [train, wait] = await epoch(dataset, prefetch, true);
+      rows[i][1] = Math.min(rows[i][1], train);
+      rows[i][2] = Math.min(rows[i][2], wait);
+      rows[i][3] = Math.min(rows[i][3], (await epoch(dataset, prefetch, false))[0]);
     }
     const t0 = now();
     for (const [x, y] of batches) step(x, y);
     compute = Math.min(compute, now() - t0);
   }
   for (const b of batches) kd.dispose(b);
-  console.log(`${'loader'.padEnd(26)} ${'epoch (train)'.padStart(14)} ${'epoch (load only)'.padStart(18)}`);
-  for (const [name, train, load] of rows) {
-    console.log(`${name.padEnd(26)} ${`${train.toFixed(0)} ms`.padStart(14)} ${`${load.toFixed(0)} ms`.padStart(18)}`);
-  }
+  const ms = (x, w) => `${x.toFixed(0)} ms`.padStart(w);
+  console.log(`${'loader'.padEnd(26)} ${'epoch (train)'.padStart(14)} ${'waiting for batches'.padStart(20)} ${'epoch (load only)'.padStart(18)}`);
+  for (const [name, train, wait, load] of rows) console.log(`${name.padEnd(26)} ${ms(train, 14)} ${ms(wait, 20)} ${ms(load, 18)}`);
   console.log(`${'training steps alone'.padEnd(26)} ${`${compute.toFixed(0)} ms`.padStart(14)}`);
 })();

@@ -8,7 +8,8 @@
 // The results are contiguous, keep their sources' dtypes and never require grad. The gather holds
 // its own reference on every source until it settles: disposing a source meanwhile is safe (the
 // gather still reads the data it was given; see Note [Disposing a gather's sources]). Errors (a
-// disposed or non-CPU tensor, an index out of range) are rejections carrying a `code`.
+// disposed or non-CPU tensor, an index out of range) are rejections carrying a `code`. Gathers
+// share libuv's pool (UV_THREADPOOL_SIZE threads, default 4) with fs, dns and zlib work.
 'use strict';
 
 const { typeError } = require('../errors');
