@@ -198,6 +198,22 @@ describe('kd.data background prefetch', () => {
     });
   });
 
+  it('a worker thread terminated with gathers in flight does not take the process down', async () => {
+    const { Worker } = require('node:worker_threads');
+    const src = `
+      const kd = require(${JSON.stringify(require.resolve('..'))});
+      const x = kd.rand([1000, 3000]).t();
+      for (let i = 0; i < 6; i++) kd.data.gatherRows([x], Array.from({ length: 2000 }, (_, j) => (j * 13 + i) % 3000));
+      require('node:worker_threads').parentPort.postMessage('started');`;
+    for (let r = 0; r < 2; r++) {
+      const w = new Worker(src, { eval: true });
+      await new Promise((resolve, reject) => { w.once('message', resolve); w.once('error', reject); });
+      await w.terminate();
+    }
+    const [g] = await gatherRows([kd.arange(5)], [4]);
+    assert.deepEqual(g.arraySync(), [4]);
+  });
+
   describe('overlap', function () {
     this.timeout(120000);
 
