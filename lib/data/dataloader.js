@@ -20,9 +20,9 @@
 //     k+1..k+prefetch really run in the background, in parallel with the loop body's compute
 //     on the main thread. Batches never require grad.
 //   - anything else (a custom collate, datasets with get(i) only or a getBatch of their own,
-//     prefetch 0): batches are built on the main thread in setImmediate tasks, and samples'
-//     Promises (async datasets) are in flight meanwhile; that overlaps I/O and awaited GPU work,
-//     not main-thread compute.
+//     prefetch 0): batches are built on the main thread, ahead in setImmediate tasks, and
+//     samples' Promises (async datasets) are in flight meanwhile; that overlaps I/O and awaited
+//     GPU work, not main-thread compute. prefetch 0 builds each batch when it is asked for.
 // Batches are always yielded in order and are the same on both paths (and the same as sync
 // iteration). Batches belong to the caller (dispose them, or let the GC have them); prefetched
 // batches that were never yielded (a `break`, or an error) are disposed.
