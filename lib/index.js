@@ -82,7 +82,7 @@ require('./nn_pool')(kd);
 require('./nn')(kd);
 
 // kd.data (datasets, DataLoader) and safetensors serialization (kd.save/load, checkpoints).
-kd.data = require('./data')(kd, Tensor);
+kd.data = require('./data')(kd, Tensor, N);
 require('./serialization')(kd, Tensor, N);
 
 // kd.optim: optimizers (fused native updates) and kd.optim.lrScheduler.

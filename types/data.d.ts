@@ -23,6 +23,13 @@ export declare abstract class Dataset<T = unknown> {
   get length(): number;
   /** Optional: the collated batch for these indices at once (DataLoader's fast path). */
   getBatch?(indices: number[]): unknown;
+  /**
+   * Optional: the CPU tensors whose rows (dim 0) are the samples, as an array or a plain object;
+   * the batch for `indices` is then the same array/object of `t.indexSelect(0, indices)`, and
+   * DataLoader's `for await` gathers it in the background (see {@link gatherRows}). Used when the
+   * dataset has no getBatch of its own.
+   */
+  rowTensors?(): Tensor[] | Record<string, Tensor>;
 }
 
 /** Samples are the i-th rows of each tensor: get(i) -> [t0[i], t1[i], ...]. */
@@ -32,6 +39,8 @@ export declare class TensorDataset extends Dataset<Tensor[]> {
   get(i: number): Tensor[];
   /** One indexSelect per tensor. */
   getBatch(indices: number[]): Tensor[];
+  /** `tensors`: batches are gathered in the background during `for await`. */
+  rowTensors(): Tensor[];
 }
 
 /** The samples of `dataset` at `indices`. */
@@ -55,11 +64,20 @@ export interface DataLoaderOptions<B = any> {
   dropLast?: boolean;
   /** Samples -> batch (default: defaultCollate). */
   collate?: (samples: any[]) => B;
-  /** Batches assembled ahead during `for await` (default 2; 0 turns prefetch off). */
+  /**
+   * Batches assembled ahead during `for await` (default 2; 0 turns prefetch off). With row tensors
+   * on the CPU (TensorDataset, a Subset of one, `rowTensors()`) and the default collate, batches are
+   * gathered on the libuv thread pool, overlapping the loop body's compute; otherwise they are built
+   * on the main thread in setImmediate tasks (overlapping I/O and awaited GPU work only).
+   */
   prefetch?: number;
 }
 
-/** Batches of a dataset: `for await (const b of loader)` (with prefetch) or sync `for...of`. */
+/**
+ * Batches of a dataset: `for await (const b of loader)` (with prefetch) or sync `for...of`.
+ * Disposing the dataset's tensors during a `for await` epoch makes the next batch reject with
+ * code KD_DISPOSED (gathers in flight keep their own references).
+ */
 export declare class DataLoader<B = any> implements Iterable<B>, AsyncIterable<B> {
   constructor(dataset: Dataset<any> | { get(i: number): unknown; readonly length: number }, options?: DataLoaderOptions<B>);
   readonly dataset: Dataset<any>;
@@ -82,3 +100,11 @@ export interface RandomSplitOptions {
 }
 /** Non-overlapping random subsets with the given lengths or fractions. */
 export declare function randomSplit<T>(dataset: Dataset<T>, lengths: number[], options?: RandomSplitOptions): Subset<T>[];
+
+/**
+ * The rows `indices` of each tensor (`t.indexSelect(0, indices)`), gathered on the libuv thread
+ * pool: the Promise resolves with new contiguous tensors that never require grad. Sources must be
+ * CPU tensors with at least one dim; the gather keeps them alive until it settles, so disposing
+ * one meanwhile is safe. Errors (an index out of range, a disposed tensor) reject with a `code`.
+ */
+export declare function gatherRows(tensors: Tensor[], indices: ArrayLike<number> | Int32Array | BigInt64Array | Float64Array): Promise<Tensor[]>;

@@ -9,14 +9,27 @@
 // generator the sequence of epochs is reproducible; without, each epoch seeds a generator from
 // kindling's global one, so kd.manualSeed makes it reproducible) - and cuts it into batches of
 // batchSize (the last one smaller unless dropLast). A batch is collate(samples) (default:
-// defaultCollate); with the default collate and a dataset that has getBatch(indices) (such as
-// TensorDataset: one indexSelect per tensor), the batch comes from getBatch in one step.
+// defaultCollate); with the default collate and a dataset that has getBatch(indices) or row
+// tensors (TensorDataset, a Subset of one, or any dataset with rowTensors(): see dataset.js), the
+// batch is gathered in one step (one indexSelect per tensor).
 //
-// Prefetch (async iteration only): while the loop body works on batch k, batches k+1..k+prefetch
-// are assembled in setImmediate tasks, and their samples' Promises (async datasets) are in
-// flight, so loading overlaps compute (an awaited GPU sync, I/O, ...). Batches are always
-// yielded in order. Batches belong to the caller (dispose them, or let the GC have them);
-// prefetched batches that were never yielded (a `break`, or an error) are disposed.
+// Prefetch (async iteration only): while the loop body works on batch k, batches
+// k+1..k+prefetch are being assembled. Two paths:
+//   - row tensors on the CPU, the default collate and prefetch > 0: every batch is gathered by
+//     kd.data.gatherRows on the libuv thread pool (src/napi/data_async.c), so the gathers of
+//     k+1..k+prefetch really run in the background, in parallel with the loop body's compute
+//     on the main thread. Batches never require grad.
+//   - anything else (a custom collate, datasets with get(i) only or a getBatch of their own,
+//     prefetch 0): batches are built on the main thread, ahead in setImmediate tasks, and
+//     samples' Promises (async datasets) are in flight meanwhile; that overlaps I/O and awaited
+//     GPU work, not main-thread compute. prefetch 0 builds each batch when it is asked for.
+// Batches are always yielded in order and are the same on both paths (and the same as sync
+// iteration). Batches belong to the caller (dispose them, or let the GC have them); prefetched
+// batches that were never yielded (a `break`, or an error) are disposed.
+//
+// Disposing the dataset's tensors mid-epoch: gathers in flight hold their own references (no
+// freed memory is ever read), and the next batch asked for rejects with KD_DISPOSED; the epoch
+// ends there (its pending batches are disposed).
 'use strict';
 
 const { KindlingError, typeError } = require('../errors');
@@ -24,7 +37,7 @@ const { KindlingError, typeError } = require('../errors');
 const invalidArg = (msg) => new KindlingError(msg, 'KD_INVALID_ARGUMENT');
 const OPTIONS = ['batchSize', 'shuffle', 'generator', 'seed', 'dropLast', 'collate', 'prefetch'];
 
-module.exports = function makeDataLoader(kd, Tensor, datasets, defaultCollate) {
+module.exports = function makeDataLoader(kd, Tensor, datasets, defaultCollate, gatherRows) {
   const { Generator } = require('./generator');
 
   function disposeTree(x, depth = 0) {
@@ -32,6 +45,31 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, defaultCollate) {
     if (x instanceof Tensor) { x.dispose(); return; }
     const values = x instanceof Map ? x.values() : Array.isArray(x) ? x : Object.values(x);
     for (const v of values) disposeTree(v, depth + 1);
+  }
+
+  // A row source's gathered tensors in the batch's shape: the array, or an object by its keys.
+  function shape(src, tensors) {
+    if (!src.keys) return tensors;
+    const out = {};
+    src.keys.forEach((k, i) => { out[k] = tensors[i]; });
+    return out;
+  }
+
+  // The main-thread gather of row tensors (sync iteration, prefetch 0): one indexSelect each.
+  function gatherSync(tensors, indices) {
+    const a = new BigInt64Array(indices.length);
+    for (let i = 0; i < indices.length; i++) a[i] = BigInt(indices[i]);
+    const index = kd.tensor(a);
+    const out = [];
+    try {
+      for (const t of tensors) out.push(kd.noGrad(() => t.indexSelect(0, index)));
+    } catch (e) {
+      for (const t of out) t.dispose();
+      throw e;
+    } finally {
+      index.dispose();
+    }
+    return out;
   }
 
   const isThenable = (x) => x !== null && (typeof x === 'object' || typeof x === 'function') && typeof x.then === 'function';
@@ -97,6 +135,10 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, defaultCollate) {
     _build(indices, allowAsync) {
       const ds = this.dataset;
       if (this.collate === defaultCollate && typeof ds.getBatch === 'function') return ds.getBatch(indices);
+      if (this.collate === defaultCollate) {
+        const src = datasets.rowSource(ds);
+        if (src) return shape(src, gatherSync(src.tensors, src.map(indices)));
+      }
       const samples = indices.map((i) => ds.get(i));
       if (samples.some(isThenable)) {
         if (!allowAsync) {
@@ -113,8 +155,10 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, defaultCollate) {
       for (const indices of this._batchIndices()) yield this._build(indices, false);
     }
 
-    /** Async iteration with `prefetch` batches assembled ahead. */
+    /** Async iteration with `prefetch` batches assembled ahead (see the file header). */
     [Symbol.asyncIterator]() {
+      const src = this.collate === defaultCollate && this.prefetch > 0 ? datasets.rowSource(this.dataset) : null;
+      if (src) return this._rowIterator(src);
       const batches = this._batchIndices();
       const pending = new Map(); // batch number -> Promise of the batch
       let next = 0; // the next batch to yield
@@ -154,6 +198,68 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, defaultCollate) {
             cleanup();
             throw e;
           }
+        },
+        return: async (value) => { cleanup(); return { value, done: true }; },
+        [Symbol.asyncIterator]() { return this; },
+      };
+    }
+
+    // Async iteration over row tensors: every batch is a background gather (gatherRows), the
+    // next 1 + prefetch of them in flight.
+    _rowIterator(src) {
+      const batches = this._batchIndices();
+      const pending = new Map(); // batch number -> Promise of the batch
+      let next = 0;
+      let scheduled = 0;
+      let done = false;
+      const schedule = () => {
+        const until = Math.min(batches.length, next + 1 + this.prefetch);
+        while (scheduled < until) {
+          const k = scheduled++;
+          let p;
+          try {
+            p = gatherRows(src.tensors, src.map(batches[k])).then((ts) => shape(src, ts));
+          } catch (e) {
+            p = Promise.reject(e);
+          }
+          p.catch(() => {}); // surfaced when it is awaited
+          pending.set(k, p);
+        }
+      };
+      const cleanup = () => {
+        done = true;
+        for (const p of pending.values()) p.then(disposeTree, () => {});
+        pending.clear();
+      };
+      const checkAlive = () => {
+        if (src.tensors.some((t) => t.isDisposed)) {
+          cleanup();
+          throw new KindlingError("DataLoader: a tensor of the dataset was disposed during the epoch (dispose the dataset's tensors after the loop)", 'KD_DISPOSED');
+        }
+      };
+      return {
+        next: async () => {
+          if (done || next >= batches.length) { cleanup(); return { value: undefined, done: true }; }
+          checkAlive();
+          schedule();
+          const k = next++;
+          const p = pending.get(k);
+          pending.delete(k);
+          let value;
+          try {
+            value = await p;
+          } catch (e) {
+            cleanup();
+            throw e;
+          }
+          try {
+            checkAlive();
+          } catch (e) {
+            disposeTree(value);
+            throw e;
+          }
+          schedule(); // keep the window full while the caller works on this batch
+          return { value, done: false };
         },
         return: async (value) => { cleanup(); return { value, done: true }; },
         [Symbol.asyncIterator]() { return this; },

@@ -4,6 +4,13 @@
 // lazily). Datasets may also have `getBatch(indices)`, returning the collated batch for those
 // indices at once: DataLoader uses it (with the default collate) instead of getting and stacking
 // samples one by one. TensorDataset's getBatch is one indexSelect per tensor.
+//
+// Row tensors: a dataset whose samples are rows (dim 0) of CPU tensors says so with
+// `rowTensors()`, returning those tensors as an array or a plain object (TensorDataset returns
+// its tensors; a Subset of such a dataset has the same rows, through its indices). The batch for
+// `indices` is then the same array/object of t.indexSelect(0, indices), which DataLoader's
+// `for await` gathers natively in the background (kd.data.gatherRows, on the libuv thread pool).
+// A getBatch of the dataset's own takes precedence (it may do more than gather rows).
 'use strict';
 
 const { KindlingError, typeError } = require('../errors');
@@ -51,6 +58,8 @@ module.exports = function makeDatasets(kd, Tensor) {
       const j = checkIndex(i, this.length, 'TensorDataset.get');
       return this.tensors.map((t) => t.select(0, j));
     }
+    /** The tensors whose rows are the samples (see the file header): this.tensors. */
+    rowTensors() { return this.tensors; }
     /** [t0[indices], t1[indices], ...]: one indexSelect per tensor. */
     getBatch(indices) {
       const n = this.length;
@@ -90,6 +99,37 @@ module.exports = function makeDatasets(kd, Tensor) {
       };
     },
   });
+
+  // The row source of a dataset for DataLoader's background gathers: {tensors, keys, map} where
+  // keys (null for an array) name the tensors of an object-shaped batch and map(indices) turns
+  // dataset indices into rows; null when the dataset has no row tensors, a getBatch of its own,
+  // or tensors off the CPU (those keep the main-thread path).
+  function rowSource(ds) {
+    if (ds instanceof Subset) {
+      const inner = rowSource(ds.dataset);
+      if (!inner) return null;
+      const n = ds.indices.length;
+      return { ...inner, map: (indices) => inner.map(indices.map((i) => ds.indices[checkIndex(i, n, 'Subset.getBatch')])) };
+    }
+    if (ds === null || typeof ds !== 'object' || typeof ds.rowTensors !== 'function') return null;
+    if (typeof ds.getBatch === 'function' && ds.getBatch !== TensorDataset.prototype.getBatch) return null;
+    const rt = ds.rowTensors();
+    const isArr = Array.isArray(rt);
+    if (!isArr && (rt === null || typeof rt !== 'object' || Object.getPrototypeOf(rt) !== Object.prototype)) {
+      throw typeError(`${ds.constructor.name}.rowTensors() must return an array or a plain object of tensors`);
+    }
+    const keys = isArr ? null : Object.keys(rt);
+    const tensors = isArr ? rt.slice() : keys.map((k) => rt[k]);
+    if (tensors.length === 0) throw invalidArg(`${ds.constructor.name}.rowTensors() returned no tensors`);
+    for (const t of tensors) {
+      if (!(t instanceof Tensor)) throw typeError(`${ds.constructor.name}.rowTensors() must return tensors`);
+      if (t.ndim === 0) throw invalidArg(`${ds.constructor.name}.rowTensors(): tensors must have at least one dimension`);
+    }
+    const n0 = tensors[0].shape[0];
+    if (!tensors.every((t) => t.shape[0] === n0)) throw invalidArg('Size mismatch between tensors');
+    if (!tensors.every((t) => t.device === 'cpu')) return null;
+    return { tensors, keys, map: (indices) => indices };
+  }
 
   // A generator for one use: the one given, one seeded with `seed`, or one seeded from kindling's
   // global generator (so kd.manualSeed makes unseeded shuffles reproducible).
@@ -148,5 +188,5 @@ module.exports = function makeDatasets(kd, Tensor) {
     return out;
   }
 
-  return { Dataset, TensorDataset, Subset, randomSplit, resolveGenerator, globalSeed };
+  return { Dataset, TensorDataset, Subset, randomSplit, resolveGenerator, globalSeed, rowSource };
 };

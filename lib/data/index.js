@@ -4,17 +4,20 @@
 //   DataLoader                                    (lib/data/dataloader.js)
 //   defaultCollate                                (lib/data/collate.js)
 //   Generator                                     (lib/data/generator.js: the seeded shuffles)
+//   gatherRows                                    (lib/data/gather.js: background row gathers)
 'use strict';
 
 const { Generator } = require('./generator');
 const makeDatasets = require('./dataset');
 const makeCollate = require('./collate');
 const makeDataLoader = require('./dataloader');
+const makeGather = require('./gather');
 
-module.exports = function makeData(kd, Tensor) {
+module.exports = function makeData(kd, Tensor, N) {
   const datasets = makeDatasets(kd, Tensor);
   const { defaultCollate } = makeCollate(kd, Tensor);
-  const { DataLoader } = makeDataLoader(kd, Tensor, datasets, defaultCollate);
+  const { gatherRows } = makeGather(kd, Tensor, N);
+  const { DataLoader } = makeDataLoader(kd, Tensor, datasets, defaultCollate, gatherRows);
   return Object.freeze({
     Dataset: datasets.Dataset,
     TensorDataset: datasets.TensorDataset,
@@ -23,5 +26,6 @@ module.exports = function makeData(kd, Tensor) {
     DataLoader,
     defaultCollate,
     Generator,
+    gatherRows,
   });
 };

@@ -59,6 +59,9 @@ static pthread_cond_t kd_pool_wake = PTHREAD_COND_INITIALIZER; /* a job was open
 static pthread_cond_t kd_pool_done = PTHREAD_COND_INITIALIZER; /* active reached 0 */
 static int kd_pool_sleepers;      /* workers asleep (or about to be) on kd_pool_wake (atomic) */
 static int kd_pool_caller_waits;  /* the caller sleeps on kd_pool_done (atomic) */
+static _Thread_local bool kd_thread_inline; /* see kd_parallel_set_thread_inline */
+
+void kd_parallel_set_thread_inline(bool on) { kd_thread_inline = on; }
 
 static int kd_default_threads(void) {
   const char *env = getenv("KINDLING_NUM_THREADS");
@@ -173,7 +176,7 @@ void kd_parallel_for(int64_t begin, int64_t end, int64_t grain, kd_parallel_fn f
   if (grain < 1) grain = 1;
   int64_t n = end - begin;
   int threads = kd_get_num_threads();
-  if (threads <= 1 || n <= grain) { fn(ctx, begin, end); return; }
+  if (threads <= 1 || n <= grain || kd_thread_inline) { fn(ctx, begin, end); return; }
 
   int idle = 0;
   if (!__atomic_compare_exchange_n(&kd_pool_busy, &idle, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {

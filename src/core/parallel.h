@@ -4,6 +4,7 @@
 #ifndef KD_PARALLEL_H
 #define KD_PARALLEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -18,6 +19,10 @@ void kd_parallel_for(int64_t begin, int64_t end, int64_t grain, kd_parallel_fn f
 /* Threads used (default: KINDLING_NUM_THREADS or the number of online CPUs). */
 int kd_get_num_threads(void);
 void kd_set_num_threads(int n);
+/* Marks the calling thread as one that runs every kd_parallel_for inline, never taking the pool
+ * (a background batch gather, src/napi/data_async.c: the training step on the main thread keeps
+ * the pool). Thread-local; off by default. */
+void kd_parallel_set_thread_inline(bool on);
 
 #ifdef __cplusplus
 }

@@ -42,5 +42,6 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   KD_NAPI_CALL(env, kd_napi_register_cuda(env, exports));
   KD_NAPI_CALL(env, kd_napi_register_autograd(env, exports));
   KD_NAPI_CALL(env, kd_napi_register_file_map(env, exports));
+  KD_NAPI_CALL(env, kd_napi_register_data_async(env, exports));
   return exports;
 }

@@ -60,5 +60,6 @@ napi_status kd_napi_register_runtime(napi_env env, napi_value exports);
 napi_status kd_napi_register_cuda(napi_env env, napi_value exports);
 napi_status kd_napi_register_autograd(napi_env env, napi_value exports);
 napi_status kd_napi_register_file_map(napi_env env, napi_value exports);
+napi_status kd_napi_register_data_async(napi_env env, napi_value exports);
 
 #endif

@@ -272,6 +272,17 @@ use(custom, d, e, f, g, h, i2);
   }
   const custom = new kd.data.DataLoader(new Squares(), { collate: (s: number[]) => s.length });
   use(nb, train, val, perm, batch, sub, custom);
+  const gathered: Promise<Tensor[]> = kd.data.gatherRows([kd.zeros(4, 2)], [3, 0]);
+  const rows: Tensor[] = ds.rowTensors();
+  class Rows extends kd.data.Dataset<{ x: Tensor }> {
+    get length() { return 2; }
+    get(i: number) { return { x: kd.zeros(2) }; }
+    rowTensors() { return { x: kd.zeros(2, 2) }; }
+  }
+  new kd.data.DataLoader(new Rows(), { batchSize: 2 });
+  use(gathered, rows);
+  // @ts-expect-error: gatherRows takes an array of tensors
+  kd.data.gatherRows(kd.zeros(2), [0]);
   // @ts-expect-error: batchSize is a number
   new kd.data.DataLoader(ds, { batchSize: '4' });
 }
