@@ -151,7 +151,9 @@ describe('autograd: gradcheck through in-place ops on views', function () {
     });
   }
   it('gradgradcheck: CopySlices and AsStridedBackward0 are differentiable', function () {
-    for (const name of ['narrow mul_', 'exp_ on a view (saved result)', 'in-place on the base after taking a view']) {
+    for (const name of ['narrow mul_', 'exp_ on a view (saved result)', 'in-place on the base after taking a view',
+      'loop writing rows of a buffer', 'two views of one base modified in turn', 'diagonal mul_', 'asStrided of a non-leaf',
+      'transpose mul_ (non-contiguous view)']) {
       const c = scenarios.find((s) => s.scenario === name);
       const keys = Object.keys(c.inputs);
       const inputs = keys.map((k) => buildArg(c.inputs[k]).requiresGrad_());
