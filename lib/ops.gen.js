@@ -211,6 +211,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:narrowBackward": [{ name: "narrowBackward", fn: N["narrowBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["start", "int", false, false], ["length", "int", false, false]] }],
     "function:permuteBackward": [{ name: "permuteBackward", fn: N["permuteBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["dims", "int[]", false, false]] }],
     "function:thresholdBackward": [{ name: "thresholdBackward", fn: N["thresholdBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["self", "Tensor", false, false], ["threshold", "Scalar", false, false]] }],
+    "function:asStridedBackward": [{ name: "asStridedBackward", fn: N["asStridedBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSize", "int[]", false, false], ["inputStride", "int[]", false, false], ["inputStorageOffset", "int", false, false], ["size", "int[]", false, false], ["stride", "int[]", false, false], ["storageOffset", "int", false, false]] }],
     "function:floorDivide": [{ name: "floorDivide", fn: N["floorDivide"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
     "method:floorDivide": [{ name: "floorDivide", fn: N["floorDivide"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
     "method:floorDivide_": [{ name: "floorDivide_", fn: N["floorDivide_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
@@ -1955,6 +1956,10 @@ module.exports = function install(Tensor, kd, N, rt) {
     const h = N["thresholdBackward"](a0._h, a1._h, a2); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
   }
     return rt.invoke(G["function:thresholdBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").asStridedBackward = function asStridedBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:asStridedBackward"], null, arguments);
   };
   kd.floorDivide = function floorDivide(a0, a1) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

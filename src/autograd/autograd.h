@@ -47,11 +47,24 @@ typedef struct kd_hook {
   struct kd_autograd_meta *retain; /* retain_grad: the non-leaf whose .grad receives the gradient */
 } kd_hook;
 
+/* How a differentiable view was made (PyTorch's CreationMeta): in-place ops on views made any
+ * other way than DEFAULT are errors when they would be recorded (see copy_slices.c). */
+typedef enum kd_view_creation {
+  KD_VIEW_DEFAULT = 0,
+  KD_VIEW_NO_GRAD,          /* made while grad mode was off */
+  KD_VIEW_MULTI_OUTPUT      /* an output of split/chunk/unbind */
+} kd_view_creation;
+
 typedef struct kd_autograd_meta {
   bool requires_grad;
   bool retains_grad;
-  bool is_view;             /* made by a view op from a tensor that requires grad */
+  bool is_view;             /* a differentiable view: base is set (see Note [Views and in-place ops]) */
+  uint8_t creation;         /* kd_view_creation of a view */
   int output_nr;
+  int multi_op;             /* KD_VIEW_MULTI_OUTPUT: the op that returned the views, and which of its */
+  int multi_index;          /* outputs this is (for the message) */
+  kd_tensor *base;          /* owned: the root base of a view (views of views collapse to it) */
+  uint32_t attr_version;    /* of a view: the storage version when grad_fn was last set */
   kd_tensor *grad;          /* owned */
   kd_node *grad_fn;         /* owned reference; NULL for leaves */
   kd_node *accumulator;     /* owned: the leaf's AccumulateGrad node (made on first use, kept with the
@@ -119,6 +132,7 @@ struct kd_node {
   void *custom_data;
   const char *custom_name;
   char *trace;              /* anomaly mode: where the forward op was called (owned) */
+  kd_node *inner;           /* owned: CopySlices' wrapped node (the in-place op's), released with it */
   size_t block_size;        /* the arrays above that live inside the node's own allocation */
 };
 
@@ -142,9 +156,14 @@ static inline bool kd_tensor_col_major(const kd_tensor *t) {
 
 /* ---- metadata -------------------------------------------------------------------------------- */
 static inline kd_autograd_meta *kd_meta(const kd_tensor *t) { return (kd_autograd_meta *)t->autograd; }
+/* A view requires grad when its base does (PyTorch's DifferentiableViewMeta::requires_grad). */
 static inline bool kd_requires_grad(const kd_tensor *t) {
   const kd_autograd_meta *m = kd_meta(t);
-  return m && m->requires_grad;
+  if (!m) return false;
+  if (m->requires_grad) return true;
+  if (!m->base) return false;
+  const kd_autograd_meta *b = kd_meta(m->base);
+  return b && b->requires_grad;
 }
 kd_status kd_meta_get(kd_tensor *t, kd_autograd_meta **out);
 kd_status kd_set_requires_grad(kd_tensor *t, bool on);
@@ -174,8 +193,39 @@ void kd_node_release_saved(kd_node *n);
 const char *kd_node_name(const kd_node *n, char *buf, int len);
 /* Unpacks a saved tensor, checking its version (PyTorch's in-place error). */
 kd_status kd_saved_unpack(const kd_node *n, const kd_saved *s, kd_tensor **out);
+/* Calls a node's backward (engine.c): grads_out gets one gradient per edge (NULL: none). */
+kd_status kd_node_apply(kd_node *n, kd_tensor **grads_in, kd_tensor **grads_out);
 kd_status kd_saved_init(kd_saved *s, kd_tensor *t, bool is_output, int output_nr, int64_t version_offset);
 void kd_saved_clear(kd_saved *s);
+
+/* ---- views and in-place ops (copy_slices.c) ---------------------------------------------------
+ * Note [Views and in-place ops]
+ * As PyTorch's Notes [View + Inplace update on base/view tensor]: a view made by a view op in grad
+ * mode (of a float tensor that is not an inference tensor) remembers its root base and the
+ * storage version when its grad_fn was set (attr_version). Views and their base share one
+ * storage, so one version counter. An in-place op on a view rewrites the BASE's history as
+ * CopySlices(base's old history, the view's geometry, the op's node); the view's grad_fn is then
+ * regenerated as AsStridedBackward0 of the base whenever the version moved (an in-place op on
+ * the base or on another view), lazily, by kd_view_update() where grad_fn is read. */
+static inline uint32_t kd_tensor_version(const kd_tensor *t) { return t->storage->version; }
+/* Regenerates a view's grad_fn if its base changed in place since it was set. */
+kd_status kd_view_regenerate(kd_tensor *t);
+static inline kd_status kd_view_update(kd_tensor *t) {
+  kd_autograd_meta *m = kd_meta(t);
+  if (!m || !m->base || m->attr_version == kd_tensor_version(t)) return KD_OK;
+  return kd_view_regenerate(t);
+}
+/* The grad_fn of t after kd_view_update (NULL on error too; the error is then set). */
+kd_node *kd_grad_fn(kd_tensor *t, kd_status *st);
+/* Makes the outputs of a view op differentiable views of the root base of self. */
+kd_status kd_view_track(kd_tensor *self, kd_tensor *view, bool grad_mode);
+/* check_inplace + handle_view_on_rebase for an in-place op on self that will be recorded. */
+kd_status kd_view_check_inplace(kd_tensor *self);
+/* rebase_history for an in-place op on the view self with node n: base's history becomes
+ * CopySlices(base, self's geometry, n). */
+kd_status kd_view_rebase(kd_tensor *self, kd_node *n);
+/* AsStridedBackward0: a node from a tensor of input geometry to its as-strided view. */
+kd_status kd_as_strided_node(kd_tensor *input, const kd_tensor *view, kd_node **out);
 
 /* ---- engine ------------------------------------------------------------------------------------ */
 typedef struct kd_backward_opts {

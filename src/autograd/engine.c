@@ -272,7 +272,7 @@ static kd_status kd_accumulate_grad(kd_node *n, kd_tensor *grad, bool create_gra
 }
 
 /* Calls a node's backward: grads_out gets one gradient per edge (NULL: none). */
-static kd_status kd_node_apply(kd_node *n, kd_tensor **grads_in, kd_tensor **grads_out) {
+kd_status kd_node_apply(kd_node *n, kd_tensor **grads_in, kd_tensor **grads_out) {
   if (n->kind == KD_NODE_CUSTOM) return n->custom_apply(n, grads_in, grads_out);
   const kd_backward_spec *spec = kd_backward_table[n->op];
   kd_bw_ctx c;
@@ -369,6 +369,7 @@ kd_status kd_autograd_run(kd_tensor **roots, kd_tensor **grads, int n_roots, kd_
       goto done;
     }
     kd_autograd_meta *m = kd_meta(t);
+    if ((st = kd_view_update(t)) != KD_OK) goto done;
     if (m->grad_fn) {
       in_fn[i] = m->grad_fn;
       in_nr[i] = m->output_nr;

@@ -77,6 +77,7 @@ static void kd_meta_free_hook(kd_tensor *t) {
     kd_node_release(m->accumulator);
   }
   if (m->grad) kd_tensor_release(m->grad);
+  if (m->base) kd_tensor_release(m->base);
   kd_hooks_free(m->hooks);
   kd_struct_cache_put(&kd_meta_cache, m, free);
   t->autograd = NULL;
@@ -84,6 +85,7 @@ static void kd_meta_free_hook(kd_tensor *t) {
 
 kd_status kd_set_requires_grad(kd_tensor *t, bool on) {
   kd_autograd_meta *m = kd_meta(t);
+  if (m) KD_TRY(kd_view_update(t));
   if (m && m->grad_fn) {
     if (on) return KD_OK;
     return kd_error(KD_ERR_INVALID_ARGUMENT,
@@ -100,7 +102,19 @@ kd_status kd_set_requires_grad(kd_tensor *t, bool on) {
 
 bool kd_is_leaf(const kd_tensor *t) {
   const kd_autograd_meta *m = kd_meta(t);
+  if (m && m->base) {
+    kd_status st = KD_OK;
+    return kd_grad_fn((kd_tensor *)t, &st) == NULL;
+  }
   return !m || !m->grad_fn;
+}
+
+kd_node *kd_grad_fn(kd_tensor *t, kd_status *st) {
+  kd_autograd_meta *m = kd_meta(t);
+  *st = KD_OK;
+  if (!m) return NULL;
+  if ((*st = kd_view_update(t)) != KD_OK) return NULL;
+  return m->grad_fn;
 }
 
 void kd_set_grad(kd_tensor *t, kd_tensor *grad) {
@@ -115,8 +129,9 @@ void kd_set_grad(kd_tensor *t, kd_tensor *grad) {
 
 kd_status kd_retain_grad(kd_tensor *t) {
   kd_autograd_meta *m = kd_meta(t);
-  if (!m || !m->requires_grad)
+  if (!m || !kd_requires_grad(t))
     return kd_error(KD_ERR_INVALID_ARGUMENT, "can't retain_grad on Tensor that has requires_grad=False");
+  KD_TRY(kd_view_update(t));
   if (!m->grad_fn || m->retains_grad) return KD_OK; /* leaves keep their grad anyway */
   kd_hook *h = (kd_hook *)calloc(1, sizeof *h);
   if (!h) return kd_error(KD_ERR_OOM, "out of memory");
@@ -165,13 +180,15 @@ kd_status kd_gradient_edge(kd_tensor *t, kd_node **fn, int *input_nr) {
   kd_autograd_meta *m = kd_meta(t);
   *fn = NULL;
   *input_nr = 0;
-  if (!m || !m->requires_grad) return KD_OK;
+  if (!m) return KD_OK;
+  if (m->base) KD_TRY(kd_view_update(t));
   if (m->grad_fn) {
     *fn = m->grad_fn;
     *input_nr = m->output_nr;
     kd_node_retain(m->grad_fn);
     return KD_OK;
   }
+  if (!m->requires_grad) return KD_OK;
   if (!m->accumulator) {
     kd_node *n = kd_node_new(KD_NODE_ACCUMULATE, 0, 1);
     if (!n) return kd_error(KD_ERR_OOM, "out of memory");
@@ -193,8 +210,9 @@ kd_status kd_gradient_edge(kd_tensor *t, kd_node **fn, int *input_nr) {
 
 kd_status kd_add_hook(kd_tensor *t, kd_grad_hook_fn fn, void *data, kd_grad_hook_free_fn free_data, int64_t *id) {
   kd_autograd_meta *m = kd_meta(t);
-  if (!m || !m->requires_grad)
+  if (!m || !kd_requires_grad(t))
     return kd_error(KD_ERR_INVALID_ARGUMENT, "cannot register a hook on a tensor that doesn't require gradient");
+  KD_TRY(kd_view_update(t));
   kd_hook *h = (kd_hook *)calloc(1, sizeof *h);
   if (!h) return kd_error(KD_ERR_OOM, "out of memory");
   h->id = ++kd_hook_ids;
@@ -308,6 +326,7 @@ kd_status kd_saved_init(kd_saved *s, kd_tensor *t, bool is_output, int output_nr
 }
 
 void kd_node_release_saved(kd_node *n) {
+  if (n->inner) kd_node_release_saved(n->inner);
   if (n->kind != KD_NODE_OP) return;
   if (n->saved_args)
     for (int i = 0; i < n->nargs; i++) kd_saved_clear(&n->saved_args[i]);
@@ -327,8 +346,8 @@ static void kd_node_destroy(kd_node *n) {
   stack[top++] = n;
   while (top) {
     kd_node *x = stack[--top];
-    for (int i = 0; i < x->n_edges; i++) {
-      kd_node *c = x->edges[i].fn;
+    for (int i = -1; i < x->n_edges; i++) {
+      kd_node *c = i < 0 ? x->inner : x->edges[i].fn; /* CopySlices' inner node, then the edges */
       if (c && --c->refcount == 0) {
         if (top == cap) {
           int ncap = cap * 2;

@@ -107,8 +107,26 @@ static kd_status kd_record_fail(kd_node *n, kd_status st) {
   return st;
 }
 
+/* The outputs of a view op that records no node are still views of self's base (see Note
+ * [Views and in-place ops]): an in-place op on them later may make the base require grad. */
+static kd_status kd_run_view_untracked(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs) {
+  KD_TRY(kd_run_below(op, ks, args, outs));
+  kd_tensor *self = args[0].v.t;
+  if (outs[0].kind == KD_VALUE_TENSOR && kd_dtype_is_float(outs[0].v.t->dtype)) {
+    kd_status st = kd_view_track(self, outs[0].v.t, !kd_grad_off);
+    if (st != KD_OK) {
+      for (int j = 0; j < KD_OP_MAX_OUTS; j++) kd_value_release(&outs[j]);
+      return st;
+    }
+  }
+  return KD_OK;
+}
+
 KD_KERNEL(kd_autograd_kernel) {
-  if (!kd_any_requires_grad(op, args)) return kd_run_below(op, ks, args, outs);
+  if (!kd_any_requires_grad(op, args)) {
+    if (op->flags & KD_OP_FLAG_VIEW) return kd_run_view_untracked(op, ks, args, outs);
+    return kd_run_below(op, ks, args, outs);
+  }
   const kd_backward_spec *spec = kd_backward_table[op->id];
   if (!spec) return kd_not_differentiable(op, NULL);
   bool inplace = (op->flags & KD_OP_FLAG_INPLACE) != 0;
@@ -133,12 +151,9 @@ KD_KERNEL(kd_autograd_kernel) {
   kd_tensor *self = inplace ? args[0].v.t : NULL;
   if (inplace) {
     kd_autograd_meta *m = kd_meta(self);
-    if (m && m->requires_grad && !m->grad_fn)
+    if (m && m->base) KD_TRY(kd_view_check_inplace(self));
+    else if (m && m->requires_grad && !m->grad_fn)
       return kd_error(KD_ERR_INVALID_ARGUMENT, "a leaf Variable that requires grad is being used in an in-place operation.");
-    if (m && m->is_view)
-      return kd_error(KD_ERR_NOT_SUPPORTED,
-                      "in-place '%s' on a view of a tensor that requires grad is not supported yet; clone() the view first",
-                      op->name);
   }
 
   int nouts_fixed = op->nouts > 0 ? op->nouts : 0;
@@ -172,14 +187,12 @@ KD_KERNEL(kd_autograd_kernel) {
       kd_tensor *t = a->v.t;
       kd_status st2;
       if (inplace && i == 0) {
-        /* the formula reads self's old value, which the op is about to overwrite */
+        /* the formula reads self's old value, which the op is about to overwrite: a copy made
+         * with autograd (PyTorch's original_self = self.clone()), so it keeps self's history
+         * and a double backward differentiates through it */
         kd_value ca[1] = {kd_value_tensor(t)};
         kd_tensor *copy = NULL;
-        kd_dispatch_tls saved = kd_dispatch_tls_get(), tls = saved;
-        tls.excluded |= KD_KEYSET(KD_KEY_AUTOGRAD);
-        kd_dispatch_tls_set(tls);
         st2 = kd_call1(KD_OP_clone, ca, &copy);
-        kd_dispatch_tls_set(saved);
         if (st2 == KD_OK) {
           st2 = kd_saved_init(&n->saved_args[i], copy, false, 0, 0);
           kd_tensor_release(copy);
@@ -232,6 +245,12 @@ KD_KERNEL(kd_autograd_kernel) {
     kd_autograd_meta *m = NULL;
     st = kd_meta_get(t, &m);
     if (st != KD_OK) break;
+    if (inplace && j == 0 && m->base) { /* rebase_history: the base's history becomes CopySlices */
+      st = kd_view_rebase(t, n);
+      if (st != KD_OK) break;
+      any_diff = true;
+      continue;
+    }
     if (m->grad_fn) {
       if (m->retains_grad) {
         m->retains_grad = false; /* history rebased: the old node's retain hook no longer applies */
@@ -242,7 +261,10 @@ KD_KERNEL(kd_autograd_kernel) {
     m->grad_fn = n;
     kd_node_retain(n);
     m->output_nr = j;
-    if (op->flags & KD_OP_FLAG_VIEW) m->is_view = true;
+    if (op->flags & KD_OP_FLAG_VIEW) {
+      st = kd_view_track(args[0].v.t, t, true);
+      if (st != KD_OK) break;
+    }
     any_diff = true;
   }
   (void)any_diff;
@@ -257,7 +279,54 @@ KD_KERNEL(kd_autograd_kernel) {
 
 KD_KERNEL(kd_autograd_refuse) {
   if (kd_any_requires_grad(op, args)) return kd_not_differentiable(op, NULL);
+  if (op->flags & KD_OP_FLAG_VIEW) return kd_run_view_untracked(op, ks, args, outs);
   return kd_run_below(op, ks, args, outs);
+}
+
+/* asStrided: AsStridedBackward0 keeps the geometry of self and of the result, not self itself
+ * (PyTorch's as_strided_backward; copy_slices.c). */
+KD_KERNEL(kd_autograd_as_strided) {
+  if (!kd_any_requires_grad(op, args)) return kd_run_view_untracked(op, ks, args, outs);
+  kd_tensor *self = args[0].v.t;
+  KD_TRY(kd_run_below(op, ks, args, outs));
+  kd_tensor *t = outs[0].v.t;
+  kd_node *n = NULL;
+  kd_autograd_meta *m = NULL;
+  kd_status st = kd_as_strided_node(self, t, &n);
+  if (st == KD_OK) st = kd_meta_get(t, &m);
+  if (st == KD_OK) {
+    if (m->grad_fn) kd_node_release(m->grad_fn);
+    m->grad_fn = n;
+    n = NULL;
+    m->requires_grad = true;
+    m->output_nr = 0;
+    st = kd_view_track(self, t, true);
+  }
+  if (n) kd_node_release(n);
+  if (st != KD_OK) {
+    for (int j = 0; j < KD_OP_MAX_OUTS; j++) kd_value_release(&outs[j]);
+    return st;
+  }
+  if (kd_anomaly && kd_anomaly_trace_hook && m && m->grad_fn) m->grad_fn->trace = kd_anomaly_trace_hook();
+  return KD_OK;
+}
+
+/* split/chunk/unbind (composites over narrow/select): their outputs are views that must not be
+ * modified in place while recorded (PyTorch's CreationMeta::MULTI_OUTPUT_NODE). */
+static kd_kernel_fn kd_multi_view_orig[KD_OP_COUNT];
+
+KD_KERNEL(kd_autograd_multi_view) {
+  KD_TRY(kd_multi_view_orig[op->id](op, ks, args, outs));
+  if (kd_grad_off || outs[0].kind != KD_VALUE_TENSORLIST) return KD_OK;
+  for (int j = 0; j < outs[0].v.tlist.n; j++) {
+    kd_tensor *t = outs[0].v.tlist.data[j];
+    kd_autograd_meta *m = t ? kd_meta(t) : NULL;
+    if (!m || !m->base || m->creation != KD_VIEW_DEFAULT) continue;
+    m->creation = KD_VIEW_MULTI_OUTPUT;
+    m->multi_op = op->id == KD_OP_split && args[1].kind == KD_VALUE_INTLIST ? -1 : (int)op->id;
+    m->multi_index = j;
+  }
+  return KD_OK;
 }
 
 /* Every op that is not a composite (those record the ops they call) and not a factory gets
@@ -266,6 +335,15 @@ KD_KERNEL(kd_autograd_refuse) {
 static void kd_autograd_init_once(void) {
   for (int i = 0; i < KD_OP_COUNT; i++) {
     const kd_op_info *op = &kd_ops[i];
+    if (i == KD_OP_split || i == KD_OP_chunk || i == KD_OP_unbind) {
+      kd_multi_view_orig[i] = kd_kernel_table[i][KD_KEY_AUTOGRAD];
+      if (kd_multi_view_orig[i]) kd_kernel_table[i][KD_KEY_AUTOGRAD] = kd_autograd_multi_view;
+      continue;
+    }
+    if (i == KD_OP_asStrided) {
+      kd_kernel_table[i][KD_KEY_AUTOGRAD] = kd_autograd_as_strided;
+      continue;
+    }
     if (kd_kernel_table[i][KD_KEY_AUTOGRAD]) continue; /* composite */
     if (op->flags & KD_OP_FLAG_FACTORY) continue;
     if (op->flags & KD_OP_FLAG_NONDIFF) continue;

@@ -120,8 +120,10 @@ static napi_value kd_ag_set_grad(napi_env env, napi_callback_info info) {
 static napi_value kd_ag_grad_fn(napi_env env, napi_callback_info info) {
   KD_ARGS(1);
   KD_TENSOR_ARG(t, argv[0], "self");
-  kd_autograd_meta *m = kd_meta(t);
-  return kd_wrap_node(env, m ? m->grad_fn : NULL);
+  kd_status st = KD_OK;
+  kd_node *n = kd_grad_fn(t, &st); /* a view whose base changed in place gets its grad_fn now */
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  return kd_wrap_node(env, n);
 }
 
 static napi_value kd_ag_is_leaf(napi_env env, napi_callback_info info) {

@@ -3,6 +3,7 @@
 #include "ops/op_codes.gen.h"
 
 kd_status kd_composite_addbmm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_as_strided_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_batch_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_cat_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_chunk(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -739,6 +740,15 @@ static const kd_arg_schema kd_args_thresholdBackward[] = {
     {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"threshold", KD_ARG_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_asStridedBackward[] = {
+    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"inputSize", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"inputStride", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"inputStorageOffset", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"size", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"stride", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"storageOffset", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
 };
 static const kd_arg_schema kd_args_floorDivide[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
@@ -2125,6 +2135,7 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_narrowBackward] = {"narrowBackward", KD_OP_narrowBackward, KD_VIEWBW_NARROW, 0, 5, kd_args_narrowBackward, 1, -1, -1},
     [KD_OP_permuteBackward] = {"permuteBackward", KD_OP_permuteBackward, KD_VIEWBW_PERMUTE, 0, 2, kd_args_permuteBackward, 1, -1, -1},
     [KD_OP_thresholdBackward] = {"thresholdBackward", KD_OP_thresholdBackward, 0, 0, 3, kd_args_thresholdBackward, 1, -1, -1},
+    [KD_OP_asStridedBackward] = {"asStridedBackward", KD_OP_asStridedBackward, 0, 0, 7, kd_args_asStridedBackward, 1, -1, -1},
     [KD_OP_floorDivide] = {"floorDivide", KD_OP_floorDivide, KD_BINARY_FLOOR_DIVIDE, 0, 2, kd_args_floorDivide, 1, -1, -1},
     [KD_OP_floorDivide_] = {"floorDivide_", KD_OP_floorDivide_, KD_BINARY_FLOOR_DIVIDE, KD_OP_FLAG_INPLACE, 2, kd_args_floorDivide_, 1, -1, -1},
     [KD_OP_remainder] = {"remainder", KD_OP_remainder, KD_BINARY_REMAINDER, 0, 2, kd_args_remainder, 1, -1, -1},
@@ -2507,6 +2518,7 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_narrowBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_permuteBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_thresholdBackward] = {[KD_KEY_CPU] = kd_threshold_backward, [KD_KEY_CUDA] = kd_threshold_backward},
+    [KD_OP_asStridedBackward] = {[KD_KEY_CPU] = kd_composite_as_strided_backward, [KD_KEY_CUDA] = kd_composite_as_strided_backward, [KD_KEY_AUTOGRAD] = kd_composite_as_strided_backward},
     [KD_OP_floorDivide] = {[KD_KEY_CPU] = kd_cpu_binary},
     [KD_OP_floorDivide_] = {[KD_KEY_CPU] = kd_cpu_binary},
     [KD_OP_remainder] = {[KD_KEY_CPU] = kd_cpu_binary},
