@@ -213,8 +213,8 @@ describe('kd.data', () => {
         if (++n === 2) break;
       }
       // the batches prefetched but never yielded are disposed (by tasks still pending: wait for
-      // them, up to a second on a loaded machine; finalizers of older tensors may only lower the count)
-      for (let i = 0; i < 100 && kd.memory().liveTensors > live; i++) await new Promise((r) => setTimeout(r, 10));
+      // them, up to five seconds on a loaded machine; finalizers of older tensors may only lower the count)
+      for (let i = 0; i < 500 && kd.memory().liveTensors > live; i++) await new Promise((r) => setTimeout(r, 10));
       assert.equal(n, 2);
       assert.ok(kd.memory().liveTensors <= live, `${kd.memory().liveTensors} live tensors, ${live} before`);
     });
