@@ -158,113 +158,94 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, defaultCollate, g
     /** Async iteration with `prefetch` batches assembled ahead (see the file header). */
     [Symbol.asyncIterator]() {
       const src = this.collate === defaultCollate && this.prefetch > 0 ? datasets.rowSource(this.dataset) : null;
-      if (src) return this._rowIterator(src);
       const batches = this._batchIndices();
-      const pending = new Map(); // batch number -> Promise of the batch
-      let next = 0; // the next batch to yield
-      let scheduled = 0; // batches [next, scheduled) are in `pending`
-      let done = false;
-      const schedule = () => {
-        const until = Math.min(batches.length, next + 1 + this.prefetch);
-        while (scheduled < until) {
-          const k = scheduled++;
-          const p = k === next
-            ? new Promise((resolve) => resolve(this._build(batches[k], true)))
-            : new Promise((resolve, reject) => setImmediate(() => {
-              if (done) { resolve(undefined); return; }
-              try { resolve(this._build(batches[k], true)); } catch (e) { reject(e); }
-            }));
-          p.catch(() => {}); // surfaced when it is awaited
-          pending.set(k, p);
-        }
-      };
-      const cleanup = () => {
-        done = true;
-        for (const p of pending.values()) p.then(disposeTree, () => {});
-        pending.clear();
-      };
-      return {
-        next: async () => {
-          if (done || next >= batches.length) { cleanup(); return { value: undefined, done: true }; }
-          schedule();
-          const k = next++;
-          const p = pending.get(k);
-          pending.delete(k);
-          try {
-            const value = await p;
-            schedule(); // keep the window full while the caller works on this batch
-            return { value, done: false };
-          } catch (e) {
-            cleanup();
-            throw e;
-          }
-        },
-        return: async (value) => { cleanup(); return { value, done: true }; },
-        [Symbol.asyncIterator]() { return this; },
-      };
+      if (src) {
+        // every batch is a background gather (gatherRows)
+        return prefetchIterator(batches.length, this.prefetch,
+          (k) => gatherRows(src.tensors, src.map(batches[k])).then((ts) => shape(src, ts)),
+          () => {
+            if (src.tensors.some((t) => t.isDisposed)) {
+              throw new KindlingError("DataLoader: a tensor of the dataset was disposed during the epoch (dispose the dataset's tensors after the loop)", 'KD_DISPOSED');
+            }
+          });
+      }
+      // batches assembled on the main thread, the ones ahead in setImmediate tasks
+      return prefetchIterator(batches.length, this.prefetch, (k, first, isDone) => (first
+        ? new Promise((resolve) => resolve(this._build(batches[k], true)))
+        : new Promise((resolve, reject) => setImmediate(() => {
+          if (isDone()) { resolve(undefined); return; }
+          try { resolve(this._build(batches[k], true)); } catch (e) { reject(e); }
+        }))));
     }
+  }
 
-    // Async iteration over row tensors: every batch is a background gather (gatherRows), the
-    // next 1 + prefetch of them in flight.
-    _rowIterator(src) {
-      const batches = this._batchIndices();
-      const pending = new Map(); // batch number -> Promise of the batch
-      let next = 0;
-      let scheduled = 0;
-      let done = false;
-      const schedule = () => {
-        const until = Math.min(batches.length, next + 1 + this.prefetch);
-        while (scheduled < until) {
-          const k = scheduled++;
-          let p;
-          try {
-            p = gatherRows(src.tensors, src.map(batches[k])).then((ts) => shape(src, ts));
-          } catch (e) {
-            p = Promise.reject(e);
-          }
-          p.catch(() => {}); // surfaced when it is awaited
-          pending.set(k, p);
+  /**
+   * The async iterator of both paths: batches are yielded in order, with batches
+   * [next, next + 1 + prefetch) in flight. start(k, first, isDone) begins batch k and returns its
+   * Promise (first: it is the batch about to be awaited); check() (optional) throws when the epoch
+   * cannot go on. Batches started but never yielded (break, error) are disposed.
+   */
+  function prefetchIterator(count, prefetch, start, check = null) {
+    const pending = new Map(); // batch number -> Promise of the batch
+    let next = 0; // the next batch to yield
+    let scheduled = 0; // batches [next, scheduled) are in `pending`
+    let done = false;
+    const isDone = () => done;
+    const schedule = () => {
+      const until = Math.min(count, next + 1 + prefetch);
+      while (scheduled < until) {
+        const k = scheduled++;
+        let p;
+        try {
+          p = start(k, k === next, isDone);
+        } catch (e) {
+          p = Promise.reject(e);
         }
-      };
-      const cleanup = () => {
-        done = true;
-        for (const p of pending.values()) p.then(disposeTree, () => {});
-        pending.clear();
-      };
-      const checkAlive = () => {
-        if (src.tensors.some((t) => t.isDisposed)) {
+        p.catch(() => {}); // surfaced when it is awaited
+        pending.set(k, p);
+      }
+    };
+    const cleanup = () => {
+      done = true;
+      for (const p of pending.values()) p.then(disposeTree, () => {});
+      pending.clear();
+    };
+    const checkAlive = () => {
+      if (!check) return;
+      try {
+        check();
+      } catch (e) {
+        cleanup();
+        throw e;
+      }
+    };
+    return {
+      next: async () => {
+        if (done || next >= count) { cleanup(); return { value: undefined, done: true }; }
+        checkAlive();
+        schedule();
+        const k = next++;
+        const p = pending.get(k);
+        pending.delete(k);
+        let value;
+        try {
+          value = await p;
+        } catch (e) {
           cleanup();
-          throw new KindlingError("DataLoader: a tensor of the dataset was disposed during the epoch (dispose the dataset's tensors after the loop)", 'KD_DISPOSED');
+          throw e;
         }
-      };
-      return {
-        next: async () => {
-          if (done || next >= batches.length) { cleanup(); return { value: undefined, done: true }; }
+        try {
           checkAlive();
-          schedule();
-          const k = next++;
-          const p = pending.get(k);
-          pending.delete(k);
-          let value;
-          try {
-            value = await p;
-          } catch (e) {
-            cleanup();
-            throw e;
-          }
-          try {
-            checkAlive();
-          } catch (e) {
-            disposeTree(value);
-            throw e;
-          }
-          schedule(); // keep the window full while the caller works on this batch
-          return { value, done: false };
-        },
-        return: async (value) => { cleanup(); return { value, done: true }; },
-        [Symbol.asyncIterator]() { return this; },
-      };
-    }
+        } catch (e) {
+          disposeTree(value);
+          throw e;
+        }
+        schedule(); // keep the window full while the caller works on this batch
+        return { value, done: false };
+      },
+      return: async (value) => { cleanup(); return { value, done: true }; },
+      [Symbol.asyncIterator]() { return this; },
+    };
   }
 
   return { DataLoader };

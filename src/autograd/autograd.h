@@ -188,6 +188,8 @@ kd_node *kd_node_new(kd_node_kind kind, int n_edges, int n_outputs);
 kd_node *kd_node_new_op(int n_edges, int n_outputs, int nargs);
 static inline void kd_node_retain(kd_node *n) { n->refcount++; }
 void kd_node_release(kd_node *n);
+/* Drops n's retain_grad hooks that point at m (a meta that goes away or changes grad_fn). */
+void kd_node_forget_meta(kd_node *n, kd_autograd_meta *m);
 void kd_node_release_saved(kd_node *n);
 /* PyTorch's name: "MulBackward0", "AccumulateGrad", or the custom function's name. */
 const char *kd_node_name(const kd_node *n, char *buf, int len);

@@ -106,16 +106,7 @@ kd_status kd_view_check_inplace(kd_tensor *self) {
 /* Sets a view's grad_fn to n (a new reference), dropping the old one and its retain_grad hook. */
 static void kd_view_set_grad_fn(kd_autograd_meta *m, kd_node *n, uint32_t version) {
   if (m->grad_fn) {
-    kd_hook **p = &m->grad_fn->hooks;
-    while (*p) {
-      if ((*p)->retain == m) {
-        kd_hook *dead = *p;
-        *p = dead->next;
-        free(dead);
-      } else {
-        p = &(*p)->next;
-      }
-    }
+    kd_node_forget_meta(m->grad_fn, m);
     m->retains_grad = false;
     kd_node_release(m->grad_fn);
   }

@@ -52,7 +52,7 @@ static void kd_hooks_free(kd_hook *h) {
 }
 
 /* A node's retain_grad hooks point at metas: drop those of a meta that goes away. */
-static void kd_node_forget_meta(kd_node *n, kd_autograd_meta *m) {
+void kd_node_forget_meta(kd_node *n, kd_autograd_meta *m) {
   kd_hook **p = &n->hooks;
   while (*p) {
     if ((*p)->retain == m) {
