@@ -42,14 +42,15 @@ __global__ void kd_cu_im2col(const kd_cu_conv_geom g, const T *x, T *col, int64_
   }
 }
 
-/* x[s] (c x h x w) = col2im(col[s]): every position sums the column entries that im2col read from it. */
-template <typename T>
-__global__ void kd_cu_col2im(const kd_cu_conv_geom g, const T *col, T *x, int64_t ns) {
+/* x[s] (c x h x w) = col2im(col[s]): every position sums the column entries that im2col read from it.
+ * col is float32 (C) for float16/bfloat16 x, so the sums round once. */
+template <typename T, typename C>
+__global__ void kd_cu_col2im(const kd_cu_conv_geom g, const C *col, T *x, int64_t ns) {
   typedef typename kd_cu_ct<T>::type CT;
   const int64_t total = ns * g.c * g.h * g.w, step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += step) {
     const int64_t ix = t % g.w, iy = (t / g.w) % g.h, ch = (t / (g.w * g.h)) % g.c, s = t / (g.w * g.h * g.c);
-    const T *cs = col + s * g.CK * g.L;
+    const C *cs = col + s * g.CK * g.L;
     CT acc = 0;
     for (int64_t i = 0; i < g.kh; i++) {
       const int64_t hy = iy + g.ph - i * g.dh;
@@ -93,11 +94,11 @@ static kd_cuda_status kd_cu_conv_t(int device, const kd_cuda_op *o, const kd_cu_
   cudaStream_t s = kd_cu_stream(device);
   const int32_t dt = o->dtype;
   const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w;
-  const int64_t HW = g.h * g.w, nb = kd_cu_conv_chunk(g, sizeof(T));
+  const int64_t HW = g.h * g.w, nb = kd_cu_conv_chunk(g, sizeof(T) < 4 ? 4 : sizeof(T)); /* float32 columns for 16-bit dtypes */
   const T *a = (const T *)o->data[0], *b = (const T *)o->data[1], *bias = (const T *)o->data[2];
   T *out = (T *)o->data[3];
-  kd_cu_scratch col(device);
-  if (!direct && g.n > 0) KD_CU_TRY(col.alloc(sizeof(T) * (size_t)(nb * g.CK * g.L)));
+  kd_cu_scratch col(device); /* im2col of a chunk (forward, weight gradient) */
+  if (!direct && g.n > 0 && o->code != KD_CUDA_CONV_BACKWARD_INPUT) KD_CU_TRY(col.alloc(sizeof(T) * (size_t)(nb * g.CK * g.L)));
   const unsigned colgrid = kd_cu_grid(device, nb * g.CK * g.L);
 
   if (o->code == KD_CUDA_CONV_FORWARD) { /* a = x, b = w */
@@ -121,16 +122,22 @@ static kd_cuda_status kd_cu_conv_t(int device, const kd_cuda_op *o, const kd_cu_
   }
 
   if (o->code == KD_CUDA_CONV_BACKWARD_INPUT) { /* a = gy, b = w */
+    typedef typename kd_cu_ct<T>::type C; /* the columns: float32 for float16/bfloat16 */
+    const int32_t cdt = sizeof(C) == sizeof(T) ? dt : (int32_t)KD_DTYPE_F32;
+    kd_cu_scratch ccol(device);
+    if (!direct && g.n > 0) KD_CU_TRY(ccol.alloc(sizeof(C) * (size_t)(nb * g.CK * g.L)));
     if (g.K == 0 || g.og == 0) KD_CU_CHECK(cudaMemsetAsync(out, 0, sizeof(T) * (size_t)(g.n * g.c * HW), s));
     for (int64_t n0 = 0; n0 < g.n && g.K > 0 && g.og > 0; n0 += nb) {
       const int64_t ns = g.n - n0 < nb ? g.n - n0 : nb;
-      T *dst = direct ? out + n0 * g.c * HW : col.as<T>();
+      void *dst = direct ? (void *)(out + n0 * g.c * HW) : ccol.p;
       const int64_t dstride = direct ? g.c * HW : g.CK * g.L;
+      const size_t des = direct ? sizeof(T) : sizeof(C);
       for (int64_t gi = 0; gi < g.groups; gi++)
-        KD_CU_TRY(kd_cu_gemm_rm(device, dt, dt, true, false, g.K, g.L, g.og, 1.0, b + gi * g.og * g.K, g.K, 0,
-                                a + (n0 * g.o + gi * g.og) * g.L, g.L, g.o * g.L, 0.0, dst + gi * g.K * g.L, g.L, dstride, ns));
+        KD_CU_TRY(kd_cu_gemm_rm(device, dt, direct ? dt : cdt, true, false, g.K, g.L, g.og, 1.0, b + gi * g.og * g.K, g.K, 0,
+                                a + (n0 * g.o + gi * g.og) * g.L, g.L, g.o * g.L, 0.0,
+                                (char *)dst + des * (size_t)(gi * g.K * g.L), g.L, dstride, ns));
       if (!direct) {
-        kd_cu_col2im<T><<<kd_cu_grid(device, ns * g.c * HW), KD_CU_THREADS, 0, s>>>(g, col.as<T>(), out + n0 * g.c * HW, ns);
+        kd_cu_col2im<T, C><<<kd_cu_grid(device, ns * g.c * HW), KD_CU_THREADS, 0, s>>>(g, ccol.as<C>(), out + n0 * g.c * HW, ns);
         KD_CU_CHECK_LAUNCH("the col2im kernel");
       }
     }
