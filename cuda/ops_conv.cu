@@ -1,7 +1,7 @@
 /* ops_conv.cu - CUDA convolution (KD_CUDA_OP_CONV): conv1d, conv2d, convTranspose2d and the
  * convolution backward ops, as src/cpu/conv.c (which does every check, makes the operands
  * contiguous and allocates; 1-D convolutions arrive as 2-D ones with h = kh = 1):
- *   forward         out[n, g] = W[g] (og x K) @ im2col(x[n, g]) (K x L) + bias
+ *   forward         out[n, g] = bias + W[g] (og x K) @ im2col(x[n, g]) (K x L)   (gemm beta = 1)
  *   input gradient  gx[n, g]  = col2im(W[g]^T @ gy[n, g])   (= convTranspose2d's forward, + bias)
  *   weight gradient gW[g]    = sum_n gy[n, g] @ im2col(x[n, g])^T
  * with K = (c / groups) * kh * kw, L = oh * ow. im2col/col2im are kernels over a buffer of a
@@ -45,13 +45,13 @@ __global__ void kd_cu_im2col(const kd_cu_conv_geom g, const T *x, T *col, int64_
 /* x[s] (c x h x w) = col2im(col[s]): every position sums the column entries that im2col read from it.
  * col is float32 (C) for float16/bfloat16 x, so the sums round once. */
 template <typename T, typename C>
-__global__ void kd_cu_col2im(const kd_cu_conv_geom g, const C *col, T *x, int64_t ns) {
+__global__ void kd_cu_col2im(const kd_cu_conv_geom g, const C *col, T *x, int64_t ns, const T *bias) {
   typedef typename kd_cu_ct<T>::type CT;
   const int64_t total = ns * g.c * g.h * g.w, step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += step) {
     const int64_t ix = t % g.w, iy = (t / g.w) % g.h, ch = (t / (g.w * g.h)) % g.c, s = t / (g.w * g.h * g.c);
     const C *cs = col + s * g.CK * g.L;
-    CT acc = 0;
+    CT acc = bias ? kd_cu_ld(bias[ch]) : (CT)0;
     for (int64_t i = 0; i < g.kh; i++) {
       const int64_t hy = iy + g.ph - i * g.dh;
       if (hy < 0 || hy % g.sh != 0 || hy / g.sh >= g.oh) continue;
@@ -65,18 +65,20 @@ __global__ void kd_cu_col2im(const kd_cu_conv_geom g, const C *col, T *x, int64_
   }
 }
 
-/* out[t] += bias[(t / inner) % ch]. */
+/* out[t] = bias[(t / inner) % ch] (+ out[t] when add). */
 template <typename T>
-__global__ void kd_cu_conv_bias(T *out, const T *bias, int64_t total, int64_t inner, int64_t ch) {
+__global__ void kd_cu_conv_bias(T *out, const T *bias, int64_t total, int64_t inner, int64_t ch, bool add) {
+  typedef typename kd_cu_ct<T>::type CT;
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += step)
-    out[t] = kd_cu_st<T>(kd_cu_ld(out[t]) + kd_cu_ld(bias[(t / inner) % ch]));
+    out[t] = kd_cu_st<T>((add ? kd_cu_ld(out[t]) : (CT)0) + kd_cu_ld(bias[(t / inner) % ch]));
 }
 
 template <typename T>
-static kd_cuda_status kd_cu_conv_add_bias(int device, T *out, const T *bias, int64_t total, int64_t inner, int64_t ch) {
+static kd_cuda_status kd_cu_conv_bias_run(int device, T *out, const T *bias, int64_t total, int64_t inner, int64_t ch,
+                                          bool add) {
   if (!bias || total == 0) return KD_CUDA_OK;
-  kd_cu_conv_bias<T><<<kd_cu_grid(device, total), KD_CU_THREADS, 0, kd_cu_stream(device)>>>(out, bias, total, inner, ch);
+  kd_cu_conv_bias<T><<<kd_cu_grid(device, total), KD_CU_THREADS, 0, kd_cu_stream(device)>>>(out, bias, total, inner, ch, add);
   KD_CU_CHECK_LAUNCH("the convolution bias kernel");
   return KD_CUDA_OK;
 }
@@ -102,8 +104,10 @@ static kd_cuda_status kd_cu_conv_t(int device, const kd_cuda_op *o, const kd_cu_
   const unsigned colgrid = kd_cu_grid(device, nb * g.CK * g.L);
 
   if (o->code == KD_CUDA_CONV_FORWARD) { /* a = x, b = w */
+    /* the bias first, then the products added to it (beta = 1): one rounding for 16-bit outputs */
     const size_t obytes = sizeof(T) * (size_t)(g.n * g.o * g.L);
-    if (g.K == 0) KD_CU_CHECK(cudaMemsetAsync(out, 0, obytes, s));
+    if (!bias) KD_CU_CHECK(cudaMemsetAsync(out, 0, obytes, s));
+    KD_CU_TRY(kd_cu_conv_bias_run<T>(device, out, bias, g.n * g.o * g.L, g.L, g.o, false));
     for (int64_t n0 = 0; n0 < g.n && g.K > 0; n0 += nb) {
       const int64_t ns = g.n - n0 < nb ? g.n - n0 : nb;
       const T *src = a + n0 * g.c * HW;
@@ -116,9 +120,9 @@ static kd_cuda_status kd_cu_conv_t(int device, const kd_cuda_op *o, const kd_cu_
       }
       for (int64_t gi = 0; gi < g.groups; gi++)
         KD_CU_TRY(kd_cu_gemm_rm(device, dt, dt, false, false, g.og, g.L, g.K, 1.0, b + gi * g.og * g.K, g.K, 0,
-                                src + gi * g.K * g.L, g.L, sstride, 0.0, out + (n0 * g.o + gi * g.og) * g.L, g.L, g.o * g.L, ns));
+                                src + gi * g.K * g.L, g.L, sstride, 1.0, out + (n0 * g.o + gi * g.og) * g.L, g.L, g.o * g.L, ns));
     }
-    return kd_cu_conv_add_bias<T>(device, out, bias, g.n * g.o * g.L, g.L, g.o);
+    return KD_CUDA_OK;
   }
 
   if (o->code == KD_CUDA_CONV_BACKWARD_INPUT) { /* a = gy, b = w */
@@ -126,7 +130,10 @@ static kd_cuda_status kd_cu_conv_t(int device, const kd_cuda_op *o, const kd_cu_
     const int32_t cdt = sizeof(C) == sizeof(T) ? dt : (int32_t)KD_DTYPE_F32;
     kd_cu_scratch ccol(device);
     if (!direct && g.n > 0) KD_CU_TRY(ccol.alloc(sizeof(C) * (size_t)(nb * g.CK * g.L)));
-    if (g.K == 0 || g.og == 0) KD_CU_CHECK(cudaMemsetAsync(out, 0, sizeof(T) * (size_t)(g.n * g.c * HW), s));
+    if (g.K == 0 || g.og == 0) { /* no products: the bias alone */
+      KD_CU_CHECK(cudaMemsetAsync(out, 0, sizeof(T) * (size_t)(g.n * g.c * HW), s));
+      return kd_cu_conv_bias_run<T>(device, out, bias, g.n * g.c * HW, HW, g.c, false);
+    }
     for (int64_t n0 = 0; n0 < g.n && g.K > 0 && g.og > 0; n0 += nb) {
       const int64_t ns = g.n - n0 < nb ? g.n - n0 : nb;
       void *dst = direct ? (void *)(out + n0 * g.c * HW) : ccol.p;
@@ -137,11 +144,12 @@ static kd_cuda_status kd_cu_conv_t(int device, const kd_cuda_op *o, const kd_cu_
                                 a + (n0 * g.o + gi * g.og) * g.L, g.L, g.o * g.L, 0.0,
                                 (char *)dst + des * (size_t)(gi * g.K * g.L), g.L, dstride, ns));
       if (!direct) {
-        kd_cu_col2im<T, C><<<kd_cu_grid(device, ns * g.c * HW), KD_CU_THREADS, 0, s>>>(g, ccol.as<C>(), out + n0 * g.c * HW, ns);
+        kd_cu_col2im<T, C><<<kd_cu_grid(device, ns * g.c * HW), KD_CU_THREADS, 0, s>>>(g, ccol.as<C>(), out + n0 * g.c * HW, ns, bias);
         KD_CU_CHECK_LAUNCH("the col2im kernel");
       }
     }
-    return kd_cu_conv_add_bias<T>(device, out, bias, g.n * g.c * HW, HW, g.c);
+    /* col2im added the bias; the direct path adds it now */
+    return direct ? kd_cu_conv_bias_run<T>(device, out, bias, g.n * g.c * HW, HW, g.c, true) : KD_CUDA_OK;
   }
 
   if (o->code == KD_CUDA_CONV_BACKWARD_WEIGHT) { /* a = gy, b = x; out = gw (o x K) */
