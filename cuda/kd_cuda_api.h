@@ -175,7 +175,44 @@ enum kd_cuda_op_kind {
    * i[] = k_buf, k_gavg, k_max (operand of the optional state, -1 absent), maximize, nesterov,
    * first, decoupled. */
   KD_CUDA_OP_OPTIM,
+
+  /* ---- kinds 40..63: sorting (ops_sort.cu), convolution (ops_conv.cu), pooling (ops_pool.cu).
+   * These take no iteration: data[k] are the operands' device pointers (contiguous buffers),
+   * i[] and d[] their sizes (integers travelling in d[] are exact). ---- */
+  /* Stable sort of `rows` contiguous rows of n elements (data[0], dtype) by value (NaN largest,
+   * -0 == +0; i[3] = descending), the k first (k <= n, topk) kept: data[1] values (rows x k,
+   * dtype; NULL for argsort), data[2] int64 positions in the row (rows x k). i[] = rows, n, k, desc. */
+  KD_CUDA_OP_SORT = 40,
+  /* unique: data[0] n contiguous rows of m elements (dtype; m = 1 for the flat unique), compared
+   * as sort's keys; the G distinct rows in sorted order go to data[1] (room for n rows), the row
+   * group of each input row to data[2] (int64, n), group sizes to data[3] (int64, room for n).
+   * i[] = n, m. result[0] = G (synchronous). */
+  KD_CUDA_OP_UNIQUE = 41,
+  /* Lower median of each of `rows` contiguous rows of n > 0 elements (data[0], dtype): value to
+   * data[1] (rows), its position to data[2] (int64, rows); a row holding NaN gives its first NaN.
+   * i[] = rows, n. */
+  KD_CUDA_OP_MEDIAN = 42,
+  /* Convolution passes on contiguous buffers of dtype (float32/64, float16/bfloat16 with fp32
+   * accumulation), 1-D as 2-D with h = kh = 1. code 0 forward: data[3] out (n,o,oh,ow) = conv of
+   * data[0] x (n,c,h,w) with data[1] w (o,c/groups,kh,kw) + data[2] bias (o; NULL: none);
+   * code 1 input gradient / transposed convolution: data[3] gx (n,c,h,w) from data[0] gy
+   * (n,o,oh,ow) and data[1] w, + data[2] bias per channel of c (NULL: none); code 2 weight
+   * gradient: data[3] gw (o,c/groups,kh,kw) from data[0] gy and data[1] x.
+   * i[] = n, c, h, w, o, oh, ow, groups; d[] = kh, kw, sh, sw, ph, pw, dh, dw. */
+  KD_CUDA_OP_CONV = 43,
+  /* 2-D pooling over `planes` contiguous (h, w) planes of dtype (float32/float64), code
+   * KD_CUDA_POOL_*: forward data[0] x -> data[1] y (planes, oh, ow) (+ data[2] int64 argmax
+   * positions ih * w + iw for max, may be NULL); backward data[0] gy (planes, oh, ow) -> data[1]
+   * gx (planes, h, w; zeroed by the kernel), max: data[2] the int64 positions (out-of-plane ones
+   * ignored). i[] = planes, h, w, oh, ow, divisor override (0 none), count_include_pad;
+   * d[] = kh, kw, sh, sw, ph, pw, dh, dw. */
+  KD_CUDA_OP_POOL = 44,
 };
+enum {
+  KD_CUDA_POOL_MAX = 0, KD_CUDA_POOL_MAX_BACKWARD, KD_CUDA_POOL_AVG, KD_CUDA_POOL_AVG_BACKWARD,
+  KD_CUDA_POOL_ADAPTIVE_AVG, KD_CUDA_POOL_ADAPTIVE_AVG_BACKWARD,
+};
+enum { KD_CUDA_CONV_FORWARD = 0, KD_CUDA_CONV_BACKWARD_INPUT, KD_CUDA_CONV_BACKWARD_WEIGHT };
 typedef struct kd_cuda_op {
   int32_t kind, code;
   int32_t dtype;

@@ -157,3 +157,38 @@ kd_cuda_status kd_cu_gemm(int device, const kd_cuda_gemm *g) {
   if (bpack) cudaFreeAsync(bpack, s);
   return st;
 }
+
+/* ---- a row-major strided-batched gemm for the other kernel files (ops_conv.cu) ----
+ * C[b] = alpha * op(A[b]) @ op(B[b]) + beta * C[b] for b < batch: C m x n (ldc, batch stride sc),
+ * op(A) m x k, op(B) k x n, ta/tb: A/B stored transposed; strides in elements, 0 = shared.
+ * A and B of ab_dtype; C of c_dtype: the same, or float32 for float16/bfloat16 A and B
+ * (fp32 accumulation, CUBLAS_COMPUTE_32F, also for 16-bit C). No TF32. */
+kd_cuda_status kd_cu_gemm_rm(int device, int32_t ab_dtype, int32_t c_dtype, bool ta, bool tb, int64_t m, int64_t n,
+                             int64_t k, double alpha, const void *a, int64_t lda, int64_t sa, const void *b, int64_t ldb,
+                             int64_t sb, double beta, void *c, int64_t ldc, int64_t sc, int64_t batch) {
+  cudaDataType_t ab, ct;
+  cublasComputeType_t comp = CUBLAS_COMPUTE_32F;
+  switch (ab_dtype) {
+    case KD_DTYPE_F32: ab = CUDA_R_32F; break;
+    case KD_DTYPE_F64: ab = CUDA_R_64F; comp = CUBLAS_COMPUTE_64F; break;
+    case KD_DTYPE_F16: ab = CUDA_R_16F; break;
+    case KD_DTYPE_BF16: ab = CUDA_R_16BF; break;
+    default: return kd_cu_not_supported("gemm", ab_dtype);
+  }
+  if (c_dtype == ab_dtype) ct = ab;
+  else if (c_dtype == KD_DTYPE_F32 && (ab_dtype == KD_DTYPE_F16 || ab_dtype == KD_DTYPE_BF16)) ct = CUDA_R_32F;
+  else return kd_cu_error(KD_CUDA_ERR_NOT_SUPPORTED, "gemm: dtypes %d x %d -> %d", (int)ab_dtype, (int)ab_dtype, (int)c_dtype);
+  if (batch <= 0 || m <= 0 || n <= 0) return KD_CUDA_OK;
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX || batch > INT_MAX || lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX)
+    return kd_cu_error(KD_CUDA_ERR_NOT_SUPPORTED, "gemm: sizes beyond cuBLAS's int range");
+  cublasHandle_t h;
+  KD_CU_TRY(kd_cu_blas_handle(device, &h));
+  const float af = (float)alpha, bf = (float)beta;
+  const void *pa = comp == CUBLAS_COMPUTE_64F ? (const void *)&alpha : (const void *)&af;
+  const void *pb = comp == CUBLAS_COMPUTE_64F ? (const void *)&beta : (const void *)&bf;
+  /* row-major C (m x n) is column-major C^T (n x m): C^T = op(B)^T op(A)^T */
+  KD_CU_BLAS_CHECK(cublasGemmStridedBatchedEx(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n,
+                                              (int)m, (int)k, pa, b, ab, (int)ldb, sb, a, ab, (int)lda, sa, pb, c, ct,
+                                              (int)ldc, sc, (int)batch, comp, CUBLAS_GEMM_DEFAULT));
+  return KD_CUDA_OK;
+}

@@ -3,6 +3,7 @@
  * one-element device operand keeps its pointer) and picks the family's launcher
  * (ops_index.cu, ops_optim.cu). */
 #include "ops_op.cuh"
+#include "ops_sort.cuh"
 
 kd_cuda_status kd_cu_op_iter(const kd_cuda_op *o, kd_cu_iter<KD_CUDA_OP_MAX_OPS> *it) {
   if (o->nops < 1 || o->nops > KD_CUDA_OP_MAX_OPS || o->ndim < 0 || o->ndim > KD_CUDA_MAX_DIMS)
@@ -41,6 +42,12 @@ kd_cuda_status kd_cu_op(int device, kd_cuda_op *o) {
     case KD_CUDA_OP_IX_GATHER: return kd_cu_ix_gather(device, o);
     case KD_CUDA_OP_IX_SCATTER: return kd_cu_ix_scatter(device, o);
     case KD_CUDA_OP_OPTIM: return kd_cu_optim(device, o);
+    /* kinds 40..63: sorting, convolution, pooling (ops_sort.cuh) */
+    case KD_CUDA_OP_SORT: return kd_cu_sort(device, o);
+    case KD_CUDA_OP_UNIQUE: return kd_cu_unique(device, o);
+    case KD_CUDA_OP_MEDIAN: return kd_cu_median(device, o);
+    case KD_CUDA_OP_CONV: return kd_cu_conv(device, o);
+    case KD_CUDA_OP_POOL: return kd_cu_pool(device, o);
     default: return kd_cu_error(KD_CUDA_ERR_NOT_SUPPORTED, "op: unknown kind %d", (int)o->kind);
   }
 }

@@ -164,3 +164,104 @@ describe('CUDA backend parity (every fixture case, CUDA vs CPU)', function () {
     });
   }
 });
+
+// Sorting, convolution and pooling (cuda/ops_sort.cu, ops_conv.cu, ops_pool.cu) on inputs larger
+// than the fixtures': many rows (segmented sorts), one long row (radix sort), duplicates (stability,
+// unique), NaN (median), grouped/strided/dilated convolutions, chunked im2col, every dtype the CPU
+// kernel takes, a non-contiguous input, and the gradients of the differentiable ones.
+describe('CUDA sorting, convolution and pooling on larger inputs (CUDA vs CPU)', function () {
+  if (!available) {
+    it('is skipped: CUDA is not available', function () {
+      this.skip();
+    });
+    return;
+  }
+  const F = kd.nn.functional;
+  const ALL = ['float32', 'float64', 'float16', 'bfloat16', 'int8', 'uint8', 'int16', 'int32', 'int64', 'bool'];
+  const FLOATS = ['float32', 'float64', 'float16', 'bfloat16'];
+  const isFloat = (dt) => FLOATS.includes(dt);
+
+  /** A CPU input: floats from randn, integers from a small range (many ties), bool. */
+  function input(shape, dtype, seed, { nan = false, low = -6, high = 6 } = {}) {
+    kd.manualSeed(seed);
+    let t;
+    if (dtype === 'bool') t = kd.randn(shape).gt(0);
+    else if (isFloat(dtype)) t = kd.randn(shape, { dtype });
+    else t = kd.randint(dtype === 'uint8' ? 0 : low, high, shape, { dtype });
+    if (nan) {
+      const m = kd.randn(shape).gt(1.5);
+      t = kd.where(m, kd.full([], NaN, { dtype }), t);
+    }
+    return t;
+  }
+
+  /** Runs fn on the CPU inputs and on their CUDA copies; compares results and (grad) gradients. */
+  function check(name, inputs, fn, grad) {
+    it(name, function () {
+      const cpuIn = inputs();
+      const cuIn = cpuIn.map((t) => (t instanceof kd.Tensor ? t.to('cuda') : t));
+      compareResults(fn(...cuIn), fn(...cpuIn), name, CTOL);
+      if (!grad) return;
+      const grads = (ins) => {
+        const leaves = ins.map((t) => (t instanceof kd.Tensor && isFloat(t.dtype) ? t.detach().requiresGrad_() : t));
+        const r = fn(...leaves);
+        const out = Array.isArray(r) ? r[0] : r;
+        kd.manualSeed(99);
+        const go = kd.randn(out.shape, { dtype: out.dtype }).to(out.device);
+        const xs = leaves.filter((t) => t instanceof kd.Tensor && t.requiresGrad);
+        return kd.autograd.grad([out], xs, [go], { allowUnused: true });
+      };
+      const gc = grads(cpuIn);
+      const gu = grads(cuIn);
+      gc.forEach((g, k) => {
+        if (g === null) assert.equal(gu[k], null, `${name}: gradient ${k}`);
+        else closeTensors(gu[k], g, `${name}: gradient ${k}`, GTOL);
+      });
+    });
+  }
+
+  for (const dt of ALL) {
+    const g = isFloat(dt);
+    check(`sort rows ${dt} (segmented)`, () => [input([300, 129], dt, 1)], (x) => kd.sort(x, 1), g);
+    check(`sort one long row descending ${dt}`, () => [input([70000], dt, 2)], (x) => kd.sort(x, 0, true), g);
+    check(`argsort dim 0 of a transposed view ${dt}`, () => [input([64, 48], dt, 3).transpose(0, 1)], (x) => kd.argsort(x, 0));
+    check(`unique with inverse and counts ${dt}`, () => [input([40, 50], dt, 4)],
+      (x) => kd.unique(x, { returnInverse: true, returnCounts: true }));
+    check(`unique dim 0 ${dt}`, () => [input([300, 3], dt, 5, { low: 0, high: 3 })],
+      (x) => kd.unique(x, { returnInverse: true, returnCounts: true, dim: 0 }));
+    check(`unique dim 1 of a transposed view ${dt}`, () => [input([200, 2], dt, 6, { low: 0, high: 2 }).transpose(0, 1)],
+      (x) => kd.unique(x, { returnInverse: true, returnCounts: true, dim: 1 }));
+    if (dt === 'bool') continue;
+    check(`topk largest ${dt}`, () => [input([50, 300], dt, 7)], (x) => kd.topk(x, 9, 1), g);
+    check(`topk smallest along dim 0 ${dt}`, () => [input([300, 20], dt, 8)], (x) => kd.topk(x, 4, 0, false), g);
+    check(`median ${dt}`, () => [input([31, 17], dt, 9, { nan: false })], (x) => kd.median(x), g);
+    check(`median.dim ${dt}`, () => [input([40, 33], dt, 10).transpose(0, 1)], (x) => kd.median(x, 0), g);
+    if (isFloat(dt)) {
+      check(`median.dim with NaN ${dt}`, () => [input([60, 25], dt, 11, { nan: true })], (x) => kd.median(x, 1, true));
+      check(`median with NaN ${dt}`, () => [input([300], dt, 12, { nan: true })], (x) => kd.median(x));
+    }
+  }
+
+  for (const dt of FLOATS) {
+    const g = true;
+    check(`conv2d groups, stride, padding, dilation, bias ${dt}`,
+      () => [input([3, 6, 17, 15], dt, 20), input([8, 3, 3, 3], dt, 21), input([8], dt, 22)],
+      (x, w, b) => F.conv2d(x, w, b, [2, 1], [1, 2], [1, 2], 2), g);
+    check(`conv2d 1x1 (direct) of a non-contiguous input ${dt}`,
+      () => [input([2, 9, 7, 4], dt, 23).transpose(2, 3), input([9, 5, 1, 1], dt, 24).transpose(0, 1)],
+      (x, w) => F.conv2d(x, w), g);
+    check(`conv2d padding same ${dt}`, () => [input([2, 3, 10, 9], dt, 25), input([4, 3, 4, 3], dt, 26)],
+      (x, w) => F.conv2d(x, w, null, 1, 'same', [2, 1]), g);
+    check(`conv1d ${dt}`, () => [input([4, 6, 40], dt, 27), input([6, 2, 5], dt, 28), input([6], dt, 29)],
+      (x, w, b) => F.conv1d(x, w, b, 3, 2, 1, 3), g);
+    check(`convTranspose2d output padding, groups ${dt}`,
+      () => [input([2, 4, 6, 5], dt, 30), input([4, 3, 3, 2], dt, 31), input([6], dt, 32)],
+      (x, w, b) => F.convTranspose2d(x, w, b, [2, 3], [1, 0], [1, 2], 2, 1), g);
+    check(`maxPool2d with indices, ceil mode, dilation ${dt}`, () => [input([3, 4, 23, 19], dt, 33)],
+      (x) => F.maxPool2d(x, [3, 2], [2, 2], [1, 1], [2, 1], true, true), g);
+    check(`avgPool2d no pad count, divisor ${dt}`, () => [input([2, 5, 21, 18], dt, 34).transpose(2, 3)],
+      (x) => F.avgPool2d(x, 3, 2, 1, true, false), g);
+    check(`avgPool2d divisorOverride ${dt}`, () => [input([2, 5, 12, 12], dt, 35)], (x) => F.avgPool2d(x, 4, 3, 2, false, true, 5), g);
+    check(`adaptiveAvgPool2d ${dt}`, () => [input([3, 4, 23, 17], dt, 36)], (x) => F.adaptiveAvgPool2d(x, [5, 7]), g);
+  }
+});

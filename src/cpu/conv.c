@@ -11,9 +11,12 @@
  *   backward weight    gW[g]    += gy[n, g] @ im2col(x[n, g])^T
  * Inputs are first made contiguous in the compute dtype (float32 for float16/bfloat16, whose
  * results are rounded back); integer dtypes are refused as PyTorch's CPU does. Checks and
- * messages follow PyTorch 1.13's (ConvUtils.h check_shape_forward, "padding='same'"). */
+ * messages follow PyTorch 1.13's (ConvUtils.h check_shape_forward, "padding='same'").
+ * Device tensors: the same checks and contiguous operands, then the device op (KD_DEV_OP_CONV,
+ * cuda/ops_conv.cu: im2col + cuBLAS), where float16/bfloat16 stay 16-bit (fp32 accumulation). */
 #include <stdio.h>
 
+#include "cpu/device_op_ptrs.h"
 #include "cpu/nn_common.h"
 
 typedef struct kd_conv_geom {
@@ -111,6 +114,29 @@ static kd_status kd_conv_run(kd_conv_job *j) {
   }
   if (j->err != KD_OK) return kd_error(KD_ERR_OOM, "out of host memory in convolution");
   return KD_OK;
+}
+
+/* One pass on a device (KD_DEV_CONV_* code; operands as kd_conv_job's, bias for the forward
+ * and transposed passes), every buffer contiguous of dtype dt. */
+static kd_status kd_conv_device(const kd_conv_geom *g, int code, kd_dtype dt, kd_device dev, const void *a, const void *b,
+                                const void *bias, void *out) {
+  kd_dev_op op;
+  memset(&op, 0, sizeof op);
+  op.kind = KD_DEV_OP_CONV;
+  op.code = code;
+  op.dtype = dt;
+  const int64_t iv[8] = {g->n, g->c, g->h, g->w, g->o, g->oh, g->ow, g->groups};
+  const int64_t dv[8] = {g->kh, g->kw, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw};
+  for (int q = 0; q < 8; q++) op.i[q] = iv[q], op.d[q] = (double)dv[q];
+  void *p[4] = {(void *)a, (void *)b, (void *)bias, out};
+  kd_dtype dts[4] = {dt, dt, dt, dt};
+  return kd_dev_op_run_ptrs(dev, &op, 4, p, dts);
+}
+
+/* The compute dtype on a device: float16/bfloat16 stay (cuBLAS accumulates in float32). */
+static kd_dtype kd_conv_device_dtype(const kd_tensor *t, kd_dtype cdt) {
+  if (kd_tensor_device(t).type != KD_DEVICE_CPU && (t->dtype == KD_DTYPE_F16 || t->dtype == KD_DTYPE_BF16)) return t->dtype;
+  return cdt;
 }
 
 /* ---- argument parsing and PyTorch's checks ---- */
@@ -293,6 +319,8 @@ static kd_status kd_conv_impl(const kd_op_info *op, kd_value *args, kd_conv_temp
                       (long long)nb, kd_shape_format(bias->sizes, bias->ndim, b2, (int)sizeof b2));
     kd_dtype cdt = KD_DTYPE_F32;
     KD_TRY(kd_nn_compute_dtype(x->dtype, code == KD_CONV_TRANSPOSE_2D ? "slow_conv_transpose2d_out_cpu" : "slow_conv2d_cpu", &cdt));
+    cdt = kd_conv_device_dtype(x, cdt);
+    bool on_dev = kd_tensor_device(x).type != KD_DEVICE_CPU;
     kd_tensor *xc, *wc, *bc = NULL;
     KD_TRY(kd_nn_prep(x, cdt, &xc)); kd_conv_keep(tmp, xc);
     KD_TRY(kd_nn_prep(w, cdt, &wc)); kd_conv_keep(tmp, wc);
@@ -310,7 +338,11 @@ static kd_status kd_conv_impl(const kd_op_info *op, kd_value *args, kd_conv_temp
     j.g = g;
     j.f64 = cdt == KD_DTYPE_F64;
     j.out = kd_tensor_data(out);
-    if (code == KD_CONV_TRANSPOSE_2D) {
+    if (on_dev) {
+      KD_TRY(kd_conv_device(&g, code == KD_CONV_TRANSPOSE_2D ? KD_DEV_CONV_BACKWARD_INPUT : KD_DEV_CONV_FORWARD, cdt,
+                            kd_tensor_device(x), kd_tensor_data(xc), kd_tensor_data(wc), bc ? kd_tensor_data(bc) : NULL,
+                            j.out));
+    } else if (code == KD_CONV_TRANSPOSE_2D) {
       j.pass = KD_CONV_PASS_BWD_INPUT;
       j.a = kd_tensor_data(xc); j.b = kd_tensor_data(wc);
       KD_TRY(kd_conv_run(&j));
@@ -365,6 +397,7 @@ static kd_status kd_conv_impl(const kd_op_info *op, kd_value *args, kd_conv_temp
     return kd_error(KD_ERR_DTYPE, "expected scalar type %s but found %s", kd_cpu_torch_name(gy->dtype), kd_cpu_torch_name(other->dtype));
   kd_dtype cdt = KD_DTYPE_F32;
   KD_TRY(kd_nn_compute_dtype(gy->dtype, "slow_conv2d_backward_cpu", &cdt));
+  cdt = kd_conv_device_dtype(gy, cdt);
   kd_tensor *gyc, *oc;
   KD_TRY(kd_nn_prep(gy, cdt, &gyc)); kd_conv_keep(tmp, gyc);
   KD_TRY(kd_nn_prep(other, cdt, &oc)); kd_conv_keep(tmp, oc);
@@ -379,7 +412,11 @@ static kd_status kd_conv_impl(const kd_op_info *op, kd_value *args, kd_conv_temp
   j.a = kd_tensor_data(gyc);
   j.b = kd_tensor_data(oc);
   j.out = kd_tensor_data(out);
-  KD_TRY(kd_conv_run(&j));
+  if (kd_tensor_device(gy).type != KD_DEVICE_CPU)
+    KD_TRY(kd_conv_device(&g, bw_input ? KD_DEV_CONV_BACKWARD_INPUT : KD_DEV_CONV_BACKWARD_WEIGHT, cdt, kd_tensor_device(gy),
+                          j.a, j.b, NULL, j.out));
+  else
+    KD_TRY(kd_conv_run(&j));
   kd_tensor_retain(out);
   return kd_nn_finish(out, gy->dtype, result);
 }

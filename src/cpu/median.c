@@ -3,10 +3,39 @@
  * NaN and the index of its first NaN. Each line is copied with its indices into a buffer and
  * partially ordered by quickselect. THE iterator runs over the lines (operands given size 1
  * along dim), the dim's byte strides come through the context (as in scan.c); large inputs
- * split their lines across threads. float16/bfloat16 select in float32. */
+ * split their lines across threads. float16/bfloat16 select in float32.
+ * Device tensors: the lines are made contiguous (dim last) and handed to the device op
+ * (KD_DEV_OP_MEDIAN, cuda/ops_sort.cu: a stable sort of each line, same NaN rule). */
 #include <stdlib.h>
 
+#include "cpu/device_op_ptrs.h"
 #include "cpu/reduce.h"
+
+/* Median of a device tensor: in's lines along dim (in->ndim == 0: one line of one element). */
+static kd_status kd_median_device(kd_tensor *in, int dim, kd_tensor *values, kd_tensor *indices) {
+  int64_t sz[KD_MAX_DIMS], stv[KD_MAX_DIMS];
+  int q = 0;
+  for (int d = 0; d < in->ndim; d++)
+    if (d != dim) sz[q] = in->sizes[d], stv[q++] = in->strides[d];
+  if (in->ndim) sz[q] = in->sizes[dim], stv[q++] = in->strides[dim];
+  kd_tensor *v = NULL, *x = NULL;
+  kd_status st = kd_tensor_new_view(in, sz, stv, in->ndim, in->offset, &v);
+  if (st == KD_OK) st = kd_cpu_cast(v, in->dtype, true, &x);
+  if (st == KD_OK) {
+    kd_dev_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = KD_DEV_OP_MEDIAN;
+    op.dtype = in->dtype;
+    op.i[1] = in->ndim ? in->sizes[dim] : 1;
+    op.i[0] = kd_tensor_numel(x) / op.i[1];
+    void *p[3] = {kd_dev_ptr(x), kd_dev_ptr(values), kd_dev_ptr(indices)};
+    kd_dtype dts[3] = {in->dtype, in->dtype, KD_DTYPE_I64};
+    st = kd_dev_op_run_ptrs(kd_tensor_device(in), &op, 3, p, dts);
+  }
+  if (v) kd_tensor_release(v);
+  if (x) kd_tensor_release(x);
+  return st;
+}
 
 typedef struct kd_median_ctx {
   int64_t len;
@@ -74,7 +103,7 @@ KD_KERNEL(kd_cpu_median) {
     int64_t numel = kd_tensor_numel(self);
     if (numel == 0) { /* PyTorch: NaN (floating) */
       kd_tensor *out;
-      KD_TRY(kd_tensor_empty(NULL, 0, kd_dtype_is_float(self->dtype) ? self->dtype : self->dtype, kd_device_cpu(), &out));
+      KD_TRY(kd_tensor_empty(NULL, 0, self->dtype, kd_tensor_device(self), &out));
       kd_tensor *nanv;
       kd_status st = kd_tensor_empty(NULL, 0, KD_DTYPE_F64, kd_device_cpu(), &nanv);
       if (st == KD_OK) {
@@ -108,10 +137,12 @@ KD_KERNEL(kd_cpu_median) {
   if (in->ndim) lsizes[dim] = 1;
   kd_shape_contiguous_strides(lsizes, in->ndim, lstrides);
   kd_tensor *values = NULL, *indices = NULL;
-  kd_status st = kd_tensor_empty(osizes, ond, self->dtype, kd_device_cpu(), &values);
-  if (st == KD_OK) st = kd_tensor_empty(osizes, ond, KD_DTYPE_I64, kd_device_cpu(), &indices);
+  kd_status st = kd_tensor_empty(osizes, ond, self->dtype, kd_tensor_device(self), &values);
+  if (st == KD_OK) st = kd_tensor_empty(osizes, ond, KD_DTYPE_I64, kd_tensor_device(self), &indices);
   kd_median_ctx c = {in->ndim ? in->sizes[dim] : 1, {0, 0, in->ndim ? in->strides[dim] * (int64_t)kd_dtype_size(in->dtype) : 0}, false};
-  if (st == KD_OK && kd_tensor_numel(in) > 0) {
+  if (st == KD_OK && kd_tensor_numel(in) > 0 && kd_tensor_device(in).type != KD_DEVICE_CPU) {
+    st = kd_median_device(in, dim, values, indices);
+  } else if (st == KD_OK && kd_tensor_numel(in) > 0) {
     kd_iter_operand ops[3] = {kd_iter_operand_of(values), kd_iter_operand_of(indices), kd_iter_operand_of(in)};
     for (int k = 0; k < 3; k++) ops[k].ndim = in->ndim, ops[k].sizes = lsizes;
     ops[0].strides = lstrides;

@@ -4,10 +4,13 @@
  * dtype (float32 for float16/bfloat16) and processed plane by plane (N * C planes), in
  * parallel over planes on kindling's pool: windows overlap, so the strided iterator's
  * elementwise split does not fit. Indices are flat positions h * W + w in each input plane,
- * as PyTorch's. Shapes, checks and messages follow PyTorch 1.13 (Pool.h pool2d_shape_check). */
+ * as PyTorch's. Shapes, checks and messages follow PyTorch 1.13 (Pool.h pool2d_shape_check).
+ * Device tensors: the same checks and contiguous buffers, then the device op (KD_DEV_OP_POOL,
+ * cuda/ops_pool.cu) instead of kd_pool_run. */
 #include <math.h>
 #include <stdio.h>
 
+#include "cpu/device_op_ptrs.h"
 #include "cpu/nn_common.h"
 
 typedef struct kd_pool_geom {
@@ -105,6 +108,39 @@ static void kd_pool_run(kd_pool_job *j) {
   int64_t grain = KD_PARALLEL_GRAIN / per;
   if (grain < 1) grain = 1;
   if (g->planes > 0) kd_parallel_for(0, g->planes, grain, kd_pool_chunk, j);
+}
+
+/* kd_pool_run on a device: the job's pass (code KD_POOL_*) through the device op. */
+static kd_status kd_pool_device(const kd_pool_job *j, kd_device dev) {
+  const kd_pool_geom *g = &j->g;
+  kd_dev_op op;
+  memset(&op, 0, sizeof op);
+  op.kind = KD_DEV_OP_POOL;
+  op.dtype = j->f64 ? KD_DTYPE_F64 : KD_DTYPE_F32;
+  switch (j->code) {
+    case KD_POOL_MAX: op.code = KD_DEV_POOL_MAX; break;
+    case KD_POOL_MAX_BACKWARD: op.code = KD_DEV_POOL_MAX_BACKWARD; break;
+    case KD_POOL_AVG: op.code = KD_DEV_POOL_AVG; break;
+    case KD_POOL_AVG_BACKWARD: op.code = KD_DEV_POOL_AVG_BACKWARD; break;
+    case KD_POOL_ADAPTIVE_AVG: op.code = KD_DEV_POOL_ADAPTIVE_AVG; break;
+    case KD_POOL_ADAPTIVE_AVG_BACKWARD: op.code = KD_DEV_POOL_ADAPTIVE_AVG_BACKWARD; break;
+    default: return kd_error(KD_ERR_INTERNAL, "pool: code %d", j->code);
+  }
+  const int64_t iv[7] = {g->planes, g->h, g->w, g->oh, g->ow, g->divisor, g->count_include_pad ? 1 : 0};
+  const int64_t dv[8] = {g->kh, g->kw, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw};
+  for (int q = 0; q < 7; q++) op.i[q] = iv[q];
+  for (int q = 0; q < 8; q++) op.d[q] = (double)dv[q];
+  bool bwd = j->code == KD_POOL_MAX_BACKWARD || j->code == KD_POOL_AVG_BACKWARD || j->code == KD_POOL_ADAPTIVE_AVG_BACKWARD;
+  void *p[3] = {(void *)(bwd ? j->gy : j->x), j->y, bwd ? (void *)j->ind_in : (void *)j->ind};
+  kd_dtype dts[3] = {op.dtype, op.dtype, KD_DTYPE_I64};
+  return kd_dev_op_run_ptrs(dev, &op, 3, p, dts);
+}
+
+/* kd_pool_run on the job's device. */
+static kd_status kd_pool_run_on(kd_pool_job *j, kd_device dev) {
+  if (dev.type != KD_DEVICE_CPU) return kd_pool_device(j, dev);
+  kd_pool_run(j);
+  return KD_OK;
 }
 
 typedef struct kd_pool_temps { kd_tensor *t[6]; int n; } kd_pool_temps;
@@ -231,7 +267,7 @@ static kd_status kd_pool_impl(const kd_op_info *op, kd_value *args, kd_pool_temp
     j.x = kd_tensor_data(xc);
     j.y = kd_tensor_data(y);
     j.ind = ind ? (int64_t *)kd_tensor_data(ind) : NULL;
-    kd_pool_run(&j);
+    KD_TRY(kd_pool_run_on(&j, dev));
     kd_tensor *r;
     kd_tensor_retain(y);
     KD_TRY(kd_nn_finish(y, x->dtype, &r));
@@ -243,7 +279,7 @@ static kd_status kd_pool_impl(const kd_op_info *op, kd_value *args, kd_pool_temp
   kd_tensor *gyc, *gx, *ind = NULL;
   KD_TRY(kd_nn_prep(gy, cdt, &gyc)); kd_pool_keep(tmp, gyc);
   KD_TRY(kd_tensor_empty(x->sizes, x->ndim, cdt, dev, &gx)); kd_pool_keep(tmp, gx);
-  memset(kd_tensor_data(gx), 0, (size_t)kd_tensor_numel(gx) * kd_dtype_size(cdt));
+  if (dev.type == KD_DEVICE_CPU) memset(kd_tensor_data(gx), 0, (size_t)kd_tensor_numel(gx) * kd_dtype_size(cdt)); /* the device op zeroes */
   if (is_max) {
     if (args[7].kind == KD_VALUE_TENSOR) {
       kd_tensor *iv = args[7].v.t;
@@ -262,14 +298,14 @@ static kd_status kd_pool_impl(const kd_op_info *op, kd_value *args, kd_pool_temp
       f.x = kd_tensor_data(xc);
       f.y = kd_tensor_data(y);
       f.ind = (int64_t *)kd_tensor_data(ind);
-      kd_pool_run(&f);
+      KD_TRY(kd_pool_run_on(&f, dev));
     }
     j.ind_in = (const int64_t *)kd_tensor_data(ind);
   }
   j.code = code;
   j.gy = kd_tensor_data(gyc);
   j.y = kd_tensor_data(gx);
-  kd_pool_run(&j);
+  KD_TRY(kd_pool_run_on(&j, dev));
   kd_tensor *r;
   kd_tensor_retain(gx);
   KD_TRY(kd_nn_finish(gx, x->dtype, &r));

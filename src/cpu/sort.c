@@ -8,11 +8,14 @@
  * sort), so sort is always stable. These kernels need whole rows, so instead of the iterator
  * they split the rows over the thread pool (kd_parallel_for) and read/write each row with its
  * stride; topk keeps the k first keys in a heap (k <= n / 4) or selects them with a quickselect
- * before sorting them. */
+ * before sorting them.
+ * Device tensors: the rows are made contiguous with dim last and handed to the device op
+ * (KD_DEV_OP_SORT / KD_DEV_OP_UNIQUE, cuda/ops_sort.cu), which sorts with the same key order. */
 #include <stdlib.h>
 
 #include "core/parallel.h"
 #include "cpu/cpu_loops.h"
+#include "cpu/device_op_ptrs.h"
 
 typedef struct kd_sk {
   uint64_t key;
@@ -202,6 +205,59 @@ static void kd_sort_rows(void *p, int64_t begin, int64_t end) {
   free(buf);
 }
 
+/* ---- device tensors ---- */
+
+/* t's view with dim moved last. */
+static kd_status kd_sort_dim_last(kd_tensor *t, int dim, kd_tensor **out) {
+  int64_t sz[KD_MAX_DIMS], stv[KD_MAX_DIMS];
+  int q = 0;
+  for (int d = 0; d < t->ndim; d++)
+    if (d != dim) sz[q] = t->sizes[d], stv[q++] = t->strides[d];
+  if (t->ndim) sz[q] = t->sizes[dim], stv[q++] = t->strides[dim];
+  return kd_tensor_new_view(t, sz, stv, t->ndim, t->offset, out);
+}
+
+/* A contiguous buffer for the view v: v itself when contiguous, else a new tensor of its shape. */
+static kd_status kd_sort_buffer(kd_tensor *v, kd_tensor **out) {
+  if (kd_tensor_is_contiguous(v)) {
+    kd_tensor_retain(v);
+    *out = v;
+    return KD_OK;
+  }
+  return kd_tensor_empty(v->sizes, v->ndim, v->dtype, kd_tensor_device(v), out);
+}
+
+/* sort/argsort/topk of a device tensor: rows of n along dim, the k first kept. */
+static kd_status kd_sort_device(kd_tensor *self, int dim, int64_t n, int64_t k, bool desc, kd_tensor *values,
+                                kd_tensor *indices) {
+  kd_tensor *sv = NULL, *x = NULL, *vv = NULL, *iv = NULL, *vb = NULL, *ib = NULL;
+  kd_status st = kd_sort_dim_last(self, dim, &sv);
+  if (st == KD_OK) st = kd_cpu_cast(sv, self->dtype, true, &x);
+  if (st == KD_OK && values) st = kd_sort_dim_last(values, dim, &vv);
+  if (st == KD_OK && values) st = kd_sort_buffer(vv, &vb);
+  if (st == KD_OK) st = kd_sort_dim_last(indices, dim, &iv);
+  if (st == KD_OK) st = kd_sort_buffer(iv, &ib);
+  if (st == KD_OK) {
+    kd_dev_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = KD_DEV_OP_SORT;
+    op.dtype = self->dtype;
+    op.i[0] = kd_tensor_numel(x) / n;
+    op.i[1] = n;
+    op.i[2] = k;
+    op.i[3] = desc;
+    void *p[3] = {kd_dev_ptr(x), kd_dev_ptr(vb), kd_dev_ptr(ib)};
+    kd_dtype dts[3] = {self->dtype, self->dtype, KD_DTYPE_I64};
+    st = kd_dev_op_run_ptrs(kd_tensor_device(self), &op, 3, p, dts);
+  }
+  if (st == KD_OK && vb && vb != vv) st = kd_cpu_copy_into(vv, vb);
+  if (st == KD_OK && ib != iv) st = kd_cpu_copy_into(iv, ib);
+  kd_tensor *all[6] = {sv, x, vv, iv, vb, ib};
+  for (int q = 0; q < 6; q++)
+    if (all[q]) kd_tensor_release(all[q]);
+  return st;
+}
+
 KD_KERNEL(kd_cpu_sort) {
   (void)ks;
   kd_tensor *self = args[0].v.t;
@@ -223,7 +279,9 @@ KD_KERNEL(kd_cpu_sort) {
   kd_status st = KD_OK;
   if (!argsort) st = kd_tensor_empty(osizes, self->ndim, self->dtype, kd_tensor_device(self), &values);
   if (st == KD_OK) st = kd_tensor_empty(osizes, self->ndim, KD_DTYPE_I64, kd_tensor_device(self), &indices);
-  if (st == KD_OK && kd_tensor_numel(self) > 0 && k > 0) {
+  if (st == KD_OK && kd_tensor_numel(self) > 0 && k > 0 && kd_tensor_device(self).type != KD_DEVICE_CPU) {
+    st = kd_sort_device(self, dim, n, k, desc, values, indices);
+  } else if (st == KD_OK && kd_tensor_numel(self) > 0 && k > 0) {
     kd_sort_job j;
     memset(&j, 0, sizeof j);
     j.self = self, j.values = values, j.indices = indices, j.dim = dim, j.n = n, j.k = k;
@@ -280,6 +338,87 @@ static void kd_uq_msort(int64_t *a, int64_t *tmp, int64_t n) {
   memcpy(a, tmp, sizeof(int64_t) * (size_t)n);
 }
 
+/* unique of a device tensor: x holds n contiguous rows of m elements (self with dim first). */
+static kd_status kd_unique_device(kd_tensor *self, kd_tensor *x, bool has_dim, int dim, int64_t n, int64_t m, bool want_inv,
+                                  bool want_cnt, kd_value *outs) {
+  kd_device dev = kd_tensor_device(self);
+  kd_dtype dt = self->dtype;
+  int nd = has_dim ? self->ndim : 1;
+  int64_t usz[KD_MAX_DIMS], one = 1, groups = 0;
+  if (has_dim) memcpy(usz, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
+  else usz[0] = n;
+  kd_tensor *u = NULL, *inv = NULL, *cnt = NULL, *un = NULL, *out = NULL, *cv = NULL;
+  kd_status st = kd_tensor_empty(usz, nd, dt, dev, &u);
+  if (st == KD_OK)
+    st = has_dim ? kd_tensor_empty(&n, 1, KD_DTYPE_I64, dev, &inv) : kd_tensor_empty(self->sizes, self->ndim, KD_DTYPE_I64, dev, &inv);
+  if (st == KD_OK) st = kd_tensor_empty(&n, 1, KD_DTYPE_I64, dev, &cnt);
+  if (st == KD_OK && n > 0) {
+    if (m < 1) {
+      st = kd_error(KD_ERR_NOT_SUPPORTED, "unique: slices with no elements are not supported on this device");
+    } else {
+      kd_dev_op op;
+      memset(&op, 0, sizeof op);
+      op.kind = KD_DEV_OP_UNIQUE;
+      op.dtype = dt;
+      op.i[0] = n;
+      op.i[1] = m;
+      void *p[4] = {kd_dev_ptr(x), kd_dev_ptr(u), kd_dev_ptr(inv), kd_dev_ptr(cnt)};
+      kd_dtype dts[4] = {dt, dt, KD_DTYPE_I64, KD_DTYPE_I64};
+      st = kd_dev_op_run_ptrs(dev, &op, 4, p, dts);
+      groups = op.result[0];
+    }
+  }
+  if (st == KD_OK) { /* the first `groups` rows, then dim moved back */
+    if (nd == 0) {
+      un = u;
+      kd_tensor_retain(un);
+    } else {
+      usz[0] = groups;
+      st = kd_tensor_new_view(u, usz, u->strides, nd, u->offset, &un);
+    }
+  }
+  if (st == KD_OK && has_dim && nd > 1 && dim != 0) {
+    int64_t vs[KD_MAX_DIMS], vst[KD_MAX_DIMS];
+    int q = 1;
+    for (int d = 0; d < nd; d++) {
+      if (d == dim) vs[d] = un->sizes[0], vst[d] = un->strides[0];
+      else vs[d] = un->sizes[q], vst[d] = un->strides[q], q++;
+    }
+    kd_tensor *v;
+    st = kd_tensor_new_view(un, vs, vst, nd, un->offset, &v);
+    if (st == KD_OK) {
+      st = kd_cpu_cast(v, dt, true, &out);
+      kd_tensor_release(v);
+    }
+  } else if (st == KD_OK) {
+    out = un;
+    kd_tensor_retain(out);
+  }
+  if (st == KD_OK) st = kd_tensor_new_view(cnt, &groups, &one, 1, cnt->offset, &cv);
+  kd_tensor **list = NULL;
+  if (st == KD_OK) {
+    list = malloc(sizeof(kd_tensor *) * 3);
+    if (!list) st = kd_error(KD_ERR_OOM, "out of host memory in unique");
+  }
+  kd_tensor *tmp[4] = {u, un, cnt, NULL};
+  for (int q = 0; q < 3; q++)
+    if (tmp[q]) kd_tensor_release(tmp[q]);
+  if (st != KD_OK) {
+    if (out) kd_tensor_release(out);
+    if (inv) kd_tensor_release(inv);
+    if (cv) kd_tensor_release(cv);
+    return st;
+  }
+  int nl = 0;
+  list[nl++] = out;
+  if (want_inv) list[nl++] = inv; else kd_tensor_release(inv);
+  if (want_cnt) list[nl++] = cv; else kd_tensor_release(cv);
+  outs[0].kind = KD_VALUE_TENSORLIST;
+  outs[0].v.tlist.data = list;
+  outs[0].v.tlist.n = nl;
+  return KD_OK;
+}
+
 KD_KERNEL(kd_cpu_unique) {
   (void)op, (void)ks;
   kd_tensor *self = args[0].v.t;
@@ -311,6 +450,11 @@ KD_KERNEL(kd_cpu_unique) {
   if (has_dim && self->ndim > 0) {
     m = 1;
     for (int d = 0; d < self->ndim; d++) if (d != dim) m *= self->sizes[d];
+  }
+  if (kd_tensor_device(self).type != KD_DEVICE_CPU) {
+    kd_status st = kd_unique_device(self, x, has_dim, dim, n, m, want_inv, want_cnt, outs);
+    kd_tensor_release(x);
+    return st;
   }
   kd_dtype dt = self->dtype;
   size_t es = kd_dtype_size(dt);

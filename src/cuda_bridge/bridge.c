@@ -514,6 +514,12 @@ static kd_status kd_cuda_random_launch(const kd_dev_random *d) {
 _Static_assert((int)KD_DEV_OP_IX_CHECK == (int)KD_CUDA_OP_IX_CHECK && (int)KD_DEV_OP_IX_GATHER == (int)KD_CUDA_OP_IX_GATHER &&
                    (int)KD_DEV_OP_IX_SCATTER == (int)KD_CUDA_OP_IX_SCATTER && (int)KD_DEV_OP_OPTIM == (int)KD_CUDA_OP_OPTIM,
                "kd_dev_op kinds must equal kd_cuda_op kinds");
+_Static_assert((int)KD_DEV_OP_SORT == (int)KD_CUDA_OP_SORT && (int)KD_DEV_OP_UNIQUE == (int)KD_CUDA_OP_UNIQUE &&
+                   (int)KD_DEV_OP_MEDIAN == (int)KD_CUDA_OP_MEDIAN && (int)KD_DEV_OP_CONV == (int)KD_CUDA_OP_CONV &&
+                   (int)KD_DEV_OP_POOL == (int)KD_CUDA_OP_POOL && (int)KD_DEV_POOL_MAX == (int)KD_CUDA_POOL_MAX &&
+                   (int)KD_DEV_POOL_ADAPTIVE_AVG_BACKWARD == (int)KD_CUDA_POOL_ADAPTIVE_AVG_BACKWARD &&
+                   (int)KD_DEV_CONV_BACKWARD_WEIGHT == (int)KD_CUDA_CONV_BACKWARD_WEIGHT,
+               "kd_dev_op kinds 40..63 and codes must equal kd_cuda_op's");
 static kd_status kd_cuda_dev_op(kd_device dev, kd_dev_op *d) {
   kd_cuda_op *o = (kd_cuda_op *)calloc(1, sizeof(kd_cuda_op));
   if (!o) return kd_error(KD_ERR_OOM, "out of host memory");
@@ -581,6 +587,13 @@ KD_KERNEL(kd_cpu_scatter);
 KD_KERNEL(kd_cpu_nonzero);
 KD_KERNEL(kd_cpu_optim);
 
+/* sorting, convolution, pooling (device op kinds 40..63) */
+KD_KERNEL(kd_cpu_sort);
+KD_KERNEL(kd_cpu_unique);
+KD_KERNEL(kd_cpu_median);
+KD_KERNEL(kd_cpu_conv);
+KD_KERNEL(kd_cpu_pool);
+
 static const kd_kernel_fn kd_cuda_shared_kernels[] = {
     kd_cpu_unary, kd_cpu_binary,     kd_cpu_ternary, kd_cpu_where, kd_cpu_masked_fill,
     kd_cpu_binary_not, kd_cpu_mm, kd_cpu_bmm, kd_cpu_addmm,
@@ -590,6 +603,9 @@ static const kd_kernel_fn kd_cuda_shared_kernels[] = {
 
     /* cpu/device_op.h's hook (kd_cuda_dev_op) */
     kd_cpu_gather, kd_cpu_scatter, kd_cpu_nonzero, kd_cpu_optim,
+
+    /* ---- sorting, convolution, pooling (device op kinds 40..63: cuda/ops_sort.cu, ops_conv.cu, ops_pool.cu) ---- */
+    kd_cpu_sort, kd_cpu_unique, kd_cpu_median, kd_cpu_conv, kd_cpu_pool,
 };
 
 static void kd_cuda_register_kernels(void) {
