@@ -10,7 +10,8 @@
  *   backward input     gx[n, g]  = col2im(W[g]^T @ gy[n, g])   (= convTranspose2d's forward)
  *   backward weight    gW[g]    += gy[n, g] @ im2col(x[n, g])^T
  * Inputs are first made contiguous in the compute dtype (float32 for float16/bfloat16, whose
- * results are rounded back); integer dtypes are refused as PyTorch's CPU does. Checks and
+ * results are rounded back); integer inputs compute in wrapping 64-bit arithmetic where PyTorch
+ * 1.13's CPU convolutions take them (kd_conv_compute_dtype). Checks and
  * messages follow PyTorch 1.13's (ConvUtils.h check_shape_forward, "padding='same'").
  * Device tensors: the same checks and contiguous operands, then the device op (KD_DEV_OP_CONV,
  * cuda/ops_conv.cu: im2col + cuBLAS), where float16/bfloat16 stay 16-bit (fp32 accumulation). */
@@ -37,39 +38,47 @@ typedef struct kd_conv_geom {
 #include "cpu/conv_loops.inc"
 #undef T
 #undef SFX
+#define T uint64_t
+#define SFX u64
+#include "cpu/conv_loops.inc"
+#undef T
+#undef SFX
 
 typedef enum { KD_CONV_PASS_FWD, KD_CONV_PASS_BWD_INPUT, KD_CONV_PASS_BWD_WEIGHT } kd_conv_pass;
 
 typedef struct kd_conv_job {
   kd_conv_geom g;
   kd_conv_pass pass;
-  bool f64;
+  kd_dtype cdt;             /* F32, F64, or I64 (integer inputs, computed as uint64_t: wrapping) */
   const char *a, *b, *bias; /* fwd: x, w, bias; bwd input: gy, w; bwd weight: gy, x */
   char *out;                /* fwd: out; bwd input: gx; bwd weight: per-chunk partials (nchunks x O x K) */
   int64_t nchunks;
   kd_status err;
 } kd_conv_job;
 
+/* Calls CALL(SFX, T) for the job's compute dtype. */
+#define KD_CONV_TYPED(cdt, CALL)                     \
+  switch (cdt) {                                     \
+    case KD_DTYPE_F64: CALL(f64, double); break;     \
+    case KD_DTYPE_I64: CALL(u64, uint64_t); break;   \
+    default: CALL(f32, float); break;                \
+  }
+
 static void kd_conv_run_chunk(void *ctx, int64_t c0, int64_t c1) {
   kd_conv_job *j = (kd_conv_job *)ctx;
   for (int64_t ci = c0; ci < c1; ci++) {
     int64_t n0 = j->g.n * ci / j->nchunks, n1 = j->g.n * (ci + 1) / j->nchunks;
+    int64_t wn = j->g.o * j->g.cg * j->g.kh * j->g.kw;
     kd_status st = KD_OK;
-    if (j->pass == KD_CONV_PASS_FWD)
-      st = j->f64 ? kd_conv_fwd_f64(&j->g, (const double *)j->a, (const double *)j->b, (const double *)j->bias,
-                                    (double *)j->out, n0, n1)
-                  : kd_conv_fwd_f32(&j->g, (const float *)j->a, (const float *)j->b, (const float *)j->bias,
-                                    (float *)j->out, n0, n1);
-    else if (j->pass == KD_CONV_PASS_BWD_INPUT)
-      st = j->f64 ? kd_conv_bwd_input_f64(&j->g, (const double *)j->a, (const double *)j->b, (double *)j->out, n0, n1)
-                  : kd_conv_bwd_input_f32(&j->g, (const float *)j->a, (const float *)j->b, (float *)j->out, n0, n1);
-    else {
-      int64_t wn = j->g.o * j->g.cg * j->g.kh * j->g.kw;
-      st = j->f64 ? kd_conv_bwd_weight_f64(&j->g, (const double *)j->a, (const double *)j->b,
-                                           (double *)j->out + ci * wn, n0, n1)
-                  : kd_conv_bwd_weight_f32(&j->g, (const float *)j->a, (const float *)j->b,
-                                           (float *)j->out + ci * wn, n0, n1);
-    }
+#define KD_CONV_PASS(SFX, T)                                                                                       \
+  if (j->pass == KD_CONV_PASS_FWD)                                                                                 \
+    st = kd_conv_fwd_##SFX(&j->g, (const T *)j->a, (const T *)j->b, (const T *)j->bias, (T *)j->out, n0, n1);      \
+  else if (j->pass == KD_CONV_PASS_BWD_INPUT)                                                                      \
+    st = kd_conv_bwd_input_##SFX(&j->g, (const T *)j->a, (const T *)j->b, (T *)j->out, n0, n1);                    \
+  else                                                                                                             \
+    st = kd_conv_bwd_weight_##SFX(&j->g, (const T *)j->a, (const T *)j->b, (T *)j->out + ci * wn, n0, n1);
+    KD_CONV_TYPED(j->cdt, KD_CONV_PASS)
+#undef KD_CONV_PASS
     if (st != KD_OK) __atomic_store_n(&j->err, st, __ATOMIC_RELAXED);
   }
 }
@@ -83,7 +92,7 @@ static kd_status kd_conv_run(kd_conv_job *j) {
   j->nchunks = j->g.n < nt ? j->g.n : nt;
   if (work < 65536.0 || j->nchunks < 1) j->nchunks = 1;
   j->err = KD_OK;
-  size_t es = j->f64 ? 8 : 4;
+  size_t es = j->cdt == KD_DTYPE_F32 ? 4 : 8;
   int64_t wn = j->g.o * K;
   char *final = j->out;
   if (j->pass == KD_CONV_PASS_BWD_WEIGHT) {
@@ -98,17 +107,14 @@ static kd_status kd_conv_run(kd_conv_job *j) {
     else kd_conv_run_chunk(j, 0, 1);
   }
   if (j->pass == KD_CONV_PASS_BWD_WEIGHT && j->nchunks > 1) {
-    for (int64_t i = 0; i < wn; i++) {
-      if (j->f64) {
-        double s = 0;
-        for (int64_t c = 0; c < j->nchunks; c++) s += ((double *)j->out)[c * wn + i];
-        ((double *)final)[i] = s;
-      } else {
-        float s = 0;
-        for (int64_t c = 0; c < j->nchunks; c++) s += ((float *)j->out)[c * wn + i];
-        ((float *)final)[i] = s;
-      }
-    }
+#define KD_CONV_SUM_PARTIALS(SFX, T)                                               \
+  for (int64_t i = 0; i < wn; i++) {                                               \
+    T s = 0;                                                                       \
+    for (int64_t c = 0; c < j->nchunks; c++) s += ((const T *)j->out)[c * wn + i]; \
+    ((T *)final)[i] = s;                                                           \
+  }
+    KD_CONV_TYPED(j->cdt, KD_CONV_SUM_PARTIALS)
+#undef KD_CONV_SUM_PARTIALS
     free(j->out);
     j->out = final;
   }
@@ -134,6 +140,20 @@ static kd_status kd_conv_device(const kd_conv_geom *g, int code, kd_dtype dt, kd
 }
 
 /* The compute dtype on a device: float16/bfloat16 stay (cuBLAS accumulates in float32). */
+/* The dtype a convolution of x computes in (before kd_conv_device_dtype): kd_nn_compute_dtype's,
+ * plus PyTorch 1.13's integer CPU convolutions, conv1d/conv2d of every integer type and
+ * convTranspose2d of int64, computed in wrapping 64-bit arithmetic (equal, modulo the type's
+ * width, to the type's own wrapping arithmetic) and converted back. */
+static kd_status kd_conv_compute_dtype(const kd_tensor *x, bool transposed, const char *kernel, kd_dtype *cdt) {
+  kd_dtype dt = x->dtype;
+  if (kd_tensor_device(x).type == KD_DEVICE_CPU && !kd_dtype_is_float(dt) && dt != KD_DTYPE_BOOL &&
+      (!transposed || dt == KD_DTYPE_I64)) {
+    *cdt = KD_DTYPE_I64;
+    return KD_OK;
+  }
+  return kd_nn_compute_dtype(dt, kernel, cdt);
+}
+
 static kd_dtype kd_conv_device_dtype(const kd_tensor *t, kd_dtype cdt) {
   if (kd_tensor_device(t).type != KD_DEVICE_CPU && (t->dtype == KD_DTYPE_F16 || t->dtype == KD_DTYPE_BF16)) return t->dtype;
   return cdt;
@@ -318,7 +338,8 @@ static kd_status kd_conv_impl(const kd_op_info *op, kd_value *args, kd_conv_temp
                       code == KD_CONV_TRANSPOSE_2D ? "transposed=1, " : "", kd_shape_format(w->sizes, w->ndim, b1, (int)sizeof b1),
                       (long long)nb, kd_shape_format(bias->sizes, bias->ndim, b2, (int)sizeof b2));
     kd_dtype cdt = KD_DTYPE_F32;
-    KD_TRY(kd_nn_compute_dtype(x->dtype, code == KD_CONV_TRANSPOSE_2D ? "slow_conv_transpose2d_out_cpu" : "slow_conv2d_cpu", &cdt));
+    KD_TRY(kd_conv_compute_dtype(x, code == KD_CONV_TRANSPOSE_2D,
+                                 code == KD_CONV_TRANSPOSE_2D ? "slow_conv_transpose2d_out_cpu" : "slow_conv2d_cpu", &cdt));
     cdt = kd_conv_device_dtype(x, cdt);
     bool on_dev = kd_tensor_device(x).type != KD_DEVICE_CPU;
     kd_tensor *xc, *wc, *bc = NULL;
@@ -336,7 +357,7 @@ static kd_status kd_conv_impl(const kd_op_info *op, kd_value *args, kd_conv_temp
     kd_conv_job j;
     memset(&j, 0, sizeof j);
     j.g = g;
-    j.f64 = cdt == KD_DTYPE_F64;
+    j.cdt = cdt;
     j.out = kd_tensor_data(out);
     if (on_dev) {
       KD_TRY(kd_conv_device(&g, code == KD_CONV_TRANSPOSE_2D ? KD_DEV_CONV_BACKWARD_INPUT : KD_DEV_CONV_FORWARD, cdt,
@@ -350,8 +371,13 @@ static kd_status kd_conv_impl(const kd_op_info *op, kd_value *args, kd_conv_temp
         int64_t HW = g.h * g.w;
         for (int64_t n = 0; n < g.n; n++)
           for (int64_t c = 0; c < g.c; c++) {
-            if (j.f64) { double b = ((double *)kd_tensor_data(bc))[c], *o = (double *)j.out + (n * g.c + c) * HW; for (int64_t i = 0; i < HW; i++) o[i] += b; }
-            else { float b = ((float *)kd_tensor_data(bc))[c], *o = (float *)j.out + (n * g.c + c) * HW; for (int64_t i = 0; i < HW; i++) o[i] += b; }
+#define KD_CONV_ADD_BIAS(SFX, T)                                                  \
+  {                                                                               \
+    T b = ((const T *)kd_tensor_data(bc))[c], *o = (T *)j.out + (n * g.c + c) * HW; \
+    for (int64_t i = 0; i < HW; i++) o[i] += b;                                   \
+  }
+            KD_CONV_TYPED(cdt, KD_CONV_ADD_BIAS)
+#undef KD_CONV_ADD_BIAS
           }
       }
     } else {
@@ -407,7 +433,7 @@ static kd_status kd_conv_impl(const kd_op_info *op, kd_value *args, kd_conv_temp
   kd_conv_job j;
   memset(&j, 0, sizeof j);
   j.g = g;
-  j.f64 = cdt == KD_DTYPE_F64;
+  j.cdt = cdt;
   j.pass = bw_input ? KD_CONV_PASS_BWD_INPUT : KD_CONV_PASS_BWD_WEIGHT;
   j.a = kd_tensor_data(gyc);
   j.b = kd_tensor_data(oc);

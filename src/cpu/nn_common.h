@@ -1,7 +1,8 @@
 /* nn_common.h - helpers shared by the kd.nn.functional kernels of conv.c, pool.c, interpolate.c
  * and pad.c: reading `int[]?` size arguments (a number, a list of 1 or of `nd` numbers, or left
  * out), picking the compute dtype (float16/bfloat16 run in float32), and a gemm that goes to
- * OpenBLAS when the build has it (KD_HAVE_CBLAS) and to a plain loop otherwise.
+ * OpenBLAS when the build has it (KD_HAVE_CBLAS) and to a plain loop otherwise (always for
+ * the uint64_t one of integer convolutions).
  *
  * These kernels work on contiguous buffers of the compute dtype: their inputs are converted once
  * with kd_cpu_cast (a no-op for contiguous float32/float64), because windowed access (im2col,
@@ -65,11 +66,11 @@ static inline kd_status kd_nn_finish(kd_tensor *result, kd_dtype dt, kd_tensor *
 
 /* C (m x n, ldc) = alpha * op(A) @ op(B) + beta * C, row-major; ta/tb transpose A (m x k as
  * stored k x m) / B. One call runs on the calling thread unless OpenBLAS threads it. */
-#define KD_NN_GEMM_DEF(SFX, T, BLASFN)                                                                    \
+#define KD_NN_GEMM_DEF(SFX, T, BLAS)                                                                      \
   static inline void kd_nn_gemm_##SFX(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a, \
                                       int64_t lda, const T *b, int64_t ldb, T beta, T *c, int64_t ldc) {    \
     if (m <= 0 || n <= 0) return;                                                                         \
-    KD_NN_GEMM_BLAS(BLASFN)                                                                               \
+    BLAS                                                                                                  \
     for (int64_t i = 0; i < m; i++) {                                                                     \
       T *cr = c + i * ldc;                                                                                \
       if (beta == (T)0) for (int64_t j = 0; j < n; j++) cr[j] = 0;                                        \
@@ -92,8 +93,10 @@ static inline kd_status kd_nn_finish(kd_tensor *result, kd_dtype dt, kd_tensor *
 #else
 #define KD_NN_GEMM_BLAS(BLASFN)
 #endif
-KD_NN_GEMM_DEF(f32, float, cblas_sgemm)
-KD_NN_GEMM_DEF(f64, double, cblas_dgemm)
+KD_NN_GEMM_DEF(f32, float, KD_NN_GEMM_BLAS(cblas_sgemm))
+KD_NN_GEMM_DEF(f64, double, KD_NN_GEMM_BLAS(cblas_dgemm))
+/* integer convolutions (conv.c): wrapping 64-bit arithmetic, the plain loop */
+KD_NN_GEMM_DEF(u64, uint64_t, )
 
 /* Runs fn over [0, n) split into up to kd_get_num_threads() chunks of whole items, with BLAS
  * calls inside them single-threaded (as PyTorch does inside at::parallel_for), so the pool's
