@@ -3,6 +3,7 @@
  * one-element device operand keeps its pointer) and picks the family's launcher
  * (ops_index.cu, ops_optim.cu). */
 #include "ops_op.cuh"
+#include "ops_shape.cuh"
 
 kd_cuda_status kd_cu_op_iter(const kd_cuda_op *o, kd_cu_iter<KD_CUDA_OP_MAX_OPS> *it) {
   if (o->nops < 1 || o->nops > KD_CUDA_OP_MAX_OPS || o->ndim < 0 || o->ndim > KD_CUDA_MAX_DIMS)
@@ -41,6 +42,11 @@ kd_cuda_status kd_cu_op(int device, kd_cuda_op *o) {
     case KD_CUDA_OP_IX_GATHER: return kd_cu_ix_gather(device, o);
     case KD_CUDA_OP_IX_SCATTER: return kd_cu_ix_scatter(device, o);
     case KD_CUDA_OP_OPTIM: return kd_cu_optim(device, o);
+    /* shape, factory, padding, loss and activation-backward kinds (ops_shape.cuh) */
+    case KD_CUDA_OP_TRI: case KD_CUDA_OP_ARANGE: case KD_CUDA_OP_ONE_HOT: case KD_CUDA_OP_MASKED:
+    case KD_CUDA_OP_ACT_BACKWARD: case KD_CUDA_OP_PROD_BACKWARD: return kd_cu_shape_op(device, o);
+    case KD_CUDA_OP_PAD: case KD_CUDA_OP_INTERP: return kd_cu_pad_op(device, o);
+    case KD_CUDA_OP_LOSS: case KD_CUDA_OP_NLL_CHECK: case KD_CUDA_OP_NLL: return kd_cu_loss_op(device, o);
     default: return kd_cu_error(KD_CUDA_ERR_NOT_SUPPORTED, "op: unknown kind %d", (int)o->kind);
   }
 }
