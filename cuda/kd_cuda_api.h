@@ -207,6 +207,57 @@ enum kd_cuda_op_kind {
    * ignored). i[] = planes, h, w, oh, ow, divisor override (0 none), count_include_pad;
    * d[] = kh, kw, sh, sw, ph, pw, dh, dw. */
   KD_CUDA_OP_POOL = 44,
+
+  /* ---- shape, factory, padding, loss and activation-backward kinds (cuda/ops_shape.cu,
+   * ops_pad.cu, ops_loss.cu). "addr" = a device address carried in an i[] slot. ---- */
+  /* tril/triu in place on op 0, an UNCOALESCED iteration of the tensor's dims (dim 0 the
+   * columns, dim 1 the rows): i[0] = diagonal, i[1] = 1 lower (zero j > r + k) / 0 upper
+   * (zero j < r + k); dtype gives the element size. */
+  KD_CUDA_OP_TRI = 16,
+  /* op 0 a 1-D output of dtype: code 0 arange (d[0] start, d[1] step as doubles; i[0] start,
+   * i[1] step as int64), code 1 linspace (d[0] start, d[1] step, d[2] end, i[0] integer start,
+   * i[2] steps, i[3] half), element i as src/cpu/factory.c. */
+  KD_CUDA_OP_ARANGE = 17,
+  /* op 0 the contiguous int64 [n, nc] output: i[0] = nc, i[1] = addr of the n int64 classes. */
+  KD_CUDA_OP_ONE_HOT = 18,
+  /* code 0 maskedSelect: ops [pos int64, mask bool/uint8, self], out (addr i[0]) [pos - 1] =
+   * self where mask; code 1 backward: ops [out, mask, pos], out = mask ? g (addr i[0])[pos - 1]
+   * : 0. pos = the inclusive cumsum of the mask in row-major order; i[1] = element size. */
+  KD_CUDA_OP_MASKED = 19,
+  /* ops [out, grad, x] of one float dtype: i[0] = 0 gelu, 1 gelu tanh, 2 silu, 3 mish, 4 elu,
+   * 5 elu from its result; d[0..2] = elu's alpha * scale, scale, inputScale. */
+  KD_CUDA_OP_ACT_BACKWARD = 20,
+  /* ops [out T, grad f64, nonzero product f64, zero count f64, self T] (float T). */
+  KD_CUDA_OP_PROD_BACKWARD = 21,
+  /* reflect/replicate pad of contiguous tensors seen as [outer, d0, d1, d2] (k padded dims
+   * last): data[0] = dst, numel = outer * prod(out); i[0] = addr src, i[1] = k, i[2] = 0
+   * reflect / 1 replicate, i[3] = element size (code 0, gather) or 1 for float64 (code 1,
+   * backward: dst (the input gradient, float32/float64) is zeroed, then every output gradient
+   * is atomically added to its source), i[4] = outer; d[0..2] in sizes, d[3..5] out sizes,
+   * d[6..8] low pads (padded dims outermost first). */
+  KD_CUDA_OP_PAD = 22,
+  /* interpolate over contiguous [planes, h, w] -> [planes, oh, ow] (float32/float64 dtype):
+   * data[0] = dst, i[0] = addr src, i[1] = addr of the int64 taps [i0 h, i1 h, i0 w, i1 w],
+   * i[2] = addr of the double weights [l0 h, l1 h, l0 w, l1 w], i[3..7] = planes, h, w, oh, ow;
+   * d[0] = 1 nearest. code 0 forward; code 1 backward (dst [planes, h, w] zeroed, atomics). */
+  KD_CUDA_OP_INTERP = 23,
+  /* pointwise losses: ops [out, input, target, weight, posWeight (, grad)] of one float dtype
+   * (absent weights are one-element 1.0 operands): code 0 forward, i[0] = 0 mse, 1 l1,
+   * 2 smoothL1, 3 bce, 4 bce with logits; i[3] = 1: result[0] = 1 when an input is outside
+   * [0, 1] (synchronous). code 1 backward, i[0] = kind 1..4 of pointwiseLossBackward, i[1] =
+   * w.r.t. target. i[2] = has posWeight; d[0] = beta, d[1] = gradient scale. */
+  KD_CUDA_OP_LOSS = 24,
+  /* data[0] = the contiguous int64 targets (numel): i[0] = classes, i[1] = ignoreIndex;
+   * result[0] = 1 and result[1] = the first bad target when one is outside [0, classes) and
+   * not ignored. Synchronous. */
+  KD_CUDA_OP_NLL_CHECK = 25,
+  /* nllLoss over input [N, C, D] (contiguous, dtype float32/float64; addr i[0]), targets
+   * [N, D] (int64, addr i[1]), weight (float64 [C], addr i[2] or 0); i[4] = C, i[5] = D,
+   * i[6] = ignoreIndex, numel = N * D. code 0: data[0] = float64 losses [N * D], i[3] = addr of
+   * the float64 per-element weights (or 0). code 1 (backward): data[0] = float64 [N, C, D]
+   * (zeroed here), i[7] = addr of the float64 gradient; d[0] = its scale, d[1] = 1 when the
+   * gradient has one value per element (reduction 'none'). */
+  KD_CUDA_OP_NLL = 26,
 };
 enum {
   KD_CUDA_POOL_MAX = 0, KD_CUDA_POOL_MAX_BACKWARD, KD_CUDA_POOL_AVG, KD_CUDA_POOL_AVG_BACKWARD,

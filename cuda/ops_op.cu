@@ -5,6 +5,8 @@
 #include "ops_op.cuh"
 #include "ops_sort.cuh"
 
+#include "ops_shape.cuh"
+
 kd_cuda_status kd_cu_op_iter(const kd_cuda_op *o, kd_cu_iter<KD_CUDA_OP_MAX_OPS> *it) {
   if (o->nops < 1 || o->nops > KD_CUDA_OP_MAX_OPS || o->ndim < 0 || o->ndim > KD_CUDA_MAX_DIMS)
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "op: %d operands, %d dims", (int)o->nops, (int)o->ndim);
@@ -48,6 +50,12 @@ kd_cuda_status kd_cu_op(int device, kd_cuda_op *o) {
     case KD_CUDA_OP_MEDIAN: return kd_cu_median(device, o);
     case KD_CUDA_OP_CONV: return kd_cu_conv(device, o);
     case KD_CUDA_OP_POOL: return kd_cu_pool(device, o);
+
+    /* shape, factory, padding, loss and activation-backward kinds (ops_shape.cuh) */
+    case KD_CUDA_OP_TRI: case KD_CUDA_OP_ARANGE: case KD_CUDA_OP_ONE_HOT: case KD_CUDA_OP_MASKED:
+    case KD_CUDA_OP_ACT_BACKWARD: case KD_CUDA_OP_PROD_BACKWARD: return kd_cu_shape_op(device, o);
+    case KD_CUDA_OP_PAD: case KD_CUDA_OP_INTERP: return kd_cu_pad_op(device, o);
+    case KD_CUDA_OP_LOSS: case KD_CUDA_OP_NLL_CHECK: case KD_CUDA_OP_NLL: return kd_cu_loss_op(device, o);
     default: return kd_cu_error(KD_CUDA_ERR_NOT_SUPPORTED, "op: unknown kind %d", (int)o->kind);
   }
 }

@@ -265,3 +265,40 @@ describe('CUDA sorting, convolution and pooling on larger inputs (CUDA vs CPU)',
     check(`adaptiveAvgPool2d ${dt}`, () => [input([3, 4, 23, 17], dt, 36)], (x) => F.adaptiveAvgPool2d(x, [5, 7]), g);
   }
 });
+
+// Factories have no tensor input, so the fixture loop above leaves them out: arange and linspace
+// on CUDA against the CPU, for every dtype each supports, with PyTorch's size rules and errors.
+describe('CUDA factories (arange, linspace) vs CPU', function () {
+  if (!available) {
+    it('is skipped: CUDA is not available', function () { this.skip(); });
+    return;
+  }
+  const DTYPES = ['float32', 'float64', 'float16', 'bfloat16', 'int8', 'uint8', 'int16', 'int32', 'int64'];
+  const cases = [
+    ['arange', [5], {}], ['arange', [0, 1, 0.1], {}], ['arange', [-3, 7, 2], {}], ['arange', [10, 0, -1.5], {}],
+    ['arange', [0], {}], ['linspace', [0, 1, 7], {}], ['linspace', [-5, 5, 11], {}], ['linspace', [3, 3, 1], {}],
+    ['linspace', [0, 10, 0], {}], ['linspace', [0, 4096, 32769], {}], ['arange', [0, 40000, 1], {}],
+  ];
+  for (const [name, args, opts] of cases) {
+    for (const dtype of DTYPES) {
+      it(`${name}(${args.join(', ')}) ${dtype}`, function () {
+        const call = (device) => {
+          try {
+            return { r: kd[name](...args, { ...opts, dtype, device }) };
+          } catch (err) {
+            return { err };
+          }
+        };
+        const cpu = call('cpu');
+        const cu = call('cuda');
+        if (cpu.err) {
+          assert.ok(cu.err, `the CPU raises "${cpu.err.message}", CUDA returned a result`);
+          assert.equal(cu.err.message, cpu.err.message);
+          return;
+        }
+        if (cu.err) throw cu.err;
+        closeTensors(cu.r, cpu.r, `${name} ${dtype}`, CTOL);
+      });
+    }
+  }
+});

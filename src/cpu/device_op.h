@@ -20,6 +20,15 @@ enum {
 };
 enum { KD_DEV_CONV_FORWARD = 0, KD_DEV_CONV_BACKWARD_INPUT, KD_DEV_CONV_BACKWARD_WEIGHT };
 
+/* Shape, factory, padding, loss and activation-backward kinds (cuda/ops_shape.cu, ops_pad.cu,
+ * ops_loss.cu; parameters documented with KD_CUDA_OP_* in cuda/kd_cuda_api.h). Device addresses
+ * beyond the iteration's operands travel in i[] as integers. */
+enum {
+  KD_DEV_OP_TRI = 16, KD_DEV_OP_ARANGE = 17, KD_DEV_OP_ONE_HOT = 18, KD_DEV_OP_MASKED = 19,
+  KD_DEV_OP_ACT_BACKWARD = 20, KD_DEV_OP_PROD_BACKWARD = 21, KD_DEV_OP_PAD = 22, KD_DEV_OP_INTERP = 23,
+  KD_DEV_OP_LOSS = 24, KD_DEV_OP_NLL_CHECK = 25, KD_DEV_OP_NLL = 26,
+};
+
 typedef struct kd_dev_op {
   int32_t kind, code;
   kd_dtype dtype;

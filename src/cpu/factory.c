@@ -5,6 +5,7 @@
 #include "cpu/cpu_loops.h"
 #include "core/random.h"
 #include "cpu/device_hooks.h"
+#include "cpu/device_op.h"
 
 kd_cpu_device_random_fn kd_cpu_device_random = NULL;
 
@@ -51,12 +52,32 @@ static void kd_arange_loop(void *ctx, char **data, const int64_t *strides, int64
   }
 }
 
+static void kd_linspace_loop(void *ctx, char **data, const int64_t *strides, int64_t n);
+
 static kd_status kd_run_index_fill(kd_tensor *out, kd_iter_loop_fn loop, kd_index_ctx *c) {
   c->base = kd_tensor_data(out);
   c->dtype = out->dtype;
   kd_iter_operand o = kd_iter_operand_of(out);
   kd_iter it;
   KD_TRY(kd_iter_build(&it, &o, 1, 1, 0));
+  if (kd_tensor_device(out).type != KD_DEVICE_CPU) { /* the device hook: the same formulas per index */
+    if (!it.numel) return KD_OK;
+    kd_dev_op d;
+    memset(&d, 0, sizeof d);
+    d.kind = KD_DEV_OP_ARANGE;
+    d.code = loop == kd_linspace_loop;
+    d.dtype = out->dtype;
+    d.it = &it;
+    d.ops = &o;
+    d.d[0] = c->fstart;
+    d.d[1] = c->fstep;
+    d.d[2] = c->fend;
+    d.i[0] = c->istart;
+    d.i[1] = c->istep;
+    d.i[2] = c->steps;
+    d.i[3] = c->half;
+    return kd_cpu_device_run(kd_tensor_device(out), &d);
+  }
   kd_iter_for_each(&it, loop, c);
   return KD_OK;
 }

@@ -5,11 +5,13 @@
  * as is, 1/scale, as F.interpolate does without recompute_scale_factor). The per-axis taps
  * (two indices, two weights) are precomputed once; 1-D inputs are 2-D with height 1. Inputs
  * are made contiguous in the compute dtype (float32 for float16/bfloat16), and planes (N * C)
- * run in parallel on kindling's pool (the backward scatters within a plane only). */
+ * run in parallel on kindling's pool (the backward scatters within a plane only). On a device the
+ * taps are copied over and KD_DEV_OP_INTERP (cuda/ops_pad.cu) runs one thread per output element. */
 #include <math.h>
 #include <stdio.h>
 
 #include "cpu/nn_common.h"
+#include "cpu/device_op.h"
 
 typedef struct kd_interp_axis {
   int64_t *i0, *i1;
@@ -131,6 +133,47 @@ static const char *kd_interp_list(char *buf, size_t cap, const int64_t *s, int n
   return buf;
 }
 
+/* The device launch: the host taps (ib: int64, lb: double, `total` each) copied to the device. */
+static kd_status kd_interp_device(const kd_interp_job *j, const int64_t *ib, const double *lb, int64_t total, kd_device dev,
+                                  kd_dtype cdt, bool bwd) {
+  kd_tensor *hi = NULL, *hl = NULL, *di = NULL, *dl = NULL;
+  kd_status st = kd_tensor_empty(&total, 1, KD_DTYPE_I64, kd_device_cpu(), &hi);
+  if (st == KD_OK) st = kd_tensor_empty(&total, 1, KD_DTYPE_F64, kd_device_cpu(), &hl);
+  if (st == KD_OK) {
+    memcpy(kd_tensor_data(hi), ib, (size_t)total * sizeof(int64_t));
+    memcpy(kd_tensor_data(hl), lb, (size_t)total * sizeof(double));
+    st = kd_tensor_empty(&total, 1, KD_DTYPE_I64, dev, &di);
+  }
+  if (st == KD_OK) st = kd_tensor_empty(&total, 1, KD_DTYPE_F64, dev, &dl);
+  if (st == KD_OK) st = kd_cpu_copy_into(di, hi);
+  if (st == KD_OK) st = kd_cpu_copy_into(dl, hl);
+  if (st == KD_OK) {
+    kd_dev_op d;
+    memset(&d, 0, sizeof d);
+    d.kind = KD_DEV_OP_INTERP;
+    d.code = bwd;
+    d.dtype = cdt;
+    d.data = j->dst;
+    d.numel = j->planes * j->oh * j->ow;
+    d.i[0] = (int64_t)(intptr_t)j->src;
+    d.i[1] = (int64_t)(intptr_t)kd_tensor_data(di);
+    d.i[2] = (int64_t)(intptr_t)kd_tensor_data(dl);
+    d.i[3] = j->planes;
+    d.i[4] = j->h;
+    d.i[5] = j->w;
+    d.i[6] = j->oh;
+    d.i[7] = j->ow;
+    d.d[0] = j->nearest;
+    st = kd_cpu_device_run(dev, &d);
+  }
+  /* the taps are freed at once: the caching allocator reuses them only in stream order */
+  if (hi) kd_tensor_release(hi);
+  if (hl) kd_tensor_release(hl);
+  if (di) kd_tensor_release(di);
+  if (dl) kd_tensor_release(dl);
+  return st;
+}
+
 static kd_status kd_interp_impl(const kd_op_info *op, kd_value *args, kd_tensor **tmp, int *ntmp, kd_tensor **result) {
   char b1[96], b2[96];
   bool bwd = op->code == KD_INTERP_BACKWARD;
@@ -237,6 +280,14 @@ static kd_status kd_interp_impl(const kd_op_info *op, kd_value *args, kd_tensor 
     j.ax[i].l0 = lb + pos; j.ax[i].l1 = lb + pos + out[i];
     pos += 2 * out[i];
     kd_interp_taps(&j.ax[i], in[i], out[i], sc[i], scale[i], nearest, align, j.f64);
+  }
+  if (kd_tensor_device(src).type != KD_DEVICE_CPU) { /* cuda/ops_pad.cu, with these taps copied over */
+    kd_status st = kd_interp_device(&j, ib, lb, total, kd_tensor_device(src), cdt, bwd);
+    free(ib);
+    free(lb);
+    KD_TRY(st);
+    kd_tensor_retain(o);
+    return kd_nn_finish(o, src->dtype, result);
   }
   int64_t per = (out[0] * out[1] + in[0] * in[1]) * (nearest ? 1 : 4);
   int64_t grain = KD_PARALLEL_GRAIN / (per > 0 ? per : 1);

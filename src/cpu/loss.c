@@ -9,12 +9,15 @@
  *                                   class-index targets: a gather, so it reads a contiguous copy
  *                                   of the input ([N, C, D] indexing) rather than iterating.
  * crossEntropy is the composite logSoftmax + nllLoss (src/ops/nn_composites.c), as in PyTorch.
+ * On a device the same passes go to the device hook (KD_DEV_OP_LOSS, KD_DEV_OP_NLL_CHECK,
+ * KD_DEV_OP_NLL; cuda/ops_loss.cu) and the sums to the sum op.
  * Messages are PyTorch's (the shape ones name torch.Size as F.binary_cross_entropy does). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cpu/cpu_loops.h"
+#include "cpu/device_op.h"
 
 enum { KD_RED_NONE = 0, KD_RED_MEAN = 1, KD_RED_SUM = 2 };
 
@@ -180,8 +183,10 @@ static kd_status kd_loss_prepare(int code, kd_tensor *const src[5], kd_loss_io *
   return KD_OK;
 }
 
-/* Runs `loop` writing `out` (compute dtype, the broadcast shape) from io's operands. */
-static kd_status kd_loss_run(kd_loss_io *io, kd_tensor *out, bool with_grad, kd_iter_loop_fn loop, kd_loss_ctx *c) {
+/* Runs `loop` writing `out` (compute dtype, the broadcast shape) from io's operands; on a
+ * device, KD_DEV_OP_LOSS (*bad: binaryCrossEntropy's input left [0, 1], checked there). */
+static kd_status kd_loss_run(kd_loss_io *io, kd_tensor *out, bool with_grad, kd_iter_loop_fn loop, kd_loss_ctx *c,
+                             bool *bad) {
   double one64 = 1.0;
   float one32 = 1.0f;
   void *one = io->cdt == KD_DTYPE_F64 ? (void *)&one64 : (void *)&one32;
@@ -192,6 +197,26 @@ static kd_status kd_loss_run(kd_loss_io *io, kd_tensor *out, bool with_grad, kd_
   if (with_grad) ops[nops++] = kd_iter_operand_of(io->in[4]);
   kd_iter it;
   KD_TRY(kd_iter_build(&it, ops, nops, 1, 0));
+  if (kd_tensor_device(out).type != KD_DEVICE_CPU) {
+    if (!it.numel) return KD_OK;
+    kd_dev_op d;
+    memset(&d, 0, sizeof d);
+    d.kind = KD_DEV_OP_LOSS;
+    d.code = with_grad;
+    d.dtype = io->cdt;
+    d.it = &it;
+    d.ops = ops;
+    d.i[0] = with_grad ? c->code : c->code == KD_LOSS_MSE ? 0 : c->code == KD_LOSS_L1 ? 1 : c->code == KD_LOSS_SMOOTH_L1 ? 2
+           : c->code == KD_LOSS_BCE ? 3 : 4;
+    d.i[1] = c->target;
+    d.i[2] = c->has_pw;
+    d.i[3] = !with_grad && c->code == KD_LOSS_BCE;
+    d.d[0] = c->beta;
+    d.d[1] = c->gscale;
+    KD_TRY(kd_cpu_device_run(kd_tensor_device(out), &d));
+    if (bad) *bad = d.result[0] != 0;
+    return KD_OK;
+  }
   kd_iter_for_each(&it, loop, c);
   return KD_OK;
 }
@@ -217,9 +242,11 @@ KD_KERNEL(kd_cpu_pointwise_loss) {
   KD_TRY(kd_loss_prepare(code, src, &io));
   kd_tensor *l = NULL, *r = NULL, *out = NULL;
   kd_status st = kd_tensor_empty(io.shape, io.nd, io.cdt, kd_tensor_device(src[0]), &l);
+  bool bad = false, dev = kd_tensor_device(src[0]).type != KD_DEVICE_CPU;
   if (st == KD_OK)
-    st = kd_loss_run(&io, l, false, io.cdt == KD_DTYPE_F64 ? kd_loss_loop_f64 : kd_loss_loop_f32, &c);
-  if (st == KD_OK && code == KD_LOSS_BCE) { /* PyTorch checks the input range while computing */
+    st = kd_loss_run(&io, l, false, io.cdt == KD_DTYPE_F64 ? kd_loss_loop_f64 : kd_loss_loop_f32, &c, &bad);
+  if (st == KD_OK && bad) st = kd_error(KD_ERR_INVALID_ARGUMENT, "all elements of input should be between 0 and 1");
+  if (st == KD_OK && code == KD_LOSS_BCE && !dev) { /* PyTorch checks the input range while computing */
     kd_tensor *x = io.in[0];
     int64_t n = kd_tensor_numel(x);
     kd_tensor *xc = NULL;
@@ -268,7 +295,7 @@ KD_KERNEL(kd_cpu_pointwise_loss_backward) {
   kd_tensor *g = NULL, *out = NULL;
   kd_status st = kd_tensor_empty(io.shape, io.nd, io.cdt, kd_tensor_device(src[0]), &g);
   if (st == KD_OK)
-    st = kd_loss_run(&io, g, true, io.cdt == KD_DTYPE_F64 ? kd_loss_bwd_loop_f64 : kd_loss_bwd_loop_f32, &c);
+    st = kd_loss_run(&io, g, true, io.cdt == KD_DTYPE_F64 ? kd_loss_bwd_loop_f64 : kd_loss_bwd_loop_f32, &c, NULL);
   if (st == KD_OK) st = kd_cpu_cast(g, io.rdt, false, &out);
   if (g) kd_tensor_release(g);
   kd_loss_io_release(&io);
@@ -360,6 +387,144 @@ static kd_status kd_nll_load(const kd_tensor *input, const kd_tensor *target, co
   return st;
 }
 
+/* ---- nll_loss on a device: contiguous copies there, the target check and the per-element
+ * losses/weights (or gradients) as KD_DEV_OP_NLL_CHECK / KD_DEV_OP_NLL, sums by the sum op. ---- */
+typedef struct kd_nll_dev {
+  kd_tensor *x, *t, *w;
+} kd_nll_dev;
+
+static void kd_nll_dev_release(kd_nll_dev *d) {
+  if (d->x) kd_tensor_release(d->x);
+  if (d->t) kd_tensor_release(d->t);
+  if (d->w) kd_tensor_release(d->w);
+}
+
+static kd_status kd_nll_dev_load(const kd_tensor *input, const kd_tensor *target, const kd_tensor *weight,
+                                 const kd_nll_geom *g, int64_t ignore, kd_nll_dev *d) {
+  memset(d, 0, sizeof *d);
+  kd_dtype cdt = input->dtype == KD_DTYPE_F64 ? KD_DTYPE_F64 : KD_DTYPE_F32;
+  kd_status st = kd_cpu_cast((kd_tensor *)input, cdt, true, &d->x);
+  if (st == KD_OK) st = kd_cpu_cast((kd_tensor *)target, KD_DTYPE_I64, true, &d->t);
+  if (st == KD_OK && weight) st = kd_cpu_cast((kd_tensor *)weight, KD_DTYPE_F64, true, &d->w);
+  if (st == KD_OK) {
+    kd_dev_op o;
+    memset(&o, 0, sizeof o);
+    o.kind = KD_DEV_OP_NLL_CHECK;
+    o.data = kd_tensor_data(d->t);
+    o.numel = g->n * g->d;
+    o.i[0] = g->c;
+    o.i[1] = ignore;
+    st = kd_cpu_device_run(kd_tensor_device(input), &o);
+    if (st == KD_OK && o.result[0]) st = kd_error(KD_ERR_INDEX, "Target %lld is out of bounds.", (long long)o.result[1]);
+  }
+  if (st != KD_OK) kd_nll_dev_release(d);
+  return st;
+}
+
+/* Per-element losses into l (float64, n * d elements) and weights into tw (or NULL). */
+static kd_status kd_nll_dev_elems(const kd_nll_dev *d, const kd_nll_geom *g, int64_t ignore, kd_tensor *l, kd_tensor *tw) {
+  kd_dev_op o;
+  memset(&o, 0, sizeof o);
+  o.kind = KD_DEV_OP_NLL;
+  o.dtype = d->x->dtype;
+  o.data = kd_tensor_data(l);
+  o.numel = g->n * g->d;
+  o.i[0] = (int64_t)(intptr_t)kd_tensor_data(d->x);
+  o.i[1] = (int64_t)(intptr_t)kd_tensor_data(d->t);
+  o.i[2] = d->w ? (int64_t)(intptr_t)kd_tensor_data(d->w) : 0;
+  o.i[3] = tw ? (int64_t)(intptr_t)kd_tensor_data(tw) : 0;
+  o.i[4] = g->c;
+  o.i[5] = g->d;
+  o.i[6] = ignore;
+  return kd_cpu_device_run(kd_tensor_device(l), &o);
+}
+
+/* sum(t) as a new 0-d float64 tensor. */
+static kd_status kd_nll_sum(kd_tensor *t, kd_tensor **out) {
+  kd_value a[4] = {kd_value_tensor(t), kd_value_none(), kd_value_bool(false), kd_value_none()};
+  return kd_call1(KD_OP_sum, a, out);
+}
+
+static kd_status kd_nll_loss_dev(const kd_tensor *input, const kd_tensor *target, const kd_tensor *weight,
+                                 const kd_nll_geom *g, int64_t ignore, int red, kd_tensor **l) {
+  kd_nll_dev d;
+  KD_TRY(kd_nll_dev_load(input, target, weight, g, ignore, &d));
+  kd_device dev = kd_tensor_device(input);
+  int64_t ne = g->n * g->d;
+  kd_tensor *e = NULL, *tw = NULL, *s = NULL, *sw = NULL;
+  kd_status st;
+  if (red == KD_RED_NONE) {
+    st = kd_tensor_empty(target->sizes, target->ndim, KD_DTYPE_F64, dev, l);
+    if (st == KD_OK) st = kd_nll_dev_elems(&d, g, ignore, *l, NULL);
+  } else {
+    st = kd_tensor_empty(&ne, 1, KD_DTYPE_F64, dev, &e);
+    if (st == KD_OK && red == KD_RED_MEAN) st = kd_tensor_empty(&ne, 1, KD_DTYPE_F64, dev, &tw);
+    if (st == KD_OK) st = kd_nll_dev_elems(&d, g, ignore, e, tw);
+    if (st == KD_OK) st = kd_nll_sum(e, red == KD_RED_MEAN ? &s : l);
+    if (st == KD_OK && red == KD_RED_MEAN) st = kd_nll_sum(tw, &sw);
+    if (st == KD_OK && red == KD_RED_MEAN) {
+      kd_value a[3] = {kd_value_tensor(s), kd_value_tensor(sw), kd_value_none()};
+      st = kd_call1(KD_OP_div, a, l);
+    }
+  }
+  if (e) kd_tensor_release(e);
+  if (tw) kd_tensor_release(tw);
+  if (s) kd_tensor_release(s);
+  if (sw) kd_tensor_release(sw);
+  kd_nll_dev_release(&d);
+  return st;
+}
+
+static kd_status kd_nll_backward_dev(kd_tensor *grad, const kd_tensor *input, const kd_tensor *target,
+                                     const kd_tensor *weight, const kd_nll_geom *g, int64_t ignore, int red,
+                                     kd_tensor **gi) {
+  kd_nll_dev d;
+  KD_TRY(kd_nll_dev_load(input, target, weight, g, ignore, &d));
+  kd_device dev = kd_tensor_device(input);
+  int64_t ne = g->n * g->d;
+  double scale = 1.0;
+  kd_tensor *gc = NULL, *e = NULL, *tw = NULL, *sw = NULL;
+  kd_status st = kd_cpu_cast(grad, KD_DTYPE_F64, true, &gc);
+  if (st == KD_OK && red == KD_RED_MEAN) { /* the total weight, read back (one sync) */
+    st = kd_tensor_empty(&ne, 1, KD_DTYPE_F64, dev, &e);
+    if (st == KD_OK) st = kd_tensor_empty(&ne, 1, KD_DTYPE_F64, dev, &tw);
+    if (st == KD_OK) st = kd_nll_dev_elems(&d, g, ignore, e, tw);
+    if (st == KD_OK) st = kd_nll_sum(tw, &sw);
+    kd_scalar v;
+    if (st == KD_OK) st = kd_cpu_item(sw, &v);
+    if (st == KD_OK) scale = 1.0 / kd_scalar_to_double(v);
+  }
+  if (st == KD_OK) st = kd_tensor_empty(input->sizes, input->ndim, KD_DTYPE_F64, dev, gi);
+  if (st == KD_OK) {
+    kd_dev_op o;
+    memset(&o, 0, sizeof o);
+    o.kind = KD_DEV_OP_NLL;
+    o.code = 1;
+    o.dtype = KD_DTYPE_F64;
+    o.data = kd_tensor_data(*gi);
+    o.numel = ne;
+    o.i[1] = (int64_t)(intptr_t)kd_tensor_data(d.t);
+    o.i[2] = d.w ? (int64_t)(intptr_t)kd_tensor_data(d.w) : 0;
+    o.i[4] = g->c;
+    o.i[5] = g->d;
+    o.i[6] = ignore;
+    o.i[7] = (int64_t)(intptr_t)kd_tensor_data(gc);
+    o.d[0] = scale;
+    o.d[1] = red == KD_RED_NONE;
+    st = kd_cpu_device_run(dev, &o);
+    if (st != KD_OK) {
+      kd_tensor_release(*gi);
+      *gi = NULL;
+    }
+  }
+  if (gc) kd_tensor_release(gc);
+  if (e) kd_tensor_release(e);
+  if (tw) kd_tensor_release(tw);
+  if (sw) kd_tensor_release(sw);
+  kd_nll_dev_release(&d);
+  return st;
+}
+
 static inline double kd_nll_x(const kd_nll_data *d, int64_t idx) {
   return d->x->dtype == KD_DTYPE_F64 ? ((const double *)kd_tensor_data(d->x))[idx]
                                      : (double)((const float *)kd_tensor_data(d->x))[idx];
@@ -375,6 +540,15 @@ KD_KERNEL(kd_cpu_nll_loss) {
   KD_TRY(kd_loss_reduction(&args[4], &red));
   kd_nll_geom g;
   KD_TRY(kd_nll_check(input, target, weight, &g));
+  if (kd_tensor_device(input).type != KD_DEVICE_CPU) {
+    kd_tensor *l = NULL, *out = NULL;
+    kd_status st = kd_nll_loss_dev(input, target, weight, &g, ignore, red, &l);
+    if (st == KD_OK) st = kd_cpu_cast(l, input->dtype, false, &out);
+    if (l) kd_tensor_release(l);
+    KD_TRY(st);
+    kd_out_take(outs, 0, out);
+    return KD_OK;
+  }
   kd_nll_data d;
   KD_TRY(kd_nll_load(input, target, weight, &g, ignore, &d));
   const int64_t *t = (const int64_t *)kd_tensor_data(d.t);
@@ -425,6 +599,15 @@ KD_KERNEL(kd_cpu_nll_loss_backward) {
   if (kd_tensor_numel(grad) != want)
     return kd_error(KD_ERR_SHAPE, "nllLossBackward: grad has %lld elements, expected %lld",
                     (long long)kd_tensor_numel(grad), (long long)want);
+  if (kd_tensor_device(input).type != KD_DEVICE_CPU) {
+    kd_tensor *gi = NULL, *out = NULL;
+    kd_status st = kd_nll_backward_dev(grad, input, target, weight, &g, ignore, red, &gi);
+    if (st == KD_OK) st = kd_cpu_cast(gi, input->dtype, false, &out);
+    if (gi) kd_tensor_release(gi);
+    KD_TRY(st);
+    kd_out_take(outs, 0, out);
+    return KD_OK;
+  }
   kd_nll_data d;
   KD_TRY(kd_nll_load(input, target, weight, &g, ignore, &d));
   const int64_t *t = (const int64_t *)kd_tensor_data(d.t);

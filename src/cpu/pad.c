@@ -8,10 +8,13 @@
  *              position); the input is made contiguous and elements are gathered by size
  *              (every dtype), in parallel over the leading (N, C) rows. Their backward adds
  *              each output gradient to its source (compute dtype float32/float64).
+ * On a device: the constant mode is the device's fill/copy_ (the fill value is a host 0-d tensor),
+ * reflect/replicate hand the same geometry to KD_DEV_OP_PAD (cuda/ops_pad.cu).
  * Checks and messages follow PyTorch 1.13 (torch._C._nn.pad, reflection/replication_pad). */
 #include <stdio.h>
 
 #include "cpu/nn_common.h"
+#include "cpu/device_op.h"
 
 typedef struct kd_pad_job {
   int k;                      /* padded dims (the last k) */
@@ -154,7 +157,7 @@ static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **t
     if (kd_tensor_numel(o) > 0) {
       double value = !bwd && args[3].kind == KD_VALUE_DOUBLE ? args[3].v.d : 0.0;
       kd_tensor *fill;
-      KD_TRY(kd_tensor_empty(NULL, 0, KD_DTYPE_F64, dev, &fill));
+      KD_TRY(kd_tensor_empty(NULL, 0, KD_DTYPE_F64, kd_device_cpu(), &fill)); /* a host value: copy_ broadcasts it */
       tmp[(*ntmp)++] = fill;
       *(double *)kd_tensor_data(fill) = value;
       KD_TRY(kd_cpu_copy_into(o, fill));
@@ -206,7 +209,7 @@ static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **t
     st = kd_tensor_empty(xs, xd, cdt, dev, &o);
     if (st != KD_OK) { free(maps); return st; }
     tmp[(*ntmp)++] = o;
-    memset(kd_tensor_data(o), 0, (size_t)kd_tensor_numel(o) * kd_dtype_size(cdt));
+    if (dev.type == KD_DEVICE_CPU) memset(kd_tensor_data(o), 0, (size_t)kd_tensor_numel(o) * kd_dtype_size(cdt));
     j.f64 = cdt == KD_DTYPE_F64;
   } else {
     if (src->dtype == KD_DTYPE_BOOL || (reflect && src->dtype != KD_DTYPE_F32 && src->dtype != KD_DTYPE_F64 &&
@@ -229,6 +232,32 @@ static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **t
   j.dst = kd_tensor_data(o);
   int64_t per = 1;
   for (int d = 0; d < k; d++) per *= out[d];
+  if (dev.type != KD_DEVICE_CPU) { /* cuda/ops_pad.cu: the same source positions, per element */
+    kd_dev_op d;
+    memset(&d, 0, sizeof d);
+    d.kind = KD_DEV_OP_PAD;
+    d.code = bwd;
+    d.dtype = o->dtype;
+    d.data = j.dst;
+    d.numel = j.outer * per;
+    d.i[0] = (int64_t)(intptr_t)j.src;
+    d.i[1] = k;
+    d.i[2] = reflect ? 0 : 1;
+    d.i[3] = bwd ? (int64_t)j.f64 : (int64_t)j.es;
+    d.i[4] = j.outer;
+    for (int q = 0; q < k; q++) {
+      d.d[q] = (double)in[q];
+      d.d[3 + q] = (double)out[q];
+      d.d[6 + q] = (double)lo[q];
+    }
+    st = kd_cpu_device_run(dev, &d);
+    free(maps);
+    if (st != KD_OK) return st;
+    kd_tensor_retain(o);
+    if (bwd) return kd_nn_finish(o, src->dtype, result);
+    *result = o;
+    return KD_OK;
+  }
   int64_t grain = KD_PARALLEL_GRAIN / (per > 0 ? per : 1);
   if (j.outer > 0 && per > 0) kd_parallel_for(0, j.outer, grain < 1 ? 1 : grain, kd_pad_chunk, &j);
   free(maps);

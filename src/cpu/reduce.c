@@ -30,6 +30,7 @@
 #include "core/parallel.h"
 #include "cpu/reduce.h"
 #include "cpu/device_hooks.h"
+#include "cpu/device_op.h"
 
 kd_cpu_device_reduce_fn kd_cpu_device_reduce = NULL;
 
@@ -1026,6 +1027,32 @@ KD_ROWS_FLOAT(KD_DEF_PRODB)
 #define KD_PRODB_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_prodb_loop_, SFX, DT)
 static const kd_iter_loop_fn kd_prodb_loops[KD_DTYPE_COUNT] = {KD_ROWS_FLOAT(KD_PRODB_ENTRY)};
 
+/* prodBackward's two reductions on a device, through the ops (so the device's reductions):
+ * the product of the non-zero elements and the zero count along dim, in float64, contiguous
+ * with the output's element order (keepdim or not). */
+static kd_status kd_prodb_device_passes(kd_tensor *self, const kd_value *dim, kd_tensor **p, kd_tensor **z) {
+  kd_tensor *zm = NULL, *nz = NULL;
+  kd_value dl = dim->kind == KD_VALUE_INT ? kd_value_intlist(&dim->v.i, 1) : kd_value_none();
+  kd_value pd = dim->kind == KD_VALUE_INT ? *dim : kd_value_none();
+  kd_value a[2] = {kd_value_tensor(self), kd_value_scalar(kd_scalar_i(0))};
+  kd_status st = kd_call1(KD_OP_eq, a, &zm);
+  if (st == KD_OK) {
+    kd_value b[3] = {kd_value_tensor(self), kd_value_tensor(zm), kd_value_scalar(kd_scalar_i(1))};
+    st = kd_call1(KD_OP_maskedFill, b, &nz);
+  }
+  if (st == KD_OK) {
+    kd_value c[4] = {kd_value_tensor(nz), pd, kd_value_bool(false), kd_value_dtype(KD_DTYPE_F64)};
+    st = kd_call1(KD_OP_prod, c, p);
+  }
+  if (st == KD_OK) {
+    kd_value c[4] = {kd_value_tensor(zm), dl, kd_value_bool(false), kd_value_dtype(KD_DTYPE_F64)};
+    st = kd_call1(KD_OP_sum, c, z);
+  }
+  if (zm) kd_tensor_release(zm);
+  if (nz) kd_tensor_release(nz);
+  return st;
+}
+
 KD_KERNEL(kd_cpu_reduce_backward) {
   kd_tensor *grad = args[0].v.t, *self = args[1].v.t;
   bool keepdim = args[4].kind == KD_VALUE_BOOL && args[4].v.b;
@@ -1037,16 +1064,27 @@ KD_KERNEL(kd_cpu_reduce_backward) {
     return kd_error(KD_ERR_SHAPE, "prodBackward(): grad has %lld elements, expected %lld", (long long)kd_tensor_numel(grad),
                     (long long)s.onumel);
   kd_tensor *p = NULL, *z = NULL, *g = NULL, *out = NULL;
-  kd_status st = kd_red_simple_pass(self, &s, KD_RK_NZ_PROD, 0, NULL, &p);
-  if (st == KD_OK) st = kd_red_simple_pass(self, &s, KD_RK_ZERO_COUNT, 0, NULL, &z);
+  bool dev = kd_tensor_device(self).type != KD_DEVICE_CPU;
+  kd_status st = dev ? kd_prodb_device_passes(self, &args[3], &p, &z) : kd_red_simple_pass(self, &s, KD_RK_NZ_PROD, 0, NULL, &p);
+  if (st == KD_OK && !dev) st = kd_red_simple_pass(self, &s, KD_RK_ZERO_COUNT, 0, NULL, &z);
   if (st == KD_OK) st = kd_cpu_cast(grad, KD_DTYPE_F64, true, &g);
-  if (st == KD_OK) st = kd_tensor_empty(self->sizes, self->ndim, self->dtype, kd_device_cpu(), &out);
+  if (st == KD_OK) st = kd_tensor_empty(self->sizes, self->ndim, self->dtype, kd_tensor_device(self), &out);
   if (st == KD_OK) {
     kd_iter_operand ops[5] = {kd_iter_operand_of(out), kd_red_operand(g, self, s.ostrides), kd_red_operand(p, self, s.ostrides),
                               kd_red_operand(z, self, s.ostrides), kd_iter_operand_of(self)};
     kd_iter it;
     st = kd_iter_build(&it, ops, 5, 1, 0);
-    if (st == KD_OK) kd_iter_for_each(&it, kd_prodb_loops[self->dtype], NULL);
+    if (st == KD_OK && dev && it.numel) { /* cuda/ops_shape.cu: the same element formula */
+      kd_dev_op d;
+      memset(&d, 0, sizeof d);
+      d.kind = KD_DEV_OP_PROD_BACKWARD;
+      d.dtype = self->dtype;
+      d.it = &it;
+      d.ops = ops;
+      st = kd_cpu_device_run(kd_tensor_device(self), &d);
+    } else if (st == KD_OK && !dev) {
+      kd_iter_for_each(&it, kd_prodb_loops[self->dtype], NULL);
+    }
   }
   if (p) kd_tensor_release(p);
   if (z) kd_tensor_release(z);

@@ -4,12 +4,16 @@
  * iterator): cat copies each input into a narrow view of the output; flip copies a view of
  * self with negated strides (dims reversed) into a contiguous output. tril/triu copy self
  * with the iterator and then zero the masked part row by row (whole rows: a memset on the
- * contiguous output, strided stores in place), in parallel over the rows. */
+ * contiguous output, strided stores in place), in parallel over the rows. On a device, cat and
+ * flip are the device's copy_ (one strided copy kernel per input of cat: for the few inputs cat
+ * usually has, as fast as one kernel over a table of inputs, and it converts dtypes for free;
+ * many small inputs pay one launch each), and tril/triu's zeroing is KD_DEV_OP_TRI. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/parallel.h"
 #include "cpu/cpu_loops.h"
+#include "cpu/device_op.h"
 
 /* ---- cat ---- */
 
@@ -193,7 +197,36 @@ KD_KERNEL(kd_cpu_tri) {
     }
   }
   int64_t numel = kd_tensor_numel(dst);
-  if (numel > 0) {
+  if (numel > 0 && kd_tensor_device(dst).type != KD_DEVICE_CPU) {
+    /* the device hook (cuda/ops_shape.cu): dst's dims uncoalesced, columns innermost, so the
+     * kernel reads (row, column) off the element index */
+    kd_iter it;
+    memset(&it, 0, sizeof it);
+    int64_t es = (int64_t)kd_dtype_size(dst->dtype);
+    it.nops = it.nout = 1;
+    it.ndim = dst->ndim;
+    it.numel = numel;
+    it.data[0] = kd_tensor_data(dst);
+    it.dtypes[0] = dst->dtype;
+    for (int d = 0; d < dst->ndim; d++) {
+      it.shape[d] = dst->sizes[dst->ndim - 1 - d];
+      it.strides[0][d] = dst->strides[dst->ndim - 1 - d] * es;
+    }
+    kd_iter_operand o = kd_iter_operand_of(dst);
+    kd_dev_op d;
+    memset(&d, 0, sizeof d);
+    d.kind = KD_DEV_OP_TRI;
+    d.dtype = dst->dtype;
+    d.it = &it;
+    d.ops = &o;
+    d.i[0] = args[1].v.i;
+    d.i[1] = lower;
+    kd_status st = kd_cpu_device_run(kd_tensor_device(dst), &d);
+    if (st != KD_OK) {
+      kd_tensor_release(dst);
+      return st;
+    }
+  } else if (numel > 0) {
     kd_tri_job j;
     j.data = kd_tensor_data(dst);
     j.ndim = dst->ndim;

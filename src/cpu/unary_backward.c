@@ -2,9 +2,11 @@
  * siluBackward, mishBackward, eluBackward; codes KD_ACTBW_*): grad_input = grad * f'(x) as
  * PyTorch's gelu_backward / silu_backward / mish_backward / elu_backward compute it. grad and
  * x broadcast and promote like a binary op; floating dtypes only (float16/bfloat16 in float32).
- * One loop per floating dtype through the strided iterator. */
+ * One loop per floating dtype through the strided iterator; on a device the same iteration goes
+ * to KD_DEV_OP_ACT_BACKWARD (cuda/ops_shape.cu). */
 #include "cpu/cpu_loops.h"
 #include "cpu/unary_math.h"
+#include "cpu/device_op.h"
 
 enum { KD_ABX_GELU_TANH = 100, KD_ABX_ELU_RESULT };
 
@@ -116,7 +118,22 @@ KD_KERNEL(kd_cpu_act_backward) {
     kd_iter_operand ops[3] = {kd_iter_operand_of(out), kd_iter_operand_of(g), kd_iter_operand_of(xs)};
     kd_iter it;
     st = kd_iter_build(&it, ops, 3, 1, 0);
-    if (st == KD_OK) kd_iter_for_each(&it, kd_actbw_loops[ct], &ctx);
+    if (st == KD_OK && kd_tensor_device(out).type != KD_DEVICE_CPU) { /* cuda/ops_shape.cu */
+      kd_dev_op d;
+      memset(&d, 0, sizeof d);
+      d.kind = KD_DEV_OP_ACT_BACKWARD;
+      d.dtype = ct;
+      d.it = &it;
+      d.ops = ops;
+      d.i[0] = ctx.code == KD_ACTBW_GELU ? 0 : ctx.code == KD_ABX_GELU_TANH ? 1 : ctx.code == KD_ACTBW_SILU ? 2
+             : ctx.code == KD_ACTBW_MISH ? 3 : ctx.code == KD_ACTBW_ELU ? 4 : 5;
+      d.d[0] = ctx.negcoef;
+      d.d[1] = ctx.poscoef;
+      d.d[2] = ctx.negiptcoef;
+      if (it.numel) st = kd_cpu_device_run(kd_tensor_device(out), &d);
+    } else if (st == KD_OK) {
+      kd_iter_for_each(&it, kd_actbw_loops[ct], &ctx);
+    }
   }
   if (g) kd_tensor_release(g);
   if (xs) kd_tensor_release(xs);

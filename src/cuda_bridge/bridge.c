@@ -594,6 +594,35 @@ KD_KERNEL(kd_cpu_median);
 KD_KERNEL(kd_cpu_conv);
 KD_KERNEL(kd_cpu_pool);
 
+/* Shape, factory, padding, embedding, loss and activation-backward kernels: copies through
+ * copy_ (cat, flip), the indexing kinds (embedding) and the kinds of cuda/ops_shape.cu,
+ * ops_pad.cu, ops_loss.cu (KD_DEV_OP_TRI .. KD_DEV_OP_NLL). */
+KD_KERNEL(kd_cpu_cat);
+KD_KERNEL(kd_cpu_flip);
+KD_KERNEL(kd_cpu_tri);
+KD_KERNEL(kd_cpu_arange);
+KD_KERNEL(kd_cpu_linspace);
+KD_KERNEL(kd_cpu_one_hot);
+KD_KERNEL(kd_cpu_masked_select);
+KD_KERNEL(kd_cpu_masked_select_backward);
+KD_KERNEL(kd_cpu_pad);
+KD_KERNEL(kd_cpu_interpolate);
+KD_KERNEL(kd_cpu_embedding);
+KD_KERNEL(kd_cpu_embedding_backward);
+KD_KERNEL(kd_cpu_nll_loss);
+KD_KERNEL(kd_cpu_nll_loss_backward);
+KD_KERNEL(kd_cpu_pointwise_loss);
+KD_KERNEL(kd_cpu_pointwise_loss_backward);
+KD_KERNEL(kd_cpu_act_backward);
+KD_KERNEL(kd_cpu_reduce_backward);
+_Static_assert((int)KD_DEV_OP_TRI == (int)KD_CUDA_OP_TRI && (int)KD_DEV_OP_ARANGE == (int)KD_CUDA_OP_ARANGE &&
+                   (int)KD_DEV_OP_ONE_HOT == (int)KD_CUDA_OP_ONE_HOT && (int)KD_DEV_OP_MASKED == (int)KD_CUDA_OP_MASKED &&
+                   (int)KD_DEV_OP_ACT_BACKWARD == (int)KD_CUDA_OP_ACT_BACKWARD &&
+                   (int)KD_DEV_OP_PROD_BACKWARD == (int)KD_CUDA_OP_PROD_BACKWARD && (int)KD_DEV_OP_PAD == (int)KD_CUDA_OP_PAD &&
+                   (int)KD_DEV_OP_INTERP == (int)KD_CUDA_OP_INTERP && (int)KD_DEV_OP_LOSS == (int)KD_CUDA_OP_LOSS &&
+                   (int)KD_DEV_OP_NLL_CHECK == (int)KD_CUDA_OP_NLL_CHECK && (int)KD_DEV_OP_NLL == (int)KD_CUDA_OP_NLL,
+               "kd_dev_op shape/loss kinds must equal kd_cuda_op kinds");
+
 static const kd_kernel_fn kd_cuda_shared_kernels[] = {
     kd_cpu_unary, kd_cpu_binary,     kd_cpu_ternary, kd_cpu_where, kd_cpu_masked_fill,
     kd_cpu_binary_not, kd_cpu_mm, kd_cpu_bmm, kd_cpu_addmm,
@@ -606,6 +635,12 @@ static const kd_kernel_fn kd_cuda_shared_kernels[] = {
 
     /* ---- sorting, convolution, pooling (device op kinds 40..63: cuda/ops_sort.cu, ops_conv.cu, ops_pool.cu) ---- */
     kd_cpu_sort, kd_cpu_unique, kd_cpu_median, kd_cpu_conv, kd_cpu_pool,
+
+    /* shape, factory, padding, embedding, loss and activation-backward kernels (kinds 16..26) */
+    kd_cpu_cat, kd_cpu_flip, kd_cpu_tri, kd_cpu_arange, kd_cpu_linspace, kd_cpu_one_hot, kd_cpu_masked_select,
+    kd_cpu_masked_select_backward, kd_cpu_pad, kd_cpu_interpolate, kd_cpu_embedding, kd_cpu_embedding_backward,
+    kd_cpu_nll_loss, kd_cpu_nll_loss_backward, kd_cpu_pointwise_loss, kd_cpu_pointwise_loss_backward,
+    kd_cpu_act_backward, kd_cpu_reduce_backward,
 };
 
 static void kd_cuda_register_kernels(void) {

@@ -1,0 +1,177 @@
+/* ops_pad.cu - CUDA kernels of pad ('reflect', 'replicate') / padBackward (src/cpu/pad.c) and
+ * interpolate ('nearest', 'linear', 'bilinear') / interpolateBackward (src/cpu/interpolate.c).
+ * The CPU kernels check, make the tensors contiguous in the compute dtype and allocate; constant
+ * padding is a fill plus a window copy there (the CUDA fill_/copy_), so only the index-mapped
+ * modes come here. Source positions are computed per element exactly as pad.c's index maps;
+ * interpolation uses the taps (indices, weights) interpolate.c computed on the host and
+ * copied to the device, so both backends read the same positions and weights.
+ * Forward: one thread per output element (a gather). Backward: one thread per output-gradient
+ * element, atomicAdd into the zeroed input gradient (float32/float64): sums of overlapping
+ * taps land in an unspecified order, as on PyTorch's CUDA.
+ * UNVERIFIED: written and compiled without a GPU; test/cuda_parity.test.js checks them on one. */
+#include "ops_shape.cuh"
+
+/* ---- pad ---- */
+struct kd_cu_pad_p {
+  int k, reflect;
+  int64_t in[3], out[3], lo[3]; /* padded dims padded to 3 with leading size-1 dims */
+};
+
+__device__ __forceinline__ int64_t kd_cu_pad_src(int64_t o, int64_t lo, int64_t in, bool reflect) {
+  int64_t i = o - lo;
+  if (reflect) {
+    if (i < 0) i = -i;
+    if (i >= in) i = 2 * (in - 1) - i;
+  } else {
+    if (i < 0) i = 0;
+    if (i >= in) i = in - 1;
+  }
+  return i;
+}
+
+/* Source (input) linear index of output linear index e. */
+__device__ __forceinline__ int64_t kd_cu_pad_map(const kd_cu_pad_p &p, int64_t e) {
+  const int64_t c = e % p.out[2], b = (e / p.out[2]) % p.out[1], a = (e / (p.out[2] * p.out[1])) % p.out[0];
+  const int64_t r = e / (p.out[2] * p.out[1] * p.out[0]);
+  const bool rf = p.reflect != 0;
+  const int64_t sa = kd_cu_pad_src(a, p.lo[0], p.in[0], rf), sb = kd_cu_pad_src(b, p.lo[1], p.in[1], rf),
+                sc = kd_cu_pad_src(c, p.lo[2], p.in[2], rf);
+  return ((r * p.in[0] + sa) * p.in[1] + sb) * p.in[2] + sc;
+}
+
+template <typename U>
+__global__ void kd_cu_pad_fwd_kernel(U *dst, const U *src, int64_t n, const kd_cu_pad_p p) {
+  KD_CU_FOR(e, n) dst[e] = src[kd_cu_pad_map(p, e)];
+}
+template <typename T>
+__global__ void kd_cu_pad_bwd_kernel(T *gin, const T *gout, int64_t n, const kd_cu_pad_p p) {
+  KD_CU_FOR(e, n) atomicAdd(gin + kd_cu_pad_map(p, e), gout[e]);
+}
+
+template <typename U>
+static kd_cuda_status kd_cu_pad_fwd_t(int device, void *dst, const void *src, int64_t n, const kd_cu_pad_p &p) {
+  kd_cu_pad_fwd_kernel<U><<<kd_cu_grid(device, n), KD_CU_THREADS, 0, kd_cu_stream(device)>>>((U *)dst, (const U *)src, n, p);
+  KD_CU_CHECK_LAUNCH("the pad kernel");
+  return KD_CUDA_OK;
+}
+template <typename T>
+static kd_cuda_status kd_cu_pad_bwd_t(int device, void *dst, const void *src, int64_t n, int64_t in_numel,
+                                      const kd_cu_pad_p &p) {
+  cudaStream_t s = kd_cu_stream(device);
+  KD_CU_CHECK(cudaMemsetAsync(dst, 0, (size_t)in_numel * sizeof(T), s));
+  if (n > 0) {
+    kd_cu_pad_bwd_kernel<T><<<kd_cu_grid(device, n), KD_CU_THREADS, 0, s>>>((T *)dst, (const T *)src, n, p);
+    KD_CU_CHECK_LAUNCH("the pad backward kernel");
+  }
+  return KD_CUDA_OK;
+}
+
+static kd_cuda_status kd_cu_pad(int device, kd_cuda_op *o) {
+  kd_cu_pad_p p;
+  p.k = (int)o->i[1];
+  p.reflect = o->i[2] == 0;
+  if (p.k < 1 || p.k > 3 || !o->data[0] || o->numel < 0) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "pad: bad arguments");
+  const int64_t outer = o->i[4];
+  int64_t in_numel = outer;
+  for (int d = 0; d < 3; d++) p.in[d] = p.out[d] = 1, p.lo[d] = 0;
+  for (int d = 0; d < p.k; d++) {
+    const int j = 3 - p.k + d;
+    p.in[j] = (int64_t)o->d[d];
+    p.out[j] = (int64_t)o->d[3 + d];
+    p.lo[j] = (int64_t)o->d[6 + d];
+    in_numel *= p.in[j];
+  }
+  const void *src = kd_cu_addr<const void>(o->i[0]);
+  if (o->code == 0) {
+    if (o->numel == 0) return KD_CUDA_OK;
+    switch (o->i[3]) {
+      case 1: return kd_cu_pad_fwd_t<uint8_t>(device, o->data[0], src, o->numel, p);
+      case 2: return kd_cu_pad_fwd_t<uint16_t>(device, o->data[0], src, o->numel, p);
+      case 4: return kd_cu_pad_fwd_t<uint32_t>(device, o->data[0], src, o->numel, p);
+      case 8: return kd_cu_pad_fwd_t<unsigned long long>(device, o->data[0], src, o->numel, p);
+      default: return kd_cu_error(KD_CUDA_ERR_NOT_SUPPORTED, "pad: element size %lld", (long long)o->i[3]);
+    }
+  }
+  if (in_numel == 0) return KD_CUDA_OK;
+  return o->i[3] ? kd_cu_pad_bwd_t<double>(device, o->data[0], src, o->numel, in_numel, p)
+                 : kd_cu_pad_bwd_t<float>(device, o->data[0], src, o->numel, in_numel, p);
+}
+
+/* ---- interpolate ---- */
+struct kd_cu_interp_p {
+  int64_t planes, h, w, oh, ow;
+  bool nearest;
+  const int64_t *ih0, *ih1, *iw0, *iw1;
+  const double *lh0, *lh1, *lw0, *lw1;
+};
+
+template <typename T>
+__global__ void kd_cu_interp_fwd_kernel(T *y, const T *x, const kd_cu_interp_p p) {
+  const int64_t n = p.planes * p.oh * p.ow;
+  KD_CU_FOR(e, n) {
+    const int64_t ox = e % p.ow, oy = (e / p.ow) % p.oh, pl = e / (p.ow * p.oh);
+    const T *r0 = x + (pl * p.h + p.ih0[oy]) * p.w, *r1 = x + (pl * p.h + p.ih1[oy]) * p.w;
+    if (p.nearest) {
+      y[e] = r0[p.iw0[ox]];
+      continue;
+    }
+    const int64_t a = p.iw0[ox], b = p.iw1[ox];
+    const T h0 = (T)p.lh0[oy], h1 = (T)p.lh1[oy], w0 = (T)p.lw0[ox], w1 = (T)p.lw1[ox];
+    y[e] = h0 * (w0 * r0[a] + w1 * r0[b]) + h1 * (w0 * r1[a] + w1 * r1[b]);
+  }
+}
+template <typename T>
+__global__ void kd_cu_interp_bwd_kernel(T *gx, const T *gy, const kd_cu_interp_p p) {
+  const int64_t n = p.planes * p.oh * p.ow;
+  KD_CU_FOR(e, n) {
+    const int64_t ox = e % p.ow, oy = (e / p.ow) % p.oh, pl = e / (p.ow * p.oh);
+    T *r0 = gx + (pl * p.h + p.ih0[oy]) * p.w, *r1 = gx + (pl * p.h + p.ih1[oy]) * p.w;
+    const int64_t a = p.iw0[ox], b = p.iw1[ox];
+    const T h0 = (T)p.lh0[oy], h1 = (T)p.lh1[oy], w0 = (T)p.lw0[ox], w1 = (T)p.lw1[ox], g = gy[e];
+    atomicAdd(r0 + a, h0 * w0 * g);
+    atomicAdd(r0 + b, h0 * w1 * g);
+    atomicAdd(r1 + a, h1 * w0 * g);
+    atomicAdd(r1 + b, h1 * w1 * g);
+  }
+}
+
+template <typename T>
+static kd_cuda_status kd_cu_interp_t(int device, const kd_cuda_op *o, const kd_cu_interp_p &p) {
+  cudaStream_t s = kd_cu_stream(device);
+  const int64_t n = p.planes * p.oh * p.ow;
+  if (o->code == 0) {
+    if (n == 0) return KD_CUDA_OK;
+    kd_cu_interp_fwd_kernel<T><<<kd_cu_grid(device, n), KD_CU_THREADS, 0, s>>>((T *)o->data[0], kd_cu_addr<const T>(o->i[0]), p);
+  } else {
+    KD_CU_CHECK(cudaMemsetAsync(o->data[0], 0, (size_t)(p.planes * p.h * p.w) * sizeof(T), s));
+    if (n == 0) return KD_CUDA_OK;
+    kd_cu_interp_bwd_kernel<T><<<kd_cu_grid(device, n), KD_CU_THREADS, 0, s>>>((T *)o->data[0], kd_cu_addr<const T>(o->i[0]), p);
+  }
+  KD_CU_CHECK_LAUNCH("the interpolate kernel");
+  return KD_CUDA_OK;
+}
+
+static kd_cuda_status kd_cu_interp(int device, kd_cuda_op *o) {
+  kd_cu_interp_p p;
+  p.planes = o->i[3]; p.h = o->i[4]; p.w = o->i[5]; p.oh = o->i[6]; p.ow = o->i[7];
+  p.nearest = o->d[0] != 0;
+  if (!o->data[0] || p.planes < 0 || p.h < 1 || p.w < 1 || p.oh < 1 || p.ow < 1)
+    return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "interpolate: bad arguments");
+  const int64_t *ib = kd_cu_addr<const int64_t>(o->i[1]);
+  const double *lb = kd_cu_addr<const double>(o->i[2]);
+  p.ih0 = ib; p.ih1 = ib + p.oh; p.iw0 = ib + 2 * p.oh; p.iw1 = ib + 2 * p.oh + p.ow;
+  p.lh0 = lb; p.lh1 = lb + p.oh; p.lw0 = lb + 2 * p.oh; p.lw1 = lb + 2 * p.oh + p.ow;
+  switch (o->dtype) {
+    case KD_DTYPE_F32: return kd_cu_interp_t<float>(device, o, p);
+    case KD_DTYPE_F64: return kd_cu_interp_t<double>(device, o, p);
+    default: return kd_cu_not_supported("interpolate", o->dtype);
+  }
+}
+
+kd_cuda_status kd_cu_pad_op(int device, kd_cuda_op *o) {
+  switch (o->kind) {
+    case KD_CUDA_OP_PAD: return kd_cu_pad(device, o);
+    case KD_CUDA_OP_INTERP: return kd_cu_interp(device, o);
+    default: return kd_cu_error(KD_CUDA_ERR_NOT_SUPPORTED, "op: unknown kind %d", (int)o->kind);
+  }
+}
