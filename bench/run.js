@@ -48,6 +48,11 @@ const threads = opts.threads || Number(process.env.KINDLING_NUM_THREADS) || os.c
 process.env.KINDLING_NUM_THREADS = String(threads);
 process.env.OPENBLAS_NUM_THREADS = String(threads);
 process.env.OMP_NUM_THREADS = String(threads);
+// OpenBLAS's idle threads spin for 2^28 cycles (~0.1 s) after each call by default: in one
+// process that keeps the cores of the next side's sample busy (Note [Paired samples]). 2^22
+// cycles (~1.5 ms) stays warm across the calls of one training step and is over well within a
+// sample's settle period. Kindling, PyTorch and the native sgemm all get it (unless set).
+if (!process.env.OPENBLAS_THREAD_TIMEOUT) process.env.OPENBLAS_THREAD_TIMEOUT = '22';
 
 const { measure, measureAsync, prepare, sample, prepareAsync, sampleAsync, summary } = require('./lib/timing');
 const { describeMachine, llcBytes } = require('./lib/machine');
@@ -133,53 +138,58 @@ async function measureKindling(c, n) {
 }
 
 /**
- * Times kindling and PyTorch on one (case, size) with paired samples (Note [Paired samples] in
- * bench/lib/timing.js): both sides warm up and calibrate, then take their samples in turn, the
- * side going first alternating from sample to sample. Returns [kindling record, torch record].
+ * Times kindling and its peers (PyTorch, tfjs: `peers`, [{which, label}]) on one (case, size)
+ * with paired samples (Note [Paired samples] in bench/lib/timing.js): every side warms up and
+ * calibrates, then they take their samples in turn, the side going first rotating from sample
+ * to sample. Returns {kd: kindling's record, peers: {which: record}}.
  */
-async function measurePaired(c, n) {
+async function measurePaired(c, n, peers) {
   let state = null;
-  let opened = false;
-  const tRecord = (x) => ({ name: c.name, size: n, ...x });
+  const sides = peers.map((p) => ({ ...p, open: false, err: null, batch: 0, samples: [] }));
+  const closeAll = async () => {
+    for (const p of sides) if (p.open) { p.open = false; await ask(p.which, p.label, { op: 'close' }); }
+  };
+  const record = (batch, samples) => {
+    const x = summary(batch, samples);
+    return { name: c.name, size: n, batch: x.batch, median_s: x.medianS, best_s: x.bestS, samples: x.samples, paired: true };
+  };
   try {
     const live0 = liveTensors();
     state = c.setup(kd, n, dev);
     const fn = () => c.run(state);
     const kBatch = c.async ? await prepareAsync(fn, timing) : prepare(fn, timing, sync);
-    const open = await ask('torch', 'PyTorch', { op: 'open', name: c.name, size: n, warmup_s: timing.warmupS,
-      min_sample_s: timing.minSampleS });
-    opened = !open.error;
-    const kS = [];
-    const tS = [];
-    let tErr = open.error || null;
-    for (let r = 0; r < timing.repeats; r++) {
-      const kSide = async () => kS.push(c.async ? await sampleAsync(fn, kBatch, timing.settleS)
-        : sample(fn, kBatch, timing.settleS, sync));
-      const tSide = async () => {
-        if (tErr) return;
-        const x = await ask('torch', 'PyTorch', { op: 'sample', settle_s: timing.settleS });
-        if (x.error) tErr = x.error; else tS.push(x.sample_s);
-      };
-      for (const side of r % 2 ? [tSide, kSide] : [kSide, tSide]) await side();
+    for (const p of sides) {
+      const o = await ask(p.which, p.label, { op: 'open', name: c.name, size: n, warmup_s: timing.warmupS,
+        min_sample_s: timing.minSampleS });
+      if (o.error) p.err = o.error; else { p.open = true; p.batch = o.batch; }
     }
-    if (opened) await ask('torch', 'PyTorch', { op: 'close' });
-    opened = false;
+    const kS = [];
+    const turns = [async () => kS.push(c.async ? await sampleAsync(fn, kBatch, timing.settleS)
+      : sample(fn, kBatch, timing.settleS, sync))];
+    for (const p of sides) {
+      turns.push(async () => {
+        if (p.err) return;
+        const x = await ask(p.which, p.label, { op: 'sample', settle_s: timing.settleS });
+        if (x.error) p.err = x.error; else p.samples.push(x.sample_s);
+      });
+    }
+    for (let r = 0; r < timing.repeats; r++)
+      for (let i = 0; i < turns.length; i++) await turns[(i + r) % turns.length]();
+    await closeAll();
     c.teardown(state);
     state = null;
     const live1 = liveTensors();
     if (live0 !== null && live1 !== null && live1 !== live0)
       console.log(`    warning: ${live1 - live0} tensors still alive after ${c.name} ${c.label(n)}`);
-    const k = summary(kBatch, kS);
-    const t = tErr ? { error: tErr } : summary(open.batch, tS);
-    return [
-      { name: c.name, size: n, batch: k.batch, median_s: k.medianS, best_s: k.bestS, samples: k.samples,
-        live_tensors_before: live0, live_tensors_after: live1, paired: !tErr },
-      tRecord(t.error ? t : { batch: t.batch, median_s: t.medianS, best_s: t.bestS, samples: t.samples, paired: true }),
-    ];
+    const out = { kd: { ...record(kBatch, kS), live_tensors_before: live0, live_tensors_after: live1 }, peers: {} };
+    for (const p of sides) out.peers[p.which] = p.err ? { name: c.name, size: n, error: p.err } : record(p.batch, p.samples);
+    return out;
   } catch (e) {
     if (state) try { c.teardown(state); } catch { /* already reported */ }
-    if (opened) await ask('torch', 'PyTorch', { op: 'close' });
-    return [{ name: c.name, size: n, error: String(e.message).split('\n')[0] }, tRecord({ error: 'kindling failed' })];
+    await closeAll();
+    const out = { kd: { name: c.name, size: n, error: String(e.message).split('\n')[0] }, peers: {} };
+    for (const p of sides) out.peers[p.which] = { name: c.name, size: n, error: 'kindling failed' };
+    return out;
   }
 }
 
@@ -275,33 +285,24 @@ async function runRound(r) {
   for (const c of cases) {
     for (const n of c.runSizes) {
       const said = [];
-      const sayKd = (x) => { said[0] = `kindling ${x.error ? `failed: ${x.error}` : fmtTime(x.median_s, c.perCallUnit)}`; };
-      const sayTorch = (x) => { said[1] = `torch ${x.error ? `failed: ${x.error}` : fmtTime(x.median_s, c.perCallUnit)}`; };
-      const sides = [];
-      if (live.torch && c.peers && c.peers.torch && kd) {
-        sides.push(async () => { // kindling and PyTorch, sample by sample
-          const [x, t] = await measurePaired(c, n);
-          round.kindling.push(x);
-          if (round.torch) round.torch.results.push(t);
-          sayKd(x);
-          sayTorch(t);
-        });
-      } else {
-        sides.push(async () => {
-          const x = await measureKindling(c, n);
-          round.kindling.push(x);
-          sayKd(x);
-        });
-      }
-      if (live.tfjs && tfjsOn(c, n)) {
-        sides.push(async () => {
-          const x = await ask('tfjs', 'TensorFlow.js', c.name, n);
-          if (round.tfjs) round.tfjs.results.push(x);
-          said[2] = `tfjs ${x.error ? x.error : fmtTime(x.median_s, c.perCallUnit)}`;
-        });
-      }
+      const say = (i, who, x) => { said[i] = `${who} ${x.error ? `failed: ${x.error}` : fmtTime(x.median_s, c.perCallUnit)}`; };
+      const peers = [];
+      if (live.torch && c.peers && c.peers.torch) peers.push({ which: 'torch', label: 'PyTorch', i: 1 });
+      if (live.tfjs && tfjsOn(c, n)) peers.push({ which: 'tfjs', label: 'TensorFlow.js', i: 2 });
       process.stdout.write(`  ${c.name} ${c.label(n)}: `);
-      for (const side of (r + k++) % 2 ? sides.reverse() : sides) await side();
+      if (kd && peers.length) { // kindling and its peers, sample by sample
+        const m = await measurePaired(c, n, (r + k++) % 2 ? [...peers].reverse() : peers);
+        round.kindling.push(m.kd);
+        say(0, 'kindling', m.kd);
+        for (const p of peers) {
+          if (round[p.which]) round[p.which].results.push(m.peers[p.which]);
+          say(p.i, p.which, m.peers[p.which]);
+        }
+      } else if (kd) {
+        const x = await measureKindling(c, n);
+        round.kindling.push(x);
+        say(0, 'kindling', x);
+      }
       console.log(said.filter(Boolean).join(', '));
     }
   }

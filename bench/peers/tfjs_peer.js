@@ -9,9 +9,13 @@
 // are the same. A case this file does not know gets an "error"; so does a size after a smaller
 // size of the same case took longer than capS per call. A size whose first call takes longer than
 // capS gets 3 single calls (median) instead of the batched samples.
+// Paired samples (Note [Paired samples] in bench/lib/timing.js), as bench/peers/torch_peer.py:
+//   {"op": "open", "name", "size", "warmup_s", "min_sample_s"} -> {"name", "size", "batch"}
+//   {"op": "sample", "settle_s"} -> {"sample_s"};  {"op": "close"} -> {"closed": true}
+// A size whose probe call takes longer than capS is sampled one call at a time, without settling.
 'use strict';
 const path = require('node:path');
-const { measure, measureAsync, median, nowS } = require('../lib/timing');
+const { measure, measureAsync, median, nowS, prepare, sample, prepareAsync, sampleAsync } = require('../lib/timing');
 
 // tfjs greets on the console when it loads in Node: keep stdout for the JSON answer.
 console.log = console.info = console.warn = (...a) => process.stderr.write(`${a.join(' ')}\n`);
@@ -81,6 +85,60 @@ async function measureCase(tf, cases, slowest, capS, req) {
   }
 }
 
+/** The case open for paired samples (one at a time). */
+class Paired {
+  constructor(tf, cases, slowest, capS) {
+    Object.assign(this, { tf, cases, slowest, capS, cur: null });
+  }
+
+  drop() {
+    if (!this.cur) return;
+    const { c, name, size, samples } = this.cur;
+    if (this.capS && samples.length && median(samples) > this.capS) this.slowest.set(name, [size, median(samples)]);
+    for (const t of c.inputs) t.dispose();
+    this.cur = null;
+  }
+
+  async handle(req) {
+    try {
+      if (req.op === 'open') {
+        this.drop();
+        const { name, size } = req;
+        const make = this.cases[name];
+        const slow = this.slowest.get(name);
+        if (!make) return { name, size, error: 'no TensorFlow.js version of this case' };
+        if (slow && size > slow[0]) return { name, size, error: `not run: size ${slow[0]} already took ${slow[1].toFixed(2)} s per call` };
+        const c = make(size);
+        this.cur = { c, name, size, samples: [], batch: 1, single: false };
+        const t0 = nowS();
+        await c.fn();
+        if (this.capS && nowS() - t0 > this.capS) this.cur.single = true;
+        else {
+          const timing = { warmupS: req.warmup_s, minSampleS: req.min_sample_s };
+          this.cur.batch = c.async ? await prepareAsync(c.fn, timing) : prepare(c.fn, timing);
+        }
+        return { name, size, batch: this.cur.batch };
+      }
+      if (req.op === 'sample') {
+        const cur = this.cur;
+        if (!cur) return { error: 'no case is open' };
+        const settle = cur.single ? 0 : Number(req.settle_s) || 0;
+        const x = cur.c.async ? await sampleAsync(cur.c.fn, cur.batch, settle) : sample(cur.c.fn, cur.batch, settle);
+        cur.samples.push(x);
+        return { sample_s: x };
+      }
+      if (req.op === 'close') {
+        this.drop();
+        return { closed: true };
+      }
+      return { error: `unknown op ${req.op}` };
+    } catch (e) {
+      try { this.drop(); } catch { /* reported below */ }
+      return { error: String(e.message || e).split('\n')[0] };
+    }
+  }
+}
+
 async function main() {
   const answer = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`);
   const lines = require('node:readline').createInterface({ input: process.stdin })[Symbol.asyncIterator]();
@@ -93,8 +151,11 @@ async function main() {
   const cases = CASES(tf);
   const slowest = new Map(); // case -> [size, seconds per call] of a size over capS
   answer({ tfjs: tf.version.tfjs, backend: tf.getBackend(), threads: 1 });
+  const paired = new Paired(tf, cases, slowest, config.capS);
   for (let l = await lines.next(); !l.done; l = await lines.next()) {
-    if (l.value.trim()) answer(await measureCase(tf, cases, slowest, config.capS, JSON.parse(l.value)));
+    if (!l.value.trim()) continue;
+    const req = JSON.parse(l.value);
+    answer(req.op ? await paired.handle(req) : await measureCase(tf, cases, slowest, config.capS, req));
   }
 }
 

@@ -60,13 +60,20 @@ typedef struct kd_sm_job {
   /* one row; restrict and 16 independent lanes so gcc vectorises every loop */               \
   static void kd_sm_row_##SFX(const T *restrict x, T *restrict y, int64_t n, bool islog) {    \
     T mx[16], acc[16];                                                                        \
-    for (int k = 0; k < 16; k++) { mx[k] = -INFINITY; acc[k] = 0; }                           \
+    int32_t nan[16];                                                                          \
+    for (int k = 0; k < 16; k++) { mx[k] = -INFINITY; acc[k] = 0; nan[k] = 0; }               \
     int64_t i = 0;                                                                            \
+    /* max and "saw a NaN" kept apart: both vectorise (vmaxps, a compare) */                  \
     for (; i + 16 <= n; i += 16)                                                              \
-      for (int k = 0; k < 16; k++) mx[k] = x[i + k] > mx[k] || x[i + k] != x[i + k] ? x[i + k] : mx[k]; \
+      for (int k = 0; k < 16; k++) {                                                          \
+        T v = x[i + k];                                                                       \
+        mx[k] = v > mx[k] ? v : mx[k];                                                        \
+        nan[k] |= v != v;                                                                     \
+      }                                                                                       \
     T m = -INFINITY;                                                                          \
-    for (int k = 0; k < 16; k++) m = mx[k] > m || mx[k] != mx[k] ? mx[k] : m;                 \
-    for (; i < n; i++) m = x[i] > m || x[i] != x[i] ? x[i] : m;                               \
+    for (int k = 0; k < 16; k++) { m = mx[k] > m ? mx[k] : m; nan[0] |= nan[k]; }             \
+    for (; i < n; i++) { m = x[i] > m ? x[i] : m; nan[0] |= x[i] != x[i]; }                   \
+    if (nan[0]) m = (T)NAN;                                                                   \
     if (islog) {                                                                              \
       for (i = 0; i + 16 <= n; i += 16)                                                       \
         for (int k = 0; k < 16; k++) acc[k] += EXP(x[i + k] - m);                             \
