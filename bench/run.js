@@ -489,7 +489,7 @@ async function main() {
     peers,
     rows,
     all_rounds: opts.rounds > 1 ? final.rounds : undefined,
-    check_repeat: second ? { first_rows: first.rows, comparison: repeat } : undefined,
+    check_repeat: second ? { first_rows: first.rows, first_kindling: first.kdResults, first_peers: first.peers, comparison: repeat } : undefined,
     skipped,
   };
   fs.writeFileSync(file, JSON.stringify(report, null, 1) + '\n');

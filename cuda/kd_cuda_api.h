@@ -207,6 +207,11 @@ enum kd_cuda_op_kind {
    * ignored). i[] = planes, h, w, oh, ow, divisor override (0 none), count_include_pad;
    * d[] = kh, kw, sh, sw, ph, pw, dh, dw. */
   KD_CUDA_OP_POOL = 44,
+  /* Scans along one dim of contiguous [outer, len, inner] buffers (i[0..2]), one thread per line
+   * (ops_scan.cu): code 0 cummax / 1 cummin, data[0] x -> data[1] values (dtype), data[2] int64
+   * indices (the last of ties, NaN propagates); code 2 cumprodBackward (floating dtypes),
+   * data[0] x, data[1] grad, data[2] the cumprod result -> data[3] the input gradient. */
+  KD_CUDA_OP_SCAN = 45,
 
   /* ---- shape, factory, padding, loss and activation-backward kinds (cuda/ops_shape.cu,
    * ops_pad.cu, ops_loss.cu). "addr" = a device address carried in an i[] slot. ---- */

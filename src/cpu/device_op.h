@@ -13,7 +13,8 @@
 enum { KD_DEV_OP_IX_CHECK = 1, KD_DEV_OP_IX_GATHER, KD_DEV_OP_IX_SCATTER, KD_DEV_OP_OPTIM };
 /* Kinds 40..63: sort/unique/median, convolution, pooling (pointer operands, no iteration: see
  * cpu/device_op_ptrs.h; codes KD_DEV_POOL_* / KD_DEV_CONV_* as the ABI's). */
-enum { KD_DEV_OP_SORT = 40, KD_DEV_OP_UNIQUE = 41, KD_DEV_OP_MEDIAN = 42, KD_DEV_OP_CONV = 43, KD_DEV_OP_POOL = 44 };
+enum { KD_DEV_OP_SORT = 40, KD_DEV_OP_UNIQUE = 41, KD_DEV_OP_MEDIAN = 42, KD_DEV_OP_CONV = 43, KD_DEV_OP_POOL = 44,
+       KD_DEV_OP_SCAN = 45 /* cummax/cummin/cumprodBackward (src/cpu/scan.c) */ };
 enum {
   KD_DEV_POOL_MAX = 0, KD_DEV_POOL_MAX_BACKWARD, KD_DEV_POOL_AVG, KD_DEV_POOL_AVG_BACKWARD,
   KD_DEV_POOL_ADAPTIVE_AVG, KD_DEV_POOL_ADAPTIVE_AVG_BACKWARD,

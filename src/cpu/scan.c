@@ -1,6 +1,7 @@
 /* scan.c - CPU scans along one dim: cumsum, cumprod (floating inputs accumulate in double,
  * integer and bool ones as int64, as PyTorch), cummax/cummin (values and the index of the last
- * of ties; NaN propagates), and cumprodBackward (exact with zeros in the line).
+ * of ties; NaN propagates), and cumprodBackward (exact with zeros in the line). On a device,
+ * cumsum/cumprod go through the rows hook and the others through KD_DEV_OP_SCAN.
  *
  * Lines: THE iterator runs over the other dims (operands given size 1 along dim), and the
  * loop scans each line it is handed along dim using the dim's byte strides from the context.
@@ -14,6 +15,7 @@
 #include "core/parallel.h"
 #include "cpu/reduce.h"
 #include "cpu/device_hooks.h"
+#include "cpu/device_op_ptrs.h"
 #include "dispatch/keys.h"
 
 #define KD_SCAN_BLOCK 64
@@ -147,6 +149,51 @@ static kd_status kd_scan_lines(kd_tensor **ts, int nops, int nout, const kd_tens
   return KD_OK;
 }
 
+/* cummax/cummin (grad == NULL) and cumprodBackward of device tensors: contiguous buffers seen
+ * as [outer, len, inner] for the device's KD_DEV_OP_SCAN kernel (one thread per line, the loops
+ * above). Outputs: values and int64 indices, or the input gradient. */
+static kd_status kd_scan_device(int code, kd_tensor *self, int dim, kd_tensor *grad, kd_tensor *result, kd_value *outs) {
+  kd_device dev = kd_tensor_device(self);
+  kd_dtype dt = self->dtype;
+  kd_tensor *x = NULL, *g = NULL, *r = NULL, *o0 = NULL, *o1 = NULL;
+  kd_status st = kd_cpu_cast(self, dt, true, &x);
+  if (st == KD_OK && grad) st = kd_cpu_cast(grad, dt, true, &g);
+  if (st == KD_OK && grad) st = kd_cpu_cast(result, dt, true, &r);
+  if (st == KD_OK) st = kd_tensor_empty(self->sizes, self->ndim, dt, dev, &o0);
+  if (st == KD_OK && !grad) st = kd_tensor_empty(self->sizes, self->ndim, KD_DTYPE_I64, dev, &o1);
+  if (st == KD_OK && kd_tensor_numel(self) > 0) {
+    kd_dev_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = KD_DEV_OP_SCAN;
+    op.code = code == KD_SCAN_CUMMAX ? 0 : code == KD_SCAN_CUMMIN ? 1 : 2;
+    op.dtype = dt;
+    op.i[0] = op.i[2] = 1;
+    op.i[1] = self->ndim ? self->sizes[dim] : 1;
+    for (int d = 0; d < dim; d++) op.i[0] *= self->sizes[d];
+    for (int d = dim + 1; d < self->ndim; d++) op.i[2] *= self->sizes[d];
+    if (grad) {
+      void *p[4] = {kd_dev_ptr(x), kd_dev_ptr(g), kd_dev_ptr(r), kd_dev_ptr(o0)};
+      const kd_dtype dts[4] = {dt, dt, dt, dt};
+      st = kd_dev_op_run_ptrs(dev, &op, 4, p, dts);
+    } else {
+      void *p[3] = {kd_dev_ptr(x), kd_dev_ptr(o0), kd_dev_ptr(o1)};
+      const kd_dtype dts[3] = {dt, dt, KD_DTYPE_I64};
+      st = kd_dev_op_run_ptrs(dev, &op, 3, p, dts);
+    }
+  }
+  if (x) kd_tensor_release(x);
+  if (g) kd_tensor_release(g);
+  if (r) kd_tensor_release(r);
+  if (st != KD_OK) {
+    if (o0) kd_tensor_release(o0);
+    if (o1) kd_tensor_release(o1);
+    return st;
+  }
+  kd_out_take(outs, 0, o0);
+  if (o1) kd_out_take(outs, 1, o1);
+  return KD_OK;
+}
+
 KD_KERNEL(kd_cpu_scan) {
   int code = op->code;
   kd_tensor *self = args[code == KD_SCAN_CUMPROD_BACKWARD ? 1 : 0].v.t;
@@ -157,9 +204,6 @@ KD_KERNEL(kd_cpu_scan) {
   kd_scan_ctx c = {code, 0, {0, 0, 0, 0}};
   kd_status st;
   kd_device dev = kd_tensor_device(self);
-  if (dev.type != KD_DEVICE_CPU && code != KD_SCAN_CUMSUM && code != KD_SCAN_CUMPROD)
-    return kd_error(KD_ERR_NOT_SUPPORTED, "Could not run '%s' with arguments from the '%s' backend: no kernel is registered",
-                    op->name, kd_key_name(kd_device_key(dev)));
   if (code == KD_SCAN_CUMSUM || code == KD_SCAN_CUMPROD) {
     bool fl = kd_dtype_is_float(self->dtype);
     kd_dtype odt = kd_arg_dtype_or(&args[2], fl ? self->dtype : KD_DTYPE_I64);
@@ -193,6 +237,7 @@ KD_KERNEL(kd_cpu_scan) {
     return KD_OK;
   }
   if (code == KD_SCAN_CUMMAX || code == KD_SCAN_CUMMIN) {
+    if (dev.type != KD_DEVICE_CPU) return kd_scan_device(code, self, dim, NULL, NULL, outs);
     kd_tensor *values = NULL, *indices = NULL;
     st = kd_tensor_empty(self->sizes, self->ndim, self->dtype, kd_device_cpu(), &values);
     if (st == KD_OK) st = kd_tensor_empty(self->sizes, self->ndim, KD_DTYPE_I64, kd_device_cpu(), &indices);
@@ -217,6 +262,7 @@ KD_KERNEL(kd_cpu_scan) {
         memcmp(grad->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0 ||
         memcmp(result->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0)
       return kd_error(KD_ERR_SHAPE, "cumprodBackward(): grad, self and result must have the same shape");
+    if (dev.type != KD_DEVICE_CPU) return kd_scan_device(code, self, dim, grad, result, outs);
     kd_tensor *g = NULL, *r = NULL, *out = NULL;
     st = kd_cpu_cast(grad, self->dtype, false, &g);
     if (st == KD_OK) st = kd_cpu_cast(result, self->dtype, false, &r);

@@ -517,6 +517,7 @@ _Static_assert((int)KD_DEV_OP_IX_CHECK == (int)KD_CUDA_OP_IX_CHECK && (int)KD_DE
 _Static_assert((int)KD_DEV_OP_SORT == (int)KD_CUDA_OP_SORT && (int)KD_DEV_OP_UNIQUE == (int)KD_CUDA_OP_UNIQUE &&
                    (int)KD_DEV_OP_MEDIAN == (int)KD_CUDA_OP_MEDIAN && (int)KD_DEV_OP_CONV == (int)KD_CUDA_OP_CONV &&
                    (int)KD_DEV_OP_POOL == (int)KD_CUDA_OP_POOL && (int)KD_DEV_POOL_MAX == (int)KD_CUDA_POOL_MAX &&
+                   (int)KD_DEV_OP_SCAN == (int)KD_CUDA_OP_SCAN &&
                    (int)KD_DEV_POOL_ADAPTIVE_AVG_BACKWARD == (int)KD_CUDA_POOL_ADAPTIVE_AVG_BACKWARD &&
                    (int)KD_DEV_CONV_BACKWARD_WEIGHT == (int)KD_CUDA_CONV_BACKWARD_WEIGHT,
                "kd_dev_op kinds 40..63 and codes must equal kd_cuda_op's");
