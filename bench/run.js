@@ -54,7 +54,7 @@ process.env.OMP_NUM_THREADS = String(threads);
 // sample's settle period. Kindling, PyTorch and the native sgemm all get it (unless set).
 if (!process.env.OPENBLAS_THREAD_TIMEOUT) process.env.OPENBLAS_THREAD_TIMEOUT = '22';
 
-const { measure, measureAsync, prepare, sample, prepareAsync, sampleAsync, summary } = require('./lib/timing');
+const { prepare, sample, prepareAsync, sampleAsync, summary } = require('./lib/timing');
 const { describeMachine, llcBytes } = require('./lib/machine');
 const native = require('./lib/native');
 const { startTorch } = require('./lib/torch');
@@ -117,31 +117,12 @@ const liveTensors = () => {
   } catch { return null; }
 };
 
-/** Times kindling on one (case, size): a result record ({error} when it fails). */
-async function measureKindling(c, n) {
-  let state = null;
-  try {
-    const live0 = liveTensors();
-    state = c.setup(kd, n, dev);
-    const r = c.async ? await measureAsync(() => c.run(state), timing) : measure(() => c.run(state), timing, sync);
-    c.teardown(state);
-    state = null;
-    const live1 = liveTensors();
-    if (live0 !== null && live1 !== null && live1 !== live0)
-      console.log(`    warning: ${live1 - live0} tensors still alive after ${c.name} ${c.label(n)}`);
-    return { name: c.name, size: n, batch: r.batch, median_s: r.medianS, best_s: r.bestS, samples: r.samples,
-      live_tensors_before: live0, live_tensors_after: live1 };
-  } catch (e) {
-    if (state) try { c.teardown(state); } catch { /* already reported */ }
-    return { name: c.name, size: n, error: String(e.message).split('\n')[0] };
-  }
-}
-
 /**
- * Times kindling and its peers (PyTorch, tfjs: `peers`, [{which, label}]) on one (case, size)
- * with paired samples (Note [Paired samples] in bench/lib/timing.js): every side warms up and
- * calibrates, then they take their samples in turn, the side going first rotating from sample
- * to sample. Returns {kd: kindling's record, peers: {which: record}}.
+ * Times kindling and its peers (PyTorch, tfjs: `peers`, [{which, label}]; may be empty) on one
+ * (case, size) with paired samples (Note [Paired samples] in bench/lib/timing.js): every side
+ * warms up and calibrates, then they take their samples in turn, the side going first rotating
+ * from sample to sample (alone, kindling samples back to back, without settling). Returns
+ * {kd: kindling's record ({error} when it fails), peers: {which: record}}.
  */
 async function measurePaired(c, n, peers) {
   let state = null;
@@ -149,9 +130,11 @@ async function measurePaired(c, n, peers) {
   const closeAll = async () => {
     for (const p of sides) if (p.open) { p.open = false; await ask(p.which, p.label, { op: 'close' }); }
   };
+  const settleS = peers.length ? timing.settleS : 0;
   const record = (batch, samples) => {
     const x = summary(batch, samples);
-    return { name: c.name, size: n, batch: x.batch, median_s: x.medianS, best_s: x.bestS, samples: x.samples, paired: true };
+    return { name: c.name, size: n, batch: x.batch, median_s: x.medianS, best_s: x.bestS, samples: x.samples,
+      paired: peers.length > 0 };
   };
   try {
     const live0 = liveTensors();
@@ -164,8 +147,8 @@ async function measurePaired(c, n, peers) {
       if (o.error) p.err = o.error; else { p.open = true; p.batch = o.batch; }
     }
     const kS = [];
-    const turns = [async () => kS.push(c.async ? await sampleAsync(fn, kBatch, timing.settleS)
-      : sample(fn, kBatch, timing.settleS, sync))];
+    const turns = [async () => kS.push(c.async ? await sampleAsync(fn, kBatch, settleS)
+      : sample(fn, kBatch, settleS, sync))];
     for (const p of sides) {
       turns.push(async () => {
         if (p.err) return;
@@ -290,7 +273,7 @@ async function runRound(r) {
       if (live.torch && c.peers && c.peers.torch) peers.push({ which: 'torch', label: 'PyTorch', i: 1 });
       if (live.tfjs && tfjsOn(c, n)) peers.push({ which: 'tfjs', label: 'TensorFlow.js', i: 2 });
       process.stdout.write(`  ${c.name} ${c.label(n)}: `);
-      if (kd && peers.length) { // kindling and its peers, sample by sample
+      if (kd) { // kindling and its peers, sample by sample
         const m = await measurePaired(c, n, (r + k++) % 2 ? [...peers].reverse() : peers);
         round.kindling.push(m.kd);
         say(0, 'kindling', m.kd);
@@ -298,10 +281,6 @@ async function runRound(r) {
           if (round[p.which]) round[p.which].results.push(m.peers[p.which]);
           say(p.i, p.which, m.peers[p.which]);
         }
-      } else if (kd) {
-        const x = await measureKindling(c, n);
-        round.kindling.push(x);
-        say(0, 'kindling', x);
       }
       console.log(said.filter(Boolean).join(', '));
     }

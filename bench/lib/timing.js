@@ -7,7 +7,8 @@
 // Batching makes microsecond ops measurable with a millisecond-resolution budget; the median
 // resists the noise of a shared machine. `sync` (optional) runs at the end of every batch, inside
 // the timed region: on a GPU it waits for the queued work. The async forms are the same rule for
-// an fn that returns a Promise (awaited call by call, e.g. `await t.data()`).
+// an fn that returns a Promise (awaited call by call, e.g. `await t.data()`). Steps 1-2 are
+// prepare(), step 3 is `repeats` calls of sample(), step 4 is summary().
 //
 // Note [Paired samples]
 // prepare + sample split the rule so that the bench can alternate kindling's samples with a
@@ -85,23 +86,4 @@ async function sampleAsync(fn, batch, settleS = 0) {
 
 const summary = (batch, samples) => ({ batch, medianS: median(samples), bestS: Math.min(...samples), samples });
 
-/**
- * Times fn (no arguments; it must finish its work before returning).
- * @returns {{batch: number, medianS: number, bestS: number, samples: number[]}}
- */
-function measure(fn, timing, sync = null) {
-  const batch = prepare(fn, timing, sync);
-  const samples = [];
-  for (let r = 0; r < timing.repeats; r++) samples.push(sample(fn, batch, 0, sync));
-  return summary(batch, samples);
-}
-
-/** measure() for an async fn: each call is awaited before the next. */
-async function measureAsync(fn, timing) {
-  const batch = await prepareAsync(fn, timing);
-  const samples = [];
-  for (let r = 0; r < timing.repeats; r++) samples.push(await sampleAsync(fn, batch));
-  return summary(batch, samples);
-}
-
-module.exports = { measure, measureAsync, prepare, sample, prepareAsync, sampleAsync, summary, median, nowS };
+module.exports = { prepare, sample, prepareAsync, sampleAsync, summary, median, nowS };

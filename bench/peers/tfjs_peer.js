@@ -1,21 +1,18 @@
 // tfjs_peer.js - the TensorFlow.js side of kindling's benchmark (bench/lib/tfjs.js runs it).
 // Speaks JSON lines on stdin/stdout. The first line configures it:
 //   {"dir": "<cache with node_modules/@tensorflow/tfjs>", "capS": 0.5}
-// and it answers {"tfjs", "backend", "threads": 1}; then each line asks for one measurement,
-//   {"name": "add", "size": 1024, "warmup_s", "min_sample_s", "repeats"}
-// and gets {"name", "size", "batch", "median_s", "best_s", "samples"} (or "error") back.
-// Same timing rule as kindling (bench/lib/timing.js), CPU backend (pure JS, one thread), every
+// and it answers {"tfjs", "backend", "threads": 1}; then the bench opens one case at a time and
+// asks for its samples one by one (below). Same timing rule as kindling (bench/lib/timing.js), CPU backend (pure JS, one thread), every
 // result disposed. tfjs's conv2d is NHWC, so its inputs are laid out so; the shapes and FLOPs
 // are the same. A case this file does not know gets an "error"; so does a size after a smaller
-// size of the same case took longer than capS per call. A size whose first call takes longer than
-// capS gets 3 single calls (median) instead of the batched samples.
+// size of the same case took longer than capS per call.
 // Paired samples (Note [Paired samples] in bench/lib/timing.js), as bench/peers/torch_peer.py:
 //   {"op": "open", "name", "size", "warmup_s", "min_sample_s"} -> {"name", "size", "batch"}
 //   {"op": "sample", "settle_s"} -> {"sample_s"};  {"op": "close"} -> {"closed": true}
 // A size whose probe call takes longer than capS is sampled one call at a time, without settling.
 'use strict';
 const path = require('node:path');
-const { measure, measureAsync, median, nowS, prepare, sample, prepareAsync, sampleAsync } = require('../lib/timing');
+const { median, nowS, prepare, sample, prepareAsync, sampleAsync } = require('../lib/timing');
 
 // tfjs greets on the console when it loads in Node: keep stdout for the JSON answer.
 console.log = console.info = console.warn = (...a) => process.stderr.write(`${a.join(' ')}\n`);
@@ -53,37 +50,6 @@ const CASES = (tf) => {
     'data.roundtrip': (n) => { const t = tf.randomNormal([n]); return { fn: () => t.data(), async: true, inputs: [t] }; },
   };
 };
-
-async function measureCase(tf, cases, slowest, capS, req) {
-  const { name, size } = req;
-  const make = cases[name];
-  const slow = slowest.get(name);
-  if (!make) return { name, size, error: 'no TensorFlow.js version of this case' };
-  if (slow && size > slow[0]) return { name, size, error: `not run: size ${slow[0]} already took ${slow[1].toFixed(2)} s per call` };
-  const timing = { warmupS: req.warmup_s, minSampleS: req.min_sample_s, repeats: req.repeats };
-  let c = null;
-  try {
-    c = make(size);
-    // A probe call first: a call over capS is timed 3 times, without the batching rule.
-    const t0 = nowS();
-    await c.fn();
-    const probe = nowS() - t0;
-    let r;
-    if (capS && probe > capS) {
-      const samples = [probe];
-      for (let i = 0; i < 2; i++) { const t1 = nowS(); await c.fn(); samples.push(nowS() - t1); }
-      r = { batch: 1, medianS: median(samples), bestS: Math.min(...samples), samples };
-    } else {
-      r = c.async ? await measureAsync(c.fn, timing) : measure(c.fn, timing);
-    }
-    if (capS && r.medianS > capS) slowest.set(name, [size, r.medianS]);
-    return { name, size, batch: r.batch, median_s: r.medianS, best_s: r.bestS, samples: r.samples };
-  } catch (e) {
-    return { name, size, error: String(e.message || e).split('\n')[0] };
-  } finally {
-    if (c) for (const t of c.inputs) t.dispose();
-  }
-}
 
 /** The case open for paired samples (one at a time). */
 class Paired {
@@ -154,8 +120,7 @@ async function main() {
   const paired = new Paired(tf, cases, slowest, config.capS);
   for (let l = await lines.next(); !l.done; l = await lines.next()) {
     if (!l.value.trim()) continue;
-    const req = JSON.parse(l.value);
-    answer(req.op ? await paired.handle(req) : await measureCase(tf, cases, slowest, config.capS, req));
+    answer(await paired.handle(JSON.parse(l.value)));
   }
 }
 
