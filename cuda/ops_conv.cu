@@ -91,6 +91,22 @@ static int64_t kd_cu_conv_chunk(const kd_cu_conv_geom &g, size_t es) {
   return nb < g.n ? nb : g.n;
 }
 
+/* The gemm operand of samples [n0, n0 + ns) of x (n, c, h, w): x itself for a direct (1x1)
+ * convolution, else their im2col in col (launched on the current stream); *stride is the
+ * distance between two samples' operands. */
+template <typename T>
+static kd_cuda_status kd_cu_conv_columns(int device, const kd_cu_conv_geom &g, bool direct, const T *x, int64_t n0,
+                                         int64_t ns, kd_cu_scratch &col, unsigned grid, const T **src, int64_t *stride) {
+  *src = x + n0 * g.c * g.h * g.w;
+  *stride = g.c * g.h * g.w;
+  if (direct) return KD_CUDA_OK;
+  kd_cu_im2col<T><<<grid, KD_CU_THREADS, 0, kd_cu_stream(device)>>>(g, *src, col.as<T>(), ns);
+  KD_CU_CHECK_LAUNCH("the im2col kernel");
+  *src = col.as<T>();
+  *stride = g.CK * g.L;
+  return KD_CUDA_OK;
+}
+
 template <typename T>
 static kd_cuda_status kd_cu_conv_t(int device, const kd_cuda_op *o, const kd_cu_conv_geom &g) {
   cudaStream_t s = kd_cu_stream(device);
@@ -110,14 +126,9 @@ static kd_cuda_status kd_cu_conv_t(int device, const kd_cuda_op *o, const kd_cu_
     KD_CU_TRY(kd_cu_conv_bias_run<T>(device, out, bias, g.n * g.o * g.L, g.L, g.o, false));
     for (int64_t n0 = 0; n0 < g.n && g.K > 0; n0 += nb) {
       const int64_t ns = g.n - n0 < nb ? g.n - n0 : nb;
-      const T *src = a + n0 * g.c * HW;
-      int64_t sstride = g.c * HW;
-      if (!direct) {
-        kd_cu_im2col<T><<<colgrid, KD_CU_THREADS, 0, s>>>(g, src, col.as<T>(), ns);
-        KD_CU_CHECK_LAUNCH("the im2col kernel");
-        src = col.as<T>();
-        sstride = g.CK * g.L;
-      }
+      const T *src;
+      int64_t sstride;
+      KD_CU_TRY(kd_cu_conv_columns<T>(device, g, direct, a, n0, ns, col, colgrid, &src, &sstride));
       for (int64_t gi = 0; gi < g.groups; gi++)
         KD_CU_TRY(kd_cu_gemm_rm(device, dt, dt, false, false, g.og, g.L, g.K, 1.0, b + gi * g.og * g.K, g.K, 0,
                                 src + gi * g.K * g.L, g.L, sstride, 1.0, out + (n0 * g.o + gi * g.og) * g.L, g.L, g.o * g.L, ns));
@@ -165,14 +176,9 @@ static kd_cuda_status kd_cu_conv_t(int device, const kd_cuda_op *o, const kd_cu_
     KD_CU_CHECK(cudaMemsetAsync(acc, 0, acc_es * (size_t)(g.o * g.K), s));
     for (int64_t n0 = 0; n0 < g.n && g.L > 0; n0 += nb) {
       const int64_t ns = g.n - n0 < nb ? g.n - n0 : nb;
-      const T *src = b + n0 * g.c * HW;
-      int64_t sstride = g.c * HW;
-      if (!direct) {
-        kd_cu_im2col<T><<<colgrid, KD_CU_THREADS, 0, s>>>(g, src, col.as<T>(), ns);
-        KD_CU_CHECK_LAUNCH("the im2col kernel");
-        src = col.as<T>();
-        sstride = g.CK * g.L;
-      }
+      const T *src;
+      int64_t sstride;
+      KD_CU_TRY(kd_cu_conv_columns<T>(device, g, direct, b, n0, ns, col, colgrid, &src, &sstride));
       for (int64_t q = 0; q < ns; q++) /* gW[gi] += gy[n, gi] @ col[n, gi]^T, batched over the groups */
         KD_CU_TRY(kd_cu_gemm_rm(device, dt, adt, false, true, g.og, g.K, g.L, 1.0, a + (n0 + q) * g.o * g.L, g.L, g.og * g.L,
                                 src + q * sstride, g.L, g.K * g.L, 1.0, acc, g.K, g.og * g.K, g.groups));
@@ -207,14 +213,7 @@ kd_cuda_status kd_cu_conv(int device, kd_cuda_op *o) {
   g.oh = o->i[5];
   g.ow = o->i[6];
   g.groups = o->i[7];
-  g.kh = (int64_t)o->d[0];
-  g.kw = (int64_t)o->d[1];
-  g.sh = (int64_t)o->d[2];
-  g.sw = (int64_t)o->d[3];
-  g.ph = (int64_t)o->d[4];
-  g.pw = (int64_t)o->d[5];
-  g.dh = (int64_t)o->d[6];
-  g.dw = (int64_t)o->d[7];
+  kd_cu_read_window(g, o->d);
   if (g.n < 0 || g.c < 0 || g.h < 0 || g.w < 0 || g.o < 0 || g.oh < 0 || g.ow < 0 || g.groups < 1 || g.kh < 1 ||
       g.kw < 1 || g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1 || g.ph < 0 || g.pw < 0 || g.c % g.groups || g.o % g.groups)
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "conv: bad geometry");

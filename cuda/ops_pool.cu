@@ -164,14 +164,7 @@ kd_cuda_status kd_cu_pool(int device, kd_cuda_op *o) {
   g.ow = o->i[4];
   g.divisor = o->i[5];
   g.count_include_pad = (int)o->i[6];
-  g.kh = (int64_t)o->d[0];
-  g.kw = (int64_t)o->d[1];
-  g.sh = (int64_t)o->d[2];
-  g.sw = (int64_t)o->d[3];
-  g.ph = (int64_t)o->d[4];
-  g.pw = (int64_t)o->d[5];
-  g.dh = (int64_t)o->d[6];
-  g.dw = (int64_t)o->d[7];
+  kd_cu_read_window(g, o->d);
   if (g.planes < 0 || g.h < 0 || g.w < 0 || g.oh < 0 || g.ow < 0 || g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1)
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "pool: bad geometry");
   const bool adaptive = o->code == KD_CUDA_POOL_ADAPTIVE_AVG || o->code == KD_CUDA_POOL_ADAPTIVE_AVG_BACKWARD;

@@ -29,6 +29,20 @@ struct kd_cu_scratch {
   kd_cu_scratch &operator=(const kd_cu_scratch &) = delete;
 };
 
+/* The window of the convolution and pooling kinds, d[0..7] = kh, kw, sh, sw, ph, pw, dh, dw
+ * (exact integers in doubles), into a geometry with those fields. */
+template <typename G>
+inline void kd_cu_read_window(G &g, const double *d) {
+  g.kh = (int64_t)d[0];
+  g.kw = (int64_t)d[1];
+  g.sh = (int64_t)d[2];
+  g.sw = (int64_t)d[3];
+  g.ph = (int64_t)d[4];
+  g.pw = (int64_t)d[5];
+  g.dh = (int64_t)d[6];
+  g.dw = (int64_t)d[7];
+}
+
 kd_cuda_status kd_cu_sort(int device, kd_cuda_op *o);   /* KD_CUDA_OP_SORT */
 kd_cuda_status kd_cu_unique(int device, kd_cuda_op *o); /* KD_CUDA_OP_UNIQUE */
 kd_cuda_status kd_cu_median(int device, kd_cuda_op *o); /* KD_CUDA_OP_MEDIAN */

@@ -151,26 +151,22 @@ static void kd_sum_cols_f32(double *restrict acc, const float *restrict x, int64
   }
 }
 
-typedef struct kd_cols_job {
+/* A float32 matrix sum for the pool: rows of x (row stride ld) into acc; n is the length of the
+ * dim not split (rows for column sums, columns for row sums). */
+typedef struct kd_sum2d_job {
   double *acc;
   const float *x;
-  int64_t ld, rows;
-} kd_cols_job;
+  int64_t ld, n;
+} kd_sum2d_job;
 
 static void kd_cols_body(void *p, int64_t c0, int64_t c1) {
-  const kd_cols_job *j = (const kd_cols_job *)p;
-  kd_sum_cols_f32(j->acc, j->x, j->ld, j->rows, c0, c1);
+  const kd_sum2d_job *j = (const kd_sum2d_job *)p;
+  kd_sum_cols_f32(j->acc, j->x, j->ld, j->n, c0, c1);
 }
 
-typedef struct kd_rows_job {
-  double *acc;
-  const float *x;
-  int64_t ld, cols;
-} kd_rows_job;
-
 static void kd_rows_body(void *p, int64_t r0, int64_t r1) {
-  const kd_rows_job *j = (const kd_rows_job *)p;
-  for (int64_t r = r0; r < r1; r++) j->acc[r] += kd_sum_f32_run(j->x + r * j->ld, j->cols);
+  const kd_sum2d_job *j = (const kd_sum2d_job *)p;
+  for (int64_t r = r0; r < r1; r++) j->acc[r] += kd_sum_f32_run(j->x + r * j->ld, j->n);
 }
 
 /* A float32 sum whose iteration is [rows (kept), cols (reduced, contiguous)] with the
@@ -180,9 +176,9 @@ static bool kd_red_sum_rows_f32(const kd_iter *it) {
   if (it->ndim != 2 || it->strides[0][0] != 0 || it->strides[1][0] != (int64_t)sizeof(float) ||
       it->strides[0][1] != (int64_t)sizeof(double) || it->strides[1][1] % (int64_t)sizeof(float))
     return false;
-  kd_rows_job j = {(double *)it->data[0], (const float *)it->data[1], it->strides[1][1] / (int64_t)sizeof(float),
-                   it->shape[0]};
-  int64_t grain = (KD_PARALLEL_GRAIN + j.cols - 1) / j.cols;
+  kd_sum2d_job j = {(double *)it->data[0], (const float *)it->data[1], it->strides[1][1] / (int64_t)sizeof(float),
+                    it->shape[0]};
+  int64_t grain = (KD_PARALLEL_GRAIN + j.n - 1) / j.n;
   if (it->flags & KD_ITER_SERIAL) grain = it->shape[1];
   kd_parallel_for(0, it->shape[1], grain, kd_rows_body, &j);
   return true;
@@ -195,9 +191,9 @@ static bool kd_red_sum_cols_f32(const kd_iter *it) {
   if (it->ndim != 2 || it->shape[0] < 16 || it->strides[0][0] != (int64_t)sizeof(double) ||
       it->strides[1][0] != (int64_t)sizeof(float) || it->strides[0][1] != 0 || it->strides[1][1] % (int64_t)sizeof(float))
     return false;
-  kd_cols_job j = {(double *)it->data[0], (const float *)it->data[1], it->strides[1][1] / (int64_t)sizeof(float),
-                   it->shape[1]};
-  int64_t grain = (KD_PARALLEL_GRAIN + j.rows - 1) / j.rows;
+  kd_sum2d_job j = {(double *)it->data[0], (const float *)it->data[1], it->strides[1][1] / (int64_t)sizeof(float),
+                    it->shape[1]};
+  int64_t grain = (KD_PARALLEL_GRAIN + j.n - 1) / j.n;
   grain = grain < 16 ? 16 : (grain + 15) / 16 * 16;
   if (it->flags & KD_ITER_SERIAL) grain = it->shape[0];
   kd_parallel_for(0, it->shape[0], grain, kd_cols_body, &j);
