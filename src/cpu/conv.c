@@ -103,8 +103,7 @@ static kd_status kd_conv_run(kd_conv_job *j) {
       memset(final, 0, (size_t)wn * es);
   }
   if (j->g.n > 0) {
-    if (j->nchunks > 1) kd_nn_parallel_blas(j->nchunks, kd_conv_run_chunk, j);
-    else kd_conv_run_chunk(j, 0, 1);
+    kd_nn_parallel_blas(j->nchunks, kd_conv_run_chunk, j);
   }
   if (j->pass == KD_CONV_PASS_BWD_WEIGHT && j->nchunks > 1) {
 #define KD_CONV_SUM_PARTIALS(SFX, T)                                               \

@@ -58,8 +58,8 @@ typedef struct kd_mm_operand {
 #if KD_HAVE_CBLAS
 
 /* Keeps OpenBLAS's thread count equal to kindling's (KINDLING_NUM_THREADS, setNumThreads),
- * as torch.set_num_threads also governs the BLAS it calls. */
-static void kd_mm_sync_blas_threads(void) {
+ * as torch.set_num_threads also governs the BLAS it calls. Declared in nn_common.h. */
+void kd_blas_sync_threads(void) {
 #ifdef OPENBLAS_VERSION
   static int kd_blas_threads;
   int n = kd_get_num_threads();
@@ -183,7 +183,7 @@ static kd_status kd_mm_blas(kd_dtype dtype, int64_t batch, int64_t m, int64_t n,
   j.c = c;
   j.alpha = alpha;
   j.beta = beta;
-  kd_mm_sync_blas_threads();
+  kd_blas_sync_threads();
   /* OpenBLAS runs products below 64^3 multiply-adds on one thread; batches of those are
    * spread over kindling's pool instead (as PyTorch does). Larger ones: OpenBLAS threads. */
   if (batch > 1 && (double)m * (double)n * (double)k < 64.0 * 64 * 64) {

@@ -98,17 +98,30 @@ KD_NN_GEMM_DEF(f64, double, KD_NN_GEMM_BLAS(cblas_dgemm))
 /* integer convolutions (conv.c): wrapping 64-bit arithmetic, the plain loop */
 KD_NN_GEMM_DEF(u64, uint64_t, )
 
+/* OpenBLAS's thread count set to kindling's, when it differs (matmul.c). */
+#if KD_HAVE_CBLAS
+void kd_blas_sync_threads(void);
+#else
+static inline void kd_blas_sync_threads(void) {}
+#endif
+
 /* Runs fn over [0, n) split into up to kd_get_num_threads() chunks of whole items, with BLAS
  * calls inside them single-threaded (as PyTorch does inside at::parallel_for), so the pool's
- * threads and OpenBLAS's never oversubscribe the cores. */
+ * threads and OpenBLAS's never oversubscribe the cores. One chunk (n == 1, or one thread) runs
+ * on the calling thread with OpenBLAS at kindling's thread count. */
 static inline void kd_nn_parallel_blas(int64_t n, kd_parallel_fn fn, void *ctx) {
   int nt = kd_get_num_threads();
+  if (nt <= 1 || n <= 1) {
+    kd_blas_sync_threads();
+    fn(ctx, 0, n);
+    return;
+  }
 #if KD_HAVE_CBLAS && defined(OPENBLAS_VERSION)
-  if (nt > 1 && n > 1) openblas_set_num_threads(1);
+  openblas_set_num_threads(1);
 #endif
   kd_parallel_for(0, n, 1, fn, ctx);
 #if KD_HAVE_CBLAS && defined(OPENBLAS_VERSION)
-  if (nt > 1 && n > 1) openblas_set_num_threads(nt);
+  openblas_set_num_threads(nt);
 #endif
 }
 
