@@ -94,16 +94,16 @@ __global__ void kd_cu_loss_kernel(const kd_cu_it8 it, const kd_cu_loss_p c, int 
 template <typename T>
 static kd_cuda_status kd_cu_loss_t(int device, kd_cuda_op *o, const kd_cu_it8 &it, const kd_cu_loss_p &c) {
   cudaStream_t s = kd_cu_stream(device);
-  kd_cu_scratch flag;
+  kd_cu_scratch flag(device);
   if (c.check) {
-    KD_CU_TRY(flag.get(device, sizeof(int)));
-    KD_CU_CHECK(cudaMemsetAsync(flag.ptr, 0, sizeof(int), s));
+    KD_CU_TRY(flag.alloc(sizeof(int)));
+    KD_CU_CHECK(cudaMemsetAsync(flag.p, 0, sizeof(int), s));
   }
-  kd_cu_loss_kernel<T><<<kd_cu_grid(device, it.numel), KD_CU_THREADS, 0, s>>>(it, c, (int *)flag.ptr);
+  kd_cu_loss_kernel<T><<<kd_cu_grid(device, it.numel), KD_CU_THREADS, 0, s>>>(it, c, (int *)flag.p);
   KD_CU_CHECK_LAUNCH("the loss kernel");
   if (c.check) {
     int got = 0;
-    KD_CU_CHECK(cudaMemcpyAsync(&got, flag.ptr, sizeof got, cudaMemcpyDeviceToHost, s));
+    KD_CU_CHECK(cudaMemcpyAsync(&got, flag.p, sizeof got, cudaMemcpyDeviceToHost, s));
     KD_CU_CHECK(cudaStreamSynchronize(s));
     o->result[0] = got;
   }
@@ -144,15 +144,15 @@ static kd_cuda_status kd_cu_nll_check(int device, kd_cuda_op *o) {
   if (o->numel == 0) return KD_CUDA_OK;
   if (!o->data[0]) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "nllLoss check: bad arguments");
   cudaStream_t s = kd_cu_stream(device);
-  kd_cu_scratch w;
-  KD_CU_TRY(w.get(device, sizeof(unsigned long long)));
+  kd_cu_scratch w(device);
+  KD_CU_TRY(w.alloc(sizeof(unsigned long long)));
   unsigned long long none = ~0ull, got = 0;
-  KD_CU_CHECK(cudaMemcpyAsync(w.ptr, &none, sizeof none, cudaMemcpyHostToDevice, s));
+  KD_CU_CHECK(cudaMemcpyAsync(w.p, &none, sizeof none, cudaMemcpyHostToDevice, s));
   const int64_t *t = (const int64_t *)o->data[0];
   kd_cu_nll_check_kernel<<<kd_cu_grid(device, o->numel), KD_CU_THREADS, 0, s>>>(t, o->numel, o->i[0], o->i[1],
-                                                                                (unsigned long long *)w.ptr);
+                                                                                (unsigned long long *)w.p);
   KD_CU_CHECK_LAUNCH("the nllLoss target check");
-  KD_CU_CHECK(cudaMemcpyAsync(&got, w.ptr, sizeof got, cudaMemcpyDeviceToHost, s));
+  KD_CU_CHECK(cudaMemcpyAsync(&got, w.p, sizeof got, cudaMemcpyDeviceToHost, s));
   KD_CU_CHECK(cudaStreamSynchronize(s));
   if (got != none) {
     int64_t v = 0;

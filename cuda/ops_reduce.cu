@@ -298,13 +298,13 @@ static kd_cuda_status kd_red_pass(int device, const T *in, const kd_cu_red_geom 
     KD_CU_CHECK_LAUNCH("a reduction kernel");
     return KD_CUDA_OK;
   }
-  kd_cu_scratch part;
-  KD_CU_TRY(part.get(device, (size_t)(onumel * G) * sizeof(A)));
-  kd_red_block_k<T, A, Op><<<kd_red_blocks(device, onumel * G), threads, 0, s>>>(in, g, op, center, (A *)part.ptr,
+  kd_cu_scratch part(device);
+  KD_CU_TRY(part.alloc((size_t)(onumel * G) * sizeof(A)));
+  kd_red_block_k<T, A, Op><<<kd_red_blocks(device, onumel * G), threads, 0, s>>>(in, g, op, center, (A *)part.p,
                                                                                  onumel, count, G, chunk);
   KD_CU_CHECK_LAUNCH("a reduction kernel");
   kd_red_combine_k<A, Op><<<kd_red_blocks(device, (onumel * 32 + threads - 1) / threads), threads, 0, s>>>(
-      (const A *)part.ptr, op, acc, onumel, G);
+      (const A *)part.p, op, acc, onumel, G);
   KD_CU_CHECK_LAUNCH("a reduction kernel");
   return KD_CUDA_OK;
 }
@@ -380,9 +380,9 @@ __global__ void kd_red_arg_post_k(const kd_red_argacc<typename kd_cu_ct<T>::type
 template <typename T, typename A>
 static kd_cuda_status kd_red_values(int device, const kd_cuda_reduce *r, const kd_cu_red_geom &g, int kind, int post) {
   const int64_t n = r->onumel;
-  kd_cu_scratch buf;
-  KD_CU_TRY(buf.get(device, (size_t)n * 3 * sizeof(A)));
-  A *a1 = (A *)buf.ptr, *a2 = a1 + n, *center = a2 + n;
+  kd_cu_scratch buf(device);
+  KD_CU_TRY(buf.alloc((size_t)n * 3 * sizeof(A)));
+  A *a1 = (A *)buf.p, *a2 = a1 + n, *center = a2 + n;
   const T *in = (const T *)r->in;
   kd_red_vop<T, A> op{kind, (A)r->p};
   const double cnt = (double)r->count;
@@ -409,13 +409,13 @@ static kd_cuda_status kd_red_typed(int device, const kd_cuda_reduce *r, const kd
   const int64_t n = r->onumel;
   if (r->arg) {
     typedef typename kd_red_aop<T>::A A;
-    kd_cu_scratch buf;
-    KD_CU_TRY(buf.get(device, (size_t)n * sizeof(A)));
+    kd_cu_scratch buf(device);
+    KD_CU_TRY(buf.alloc((size_t)n * sizeof(A)));
     const int is_max = r->code == KD_REDUCE_MAX || r->code == KD_REDUCE_ARGMAX;
     kd_red_aop<T> op{is_max};
-    KD_CU_TRY(kd_red_pass(device, (const T *)r->in, g, n, r->count, op, (const A *)nullptr, (A *)buf.ptr));
+    KD_CU_TRY(kd_red_pass(device, (const T *)r->in, g, n, r->count, op, (const A *)nullptr, (A *)buf.p));
     kd_red_arg_post_k<T><<<kd_cu_grid(device, n), KD_CU_THREADS, 0, kd_cu_stream(device)>>>(
-        (const A *)buf.ptr, (T *)r->out, (int64_t *)r->out2, n);
+        (const A *)buf.p, (T *)r->out, (int64_t *)r->out2, n);
     KD_CU_CHECK_LAUNCH("an index reduction epilogue");
     return KD_CUDA_OK;
   }

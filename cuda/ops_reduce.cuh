@@ -7,6 +7,7 @@
 #define KD_CUDA_OPS_REDUCE_CUH
 
 #include "iter.cuh"
+#include "scratch.cuh"
 
 /* a shifted down by `delta` lanes (every lane of the warp must call it). */
 template <typename A>
@@ -70,20 +71,6 @@ template <typename A>
 struct kd_cu_max_op {
   __device__ __forceinline__ A ident() const { return -(A)INFINITY; }
   __device__ __forceinline__ A comb(A a, A b) const { return (b > a || b != b) ? b : a; }
-};
-
-/* Device scratch memory from the caching allocator, freed when the scope ends (stream-ordered
- * reuse, as PyTorch's temporaries). */
-struct kd_cu_scratch {
-  int device = 0;
-  void *ptr = nullptr;
-  kd_cuda_status get(int dev, size_t nbytes) {
-    device = dev;
-    return kd_cu_malloc(dev, nbytes ? nbytes : 16, &ptr);
-  }
-  ~kd_cu_scratch() {
-    if (ptr) (void)kd_cu_free(device, ptr);
-  }
 };
 
 /* ---- the version-4 entries ---- */

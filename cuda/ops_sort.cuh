@@ -1,33 +1,11 @@
 /* ops_sort.cuh - the launchers of the kinds 40..63 of kd_cuda_op (sort, unique, median in
  * ops_sort.cu; convolution in ops_conv.cu; pooling in ops_pool.cu), called by ops_op.cu's
- * kd_cu_op, and the scratch buffer they share. */
+ * kd_cu_op. */
 #ifndef KD_CUDA_OPS_SORT_CUH
 #define KD_CUDA_OPS_SORT_CUH
 
 #include "iter.cuh"
-
-/* A device buffer from the caching allocator (memory.cu), given back when the object dies. The
- * allocator's blocks belong to the current stream and every launch here is on that stream, so
- * freeing right after enqueuing the work that uses the buffer is safe (stream order). */
-struct kd_cu_scratch {
-  int device;
-  void *p;
-  explicit kd_cu_scratch(int dev) : device(dev), p(nullptr) {}
-  ~kd_cu_scratch() {
-    if (p) kd_cu_free(device, p);
-  }
-  kd_cuda_status alloc(size_t nbytes) {
-    if (p) kd_cu_free(device, p);
-    p = nullptr;
-    return kd_cu_malloc(device, nbytes ? nbytes : 1, &p);
-  }
-  template <typename T>
-  T *as() const {
-    return (T *)p;
-  }
-  kd_cu_scratch(const kd_cu_scratch &) = delete;
-  kd_cu_scratch &operator=(const kd_cu_scratch &) = delete;
-};
+#include "scratch.cuh"
 
 /* The window of the convolution and pooling kinds, d[0..7] = kh, kw, sh, sw, ph, pw, dh, dw
  * (exact integers in doubles), into a geometry with those fields. */
