@@ -98,7 +98,7 @@ if (cuda && !(kd && kd.cuda.isAvailable())) {
 }
 const sync = cuda ? () => { kd.cuda.synchronize().catch(() => {}); } : null;
 
-let cases = allCases.filter((c) => !opts.filter || c.name.includes(opts.filter));
+let cases = allCases.filter((c) => !opts.filter || opts.filter.split('|').some((f) => c.name.includes(f)));
 if (!cases.length) {
   console.error(`bench: no case matches --filter ${opts.filter} (cases: ${allCases.map((c) => c.name).join(', ')})`);
   process.exit(2);

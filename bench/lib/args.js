@@ -3,7 +3,7 @@
 
 const HELP = `usage: node bench/run.js [options]     (npm run bench -- [options])
   --quick            fewer sizes and shorter samples (CI runs this; under a minute)
-  --filter <text>    only cases whose name contains <text>
+  --filter <text>    only cases whose name contains <text> (a|b: either)
   --device <dev>     cpu (default) or cuda: the same cases on CUDA tensors, PyTorch CUDA as
                      the peer, device-to-device copy bandwidth as the limit
   --threads <n>      threads for kindling, OpenBLAS, PyTorch and the native programs
