@@ -17,6 +17,9 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_peer import fashion_model  # noqa: E402  the models of examples/fashion-mnist/models.js
+
 MEAN, STD = 0.2860, 0.3530
 
 
@@ -38,15 +41,6 @@ def split(folder, images, labels):
     return x, y
 
 
-def model(kind):
-    if kind == 'mlp':
-        return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
-    return nn.Sequential(
-        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(64 * 7 * 7, 10))
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--model', default='cnn', choices=['mlp', 'cnn'])
@@ -63,7 +57,7 @@ def main():
     xtr, ytr = split(folder, 'train-images-idx3-ubyte', 'train-labels-idx1-ubyte')
     xte, yte = split(folder, 't10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte')
     dev = torch.device(a.device)
-    net = model(a.model).to(dev)
+    net = fashion_model(a.model).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=a.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, a.epochs)
     loss_fn = nn.CrossEntropyLoss()
