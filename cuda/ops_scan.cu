@@ -1,11 +1,17 @@
 /* ops_scan.cu - CUDA cumsum and cumprod along one dim, and (kind KD_CUDA_OP_SCAN of kd_cu_op)
  * cummax/cummin and cumprodBackward, (src/cpu/scan.c's host side made the
  * input contiguous in the output dtype and allocated the contiguous output), seen as
- * [outer, len, inner]: one thread per line (outer * inner lines), a sequential scan down the
- * line, so results are in the CPU's order. Adjacent threads own adjacent lines, so when
- * inner > 1 every step is one coalesced load and store. Accumulators: double for every
- * floating dtype (as the CPU), uint64 with wrapping for integers and bool
- * (as the CPU's int64); each prefix is rounded to the dtype once. */
+ * [outer, len, inner]. When inner > 1: one thread per line (outer * inner lines), a sequential
+ * scan down the line, so results are in the CPU's order; adjacent threads own adjacent lines, so
+ * every step is one coalesced load and store. When inner == 1 (the scan runs along the last dim)
+ * that layout would make every thread walk its own row, uncoalesced: one block per row instead,
+ * KD_SCAN_BLOCK elements at a time with a block-wide scan (CUB's BlockScan) plus the carry of the
+ * chunks before, as PyTorch's scan of the innermost dim. Accumulators: double for every floating
+ * dtype (as the CPU; the row scan adds in a tree, so the last bits of a double result may differ
+ * from the CPU's sequential order), uint64 with wrapping for integers and bool (as the CPU's
+ * int64, exactly); each prefix is rounded to the dtype once. */
+#include <cub/block/block_scan.cuh>
+
 #include "ops_reduce.cuh"
 
 template <typename T>
@@ -34,14 +40,54 @@ __global__ void kd_scan_k(const T *x, T *y, int64_t outer, int64_t len, int64_t 
   }
 }
 
+#define KD_SCAN_BLOCK 256
+
+template <typename A>
+struct kd_scan_combine {
+  bool sum;
+  __device__ __forceinline__ A operator()(A a, A b) const { return sum ? a + b : a * b; }
+};
+
+/* inner == 1: block b scans rows b, b + gridDim.x, ... */
+template <typename T>
+__global__ void __launch_bounds__(KD_SCAN_BLOCK) kd_scan_rows_k(const T *x, T *y, int64_t rows, int64_t len, bool sum) {
+  typedef typename kd_cu_ct<T>::type CT;
+  typedef typename std::conditional<std::is_floating_point<CT>::value, double, uint64_t>::type A;
+  typedef cub::BlockScan<A, KD_SCAN_BLOCK> Scan;
+  __shared__ typename Scan::TempStorage tmp;
+  const kd_scan_combine<A> op{sum};
+  const A ident = sum ? (A)0 : (A)1;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const T *xr = x + row * len;
+    T *yr = y + row * len;
+    A carry = ident;
+    for (int64_t k0 = 0; k0 < len; k0 += KD_SCAN_BLOCK) {
+      const int64_t k = k0 + threadIdx.x;
+      A v = k < len ? (A)kd_cu_ld(xr[k]) : ident, incl, chunk;
+      Scan(tmp).InclusiveScan(v, incl, op, chunk);
+      if (k < len) {
+        if constexpr (std::is_floating_point<CT>::value) yr[k] = kd_cu_st<T>((CT)op(carry, incl));
+        else yr[k] = kd_cu_st<T>((int64_t)op(carry, incl));
+      }
+      carry = op(carry, chunk);
+      __syncthreads(); /* tmp is reused by the next chunk */
+    }
+  }
+}
+
 kd_cuda_status kd_cu_scan_rows(int device, const kd_cuda_rows *r) {
   const bool sum = r->op == KD_CUDA_ROWS_CUMSUM;
   cudaStream_t s = kd_cu_stream(device);
-  const unsigned grid = kd_cu_grid(device, r->outer * r->inner);
+  if (r->outer * r->inner == 0 || r->len == 0) return KD_CUDA_OK;
+  const bool rows = r->inner == 1 && r->len > 1;
+  const unsigned grid = rows ? (unsigned)(r->outer < 65535 ? r->outer : 65535) : kd_cu_grid(device, r->outer * r->inner);
   switch (r->dtype) {
 #define KD_SCAN_CASE(DT, T)                                                                                       \
   case DT:                                                                                                        \
-    kd_scan_k<T><<<grid, KD_CU_THREADS, 0, s>>>((const T *)r->x, (T *)r->y, r->outer, r->len, r->inner, sum); \
+    if (rows)                                                                                                     \
+      kd_scan_rows_k<T><<<grid, KD_SCAN_BLOCK, 0, s>>>((const T *)r->x, (T *)r->y, r->outer, r->len, sum);      \
+    else                                                                                                          \
+      kd_scan_k<T><<<grid, KD_CU_THREADS, 0, s>>>((const T *)r->x, (T *)r->y, r->outer, r->len, r->inner, sum); \
     break;
     KD_CU_FOR_EACH_DTYPE(KD_SCAN_CASE)
 #undef KD_SCAN_CASE
