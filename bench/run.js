@@ -468,7 +468,8 @@ async function main() {
     peers,
     rows,
     all_rounds: opts.rounds > 1 ? final.rounds : undefined,
-    check_repeat: second ? { first_rows: first.rows, first_kindling: first.kdResults, first_peers: first.peers, comparison: repeat } : undefined,
+    check_repeat: second ? { first_rows: first.rows, first_kindling: first.kdResults, first_peers: first.peers,
+      first_rounds: opts.rounds > 1 ? first.rounds : undefined, comparison: repeat } : undefined,
     skipped,
   };
   fs.writeFileSync(file, JSON.stringify(report, null, 1) + '\n');
