@@ -77,7 +77,7 @@ ops.forEach((o, i) => { o.id = i; o.cname = o.name.replace('.', '_'); o.jsname =
 // cuda}` field; out-of-place ops only (PyTorch never autocasts in-place ops). o.autocast = {cpu, cuda}.
 const AUTOCAST_DEVS = ['cpu', 'cuda']; // the order of enum kd_autocast_dev (src/dispatch/autocast.h)
 const AUTOCAST_C = { lower: 'KD_AUTOCAST_LOWER', fp32: 'KD_AUTOCAST_FP32', fp32SetOptDtype: 'KD_AUTOCAST_FP32_SET_OPT_DTYPE',
-  promote: 'KD_AUTOCAST_PROMOTE', banned: 'KD_AUTOCAST_BANNED' };
+  promote: 'KD_AUTOCAST_PROMOTE', banned: 'KD_AUTOCAST_BANNED', native: 'KD_AUTOCAST_NATIVE' };
 const autocastTable = require(path.join(root, 'src', 'ops', 'autocast_policy.js'));
 const autocastMissing = { cpu: [], cuda: [] };
 {
@@ -420,7 +420,7 @@ function genDocs() {
     'GPU so far); `generic`/`composite` as for the CPU; `-` = not available on CUDA (a clean KD_NOT_SUPPORTED error).\n\n';
   s += '- **autocast**: the op\'s policy inside `kd.autocast` per device type (PyTorch 1.13\'s lists, ' +
     '`src/ops/autocast_policy.js`): `lower` (to the scope\'s float16/bfloat16), `fp32`, `fp32SetOptDtype` ' +
-    '(dtype=float32 unless given), `promote` (widest floating dtype), `banned`; `-` = runs as called.\n\n';
+    '(dtype=float32 unless given), `promote` (widest floating dtype), `banned`, `native` (no cast, and none inside: a composite of what is one op in PyTorch); `-` = runs as called.\n\n';
   s += '| op | signature | kind | forms | dtypes | CPU | CUDA | autocast | description |\n|---|---|---|---|---|---|---|---|---|\n';
   for (const o of ops) {
     const forms = o.variants.flatMap((v) => (v === 'function' ? o.ns.map((n) => `kd.${n ? n + '.' : ''}${o.jsname}`) : [`t.${o.jsname}`])).join(', ');

@@ -50,7 +50,7 @@ static float kd_amp_read_f32(const kd_tensor *t) { return *(const float *)kd_ten
 
 static kd_status kd_amp_check1(const kd_tensor *t, const char *name, kd_dtype dt, const char *kind) {
   if (kd_tensor_numel(t) != 1) return kd_error(KD_ERR_INVALID_ARGUMENT, "%s must be a 1-element tensor.", name);
-  if (t->dtype != dt) return kd_error(KD_ERR_DTYPE, "%s must be a %s tensor.", name, kind);
+  if (t->dtype != dt) return kd_error(KD_ERR_DTYPE, "%s must be %s tensor.", name, kind);
   return KD_OK;
 }
 
@@ -58,8 +58,8 @@ static kd_status kd_amp_unscale(kd_value *args) {
   kd_tensor *const *g = args[0].v.tlist.data;
   const int n = args[0].kind == KD_VALUE_TENSORLIST ? args[0].v.tlist.n : 0;
   kd_tensor *found = args[1].v.t, *inv = args[2].v.t;
-  KD_TRY(kd_amp_check1(inv, "inv_scale", KD_DTYPE_F32, "float"));
-  KD_TRY(kd_amp_check1(found, "found_inf", KD_DTYPE_F32, "float"));
+  KD_TRY(kd_amp_check1(inv, "inv_scale", KD_DTYPE_F32, "a float"));
+  KD_TRY(kd_amp_check1(found, "found_inf", KD_DTYPE_F32, "a float"));
   for (int i = 0; i < n; i++) {
     if (!g[i]) return kd_error(KD_ERR_INVALID_ARGUMENT, "_amp_foreach_non_finite_check_and_unscale_: grads[%d] is null", i);
     if (!kd_dtype_is_float(g[i]->dtype))
@@ -99,9 +99,9 @@ static kd_status kd_amp_update_scale(kd_value *args, kd_value *outs) {
   kd_tensor *scale = args[0].v.t, *tracker = args[1].v.t, *found = args[2].v.t;
   const double growth = args[3].v.d, backoff = args[4].v.d;
   const int64_t interval = args[5].v.i;
-  KD_TRY(kd_amp_check1(tracker, "growth_tracker", KD_DTYPE_I32, "int"));
-  KD_TRY(kd_amp_check1(scale, "current_scale", KD_DTYPE_F32, "float"));
-  KD_TRY(kd_amp_check1(found, "found_inf", KD_DTYPE_F32, "float"));
+  KD_TRY(kd_amp_check1(tracker, "growth_tracker", KD_DTYPE_I32, "an int"));
+  KD_TRY(kd_amp_check1(scale, "current_scale", KD_DTYPE_F32, "a float"));
+  KD_TRY(kd_amp_check1(found, "found_inf", KD_DTYPE_F32, "a float"));
   if (kd_amp_on_device(scale)) {
     kd_dev_op d;
     memset(&d, 0, sizeof d);

@@ -158,6 +158,13 @@ kd_status kd_autocast_kernel(const kd_op_info *op, kd_keyset ks, kd_value *args,
                     "or torch.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and BCEWithLogits are\n"
                     "safe to autocast. (in '%s')", op->name);
 
+  if (policy == KD_AUTOCAST_NATIVE) { /* a kindling composite of a PyTorch native op */
+    kd_dispatch_tls_set(tls);
+    kd_status st = kd_redispatch(op, below, args, outs);
+    kd_dispatch_tls_set(saved);
+    return st;
+  }
+
   /* the tensors of the call, in argument order (list elements in place) */
   kd_tensor **slots[KD_AC_MAX_TENSORS];
   kd_dtype dts[KD_AC_MAX_TENSORS], to[KD_AC_MAX_TENSORS];

@@ -35,6 +35,7 @@ typedef enum kd_autocast_policy {
   KD_AUTOCAST_FP32_SET_OPT_DTYPE, /* fp32_set_opt_dtype / fp32_append_dtype */
   KD_AUTOCAST_PROMOTE,            /* promote */
   KD_AUTOCAST_BANNED,             /* an error */
+  KD_AUTOCAST_NATIVE,             /* no cast, and autocast off for the ops it calls */
 } kd_autocast_policy;
 
 /* Generated (src/ops/ops_gen.c): the policy of each op per device type. */

@@ -13,7 +13,7 @@
   KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));            \
   for (size_t i_ = argc; i_ < n; i_++) napi_get_undefined(env, &argv[i_]);
 
-static const char *const kd_ac_policy_names[] = {NULL, "lower", "fp32", "fp32SetOptDtype", "promote", "banned"};
+static const char *const kd_ac_policy_names[] = {NULL, "lower", "fp32", "fp32SetOptDtype", "promote", "banned", "native"};
 
 static bool kd_ac_dtype_arg(napi_env env, napi_value v, kd_dtype *out) {
   char buf[32];

@@ -12,6 +12,11 @@
 //                    with dtype=float32 (PyTorch's fp32_set_opt_dtype / fp32_append_dtype)
 //   promote          eligible tensors -> the widest floating dtype among them
 //   banned           an error (CUDA binary_cross_entropy: use binaryCrossEntropyWithLogits)
+//   native           (kindling's own) no cast, and autocast off for the ops it calls: a kindling
+//                    composite of what is ONE op in PyTorch without a policy for the device
+//                    (CPU dot runs float32 in PyTorch; kindling's dot would otherwise reach mm's
+//                    policy). Composites of PyTorch composites (einsum, hstack) have no entry:
+//                    PyTorch casts the ops inside them too.
 // Names kindling does not have (yet) are kept so that a family adding the op gets its policy;
 // docs/OPS.md lists them. A composite op with a policy casts once at its own level: the ops it
 // calls run with autocast excluded, as PyTorch's ExcludeDispatchKeyGuard does.
@@ -33,6 +38,7 @@ module.exports = {
     promote: ['addcdiv', 'addcmul', 'atan2', 'bilinear', 'cat', 'cross', 'dot', 'gridSampler', 'indexPut',
       'tensordot', 'scatterAdd', 'stack', 'indexCopy'],
     banned: ['binaryCrossEntropy'],
+    native: ['vdot', 'batchNorm'],
   },
   // AutocastCPU (bfloat16, the only dtype CPU autocast accepts in 1.13)
   cpu: {
@@ -47,5 +53,6 @@ module.exports = {
       'binaryCrossEntropyWithLogits', 'geqrf', 'qr', 'svd', 'triangularSolve', 'fractionalMaxPool2d',
       'fractionalMaxPool3d', 'adaptiveMaxPool3d'],
     promote: ['stack', 'cat', 'indexCopy'],
+    native: ['dot', 'vdot', 'mv'],
   },
 };
