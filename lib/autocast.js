@@ -149,6 +149,10 @@ module.exports = function installAutocast(kd, N, rt) {
     if (p === undefined) throw new KindlingError(`autocastPolicy: unknown op '${op}'`, 'KD_INVALID_ARGUMENT');
     return p;
   };
+  /** Replaces an op's policy for a device type (null: the table's again); returns whether the op
+   * has an Autocast kernel (only ops with a policy somewhere do). Lets tests run the CUDA
+   * policies on CPU tensors. */
+  internal.autocastSetPolicy = (op, deviceType, policy) => C.setPolicy(op, deviceType, policy);
   /** The dtypes a policy casts tensors of the given dtypes to: {dtypes, setDtype}. */
   internal.autocastPlan = (policy, lowerDtype, dtypes) => {
     const [to, setDtype] = C.plan(policy, lowerDtype, dtypes);

@@ -351,6 +351,77 @@ describe('autocast: device types', function () {
   });
 });
 
+describe("autocast: the CUDA table's policies run on CPU tensors (test hook)", function () {
+  // kd._internal.autocastSetPolicy puts an op's CUDA policy in its CPU column, so the kernel
+  // paths that only the CUDA table uses (fp32SetOptDtype, banned, promote of pointwise ops) run
+  // here without a GPU.
+  const set = kd._internal.autocastSetPolicy;
+  const changed = [];
+  const asCuda = (op) => {
+    assert.equal(set(op, 'cpu', kd._internal.autocastPolicy(op, 'cuda')), true, `${op} has an Autocast kernel`);
+    changed.push(op);
+  };
+  afterEach(function () { while (changed.length) set(changed.pop(), 'cpu', null); });
+
+  it('fp32SetOptDtype: dtype=float32 unless given, only for an eligible first argument', function () {
+    for (const op of ['softmax', 'logSoftmax', 'sum', 'cumsum', 'prod']) asCuda(op);
+    const h = kd.randn(2, 3).to('bfloat16');
+    const s0 = stats();
+    cpu(() => {
+      assert.equal(h.softmax(1).dtype, 'float32');
+      assertValuesClose(values(h.softmax(1)), values(h.to('float32').softmax(1)), 'float32', 'softmax in float32');
+      assert.equal(h.softmax(1, { dtype: 'float64' }).dtype, 'float64', 'an explicit dtype wins');
+      assert.equal(h.to('float64').logSoftmax(1).dtype, 'float64', 'float64 is not eligible');
+      assert.equal(h.sum().dtype, 'float32');
+      assert.equal(h.cumsum(0).dtype, 'float32');
+      assert.equal(h.prod().dtype, 'float32');
+      assert.equal(kd.ones(3, { dtype: 'int32' }).sum().dtype, 'int64');
+    });
+    assert.equal(stats().casts - s0.casts, 0, 'no casts: the dtype argument does it');
+  });
+
+  it('fp32, promote and native', function () {
+    for (const op of ['exp', 'pow', 'addcmul', 'atan2', 'layerNorm', 'vdot']) asCuda(op);
+    const h = kd.randn(2, 4).to('bfloat16');
+    const f = kd.randn(2, 4);
+    cpu(() => {
+      assert.equal(h.exp().dtype, 'float32');
+      assert.equal(h.pow(2).dtype, 'float32');
+      assert.equal(kd.addcmul(h, h, f).dtype, 'float32');
+      assert.equal(kd.addcmul(h, h, h).dtype, 'bfloat16');
+      assert.equal(kd.atan2(h, f.to('float64')).dtype, 'float64', 'float64 is ignored by promote, then the op promotes');
+      const s0 = stats();
+      const ln = F.layerNorm(h, [4], { weight: kd.ones(4).to('bfloat16'), bias: kd.zeros(4).to('bfloat16') });
+      assert.equal(ln.dtype, 'float32');
+      assert.equal(stats().casts - s0.casts, 3, 'the composite casts its three inputs once, nativeLayerNorm inside none');
+      assert.equal(kd.vdot(f.select(0, 0), f.select(0, 1)).dtype, 'float32');
+    });
+  });
+
+  it('banned: binaryCrossEntropy (PyTorch\'s message)', function () {
+    asCuda('binaryCrossEntropy');
+    const p = kd.full([3], 0.5);
+    const e = expectKdError(() => cpu(() => F.binaryCrossEntropy(p, p)), 'KD_NOT_SUPPORTED');
+    assert.match(e.message, /unsafe to autocast/);
+    assert.equal(F.binaryCrossEntropy(p, p).dtype, 'float32', 'outside the scope it runs');
+  });
+
+  it('lower on a list longer than the stack slots (cat of 100 tensors, promote)', function () {
+    const parts = Array.from({ length: 100 }, (_, i) => (i === 57 ? kd.ones(1) : kd.ones(1).to('bfloat16')));
+    const s0 = stats();
+    const r = cpu(() => kd.cat(parts));
+    assert.equal(r.dtype, 'float32');
+    assert.equal(stats().casts - s0.casts, 99);
+    assert.deepEqual(values(r), Array(100).fill(1));
+  });
+
+  it('hook errors', function () {
+    expectKdError(() => set('mm', 'cpu', 'nope'), 'KD_INVALID_ARGUMENT');
+    expectKdError(() => set('noSuchOp', 'cpu', 'fp32'), 'KD_INVALID_ARGUMENT');
+    assert.equal(set('relu', 'cpu', null), false, 'relu has no Autocast kernel');
+  });
+});
+
 describe('autocast: bad input', function () {
   it('unknown device type, bad dtype, bad options -> errors with a code', function () {
     expectKdError(() => kd.autocast({ deviceType: 'tpu' }, () => {}), 'KD_INVALID_ARGUMENT');

@@ -124,6 +124,23 @@ static kd_status kd_ac_cast(kd_tensor *t, kd_dtype to, kd_dtype lower, kd_tensor
   return KD_OK;
 }
 
+/* Test hook: a policy that replaces the table's (0xff: none set). Process-wide, set only by tests. */
+static unsigned char kd_ac_override[KD_OP_COUNT][KD_AUTOCAST_NDEV];
+static bool kd_ac_overridden;
+
+void kd_autocast_override(int op, int dev, int policy) {
+  if (!kd_ac_overridden) {
+    memset(kd_ac_override, 0xff, sizeof kd_ac_override);
+    kd_ac_overridden = true;
+  }
+  if (op >= 0 && op < KD_OP_COUNT && dev >= 0 && dev < KD_AUTOCAST_NDEV) kd_ac_override[op][dev] = policy < 0 ? 0xff : (unsigned char)policy;
+}
+
+int kd_autocast_policy_of(int op, int dev) {
+  if (kd_ac_overridden && kd_ac_override[op][dev] != 0xff) return kd_ac_override[op][dev];
+  return kd_op_autocast_policy[op][dev];
+}
+
 static int kd_ac_dev_of(kd_device d) {
   return d.type == KD_DEVICE_CPU ? KD_AUTOCAST_DEV_CPU : d.type == KD_DEVICE_CUDA ? KD_AUTOCAST_DEV_CUDA : -1;
 }
@@ -146,7 +163,7 @@ kd_status kd_autocast_kernel(const kd_op_info *op, kd_keyset ks, kd_value *args,
   kd_dispatch_tls saved = kd_dispatch_tls_get(), tls = saved;
   tls.excluded |= KD_KEYSET(KD_KEY_AUTOCAST);
   const int dev = kd_ac_call_dev(op, args);
-  const int policy = dev >= 0 && kd_ac.enabled[dev] ? kd_op_autocast_policy[op->id][dev] : KD_AUTOCAST_NONE;
+  const int policy = dev >= 0 && kd_ac.enabled[dev] ? kd_autocast_policy_of(op->id, dev) : KD_AUTOCAST_NONE;
   /* no policy for this device type: fall through, leaving autocast on for the ops a
    * composite calls (PyTorch's fallthrough kernel) */
   if (policy == KD_AUTOCAST_NONE) return kd_redispatch(op, below, args, outs);
@@ -165,18 +182,33 @@ kd_status kd_autocast_kernel(const kd_op_info *op, kd_keyset ks, kd_value *args,
     return st;
   }
 
-  /* the tensors of the call, in argument order (list elements in place) */
-  kd_tensor **slots[KD_AC_MAX_TENSORS];
-  kd_dtype dts[KD_AC_MAX_TENSORS], to[KD_AC_MAX_TENSORS];
+  /* the tensors of the call, in argument order (list elements in place); on the stack for up to
+   * KD_AC_MAX_TENSORS, else on the heap */
   kd_value cargs[32];
   kd_tensor **lists[32] = {0};
   if (op->nargs > 32) return kd_error(KD_ERR_INTERNAL, "autocast: too many arguments for '%s'", op->name);
   memcpy(cargs, args, sizeof(kd_value) * (size_t)op->nargs);
+  int total = 0;
+  for (int i = 0; i < op->nargs; i++)
+    total += cargs[i].kind == KD_VALUE_TENSOR ? 1 : cargs[i].kind == KD_VALUE_TENSORLIST ? cargs[i].v.tlist.n : 0;
+  kd_tensor **slots_s[KD_AC_MAX_TENSORS], ***slots = slots_s;
+  kd_dtype dts_s[KD_AC_MAX_TENSORS], to_s[KD_AC_MAX_TENSORS], *dts = dts_s, *to = to_s;
+  bool made_s[KD_AC_MAX_TENSORS] = {0}, *made = made_s;
+  void *heap = NULL;
+  if (total > KD_AC_MAX_TENSORS) {
+    size_t each = sizeof(kd_tensor **) + 2 * sizeof(kd_dtype) + sizeof(bool);
+    heap = calloc((size_t)total, each);
+    if (!heap) return kd_error(KD_ERR_OOM, "autocast: out of memory");
+    slots = (kd_tensor ***)heap;
+    dts = (kd_dtype *)(slots + total);
+    to = dts + total;
+    made = (bool *)(to + total);
+  }
   int n = 0;
   kd_status st = KD_OK;
   for (int i = 0; i < op->nargs && st == KD_OK; i++) {
     if (cargs[i].kind == KD_VALUE_TENSOR) {
-      if (n < KD_AC_MAX_TENSORS) slots[n++] = &cargs[i].v.t;
+      slots[n++] = &cargs[i].v.t;
     } else if (cargs[i].kind == KD_VALUE_TENSORLIST && cargs[i].v.tlist.n > 0) {
       int m = cargs[i].v.tlist.n;
       lists[i] = (kd_tensor **)malloc(sizeof(kd_tensor *) * (size_t)m);
@@ -184,7 +216,7 @@ kd_status kd_autocast_kernel(const kd_op_info *op, kd_keyset ks, kd_value *args,
       memcpy(lists[i], cargs[i].v.tlist.data, sizeof(kd_tensor *) * (size_t)m);
       cargs[i].v.tlist.data = lists[i];
       for (int j = 0; j < m; j++)
-        if (lists[i][j] && n < KD_AC_MAX_TENSORS) slots[n++] = &lists[i][j];
+        if (lists[i][j]) slots[n++] = &lists[i][j];
     }
   }
   /* only tensors on the scope's device type take part (PyTorch's is_autocast_eligible) */
@@ -200,7 +232,6 @@ kd_status kd_autocast_kernel(const kd_op_info *op, kd_keyset ks, kd_value *args,
     set_dtype = -1;
   }
   kd_dispatch_tls_set(tls);
-  bool made[KD_AC_MAX_TENSORS] = {0};
   for (int k = 0; k < n && st == KD_OK; k++) {
     if (to[k] == dts[k]) continue;
     kd_tensor *c = NULL;
@@ -213,5 +244,6 @@ kd_status kd_autocast_kernel(const kd_op_info *op, kd_keyset ks, kd_value *args,
   kd_dispatch_tls_set(saved);
   for (int k = 0; k < n; k++) if (made[k]) kd_tensor_release(*slots[k]);
   for (int i = 0; i < op->nargs; i++) free(lists[i]);
+  free(heap);
   return st;
 }

@@ -65,6 +65,12 @@ kd_autocast_stats kd_autocast_stats_get(void);
  * (kd._internal.autocastPlan) share it. Non-floating dtypes and float64 never change. */
 void kd_autocast_plan(int policy, kd_dtype lower, int n, const kd_dtype *dtypes, kd_dtype *targets, int *set_dtype);
 
+/* The policy of op on device type dev (the generated table, unless a test overrode it). */
+int kd_autocast_policy_of(int op, int dev);
+/* Test hook: replaces op's policy on dev (-1 restores the table's). Only ops that have a policy
+ * on some device type have an Autocast kernel, so only theirs can be changed. */
+void kd_autocast_override(int op, int dev, int policy);
+
 /* The Autocast kernel of every op with a policy. */
 kd_status kd_autocast_kernel(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 

@@ -100,8 +100,34 @@ static napi_value kd_ac_policy(napi_env env, napi_callback_info info) {
   int dev = kd_ac_dev_arg(env, argv[1]);
   if (dev < 0) return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "unknown device type");
   for (int i = 0; i < KD_OP_COUNT; i++)
-    if (strcmp(kd_ops[i].name, name) == 0) return kd_ac_str(env, kd_ac_policy_names[kd_op_autocast_policy[i][dev]]);
+    if (strcmp(kd_ops[i].name, name) == 0) return kd_ac_str(env, kd_ac_policy_names[kd_autocast_policy_of(i, dev)]);
   return NULL;
+}
+
+/* setPolicy(opName, deviceType, policy | null) -> whether the op has an Autocast kernel (test hook) */
+static napi_value kd_ac_set_policy(napi_env env, napi_callback_info info) {
+  KD_AC_ARGS(3);
+  char name[96], pname[32];
+  KD_NAPI_CALL(env, kd_napi_string_arg(env, argv[0], name, sizeof name));
+  int dev = kd_ac_dev_arg(env, argv[1]);
+  if (dev < 0) return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "unknown device type");
+  int policy = -1;
+  napi_valuetype t;
+  KD_NAPI_CALL(env, napi_typeof(env, argv[2], &t));
+  if (t == napi_string) {
+    KD_NAPI_CALL(env, kd_napi_string_arg(env, argv[2], pname, sizeof pname));
+    for (int p = 1; p < (int)(sizeof kd_ac_policy_names / sizeof kd_ac_policy_names[0]); p++)
+      if (strcmp(pname, kd_ac_policy_names[p]) == 0) policy = p;
+    if (policy < 0) return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "unknown autocast policy '%s'", pname);
+  }
+  for (int i = 0; i < KD_OP_COUNT; i++) {
+    if (strcmp(kd_ops[i].name, name) != 0) continue;
+    kd_autocast_override(i, dev, policy);
+    napi_value r;
+    napi_get_boolean(env, kd_kernel_table[i][KD_KEY_AUTOCAST] != NULL, &r);
+    return r;
+  }
+  return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "unknown op '%s'", name);
 }
 
 /* plan(policy, lowerDtype, dtypes[]) -> [targets[], setDtype | null] */
@@ -141,6 +167,7 @@ napi_status kd_napi_register_autocast(napi_env env, napi_value exports) {
   static const struct { const char *name; napi_callback cb; } fns[] = {
       {"setState", kd_ac_set_state}, {"getState", kd_ac_get_state}, {"clearCache", kd_ac_clear_cache},
       {"stats", kd_ac_stats},        {"policy", kd_ac_policy},       {"plan", kd_ac_plan},
+      {"setPolicy", kd_ac_set_policy},
   };
   for (size_t i = 0; st == napi_ok && i < sizeof fns / sizeof fns[0]; i++) st = kd_napi_set_fn(env, o, fns[i].name, fns[i].cb, NULL);
   if (st == napi_ok) st = napi_set_named_property(env, exports, "autocast", o);
