@@ -212,6 +212,11 @@ enum kd_cuda_op_kind {
    * indices (the last of ties, NaN propagates); code 2 cumprodBackward (floating dtypes),
    * data[0] x, data[1] grad, data[2] the cumprod result -> data[3] the input gradient. */
   KD_CUDA_OP_SCAN = 45,
+  /* Gradient scaling (ops_amp.cu, src/cpu/amp.c): code KD_AMP_UNSCALE, op 0 one gradient (in
+   * place, dtype), i[0] = addr of the float32 found_inf, i[1] = addr of the float32 inv_scale;
+   * code KD_AMP_UPDATE_SCALE, no iteration: i[0] = addr scale (float32), i[1] = addr growth
+   * tracker (int32), i[2] = addr found_inf, i[3] = growthInterval; d[0] = growth, d[1] = backoff. */
+  KD_CUDA_OP_AMP = 46,
 
   /* ---- shape, factory, padding, loss and activation-backward kinds (cuda/ops_shape.cu,
    * ops_pad.cu, ops_loss.cu). "addr" = a device address carried in an i[] slot. ---- */

@@ -71,6 +71,8 @@ kd.version = require('../package.json').version;
 kd.cuda = require('./cuda')(N);
 kd.backends = require('./backends')(N);
 require('./autograd')(kd, Tensor, N, rt);
+// kd.autocast / isAutocastEnabled / getAutocastDtype and kd.amp (GradScaler): mixed precision.
+require('./amp')(kd, Tensor, N, rt);
 
 // PyTorch-style indexing (Tensor#index/indexPut_ keys, kd.slice), nonzero asTuple, unique results.
 require('./indexing')(kd, Tensor);

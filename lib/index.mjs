@@ -41,4 +41,8 @@ export const {
   safetensors,
   optim,
   train,
+  autocast,
+  isAutocastEnabled,
+  getAutocastDtype,
+  amp,
 } = kd;

@@ -206,6 +206,8 @@ module.exports = function install(Tensor, kd, N, rt) {
     "method:outer": [{ name: "outer", fn: N["outer"], ret: "tensor", args: [["self", "Tensor", false, false], ["vec2", "Tensor", false, false]] }],
     "function:linear": [{ name: "linear", fn: N["linear"], ret: "tensor", args: [["input", "Tensor", false, false], ["weight", "Tensor", false, false], ["bias", "Tensor?", false, true]] }],
     "function:einsum": [{ name: "einsum", fn: N["einsum"], ret: "tensor", args: [["equation", "str", false, false], ["tensors", "Tensor[]", false, false]] }],
+    "function:ampForeachNonFiniteCheckAndUnscale_": [{ name: "ampForeachNonFiniteCheckAndUnscale_", fn: N["ampForeachNonFiniteCheckAndUnscale_"], ret: "list", args: [["grads", "Tensor[]", false, false], ["foundInf", "Tensor", false, false], ["invScale", "Tensor", false, false]] }],
+    "function:ampUpdateScale_": [{ name: "ampUpdateScale_", fn: N["ampUpdateScale_"], ret: "tensor", args: [["self", "Tensor", false, false], ["growthTracker", "Tensor", false, false], ["foundInf", "Tensor", false, false], ["scaleGrowthFactor", "float", false, false], ["scaleBackoffFactor", "float", false, false], ["growthInterval", "int", false, false]] }],
     "function:sliceBackward": [{ name: "sliceBackward", fn: N["sliceBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["start", "int?", false, true], ["end", "int?", false, true], ["step", "int", false, false]] }],
     "function:selectBackward": [{ name: "selectBackward", fn: N["selectBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["index", "int", false, false]] }],
     "function:narrowBackward": [{ name: "narrowBackward", fn: N["narrowBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["start", "int", false, false], ["length", "int", false, false]] }],
@@ -1930,6 +1932,23 @@ module.exports = function install(Tensor, kd, N, rt) {
   kd.einsum = function einsum() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:einsum"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").ampForeachNonFiniteCheckAndUnscale_ = function ampForeachNonFiniteCheckAndUnscale_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:ampForeachNonFiniteCheckAndUnscale_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").ampUpdateScale_ = function ampUpdateScale_(a0, a1, a2, a3, a4, a5) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 6) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    const h = N["ampUpdateScale_"](a0._h, a1._h, a2._h, a3, a4, a5); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:ampUpdateScale_"], null, arguments);
   };
   rt.namespace(kd, "_internal").sliceBackward = function sliceBackward() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

@@ -27,6 +27,7 @@ const NONDIFF = {
   sgdStep_: OPTIM, foreachSgdStep_: OPTIM, adamStep_: OPTIM, foreachAdamStep_: OPTIM, adamwStep_: OPTIM,
   foreachAdamwStep_: OPTIM, rmspropStep_: OPTIM, foreachRmspropStep_: OPTIM, adagradStep_: OPTIM,
   foreachAdagradStep_: OPTIM,
+  ampForeachNonFiniteCheckAndUnscale_: OPTIM, ampUpdateScale_: OPTIM, // GradScaler's part of the step (lib/amp.js)
 };
 // Ops with tensor arguments, no formula and no decomposition: autograd refuses them when an
 // argument requires grad ("the derivative for 'X' is not implemented"), an error, never a zero.

@@ -54,7 +54,7 @@ const ops = [];
 for (const e of oplist) {
   const args = parseArgs(e.args);
   const ret = parseReturns(e.returns);
-  const base = { ...e, args, ret, flags: (e.flags || []).map((f) => FLAGS[f]), ns: e.ns || [''] };
+  const base = { ...e, args, ret, flags: (e.flags || []).map((f) => FLAGS[f]), ns: e.ns || [''], autocast0: e.autocast };
   if (e.kind === 'factory') base.flags.push('KD_OP_FLAG_FACTORY');
   if (e.kind === 'view') base.flags.push('KD_OP_FLAG_VIEW');
   if (!e.inplaceOnly) ops.push({ ...base, variants: e.variants.filter((v) => v !== 'inplace') });
@@ -72,6 +72,40 @@ ops.forEach((o, i) => { o.id = i; o.cname = o.name.replace('.', '_'); o.jsname =
     seen.set(o.name, o.family);
   }
 }
+
+// Autocast policies: src/ops/autocast_policy.js by base name, or an entry's own `autocast: {cpu,
+// cuda}` field; out-of-place ops only (PyTorch never autocasts in-place ops). o.autocast = {cpu, cuda}.
+const AUTOCAST_DEVS = ['cpu', 'cuda']; // the order of enum kd_autocast_dev (src/dispatch/autocast.h)
+const AUTOCAST_C = { lower: 'KD_AUTOCAST_LOWER', fp32: 'KD_AUTOCAST_FP32', fp32SetOptDtype: 'KD_AUTOCAST_FP32_SET_OPT_DTYPE',
+  promote: 'KD_AUTOCAST_PROMOTE', banned: 'KD_AUTOCAST_BANNED', native: 'KD_AUTOCAST_NATIVE' };
+const autocastTable = require(path.join(root, 'src', 'ops', 'autocast_policy.js'));
+const autocastMissing = { cpu: [], cuda: [] };
+{
+  const byName = {};
+  for (const dev of AUTOCAST_DEVS) {
+    byName[dev] = new Map();
+    for (const [pol, names] of Object.entries(autocastTable[dev] || {})) {
+      if (!AUTOCAST_C[pol]) throw new Error(`autocast_policy.js: unknown policy '${pol}'`);
+      for (const n of names) {
+        if (byName[dev].has(n)) throw new Error(`autocast_policy.js: '${n}' twice for ${dev}`);
+        byName[dev].set(n, pol);
+      }
+    }
+  }
+  for (const o of ops) {
+    o.autocast = {};
+    if (o.inplace) continue;
+    for (const dev of AUTOCAST_DEVS) {
+      const own = o.autocast0 && o.autocast0[dev];
+      const pol = own !== undefined ? own : byName[dev].get(o.jsname);
+      if (pol && !AUTOCAST_C[pol]) throw new Error(`op '${o.name}': unknown autocast policy '${pol}'`);
+      if (pol) o.autocast[dev] = pol;
+    }
+  }
+  const have = new Set(ops.map((o) => o.jsname));
+  for (const dev of AUTOCAST_DEVS) autocastMissing[dev] = [...byName[dev].keys()].filter((n) => !have.has(n));
+}
+const hasAutocast = (o) => Object.keys(o.autocast).length > 0;
 
 // The `code` values: one C enum per prefix (KD_UNARY_NEG -> enum kd_unary_code), values from 1 in
 // order of first use, so a family adds codes by using them in its op-list entries.
@@ -132,8 +166,9 @@ function genCodes() {
 function genC() {
   const kernels = new Set();
   for (const o of ops) for (const k of [o.cpu, o.generic, o.composite]) if (k) kernels.add(k);
+  if (ops.some(hasAutocast)) kernels.add('kd_autocast_kernel');
   let s = header('ops_gen.c: the op table and the kernel table');
-  s += '#include "dispatch/dispatch.h"\n#include "ops/op_codes.gen.h"\n\n';
+  s += '#include "dispatch/autocast.h"\n#include "dispatch/dispatch.h"\n#include "ops/op_codes.gen.h"\n\n';
   for (const k of [...kernels].sort()) s += `kd_status ${k}(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);\n`;
   s += '\n';
   for (const o of ops) {
@@ -158,7 +193,14 @@ function genC() {
     if (o.composite) slots.push(`[KD_KEY_CPU] = ${o.composite}`, `[KD_KEY_CUDA] = ${o.composite}`, `[KD_KEY_AUTOGRAD] = ${o.composite}`);
     else if (o.generic) slots.push(`[KD_KEY_CPU] = ${o.generic}`, `[KD_KEY_CUDA] = ${o.generic}`);
     else if (o.cpu) slots.push(`[KD_KEY_CPU] = ${o.cpu}`);
+    if (hasAutocast(o)) slots.push('[KD_KEY_AUTOCAST] = kd_autocast_kernel');
     s += `    [KD_OP_${o.cname}] = {${slots.join(', ')}},\n`;
+  }
+  s += '};\n';
+  s += '\n/* autocast policy per op and device type (src/ops/autocast_policy.js); 0: falls through */\n';
+  s += 'const unsigned char kd_op_autocast_policy[KD_OP_COUNT][KD_AUTOCAST_NDEV] = {\n';
+  for (const o of ops.filter(hasAutocast)) {
+    s += `    [KD_OP_${o.cname}] = {${AUTOCAST_DEVS.map((d) => (o.autocast[d] ? AUTOCAST_C[o.autocast[d]] : '0')).join(', ')}},\n`;
   }
   s += '};\n';
   return s;
@@ -376,7 +418,10 @@ function genDocs() {
     'with other ops through the dispatcher, so it runs wherever they do).\n';
   s += '- **CUDA**: `kernel*` = a CUDA kernel that compiles but has not yet run on a GPU (this project has had no ' +
     'GPU so far); `generic`/`composite` as for the CPU; `-` = not available on CUDA (a clean KD_NOT_SUPPORTED error).\n\n';
-  s += '| op | signature | kind | forms | dtypes | CPU | CUDA | description |\n|---|---|---|---|---|---|---|---|\n';
+  s += '- **autocast**: the op\'s policy inside `kd.autocast` per device type (PyTorch 1.13\'s lists, ' +
+    '`src/ops/autocast_policy.js`): `lower` (to the scope\'s float16/bfloat16), `fp32`, `fp32SetOptDtype` ' +
+    '(dtype=float32 unless given), `promote` (widest floating dtype), `banned`, `native` (no cast, and none inside: a composite of what is one op in PyTorch); `-` = runs as called.\n\n';
+  s += '| op | signature | kind | forms | dtypes | CPU | CUDA | autocast | description |\n|---|---|---|---|---|---|---|---|---|\n';
   for (const o of ops) {
     const forms = o.variants.flatMap((v) => (v === 'function' ? o.ns.map((n) => `kd.${n ? n + '.' : ''}${o.jsname}`) : [`t.${o.jsname}`])).join(', ');
     const cpu = o.composite ? 'composite' : o.generic ? 'generic' : o.cpu ? 'kernel' : '-';
@@ -384,8 +429,10 @@ function genDocs() {
       : (o.cpu && shared.has(o.cpu)) || direct.has(o.cname) ? 'kernel*' : '-';
     const set = dts.get(o.name) || dts.get(o.name.split('.')[0] + (o.inplace ? '_' : '')) || new Set();
     const dt = DTYPE_ORDER.filter((d) => set.has(d)).map((d) => DTYPE_SHORT[d]).join(' ') || '-';
-    s += `| \`${o.name}\` | \`${o.args.map((a) => `${a.kwonly ? '*' : ''}${a.type} ${a.name}${a.def !== undefined ? '=' + a.def : ''}`).join(', ')}\` | ${o.kind} | ${forms} | ${dt} | ${cpu} | ${cuda} | ${o.doc} |\n`;
+    s += `| \`${o.name}\` | \`${o.args.map((a) => `${a.kwonly ? '*' : ''}${a.type} ${a.name}${a.def !== undefined ? '=' + a.def : ''}`).join(', ')}\` | ${o.kind} | ${forms} | ${dt} | ${cpu} | ${cuda} | ${AUTOCAST_DEVS.filter((d) => o.autocast[d]).map((d) => `${d}: ${o.autocast[d]}`).join('; ') || '-'} | ${o.doc} |\n`;
   }
+  s += '\nPyTorch 1.13 autocast ops kindling does not have yet (their policies wait in `src/ops/autocast_policy.js`): ' +
+    AUTOCAST_DEVS.map((d) => `${d}: ${autocastMissing[d].join(', ')}`).join('; ') + '.\n';
   return s;
 }
 

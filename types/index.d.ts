@@ -455,6 +455,9 @@ export * from './serialization';
 /** Optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and `optim.lrScheduler`; see ./optim.d.ts. */
 export * as optim from './optim';
 
+/** Mixed precision: autocast, isAutocastEnabled, getAutocastDtype, amp.GradScaler; see ./amp.d.ts. */
+export * from './amp';
+
 /** Process-wide backend switches, after `torch.backends` (lib/backends.js). */
 export declare const backends: {
   readonly cuda: {

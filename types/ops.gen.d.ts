@@ -1396,6 +1396,12 @@ export declare namespace _internal {
   /** Gradient of cumprod, exact when the line holds zeros. */
   function cumprodBackward(gradOutput: Tensor, self: Tensor, dim: number, output: Tensor, options?: { gradOutput?: Tensor; self?: Tensor; dim?: number; output?: Tensor }): Tensor;
   function cumprodBackward(options: { gradOutput: Tensor; self: Tensor; dim: number; output: Tensor }): Tensor;
+  /** Multiplies every gradient by invScale (1-element float32) in place and sets foundInf (1-element float32) to 1 when any value was inf or NaN. */
+  function ampForeachNonFiniteCheckAndUnscale_(grads: readonly Tensor[], foundInf: Tensor, invScale: Tensor, options?: { grads?: readonly Tensor[]; foundInf?: Tensor; invScale?: Tensor }): Tensor[];
+  function ampForeachNonFiniteCheckAndUnscale_(options: { grads: readonly Tensor[]; foundInf: Tensor; invScale: Tensor }): Tensor[];
+  /** GradScaler's scale update in place: backoff and reset the int32 growthTracker when foundInf, else count and grow every growthInterval steps. */
+  function ampUpdateScale_(self: Tensor, growthTracker: Tensor, foundInf: Tensor, scaleGrowthFactor: number, scaleBackoffFactor: number, growthInterval: number, options?: { self?: Tensor; growthTracker?: Tensor; foundInf?: Tensor; scaleGrowthFactor?: number; scaleBackoffFactor?: number; growthInterval?: number }): Tensor;
+  function ampUpdateScale_(options: { self: Tensor; growthTracker: Tensor; foundInf: Tensor; scaleGrowthFactor: number; scaleBackoffFactor: number; growthInterval: number }): Tensor;
   /** Zeros of inputSizes with grad written into the slice (the gradient of slice). */
   function sliceBackward(grad: Tensor, inputSizes: readonly number[], dim: number, start: number | null | undefined, end: number | null | undefined, step: number, options?: { grad?: Tensor; inputSizes?: readonly number[]; dim?: number; start?: number | null; end?: number | null; step?: number }): Tensor;
   function sliceBackward(options: { grad: Tensor; inputSizes: readonly number[]; dim: number; start?: number | null; end?: number | null; step: number }): Tensor;

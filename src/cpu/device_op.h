@@ -15,6 +15,9 @@ enum { KD_DEV_OP_IX_CHECK = 1, KD_DEV_OP_IX_GATHER, KD_DEV_OP_IX_SCATTER, KD_DEV
  * cpu/device_op_ptrs.h; codes KD_DEV_POOL_* / KD_DEV_CONV_* as the ABI's). */
 enum { KD_DEV_OP_SORT = 40, KD_DEV_OP_UNIQUE = 41, KD_DEV_OP_MEDIAN = 42, KD_DEV_OP_CONV = 43, KD_DEV_OP_POOL = 44,
        KD_DEV_OP_SCAN = 45 /* cummax/cummin/cumprodBackward (src/cpu/scan.c) */ };
+/* gradient scaling (src/cpu/amp.c): code KD_AMP_UNSCALE over one gradient's iteration, or
+ * KD_AMP_UPDATE_SCALE with no iteration; device addresses in i[] (see KD_CUDA_OP_AMP). */
+enum { KD_DEV_OP_AMP = 46 };
 enum {
   KD_DEV_POOL_MAX = 0, KD_DEV_POOL_MAX_BACKWARD, KD_DEV_POOL_AVG, KD_DEV_POOL_AVG_BACKWARD,
   KD_DEV_POOL_ADAPTIVE_AVG, KD_DEV_POOL_ADAPTIVE_AVG_BACKWARD,

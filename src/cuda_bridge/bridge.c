@@ -587,6 +587,8 @@ KD_KERNEL(kd_cpu_gather);
 KD_KERNEL(kd_cpu_scatter);
 KD_KERNEL(kd_cpu_nonzero);
 KD_KERNEL(kd_cpu_optim);
+KD_KERNEL(kd_cpu_amp);
+_Static_assert((int)KD_DEV_OP_AMP == (int)KD_CUDA_OP_AMP, "kd_dev_op kind AMP must equal kd_cuda_op's");
 
 /* sorting, convolution, pooling (device op kinds 40..63) */
 KD_KERNEL(kd_cpu_sort);
@@ -632,7 +634,7 @@ static const kd_kernel_fn kd_cuda_shared_kernels[] = {
     kd_cpu_random, kd_cpu_native_dropout,
 
     /* cpu/device_op.h's hook (kd_cuda_dev_op) */
-    kd_cpu_gather, kd_cpu_scatter, kd_cpu_nonzero, kd_cpu_optim,
+    kd_cpu_gather, kd_cpu_scatter, kd_cpu_nonzero, kd_cpu_optim, kd_cpu_amp,
 
     /* ---- sorting, convolution, pooling (device op kinds 40..63: cuda/ops_sort.cu, ops_conv.cu, ops_pool.cu) ---- */
     kd_cpu_sort, kd_cpu_unique, kd_cpu_median, kd_cpu_conv, kd_cpu_pool,

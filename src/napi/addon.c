@@ -8,6 +8,8 @@
 #include "dispatch/dispatch.h"
 #include "napi/napi_util.h"
 
+napi_status kd_napi_register_autocast(napi_env env, napi_value exports); /* napi/autocast.c */
+
 /* Runs when the environment shuts down, before the instance-data finalizer: drops the error
  * factory reference and gives back the external memory this isolate was told about. */
 static void kd_napi_env_cleanup(void *arg) {
@@ -43,5 +45,6 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   KD_NAPI_CALL(env, kd_napi_register_autograd(env, exports));
   KD_NAPI_CALL(env, kd_napi_register_file_map(env, exports));
   KD_NAPI_CALL(env, kd_napi_register_data_async(env, exports));
+  KD_NAPI_CALL(env, kd_napi_register_autocast(env, exports));
   return exports;
 }

@@ -150,6 +150,10 @@ enum kd_vecprod_code {
   KD_VECPROD_MV = 3,
   KD_VECPROD_OUTER = 4,
 };
+enum kd_amp_code {
+  KD_AMP_UNSCALE = 1,
+  KD_AMP_UPDATE_SCALE = 2,
+};
 enum kd_viewbw_code {
   KD_VIEWBW_SLICE = 1,
   KD_VIEWBW_SELECT = 2,

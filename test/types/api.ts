@@ -333,3 +333,27 @@ use(custom, d, e, f, g, h, i2);
   new S.ExponentialLR(sgd, 0.9);
   use(loss, ids, lrs);
 }
+
+// mixed precision (lib/autocast.js, lib/amp.js)
+{
+  const w = kd.randn(3, 3).requiresGrad_();
+  const opt = new kd.optim.SGD([w], { lr: 0.1 });
+  const scaler = new kd.amp.GradScaler({ initScale: 1024, growthInterval: 100 });
+  const loss: Tensor = kd.autocast({ deviceType: 'cpu', dtype: 'bfloat16', cacheEnabled: true }, () => kd.mm(w, w).sum());
+  const p: Promise<number> = kd.autocast({ deviceType: 'cuda', enabled: false }, async () => 1);
+  scaler.scale(loss).backward();
+  const [a, b]: Tensor[] = scaler.scale([loss, loss]);
+  scaler.unscale_(opt);
+  scaler.step(opt);
+  scaler.update();
+  scaler.update(512);
+  const s: number = scaler.getScale();
+  const sd = scaler.stateDict();
+  scaler.loadStateDict(sd);
+  const on: boolean = kd.isAutocastEnabled('cpu');
+  const dt: kd.DType = kd.getAutocastDtype('cuda');
+  kd.amp.autocast({ deviceType: 'cpu' }, () => 0);
+  // @ts-expect-error an unknown device type
+  kd.autocast({ deviceType: 'tpu' }, () => 0);
+  use(p, a, b, s, on, dt);
+}
