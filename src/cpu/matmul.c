@@ -5,8 +5,10 @@
  * (KD_HAVE_CBLAS=1, see tools/find-blas.js). An operand that is row-major or column-major
  * in memory (a plain matrix, a transpose, a row/column slice) is handed to BLAS in place
  * through the transpose flag and leading dimension; only other layouts (expanded, stepped
- * in both dims) are first copied to a contiguous buffer. Every other dtype, and every dtype
- * in builds without BLAS, runs kindling's blocked kernel (gemm_blocked.c, any strides).
+ * in both dims) are first copied to a contiguous buffer. float16/bfloat16 products of at least
+ * 32^3 multiply-adds are widened to float32 for sgemm and rounded once (kd_mm_half_blas). Every
+ * other dtype, and every dtype in builds without BLAS, runs kindling's blocked kernel
+ * (gemm_blocked.c, any strides).
  *
  * Checks and messages follow PyTorch 2.x (mm: "mat1 and mat2 shapes cannot be multiplied
  * (2x3 and 4x5)", "expected m1 and m2 to have the same dtype, but got: float != double").
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc_host.h"
 #include "core/parallel.h"
 #include "cpu/cpu_loops.h"
 #include "ops/kernel.h"
@@ -198,6 +201,63 @@ static kd_status kd_mm_blas(kd_dtype dtype, int64_t batch, int64_t m, int64_t n,
 }
 #endif /* KD_HAVE_CBLAS */
 
+/* ---- float16 / bfloat16 through sgemm ----
+ * The operands are widened to contiguous float32 (exact), multiplied by OpenBLAS, and C is
+ * rounded to the dtype once: float32 accumulation, as the blocked kernel and CUDA do, at sgemm's
+ * speed (the blocked kernel is several times slower). Used from 32^3 multiply-adds up. */
+typedef struct kd_mm_widen_job {
+  kd_dtype dtype;
+  const char *src;
+  int64_t bs, rs, cs, rows, cols; /* source strides in elements; rows per batch, columns */
+  float *dst;                     /* contiguous batch x rows x cols */
+  uint16_t *narrow_out;           /* narrowing pass: dst -> narrow_out, flat */
+} kd_mm_widen_job;
+
+static void kd_mm_widen_rows(void *ctx, int64_t r0, int64_t r1) {
+  const kd_mm_widen_job *j = (const kd_mm_widen_job *)ctx;
+  bool bf = j->dtype == KD_DTYPE_BF16;
+  for (int64_t r = r0; r < r1; r++) {
+    int64_t bi = r / j->rows, i = r % j->rows;
+    const uint16_t *s = (const uint16_t *)j->src + bi * j->bs + i * j->rs;
+    float *d = j->dst + r * j->cols;
+    if (j->cs == 1) { /* contiguous rows: loops the compiler vectorises */
+      if (bf) for (int64_t q = 0; q < j->cols; q++) d[q] = kd_bf16_to_f32(s[q]);
+      else for (int64_t q = 0; q < j->cols; q++) d[q] = kd_f16_to_f32(s[q]);
+    } else if (bf) {
+      for (int64_t q = 0; q < j->cols; q++) d[q] = kd_bf16_to_f32(s[q * j->cs]);
+    } else {
+      for (int64_t q = 0; q < j->cols; q++) d[q] = kd_f16_to_f32(s[q * j->cs]);
+    }
+  }
+}
+
+static void kd_mm_narrow(void *ctx, int64_t i0, int64_t i1) {
+  const kd_mm_widen_job *j = (const kd_mm_widen_job *)ctx;
+  if (j->dtype == KD_DTYPE_BF16) for (int64_t i = i0; i < i1; i++) j->narrow_out[i] = kd_f32_to_bf16(j->dst[i]);
+  else for (int64_t i = i0; i < i1; i++) j->narrow_out[i] = kd_f32_to_f16(j->dst[i]);
+}
+
+static kd_status kd_mm_half_blas(kd_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, kd_mm_operand a,
+                                 kd_mm_operand b, char *c, bool *done) {
+  *done = false;
+  size_t na = (size_t)(batch * m * k), nb = (size_t)(batch * k * n), nc = (size_t)(batch * m * n);
+  size_t bytes = (na + nb + nc) * sizeof(float);
+  float *buf = NULL; /* from the caching host allocator: no fresh page faults per call */
+  if (kd_host_alloc(bytes, (void **)&buf) != KD_OK) return KD_OK; /* the blocked kernel needs no buffer */
+  kd_mm_widen_job wa = {dtype, (const char *)a.data, a.bs, a.rs, a.cs, m, k, buf, NULL};
+  kd_mm_widen_job wb = {dtype, (const char *)b.data, b.bs, b.rs, b.cs, k, n, buf + na, NULL};
+  kd_parallel_for(0, batch * m, 1 + KD_PARALLEL_GRAIN / (k > 0 ? k : 1), kd_mm_widen_rows, &wa);
+  kd_parallel_for(0, batch * k, 1 + KD_PARALLEL_GRAIN / (n > 0 ? n : 1), kd_mm_widen_rows, &wb);
+  kd_mm_operand fa = {(const char *)buf, m * k, k, 1}, fb = {(const char *)(buf + na), k * n, n, 1};
+  kd_status st = kd_mm_blas(KD_DTYPE_F32, batch, m, n, k, fa, fb, (char *)(buf + na + nb), 1.0, 0.0, done);
+  if (st == KD_OK && *done) {
+    kd_mm_widen_job wc = {dtype, NULL, 0, 0, 0, 0, 0, buf + na + nb, (uint16_t *)c};
+    kd_parallel_for(0, (int64_t)nc, KD_PARALLEL_GRAIN, kd_mm_narrow, &wc);
+  }
+  kd_host_free(buf, bytes);
+  return st;
+}
+
 /* C (contiguous batch x m x n, already allocated) = A @ B for every batch. */
 static kd_status kd_mm_run(kd_device dev, kd_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
                            kd_mm_operand a, kd_mm_operand b, char *c) {
@@ -214,6 +274,11 @@ static kd_status kd_mm_run(kd_device dev, kd_dtype dtype, int64_t batch, int64_t
   if (dtype == KD_DTYPE_F32 || dtype == KD_DTYPE_F64) {
     bool done;
     KD_TRY(kd_mm_blas(dtype, batch, m, n, k, a, b, c, 1.0, 0.0, &done));
+    if (done) return KD_OK;
+  }
+  if ((dtype == KD_DTYPE_F16 || dtype == KD_DTYPE_BF16) && (double)m * (double)n * (double)k >= 32.0 * 32 * 32) {
+    bool done;
+    KD_TRY(kd_mm_half_blas(dtype, batch, m, n, k, a, b, c, &done));
     if (done) return KD_OK;
   }
 #endif
