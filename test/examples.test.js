@@ -1,7 +1,9 @@
 // examples.test.js - fast smoke runs of the examples: the inference server (examples/
 // inference-server) on an ephemeral port with a tiny random model answers a batched request,
 // /health and bad input, and shuts down cleanly (inline and worker engines); the char-transformer
-// (examples/char-transformer/train.js) trains 3 steps on a tiny text, saves and samples.
+// (examples/char-transformer/train.js) trains 3 steps on a tiny text, saves and samples; the
+// Fashion-MNIST CNN (examples/fashion-mnist/train.js) trains one short epoch with --amp when the
+// dataset is installed.
 'use strict';
 
 const assert = require('node:assert/strict');
@@ -113,6 +115,29 @@ describe('examples', function () {
             done();
           } catch (e) { done(e); }
         });
+    });
+  });
+
+  describe('fashion-mnist', function () {
+    it('trains the CNN for one short epoch under autocast (--amp) and learns', function (done) {
+      const dir = process.env.FASHION_MNIST_DIR || '/usr/share/datasets/fashion-mnist';
+      if (!fs.existsSync(path.join(dir, 'train-images-idx3-ubyte.gz')) && !fs.existsSync(path.join(dir, 'train-images-idx3-ubyte'))) {
+        console.log(`      (skipped: Fashion-MNIST is not in ${dir}; apt-get install dataset-fashion-mnist)`);
+        this.skip();
+      }
+      const out = path.join(tmp, 'fm');
+      execFile(process.execPath, [path.join(ROOT, 'examples', 'fashion-mnist', 'train.js'), '--model', 'cnn', '--epochs', '1',
+        '--limit', '1280', '--amp', '--quiet', '--out', out], { timeout: 60000 }, (err, stdout, stderr) => {
+        if (err) { done(new Error(`${err.message}\n${stdout}\n${stderr}`)); return; }
+        try {
+          assert.match(stdout, /autocast bfloat16/);
+          const { history } = JSON.parse(fs.readFileSync(path.join(out, 'fashion-mnist-cnn-history.json'), 'utf8'));
+          assert.equal(history.length, 1);
+          assert.ok(history[0].testAcc > 0.4, `test accuracy ${history[0].testAcc} after 20 steps`); // chance: 0.1
+          assert.ok(Number.isFinite(history[0].trainLoss) && history[0].trainLoss < 2.2, `train loss ${history[0].trainLoss}`);
+          done();
+        } catch (e) { done(e); }
+      });
     });
   });
 

@@ -4,9 +4,11 @@
 //   node examples/fashion-mnist/train.js                      # MLP, 10 epochs (~0.89)
 //   node examples/fashion-mnist/train.js --model cnn          # CNN, 5 epochs (~0.91-0.92)
 //   node examples/fashion-mnist/train.js --model cnn --device cuda --epochs 10 --batch-size 128
+//   node examples/fashion-mnist/train.js --model cnn --device cuda --amp   # mixed precision
 //
 // Options: --model mlp|cnn, --epochs N, --batch-size N, --lr X (Adam), --device cpu|cuda,
-// --threads N, --seed N, --limit N (samples per split, for a quick try), --out DIR, --quiet.
+// --threads N, --seed N, --limit N (samples per split, for a quick try), --out DIR, --quiet,
+// --amp (forward and loss under kd.autocast: bfloat16 on the CPU, float16 with a GradScaler on CUDA).
 // Adam with a cosine learning-rate schedule over the epochs, cross-entropy loss.
 // Shows a progress bar per epoch (rate and ETA, on stderr), prints a summary table, and writes the
 // trained weights (kd.save, safetensors), the per-epoch history (JSON) and the loss/accuracy
@@ -35,6 +37,7 @@ function options() {
       limit: { type: 'string' },
       out: { type: 'string', default: path.join(__dirname, 'out') },
       quiet: { type: 'boolean', default: false },
+      amp: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -59,6 +62,7 @@ function options() {
     limit: values.limit === undefined ? null : int(values.limit, '--limit'),
     out: values.out,
     quiet: values.quiet,
+    amp: values.amp,
   };
 }
 
@@ -103,13 +107,23 @@ async function main() {
   if (opt.device !== 'cpu') model = model.to(opt.device);
   const nParams = model.parameters().reduce((a, p) => a + p.numel(), 0);
   console.log(`model ${opt.model} (${nParams} parameters) on ${opt.device}, Adam lr ${opt.lr} (cosine to 0), ` +
-    `batch ${opt.batchSize}, ${opt.epochs} epochs, ${kd.getNumThreads()} CPU threads`);
+    `batch ${opt.batchSize}, ${opt.epochs} epochs, ${kd.getNumThreads()} CPU threads` +
+    `${opt.amp ? `, autocast ${opt.device.startsWith('cuda') ? 'float16' : 'bfloat16'}` : ''}`);
   const optimizer = new kd.optim.Adam(model.parameters(), { lr: opt.lr });
   // The learning rate follows a cosine from lr down to 0 over the epochs (steadier last epochs).
   const scheduler = new kd.optim.lrScheduler.CosineAnnealingLR(optimizer, opt.epochs);
   const loader = new kd.data.DataLoader(new kd.data.TensorDataset(train.images, train.labels),
     { batchSize: opt.batchSize, shuffle: true, seed: opt.seed });
   const lossFn = new kd.nn.CrossEntropyLoss();
+  // --amp: the forward pass and the loss under autocast (PyTorch's recipe); float16 gradients can
+  // underflow, so on CUDA the loss is scaled (GradScaler); CPU autocast is bfloat16, which has
+  // float32's range and needs no scaling.
+  const deviceType = opt.device.startsWith('cuda') ? 'cuda' : 'cpu';
+  const scaler = new kd.amp.GradScaler({ enabled: opt.amp && deviceType === 'cuda' });
+  const forward = (x, y) => {
+    const run = () => { const logits = model(x); return [logits, lossFn(logits, y)]; };
+    return opt.amp ? kd.autocast({ deviceType }, run) : run();
+  };
 
   const history = [];
   for (let epoch = 1; epoch <= opt.epochs; epoch++) {
@@ -128,11 +142,11 @@ async function main() {
       kd.tidy(() => {
         const x = opt.device === 'cpu' ? xb : xb.to(opt.device);
         const y = opt.device === 'cpu' ? yb : yb.to(opt.device);
-        const logits = model(x);
-        const loss = lossFn(logits, y);
+        const [logits, loss] = forward(x, y);
         optimizer.zeroGrad();
-        loss.backward();
-        optimizer.step();
+        scaler.scale(loss).backward();
+        scaler.step(optimizer);
+        scaler.update();
         kd.noGrad(() => {
           lossSum.add_(loss.detach(), { alpha: n });
           correct.add_(logits.argmax(1).eq(y).sum());
