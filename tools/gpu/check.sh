@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # tools/gpu/check.sh - what a session that is lent a GPU runs there, one phase per `run` call (each
-# under the device tool's 10-minute limit), after `node tools/build.js` and
-# `bash ../shared/device/pack.sh` here and with carry ["build/Release", ".device"]:
+# under the device tool's 10-minute limit), after `node tools/build.js` and `bash tools/gpu/pack.sh`
+# here and with carry [".device"] (build/Release and .device together exceed the 64 MiB carry):
 #
-#   bash tools/gpu/check.sh tests    # every CUDA test file, the backend parity suite included
+#   bash tools/gpu/check.sh tests    # the whole mocha suite on the GPU machine (CUDA parity included)
 #   bash tools/gpu/check.sh bench    # npm run bench -- --device cuda (PyTorch CUDA as the peer)
 #   bash tools/gpu/check.sh targets  # the issue-6 target cases only, 3 rounds
 #   bash tools/gpu/check.sh epoch    # bench/epoch.js --device cuda (Fashion-MNIST CNN, 1 epoch x 2)
@@ -15,6 +15,15 @@ cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/kd-gpu}
 mkdir -p "$out"
 run() { bash .device/run.sh "$@"; }
+# the build that tools/gpu/pack.sh put in .device/build
+if [[ ! -f build/Release/libkindling_cuda.so && -f .device/build/libkindling_cuda.so.xz ]]; then
+  mkdir -p build/Release
+  cp .device/build/kindling.node build/Release/
+  if command -v xz >/dev/null; then xz -dc .device/build/libkindling_cuda.so.xz > build/Release/libkindling_cuda.so
+  else python3 -c 'import lzma,sys,shutil; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],"wb"))' \
+    .device/build/libkindling_cuda.so.xz build/Release/libkindling_cuda.so
+  fi
+fi
 mocha=.device/tools/node_modules/mocha/bin/mocha.js
 phase=${1:-all}
 rc=0
