@@ -5,8 +5,10 @@
  * (KD_HAVE_CBLAS=1, see tools/find-blas.js). An operand that is row-major or column-major
  * in memory (a plain matrix, a transpose, a row/column slice) is handed to BLAS in place
  * through the transpose flag and leading dimension; only other layouts (expanded, stepped
- * in both dims) are first copied to a contiguous buffer. float16/bfloat16 products of at least
- * 32^3 multiply-adds are widened to float32 for sgemm and rounded once (kd_mm_half_blas). Every
+ * in both dims) are first copied to a contiguous buffer. bfloat16 products of at least 32^3
+ * multiply-adds run on AVX512-BF16 dot products where the build has them (gemm_bf16.c); other
+ * float16/bfloat16 ones of that size are widened to float32 for sgemm and rounded once
+ * (kd_mm_half_blas). Every
  * other dtype, and every dtype in builds without BLAS, runs kindling's blocked kernel
  * (gemm_blocked.c, any strides).
  *
@@ -20,6 +22,7 @@
 #include "core/alloc_host.h"
 #include "core/parallel.h"
 #include "cpu/cpu_loops.h"
+#include "cpu/gemm_bf16.h"
 #include "ops/kernel.h"
 
 #if KD_HAVE_CBLAS
@@ -269,6 +272,11 @@ static kd_status kd_mm_run(kd_device dev, kd_dtype dtype, int64_t batch, int64_t
   if (k == 0) {
     memset(c, 0, (size_t)(batch * m * n) * kd_dtype_size(dtype));
     return KD_OK;
+  }
+  if (dtype == KD_DTYPE_BF16 && kd_gemm_bf16_available() && (double)m * (double)n * (double)k >= 32.0 * 32 * 32) {
+    bool done;
+    KD_TRY(kd_gemm_bf16(batch, m, n, k, a.data, a.bs, a.rs, a.cs, b.data, b.bs, b.rs, b.cs, c, &done));
+    if (done) return KD_OK;
   }
 #if KD_HAVE_CBLAS
   if (dtype == KD_DTYPE_F32 || dtype == KD_DTYPE_F64) {

@@ -1,0 +1,158 @@
+/* gemm_bf16.c - bfloat16 matrix products on CPUs with AVX512-BF16 (Cooper Lake, Sapphire Rapids,
+ * Zen 4 and later), for matmul.c: C[b] = A[b] @ B[b] with bfloat16 operands (any strides),
+ * float32 accumulation and C rounded to bfloat16 once, as PyTorch's oneDNN path computes it.
+ *
+ * Note [bfloat16 dot-product GEMM]
+ * VDPBF16PS multiplies 16 pairs of bfloat16 and adds each pair's two products to a float32 lane,
+ * so it consumes k two at a time at twice float32's rate. Operands are packed once per product
+ * with k in pairs (odd k padded with a zero): A as rows of 32-bit (a[i][2p], a[i][2p+1]) words
+ * (a row-contiguous A with even k already is that, and is read in place), B as panels of KD_BF_NR columns holding (b[2p][j], b[2p+1][j]) words, zero-padded to whole
+ * panels and tiles. A KD_BF_MR x KD_BF_NR tile of C lives in 16 zmm accumulators for the whole
+ * k loop: per k pair, two B loads, eight broadcasts of A words and sixteen dot products. Tiles
+ * run in parallel on kindling's pool, column panel by column panel so that a panel stays in
+ * cache while the row tiles sweep it. Like oneDNN's kernel, VDPBF16PS treats bfloat16 subnormals
+ * as zero. Builds without AVX512-BF16 compile this file to a stub that declines every call, and
+ * matmul.c's float32 route (widen, sgemm, round) takes the product. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc_host.h"
+#include "core/dtype.h"
+#include "core/parallel.h"
+#include "core/status.h"
+
+#include "cpu/gemm_bf16.h"
+
+#if defined(__AVX512BF16__) && defined(__AVX512F__)
+#include <immintrin.h>
+
+#define KD_BF_MR 8
+#define KD_BF_NR 32
+
+typedef struct kd_bf_job {
+  const uint32_t *ap;  /* packed A: mp x kp words; or A itself (rows of kp words, see a_ld) */
+  int64_t a_ld;        /* words from one row of ap to the next */
+  const uint32_t *bp;  /* packed B: np / NR panels of kp x NR words */
+  char *c;             /* bfloat16 C of this batch, m x n contiguous */
+  int64_t m, n, kp, mtiles;
+  int64_t m_rows;      /* rows of ap that exist: mp when packed, m when A is read in place */
+} kd_bf_job;
+
+/* One tile of C: rows [r0, r0 + MR) x columns of panel `pn`, rounded to bfloat16 and stored
+ * where they fall inside m x n. */
+static void kd_bf_tile(const kd_bf_job *j, int64_t r0, int64_t pn) {
+  __m512 acc[KD_BF_MR][2];
+  for (int i = 0; i < KD_BF_MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  const uint32_t *arow[KD_BF_MR]; /* rows past m (unpacked A) repeat the last one; never stored */
+  for (int i = 0; i < KD_BF_MR; i++) arow[i] = j->ap + (r0 + i < j->m_rows ? r0 + i : j->m_rows - 1) * j->a_ld;
+  const uint32_t *b = j->bp + pn * j->kp * KD_BF_NR;
+  for (int64_t p = 0; p < j->kp; p++) {
+    const __m512bh b0 = (__m512bh)_mm512_loadu_si512((const void *)(b + p * KD_BF_NR));
+    const __m512bh b1 = (__m512bh)_mm512_loadu_si512((const void *)(b + p * KD_BF_NR + 16));
+    for (int i = 0; i < KD_BF_MR; i++) {
+      const __m512bh ai = (__m512bh)_mm512_set1_epi32((int)arow[i][p]);
+      acc[i][0] = _mm512_dpbf16_ps(acc[i][0], ai, b0);
+      acc[i][1] = _mm512_dpbf16_ps(acc[i][1], ai, b1);
+    }
+  }
+  const int64_t c0 = pn * KD_BF_NR;
+  const int64_t cols = j->n - c0 < KD_BF_NR ? j->n - c0 : KD_BF_NR;
+  for (int i = 0; i < KD_BF_MR && r0 + i < j->m; i++) {
+    uint16_t *crow = (uint16_t *)j->c + (r0 + i) * j->n + c0;
+    float v[KD_BF_NR];
+    _mm512_storeu_ps(v, acc[i][0]);
+    _mm512_storeu_ps(v + 16, acc[i][1]);
+    for (int64_t q = 0; q < cols; q++) crow[q] = kd_f32_to_bf16(v[q]);
+  }
+}
+
+/* Tiles t0..t1 in column-panel-major order (t = panel * mtiles + row tile). */
+static void kd_bf_tiles(void *ctx, int64_t t0, int64_t t1) {
+  const kd_bf_job *j = (const kd_bf_job *)ctx;
+  for (int64_t t = t0; t < t1; t++) kd_bf_tile(j, (t % j->mtiles) * KD_BF_MR, t / j->mtiles);
+}
+
+/* Packing A: row i, pair p -> word (a[i][2p], a[i][2p+1]); padded rows and the odd tail are 0. */
+typedef struct kd_bf_pack {
+  const uint16_t *src;
+  int64_t rs, cs, rows, k, kp; /* source strides in elements; rows: of A, or B's columns */
+  uint32_t *dst;
+} kd_bf_pack;
+
+static void kd_bf_pack_a(void *ctx, int64_t i0, int64_t i1) {
+  const kd_bf_pack *q = (const kd_bf_pack *)ctx;
+  for (int64_t i = i0; i < i1; i++) {
+    uint32_t *d = q->dst + i * q->kp;
+    if (i >= q->rows) { memset(d, 0, (size_t)q->kp * 4); continue; }
+    const uint16_t *s = q->src + i * q->rs;
+    for (int64_t p = 0; p < q->kp; p++) {
+      uint32_t lo = s[2 * p * q->cs], hi = 2 * p + 1 < q->k ? s[(2 * p + 1) * q->cs] : 0;
+      d[p] = lo | hi << 16;
+    }
+  }
+}
+
+/* Packing B (k x cols, strides rs along k and cs along columns): panel pn, pair p, lane l ->
+ * word (b[2p][c], b[2p+1][c]) with c = pn * NR + l; columns past the end are 0. */
+static void kd_bf_pack_b(void *ctx, int64_t p0, int64_t p1) {
+  const kd_bf_pack *q = (const kd_bf_pack *)ctx;
+  for (int64_t t = p0; t < p1; t++) { /* t = panel * kp + pair */
+    const int64_t pn = t / q->kp, p = t % q->kp;
+    uint32_t *d = q->dst + (pn * q->kp + p) * KD_BF_NR;
+    for (int64_t l = 0; l < KD_BF_NR; l++) {
+      const int64_t c = pn * KD_BF_NR + l;
+      if (c >= q->rows) { d[l] = 0; continue; }
+      uint32_t lo = q->src[2 * p * q->rs + c * q->cs];
+      uint32_t hi = 2 * p + 1 < q->k ? q->src[(2 * p + 1) * q->rs + c * q->cs] : 0;
+      d[l] = lo | hi << 16;
+    }
+  }
+}
+
+bool kd_gemm_bf16_available(void) { return true; }
+
+kd_status kd_gemm_bf16(int64_t batch, int64_t m, int64_t n, int64_t k, const char *a, int64_t a_bs, int64_t a_rs,
+                       int64_t a_cs, const char *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, char *c, bool *done) {
+  *done = false;
+  const int64_t kp = (k + 1) / 2, mtiles = (m + KD_BF_MR - 1) / KD_BF_MR, mp = mtiles * KD_BF_MR;
+  const int64_t panels = (n + KD_BF_NR - 1) / KD_BF_NR, np = panels * KD_BF_NR; /* padded columns */
+  size_t bytes = ((size_t)mp * (size_t)kp + (size_t)np * (size_t)kp) * 4;
+  /* A is read in place when its rows are contiguous, k is even and rows start on a word */
+  const bool a_in_place = a_cs == 1 && k % 2 == 0 && a_rs % 2 == 0 && a_bs % 2 == 0 && ((uintptr_t)a & 3) == 0;
+  uint32_t *buf = NULL;
+  if (kd_host_alloc(bytes, (void **)&buf) != KD_OK) return KD_OK; /* matmul.c has other routes */
+  uint32_t *ap = buf, *bp = buf + mp * kp;
+  for (int64_t bi = 0; bi < batch; bi++) {
+    kd_bf_pack pb = {(const uint16_t *)b + bi * b_bs, b_rs, b_cs, n, k, kp, bp};
+    kd_parallel_for(0, panels * kp, 1 + KD_PARALLEL_GRAIN / KD_BF_NR, kd_bf_pack_b, &pb);
+    kd_bf_job j = {ap, kp, bp, c + (size_t)(bi * m * n) * 2, m, n, kp, mtiles, mp};
+    if (a_in_place) { /* rows of contiguous pairs already: (a[i][2p], a[i][2p+1]) is one 32-bit word */
+      j.ap = (const uint32_t *)((const uint16_t *)a + bi * a_bs);
+      j.a_ld = a_rs / 2;
+      j.m_rows = m;
+    } else {
+      kd_bf_pack pa = {(const uint16_t *)a + bi * a_bs, a_rs, a_cs, m, k, kp, ap};
+      kd_parallel_for(0, mp, 1 + KD_PARALLEL_GRAIN / (kp > 0 ? kp : 1), kd_bf_pack_a, &pa);
+    }
+    int64_t per_tile = KD_BF_MR * KD_BF_NR * kp;
+    kd_parallel_for(0, panels * mtiles, 1 + KD_PARALLEL_GRAIN / (per_tile > 0 ? per_tile : 1), kd_bf_tiles, &j);
+  }
+  kd_host_free(buf, bytes);
+  *done = true;
+  return KD_OK;
+}
+
+#else /* no AVX512-BF16 in this build */
+
+bool kd_gemm_bf16_available(void) { return false; }
+
+kd_status kd_gemm_bf16(int64_t batch, int64_t m, int64_t n, int64_t k, const char *a, int64_t a_bs, int64_t a_rs,
+                       int64_t a_cs, const char *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, char *c, bool *done) {
+  (void)batch; (void)m; (void)n; (void)k; (void)a; (void)a_bs; (void)a_rs; (void)a_cs;
+  (void)b; (void)b_bs; (void)b_rs; (void)b_cs; (void)c;
+  *done = false;
+  return KD_OK;
+}
+
+#endif

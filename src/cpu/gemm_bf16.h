@@ -1,0 +1,20 @@
+/* gemm_bf16.h - bfloat16 matrix products on AVX512-BF16 (gemm_bf16.c, Note [bfloat16
+ * dot-product GEMM]), used by matmul.c. */
+#ifndef KD_CPU_GEMM_BF16_H
+#define KD_CPU_GEMM_BF16_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/status.h"
+
+/* Whether this build has the kernel (compiled for a CPU with AVX512-BF16). */
+bool kd_gemm_bf16_available(void);
+
+/* C[b] (contiguous batch x m x n bfloat16) = A[b] @ B[b], bfloat16 operands given by data and
+ * strides in elements, float32 accumulation; m, n, k > 0. *done = false when it declined (no
+ * kernel in this build, or no memory for the packed operands): the caller takes another route. */
+kd_status kd_gemm_bf16(int64_t batch, int64_t m, int64_t n, int64_t k, const char *a, int64_t a_bs, int64_t a_rs,
+                       int64_t a_cs, const char *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, char *c, bool *done);
+
+#endif
