@@ -128,6 +128,23 @@ module.exports = [
     headline: [1024],
     peers: { torch: true, tfjs: 512, native: 'sgemm' },
   },
+  {
+    name: 'matmul.bf16',
+    title: 'kd.matmul(a, b), bfloat16 (float32 accumulation), n x n',
+    sizes: [256, 1024, 2048],
+    quickSizes: [256],
+    label: square,
+    setup: (kd, n, dev) => {
+      const a = randn(kd, [n, n], dev), b = randn(kd, [n, n], dev);
+      const s = { kd, a: a.to('bfloat16'), b: b.to('bfloat16') };
+      kd.dispose([a, b]);
+      return s;
+    },
+    run: (s) => { s.kd.matmul(s.a, s.b).dispose(); },
+    teardown: disposeAll,
+    rate: { unit: 'GFLOP/s', of: (n, sec) => (2 * n ** 3) / sec / 1e9 },
+    peers: { torch: true },
+  },
   ...[['softmax', 1], ['softmax.dim0', 0]].map(([name, dim]) => ({
     name,
     title: `kd.softmax(x, ${dim}) of an n x ${ROWS} float32 tensor`,

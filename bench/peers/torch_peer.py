@@ -46,6 +46,11 @@ def case_matmul(size):
     return lambda: torch.matmul(a, b)
 
 
+def case_matmul_bf16(size):
+    a, b = randn(size, size).bfloat16(), randn(size, size).bfloat16()
+    return lambda: torch.matmul(a, b)
+
+
 def case_sum(dim):
     def make(size):
         x = randn(size, size)
@@ -164,6 +169,7 @@ CASES = {
     "sum.dim0": case_sum(0),
     "sum.dim1": case_sum(1),
     "matmul": case_matmul,
+    "matmul.bf16": case_matmul_bf16,
     "softmax": case_softmax(1),
     "softmax.dim0": case_softmax(0),
     "layerNorm": case_layer_norm,
