@@ -138,7 +138,6 @@ static kd_status kd_conv_device(const kd_conv_geom *g, int code, kd_dtype dt, kd
   return kd_dev_op_run_ptrs(dev, &op, 4, p, dts);
 }
 
-/* The compute dtype on a device: float16/bfloat16 stay (cuBLAS accumulates in float32). */
 /* The dtype a convolution of x computes in (before kd_conv_device_dtype): kd_nn_compute_dtype's,
  * plus PyTorch 1.13's integer CPU convolutions, conv1d/conv2d of every integer type and
  * convTranspose2d of int64, computed in wrapping 64-bit arithmetic (equal, modulo the type's
@@ -153,6 +152,7 @@ static kd_status kd_conv_compute_dtype(const kd_tensor *x, bool transposed, cons
   return kd_nn_compute_dtype(dt, kernel, cdt);
 }
 
+/* The compute dtype on a device: float16/bfloat16 stay (cuBLAS accumulates in float32). */
 static kd_dtype kd_conv_device_dtype(const kd_tensor *t, kd_dtype cdt) {
   if (kd_tensor_device(t).type != KD_DEVICE_CPU && (t->dtype == KD_DTYPE_F16 || t->dtype == KD_DTYPE_BF16)) return t->dtype;
   return cdt;

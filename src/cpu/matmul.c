@@ -7,10 +7,9 @@
  * through the transpose flag and leading dimension; only other layouts (expanded, stepped
  * in both dims) are first copied to a contiguous buffer. bfloat16 products of at least 32^3
  * multiply-adds run on AVX512-BF16 dot products where the build has them (gemm_bf16.c); other
- * float16/bfloat16 ones of that size are widened to float32 for sgemm and rounded once
- * (kd_mm_half_blas). Every
- * other dtype, and every dtype in builds without BLAS, runs kindling's blocked kernel
- * (gemm_blocked.c, any strides).
+ * float16/bfloat16 ones of that size are computed in float32 by sgemm and rounded once
+ * (kd_mm_in_float32). Every other dtype, and every dtype in builds without BLAS, runs
+ * kindling's blocked kernel (gemm_blocked.c, any strides).
  *
  * Checks and messages follow PyTorch 2.x (mm: "mat1 and mat2 shapes cannot be multiplied
  * (2x3 and 4x5)", "expected m1 and m2 to have the same dtype, but got: float != double").
@@ -19,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc_host.h"
 #include "core/parallel.h"
 #include "cpu/cpu_loops.h"
 #include "cpu/gemm_bf16.h"
@@ -204,61 +202,42 @@ static kd_status kd_mm_blas(kd_dtype dtype, int64_t batch, int64_t m, int64_t n,
 }
 #endif /* KD_HAVE_CBLAS */
 
-/* ---- float16 / bfloat16 through sgemm ----
- * The operands are widened to contiguous float32 (exact), multiplied by OpenBLAS, and C is
- * rounded to the dtype once: float32 accumulation, as the blocked kernel and CUDA do, at sgemm's
- * speed (the blocked kernel is several times slower). Used from 32^3 multiply-adds up. */
-typedef struct kd_mm_widen_job {
-  kd_dtype dtype;
-  const char *src;
-  int64_t bs, rs, cs, rows, cols; /* source strides in elements; rows per batch, columns */
-  float *dst;                     /* contiguous batch x rows x cols */
-  uint16_t *narrow_out;           /* narrowing pass: dst -> narrow_out, flat */
-} kd_mm_widen_job;
-
-static void kd_mm_widen_rows(void *ctx, int64_t r0, int64_t r1) {
-  const kd_mm_widen_job *j = (const kd_mm_widen_job *)ctx;
-  bool bf = j->dtype == KD_DTYPE_BF16;
-  for (int64_t r = r0; r < r1; r++) {
-    int64_t bi = r / j->rows, i = r % j->rows;
-    const uint16_t *s = (const uint16_t *)j->src + bi * j->bs + i * j->rs;
-    float *d = j->dst + r * j->cols;
-    if (j->cs == 1) { /* contiguous rows: loops the compiler vectorises */
-      if (bf) for (int64_t q = 0; q < j->cols; q++) d[q] = kd_bf16_to_f32(s[q]);
-      else for (int64_t q = 0; q < j->cols; q++) d[q] = kd_f16_to_f32(s[q]);
-    } else if (bf) {
-      for (int64_t q = 0; q < j->cols; q++) d[q] = kd_bf16_to_f32(s[q * j->cs]);
-    } else {
-      for (int64_t q = 0; q < j->cols; q++) d[q] = kd_f16_to_f32(s[q * j->cs]);
-    }
+/* ---- float16 / bfloat16 in float32 ----
+ * `opcode` run on float32 copies of the tensor arguments args[0, ntensors) (THE conversion loop,
+ * exact), its result rounded to dt once: float32 accumulation, as the blocked kernel and CUDA do.
+ * addmm/baddbmm always take this route; mm/bmm take it where sgemm beats the blocked kernel
+ * (kd_mm_half_in_float32) and the bfloat16 kernel of gemm_bf16.c does not apply. */
+static kd_status kd_mm_in_float32(int opcode, kd_value *args, int ntensors, int nargs, kd_dtype dt, kd_value *outs) {
+  kd_value v[5];
+  kd_tensor *c[3] = {NULL, NULL, NULL}, *r32 = NULL, *r = NULL;
+  kd_status st = KD_OK;
+  for (int i = 0; i < nargs; i++) v[i] = args[i];
+  for (int i = 0; i < ntensors && st == KD_OK; i++) {
+    st = kd_cpu_cast(args[i].v.t, KD_DTYPE_F32, false, &c[i]);
+    if (st == KD_OK) v[i] = kd_value_tensor(c[i]);
   }
+  if (st == KD_OK) st = kd_call1(opcode, v, &r32);
+  if (st == KD_OK) st = kd_cpu_cast(r32, dt, true, &r);
+  for (int i = 0; i < ntensors; i++)
+    if (c[i]) kd_tensor_release(c[i]);
+  if (r32) kd_tensor_release(r32);
+  if (st != KD_OK) return st;
+  kd_out_take(outs, 0, r);
+  return KD_OK;
 }
 
-static void kd_mm_narrow(void *ctx, int64_t i0, int64_t i1) {
-  const kd_mm_widen_job *j = (const kd_mm_widen_job *)ctx;
-  if (j->dtype == KD_DTYPE_BF16) for (int64_t i = i0; i < i1; i++) j->narrow_out[i] = kd_f32_to_bf16(j->dst[i]);
-  else for (int64_t i = i0; i < i1; i++) j->narrow_out[i] = kd_f32_to_f16(j->dst[i]);
-}
-
-static kd_status kd_mm_half_blas(kd_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, kd_mm_operand a,
-                                 kd_mm_operand b, char *c, bool *done) {
-  *done = false;
-  size_t na = (size_t)(batch * m * k), nb = (size_t)(batch * k * n), nc = (size_t)(batch * m * n);
-  size_t bytes = (na + nb + nc) * sizeof(float);
-  float *buf = NULL; /* from the caching host allocator: no fresh page faults per call */
-  if (kd_host_alloc(bytes, (void **)&buf) != KD_OK) return KD_OK; /* the blocked kernel needs no buffer */
-  kd_mm_widen_job wa = {dtype, (const char *)a.data, a.bs, a.rs, a.cs, m, k, buf, NULL};
-  kd_mm_widen_job wb = {dtype, (const char *)b.data, b.bs, b.rs, b.cs, k, n, buf + na, NULL};
-  kd_parallel_for(0, batch * m, 1 + KD_PARALLEL_GRAIN / (k > 0 ? k : 1), kd_mm_widen_rows, &wa);
-  kd_parallel_for(0, batch * k, 1 + KD_PARALLEL_GRAIN / (n > 0 ? n : 1), kd_mm_widen_rows, &wb);
-  kd_mm_operand fa = {(const char *)buf, m * k, k, 1}, fb = {(const char *)(buf + na), k * n, n, 1};
-  kd_status st = kd_mm_blas(KD_DTYPE_F32, batch, m, n, k, fa, fb, (char *)(buf + na + nb), 1.0, 0.0, done);
-  if (st == KD_OK && *done) {
-    kd_mm_widen_job wc = {dtype, NULL, 0, 0, 0, 0, 0, buf + na + nb, (uint16_t *)c};
-    kd_parallel_for(0, (int64_t)nc, KD_PARALLEL_GRAIN, kd_mm_narrow, &wc);
-  }
-  kd_host_free(buf, bytes);
-  return st;
+/* Whether a float16/bfloat16 mm/bmm of these sizes on a's device runs in float32 through sgemm:
+ * on the CPU, from 32^3 multiply-adds up (the blocked kernel is several times slower there),
+ * unless the bfloat16 kernel takes it. */
+static bool kd_mm_half_in_float32(const kd_tensor *a, int64_t batch, int64_t m, int64_t n, int64_t k) {
+#if KD_HAVE_CBLAS
+  bool half = a->dtype == KD_DTYPE_F16 || (a->dtype == KD_DTYPE_BF16 && !kd_gemm_bf16_available());
+  return half && kd_tensor_device(a).type == KD_DEVICE_CPU && batch > 0 &&
+         (double)m * (double)n * (double)k >= 32.0 * 32 * 32;
+#else
+  (void)a; (void)batch; (void)m; (void)n; (void)k;
+  return false;
+#endif
 }
 
 /* C (contiguous batch x m x n, already allocated) = A @ B for every batch. */
@@ -284,11 +263,6 @@ static kd_status kd_mm_run(kd_device dev, kd_dtype dtype, int64_t batch, int64_t
     KD_TRY(kd_mm_blas(dtype, batch, m, n, k, a, b, c, 1.0, 0.0, &done));
     if (done) return KD_OK;
   }
-  if ((dtype == KD_DTYPE_F16 || dtype == KD_DTYPE_BF16) && (double)m * (double)n * (double)k >= 32.0 * 32 * 32) {
-    bool done;
-    KD_TRY(kd_mm_half_blas(dtype, batch, m, n, k, a, b, c, &done));
-    if (done) return KD_OK;
-  }
 #endif
   return kd_gemm_blocked(dtype, batch, m, n, k, a.data, a.bs, a.rs, a.cs, b.data, b.bs, b.rs, b.cs, c);
 }
@@ -308,6 +282,7 @@ KD_KERNEL(kd_cpu_mm) {
                     kd_mm_cpp_name(a->dtype), kd_mm_cpp_name(b->dtype));
   if (a->dtype == KD_DTYPE_BOOL)
     return kd_error(KD_ERR_NOT_SUPPORTED, "\"addmm_impl_cpu_\" not implemented for '%s'", kd_mm_scalar_name(a->dtype));
+  if (kd_mm_half_in_float32(a, 1, m, n, k)) return kd_mm_in_float32(KD_OP_mm, args, 2, 2, a->dtype, outs);
   int64_t sizes[2] = {m, n};
   kd_tensor *out;
   KD_TRY(kd_tensor_empty(sizes, 2, a->dtype, kd_tensor_device(a), &out));
@@ -337,6 +312,7 @@ KD_KERNEL(kd_cpu_bmm) {
                     kd_mm_scalar_name(b->dtype));
   if (a->dtype == KD_DTYPE_BOOL)
     return kd_error(KD_ERR_NOT_SUPPORTED, "\"bmm\" not implemented for '%s'", kd_mm_scalar_name(a->dtype));
+  if (kd_mm_half_in_float32(a, bs, m, n, k)) return kd_mm_in_float32(KD_OP_bmm, args, 2, 2, a->dtype, outs);
   int64_t sizes[3] = {bs, m, n};
   kd_tensor *out;
   KD_TRY(kd_tensor_empty(sizes, 3, a->dtype, kd_tensor_device(a), &out));
@@ -411,22 +387,8 @@ KD_KERNEL(kd_cpu_addmm) {
   if (a->dtype == KD_DTYPE_BOOL)
     return kd_error(KD_ERR_NOT_SUPPORTED, "\"%s\" not implemented for 'Bool'", batched ? "baddbmm_cpu" : "addmm_impl_cpu_");
   kd_dtype dt = a->dtype;
-  if (dt == KD_DTYPE_F16 || dt == KD_DTYPE_BF16) { /* in float32, rounded once at the end */
-    kd_tensor *c[3] = {NULL, NULL, NULL}, *r32 = NULL, *r = NULL;
-    kd_status st = KD_OK;
-    for (int i = 0; i < 3 && st == KD_OK; i++) st = kd_cpu_cast(args[i].v.t, KD_DTYPE_F32, false, &c[i]);
-    if (st == KD_OK) {
-      kd_value v[5] = {kd_value_tensor(c[0]), kd_value_tensor(c[1]), kd_value_tensor(c[2]), args[3], args[4]};
-      st = kd_call1(batched ? KD_OP_baddbmm : KD_OP_addmm, v, &r32);
-    }
-    if (st == KD_OK) st = kd_cpu_cast(r32, dt, true, &r);
-    for (int i = 0; i < 3; i++)
-      if (c[i]) kd_tensor_release(c[i]);
-    if (r32) kd_tensor_release(r32);
-    if (st != KD_OK) return st;
-    kd_out_take(outs, 0, r);
-    return KD_OK;
-  }
+  if (dt == KD_DTYPE_F16 || dt == KD_DTYPE_BF16) /* in float32, rounded once at the end */
+    return kd_mm_in_float32(batched ? KD_OP_baddbmm : KD_OP_addmm, args, 3, 5, dt, outs);
   if (!kd_dtype_is_float(dt)) { /* PyTorch casts alpha and beta to the integer type */
     alpha = kd_scalar_i(kd_scalar_to_int(alpha));
     beta = kd_scalar_i(kd_scalar_to_int(beta));
