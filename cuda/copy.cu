@@ -47,9 +47,9 @@ static kd_cuda_status kd_cu_launch_copy(int device, char *dst, const char *src, 
   const unsigned grid = kd_cu_grid(device, n);
   cudaStream_t s = kd_cu_stream(device);
   if (kd_cu_layout_contiguous(L))
-    kd_cu_copy_contig_kernel<D, S, Op><<<grid, KD_CU_THREADS, 0, s>>>((D *)dst, (const S *)src, n);
+    KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_copy_contig_kernel<D, S, Op>)((D *)dst, (const S *)src, n);
   else
-    kd_cu_copy_strided_kernel<D, S, Op><<<grid, KD_CU_THREADS, 0, s>>>((D *)dst, (const S *)src, L, n);
+    KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_copy_strided_kernel<D, S, Op>)((D *)dst, (const S *)src, L, n);
   KD_CU_CHECK_LAUNCH("the copy kernel");
   return KD_CUDA_OK;
 }

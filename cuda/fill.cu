@@ -30,9 +30,9 @@ static kd_cuda_status kd_cu_launch_fill(int device, char *dst, const void *value
   const unsigned grid = kd_cu_grid(device, n);
   cudaStream_t s = kd_cu_stream(device);
   if (L.ndim == 1 && L.strides[0][0] == 1)
-    kd_cu_fill_contig_kernel<T><<<grid, KD_CU_THREADS, 0, s>>>((T *)dst, v, n);
+    KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_fill_contig_kernel<T>)((T *)dst, v, n);
   else
-    kd_cu_fill_strided_kernel<T><<<grid, KD_CU_THREADS, 0, s>>>((T *)dst, v, L, n);
+    KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_fill_strided_kernel<T>)((T *)dst, v, L, n);
   KD_CU_CHECK_LAUNCH("the fill kernel");
   return KD_CUDA_OK;
 }

@@ -210,14 +210,14 @@ static kd_cuda_status kd_cu_pointwise(int device, const kd_cu_iter<4> &it, int n
   if (kd_cu_iter_contiguous(it, es, nops)) {
     if (kd_cu_iter_aligned(it, es, nops, VEC)) {
       const unsigned grid = kd_cu_grid(device, (it.numel + VEC - 1) / VEC);
-      kd_cu_pointwise_kernel<OT, T1, T2, T3, 3, VEC, F><<<grid, KD_CU_THREADS, 0, s>>>(it, f);
+      KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_pointwise_kernel<OT, T1, T2, T3, 3, VEC, F>)(it, f);
     } else {
-      kd_cu_pointwise_kernel<OT, T1, T2, T3, 2, VEC, F><<<kd_cu_grid(device, it.numel), KD_CU_THREADS, 0, s>>>(it, f);
+      KD_LAUNCH(kd_cu_grid(device, it.numel), KD_CU_THREADS, 0, s, kd_cu_pointwise_kernel<OT, T1, T2, T3, 2, VEC, F>)(it, f);
     }
   } else if (kd_cu_iter_fits_32(it)) {
-    kd_cu_pointwise_kernel<OT, T1, T2, T3, 0, 1, F><<<kd_cu_grid(device, it.numel), KD_CU_THREADS, 0, s>>>(it, f);
+    KD_LAUNCH(kd_cu_grid(device, it.numel), KD_CU_THREADS, 0, s, kd_cu_pointwise_kernel<OT, T1, T2, T3, 0, 1, F>)(it, f);
   } else {
-    kd_cu_pointwise_kernel<OT, T1, T2, T3, 1, 1, F><<<kd_cu_grid(device, it.numel), KD_CU_THREADS, 0, s>>>(it, f);
+    KD_LAUNCH(kd_cu_grid(device, it.numel), KD_CU_THREADS, 0, s, kd_cu_pointwise_kernel<OT, T1, T2, T3, 1, 1, F>)(it, f);
   }
   KD_CU_CHECK_LAUNCH("a pointwise kernel");
   return KD_CUDA_OK;

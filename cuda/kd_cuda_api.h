@@ -417,6 +417,22 @@ typedef struct kd_cuda_api {
 typedef const kd_cuda_api *(*kd_cuda_get_api_fn)(int abi_version);
 #define KD_CUDA_GET_API_SYMBOL "kd_cuda_get_api"
 
+/* The emulated GPU (libkindling_cuda_emu.so, cuda/emulator) also exports its counters: totals
+ * since the library loaded (Note [Emulator counters] in cuda/emulator/runtime.cpp). */
+typedef struct kd_cuda_emu_stats {
+  uint64_t launches;    /* kernel launches, and library calls that launch kernels (cuBLAS, CUB) */
+  uint64_t blocks, threads;
+  uint64_t syncs;       /* calls that block the host until device work finishes */
+  uint64_t h2d_bytes, d2h_bytes, d2d_bytes;
+  uint64_t h2d_copies, d2h_copies, d2d_copies;
+  uint64_t mallocs, frees; /* cudaMalloc(Async) / cudaFree(Async) */
+  uint64_t host_funcs;
+  uint64_t devices, memory, seed; /* the configuration */
+  char fault[256];      /* what made a device's error sticky ("" if nothing) */
+} kd_cuda_emu_stats;
+typedef int (*kd_cuda_emu_stats_fn)(kd_cuda_emu_stats *out);
+#define KD_CUDA_EMU_STATS_SYMBOL "kd_cuda_emulator_stats"
+
 #ifdef __cplusplus
 }
 #endif

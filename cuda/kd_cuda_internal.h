@@ -10,6 +10,15 @@
 
 #include "kd_cuda_api.h"
 
+/* KD_LAUNCH(grid, block, smem, stream, kernel)(args...) is kernel<<<grid, block, smem, stream>>>(args...),
+ * written as a macro so that the same line also builds for the emulated GPU (cuda/emulator), where
+ * the host compiler turns it into a call that enqueues the grid on the stream. */
+#ifdef KD_CUDA_EMULATED
+#define KD_LAUNCH(grid, block, smem, stream, ...) kd_emu::launch(grid, block, smem, stream, #__VA_ARGS__, __VA_ARGS__)
+#else
+#define KD_LAUNCH(grid, block, smem, stream, ...) __VA_ARGS__<<<grid, block, smem, stream>>>
+#endif
+
 /* ---- errors (api.cu) ---- */
 /* Sets this thread's message (printf-style) and returns s. */
 kd_cuda_status kd_cu_error(kd_cuda_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

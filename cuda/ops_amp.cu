@@ -30,8 +30,8 @@ template <typename T>
 static kd_cuda_status kd_cu_amp_unscale_t(int device, const kd_cu_it8 &it, float *found, const float *inv) {
   cudaStream_t s = kd_cu_stream(device);
   const unsigned grid = kd_cu_grid(device, it.numel);
-  if (kd_cu_iter_fits_32(it)) kd_cu_amp_unscale_kernel<T, int32_t><<<grid, KD_CU_THREADS, 0, s>>>(it, found, inv);
-  else kd_cu_amp_unscale_kernel<T, int64_t><<<grid, KD_CU_THREADS, 0, s>>>(it, found, inv);
+  if (kd_cu_iter_fits_32(it)) KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_amp_unscale_kernel<T, int32_t>)(it, found, inv);
+  else KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_amp_unscale_kernel<T, int64_t>)(it, found, inv);
   KD_CU_CHECK_LAUNCH("the gradient unscale kernel");
   return KD_CUDA_OK;
 }
@@ -59,7 +59,7 @@ kd_cuda_status kd_cu_amp(int device, kd_cuda_op *o) {
     int32_t *tracker = (int32_t *)(intptr_t)o->i[1];
     const float *found = (const float *)(intptr_t)o->i[2];
     if (!scale || !tracker || !found) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "update scale: null operand");
-    kd_cu_amp_update_scale_kernel<<<1, 1, 0, kd_cu_stream(device)>>>(scale, tracker, found, o->d[0], o->d[1], o->i[3]);
+    KD_LAUNCH(1, 1, 0, kd_cu_stream(device), kd_cu_amp_update_scale_kernel)(scale, tracker, found, o->d[0], o->d[1], o->i[3]);
     KD_CU_CHECK_LAUNCH("the scale update kernel");
     return KD_CUDA_OK;
   }

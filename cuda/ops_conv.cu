@@ -78,7 +78,7 @@ template <typename T>
 static kd_cuda_status kd_cu_conv_bias_run(int device, T *out, const T *bias, int64_t total, int64_t inner, int64_t ch,
                                           bool add) {
   if (!bias || total == 0) return KD_CUDA_OK;
-  kd_cu_conv_bias<T><<<kd_cu_grid(device, total), KD_CU_THREADS, 0, kd_cu_stream(device)>>>(out, bias, total, inner, ch, add);
+  KD_LAUNCH(kd_cu_grid(device, total), KD_CU_THREADS, 0, kd_cu_stream(device), kd_cu_conv_bias<T>)(out, bias, total, inner, ch, add);
   KD_CU_CHECK_LAUNCH("the convolution bias kernel");
   return KD_CUDA_OK;
 }
@@ -100,7 +100,7 @@ static kd_cuda_status kd_cu_conv_columns(int device, const kd_cu_conv_geom &g, b
   *src = x + n0 * g.c * g.h * g.w;
   *stride = g.c * g.h * g.w;
   if (direct) return KD_CUDA_OK;
-  kd_cu_im2col<T><<<grid, KD_CU_THREADS, 0, kd_cu_stream(device)>>>(g, *src, col.as<T>(), ns);
+  KD_LAUNCH(grid, KD_CU_THREADS, 0, kd_cu_stream(device), kd_cu_im2col<T>)(g, *src, col.as<T>(), ns);
   KD_CU_CHECK_LAUNCH("the im2col kernel");
   *src = col.as<T>();
   *stride = g.CK * g.L;
@@ -155,7 +155,7 @@ static kd_cuda_status kd_cu_conv_t(int device, const kd_cuda_op *o, const kd_cu_
                                 a + (n0 * g.o + gi * g.og) * g.L, g.L, g.o * g.L, 0.0,
                                 (char *)dst + des * (size_t)(gi * g.K * g.L), g.L, dstride, ns));
       if (!direct) {
-        kd_cu_col2im<T, C><<<kd_cu_grid(device, ns * g.c * HW), KD_CU_THREADS, 0, s>>>(g, ccol.as<C>(), out + n0 * g.c * HW, ns, bias);
+        KD_LAUNCH(kd_cu_grid(device, ns * g.c * HW), KD_CU_THREADS, 0, s, kd_cu_col2im<T, C>)(g, ccol.as<C>(), out + n0 * g.c * HW, ns, bias);
         KD_CU_CHECK_LAUNCH("the col2im kernel");
       }
     }

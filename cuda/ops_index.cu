@@ -55,7 +55,7 @@ kd_cuda_status kd_cu_ix_check(int device, kd_cuda_op *o) {
   if (!kd_cu_ix_words[device]) KD_CU_CHECK(cudaMalloc((void **)&kd_cu_ix_words[device], sizeof(unsigned long long)));
   unsigned long long *w = kd_cu_ix_words[device], none = ~0ull, got = 0;
   KD_CU_CHECK(cudaMemcpyAsync(w, &none, sizeof none, cudaMemcpyHostToDevice, s));
-  kd_cu_ix_check_kernel<<<kd_cu_grid(device, o->numel), KD_CU_THREADS, 0, s>>>((int64_t *)o->data[0], o->numel, o->i[0],
+  KD_LAUNCH(kd_cu_grid(device, o->numel), KD_CU_THREADS, 0, s, kd_cu_ix_check_kernel)((int64_t *)o->data[0], o->numel, o->i[0],
                                                                               (int)o->i[1], w);
   KD_CU_CHECK_LAUNCH("the index check kernel");
   KD_CU_CHECK(cudaMemcpyAsync(&got, w, sizeof got, cudaMemcpyDeviceToHost, s));
@@ -88,8 +88,8 @@ template <typename U>
 static kd_cuda_status kd_cu_ix_gather_t(int device, const kd_cu_it8 &it, const kd_cu_ix_geo &g) {
   cudaStream_t s = kd_cu_stream(device);
   const unsigned grid = kd_cu_grid(device, it.numel);
-  if (kd_cu_iter_fits_32(it)) kd_cu_ix_gather_kernel<U, int32_t><<<grid, KD_CU_THREADS, 0, s>>>(it, g);
-  else kd_cu_ix_gather_kernel<U, int64_t><<<grid, KD_CU_THREADS, 0, s>>>(it, g);
+  if (kd_cu_iter_fits_32(it)) KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_ix_gather_kernel<U, int32_t>)(it, g);
+  else KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_ix_gather_kernel<U, int64_t>)(it, g);
   KD_CU_CHECK_LAUNCH("the gather kernel");
   return KD_CUDA_OK;
 }
@@ -211,8 +211,8 @@ template <typename T>
 static kd_cuda_status kd_cu_ix_scatter_t(int device, const kd_cu_it8 &it, const kd_cu_ix_geo &g, int mode) {
   cudaStream_t s = kd_cu_stream(device);
   const unsigned grid = kd_cu_grid(device, it.numel);
-  if (kd_cu_iter_fits_32(it)) kd_cu_ix_scatter_kernel<T, int32_t><<<grid, KD_CU_THREADS, 0, s>>>(it, g, mode);
-  else kd_cu_ix_scatter_kernel<T, int64_t><<<grid, KD_CU_THREADS, 0, s>>>(it, g, mode);
+  if (kd_cu_iter_fits_32(it)) KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_ix_scatter_kernel<T, int32_t>)(it, g, mode);
+  else KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_ix_scatter_kernel<T, int64_t>)(it, g, mode);
   KD_CU_CHECK_LAUNCH("the scatter kernel");
   return KD_CUDA_OK;
 }

@@ -99,7 +99,7 @@ static kd_cuda_status kd_cu_loss_t(int device, kd_cuda_op *o, const kd_cu_it8 &i
     KD_CU_TRY(flag.alloc(sizeof(int)));
     KD_CU_CHECK(cudaMemsetAsync(flag.p, 0, sizeof(int), s));
   }
-  kd_cu_loss_kernel<T><<<kd_cu_grid(device, it.numel), KD_CU_THREADS, 0, s>>>(it, c, (int *)flag.p);
+  KD_LAUNCH(kd_cu_grid(device, it.numel), KD_CU_THREADS, 0, s, kd_cu_loss_kernel<T>)(it, c, (int *)flag.p);
   KD_CU_CHECK_LAUNCH("the loss kernel");
   if (c.check) {
     int got = 0;
@@ -149,7 +149,7 @@ static kd_cuda_status kd_cu_nll_check(int device, kd_cuda_op *o) {
   unsigned long long none = ~0ull, got = 0;
   KD_CU_CHECK(cudaMemcpyAsync(w.p, &none, sizeof none, cudaMemcpyHostToDevice, s));
   const int64_t *t = (const int64_t *)o->data[0];
-  kd_cu_nll_check_kernel<<<kd_cu_grid(device, o->numel), KD_CU_THREADS, 0, s>>>(t, o->numel, o->i[0], o->i[1],
+  KD_LAUNCH(kd_cu_grid(device, o->numel), KD_CU_THREADS, 0, s, kd_cu_nll_check_kernel)(t, o->numel, o->i[0], o->i[1],
                                                                                 (unsigned long long *)w.p);
   KD_CU_CHECK_LAUNCH("the nllLoss target check");
   KD_CU_CHECK(cudaMemcpyAsync(&got, w.p, sizeof got, cudaMemcpyDeviceToHost, s));
@@ -214,14 +214,14 @@ static kd_cuda_status kd_cu_nll(int device, kd_cuda_op *o) {
   if (o->code == 1) {
     KD_CU_CHECK(cudaMemsetAsync(o->data[0], 0, (size_t)(p.n / p.d * p.c * p.d) * sizeof(double), s));
     if (p.n == 0) return KD_CUDA_OK;
-    kd_cu_nll_bwd_kernel<<<kd_cu_grid(device, p.n), KD_CU_THREADS, 0, s>>>((double *)o->data[0], p);
+    KD_LAUNCH(kd_cu_grid(device, p.n), KD_CU_THREADS, 0, s, kd_cu_nll_bwd_kernel)((double *)o->data[0], p);
   } else {
     if (p.n == 0) return KD_CUDA_OK;
     const unsigned grid = kd_cu_grid(device, p.n);
     if (o->dtype == KD_DTYPE_F64)
-      kd_cu_nll_fwd_kernel<double><<<grid, KD_CU_THREADS, 0, s>>>((double *)o->data[0], kd_cu_addr<const double>(o->i[0]), p);
+      KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_nll_fwd_kernel<double>)((double *)o->data[0], kd_cu_addr<const double>(o->i[0]), p);
     else if (o->dtype == KD_DTYPE_F32)
-      kd_cu_nll_fwd_kernel<float><<<grid, KD_CU_THREADS, 0, s>>>((double *)o->data[0], kd_cu_addr<const float>(o->i[0]), p);
+      KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_nll_fwd_kernel<float>)((double *)o->data[0], kd_cu_addr<const float>(o->i[0]), p);
     else
       return kd_cu_not_supported("nllLoss", o->dtype);
   }

@@ -72,12 +72,12 @@ static kd_cuda_status kd_ln_launch(int device, const kd_cuda_rows *r) {
   const int threads = n <= 128 ? 32 : n <= 1024 ? 128 : 512;
   if (r->op == KD_CUDA_ROWS_LAYER_NORM) {
     if (!r->mean || !r->rstd) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "layer norm: null mean/rstd");
-    kd_ln_fwd_k<T><<<blocks, threads, 0, s>>>((const T *)r->x, (const T *)r->w, (const T *)r->b, (T *)r->y,
+    KD_LAUNCH(blocks, threads, 0, s, kd_ln_fwd_k<T>)((const T *)r->x, (const T *)r->w, (const T *)r->b, (T *)r->y,
                                               (T *)r->mean, (T *)r->rstd, rows, n, r->eps);
   } else {
     if (!r->g || !r->mean || !r->rstd)
       return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "layer norm backward: null argument");
-    kd_ln_bwd_k<T><<<blocks, threads, 0, s>>>((const T *)r->x, (const T *)r->g, (const T *)r->w,
+    KD_LAUNCH(blocks, threads, 0, s, kd_ln_bwd_k<T>)((const T *)r->x, (const T *)r->g, (const T *)r->w,
                                               (const T *)r->mean, (const T *)r->rstd, (T *)r->y, rows, n);
   }
   KD_CU_CHECK_LAUNCH("a layer norm kernel");

@@ -101,8 +101,8 @@ template <typename T>
 static kd_cuda_status kd_cu_optim_t(int device, const kd_cu_it8 &it, const kd_cu_optim_p &c) {
   cudaStream_t s = kd_cu_stream(device);
   const unsigned grid = kd_cu_grid(device, it.numel);
-  if (kd_cu_iter_fits_32(it)) kd_cu_optim_kernel<T, int32_t><<<grid, KD_CU_THREADS, 0, s>>>(it, c);
-  else kd_cu_optim_kernel<T, int64_t><<<grid, KD_CU_THREADS, 0, s>>>(it, c);
+  if (kd_cu_iter_fits_32(it)) KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_optim_kernel<T, int32_t>)(it, c);
+  else KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_optim_kernel<T, int64_t>)(it, c);
   KD_CU_CHECK_LAUNCH("the optimizer kernel");
   return KD_CUDA_OK;
 }

@@ -50,7 +50,7 @@ __global__ void kd_cu_pad_bwd_kernel(T *gin, const T *gout, int64_t n, const kd_
 
 template <typename U>
 static kd_cuda_status kd_cu_pad_fwd_t(int device, void *dst, const void *src, int64_t n, const kd_cu_pad_p &p) {
-  kd_cu_pad_fwd_kernel<U><<<kd_cu_grid(device, n), KD_CU_THREADS, 0, kd_cu_stream(device)>>>((U *)dst, (const U *)src, n, p);
+  KD_LAUNCH(kd_cu_grid(device, n), KD_CU_THREADS, 0, kd_cu_stream(device), kd_cu_pad_fwd_kernel<U>)((U *)dst, (const U *)src, n, p);
   KD_CU_CHECK_LAUNCH("the pad kernel");
   return KD_CUDA_OK;
 }
@@ -60,7 +60,7 @@ static kd_cuda_status kd_cu_pad_bwd_t(int device, void *dst, const void *src, in
   cudaStream_t s = kd_cu_stream(device);
   KD_CU_CHECK(cudaMemsetAsync(dst, 0, (size_t)in_numel * sizeof(T), s));
   if (n > 0) {
-    kd_cu_pad_bwd_kernel<T><<<kd_cu_grid(device, n), KD_CU_THREADS, 0, s>>>((T *)dst, (const T *)src, n, p);
+    KD_LAUNCH(kd_cu_grid(device, n), KD_CU_THREADS, 0, s, kd_cu_pad_bwd_kernel<T>)((T *)dst, (const T *)src, n, p);
     KD_CU_CHECK_LAUNCH("the pad backward kernel");
   }
   return KD_CUDA_OK;
@@ -141,11 +141,11 @@ static kd_cuda_status kd_cu_interp_t(int device, const kd_cuda_op *o, const kd_c
   const int64_t n = p.planes * p.oh * p.ow;
   if (o->code == 0) {
     if (n == 0) return KD_CUDA_OK;
-    kd_cu_interp_fwd_kernel<T><<<kd_cu_grid(device, n), KD_CU_THREADS, 0, s>>>((T *)o->data[0], kd_cu_addr<const T>(o->i[0]), p);
+    KD_LAUNCH(kd_cu_grid(device, n), KD_CU_THREADS, 0, s, kd_cu_interp_fwd_kernel<T>)((T *)o->data[0], kd_cu_addr<const T>(o->i[0]), p);
   } else {
     KD_CU_CHECK(cudaMemsetAsync(o->data[0], 0, (size_t)(p.planes * p.h * p.w) * sizeof(T), s));
     if (n == 0) return KD_CUDA_OK;
-    kd_cu_interp_bwd_kernel<T><<<kd_cu_grid(device, n), KD_CU_THREADS, 0, s>>>((T *)o->data[0], kd_cu_addr<const T>(o->i[0]), p);
+    KD_LAUNCH(kd_cu_grid(device, n), KD_CU_THREADS, 0, s, kd_cu_interp_bwd_kernel<T>)((T *)o->data[0], kd_cu_addr<const T>(o->i[0]), p);
   }
   KD_CU_CHECK_LAUNCH("the interpolate kernel");
   return KD_CUDA_OK;

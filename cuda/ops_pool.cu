@@ -138,15 +138,15 @@ static kd_cuda_status kd_cu_pool_t(int device, const kd_cuda_op *o, const kd_cu_
   if (bwd) KD_CU_CHECK(cudaMemsetAsync(out, 0, sizeof(T) * (size_t)(g.planes * g.h * g.w), s));
   if (nout == 0) return KD_CUDA_OK;
   switch (o->code) {
-    case KD_CUDA_POOL_MAX: kd_cu_pool_max<T><<<grid, KD_CU_THREADS, 0, s>>>(g, in, out, ind); break;
+    case KD_CUDA_POOL_MAX: KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_pool_max<T>)(g, in, out, ind); break;
     case KD_CUDA_POOL_MAX_BACKWARD:
       if (!ind) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "max pooling backward: no indices");
-      kd_cu_pool_max_bwd<T><<<grid, KD_CU_THREADS, 0, s>>>(g, in, ind, out);
+      KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_pool_max_bwd<T>)(g, in, ind, out);
       break;
-    case KD_CUDA_POOL_AVG: kd_cu_pool_avg<T, false><<<grid, KD_CU_THREADS, 0, s>>>(g, in, out); break;
-    case KD_CUDA_POOL_AVG_BACKWARD: kd_cu_pool_avg_bwd<T, false><<<grid, KD_CU_THREADS, 0, s>>>(g, in, out); break;
-    case KD_CUDA_POOL_ADAPTIVE_AVG: kd_cu_pool_avg<T, true><<<grid, KD_CU_THREADS, 0, s>>>(g, in, out); break;
-    case KD_CUDA_POOL_ADAPTIVE_AVG_BACKWARD: kd_cu_pool_avg_bwd<T, true><<<grid, KD_CU_THREADS, 0, s>>>(g, in, out); break;
+    case KD_CUDA_POOL_AVG: KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_pool_avg<T, false>)(g, in, out); break;
+    case KD_CUDA_POOL_AVG_BACKWARD: KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_pool_avg_bwd<T, false>)(g, in, out); break;
+    case KD_CUDA_POOL_ADAPTIVE_AVG: KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_pool_avg<T, true>)(g, in, out); break;
+    case KD_CUDA_POOL_ADAPTIVE_AVG_BACKWARD: KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_pool_avg_bwd<T, true>)(g, in, out); break;
     default: return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "pool: bad code %d", (int)o->code);
   }
   KD_CU_CHECK_LAUNCH("a pooling kernel");

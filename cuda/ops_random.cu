@@ -74,8 +74,8 @@ kd_cuda_status kd_cu_random(int device, const kd_cuda_random *r) {
   switch (r->dtype) {
 #define KD_RAND_CASE(DT, T)                                                          \
   case DT:                                                                           \
-    if (r->kind == KD_CUDA_RANDOM_DROPOUT) kd_dropout_k<T><<<grid, KD_CU_THREADS, 0, s>>>(*r); \
-    else kd_rand_k<T><<<grid, KD_CU_THREADS, 0, s>>>(*r);                            \
+    if (r->kind == KD_CUDA_RANDOM_DROPOUT) KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_dropout_k<T>)(*r); \
+    else KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_rand_k<T>)(*r);                            \
     break;
     KD_CU_FOR_EACH_DTYPE(KD_RAND_CASE)
 #undef KD_RAND_CASE

@@ -273,12 +273,12 @@ static kd_cuda_status kd_red_pass(int device, const T *in, const kd_cu_red_geom 
   }
   const int threads = KD_CU_THREADS;
   if (count <= 1 || (kmin < rmin && onumel >= (int64_t)32 * sms)) {
-    kd_red_thread_k<T, A, Op><<<kd_cu_grid(device, onumel), threads, 0, s>>>(in, g, op, center, acc, onumel, count);
+    KD_LAUNCH(kd_cu_grid(device, onumel), threads, 0, s, kd_red_thread_k<T, A, Op>)(in, g, op, center, acc, onumel, count);
     KD_CU_CHECK_LAUNCH("a reduction kernel");
     return KD_CUDA_OK;
   }
   if (count <= 2048) {
-    kd_red_warp_k<T, A, Op><<<kd_red_blocks(device, (onumel * 32 + threads - 1) / threads), threads, 0, s>>>(
+    KD_LAUNCH(kd_red_blocks(device, (onumel * 32 + threads - 1) / threads), threads, 0, s, kd_red_warp_k<T, A, Op>)(
         in, g, op, center, acc, onumel, count);
     KD_CU_CHECK_LAUNCH("a reduction kernel");
     return KD_CUDA_OK;
@@ -293,17 +293,17 @@ static kd_cuda_status kd_red_pass(int device, const T *in, const kd_cu_red_geom 
   }
   const int64_t chunk = (count + G - 1) / G;
   if (G == 1) {
-    kd_red_block_k<T, A, Op><<<kd_red_blocks(device, onumel), threads, 0, s>>>(in, g, op, center, acc, onumel, count,
+    KD_LAUNCH(kd_red_blocks(device, onumel), threads, 0, s, kd_red_block_k<T, A, Op>)(in, g, op, center, acc, onumel, count,
                                                                                1, chunk);
     KD_CU_CHECK_LAUNCH("a reduction kernel");
     return KD_CUDA_OK;
   }
   kd_cu_scratch part(device);
   KD_CU_TRY(part.alloc((size_t)(onumel * G) * sizeof(A)));
-  kd_red_block_k<T, A, Op><<<kd_red_blocks(device, onumel * G), threads, 0, s>>>(in, g, op, center, (A *)part.p,
+  KD_LAUNCH(kd_red_blocks(device, onumel * G), threads, 0, s, kd_red_block_k<T, A, Op>)(in, g, op, center, (A *)part.p,
                                                                                  onumel, count, G, chunk);
   KD_CU_CHECK_LAUNCH("a reduction kernel");
-  kd_red_combine_k<A, Op><<<kd_red_blocks(device, (onumel * 32 + threads - 1) / threads), threads, 0, s>>>(
+  KD_LAUNCH(kd_red_blocks(device, (onumel * 32 + threads - 1) / threads), threads, 0, s, kd_red_combine_k<A, Op>)(
       (const A *)part.p, op, acc, onumel, G);
   KD_CU_CHECK_LAUNCH("a reduction kernel");
   return KD_CUDA_OK;
@@ -354,7 +354,7 @@ static kd_cuda_status kd_red_post(int device, int mode, int32_t odt, const A *a1
   switch (odt) {
 #define KD_RED_POST_CASE(DT, O)                                                                            \
   case DT:                                                                                                 \
-    kd_red_post_k<O, A><<<grid, KD_CU_THREADS, 0, s>>>(mode, a1, a2, center, (O *)out, (O *)out2, n, count, div, p); \
+    KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_red_post_k<O, A>)(mode, a1, a2, center, (O *)out, (O *)out2, n, count, div, p); \
     break;
     KD_CU_FOR_EACH_DTYPE(KD_RED_POST_CASE)
 #undef KD_RED_POST_CASE
@@ -414,7 +414,7 @@ static kd_cuda_status kd_red_typed(int device, const kd_cuda_reduce *r, const kd
     const int is_max = r->code == KD_REDUCE_MAX || r->code == KD_REDUCE_ARGMAX;
     kd_red_aop<T> op{is_max};
     KD_CU_TRY(kd_red_pass(device, (const T *)r->in, g, n, r->count, op, (const A *)nullptr, (A *)buf.p));
-    kd_red_arg_post_k<T><<<kd_cu_grid(device, n), KD_CU_THREADS, 0, kd_cu_stream(device)>>>(
+    KD_LAUNCH(kd_cu_grid(device, n), KD_CU_THREADS, 0, kd_cu_stream(device), kd_red_arg_post_k<T>)(
         (const A *)buf.p, (T *)r->out, (int64_t *)r->out2, n);
     KD_CU_CHECK_LAUNCH("an index reduction epilogue");
     return KD_CUDA_OK;

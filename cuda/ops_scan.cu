@@ -85,9 +85,9 @@ kd_cuda_status kd_cu_scan_rows(int device, const kd_cuda_rows *r) {
 #define KD_SCAN_CASE(DT, T)                                                                                       \
   case DT:                                                                                                        \
     if (rows)                                                                                                     \
-      kd_scan_rows_k<T><<<grid, KD_SCAN_BLOCK, 0, s>>>((const T *)r->x, (T *)r->y, r->outer, r->len, sum);      \
+      KD_LAUNCH(grid, KD_SCAN_BLOCK, 0, s, kd_scan_rows_k<T>)((const T *)r->x, (T *)r->y, r->outer, r->len, sum);      \
     else                                                                                                          \
-      kd_scan_k<T><<<grid, KD_CU_THREADS, 0, s>>>((const T *)r->x, (T *)r->y, r->outer, r->len, r->inner, sum); \
+      KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_scan_k<T>)((const T *)r->x, (T *)r->y, r->outer, r->len, r->inner, sum); \
     break;
     KD_CU_FOR_EACH_DTYPE(KD_SCAN_CASE)
 #undef KD_SCAN_CASE
@@ -171,11 +171,11 @@ kd_cuda_status kd_cu_scan_op(int device, kd_cuda_op *o) {
 #define KD_SCANOP_CASE(DT, T)                                                                                      \
   case DT:                                                                                                         \
     if (o->code == 0 || o->code == 1) {                                                                            \
-      kd_cumx_k<T><<<grid, KD_CU_THREADS, 0, s>>>((const T *)o->data[0], (T *)o->data[1], (int64_t *)o->data[2],   \
+      KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cumx_k<T>)((const T *)o->data[0], (T *)o->data[1], (int64_t *)o->data[2],   \
                                                   outer, len, inner, o->code == 0);                                \
     } else if (o->code == 2) {                                                                                     \
       if (!kd_cu_is_float_t<T>::value) return kd_cu_not_supported("cumprodBackward", o->dtype);                    \
-      kd_cumprod_backward_k<T><<<grid, KD_CU_THREADS, 0, s>>>((const T *)o->data[0], (const T *)o->data[1],        \
+      KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cumprod_backward_k<T>)((const T *)o->data[0], (const T *)o->data[1],        \
                                                               (const T *)o->data[2], (T *)o->data[3], outer, len,  \
                                                               inner);                                              \
     } else                                                                                                         \

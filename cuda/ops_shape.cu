@@ -45,7 +45,7 @@ __global__ void kd_cu_tri_kernel(const kd_cu_it8 it, int64_t k, bool lower) {
 }
 template <typename U>
 static kd_cuda_status kd_cu_tri_t(int device, const kd_cu_it8 &it, int64_t k, bool lower) {
-  kd_cu_tri_kernel<U><<<kd_cu_grid(device, it.numel), KD_CU_THREADS, 0, kd_cu_stream(device)>>>(it, k, lower);
+  KD_LAUNCH(kd_cu_grid(device, it.numel), KD_CU_THREADS, 0, kd_cu_stream(device), kd_cu_tri_kernel<U>)(it, k, lower);
   KD_CU_CHECK_LAUNCH("the tril/triu kernel");
   return KD_CUDA_OK;
 }
@@ -95,7 +95,7 @@ static kd_cuda_status kd_cu_range(int device, kd_cuda_op *o) {
   cudaStream_t s = kd_cu_stream(device);
   switch (o->dtype) {
 #define KD_CU_RANGE_CASE(DT, T)                                                               \
-  case DT: kd_cu_range_kernel<T><<<grid, KD_CU_THREADS, 0, s>>>(it.data[0], stride, it.numel, p); break;
+  case DT: KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_range_kernel<T>)(it.data[0], stride, it.numel, p); break;
     KD_CU_FOR_EACH_DTYPE(KD_CU_RANGE_CASE)
 #undef KD_CU_RANGE_CASE
     default: return kd_cu_not_supported("arange/linspace", o->dtype);
@@ -115,7 +115,7 @@ static kd_cuda_status kd_cu_one_hot(int device, kd_cuda_op *o) {
   if (it.ndim > 1 || nc < 0 || (it.ndim == 1 && it.strides[0][0] != 8))
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "oneHot: bad arguments");
   if (it.numel == 0 || nc == 0) return KD_CUDA_OK;
-  kd_cu_one_hot_kernel<<<kd_cu_grid(device, it.numel), KD_CU_THREADS, 0, kd_cu_stream(device)>>>(
+  KD_LAUNCH(kd_cu_grid(device, it.numel), KD_CU_THREADS, 0, kd_cu_stream(device), kd_cu_one_hot_kernel)(
       (int64_t *)it.data[0], kd_cu_addr<const int64_t>(o->i[1]), it.numel, nc);
   KD_CU_CHECK_LAUNCH("the oneHot kernel");
   return KD_CUDA_OK;
@@ -140,7 +140,7 @@ __global__ void kd_cu_masked_kernel(const kd_cu_it8 it, U *flat, bool backward) 
 }
 template <typename U>
 static kd_cuda_status kd_cu_masked_t(int device, const kd_cu_it8 &it, int64_t flat, bool backward) {
-  kd_cu_masked_kernel<U><<<kd_cu_grid(device, it.numel), KD_CU_THREADS, 0, kd_cu_stream(device)>>>(
+  KD_LAUNCH(kd_cu_grid(device, it.numel), KD_CU_THREADS, 0, kd_cu_stream(device), kd_cu_masked_kernel<U>)(
       it, kd_cu_addr<U>(flat), backward);
   KD_CU_CHECK_LAUNCH("the maskedSelect kernel");
   return KD_CUDA_OK;
@@ -206,9 +206,9 @@ static kd_cuda_status kd_cu_float_pass(int device, const kd_cuda_op *o, const kd
   const unsigned grid = kd_cu_grid(device, it.numel);
   cudaStream_t s = kd_cu_stream(device);
   if (o->kind == KD_CUDA_OP_ACT_BACKWARD)
-    kd_cu_actbw_kernel<T><<<grid, KD_CU_THREADS, 0, s>>>(it, (int)o->i[0], o->d[0], o->d[1], o->d[2]);
+    KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_actbw_kernel<T>)(it, (int)o->i[0], o->d[0], o->d[1], o->d[2]);
   else
-    kd_cu_prodb_kernel<T><<<grid, KD_CU_THREADS, 0, s>>>(it);
+    KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_prodb_kernel<T>)(it);
   KD_CU_CHECK_LAUNCH(o->kind == KD_CUDA_OP_ACT_BACKWARD ? "the activation backward kernel" : "the prodBackward kernel");
   return KD_CUDA_OK;
 }

@@ -65,9 +65,9 @@ static kd_cuda_status kd_sm_launch(int device, const kd_cuda_rows *r) {
     int sms = kd_cu_sm_count(device) > 0 ? kd_cu_sm_count(device) : 128;
     int64_t blocks = r->outer < (int64_t)sms * 32 ? r->outer : (int64_t)sms * 32;
     const int threads = r->len <= 128 ? 32 : r->len <= 1024 ? 128 : 512;
-    kd_sm_rows_k<T><<<(unsigned)blocks, threads, 0, s>>>((const T *)r->x, (T *)r->y, r->outer, r->len, islog);
+    KD_LAUNCH((unsigned)blocks, threads, 0, s, kd_sm_rows_k<T>)((const T *)r->x, (T *)r->y, r->outer, r->len, islog);
   } else {
-    kd_sm_cols_k<T><<<kd_cu_grid(device, r->outer * r->inner), KD_CU_THREADS, 0, s>>>(
+    KD_LAUNCH(kd_cu_grid(device, r->outer * r->inner), KD_CU_THREADS, 0, s, kd_sm_cols_k<T>)(
         (const T *)r->x, (T *)r->y, r->outer, r->len, r->inner, islog);
   }
   KD_CU_CHECK_LAUNCH("a softmax kernel");

@@ -132,7 +132,7 @@ static kd_cuda_status kd_cu_sort_pairs(int device, const K *kin, K *kout, const 
   }
   kd_cu_scratch off(device);
   KD_CU_TRY(off.alloc(sizeof(int64_t) * (size_t)(rows + 1)));
-  kd_cu_sort_offsets<<<kd_cu_grid(device, rows + 1), KD_CU_THREADS, 0, s>>>(off.as<int64_t>(), rows, n);
+  KD_LAUNCH(kd_cu_grid(device, rows + 1), KD_CU_THREADS, 0, s, kd_cu_sort_offsets)(off.as<int64_t>(), rows, n);
   KD_CU_CHECK_LAUNCH("the sort offsets kernel");
   const int64_t *ob = off.as<int64_t>(), *oe = off.as<int64_t>() + 1;
   KD_CU_CHECK(cub::DeviceSegmentedSort::StableSortPairs(nullptr, bytes, kin, kout, pin, pout, total, rows, ob, oe, s));
@@ -153,7 +153,7 @@ static kd_cuda_status kd_cu_sorted_rows(int device, const T *x, int64_t rows, in
   KD_CU_TRY(pin.alloc(sizeof(int64_t) * (size_t)total));
   KD_CU_TRY(keys.alloc(sizeof(K) * (size_t)total));
   KD_CU_TRY(spos.alloc(sizeof(int64_t) * (size_t)total));
-  kd_cu_sort_fill<T><<<kd_cu_grid(device, total), KD_CU_THREADS, 0, s>>>(x, kin.as<K>(), pin.as<int64_t>(), total, n,
+  KD_LAUNCH(kd_cu_grid(device, total), KD_CU_THREADS, 0, s, kd_cu_sort_fill<T>)(x, kin.as<K>(), pin.as<int64_t>(), total, n,
                                                                           desc ? (K)~(K)0 : (K)0);
   KD_CU_CHECK_LAUNCH("the sort key kernel");
   return kd_cu_sort_pairs<K>(device, kin.as<K>(), keys.as<K>(), pin.as<int64_t>(), spos.as<int64_t>(), rows, n);
@@ -165,7 +165,7 @@ static kd_cuda_status kd_cu_sort_t(int device, kd_cuda_op *o) {
   kd_cu_scratch keys(device), spos(device);
   KD_CU_TRY(kd_cu_sorted_rows<T>(device, (const T *)o->data[0], rows, n, o->i[3] != 0, keys, spos));
   cudaStream_t s = kd_cu_stream(device);
-  kd_cu_sort_take<T><<<kd_cu_grid(device, rows * k), KD_CU_THREADS, 0, s>>>(
+  KD_LAUNCH(kd_cu_grid(device, rows * k), KD_CU_THREADS, 0, s, kd_cu_sort_take<T>)(
       (const T *)o->data[0], spos.as<int64_t>(), (T *)o->data[1], (int64_t *)o->data[2], rows, n, k);
   KD_CU_CHECK_LAUNCH("the sort gather kernel");
   return KD_CUDA_OK;
@@ -201,7 +201,7 @@ static kd_cuda_status kd_cu_median_t(int device, kd_cuda_op *o) {
   const int64_t rows = o->i[0], n = o->i[1];
   kd_cu_scratch keys(device), spos(device);
   KD_CU_TRY(kd_cu_sorted_rows<T>(device, (const T *)o->data[0], rows, n, false, keys, spos));
-  kd_cu_median_take<T><<<kd_cu_grid(device, rows), KD_CU_THREADS, 0, kd_cu_stream(device)>>>(
+  KD_LAUNCH(kd_cu_grid(device, rows), KD_CU_THREADS, 0, kd_cu_stream(device), kd_cu_median_take<T>)(
       (const T *)o->data[0], keys.as<K>(), spos.as<int64_t>(), (T *)o->data[1], (int64_t *)o->data[2], rows, n);
   KD_CU_CHECK_LAUNCH("the median kernel");
   return KD_CUDA_OK;
@@ -262,10 +262,10 @@ static kd_cuda_status kd_cu_unique_t(int device, kd_cuda_op *o) {
     KD_CU_TRY(keys.alloc(sizeof(K) * (size_t)n));
     KD_CU_TRY(pin.alloc(sizeof(int64_t) * (size_t)n));
     KD_CU_TRY(order.alloc(sizeof(int64_t) * (size_t)n));
-    kd_cu_sort_offsets<<<kd_cu_grid(device, n), KD_CU_THREADS, 0, s>>>(pin.as<int64_t>(), n - 1, 1); /* iota */
+    KD_LAUNCH(kd_cu_grid(device, n), KD_CU_THREADS, 0, s, kd_cu_sort_offsets)(pin.as<int64_t>(), n - 1, 1); /* iota */
     KD_CU_CHECK_LAUNCH("the unique iota kernel");
     for (int64_t col = m - 1; col >= 0; col--) {
-      kd_cu_unique_col<T><<<kd_cu_grid(device, n), KD_CU_THREADS, 0, s>>>(x, pin.as<int64_t>(), kin.as<K>(), n, m, col);
+      KD_LAUNCH(kd_cu_grid(device, n), KD_CU_THREADS, 0, s, kd_cu_unique_col<T>)(x, pin.as<int64_t>(), kin.as<K>(), n, m, col);
       KD_CU_CHECK_LAUNCH("the unique column kernel");
       KD_CU_TRY(kd_cu_sort_pairs<K>(device, kin.as<K>(), keys.as<K>(), pin.as<int64_t>(), order.as<int64_t>(), 1, n));
       if (col > 0) std::swap(pin.p, order.p);
@@ -274,14 +274,14 @@ static kd_cuda_status kd_cu_unique_t(int device, kd_cuda_op *o) {
   kd_cu_scratch flag(device), gid(device), tmp(device);
   KD_CU_TRY(flag.alloc(sizeof(int64_t) * (size_t)n));
   KD_CU_TRY(gid.alloc(sizeof(int64_t) * (size_t)n));
-  kd_cu_unique_flags<T><<<kd_cu_grid(device, n), KD_CU_THREADS, 0, s>>>(x, order.as<int64_t>(), flag.as<int64_t>(), n, m);
+  KD_LAUNCH(kd_cu_grid(device, n), KD_CU_THREADS, 0, s, kd_cu_unique_flags<T>)(x, order.as<int64_t>(), flag.as<int64_t>(), n, m);
   KD_CU_CHECK_LAUNCH("the unique flag kernel");
   size_t bytes = 0;
   KD_CU_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, flag.as<int64_t>(), gid.as<int64_t>(), n, s));
   KD_CU_TRY(tmp.alloc(bytes));
   KD_CU_CHECK(cub::DeviceScan::InclusiveSum(tmp.p, bytes, flag.as<int64_t>(), gid.as<int64_t>(), n, s));
   KD_CU_CHECK(cudaMemsetAsync(o->data[3], 0, sizeof(int64_t) * (size_t)n, s));
-  kd_cu_unique_out<T><<<kd_cu_grid(device, n), KD_CU_THREADS, 0, s>>>(x, order.as<int64_t>(), flag.as<int64_t>(),
+  KD_LAUNCH(kd_cu_grid(device, n), KD_CU_THREADS, 0, s, kd_cu_unique_out<T>)(x, order.as<int64_t>(), flag.as<int64_t>(),
                                                                      gid.as<int64_t>(), (T *)o->data[1], (int64_t *)o->data[2],
                                                                      (unsigned long long *)o->data[3], n, m);
   KD_CU_CHECK_LAUNCH("the unique output kernel");

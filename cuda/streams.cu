@@ -159,7 +159,7 @@ kd_cuda_status kd_cu_spin(int device, double ms) {
   KD_CU_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device));
   if (khz <= 0) khz = 1500000;
   long long cycles = (long long)(ms * (double)khz);
-  kd_cu_spin_kernel<<<1, 1, 0, kd_cu_stream(device)>>>(cycles);
+  KD_LAUNCH(1, 1, 0, kd_cu_stream(device), kd_cu_spin_kernel)(cycles);
   KD_CU_CHECK_LAUNCH("spin kernel");
   return KD_CUDA_OK;
 }

@@ -670,6 +670,16 @@ bool kd_cuda_supports_op(int op) {
 
 /* ---- loading (Note [CUDA loading]) ---- */
 
+/* KINDLING_CUDA=emulate selects the emulated GPU (cuda/emulator): the same CUDA sources built
+ * for the CPU by `npm run build:emulator`. */
+static bool kd_cuda_emulated(void) {
+  const char *v = getenv("KINDLING_CUDA");
+  return v && strcmp(v, "emulate") == 0;
+}
+static const char *kd_cuda_library_name(void) {
+  return kd_cuda_emulated() ? "libkindling_cuda_emu.so" : "libkindling_cuda.so";
+}
+
 /* Path of the library: $KINDLING_CUDA_LIBRARY, else next to the module holding this code. */
 static bool kd_cuda_library_path(char *buf, size_t n, bool *from_env, char *dir, size_t dn) {
   const char *env = getenv("KINDLING_CUDA_LIBRARY");
@@ -685,7 +695,7 @@ static bool kd_cuda_library_path(char *buf, size_t n, bool *from_env, char *dir,
   const char *slash = strrchr(info.dli_fname, '/');
   if (slash) snprintf(dir, dn, "%.*s", (int)(slash - info.dli_fname), info.dli_fname);
   else snprintf(dir, dn, ".");
-  snprintf(buf, n, "%s/libkindling_cuda.so", dir);
+  snprintf(buf, n, "%s/%s", dir, kd_cuda_library_name());
   return true;
 }
 
@@ -700,6 +710,9 @@ static void kd_cuda_do_load(void) {
   if (access(path, F_OK) != 0) {
     if (from_env)
       kd_cuda_set_reason("libkindling_cuda.so not found at KINDLING_CUDA_LIBRARY=%s", path);
+    else if (kd_cuda_emulated())
+      kd_cuda_set_reason("KINDLING_CUDA=emulate, but the emulated GPU is not built (run `npm run build:emulator`; "
+                         "looked in %s)", dir);
     else
       kd_cuda_set_reason("libkindling_cuda.so not found (kindling was built without nvcc; looked in %s)", dir);
     return;
