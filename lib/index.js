@@ -10,18 +10,22 @@ const tidyMod = require('./tidy');
 const makeRuntime = require('./args');
 const makeCreation = require('./creation');
 
+// The native addon. When it is missing (the install step did not build it, e.g. scripts were
+// ignored) or cannot be loaded (built for another Node.js, a library it links is gone), the error
+// says how to get a working one: rebuild it.
 function loadBinding() {
   const file = path.join(__dirname, '..', 'build', 'Release', 'kindling.node');
   try {
     return require(file);
   } catch (e) {
-    if (e && e.code === 'MODULE_NOT_FOUND' && String(e.message).includes('kindling.node')) {
-      const err = new errors.KindlingError(
-        `kindling native addon not built: run npm install (expected ${file})`, 'KD_NOT_BUILT');
-      err.cause = e;
-      throw err;
-    }
-    throw e;
+    const missing = e && e.code === 'MODULE_NOT_FOUND' && String(e.message).includes(file);
+    if (!missing && !(e && e.code === 'ERR_DLOPEN_FAILED')) throw e;
+    const what = missing ? `kindling's native addon is not built (no ${file})`
+      : `kindling's native addon could not be loaded (${String(e.message).split('\n')[0]})`;
+    const err = new errors.KindlingError(
+      `${what}: run \`npm rebuild kindling\` (it needs python3, make and a C compiler)`, 'KD_NOT_BUILT');
+    err.cause = e;
+    throw err;
   }
 }
 

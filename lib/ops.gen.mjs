@@ -63,7 +63,6 @@ export const {
   amin,
   argmax,
   argmin,
-  var: var_,
   std,
   varMean,
   stdMean,
@@ -200,3 +199,6 @@ export const {
   hardsigmoid,
   hardswish,
 } = kd;
+
+const { var: var_ } = kd;
+export { var_ as var };

@@ -175,12 +175,17 @@ describe('kd.data', () => {
       const delays = [30, 1, 20, 1, 10, 1, 5, 1];
       let inflight = 0;
       let maxInflight = 0;
-      const ds = new FnDataset(8, async (i) => {
-        inflight++;
-        maxInflight = Math.max(maxInflight, inflight);
-        await new Promise((r) => setTimeout(r, delays[i]));
-        inflight--;
-        return { x: kd.tensor([i, i], { dtype: 'float32' }), y: i };
+      const samples = []; // every sample's Promise, so that none outlives the test
+      const ds = new FnDataset(8, (i) => {
+        const p = (async () => {
+          inflight++;
+          maxInflight = Math.max(maxInflight, inflight);
+          await new Promise((r) => setTimeout(r, delays[i]));
+          inflight--;
+          return { x: kd.tensor([i, i], { dtype: 'float32' }), y: i };
+        })();
+        samples.push(p);
+        return p;
       });
       for (const prefetch of [0, 1, 3]) {
         maxInflight = 0;
@@ -195,6 +200,9 @@ describe('kd.data', () => {
         else assert.ok(maxInflight > 2, `prefetch ${prefetch}: max in flight ${maxInflight}`);
       }
       assert.throws(() => [...new DataLoader(ds, { batchSize: 2 })], /returned a Promise; iterate with `for await`/);
+      // the samples sync iteration asked for before refusing still resolve (creating tensors) after
+      // the refusal: wait for them, so that no tensor appears during a later test
+      for (const s of await Promise.all(samples)) s.x.dispose();
     });
 
     it('for await over a TensorDataset gives the same batches as sync iteration; break cleans up', async () => {
@@ -212,11 +220,40 @@ describe('kd.data', () => {
         y.dispose();
         if (++n === 2) break;
       }
-      // the batches prefetched but never yielded are disposed (by tasks still pending: wait for
-      // them, up to five seconds on a loaded machine; finalizers of older tensors may only lower the count)
-      for (let i = 0; i < 500 && kd.memory().liveTensors > live; i++) await new Promise((r) => setTimeout(r, 10));
+      // the batches prefetched but never yielded (gathers maybe still on the thread pool at the
+      // break) are disposed by the time the loop statement ends: `for await` awaits return(), which
+      // waits for them. (Finalizers of older tensors may only lower the count.)
       assert.equal(n, 2);
       assert.ok(kd.memory().liveTensors <= live, `${kd.memory().liveTensors} live tensors, ${live} before`);
+    });
+
+    it('break: the loop ends once the batches in flight are built and disposed (async samples awaited)', async () => {
+      // batch 0's samples come at once, the later ones after 20 ms: at the break, batches 1..3 wait
+      // for their samples
+      const requested = [];
+      const ds = new FnDataset(12, (i) => {
+        requested.push(i);
+        return new Promise((r) => setTimeout(() => r(kd.tensor([i, -i])), i < 2 ? 0 : 20));
+      });
+      const batches = [];
+      const collate = (samples) => {
+        const b = defaultCollate(samples);
+        for (const s of samples) s.dispose();
+        batches.push(b);
+        return b;
+      };
+      let first = null;
+      for await (const b of new DataLoader(ds, { batchSize: 2, prefetch: 3, collate })) {
+        first = b;
+        break;
+      }
+      assert.deepEqual(first.arraySync(), [[0, 0], [1, -1]]);
+      const started = Math.ceil(requested.length / 2);
+      assert.ok(started >= 2, `only ${started} batch started`);
+      assert.equal(batches.length, started, 'every batch started was built before the loop ended');
+      assert.deepEqual(batches.slice(1).map((b) => b.isDisposed), new Array(started - 1).fill(true));
+      assert.equal(first.isDisposed, false);
+      first.dispose();
     });
 
     it('errors from the dataset surface at the batch that failed', async () => {

@@ -3,7 +3,8 @@
 // /health and bad input, and shuts down cleanly (inline and worker engines); the char-transformer
 // (examples/char-transformer/train.js) trains 3 steps on a tiny text, saves and samples; the
 // Fashion-MNIST CNN (examples/fashion-mnist/train.js) trains one short epoch with --amp when the
-// dataset is installed.
+// dataset is installed. The inference server's command lines: --help, bad options and --device
+// cuda without CUDA give a usage text or one error line and the right exit status.
 'use strict';
 
 const assert = require('node:assert/strict');
@@ -115,6 +116,60 @@ describe('examples', function () {
             done();
           } catch (e) { done(e); }
         });
+    });
+  });
+
+  describe('inference-server command lines: usage and errors without stack traces', function () {
+    const { spawnSync } = require('node:child_process');
+    const run = (script, args) => spawnSync(process.execPath, [path.join(SERVER_DIR, script), ...args],
+      { cwd: tmp, encoding: 'utf8', timeout: 30000 });
+    const noStack = (r) => assert.doesNotMatch(r.stdout + r.stderr, /^\s+at /m, `a stack trace:\n${r.stdout}\n${r.stderr}`);
+
+    for (const script of ['server.js', 'load-test.js']) {
+      it(`${script} --help prints the usage text and exits 0`, function () {
+        const r = run(script, ['--help']);
+        assert.equal(r.status, 0, r.stderr);
+        assert.match(r.stdout, new RegExp(`^usage: node \\S*${script.replace('.', '\\.')} \\[options\\]`));
+        assert.match(r.stdout, /--device <value>/);
+        assert.match(r.stdout, /--help\s+this message/);
+        assert.equal(r.stderr, '');
+      });
+
+      it(`${script} with an unknown option: one line, exit status 2`, function () {
+        const r = run(script, ['--no-such-option']);
+        assert.equal(r.status, 2);
+        assert.equal(r.stderr, `${script}: Unknown option '--no-such-option' (see --help)\n`);
+        noStack(r);
+      });
+    }
+
+    it('server.js --device cuda without CUDA: one error line, exit status 1, no model written', function () {
+      if (kd.cuda.isAvailable()) this.skip();
+      const model = path.join(tmp, 'cli', 'model.safetensors');
+      const r = run('server.js', ['--device', 'cuda', '--model', model, '--port', '0']);
+      assert.equal(r.status, 1);
+      assert.equal(r.stderr, 'server.js: --device cuda: CUDA is not available (built without the CUDA backend, or no GPU); use --device cpu\n');
+      assert.equal(r.stdout, '');
+      assert.equal(fs.existsSync(model), false);
+    });
+
+    it('server.js with a bad --device or --engine value: one line, exit status 2', function () {
+      for (const args of [['--device', 'gpu'], ['--engine', 'threads']]) {
+        const r = run('server.js', [...args, '--model', path.join(tmp, 'cli', 'model.safetensors')]);
+        assert.equal(r.status, 2, r.stderr);
+        assert.match(r.stderr, new RegExp(`^server\\.js: ${args[0]} must be .*got '${args[1]}' \\(see --help\\)\n$`));
+      }
+    });
+
+    it('load-test.js --device cuda without CUDA: the server\'s error and one line of its own, exit status 1', function () {
+      if (kd.cuda.isAvailable()) this.skip();
+      const r = run('load-test.js', ['--device', 'cuda', '--duration', '0.1']);
+      assert.equal(r.status, 1);
+      noStack(r);
+      assert.deepEqual(r.stderr.trim().split('\n'), [
+        'server.js: --device cuda: CUDA is not available (built without the CUDA backend, or no GPU); use --device cpu',
+        'load-test.js: server.js exited with status 1 before listening',
+      ]);
     });
   });
 

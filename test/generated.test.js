@@ -43,6 +43,31 @@ describe('module entry points', function () {
     assert.deepEqual(JSON.parse(r.stdout), [[2, 2], 'function', 'function', 'function']);
   });
 
+  it('node tools/gen-esm.js --check exits 0 (lib/index.mjs is generated from the CommonJS exports)', function () {
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'tools', 'gen-esm.js'), '--check'], { cwd: ROOT, encoding: 'utf8', timeout: 60000 });
+    assert.equal(r.status, 0, `gen-esm --check failed (stale lib/index.mjs?):\n${r.stdout}\n${r.stderr}`);
+  });
+
+  it('the ESM namespace has the names and values of the CommonJS exports', function () {
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', `
+      import * as ns from ${JSON.stringify(path.join(ROOT, 'lib', 'index.mjs'))};
+      import { createRequire } from 'node:module';
+      const kd = createRequire(import.meta.url)(${JSON.stringify(ROOT)});
+      const esm = Object.keys(ns).filter((k) => k !== 'default').sort();
+      const cjs = Object.keys(kd).sort();
+      console.log(JSON.stringify({ esm, cjs, differ: cjs.filter((k) => k in ns && ns[k] !== kd[k]), def: ns.default === kd }));`],
+    { encoding: 'utf8', timeout: 60000 });
+    assert.equal(r.status, 0, r.stderr);
+    const { esm, cjs, differ, def } = JSON.parse(r.stdout);
+    assert.deepEqual({ onlyInEsm: esm.filter((k) => !cjs.includes(k)), onlyInCommonJs: cjs.filter((k) => !esm.includes(k)) },
+      { onlyInEsm: [], onlyInCommonJs: [] });
+    assert.deepEqual(differ, []);
+    assert.equal(def, true);
+    for (const name of ['noGrad', 'autograd', 'inferenceMode', 'enableGrad', 'setGradEnabled', 'isGradEnabled', 'isInferenceModeEnabled', 'backends', 'var']) {
+      assert.ok(esm.includes(name), `ESM lacks ${name}`);
+    }
+  });
+
   it('package.json exports resolve', function () {
     const pkg = require(path.join(ROOT, 'package.json'));
     assert.equal(require.resolve(ROOT), path.join(ROOT, pkg.main));

@@ -3,12 +3,51 @@
 // non-contiguous operands, plus errors.
 'use strict';
 
-const { kd, assert, fixture, runOpCase, values, nonContiguous, expectKdError } = require('./helpers');
+const { kd, assert, fixture, runOpCase, values, nonContiguous, expectKdError, decode, reductionLength, buildArg, assertValuesClose } = require('./helpers');
 
 describe('matmul / mm / bmm (PyTorch fixtures)', function () {
   for (const c of fixture('matmul')) {
     it(c.name + (c.form !== 'function' ? ` [${c.form}]` : ''), function () { runOpCase(c); });
   }
+});
+
+// Note [Tolerance of reductions] in helpers.js: a float32 product summed in another order (as
+// another kernel, SIMD width or BLAS does) differs from PyTorch's by more than one rounding.
+describe('matmul: the fixtures allow for the summation order (float32 70x130 @ 130x90)', function () {
+  const c = fixture('matmul').find((x) => x.name === 'matmul float32 large 70x130 @ 130x90');
+  const [M, K, N] = [70, 130, 90];
+  const a = c.args[0].data.map(decode);
+  const b = c.args[1].data.map(decode);
+  const expected = c.expected.data.map(decode);
+  const f = Math.fround;
+  // the float32 product with the k terms added in `order` (a list of k), one rounding per step;
+  // with lanes > 1, k goes to lane k % lanes (a SIMD accumulator each), and the lanes are added last
+  function product(order, lanes = 1, drop = -1) {
+    const out = [];
+    for (let i = 0; i < M; i++) {
+      for (let j = 0; j < N; j++) {
+        const acc = new Array(lanes).fill(0);
+        for (const k of order) if (k !== drop) acc[k % lanes] = f(acc[k % lanes] + f(a[i * K + k] * b[k * N + j]));
+        out.push(acc.reduce((x, y) => f(x + y), 0));
+      }
+    }
+    return out;
+  }
+  const ascending = Array.from({ length: K }, (_, k) => k);
+
+  it('the case reduces K = 130 terms', function () {
+    assert.equal(reductionLength(c, c.args.map(buildArg)), K);
+  });
+
+  for (const [what, order, lanes] of [['in order', ascending, 1], ['in reverse', [...ascending].reverse(), 1], ['in 8 lanes (AVX2)', ascending, 8], ['in 16 lanes (AVX-512)', ascending, 16]]) {
+    it(`a float32 kernel summing ${what} passes`, function () {
+      assertValuesClose(product(order, lanes), expected, 'float32', what, { terms: K });
+    });
+  }
+
+  it('a kernel that drops a term still fails', function () {
+    assert.throws(() => assertValuesClose(product(ascending, 8, 64), expected, 'float32', 'k = 64 dropped', { terms: K }), /elements differ/);
+  });
 });
 
 describe('matmul: API details', function () {

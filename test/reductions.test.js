@@ -4,7 +4,7 @@
 // non-contiguous inputs.
 'use strict';
 
-const { kd, assert, fixture, runOpCase, values, expectKdError, buildArg, callOp, assertTensorClose } = require('./helpers');
+const { kd, assert, fixture, runOpCase, values, expectKdError, buildArg, callOp, assertTensorClose, reductionLength } = require('./helpers');
 
 // varMean/stdMean return [var, mean] arrays named .var/.mean (or .std/.mean), not
 // values/indices as runOpCase expects of tuples.
@@ -12,10 +12,12 @@ const TUPLE_NAMES = { varMean: ['var', 'mean'], stdMean: ['std', 'mean'] };
 function runCase(c) {
   const names = TUPLE_NAMES[c.op];
   if (!names || c.error) return runOpCase(c);
-  const r = callOp(c, c.args.map(buildArg));
+  const args = c.args.map(buildArg);
+  const terms = reductionLength(c, args);
+  const r = callOp(c, args);
   assert.ok(Array.isArray(r) && r.length === 2, `${c.name}: expected [${names}]`);
   names.forEach((n, i) => assert.equal(r[n], r[i], `${c.name}: .${n}`));
-  c.expected.forEach((e, i) => assertTensorClose(r[i], e, `${c.name} [${i}]`));
+  c.expected.forEach((e, i) => assertTensorClose(r[i], e, `${c.name} [${i}]`, { terms }));
 }
 
 describe('reductions (PyTorch fixtures)', function () {

@@ -3,10 +3,15 @@
 // when nvcc is found, the CUDA backend (build/Release/libkindling_cuda.so), which the
 // addon dlopens on first CUDA use. Works offline with an empty HOME: node-gyp gets
 // tools/nodedir as its nodedir, and the Node-API headers come from node-api-headers.
+// The CUDA object files (~45 MB) are deleted once the library is linked. Installed as a
+// dependency (the package inside node_modules), the build keeps only what runs: every other
+// build intermediate (node-gyp's Makefiles and object files) is deleted too; a checkout keeps
+// them for incremental `make -C build BUILDTYPE=Release`.
 //   node tools/build.js            build everything that can be built here
 //   KINDLING_CUDA=0                skip the CUDA backend
 //   KINDLING_CUDA_ARCHS=80,90      GPU architectures for nvcc (default 80,90)
 //   CUDA_HOME=/usr/local/cuda      where to look for nvcc
+//   KINDLING_KEEP_BUILD=1          keep node-gyp's intermediates in a dependency install too
 'use strict';
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -14,13 +19,42 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 
+// What the package needs at run time, relative to build/ (src/cuda_bridge looks for the CUDA
+// library next to kindling.node).
+const RUNTIME_FILES = ['Release/kindling.node', 'Release/libkindling_cuda.so'];
+
+class BuildError extends Error {
+  constructor(message, status) { super(message); this.status = status; }
+}
+
 function run(cmd, args, opts = {}) {
   const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: root, ...opts });
   if (r.error) throw r.error;
-  if (r.status !== 0) {
-    console.error(`kindling: '${cmd} ${args.join(' ')}' failed with status ${r.status}`);
-    process.exit(r.status || 1);
-  }
+  if (r.status !== 0) throw new BuildError(`kindling: '${cmd} ${args.join(' ')}' failed with status ${r.status}`, r.status || 1);
+}
+
+/** Deletes everything under buildDir but RUNTIME_FILES; returns the relative paths deleted. */
+function pruneBuild(buildDir) {
+  const keep = new Set(RUNTIME_FILES.map((f) => path.join(buildDir, f)));
+  const removed = [];
+  // true when dir still holds something kept
+  const prune = (dir) => {
+    let kept = false;
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (keep.has(p)) kept = true;
+      else if (e.isDirectory() && !e.isSymbolicLink() && [...keep].some((k) => k.startsWith(p + path.sep)) && prune(p)) kept = true;
+      else { fs.rmSync(p, { recursive: true, force: true }); removed.push(path.relative(buildDir, p)); }
+    }
+    return kept;
+  };
+  if (fs.existsSync(buildDir)) prune(buildDir);
+  return removed;
+}
+
+/** True when this package was installed as a dependency (it sits inside a node_modules folder). */
+function isDependencyInstall(dir = root) {
+  return dir.split(path.sep).includes('node_modules');
 }
 
 function nodeGypCommand() {
@@ -59,9 +93,10 @@ function findNvcc() {
   return null;
 }
 
-function buildCuda() {
+// The CUDA backend of the package at dir (its cuda/*.cu) into dir/build/Release.
+function buildCuda(dir = root) {
   const cuda = findNvcc();
-  const out = path.join(root, 'build', 'Release', 'libkindling_cuda.so');
+  const out = path.join(dir, 'build', 'Release', 'libkindling_cuda.so');
   if (!cuda) {
     console.log('kindling: nvcc not found; building without the CUDA backend (kd.cuda.isAvailable() will be false)');
     return;
@@ -71,22 +106,43 @@ function buildCuda() {
   for (const a of archs) gencode.push(`-gencode=arch=compute_${a},code=sm_${a}`);
   // PTX for the newest arch so future GPUs can JIT it.
   gencode.push(`-gencode=arch=compute_${archs[archs.length - 1]},code=compute_${archs[archs.length - 1]}`);
-  const sources = fs.readdirSync(path.join(root, 'cuda')).filter((f) => f.endsWith('.cu')).map((f) => path.join('cuda', f));
-  const objDir = path.join(root, 'build', 'cuda-obj');
+  const sources = fs.readdirSync(path.join(dir, 'cuda')).filter((f) => f.endsWith('.cu')).map((f) => path.join('cuda', f));
+  // The object files are only needed until the link (every build compiles every .cu again).
+  const objDir = path.join(dir, 'build', 'cuda-obj');
   fs.mkdirSync(objDir, { recursive: true });
+  fs.mkdirSync(path.dirname(out), { recursive: true });
   const common = ['-O3', '-std=c++17', '-Xcompiler', '-fPIC', '-Xcompiler', '-fvisibility=hidden',
     '-Isrc', '-Icuda', ...gencode];
-  const objs = [];
-  for (const src of sources) {
-    const obj = path.join(objDir, path.basename(src, '.cu') + '.o');
-    console.log(`kindling: nvcc ${src}`);
-    run(cuda.nvcc, [...common, '-c', src, '-o', obj]);
-    objs.push(obj);
+  try {
+    const objs = [];
+    for (const src of sources) {
+      const obj = path.join(objDir, path.basename(src, '.cu') + '.o');
+      console.log(`kindling: nvcc ${src}`);
+      run(cuda.nvcc, [...common, '-c', src, '-o', obj], { cwd: dir });
+      objs.push(obj);
+    }
+    run(cuda.nvcc, ['-shared', ...gencode, '-o', out, ...objs, '-cudart', 'static',
+      `-L${path.join(cuda.home, 'lib64')}`, '-lcublas', '-Xlinker', `-rpath=${path.join(cuda.home, 'lib64')}`], { cwd: dir });
+  } finally {
+    fs.rmSync(objDir, { recursive: true, force: true });
   }
-  run(cuda.nvcc, ['-shared', ...gencode, '-o', out, ...objs, '-cudart', 'static',
-    `-L${path.join(cuda.home, 'lib64')}`, '-lcublas', '-Xlinker', `-rpath=${path.join(cuda.home, 'lib64')}`]);
-  console.log(`kindling: built ${path.relative(root, out)} for sm_${archs.join(', sm_')}`);
+  console.log(`kindling: built ${path.relative(dir, out)} for sm_${archs.join(', sm_')}`);
 }
 
-buildAddon();
-buildCuda();
+function main() {
+  try {
+    buildAddon();
+    buildCuda();
+  } catch (e) {
+    if (!(e instanceof BuildError)) throw e;
+    console.error(e.message);
+    process.exit(e.status);
+  }
+  if (isDependencyInstall() && process.env.KINDLING_KEEP_BUILD !== '1') {
+    const removed = pruneBuild(path.join(root, 'build'));
+    if (removed.length) console.log(`kindling: removed the build intermediates (${removed.length} entries of build/); kept ${RUNTIME_FILES.join(', ')}`);
+  }
+}
+
+if (require.main === module) main();
+module.exports = { buildCuda, pruneBuild, isDependencyInstall, BuildError, RUNTIME_FILES };

@@ -13,8 +13,8 @@
 const http = require('node:http');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
-const { parseArgs } = require('node:util');
 const { Worker } = require('node:worker_threads');
+const { runCli } = require('../cli');
 
 // The /health poller (a worker_thread): GETs the url every `everyMs` ms over one keep-alive
 // connection, records latencies between 'start' and 'stop', then posts {latencies, errors}.
@@ -75,7 +75,8 @@ function spawnServer(extraArgs) {
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m) { child.stdout.removeAllListeners('data'); child.stdout.resume(); console.log(out.trim()); resolve({ url: m[1], child }); }
     });
-    child.once('exit', (code) => reject(new Error(`server exited with code ${code} before listening:\n${out}`)));
+    child.once('exit', (code) => reject(Object.assign(new Error(`server.js exited with status ${code} before listening${out.trim() ? `: ${out.trim().split('\n').pop()}` : ''}`),
+      { code: 'SERVER_EXITED' })));
   });
 }
 
@@ -146,22 +147,22 @@ function report(r, { concurrency, rows }) {
   return ok;
 }
 
-async function main() {
-  const { values } = parseArgs({
-    options: {
-      url: { type: 'string' },
-      duration: { type: 'string', default: '10' },
-      concurrency: { type: 'string', default: '64' },
-      rows: { type: 'string', default: '1' },
-      'health-every-ms': { type: 'string', default: '5' },
-      device: { type: 'string', default: 'cpu' },
-      engine: { type: 'string', default: 'worker' },
-      threads: { type: 'string', default: '1' },
-      'max-batch': { type: 'string', default: '64' },
-      'max-wait-ms': { type: 'string', default: '2' },
-      json: { type: 'boolean', default: false },
-    },
-  });
+const OPTIONS = {
+  url: { type: 'string', help: 'a running server to test (default: start server.js on a free port)' },
+  duration: { type: 'string', default: '10', help: 'seconds of load' },
+  concurrency: { type: 'string', default: '64', help: 'clients sending requests back to back' },
+  rows: { type: 'string', default: '1', help: 'inputs per request' },
+  'health-every-ms': { type: 'string', default: '5', help: 'period of the /health poller' },
+  device: { type: 'string', default: 'cpu', help: "server.js --device ('cpu' or 'cuda')" },
+  engine: { type: 'string', default: 'worker', help: "server.js --engine ('worker' or 'inline')" },
+  threads: { type: 'string', default: '1', help: 'server.js --threads' },
+  'max-batch': { type: 'string', default: '64', help: 'server.js --max-batch' },
+  'max-wait-ms': { type: 'string', default: '2', help: 'server.js --max-wait-ms' },
+  json: { type: 'boolean', default: false, help: 'also print the results as one JSON line' },
+  help: { type: 'boolean', default: false, help: 'this message' },
+};
+
+async function main(values) {
   let child = null;
   let url = values.url;
   if (!url) {
@@ -179,6 +180,8 @@ async function main() {
   }
 }
 
-if (require.main === module) main().catch((e) => { console.error(e.stack || String(e)); process.exitCode = 1; });
+if (require.main === module) {
+  runCli(__filename, OPTIONS, main, 'Load test of server.js: latency percentiles, throughput, batch sizes, event-loop responsiveness.');
+}
 
 module.exports = { loadTest, percentile, summary, request };

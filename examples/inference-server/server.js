@@ -17,8 +17,8 @@
 const http = require('node:http');
 const path = require('node:path');
 const fs = require('node:fs');
-const { parseArgs } = require('node:util');
 const { createEngine } = require('./engine');
+const { UsageError, runCli } = require('../cli');
 
 class HttpError extends Error {
   constructor(status, code, message) { super(message); this.status = status; this.code = code; }
@@ -229,21 +229,18 @@ const OPTIONS = {
   help: { type: 'boolean', default: false, help: 'this message' },
 };
 
-async function main() {
-  const { values } = parseArgs({ options: Object.fromEntries(Object.entries(OPTIONS).map(([k, o]) => [k, { type: o.type, default: o.default }])) });
-  if (values.help) {
-    console.log(`usage: node examples/inference-server/server.js [options]\n${Object.entries(OPTIONS).map(([k, o]) => `  --${k.padEnd(12)} ${o.help}`).join('\n')}`);
-    return;
+async function main(values) {
+  if (!/^(cpu|cuda(:\d+)?)$/.test(values.device)) throw new UsageError(`--device must be 'cpu', 'cuda' or 'cuda:<index>', got '${values.device}'`);
+  if (values.engine !== 'worker' && values.engine !== 'inline') throw new UsageError(`--engine must be 'worker' or 'inline', got '${values.engine}'`);
+  const kd = require('../..');
+  if (values.device.startsWith('cuda') && !kd.cuda.isAvailable()) {
+    throw new kd.KindlingError(`--device ${values.device}: CUDA is not available (built without the CUDA backend, or no GPU); use --device cpu`, 'KD_CUDA_UNAVAILABLE');
   }
   if (!fs.existsSync(values.model)) {
     const { makeModel } = require('./make-model');
     makeModel({ out: values.model });
     console.log(`${values.model} did not exist: wrote a random-weight Fashion-MNIST MLP there (make-model.js)`);
   }
-  if (values.device.startsWith('cuda') && !require('../..').cuda.isAvailable()) {
-    throw new Error(`--device ${values.device}: CUDA is not available (built without the CUDA backend, or no GPU)`);
-  }
-  if (values.engine !== 'worker' && values.engine !== 'inline') throw new Error(`--engine must be 'worker' or 'inline', got '${values.engine}'`);
   const s = await startServer({
     modelPath: values.model, port: Number(values.port), host: values.host, device: values.device, worker: values.engine === 'worker',
     maxBatch: Number(values['max-batch']), maxWaitMs: Number(values['max-wait-ms']), threads: Number(values.threads), log: console.error,
@@ -255,6 +252,6 @@ async function main() {
   process.once('SIGTERM', stop);
 }
 
-if (require.main === module) main().catch((e) => { console.error(e.stack || String(e)); process.exitCode = 1; });
+if (require.main === module) runCli(__filename, OPTIONS, main, 'A node:http inference server with dynamic batching (POST /predict, GET /health).');
 
 module.exports = { startServer, Batcher, parseInputs, HttpError };

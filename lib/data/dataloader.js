@@ -25,7 +25,10 @@
 //     GPU work, not main-thread compute. prefetch 0 builds each batch when it is asked for.
 // Batches are always yielded in order and are the same on both paths (and the same as sync
 // iteration). Batches belong to the caller (dispose them, or let the GC have them); prefetched
-// batches that were never yielded (a `break`, or an error) are disposed.
+// batches that were never yielded (a `break`, or an error) are disposed, and the loop statement
+// ends only once they are: `for await` awaits the iterator's return(), which waits for the
+// batches in flight to settle and disposes them (gathers take microseconds to milliseconds; an
+// async dataset's samples already requested are awaited), so no work of the loader outlives it.
 //
 // Disposing the dataset's tensors mid-epoch: gathers in flight hold their own references (no
 // freed memory is ever read), and the next batch asked for rejects with KD_DISPOSED; the epoch
@@ -183,7 +186,8 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, defaultCollate, g
    * The async iterator of both paths: batches are yielded in order, with batches
    * [next, next + 1 + prefetch) in flight. start(k, first, isDone) begins batch k and returns its
    * Promise (first: it is the batch about to be awaited); check() (optional) throws when the epoch
-   * cannot go on. Batches started but never yielded (break, error) are disposed.
+   * cannot go on. Batches started but never yielded (break, error) are disposed before return()
+   * resolves or the error is thrown.
    */
   function prefetchIterator(count, prefetch, start, check = null) {
     const pending = new Map(); // batch number -> Promise of the batch
@@ -205,24 +209,28 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, defaultCollate, g
         pending.set(k, p);
       }
     };
+    // Ends the epoch: resolves once every batch in flight has settled and been disposed.
     const cleanup = () => {
       done = true;
-      for (const p of pending.values()) p.then(disposeTree, () => {});
+      const settling = [...pending.values()].map((p) => p.then(disposeTree, () => {}));
       pending.clear();
+      return Promise.all(settling);
     };
-    const checkAlive = () => {
-      if (!check) return;
+    // The error that ends the epoch (check() threw), or null.
+    const whyDead = () => {
+      if (!check) return null;
       try {
         check();
+        return null;
       } catch (e) {
-        cleanup();
-        throw e;
+        return e;
       }
     };
     return {
       next: async () => {
-        if (done || next >= count) { cleanup(); return { value: undefined, done: true }; }
-        checkAlive();
+        if (done || next >= count) { await cleanup(); return { value: undefined, done: true }; }
+        const dead = whyDead();
+        if (dead) { await cleanup(); throw dead; }
         schedule();
         const k = next++;
         const p = pending.get(k);
@@ -231,19 +239,19 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, defaultCollate, g
         try {
           value = await p;
         } catch (e) {
-          cleanup();
+          await cleanup();
           throw e;
         }
-        try {
-          checkAlive();
-        } catch (e) {
+        const deadNow = whyDead();
+        if (deadNow) {
           disposeTree(value);
-          throw e;
+          await cleanup();
+          throw deadNow;
         }
         schedule(); // keep the window full while the caller works on this batch
         return { value, done: false };
       },
-      return: async (value) => { cleanup(); return { value, done: true }; },
+      return: async (value) => { await cleanup(); return { value, done: true }; },
       [Symbol.asyncIterator]() { return this; },
     };
   }
