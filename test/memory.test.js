@@ -312,6 +312,25 @@ describe('memory', function () {
     assert.ok(before >= n0 + 2000, `2000 tensors are held, liveTensors ${before}`);
     assert.ok(after < n0 + 500, `after GC liveTensors is ${after} (start ${n0}): finalizers did not release tensors`);
   });
+
+  it('a tensor with a hook is freed once unreachable: its hook does not hold it', function () {
+    const script = `
+      const kd = require(${JSON.stringify(ROOT)});
+      const n0 = kd.memory().liveTensors;
+      (function () {
+        for (let i = 0; i < 100; i++) {
+          const x = kd.randn([3], { requiresGrad: true });
+          x.registerHook((g) => g);
+          x.mul(2).registerHook((g) => g.mul(1));
+        }
+      })();
+      (async () => {
+        for (let i = 0; i < 10; i++) { global.gc(); await new Promise((r) => setImmediate(r)); }
+        console.log(JSON.stringify({ n0, after: kd.memory().liveTensors }));
+      })();`;
+    const { n0, after } = runChild(script);
+    assert.equal(after - n0, 0, 'tensors with hooks (and their graphs) still alive after GC');
+  });
 });
 
 // Node-API calls a module's finalizers from the GC itself on the runtimes that export
