@@ -140,14 +140,20 @@ module.exports = function installAutograd(kd, Tensor, N, rt) {
   P.registerHook = function registerHook(fn) {
     if (typeof fn !== 'function') throw typeError('registerHook() expects a function');
     const self = this;
-    const id = A.registerHook(this._h, (gh) => {
+    const id = A.registerHook(this._h, hookCaller(fn));
+    return { remove() { A.removeHook(self._h, id); } };
+  };
+  // The function handed to the engine is held by the native tensor through a strong reference,
+  // so it must not reach the tensor's JS object: a closure made inside registerHook would share
+  // its scope (and `self`), and the tensor, its hook and its graph would never be freed.
+  function hookCaller(fn) {
+    return (gh) => {
       const r = fn(new Tensor(gh));
       if (r === undefined || r === null) return undefined;
       if (!(r instanceof Tensor)) throw typeError('a hook must return a Tensor or nothing');
       return r._h;
-    });
-    return { remove() { A.removeHook(self._h, id); } };
-  };
+    };
+  }
   /** Computes the gradient of this tensor w.r.t. the graph leaves (accumulated into .grad). */
   P.backward = function backward(gradient, options) {
     if (gradient !== undefined && gradient !== null && !(gradient instanceof Tensor)) {

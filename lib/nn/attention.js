@@ -7,7 +7,7 @@
 
 const { KindlingError } = require('../errors');
 
-module.exports = function installAttention(kd, nn, { Module, ParameterClass: Parameter, parseArgs }) {
+module.exports = function installAttention(kd, nn, { Module, ownedParameter, parseArgs }) {
   const F = kd.nn.functional;
   const init = nn.init;
   const factory = (o) => ({ dtype: o.dtype || undefined, device: o.device || undefined });
@@ -49,22 +49,22 @@ module.exports = function installAttention(kd, nn, { Module, ParameterClass: Par
       if (this.headDim * o.numHeads !== E) throw new KindlingError('embed_dim must be divisible by num_heads', 'KD_INVALID_ARGUMENT');
       const f = factory(o);
       if (!this.qkvSameEmbedDim) {
-        this.qProjWeight = new Parameter(kd.empty([E, E], f));
-        this.kProjWeight = new Parameter(kd.empty([E, this.kdim], f));
-        this.vProjWeight = new Parameter(kd.empty([E, this.vdim], f));
+        this.qProjWeight = ownedParameter(kd.empty([E, E], f));
+        this.kProjWeight = ownedParameter(kd.empty([E, this.kdim], f));
+        this.vProjWeight = ownedParameter(kd.empty([E, this.vdim], f));
         this.registerParameter('inProjWeight', null);
       } else {
-        this.inProjWeight = new Parameter(kd.empty([3 * E, E], f));
+        this.inProjWeight = ownedParameter(kd.empty([3 * E, E], f));
         this.registerParameter('qProjWeight', null);
         this.registerParameter('kProjWeight', null);
         this.registerParameter('vProjWeight', null);
       }
-      if (o.bias) this.inProjBias = new Parameter(kd.empty([3 * E], f));
+      if (o.bias) this.inProjBias = ownedParameter(kd.empty([3 * E], f));
       else this.registerParameter('inProjBias', null);
       this.outProj = new nn.Linear(E, E, { bias: o.bias, ...f });
       if (o.addBiasKv || o.addBiasKV) {
-        this.biasK = new Parameter(kd.empty([1, 1, E], f));
-        this.biasV = new Parameter(kd.empty([1, 1, E], f));
+        this.biasK = ownedParameter(kd.empty([1, 1, E], f));
+        this.biasV = ownedParameter(kd.empty([1, 1, E], f));
       } else {
         this.biasK = null;
         this.biasV = null;

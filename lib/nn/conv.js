@@ -6,7 +6,7 @@
 
 const { KindlingError, typeError } = require('../errors');
 
-module.exports = function installConv(kd, nn, { Module, ParameterClass: Parameter, parseArgs }) {
+module.exports = function installConv(kd, nn, { Module, ownedParameter, parseArgs }) {
   const F = kd.nn.functional;
   const init = nn.init;
   const factory = (o) => ({ dtype: o.dtype || undefined, device: o.device || undefined });
@@ -56,8 +56,8 @@ module.exports = function installConv(kd, nn, { Module, ParameterClass: Paramete
       this.groups = groups;
       this.paddingMode = o.paddingMode;
       const wshape = transposed ? [inChannels, outChannels / groups, ...this.kernelSize] : [outChannels, inChannels / groups, ...this.kernelSize];
-      this.weight = new Parameter(kd.empty(wshape, factory(o)));
-      if (o.bias) this.bias = new Parameter(kd.empty([outChannels], factory(o)));
+      this.weight = ownedParameter(kd.empty(wshape, factory(o)));
+      if (o.bias) this.bias = ownedParameter(kd.empty([outChannels], factory(o)));
       else this.registerParameter('bias', null);
       this.resetParameters();
     }

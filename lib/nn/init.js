@@ -13,13 +13,11 @@ module.exports = function installInit(kd, nn, { parseArgs }) {
     if (!(t instanceof Tensor)) throw typeError(`${what}: tensor must be a Tensor`);
   }
   const drawDtype = (t) => (t.dtype === 'float64' ? 'float64' : 'float32');
+  // fn draws the values; everything it makes (the draw and each step of scaling it) is freed
+  // now by the tidy scope, not left to the garbage collector.
   const fill = (t, fn) => {
     if (t.numel() === 0) return t; // PyTorch: "Initializing zero-element tensors is a no-op"
-    kd.noGrad(() => {
-      const r = fn();
-      t.copy_(r);
-      if (r !== t) r.dispose(); // the drawn values: freed now, not by the garbage collector
-    });
+    kd.noGrad(() => kd.tidy(() => { t.copy_(fn()); }));
     return t;
   };
 

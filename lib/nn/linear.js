@@ -5,7 +5,7 @@
 
 const { KindlingError, typeError } = require('../errors');
 
-module.exports = function installLinear(kd, nn, { Module, ParameterClass: Parameter, parseArgs }) {
+module.exports = function installLinear(kd, nn, { Module, ParameterClass: Parameter, ownedParameter, parseArgs }) {
   const F = kd.nn.functional;
   const init = nn.init;
   const factory = (o) => ({ dtype: o.dtype || undefined, device: o.device || undefined });
@@ -29,8 +29,8 @@ module.exports = function installLinear(kd, nn, { Module, ParameterClass: Parame
       checkCount(o.outFeatures, 'outFeatures');
       this.inFeatures = o.inFeatures;
       this.outFeatures = o.outFeatures;
-      this.weight = new Parameter(kd.empty([o.outFeatures, o.inFeatures], factory(o)));
-      if (o.bias) this.bias = new Parameter(kd.empty([o.outFeatures], factory(o)));
+      this.weight = ownedParameter(kd.empty([o.outFeatures, o.inFeatures], factory(o)));
+      if (o.bias) this.bias = ownedParameter(kd.empty([o.outFeatures], factory(o)));
       else this.registerParameter('bias', null);
       this.resetParameters();
     }
@@ -59,8 +59,8 @@ module.exports = function installLinear(kd, nn, { Module, ParameterClass: Parame
       this.in1Features = o.in1Features;
       this.in2Features = o.in2Features;
       this.outFeatures = o.outFeatures;
-      this.weight = new Parameter(kd.empty([o.outFeatures, o.in1Features, o.in2Features], factory(o)));
-      if (o.bias) this.bias = new Parameter(kd.empty([o.outFeatures], factory(o)));
+      this.weight = ownedParameter(kd.empty([o.outFeatures, o.in1Features, o.in2Features], factory(o)));
+      if (o.bias) this.bias = ownedParameter(kd.empty([o.outFeatures], factory(o)));
       else this.registerParameter('bias', null);
       this.resetParameters();
     }
@@ -123,13 +123,13 @@ module.exports = function installLinear(kd, nn, { Module, ParameterClass: Parame
         }
         this.weight = new Parameter(w);
       } else {
-        this.weight = new Parameter(kd.empty([o.numEmbeddings, o.embeddingDim], factory(o)));
+        this.weight = ownedParameter(kd.empty([o.numEmbeddings, o.embeddingDim], factory(o)));
         this.resetParameters();
       }
     }
     resetParameters() {
       init.normal_(this.weight);
-      if (this.paddingIdx !== null) kd.noGrad(() => this.weight.select(0, this.paddingIdx).fill_(0));
+      if (this.paddingIdx !== null) kd.noGrad(() => kd.tidy(() => { this.weight.select(0, this.paddingIdx).fill_(0); }));
     }
     forward(input) { return F.embedding(input, this.weight, this.paddingIdx); }
     extraRepr() {

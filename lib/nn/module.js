@@ -80,7 +80,8 @@ module.exports = function installModule(kd, nn) {
    */
   class ParameterClass extends Tensor {
     constructor(data, requiresGrad = true) {
-      if (data === undefined || data === null) data = kd.empty([0]);
+      const made = data === undefined || data === null;
+      if (made) data = kd.empty([0]);
       if (!(data instanceof Tensor)) throw typeError(`Parameter(data): data must be a Tensor, got ${typeName(data)}`);
       if (typeof requiresGrad !== 'boolean') throw typeError('Parameter(data, requiresGrad): requiresGrad must be a boolean');
       const saved = tidyState.active;
@@ -90,11 +91,23 @@ module.exports = function installModule(kd, nn) {
       } finally {
         tidyState.active = saved;
       }
+      if (made) data.dispose();
       this.requiresGrad = requiresGrad;
     }
     toString() { return `Parameter containing:\n${super.toString()}`; }
   }
   const Parameter = new Proxy(ParameterClass, { apply: (T, _this, args) => new T(...args) });
+
+  /**
+   * A Parameter made from a tensor created for it (a layer's kd.empty / ones / zeros), which is
+   * disposed once the Parameter shares its storage: a layer's constructor leaves nothing behind
+   * for the garbage collector.
+   */
+  function ownedParameter(fresh, requiresGrad = true) {
+    const p = new ParameterClass(fresh, requiresGrad);
+    fresh.dispose();
+    return p;
+  }
 
   function register(t, key, v) {
     const s = t[S];
@@ -365,9 +378,13 @@ module.exports = function installModule(kd, nn) {
           if (!p) continue;
           const d = fn(p);
           if (d.dtype === p.dtype && d.device === p.device) continue;
-          const np = new ParameterClass(d, p.requiresGrad);
+          const np = ownedParameter(d, p.requiresGrad);
           const g = p.grad;
-          if (g !== null) np.grad = fn(g);
+          if (g !== null) {
+            const ng = fn(g);
+            np.grad = ng;
+            if (ng !== g) ng.dispose(); // the parameter holds the converted gradient
+          }
           this[name] = np;
         }
         for (const name of s.buffers) {
@@ -554,5 +571,5 @@ module.exports = function installModule(kd, nn) {
 
   nn.Module = Module;
   nn.Parameter = Parameter;
-  return { Module, Parameter, ParameterClass, parseArgs, isPlainObject, typeName, snake, stateOf };
+  return { Module, Parameter, ParameterClass, ownedParameter, parseArgs, isPlainObject, typeName, snake, stateOf };
 };

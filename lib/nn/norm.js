@@ -6,7 +6,7 @@
 
 const { KindlingError } = require('../errors');
 
-module.exports = function installNorm(kd, nn, { Module, ParameterClass: Parameter, parseArgs }) {
+module.exports = function installNorm(kd, nn, { Module, ownedParameter, parseArgs }) {
   const F = kd.nn.functional;
   const factory = (o) => ({ dtype: o.dtype || undefined, device: o.device || undefined });
   const py = (b) => (b ? 'True' : 'False');
@@ -24,8 +24,8 @@ module.exports = function installNorm(kd, nn, { Module, ParameterClass: Paramete
       this.affine = o.affine;
       this.trackRunningStats = o.trackRunningStats;
       if (o.affine) {
-        this.weight = new Parameter(kd.ones([o.numFeatures], factory(o)));
-        this.bias = new Parameter(kd.zeros([o.numFeatures], factory(o)));
+        this.weight = ownedParameter(kd.ones([o.numFeatures], factory(o)));
+        this.bias = ownedParameter(kd.zeros([o.numFeatures], factory(o)));
       } else {
         this.registerParameter('weight', null);
         this.registerParameter('bias', null);
@@ -93,8 +93,8 @@ module.exports = function installNorm(kd, nn, { Module, ParameterClass: Paramete
       this.eps = o.eps;
       this.elementwiseAffine = o.elementwiseAffine;
       if (o.elementwiseAffine) {
-        this.weight = new Parameter(kd.ones(this.normalizedShape, factory(o)));
-        if (o.bias) this.bias = new Parameter(kd.zeros(this.normalizedShape, factory(o)));
+        this.weight = ownedParameter(kd.ones(this.normalizedShape, factory(o)));
+        if (o.bias) this.bias = ownedParameter(kd.zeros(this.normalizedShape, factory(o)));
         else this.registerParameter('bias', null);
       } else {
         this.registerParameter('weight', null);
@@ -125,8 +125,8 @@ module.exports = function installNorm(kd, nn, { Module, ParameterClass: Paramete
       this.eps = o.eps;
       this.affine = o.affine;
       if (o.affine) {
-        this.weight = new Parameter(kd.ones([o.numChannels], factory(o)));
-        this.bias = new Parameter(kd.zeros([o.numChannels], factory(o)));
+        this.weight = ownedParameter(kd.ones([o.numChannels], factory(o)));
+        this.bias = ownedParameter(kd.zeros([o.numChannels], factory(o)));
       } else {
         this.registerParameter('weight', null);
         this.registerParameter('bias', null);

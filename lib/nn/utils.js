@@ -23,9 +23,12 @@ module.exports = function installUtils(kd, nn, { parseArgs }) {
     const o = parseArgs('clipGradNorm_()', rest, ['maxNorm', 'normType', 'errorIfNonfinite'], { normType: 2, errorIfNonfinite: false, foreach: null });
     let normType = o.normType;
     if (normType === 'inf') normType = Infinity;
-    const grads = asList(parameters, 'clipGradNorm_').map((p) => p.grad).filter((g) => g !== null);
-    if (grads.length === 0) return kd.tensor(0.0);
-    return kd.noGrad(() => {
+    const params = asList(parameters, 'clipGradNorm_');
+    // Every tensor made here but the returned norm (the per-gradient norms, their stack, the
+    // gradient handles read) is disposed when the tidy scope closes.
+    return kd.noGrad(() => kd.tidy(() => {
+      const grads = params.map((p) => p.grad).filter((g) => g !== null);
+      if (grads.length === 0) return kd.tensor(0.0);
       const norms = grads.map((g) => g.norm(normType));
       const total = normType === Infinity
         ? (norms.length === 1 ? norms[0] : kd.stack(norms.map((n) => n.to(norms[0].device))).max())
@@ -37,7 +40,7 @@ module.exports = function installUtils(kd, nn, { parseArgs }) {
       const coef = Math.min(o.maxNorm / (t + 1e-6), 1.0);
       for (const g of grads) g.mul_(coef);
       return total;
-    });
+    }));
   }
 
   /** Clamps the gradients of parameters in place to [-clipValue, clipValue]. */
@@ -55,7 +58,7 @@ module.exports = function installUtils(kd, nn, { parseArgs }) {
   /** The parameters flattened and concatenated into one 1-D tensor. */
   function parametersToVector(parameters) {
     const ps = asList(parameters, 'parametersToVector');
-    return kd.cat(ps.map((p) => p.reshape([-1])));
+    return kd.tidy(() => kd.cat(ps.map((p) => p.reshape([-1]))));
   }
 
   /** Copies the consecutive slices of vec into the parameters (in place). */
@@ -66,14 +69,14 @@ module.exports = function installUtils(kd, nn, { parseArgs }) {
     if (vec.ndim !== 1 || vec.shape[0] !== total) {
       throw new KindlingError(`vectorToParameters: vec has ${vec.numel()} elements, the parameters ${total}`, 'KD_SHAPE_MISMATCH');
     }
-    kd.noGrad(() => {
+    kd.noGrad(() => kd.tidy(() => {
       let off = 0;
       for (const p of ps) {
         const n = p.numel();
         p.copy_(vec.narrow(0, off, n).view(p.shape));
         off += n;
       }
-    });
+    }));
   }
 
   nn.utils = { clipGradNorm_, clipGradValue_, parametersToVector, vectorToParameters };

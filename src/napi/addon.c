@@ -1,6 +1,9 @@
 /* addon.c - the module's entry point. Context-aware: all state lives in per-environment
  * instance data (kd_napi_env), released by its finalizer and an env cleanup hook, so the
- * addon loads in the main thread and in any number of worker_threads. */
+ * addon loads in the main thread and in any number of worker_threads. It also declares the
+ * Node-API version the module is run with (See Note [Finalizers run by the GC]). */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#include <dlfcn.h>
 #include <stdlib.h>
 
 #include "autograd/autograd.h"
@@ -27,7 +30,31 @@ static void kd_napi_env_finalize(napi_env env, void *data, void *hint) {
   free(e);
 }
 
-NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
+/* Note [Finalizers run by the GC]
+ * Node-API queues the finalizers of a module built for a stable Node-API version and runs them
+ * from a SetImmediate, when the event loop turns. Synchronous code never lets it turn, so
+ * `for (...) kd.randn([256, 256]).add(1)` freed nothing: the GC collected the wrappers, but
+ * every tensor behind them waited in that queue (10 GB after 20000 iterations), and every
+ * handle, disposed or not, left its queue entry behind (~190 bytes per tensor, kd.tidy or not).
+ * A module that declares NAPI_VERSION_EXPERIMENTAL gets its finalizers called by the GC itself,
+ * as soon as a wrapper is collected. They may then touch no JS value and call only "basic"
+ * Node-API functions (napi_delete_reference, ...): kindling's finalizers only drop a reference
+ * (See Note [Tensor lifetime]), and the hook and custom-function frees that can follow only
+ * delete napi references. The GC can run inside any Node-API call that allocates, so C code
+ * holds no tensor across such a call that neither it nor a JS value on its handle scope owns.
+ * The runtimes that call finalizers from the GC are those that export
+ * node_api_post_finalizer, which came with it (Node 18.19+, 20.10+, 21+); on older ones the
+ * module declares the stable version and its finalizers wait for the loop as before. Either way
+ * the bytes of live storages are reported to V8 (napi_adjust_external_memory), so a loop that
+ * allocates little JS but large tensors still triggers collections. */
+static int32_t kd_napi_module_api_version(void) {
+  return dlsym(RTLD_DEFAULT, "node_api_post_finalizer") ? NAPI_VERSION_EXPERIMENTAL : NAPI_VERSION;
+}
+
+NAPI_MODULE_EXPORT int32_t NODE_API_MODULE_GET_API_VERSION(void) { return kd_napi_module_api_version(); }
+NAPI_MODULE_EXPORT napi_value NAPI_MODULE_INITIALIZER(napi_env env, napi_value exports);
+
+napi_value NAPI_MODULE_INITIALIZER(napi_env env, napi_value exports) {
   kd_dispatch_init();
   kd_autograd_init();
   kd_napi_env *e = (kd_napi_env *)calloc(1, sizeof *e);

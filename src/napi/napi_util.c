@@ -108,7 +108,7 @@ kd_status kd_napi_unwrap_tensor(napi_env env, napi_value v, const char *what, kd
 void kd_napi_sync_external_memory(napi_env env) {
   kd_napi_env *e = kd_napi_env_get(env);
   if (!e) return;
-  int64_t now = kd_storage_live_bytes(KD_DEVICE_CPU);
+  int64_t now = kd_storage_live_bytes(KD_DEVICE_CPU) + kd_storage_live_bytes(KD_DEVICE_CUDA);
   int64_t delta = now - e->reported_bytes;
   if (delta > (1 << 20) || delta < -(1 << 20)) {
     if (delta < -e->reported_bytes) delta = -e->reported_bytes;

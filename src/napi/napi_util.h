@@ -46,7 +46,8 @@ kd_status kd_napi_unwrap_tensor(napi_env env, napi_value v, const char *what, kd
 /* The handle struct behind `v`, or NULL if `v` is not a tensor handle. */
 kd_napi_handle *kd_napi_handle_of(napi_env env, napi_value v);
 
-/* Reports host memory changes to V8 (napi_adjust_external_memory) once they add up. */
+/* Reports changes in the bytes of live storages, host and device, to V8
+ * (napi_adjust_external_memory) once they add up. */
 void kd_napi_sync_external_memory(napi_env env);
 
 /* Small value helpers (return napi_status). */
