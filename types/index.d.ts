@@ -329,22 +329,30 @@ export type ErrorCode =
   | 'KD_INVALID_ARGUMENT' | 'KD_INVALID_TYPE' | 'KD_SHAPE_MISMATCH' | 'KD_DTYPE_MISMATCH'
   | 'KD_DEVICE_MISMATCH' | 'KD_INDEX_OUT_OF_RANGE' | 'KD_OUT_OF_MEMORY' | 'KD_DISPOSED'
   | 'KD_NOT_SUPPORTED' | 'KD_CUDA_UNAVAILABLE' | 'KD_CUDA_ERROR' | 'KD_CUDA_OOM' | 'KD_INTERNAL'
-  | 'KD_NOT_BUILT' | 'KD_INVALID_FILE';
+  | 'KD_NOT_BUILT' | 'KD_INVALID_FILE' | 'KD_GRADCHECK' | 'KD_ERROR';
 
-/** Base class of kindling's errors (shape, dtype, device mismatches, out of memory, ...). */
+/**
+ * Base class of kindling's errors (shape, dtype, device mismatches, out of memory, ...).
+ * `err instanceof KindlingError` is true for every error kindling throws, KindlingTypeError and
+ * KindlingRangeError included (they extend TypeError and RangeError).
+ */
 export declare class KindlingError extends Error {
   constructor(message: string, code?: ErrorCode);
   readonly code: ErrorCode;
+  /** True for KindlingError and its subclasses, KindlingTypeError and KindlingRangeError. */
+  static [Symbol.hasInstance](value: unknown): value is KindlingError;
 }
-/** A value of the wrong kind (code KD_INVALID_TYPE). */
-export declare class KindlingTypeError extends TypeError {
+/** A value of the wrong kind (code KD_INVALID_TYPE); also `instanceof KindlingError`. */
+export declare class KindlingTypeError extends TypeError implements KindlingError {
   constructor(message: string, code?: ErrorCode);
   readonly code: ErrorCode;
+  readonly name: 'KindlingTypeError';
 }
-/** An index or dim out of range (code KD_INDEX_OUT_OF_RANGE). */
-export declare class KindlingRangeError extends RangeError {
+/** An index or dim out of range (code KD_INDEX_OUT_OF_RANGE); also `instanceof KindlingError`. */
+export declare class KindlingRangeError extends RangeError implements KindlingError {
   constructor(message: string, code?: ErrorCode);
   readonly code: ErrorCode;
+  readonly name: 'KindlingRangeError';
 }
 
 /** A CUDA device for `kd.cuda` functions: an index (0), or `'cuda'` / `'cuda:<index>'`. */

@@ -171,6 +171,11 @@ try {
   if (err instanceof kd.KindlingTypeError) use(err.code, err instanceof TypeError);
   if (err instanceof kd.KindlingRangeError) use(err.code, err instanceof RangeError);
 }
+const anyKindling = (err: unknown): string | undefined => (err instanceof kd.KindlingError ? err.code : undefined);
+const typeErr: kd.KindlingError = new kd.KindlingTypeError('bad type');
+const rangeErr: kd.KindlingError & RangeError = new kd.KindlingRangeError('bad index');
+const typeName: 'KindlingTypeError' = new kd.KindlingTypeError('x').name;
+use(anyKindling(typeErr), rangeErr.code, typeName);
 const custom = new kd.KindlingError('custom', 'KD_NOT_SUPPORTED');
 use(custom, d, e, f, g, h, i2);
 
