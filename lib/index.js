@@ -64,8 +64,9 @@ kd.KindlingError = errors.KindlingError;
 kd.KindlingTypeError = errors.KindlingTypeError;
 kd.KindlingRangeError = errors.KindlingRangeError;
 
-/** Facts about this build. */
-kd.build = Object.freeze({ blas: !!N.hasBlas, cuda: !!N.cudaBuilt });
+/** Facts about this build: CPU matmul uses a BLAS; the CUDA backend library was built (it is
+ * next to the addon, or at $KINDLING_CUDA_LIBRARY). kd.cuda.isAvailable() says if it can run. */
+kd.build = Object.freeze({ blas: !!N.hasBlas, cuda: N.cuda.libraryFound() });
 kd.version = require('../package.json').version;
 
 kd.cuda = require('./cuda')(N);

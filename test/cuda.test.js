@@ -16,6 +16,48 @@ describe('cuda', function () {
     assert.equal(typeof kd.cuda.isAvailable, 'function');
   });
 
+  describe('kd.build.cuda', function () {
+    const { spawnSync } = require('node:child_process');
+    const fs = require('node:fs');
+    const os = require('node:os');
+    const path = require('node:path');
+    const release = path.join(__dirname, '..', 'build', 'Release');
+    const childBuild = (env, script = "process.stdout.write(JSON.stringify(require('.').build))") => {
+      const r = spawnSync(process.execPath, ['-e', script], {
+        cwd: path.join(__dirname, '..'), env: { ...process.env, ...env }, encoding: 'utf8',
+      });
+      assert.equal(r.status, 0, r.stderr);
+      return JSON.parse(r.stdout);
+    };
+
+    it('says whether the CUDA library was built next to the addon (without loading it)', function () {
+      const envLib = process.env.KINDLING_CUDA_LIBRARY;
+      const expected = envLib ? fs.existsSync(envLib) : fs.existsSync(path.join(release, 'libkindling_cuda.so'));
+      assert.equal(kd.build.cuda, expected);
+      if (available) assert.equal(kd.build.cuda, true, 'CUDA runs, so its library was built');
+      assert.equal(typeof kd.build.blas, 'boolean');
+      assert.ok(Object.isFrozen(kd.build));
+    });
+
+    it('finds the library at KINDLING_CUDA_LIBRARY or next to kindling.node, as the loader does', function () {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-build-'));
+      try {
+        const lib = path.join(dir, 'libkindling_cuda.so');
+        fs.writeFileSync(lib, 'not loaded by kd.build');
+        assert.equal(childBuild({ KINDLING_CUDA_LIBRARY: lib }).cuda, true);
+        assert.equal(childBuild({ KINDLING_CUDA_LIBRARY: path.join(dir, 'missing.so') }).cuda, false);
+        // an addon with the library next to it (a copy of kindling.node in dir)
+        fs.copyFileSync(path.join(release, 'kindling.node'), path.join(dir, 'kindling.node'));
+        const script = `process.stdout.write(JSON.stringify(require(${JSON.stringify(path.join(dir, 'kindling.node'))}).cuda.libraryFound()))`;
+        assert.equal(childBuild({ KINDLING_CUDA_LIBRARY: '' }, script), true);
+        fs.unlinkSync(lib);
+        assert.equal(childBuild({ KINDLING_CUDA_LIBRARY: '' }, script), false);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+
   describe('without a GPU', function () {
     before(function () {
       if (available) {

@@ -319,8 +319,19 @@ export declare function setNumThreads(n: number): void;
 /** The number of threads CPU kernels use. */
 export declare function getNumThreads(): number;
 
+/** Facts about this build of kindling (fixed when the module loads). */
+export interface BuildInfo {
+  /** CPU matmul uses a BLAS library (OpenBLAS found at build time). */
+  readonly blas: boolean;
+  /**
+   * The CUDA backend was built: its library (libkindling_cuda.so) is next to the addon, or at
+   * $KINDLING_CUDA_LIBRARY. It is not loaded to answer this; whether a driver and a GPU let it
+   * run is `cuda.isAvailable()`.
+   */
+  readonly cuda: boolean;
+}
 /** Facts about this build: a BLAS for CPU matmul, the CUDA backend library. */
-export declare const build: { readonly blas: boolean; readonly cuda: boolean };
+export declare const build: BuildInfo;
 /** The package version. */
 export declare const version: string;
 

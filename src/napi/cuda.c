@@ -66,6 +66,13 @@ static napi_value kd_napi_cuda_unavailable_reason(napi_env env, napi_callback_in
   return r;
 }
 
+/* libraryFound() -> boolean: the CUDA library exists (built with nvcc); nothing is loaded. */
+static napi_value kd_napi_cuda_library_found(napi_env env, napi_callback_info info) {
+  napi_value r;
+  KD_NAPI_CALL(env, napi_get_boolean(env, kd_cuda_library_found(), &r));
+  return r;
+}
+
 /* deviceCount() -> number, 0 when CUDA is unavailable. */
 static napi_value kd_napi_cuda_device_count(napi_env env, napi_callback_info info) {
   int n = 0;
@@ -692,6 +699,7 @@ napi_status kd_napi_register_cuda(napi_env env, napi_value exports) {
   } fns[] = {
       {"isAvailable", kd_napi_cuda_is_available},
       {"unavailableReason", kd_napi_cuda_unavailable_reason},
+      {"libraryFound", kd_napi_cuda_library_found},
       {"deviceCount", kd_napi_cuda_device_count},
       {"currentDevice", kd_napi_cuda_current_device},
       {"setDevice", kd_napi_cuda_set_device},
