@@ -5,7 +5,8 @@
 
 const path = require('node:path');
 const errors = require('./errors');
-const { Tensor, DTYPES, DTYPE_SET, bind: bindTensor, setGeneratedTo, describe } = require('./tensor');
+const { Tensor, DTYPES, bind: bindTensor, setGeneratedTo, describe } = require('./tensor');
+const dtypes = require('./dtypes');
 const tidyMod = require('./tidy');
 const makeRuntime = require('./args');
 const makeCreation = require('./creation');
@@ -27,6 +28,7 @@ function loadBinding() {
 
 const N = loadBinding();
 N.setErrorFactory(errors.makeError);
+dtypes.bind(N);
 bindTensor(N);
 tidyMod.bind(Tensor);
 
@@ -35,7 +37,7 @@ const kd = module.exports;
 // Generated ops: kd.<op> and Tensor.prototype.<op>. Tensor#to is ours (it accepts strings and
 // tensors) and calls the generated one.
 const ourTo = Tensor.prototype.to;
-const rt = makeRuntime(Tensor, DTYPE_SET, describe);
+const rt = makeRuntime(Tensor, dtypes.acceptedDtypes, describe);
 require('./ops.gen.js')(Tensor, kd, N.ops, rt);
 setGeneratedTo(Tensor.prototype.to);
 Tensor.prototype.to = ourTo;
@@ -46,7 +48,8 @@ kd.Tensor = Tensor;
 kd.tensor = creation.tensor;
 /** True for kindling tensors. */
 kd.isTensor = (x) => x instanceof Tensor;
-/** The dtype names, float32 (the default) first. */
+/** The dtype names, float32 (the default) first (PyTorch's aliases, 'float', 'long', ..., are
+ * accepted wherever a dtype is, see lib/dtypes.js). */
 kd.dtypes = Object.freeze(DTYPES.slice());
 
 kd.tidy = tidyMod.tidy;

@@ -11,12 +11,10 @@ const tidyState = require('./tidy').state;
 const { track } = require('./tidy');
 const { formatTensor } = require('./format');
 const { typeError, KindlingRangeError } = require('./errors');
+const { DTYPES, dtypeOrDevice } = require('./dtypes');
 
 let N = null; // the native binding, set by bind()
 let generatedTo = null; // the generated `to` op method
-
-const DTYPES = ['float32', 'float64', 'float16', 'bfloat16', 'int8', 'uint8', 'int16', 'int32', 'int64', 'bool'];
-const DTYPE_SET = new Set(DTYPES);
 
 const disposeSymbol = Symbol.dispose || Symbol.for('nodejs.dispose');
 
@@ -104,15 +102,15 @@ class Tensor {
   item() { return N.item(this._h); }
 
   /**
-   * This tensor with another dtype and/or on another device. Accepts a dtype ('float64'),
-   * a device ('cuda', 'cuda:1', 'cpu'), a Tensor (its dtype and device), or an options
+   * This tensor with another dtype and/or on another device. Accepts a dtype ('float64', or
+   * a PyTorch alias such as 'double'), a device ('cuda', 'cuda:1', 'cpu'), a Tensor (its dtype and device), or an options
    * object {dtype, device, copy}; an options object may also follow a dtype or device.
    * Returns a tensor sharing this one's data when nothing changes (unless copy is true).
    */
   to(target, options) {
     let opts;
     if (typeof target === 'string') {
-      opts = DTYPE_SET.has(target) ? { dtype: target } : { device: target };
+      opts = dtypeOrDevice(target, 'to()');
     } else if (target instanceof Tensor) {
       opts = { dtype: target.dtype, device: target.device };
     } else if (target === undefined || target === null) {
@@ -179,4 +177,4 @@ function describe(v) {
 function bind(binding) { N = binding; }
 function setGeneratedTo(fn) { generatedTo = fn; }
 
-module.exports = { Tensor, DTYPES, DTYPE_SET, bind, setGeneratedTo, describe };
+module.exports = { Tensor, DTYPES, bind, setGeneratedTo, describe };

@@ -13,6 +13,13 @@ export type DType =
   | 'float32' | 'float64' | 'float16' | 'bfloat16'
   | 'int8' | 'uint8' | 'int16' | 'int32' | 'int64' | 'bool';
 
+/**
+ * A dtype as accepted by kindling: a DType or one of PyTorch's aliases, `'float'` (float32),
+ * `'double'` (float64), `'half'` (float16), `'long'` (int64), `'int'` (int32), `'short'` (int16).
+ * `tensor.dtype` always reports the DType name.
+ */
+export type DTypeLike = DType | 'float' | 'double' | 'half' | 'long' | 'int' | 'short';
+
 /** A device as reported by `tensor.device`: `'cpu'` or `'cuda:<index>'`. */
 export type Device = 'cpu' | `cuda:${number}`;
 
@@ -38,16 +45,17 @@ export type NestedArray = number | boolean | NestedArray[];
 /** Options of `kd.tensor()`. */
 export interface TensorOptions {
   /** Element type; inferred from the data when left out (see `tensor`). */
-  dtype?: DType | null;
+  dtype?: DTypeLike | null;
   /** Where the tensor lives; `'cpu'` when left out. */
   device?: DeviceLike | null;
-  /** Record operations on this tensor for autograd (floating-point dtypes only). */
+  /** Record operations on this tensor for autograd (floating-point dtypes only); without a dtype,
+   *  numbers then give float32 (`kd.tensor(2, {requiresGrad: true})` is `tensor(2., requires_grad=True)`). */
   requiresGrad?: boolean;
 }
 
 /** Options of `Tensor#to()`. */
 export interface ToOptions {
-  dtype?: DType | null;
+  dtype?: DTypeLike | null;
   device?: DeviceLike | null;
   /** Copy even when neither dtype nor device changes. Default false. */
   copy?: boolean;
@@ -109,7 +117,7 @@ export declare class Tensor {
   item<T extends number | boolean>(): T;
 
   /** This tensor converted to dtype (a view of the same data when nothing changes). */
-  to(dtype: DType, options?: ToOptions): Tensor;
+  to(dtype: DTypeLike, options?: ToOptions): Tensor;
   /** This tensor moved to device. */
   to(device: DeviceLike, options?: ToOptions): Tensor;
   /** This tensor with other's dtype and device. */
