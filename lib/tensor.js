@@ -12,6 +12,7 @@ const { track } = require('./tidy');
 const { formatTensor } = require('./format');
 const { typeError, KindlingRangeError } = require('./errors');
 const { DTYPES, dtypeOrDevice } = require('./dtypes');
+const { nestedArrays, checkNestedFits } = require('./nested');
 
 let N = null; // the native binding, set by bind()
 let generatedTo = null; // the generated `to` op method
@@ -75,25 +76,16 @@ class Tensor {
   /** dataSync() as a Promise. */
   async data() { return this.dataSync(); }
 
-  /** The elements as nested arrays (a number or boolean for a 0-d tensor; int64 as numbers). */
+  /**
+   * The elements as nested arrays (a number or boolean for a 0-d tensor; int64 as numbers).
+   * A KD_OUT_OF_MEMORY error when they would not fit in the JavaScript heap.
+   */
   arraySync() {
-    const data = this.dataSync();
     const shape = N.shape(this._h);
+    checkNestedFits(shape, 'arraySync()');
+    const data = this.dataSync();
     const isBool = N.dtype(this._h) === 'bool';
-    const conv = data instanceof BigInt64Array ? Number : isBool ? (v) => v !== 0 : null;
-    if (shape.length === 0) return conv ? conv(data[0]) : data[0];
-    let pos = 0;
-    const build = (d) => {
-      const n = shape[d];
-      const out = new Array(n);
-      if (d === shape.length - 1) {
-        for (let i = 0; i < n; i++) out[i] = conv ? conv(data[pos++]) : data[pos++];
-      } else {
-        for (let i = 0; i < n; i++) out[i] = build(d + 1);
-      }
-      return out;
-    };
-    return build(0);
+    return nestedArrays(data, shape, data instanceof BigInt64Array ? Number : isBool ? (v) => v !== 0 : null);
   }
   /** arraySync() as a Promise. */
   async array() { return this.arraySync(); }

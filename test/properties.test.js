@@ -85,6 +85,30 @@ describe('properties', function () {
     assert.deepEqual(kd.zeros([2, 0]).arraySync(), [[], []]);
   });
 
+  it('arraySync of empty tensors with huge dims: nested empties as tolist(), or KD_OUT_OF_MEMORY, never a hang', function () {
+    // In a child process: building 2^31 empty arrays would hang or end the process when V8's heap runs out.
+    const script = `
+      const kd = require(${JSON.stringify(require.resolve('..'))});
+      const out = {};
+      for (const shape of [[0, 2 ** 40], [3, 0, 2 ** 40], [2, 3, 0, 5], [2 ** 31, 0, 2 ** 31], [2 ** 40, 0], [2 ** 33]]) {
+        const t = shape[0] === 2 ** 33 ? kd.ones([1]).expand(shape) : kd.zeros(shape);
+        try { out[shape.join('x')] = { value: t.arraySync() }; } catch (e) { out[shape.join('x')] = { code: e.code, kd: e instanceof kd.KindlingError, message: e.message }; }
+      }
+      process.stdout.write(JSON.stringify(out));`;
+    const r = require('node:child_process').spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 120000 });
+    assert.equal(r.status, 0, `child failed (signal ${r.signal}): ${r.stderr}`);
+    const out = JSON.parse(r.stdout);
+    // torch.zeros(0, 2**40).tolist() == [], torch.zeros(3, 0, 2**40).tolist() == [[], [], []]
+    assert.deepEqual(out['0x1099511627776'], { value: [] });
+    assert.deepEqual(out['3x0x1099511627776'], { value: [[], [], []] });
+    assert.deepEqual(out['2x3x0x5'], { value: [[[], [], []], [[], [], []]] });
+    for (const key of ['2147483648x0x2147483648', '1099511627776x0', '8589934592']) {
+      assert.equal(out[key].code, 'KD_OUT_OF_MEMORY', `${key}: ${JSON.stringify(out[key])}`);
+      assert.ok(out[key].kd);
+      assert.match(out[key].message, /^arraySync\(\): the nested arrays of a tensor of shape \[\d+(, \d+)*\] would take about [\d.]+ GB of JavaScript heap/);
+    }
+  });
+
   it('data of a non-contiguous view is in logical (row-major) order', function () {
     const t = kd.arange(6, { dtype: 'float32' }).reshape([2, 3]).t();
     assert.deepEqual(Array.from(t.dataSync()), [0, 3, 1, 4, 2, 5]);
