@@ -9,7 +9,7 @@
 const util = require('node:util');
 const tidyState = require('./tidy').state;
 const { track } = require('./tidy');
-const { formatTensor } = require('./format');
+const { formatTensor, isSummarized, summaryView } = require('./format');
 const { typeError, KindlingRangeError } = require('./errors');
 const { DTYPES, dtypeOrDevice } = require('./dtypes');
 const { nestedArrays, checkNestedFits } = require('./nested');
@@ -65,14 +65,7 @@ class Tensor {
    * float16 and bfloat16, Float64Array, Int8Array, Uint8Array (uint8 and bool), Int16Array,
    * Int32Array, BigInt64Array (int64). Blocks until the data is on the host.
    */
-  dataSync() {
-    const raw = N.toTypedArray(this._h);
-    if (raw instanceof Uint16Array) {
-      const dt = N.dtype(this._h);
-      return dt === 'bfloat16' ? N.bfloat16ToFloat32(raw) : N.float16ToFloat32(raw);
-    }
-    return raw;
-  }
+  dataSync() { return hostValues(this._h); }
   /** dataSync() as a Promise. */
   async data() { return this.dataSync(); }
 
@@ -137,13 +130,43 @@ class Tensor {
   /** `using t = kd.zeros(3)` disposes t at the end of the block. */
   [disposeSymbol]() { N.dispose(this._h); }
 
+  /** PyTorch's str(): tensor([1., 2.], requires_grad=True); only the values shown are read. */
   toString() {
-    if (N.isDisposed(this._h)) return 'tensor(<disposed>)';
+    const h = this._h;
+    if (N.isDisposed(h)) return 'tensor(<disposed>)';
+    const shape = N.shape(h);
+    const gradFn = N.autograd.gradFn(h);
     return formatTensor({
-      shape: N.shape(this._h), dtype: N.dtype(this._h), device: N.device(this._h), data: this.dataSync(),
+      shape, dtype: N.dtype(h), device: N.device(h),
+      data: isSummarized(shape) ? summaryValues(h, shape) : hostValues(h),
+      requiresGrad: N.autograd.requiresGrad(h), gradFn: gradFn === null ? null : N.autograd.nodeName(gradFn),
     });
   }
   [util.inspect.custom]() { return this.toString(); }
+}
+
+// The elements of the tensor behind handle h, row-major, as dataSync() returns them.
+function hostValues(h) {
+  const raw = N.toTypedArray(h);
+  if (raw instanceof Uint16Array) {
+    return N.dtype(h) === 'bfloat16' ? N.bfloat16ToFloat32(raw) : N.float16ToFloat32(raw);
+  }
+  return raw;
+}
+
+// The values a summarised print shows, read through a view of them (format.js summaryView) so
+// that only those are copied, however large the tensor (an expanded [1e9] view reads 6).
+function summaryValues(h, shape) {
+  const { size, stride, offset } = summaryView(shape, N.strides(h), N.storageOffset(h));
+  const detached = N.autograd.detach(h);
+  let view = null;
+  try {
+    view = N.ops.asStrided(detached, size, stride, offset);
+    return hostValues(view);
+  } finally {
+    if (view !== null) N.dispose(view);
+    N.dispose(detached);
+  }
 }
 
 function normDim(dim, ndim, what) {

@@ -1,6 +1,7 @@
 // properties.test.js - metadata (shape, dtype, device, ndim, numel, stride, storageOffset,
 // isContiguous), reading data (data, dataSync, array, arraySync, item) for every dtype, and
-// printing (toString / util.inspect) against PyTorch's str() (test/fixtures/creation.json).
+// printing (toString / util.inspect) against PyTorch's str() (test/fixtures/creation.json),
+// autograd suffixes and summarised views included.
 'use strict';
 
 const util = require('node:util');
@@ -161,7 +162,12 @@ describe('printing', function () {
       let t;
       if (fn === 'reshape-arange') t = kd.arange(args[0], { dtype: 'float32' }).reshape(args[1]);
       else if (fn === 'arange-div') t = kd.arange(args[0], { dtype: 'float32' }).div(args[1]);
-      else t = kd[fn](...decodeDeep(args));
+      else if (fn === 'chain') {
+        // ['chain', [kd function, ...args], [method, ...args], ...]
+        const [[first, ...firstArgs], ...calls] = args;
+        t = kd[first](...decodeDeep(firstArgs));
+        for (const [method, ...margs] of calls) t = t[method](...decodeDeep(margs));
+      } else t = kd[fn](...decodeDeep(args));
       // kindling names dtypes without the torch. prefix: dtype=int32
       const expected = p.str.replace(/torch\./g, '');
       assert.equal(t.toString(), expected);
