@@ -181,9 +181,13 @@ function normDim(dim, ndim, what) {
 
 function describe(v) {
   if (v === null) return 'null';
+  if (v === undefined) return 'undefined';
   if (Array.isArray(v)) return 'an array';
   if (v instanceof Tensor) return 'a Tensor';
-  if (typeof v === 'object') return v.constructor && v.constructor.name ? `a ${v.constructor.name}` : 'an object';
+  if (typeof v === 'object') {
+    const name = v.constructor && v.constructor.name;
+    return name && name !== 'Object' ? `a ${name}` : 'an object';
+  }
   if (typeof v === 'string') return `'${v}'`;
   return `${typeof v} ${String(v)}`;
 }
