@@ -11,6 +11,7 @@
 'use strict';
 
 const { KindlingError, typeError } = require('./errors');
+const { unknownDtypeMessage } = require('./dtypes');
 
 const TYPE_NAMES = {
   'Tensor': 'a Tensor', 'Tensor?': 'a Tensor or null', 'Tensor|Scalar': 'a Tensor, a number or a boolean',
@@ -158,6 +159,7 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
           const j = v.findIndex((e) => !(e instanceof Tensor));
           return `argument '${a[0]}' must be ${TYPE_NAMES[a[1]]}, but element ${j} is ${describe(v[j])}`;
         }
+        if (a[1] === 'dtype?' && typeof v === 'string') return unknownDtypeMessage(v);
         return `argument '${a[0]}' must be ${TYPE_NAMES[a[1]]}, not ${describe(v)}`;
       }
       vals[i] = c;

@@ -15,6 +15,7 @@
 
 const { AsyncLocalStorage } = require('node:async_hooks');
 const { KindlingError, typeError } = require('./errors');
+const { checkDtype } = require('./dtypes');
 
 const DEVICE_TYPES = ['cpu', 'cuda'];
 const FLOATING = new Set(['float32', 'float64', 'float16', 'bfloat16']);
@@ -76,13 +77,10 @@ module.exports = function installAutocast(kd, N, rt) {
     if (cacheEnabled !== undefined && typeof cacheEnabled !== 'boolean') throw typeError('autocast: cacheEnabled must be a boolean');
     if (rt.modeActive) rt.syncMode();
     const base = stateNow();
-    let fast = dtype === undefined ? base[`${deviceType}Dtype`] : dtype;
+    let fast = dtype === undefined ? base[`${deviceType}Dtype`] : checkDtype(dtype, 'autocast');
     let on = enabled;
-    if (dtype !== undefined) {
-      if (typeof dtype !== 'string' || !kd.dtypes.includes(dtype)) throw typeError(`autocast: unknown dtype '${dtype}'`);
-      if (!FLOATING.has(dtype)) {
-        throw new KindlingError(`autocast: dtype must be a floating point dtype (float16 or bfloat16), got ${dtype}`, 'KD_INVALID_ARGUMENT');
-      }
+    if (dtype !== undefined && !FLOATING.has(fast)) {
+      throw new KindlingError(`autocast: dtype must be a floating point dtype (float16 or bfloat16), got ${fast}`, 'KD_INVALID_ARGUMENT');
     }
     // PyTorch 1.13 warns and disables for a dtype its device type does not autocast to
     if (on && deviceType === 'cpu' && fast !== 'bfloat16') {

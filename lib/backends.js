@@ -4,6 +4,8 @@
 // Read by the CUDA gemm at each launch (src/cuda_bridge/bridge.c); setting it loads nothing.
 'use strict';
 
+const { typeError } = require('./errors');
+
 module.exports = (binding) => {
   const native = binding.cuda;
   const matmul = {};
@@ -11,11 +13,7 @@ module.exports = (binding) => {
     enumerable: true,
     get: () => native.getAllowTF32(),
     set: (v) => {
-      if (typeof v !== 'boolean') {
-        const e = new TypeError(`allowTF32 must be a boolean, got ${typeof v}`);
-        e.code = 'KD_TYPE_ERROR';
-        throw e;
-      }
+      if (typeof v !== 'boolean') throw typeError(`allowTF32 must be a boolean, got ${typeof v}`);
       native.setAllowTF32(v);
     },
   });

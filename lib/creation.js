@@ -4,11 +4,15 @@
 // dtype inference follows PyTorch: booleans only -> bool; all numbers integer-valued -> int64;
 // any other number (fraction, NaN, Infinity) -> float32. JS has no separate integer type, so
 // kd.tensor([1, 2]) is int64 exactly like torch.tensor([1, 2]); write kd.tensor([1, 2],
-// {dtype: 'float32'}) (or include a fraction) for floats. Typed arrays keep their type.
+// {dtype: 'float32'}) (or include a fraction) for floats. With requiresGrad and no dtype, numbers
+// give float32: kd.tensor(2.0, {requiresGrad: true}) means torch.tensor(2., requires_grad=True),
+// as JS cannot write 2.0 apart from 2 (booleans, bigints and typed arrays keep their dtype, and
+// PyTorch's error). Typed arrays keep their type.
 'use strict';
 
 const { KindlingError, typeError } = require('./errors');
-const { Tensor, DTYPES, DTYPE_SET, describe } = require('./tensor');
+const { Tensor, describe } = require('./tensor');
+const dtypes = require('./dtypes');
 
 // The raw typed array constructor of each dtype (what the binding's fromTypedArray takes).
 const RAW = {
@@ -26,10 +30,7 @@ const ragged = (msg) => new KindlingError(`tensor(): ${msg}; nested arrays must 
 module.exports = function makeCreation(N) {
   function checkDtype(dtype, where) {
     if (dtype === undefined || dtype === null) return undefined;
-    if (typeof dtype !== 'string' || !DTYPE_SET.has(dtype)) {
-      throw typeError(`${where}: dtype must be one of ${DTYPES.join(', ')}; got ${describe(dtype)}`);
-    }
-    return dtype;
+    return dtypes.checkDtype(dtype, where);
   }
 
   function checkDevice(device, where) {
@@ -191,12 +192,13 @@ module.exports = function makeCreation(N) {
    * boolean (0-d), or a typed array (1-D; its type gives the dtype).
    */
   function tensor(data, options) {
-    const t = makeTensor(data, options);
-    if (options && options.requiresGrad) t.requiresGrad_(true);
+    const requiresGrad = !!(options && options.requiresGrad);
+    const t = makeTensor(data, options, requiresGrad);
+    if (requiresGrad) t.requiresGrad_(true);
     return t;
   }
 
-  function makeTensor(data, options) {
+  function makeTensor(data, options, requiresGrad) {
     let dtype;
     let device = 'cpu';
     if (options !== undefined && options !== null) {
@@ -220,7 +222,10 @@ module.exports = function makeCreation(N) {
     }
     if (typeof data === 'number' || typeof data === 'boolean' || typeof data === 'bigint' || Array.isArray(data)) {
       const { shape, values, seen } = flatten(data);
-      if (!dtype) dtype = seen.float ? 'float32' : seen.number ? 'int64' : seen.bool ? 'bool' : 'float32';
+      if (!dtype) {
+        const floating = seen.float || (requiresGrad && seen.number && !seen.bigint);
+        dtype = floating ? 'float32' : seen.number ? 'int64' : seen.bool ? 'bool' : 'float32';
+      }
       return new Tensor(fromValues(values, shape, dtype, device, seen, data));
     }
     throw typeError('tensor(data): data must be a number, a boolean, a (nested) array or a typed array, ' +

@@ -3,8 +3,12 @@
 // (no toolkit at build time, no driver, no GPU) isAvailable() is false, deviceCount() is 0,
 // unavailableReason() says why, and every other function throws a KD_CUDA_UNAVAILABLE error.
 // A `device` argument is an index (0), a string ('cuda', 'cuda:1'), or left out for the
-// current device.
+// current device. Arguments are checked first: a wrong kind of value is a KindlingTypeError
+// (KD_INVALID_TYPE) and a bad device a KD_INVALID_ARGUMENT error, with or without CUDA.
 'use strict';
+
+const { KindlingError, typeError } = require('./errors');
+const { describe } = require('./tensor');
 
 /**
  * @typedef {number | string} CudaDeviceLike  An index such as 0, or 'cuda' / 'cuda:N'.
@@ -28,7 +32,7 @@
 // Tensor methods for CUDA: data()/array() without blocking, pinMemory(), isPinned(),
 // recordStream(), and to(..., {nonBlocking}). Installed on the Tensor prototype here so the
 // CUDA-specific code stays in this file.
-function installTensorMethods(binding) {
+function installTensorMethods(binding, streamArg) {
   const native = binding.cuda;
   const { Tensor } = require('./tensor');
   const ctors = {
@@ -58,7 +62,9 @@ function installTensorMethods(binding) {
   /** Whether this tensor's memory is pinned host memory. */
   Tensor.prototype.isPinned = function isPinned() { return native.isPinned(this._h); };
   /** Marks this CUDA tensor's memory as used by `stream` (not reused before that work is done). */
-  Tensor.prototype.recordStream = function recordStream(stream) { native.recordStream(this._h, stream._h); };
+  Tensor.prototype.recordStream = function recordStream(stream) {
+    native.recordStream(this._h, streamArg(stream, 'recordStream(stream)')._h);
+  };
   const to = Tensor.prototype.to;
   Tensor.prototype.to = function toWithNonBlocking(target, options) {
     let nb = false;
@@ -107,36 +113,59 @@ function makeFakeAllocator(native) {
 
 module.exports = (binding) => {
   const native = binding.cuda;
-  const typeError = (msg) => { const e = new TypeError(msg); e.code = 'KD_TYPE_ERROR'; return e; };
-  const statsOf = (device) => JSON.parse(native.memoryStatsJson(device));
-  const deviceIndex = (device) => (typeof device === 'number' ? device
-    : device === undefined || device === null || device === 'cuda' ? native.currentDevice()
-      : Number(String(device).replace(/^cuda:/, '')));
+  // The index a device argument names; the native parser reports a bad one, then a missing CUDA.
+  const deviceIndex = (device) => native.deviceIndex(device);
+  const statsOf = (device) => JSON.parse(native.memoryStatsJson(deviceIndex(device)));
+  const optionsArg = (opts, where) => {
+    if (opts === undefined || opts === null) return {};
+    if (typeof opts !== 'object' || Array.isArray(opts)) throw typeError(`${where}: options must be an object`);
+    return opts;
+  };
+  const streamArg = (stream, where) => {
+    if (!(stream instanceof Stream)) throw typeError(`${where}: expected a kd.cuda.Stream, got ${describe(stream)}`);
+    return stream;
+  };
+  const eventArg = (event, where) => {
+    if (!(event instanceof Event)) throw typeError(`${where}: expected a kd.cuda.Event, got ${describe(event)}`);
+    return event;
+  };
 
   /** A CUDA stream: work queued on it runs in order; different streams may overlap. */
   class Stream {
     /**
      * @param {{device?: CudaDeviceLike, priority?: number}} [opts] priority: 0 default, negative is higher
      */
-    constructor(opts = {}) {
-      if (opts && opts._handle !== undefined) {
+    constructor(opts) {
+      opts = optionsArg(opts, 'Stream(options)');
+      if (opts._handle !== undefined) {
         this._h = opts._handle;
         this.device = opts._device;
         return;
       }
+      const priority = opts.priority ?? 0;
+      if (!Number.isInteger(priority)) throw typeError(`Stream(options): priority must be an integer, got ${describe(priority)}`);
       this.device = deviceIndex(opts.device);
-      this._h = native.streamCreate(this.device, opts.priority ?? 0);
+      this._h = native.streamCreate(this.device, priority);
     }
     /** True when all work queued on the stream has finished. */
     query() { return native.streamQuery(this.device, this._h); }
     /** Resolves when all work queued so far on the stream has finished (no thread blocks). */
     async synchronize() { return native.synchronizeAsync(this.device, this._h); }
     /** Work queued on this stream from now on waits for `event`. */
-    waitEvent(event) { native.streamWaitEvent(this.device, this._h, event._ev()); }
+    waitEvent(event) { native.streamWaitEvent(this.device, this._h, eventArg(event, 'waitEvent(event)')._ev()); }
     /** Work queued on this stream from now on waits for the work queued so far on `stream`. */
-    waitStream(stream) { const e = new Event(); e.record(stream); this.waitEvent(e); }
-    /** Records a new event on this stream. */
-    recordEvent(event) { const e = event || new Event(); e.record(this); return e; }
+    waitStream(stream) {
+      streamArg(stream, 'waitStream(stream)');
+      const e = new Event();
+      e.record(stream);
+      this.waitEvent(e);
+    }
+    /** Records an event (a new one unless given) on this stream. */
+    recordEvent(event) {
+      const e = event === undefined || event === null ? new Event() : eventArg(event, 'recordEvent(event)');
+      e.record(this);
+      return e;
+    }
     equals(other) { return other instanceof Stream && other._h === this._h && other.device === this.device; }
     get handle() { return this._h; }
   }
@@ -145,8 +174,11 @@ module.exports = (binding) => {
   /** A CUDA event: a marker in a stream's work, to wait on, query or time. */
   class Event {
     /** @param {{enableTiming?: boolean}} [opts] */
-    constructor(opts = {}) {
-      this.enableTiming = !!opts.enableTiming;
+    constructor(opts) {
+      opts = optionsArg(opts, 'Event(options)');
+      const { enableTiming = false } = opts;
+      if (typeof enableTiming !== 'boolean') throw typeError(`Event(options): enableTiming must be a boolean, got ${describe(enableTiming)}`);
+      this.enableTiming = enableTiming;
       this._e = null;
       this.device = null;
     }
@@ -159,7 +191,7 @@ module.exports = (binding) => {
     }
     /** Records the event on `stream` (default: the current stream). */
     record(stream) {
-      const s = stream || wrapStream(native.currentStream(native.currentDevice()), native.currentDevice());
+      const s = stream === undefined || stream === null ? api.currentStream() : streamArg(stream, 'record(stream)');
       if (!this._e) { this.device = s.device; this._e = native.eventCreate(this.device, this.enableTiming); }
       native.eventRecord(this._e, s.device, s._h);
     }
@@ -168,9 +200,15 @@ module.exports = (binding) => {
     /** Resolves when the event has completed; no thread blocks. */
     async synchronize() { if (this._e) await native.eventSynchronizeAsync(this._e, this.device); }
     /** Milliseconds between this event and `end` (both recorded, with enableTiming). */
-    elapsedTime(end) { return native.eventElapsedTime(this._ev(), end._ev()); }
-    /** Makes `stream` (default: the current one) wait for this event. */
-    wait(stream) { (stream || wrapStream(native.currentStream(this.device ?? undefined), this.device ?? native.currentDevice())).waitEvent(this); }
+    elapsedTime(end) {
+      eventArg(end, 'elapsedTime(end)');
+      return native.eventElapsedTime(this._ev(), end._ev());
+    }
+    /** Makes `stream` (default: the current one of the event's device) wait for this event. */
+    wait(stream) {
+      const s = stream === undefined || stream === null ? api.currentStream(this.device ?? undefined) : streamArg(stream, 'wait(stream)');
+      s.waitEvent(this);
+    }
   }
 
   const api = {
@@ -233,7 +271,7 @@ module.exports = (binding) => {
      * @param {CudaDeviceLike} [device] defaults to the current device
      * @returns {Promise<void>}
      */
-    synchronize: async (device) => native.synchronizeAsync(device),
+    synchronize: async (device) => native.synchronizeAsync(deviceIndex(device)),
 
     // ---- memory (the caching allocator; see docs/CUDA.md) ----
     /** Bytes in tensors allocated on the device (rounded block sizes), as PyTorch. */
@@ -251,19 +289,25 @@ module.exports = (binding) => {
      */
     memoryStats: (device) => statsOf(device),
     /** A readable table of memoryStats() (PyTorch's memory_summary). */
-    memorySummary: (device) => native.memorySummary(device),
+    memorySummary: (device) => native.memorySummary(deviceIndex(device)),
     /**
      * Every segment reserved from the device and its blocks:
      * [{device, address, totalSize, allocatedSize, activeSize, requestedSize, stream,
      *   segmentType: 'small'|'large', blocks: [{address, size, requestedSize, state}]}].
      */
-    memorySnapshot: (device) => JSON.parse(native.memorySnapshotJson(device)),
+    memorySnapshot: (device) => JSON.parse(native.memorySnapshotJson(deviceIndex(device))),
     /** Gives every cached, unused segment back to the device (after pending stream uses). */
-    emptyCache: (device) => native.emptyCache(device),
+    emptyCache: (device) => native.emptyCache(deviceIndex(device)),
     /** Resets the peaks of memoryStats() to the current values. */
-    resetPeakMemoryStats: (device) => native.resetPeakMemoryStats(device),
-    /** Caps the memory this process reserves on the device at fraction * total. */
-    setPerProcessMemoryFraction: (fraction, device) => native.setPerProcessMemoryFraction(fraction, device),
+    resetPeakMemoryStats: (device) => native.resetPeakMemoryStats(deviceIndex(device)),
+    /** Caps the memory this process reserves on the device at fraction * total (0 <= fraction <= 1). */
+    setPerProcessMemoryFraction: (fraction, device) => {
+      if (typeof fraction !== 'number') throw typeError(`setPerProcessMemoryFraction(): fraction must be a number, got ${describe(fraction)}`);
+      if (!(fraction >= 0 && fraction <= 1)) {
+        throw new KindlingError(`Invalid fraction value: ${fraction}. Allowed range: 0~1`, 'KD_INVALID_ARGUMENT');
+      }
+      native.setPerProcessMemoryFraction(fraction, deviceIndex(device));
+    },
 
     // ---- streams and events ----
     Stream,
@@ -283,8 +327,9 @@ module.exports = (binding) => {
      * when fn returns, or when the Promise it returns settles.
      */
     withStream: (stream, fn) => {
+      if (typeof fn !== 'function') throw typeError(`withStream(stream, fn): fn must be a function, got ${describe(fn)}`);
       if (stream === null || stream === undefined) return fn();
-      if (!(stream instanceof Stream)) throw typeError('withStream(stream, fn): stream must be a kd.cuda.Stream');
+      streamArg(stream, 'withStream(stream, fn)');
       const prev = native.currentStream(stream.device);
       native.setCurrentStream(stream.device, stream._h);
       let result;
@@ -303,6 +348,6 @@ module.exports = (binding) => {
     /** @private test hook: a kernel that spins about `ms` milliseconds on the current stream. */
     _spin: (ms, device) => native.spin(deviceIndex(device), ms),
   };
-  installTensorMethods(binding);
+  installTensorMethods(binding, streamArg);
   return api;
 };

@@ -4,7 +4,17 @@
 //   KD_INVALID_TYPE        -> KindlingTypeError  (extends TypeError)
 //   KD_INDEX_OUT_OF_RANGE  -> KindlingRangeError (extends RangeError)
 //   anything else          -> KindlingError      (extends Error)
+// All three are `instanceof KindlingError` (see Note [One catch for every kindling error]).
 'use strict';
+
+// Note [One catch for every kindling error]
+// Users catch whatever kindling throws with `err instanceof kd.KindlingError`, and a wrong kind
+// of value with `err instanceof TypeError`, as JS users expect. A prototype chain cannot hold
+// both Error subclasses, so KindlingTypeError and KindlingRangeError extend TypeError and
+// RangeError, and KindlingError answers `instanceof` for them too, through Symbol.hasInstance.
+// The override is for KindlingError itself only: a class extending KindlingError inherits the
+// static method and gets the ordinary prototype-chain test.
+const isInstance = (cls, value) => Function.prototype[Symbol.hasInstance].call(cls, value);
 
 class KindlingError extends Error {
   constructor(message, code = 'KD_ERROR') {
@@ -12,6 +22,10 @@ class KindlingError extends Error {
     this.code = code;
   }
   get name() { return 'KindlingError'; }
+  static [Symbol.hasInstance](value) {
+    if (isInstance(this, value)) return true;
+    return this === KindlingError && (isInstance(KindlingTypeError, value) || isInstance(KindlingRangeError, value));
+  }
 }
 
 class KindlingTypeError extends TypeError {
@@ -41,6 +55,11 @@ function makeError(code, message) {
   return err;
 }
 
-const typeError = (message) => new KindlingTypeError(message, 'KD_INVALID_TYPE');
+/** A KindlingTypeError (KD_INVALID_TYPE) whose stack starts at the caller. */
+function typeError(message) {
+  const err = new KindlingTypeError(message, 'KD_INVALID_TYPE');
+  if (Error.captureStackTrace) Error.captureStackTrace(err, typeError);
+  return err;
+}
 
 module.exports = { KindlingError, KindlingTypeError, KindlingRangeError, makeError, typeError };

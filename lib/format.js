@@ -1,12 +1,15 @@
-// format.js - prints tensors the way PyTorch does (torch/_tensor_str.py, default print options:
-// precision 4, threshold 1000, edgeitems 3, linewidth 80):
+// format.js - prints tensors the way PyTorch 1.13 does (torch/_tensor_str.py, default print
+// options: precision 4, threshold 1000, edgeitems 3, linewidth 80):
 //   tensor([[1., 2.],
 //           [3., 4.]])
 //   tensor([1, 2, 3], dtype=int32)          (dtype shown unless float32, int64 or bool)
 //   tensor([0.1000, 2.5000], device='cuda:0')
+//   tensor([1., 2.], requires_grad=True)    tensor(3., grad_fn=<SumBackward0>)
 // Floats use one formatter for the whole tensor: integer-valued -> `1.`, else 4 decimals, and
 // scientific notation when the magnitudes span more than 1000x or leave [1e-4, 1e8].
-// Tensors over 1000 elements are summarised with `...` (3 items at each edge of every dim).
+// Tensors over 1000 elements are summarised with `...` (3 items at each edge of every dim), and
+// only those items are read: the caller passes the values of summaryView()'s view, never the
+// whole tensor (printing kd.ones([1]).expand([1e9]) reads 6 values).
 'use strict';
 
 const PRECISION = 4;
@@ -119,35 +122,58 @@ function formatPlain(v) {
   return String(v);
 }
 
-// Indices printed along one dim: all of them, or the edges with -1 marking the ellipsis.
-function dimIndices(n, summarize) {
+const numelOf = (shape) => shape.reduce((a, b) => a * b, 1);
+/** Whether a tensor of this shape prints summarised (with `...`). */
+const isSummarized = (shape) => numelOf(shape) > THRESHOLD;
+// A dim printed as its first and last EDGEITEMS items.
+const isCut = (n, summarize) => summarize && n > 2 * EDGEITEMS;
+
+/**
+ * The view whose values a summarised print shows (PyTorch's get_summarized_data), as as_strided
+ * arguments over the tensor's storage: each dim cut to its edges becomes two dims [2, EDGEITEMS]
+ * (the head, then the tail at (n - EDGEITEMS) * stride). Its row-major values are what
+ * formatTensor() takes for a tensor that isSummarized().
+ */
+function summaryView(shape, strides, offset) {
+  const size = [];
+  const stride = [];
+  for (let d = 0; d < shape.length; d++) {
+    if (isCut(shape[d], true)) {
+      size.push(2, EDGEITEMS);
+      stride.push((shape[d] - EDGEITEMS) * strides[d], strides[d]);
+    } else {
+      size.push(shape[d]);
+      stride.push(strides[d]);
+    }
+  }
+  return { size, stride, offset };
+}
+
+// Positions (in the printed values) of the items along one dim, -1 marking the ellipsis.
+function dimPositions(n, summarize) {
   const out = [];
-  if (summarize && n > 2 * EDGEITEMS) {
+  if (isCut(n, summarize)) {
     for (let i = 0; i < EDGEITEMS; i++) out.push(i);
     out.push(-1);
-    for (let i = n - EDGEITEMS; i < n; i++) out.push(i);
+    for (let i = 0; i < EDGEITEMS; i++) out.push(EDGEITEMS + i);
   } else {
     for (let i = 0; i < n; i++) out.push(i);
   }
   return out;
 }
 
-function tensorBody(get, shape, floating, indent) {
-  const numel = shape.reduce((a, b) => a * b, 1);
-  if (numel === 0) return '[]';
-  const summarize = numel > THRESHOLD;
+// get(i): the i-th printed value in row-major order (all values, or the summary view's).
+function tensorBody(get, count, shape, floating, indent) {
+  const summarize = isSummarized(shape);
+  const printed = shape.map((n) => (isCut(n, summarize) ? 2 * EDGEITEMS : n));
   const strides = new Array(shape.length);
   let acc = 1;
-  for (let d = shape.length - 1; d >= 0; d--) { strides[d] = acc; acc *= shape[d]; }
-  const idx = shape.map((n) => dimIndices(n, summarize));
+  for (let d = shape.length - 1; d >= 0; d--) { strides[d] = acc; acc *= printed[d]; }
+  const idx = shape.map((n) => dimPositions(n, summarize));
 
-  // the values the formatter sees (PyTorch's get_summarized_data)
-  const values = [];
-  const gather = (d, off) => {
-    if (d === shape.length) { values.push(get(off)); return; }
-    for (const i of idx[d]) if (i >= 0) gather(d + 1, off + i * strides[d]);
-  };
-  gather(0, 0);
+  // the formatter sees exactly the printed values
+  const values = new Array(count);
+  for (let i = 0; i < count; i++) values[i] = get(i);
   const fmt = new Formatter(values, floating);
   if (shape.length === 0) return fmt.format(get(0));
 
@@ -172,26 +198,29 @@ function pyTuple(shape) {
 
 /**
  * The PyTorch-style string of a tensor.
- * @param {{shape:number[], dtype:string, device:string, data:ArrayLike<number|bigint>}} t
+ * @param {{shape:number[], dtype:string, device:string, data:ArrayLike<number|bigint>,
+ *   requiresGrad?:boolean, gradFn?:string|null}} t
  *   data: the values in row-major order (float16/bfloat16 already as float32, bool as 0/1,
- *   int64 as bigint).
+ *   int64 as bigint): all of them, or for a shape that isSummarized() those of summaryView().
+ *   gradFn: the name of the node that made the tensor ('MulBackward0'), or null.
  */
-function formatTensor({ shape, dtype, device, data }) {
+function formatTensor({ shape, dtype, device, data, requiresGrad = false, gradFn = null }) {
   const prefix = 'tensor(';
   const indent = prefix.length;
   const suffixes = [];
   if (device !== 'cpu') suffixes.push(`device='${device}'`);
-  const numel = shape.reduce((a, b) => a * b, 1);
   let body;
-  if (numel === 0) {
+  if (numelOf(shape) === 0) {
     if (shape.length !== 1) suffixes.push(`size=${pyTuple(shape)}`);
     if (dtype !== 'float32') suffixes.push(`dtype=${dtype}`);
     body = '[]';
   } else {
     if (!DEFAULT_DTYPES.has(dtype)) suffixes.push(`dtype=${dtype}`);
     const get = dtype === 'bool' ? (i) => data[i] !== 0 : (i) => data[i];
-    body = tensorBody(get, shape, FLOAT_DTYPES.has(dtype), indent);
+    body = tensorBody(get, data.length, shape, FLOAT_DTYPES.has(dtype), indent);
   }
+  if (gradFn) suffixes.push(`grad_fn=<${gradFn}>`);
+  else if (requiresGrad) suffixes.push('requires_grad=True');
   // PyTorch's _add_suffixes
   let out = prefix + body;
   let lastLineLen = out.length - out.lastIndexOf('\n') + 1;
@@ -207,4 +236,4 @@ function formatTensor({ shape, dtype, device, data }) {
   return out + ')';
 }
 
-module.exports = { formatTensor, pyFixed, pyExp };
+module.exports = { formatTensor, isSummarized, summaryView, pyFixed, pyExp };

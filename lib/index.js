@@ -5,7 +5,8 @@
 
 const path = require('node:path');
 const errors = require('./errors');
-const { Tensor, DTYPES, DTYPE_SET, bind: bindTensor, setGeneratedTo, describe } = require('./tensor');
+const { Tensor, DTYPES, bind: bindTensor, setGeneratedTo, describe } = require('./tensor');
+const dtypes = require('./dtypes');
 const tidyMod = require('./tidy');
 const makeRuntime = require('./args');
 const makeCreation = require('./creation');
@@ -31,6 +32,7 @@ function loadBinding() {
 
 const N = loadBinding();
 N.setErrorFactory(errors.makeError);
+dtypes.bind(N);
 bindTensor(N);
 tidyMod.bind(Tensor);
 
@@ -39,7 +41,7 @@ const kd = module.exports;
 // Generated ops: kd.<op> and Tensor.prototype.<op>. Tensor#to is ours (it accepts strings and
 // tensors) and calls the generated one.
 const ourTo = Tensor.prototype.to;
-const rt = makeRuntime(Tensor, DTYPE_SET, describe);
+const rt = makeRuntime(Tensor, dtypes.acceptedDtypes, describe);
 require('./ops.gen.js')(Tensor, kd, N.ops, rt);
 setGeneratedTo(Tensor.prototype.to);
 Tensor.prototype.to = ourTo;
@@ -50,7 +52,8 @@ kd.Tensor = Tensor;
 kd.tensor = creation.tensor;
 /** True for kindling tensors. */
 kd.isTensor = (x) => x instanceof Tensor;
-/** The dtype names, float32 (the default) first. */
+/** The dtype names, float32 (the default) first (PyTorch's aliases, 'float', 'long', ..., are
+ * accepted wherever a dtype is, see lib/dtypes.js). */
 kd.dtypes = Object.freeze(DTYPES.slice());
 
 kd.tidy = tidyMod.tidy;
@@ -68,8 +71,9 @@ kd.KindlingError = errors.KindlingError;
 kd.KindlingTypeError = errors.KindlingTypeError;
 kd.KindlingRangeError = errors.KindlingRangeError;
 
-/** Facts about this build. */
-kd.build = Object.freeze({ blas: !!N.hasBlas, cuda: !!N.cudaBuilt });
+/** Facts about this build: CPU matmul uses a BLAS; the CUDA backend library was built (it is
+ * next to the addon, or at $KINDLING_CUDA_LIBRARY). kd.cuda.isAvailable() says if it can run. */
+kd.build = Object.freeze({ blas: !!N.hasBlas, cuda: N.cuda.libraryFound() });
 kd.version = require('../package.json').version;
 
 kd.cuda = require('./cuda')(N);

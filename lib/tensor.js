@@ -9,14 +9,13 @@
 const util = require('node:util');
 const tidyState = require('./tidy').state;
 const { track } = require('./tidy');
-const { formatTensor } = require('./format');
+const { formatTensor, isSummarized, summaryView } = require('./format');
 const { typeError, KindlingRangeError } = require('./errors');
+const { DTYPES, dtypeOrDevice } = require('./dtypes');
+const { nestedArrays, checkNestedFits } = require('./nested');
 
 let N = null; // the native binding, set by bind()
 let generatedTo = null; // the generated `to` op method
-
-const DTYPES = ['float32', 'float64', 'float16', 'bfloat16', 'int8', 'uint8', 'int16', 'int32', 'int64', 'bool'];
-const DTYPE_SET = new Set(DTYPES);
 
 const disposeSymbol = Symbol.dispose || Symbol.for('nodejs.dispose');
 
@@ -66,36 +65,20 @@ class Tensor {
    * float16 and bfloat16, Float64Array, Int8Array, Uint8Array (uint8 and bool), Int16Array,
    * Int32Array, BigInt64Array (int64). Blocks until the data is on the host.
    */
-  dataSync() {
-    const raw = N.toTypedArray(this._h);
-    if (raw instanceof Uint16Array) {
-      const dt = N.dtype(this._h);
-      return dt === 'bfloat16' ? N.bfloat16ToFloat32(raw) : N.float16ToFloat32(raw);
-    }
-    return raw;
-  }
+  dataSync() { return hostValues(this._h); }
   /** dataSync() as a Promise. */
   async data() { return this.dataSync(); }
 
-  /** The elements as nested arrays (a number or boolean for a 0-d tensor; int64 as numbers). */
+  /**
+   * The elements as nested arrays (a number or boolean for a 0-d tensor; int64 as numbers).
+   * A KD_OUT_OF_MEMORY error when they would not fit in the JavaScript heap.
+   */
   arraySync() {
-    const data = this.dataSync();
     const shape = N.shape(this._h);
+    checkNestedFits(shape, 'arraySync()');
+    const data = this.dataSync();
     const isBool = N.dtype(this._h) === 'bool';
-    const conv = data instanceof BigInt64Array ? Number : isBool ? (v) => v !== 0 : null;
-    if (shape.length === 0) return conv ? conv(data[0]) : data[0];
-    let pos = 0;
-    const build = (d) => {
-      const n = shape[d];
-      const out = new Array(n);
-      if (d === shape.length - 1) {
-        for (let i = 0; i < n; i++) out[i] = conv ? conv(data[pos++]) : data[pos++];
-      } else {
-        for (let i = 0; i < n; i++) out[i] = build(d + 1);
-      }
-      return out;
-    };
-    return build(0);
+    return nestedArrays(data, shape, data instanceof BigInt64Array ? Number : isBool ? (v) => v !== 0 : null);
   }
   /** arraySync() as a Promise. */
   async array() { return this.arraySync(); }
@@ -104,15 +87,15 @@ class Tensor {
   item() { return N.item(this._h); }
 
   /**
-   * This tensor with another dtype and/or on another device. Accepts a dtype ('float64'),
-   * a device ('cuda', 'cuda:1', 'cpu'), a Tensor (its dtype and device), or an options
+   * This tensor with another dtype and/or on another device. Accepts a dtype ('float64', or
+   * a PyTorch alias such as 'double'), a device ('cuda', 'cuda:1', 'cpu'), a Tensor (its dtype and device), or an options
    * object {dtype, device, copy}; an options object may also follow a dtype or device.
    * Returns a tensor sharing this one's data when nothing changes (unless copy is true).
    */
   to(target, options) {
     let opts;
     if (typeof target === 'string') {
-      opts = DTYPE_SET.has(target) ? { dtype: target } : { device: target };
+      opts = dtypeOrDevice(target, 'to()');
     } else if (target instanceof Tensor) {
       opts = { dtype: target.dtype, device: target.device };
     } else if (target === undefined || target === null) {
@@ -147,13 +130,43 @@ class Tensor {
   /** `using t = kd.zeros(3)` disposes t at the end of the block. */
   [disposeSymbol]() { N.dispose(this._h); }
 
+  /** PyTorch's str(): tensor([1., 2.], requires_grad=True); only the values shown are read. */
   toString() {
-    if (N.isDisposed(this._h)) return 'tensor(<disposed>)';
+    const h = this._h;
+    if (N.isDisposed(h)) return 'tensor(<disposed>)';
+    const shape = N.shape(h);
+    const gradFn = N.autograd.gradFn(h);
     return formatTensor({
-      shape: N.shape(this._h), dtype: N.dtype(this._h), device: N.device(this._h), data: this.dataSync(),
+      shape, dtype: N.dtype(h), device: N.device(h),
+      data: isSummarized(shape) ? summaryValues(h, shape) : hostValues(h),
+      requiresGrad: N.autograd.requiresGrad(h), gradFn: gradFn === null ? null : N.autograd.nodeName(gradFn),
     });
   }
   [util.inspect.custom]() { return this.toString(); }
+}
+
+// The elements of the tensor behind handle h, row-major, as dataSync() returns them.
+function hostValues(h) {
+  const raw = N.toTypedArray(h);
+  if (raw instanceof Uint16Array) {
+    return N.dtype(h) === 'bfloat16' ? N.bfloat16ToFloat32(raw) : N.float16ToFloat32(raw);
+  }
+  return raw;
+}
+
+// The values a summarised print shows, read through a view of them (format.js summaryView) so
+// that only those are copied, however large the tensor (an expanded [1e9] view reads 6).
+function summaryValues(h, shape) {
+  const { size, stride, offset } = summaryView(shape, N.strides(h), N.storageOffset(h));
+  const detached = N.autograd.detach(h);
+  let view = null;
+  try {
+    view = N.ops.asStrided(detached, size, stride, offset);
+    return hostValues(view);
+  } finally {
+    if (view !== null) N.dispose(view);
+    N.dispose(detached);
+  }
 }
 
 function normDim(dim, ndim, what) {
@@ -168,9 +181,13 @@ function normDim(dim, ndim, what) {
 
 function describe(v) {
   if (v === null) return 'null';
+  if (v === undefined) return 'undefined';
   if (Array.isArray(v)) return 'an array';
   if (v instanceof Tensor) return 'a Tensor';
-  if (typeof v === 'object') return v.constructor && v.constructor.name ? `a ${v.constructor.name}` : 'an object';
+  if (typeof v === 'object') {
+    const name = v.constructor && v.constructor.name;
+    return name && name !== 'Object' ? `a ${name}` : 'an object';
+  }
   if (typeof v === 'string') return `'${v}'`;
   return `${typeof v} ${String(v)}`;
 }
@@ -179,4 +196,4 @@ function describe(v) {
 function bind(binding) { N = binding; }
 function setGeneratedTo(fn) { generatedTo = fn; }
 
-module.exports = { Tensor, DTYPES, DTYPE_SET, bind, setGeneratedTo, describe };
+module.exports = { Tensor, DTYPES, bind, setGeneratedTo, describe };

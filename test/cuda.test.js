@@ -16,6 +16,48 @@ describe('cuda', function () {
     assert.equal(typeof kd.cuda.isAvailable, 'function');
   });
 
+  describe('kd.build.cuda', function () {
+    const { spawnSync } = require('node:child_process');
+    const fs = require('node:fs');
+    const os = require('node:os');
+    const path = require('node:path');
+    const release = path.join(__dirname, '..', 'build', 'Release');
+    const childBuild = (env, script = "process.stdout.write(JSON.stringify(require('.').build))") => {
+      const r = spawnSync(process.execPath, ['-e', script], {
+        cwd: path.join(__dirname, '..'), env: { ...process.env, ...env }, encoding: 'utf8',
+      });
+      assert.equal(r.status, 0, r.stderr);
+      return JSON.parse(r.stdout);
+    };
+
+    it('says whether the CUDA library was built next to the addon (without loading it)', function () {
+      const envLib = process.env.KINDLING_CUDA_LIBRARY;
+      const expected = envLib ? fs.existsSync(envLib) : fs.existsSync(path.join(release, 'libkindling_cuda.so'));
+      assert.equal(kd.build.cuda, expected);
+      if (available) assert.equal(kd.build.cuda, true, 'CUDA runs, so its library was built');
+      assert.equal(typeof kd.build.blas, 'boolean');
+      assert.ok(Object.isFrozen(kd.build));
+    });
+
+    it('finds the library at KINDLING_CUDA_LIBRARY or next to kindling.node, as the loader does', function () {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-build-'));
+      try {
+        const lib = path.join(dir, 'libkindling_cuda.so');
+        fs.writeFileSync(lib, 'not loaded by kd.build');
+        assert.equal(childBuild({ KINDLING_CUDA_LIBRARY: lib }).cuda, true);
+        assert.equal(childBuild({ KINDLING_CUDA_LIBRARY: path.join(dir, 'missing.so') }).cuda, false);
+        // an addon with the library next to it (a copy of kindling.node in dir)
+        fs.copyFileSync(path.join(release, 'kindling.node'), path.join(dir, 'kindling.node'));
+        const script = `process.stdout.write(JSON.stringify(require(${JSON.stringify(path.join(dir, 'kindling.node'))}).cuda.libraryFound()))`;
+        assert.equal(childBuild({ KINDLING_CUDA_LIBRARY: '' }, script), true);
+        fs.unlinkSync(lib);
+        assert.equal(childBuild({ KINDLING_CUDA_LIBRARY: '' }, script), false);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+
   describe('without a GPU', function () {
     before(function () {
       if (available) {
@@ -48,6 +90,74 @@ describe('cuda', function () {
       if (typeof kd.cuda.synchronize === 'function') {
         await assert.rejects(Promise.resolve().then(() => kd.cuda.synchronize()), (e) => e.code === 'KD_CUDA_UNAVAILABLE');
       }
+    });
+    it('every kd.cuda function given bad arguments throws a coded kindling error (type, then value, then no CUDA)', async function () {
+      const c = kd.cuda;
+      const T = 'KD_INVALID_TYPE';
+      const A = 'KD_INVALID_ARGUMENT';
+      const U = 'KD_CUDA_UNAVAILABLE';
+      const givenDevices = [[{}, T], [[0], T], [true, T], [-1, A], [1.5, A], ['x', A], ['cpu', A], ['cuda:-1', A], [0, U], ['cuda:1', U]];
+      const given = (fn) => givenDevices.map(([d, code]) => [() => fn(d), code]);
+      const perDevice = (fn) => [...given(fn), [() => fn(), U]]; // left out: the current device
+      const ev = new c.Event();
+      const calls = {
+        isAvailable: [], unavailableReason: [], deviceCount: [], // never throw (checked below)
+        currentDevice: [[() => c.currentDevice(), U]],
+        setDevice: [[() => c.setDevice(), T], [() => c.setDevice(null), T], ...given(c.setDevice)],
+        getDeviceName: perDevice(c.getDeviceName),
+        getDeviceProperties: perDevice(c.getDeviceProperties),
+        synchronize: perDevice(c.synchronize),
+        memoryAllocated: perDevice(c.memoryAllocated),
+        maxMemoryAllocated: perDevice(c.maxMemoryAllocated),
+        memoryReserved: perDevice(c.memoryReserved),
+        maxMemoryReserved: perDevice(c.maxMemoryReserved),
+        memoryStats: perDevice(c.memoryStats),
+        memorySummary: perDevice(c.memorySummary),
+        memorySnapshot: perDevice(c.memorySnapshot),
+        emptyCache: perDevice(c.emptyCache),
+        resetPeakMemoryStats: perDevice(c.resetPeakMemoryStats),
+        setPerProcessMemoryFraction: [[() => c.setPerProcessMemoryFraction('0.5'), T], [() => c.setPerProcessMemoryFraction(), T],
+          [() => c.setPerProcessMemoryFraction(1.5), A], [() => c.setPerProcessMemoryFraction(NaN), A],
+          [() => c.setPerProcessMemoryFraction(0.5, {}), T], [() => c.setPerProcessMemoryFraction(0.5, 'x'), A],
+          [() => c.setPerProcessMemoryFraction(0.5), U]],
+        Stream: [[() => new c.Stream(5), T], [() => new c.Stream('cuda'), T], [() => new c.Stream({ priority: 'high' }), T],
+          [() => new c.Stream({ priority: 0.5 }), T], ...perDevice((device) => new c.Stream({ device })), [() => new c.Stream(null), U]],
+        Event: [[() => new c.Event(5), T], [() => new c.Event({ enableTiming: 1 }), T],
+          [() => ev.record(5), T], [() => ev.record({}), T], [() => ev.record(), U],
+          [() => ev.elapsedTime(), T], [() => ev.elapsedTime({}), T], [() => ev.wait(3), T], [() => ev.wait(), U]],
+        currentStream: perDevice(c.currentStream),
+        defaultStream: perDevice(c.defaultStream),
+        withStream: [[() => c.withStream(null, 3), T], [() => c.withStream({}, () => 0), T], [() => c.withStream(0, () => 0), T]],
+      };
+      for (const name of Object.keys(c).filter((k) => !k.startsWith('_'))) {
+        assert.ok(name in calls, `kd.cuda.${name} has no bad-argument cases here`);
+      }
+      for (const [name, cases] of Object.entries(calls)) {
+        for (const [i, [call, code]] of cases.entries()) {
+          let err = null;
+          try {
+            await call();
+          } catch (e) {
+            err = e;
+          }
+          assert.ok(err !== null, `kd.cuda.${name} case ${i}: expected ${code}, nothing was thrown`);
+          assert.ok(err instanceof kd.KindlingError, `kd.cuda.${name} case ${i}: ${err.name}: ${err.message}`);
+          assert.equal(err.code, code, `kd.cuda.${name} case ${i}: ${err.message}`);
+          if (code === T) assert.ok(err instanceof TypeError);
+        }
+      }
+      // the tensor methods lib/cuda.js installs
+      const t = kd.ones([2]);
+      for (const bad of [undefined, {}, 3]) expectKdError(() => t.recordStream(bad), T, 'recordStream');
+      expectKdError(() => t.pinMemory(), U, 'pinMemory');
+      assert.equal(t.isPinned(), false);
+      expectKdError(() => t.to('cuda', { nonBlocking: true }), U, 'to(cuda, nonBlocking)');
+      // queries never throw, whatever they are given
+      assert.equal(c.isAvailable({}), false);
+      assert.equal(c.deviceCount('x'), 0);
+      assert.equal(typeof c.unavailableReason(5), 'string');
+      // and neither do the switches in kd.backends, which are coded too
+      expectKdError(() => { kd.backends.cuda.matmul.allowTF32 = 1; }, T, 'allowTF32');
     });
     it('deviceCount() is 0 when present', function () {
       if (typeof kd.cuda.deviceCount === 'function') assert.equal(kd.cuda.deviceCount(), 0);

@@ -18,6 +18,42 @@ describe('errors: classes and codes', function () {
     assert.ok(new kd.KindlingRangeError('x') instanceof RangeError);
   });
 
+  it('one `instanceof kd.KindlingError` catches every kindling error, TypeError and RangeError kinds included', function () {
+    const thrown = [
+      expectKdError(() => kd.ones(2).add('x'), 'KD_INVALID_TYPE'),
+      expectKdError(() => a23().transpose(0, 2), 'KD_INDEX_OUT_OF_RANGE'),
+      expectKdError(() => a23().size(5), 'KD_INDEX_OUT_OF_RANGE'),
+      expectKdError(() => kd.ones(2).add(kd.ones(3)), 'KD_SHAPE_MISMATCH'),
+    ];
+    const made = [new kd.KindlingError('m', 'KD_SHAPE_MISMATCH'), new kd.KindlingTypeError('m'), new kd.KindlingRangeError('m')];
+    for (const e of [...thrown, ...made]) {
+      assert.ok(e instanceof kd.KindlingError, `${e.name} instanceof KindlingError`);
+      assert.ok(e instanceof Error);
+      assert.equal(typeof e.code, 'string');
+      assert.match(e.stack, new RegExp(`^${e.name}: `));
+    }
+    const [typeErr, rangeErr] = thrown;
+    assert.ok(typeErr instanceof TypeError && typeErr instanceof kd.KindlingTypeError);
+    assert.equal(typeErr.name, 'KindlingTypeError');
+    assert.ok(rangeErr instanceof RangeError && rangeErr instanceof kd.KindlingRangeError);
+    assert.equal(rangeErr.name, 'KindlingRangeError');
+    assert.equal(made[1].code, 'KD_INVALID_TYPE');
+    assert.equal(made[2].code, 'KD_INDEX_OUT_OF_RANGE');
+    // the stack starts where the user called kindling, not inside the error helpers
+    assert.doesNotMatch(typeErr.stack.split('\n')[1], /errors\.js/);
+    // not everything is a kindling error, and the classes stay distinct
+    assert.ok(!(new TypeError('x') instanceof kd.KindlingError));
+    assert.ok(!(new RangeError('x') instanceof kd.KindlingError));
+    assert.ok(!(null instanceof kd.KindlingError) && !('x' instanceof kd.KindlingError));
+    assert.ok(!(made[0] instanceof kd.KindlingTypeError));
+    assert.ok(!(made[1] instanceof kd.KindlingRangeError) && !(made[2] instanceof kd.KindlingTypeError));
+    // a user's subclass keeps ordinary instanceof semantics
+    class MyError extends kd.KindlingError {}
+    const mine = new MyError('mine', 'KD_INVALID_ARGUMENT');
+    assert.ok(mine instanceof MyError && mine instanceof kd.KindlingError);
+    assert.ok(!(made[0] instanceof MyError) && !(made[1] instanceof MyError));
+  });
+
   it('shape mismatch: PyTorch wording', function () {
     const e = expectKdError(() => kd.ones([2, 3]).add(kd.ones([4])), 'KD_SHAPE_MISMATCH');
     assert.ok(e instanceof kd.KindlingError);

@@ -345,6 +345,7 @@ const ALL_CODES = new Set(['KD_INVALID_ARGUMENT', 'KD_INVALID_TYPE', 'KD_SHAPE_M
 /** Asserts that err is a kindling error: an Error with a known code of the right class. */
 function assertKdError(err, codes, what = '') {
   assert.ok(err instanceof Error, `${what}: expected an Error, got ${err}`);
+  assert.ok(err instanceof kd.KindlingError, `${what}: expected a kindling error, got ${err && err.name} (${err && err.message})`);
   assert.equal(typeof err.code, 'string', `${what}: error has no .code (${err && err.message})`);
   assert.ok(ALL_CODES.has(err.code), `${what}: unknown code ${err.code} (${err.message})`);
   if (codes) {

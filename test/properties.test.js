@@ -1,6 +1,7 @@
 // properties.test.js - metadata (shape, dtype, device, ndim, numel, stride, storageOffset,
 // isContiguous), reading data (data, dataSync, array, arraySync, item) for every dtype, and
-// printing (toString / util.inspect) against PyTorch's str() (test/fixtures/creation.json).
+// printing (toString / util.inspect) against PyTorch's str() (test/fixtures/creation.json),
+// autograd suffixes and summarised views included.
 'use strict';
 
 const util = require('node:util');
@@ -85,6 +86,32 @@ describe('properties', function () {
     assert.deepEqual(kd.zeros([2, 0]).arraySync(), [[], []]);
   });
 
+  it('arraySync of empty tensors with huge dims: nested empties as tolist(), or KD_OUT_OF_MEMORY, never a hang', function () {
+    // In a child process: building 2^31 empty arrays would hang or end the process when V8's heap runs out.
+    const script = `
+      const kd = require(${JSON.stringify(require.resolve('..'))});
+      const out = {};
+      for (const shape of [[0, 2 ** 40], [3, 0, 2 ** 40], [2, 3, 0, 5], [2 ** 31, 0, 2 ** 31], [2 ** 40, 0], [2 ** 33]]) {
+        const t = shape[0] === 2 ** 33 ? kd.ones([1]).expand(shape) : kd.zeros(shape);
+        try { out[shape.join('x')] = { value: t.arraySync() }; } catch (e) { out[shape.join('x')] = { code: e.code, kd: e instanceof kd.KindlingError, message: e.message }; }
+      }
+      process.stdout.write(JSON.stringify(out));`;
+    // a fixed heap limit, so that the refused shapes are refused on any machine
+    const r = require('node:child_process').spawnSync(process.execPath, ['--max-old-space-size=2048', '-e', script],
+      { encoding: 'utf8', timeout: 120000 });
+    assert.equal(r.status, 0, `child failed (signal ${r.signal}): ${r.stderr}`);
+    const out = JSON.parse(r.stdout);
+    // torch.zeros(0, 2**40).tolist() == [], torch.zeros(3, 0, 2**40).tolist() == [[], [], []]
+    assert.deepEqual(out['0x1099511627776'], { value: [] });
+    assert.deepEqual(out['3x0x1099511627776'], { value: [[], [], []] });
+    assert.deepEqual(out['2x3x0x5'], { value: [[[], [], []], [[], [], []]] });
+    for (const key of ['2147483648x0x2147483648', '1099511627776x0', '8589934592']) {
+      assert.equal(out[key].code, 'KD_OUT_OF_MEMORY', `${key}: ${JSON.stringify(out[key])}`);
+      assert.ok(out[key].kd);
+      assert.match(out[key].message, /^arraySync\(\): the nested arrays of a tensor of shape \[\d+(, \d+)*\] would take about [\d.]+ GB of JavaScript heap/);
+    }
+  });
+
   it('data of a non-contiguous view is in logical (row-major) order', function () {
     const t = kd.arange(6, { dtype: 'float32' }).reshape([2, 3]).t();
     assert.deepEqual(Array.from(t.dataSync()), [0, 3, 1, 4, 2, 5]);
@@ -137,7 +164,12 @@ describe('printing', function () {
       let t;
       if (fn === 'reshape-arange') t = kd.arange(args[0], { dtype: 'float32' }).reshape(args[1]);
       else if (fn === 'arange-div') t = kd.arange(args[0], { dtype: 'float32' }).div(args[1]);
-      else t = kd[fn](...decodeDeep(args));
+      else if (fn === 'chain') {
+        // ['chain', [kd function, ...args], [method, ...args], ...]
+        const [[first, ...firstArgs], ...calls] = args;
+        t = kd[first](...decodeDeep(firstArgs));
+        for (const [method, ...margs] of calls) t = t[method](...decodeDeep(margs));
+      } else t = kd[fn](...decodeDeep(args));
       // kindling names dtypes without the torch. prefix: dtype=int32
       const expected = p.str.replace(/torch\./g, '');
       assert.equal(t.toString(), expected);

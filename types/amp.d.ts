@@ -1,7 +1,7 @@
 // types/amp.d.ts - TypeScript declarations of automatic mixed precision (lib/autocast.js,
 // lib/amp.js): kd.autocast, kd.isAutocastEnabled, kd.getAutocastDtype and kd.amp.GradScaler.
 // Re-exported by ./index.d.ts.
-import type { Tensor, DType } from './index';
+import type { Tensor, DType, DTypeLike } from './index';
 
 /** The device types autocast distinguishes. */
 export type AutocastDeviceType = 'cpu' | 'cuda';
@@ -13,7 +13,7 @@ export interface AutocastOptions {
   /** The lower-precision dtype (default: the current one of the device type, initially bfloat16
    * on the CPU and float16 on CUDA). A floating dtype the device type does not autocast to emits
    * a warning and disables the scope, as PyTorch; a non-floating dtype is an error. */
-  dtype?: DType;
+  dtype?: DTypeLike;
   /** false runs fn with autocast off for the device type (default true). */
   enabled?: boolean;
   /** Cache the lower-precision copies of float32 leaf tensors that require grad (weights) for the

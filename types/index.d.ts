@@ -13,6 +13,13 @@ export type DType =
   | 'float32' | 'float64' | 'float16' | 'bfloat16'
   | 'int8' | 'uint8' | 'int16' | 'int32' | 'int64' | 'bool';
 
+/**
+ * A dtype as accepted by kindling: a DType or one of PyTorch's aliases, `'float'` (float32),
+ * `'double'` (float64), `'half'` (float16), `'long'` (int64), `'int'` (int32), `'short'` (int16).
+ * `tensor.dtype` always reports the DType name.
+ */
+export type DTypeLike = DType | 'float' | 'double' | 'half' | 'long' | 'int' | 'short';
+
 /** A device as reported by `tensor.device`: `'cpu'` or `'cuda:<index>'`. */
 export type Device = 'cpu' | `cuda:${number}`;
 
@@ -38,16 +45,17 @@ export type NestedArray = number | boolean | NestedArray[];
 /** Options of `kd.tensor()`. */
 export interface TensorOptions {
   /** Element type; inferred from the data when left out (see `tensor`). */
-  dtype?: DType | null;
+  dtype?: DTypeLike | null;
   /** Where the tensor lives; `'cpu'` when left out. */
   device?: DeviceLike | null;
-  /** Record operations on this tensor for autograd (floating-point dtypes only). */
+  /** Record operations on this tensor for autograd (floating-point dtypes only); without a dtype,
+   *  numbers then give float32 (`kd.tensor(2, {requiresGrad: true})` is `tensor(2., requires_grad=True)`). */
   requiresGrad?: boolean;
 }
 
 /** Options of `Tensor#to()`. */
 export interface ToOptions {
-  dtype?: DType | null;
+  dtype?: DTypeLike | null;
   device?: DeviceLike | null;
   /** Copy even when neither dtype nor device changes. Default false. */
   copy?: boolean;
@@ -109,7 +117,7 @@ export declare class Tensor {
   item<T extends number | boolean>(): T;
 
   /** This tensor converted to dtype (a view of the same data when nothing changes). */
-  to(dtype: DType, options?: ToOptions): Tensor;
+  to(dtype: DTypeLike, options?: ToOptions): Tensor;
   /** This tensor moved to device. */
   to(device: DeviceLike, options?: ToOptions): Tensor;
   /** This tensor with other's dtype and device. */
@@ -319,8 +327,19 @@ export declare function setNumThreads(n: number): void;
 /** The number of threads CPU kernels use. */
 export declare function getNumThreads(): number;
 
+/** Facts about this build of kindling (fixed when the module loads). */
+export interface BuildInfo {
+  /** CPU matmul uses a BLAS library (OpenBLAS found at build time). */
+  readonly blas: boolean;
+  /**
+   * The CUDA backend was built: its library (libkindling_cuda.so) is next to the addon, or at
+   * $KINDLING_CUDA_LIBRARY. It is not loaded to answer this; whether a driver and a GPU let it
+   * run is `cuda.isAvailable()`.
+   */
+  readonly cuda: boolean;
+}
 /** Facts about this build: a BLAS for CPU matmul, the CUDA backend library. */
-export declare const build: { readonly blas: boolean; readonly cuda: boolean };
+export declare const build: BuildInfo;
 /** The package version. */
 export declare const version: string;
 
@@ -329,22 +348,30 @@ export type ErrorCode =
   | 'KD_INVALID_ARGUMENT' | 'KD_INVALID_TYPE' | 'KD_SHAPE_MISMATCH' | 'KD_DTYPE_MISMATCH'
   | 'KD_DEVICE_MISMATCH' | 'KD_INDEX_OUT_OF_RANGE' | 'KD_OUT_OF_MEMORY' | 'KD_DISPOSED'
   | 'KD_NOT_SUPPORTED' | 'KD_CUDA_UNAVAILABLE' | 'KD_CUDA_ERROR' | 'KD_CUDA_OOM' | 'KD_INTERNAL'
-  | 'KD_NOT_BUILT' | 'KD_INVALID_FILE';
+  | 'KD_NOT_BUILT' | 'KD_INVALID_FILE' | 'KD_GRADCHECK' | 'KD_ERROR';
 
-/** Base class of kindling's errors (shape, dtype, device mismatches, out of memory, ...). */
+/**
+ * Base class of kindling's errors (shape, dtype, device mismatches, out of memory, ...).
+ * `err instanceof KindlingError` is true for every error kindling throws, KindlingTypeError and
+ * KindlingRangeError included (they extend TypeError and RangeError).
+ */
 export declare class KindlingError extends Error {
   constructor(message: string, code?: ErrorCode);
   readonly code: ErrorCode;
+  /** True for KindlingError and its subclasses, KindlingTypeError and KindlingRangeError. */
+  static [Symbol.hasInstance](value: unknown): value is KindlingError;
 }
-/** A value of the wrong kind (code KD_INVALID_TYPE). */
-export declare class KindlingTypeError extends TypeError {
+/** A value of the wrong kind (code KD_INVALID_TYPE); also `instanceof KindlingError`. */
+export declare class KindlingTypeError extends TypeError implements KindlingError {
   constructor(message: string, code?: ErrorCode);
   readonly code: ErrorCode;
+  readonly name: 'KindlingTypeError';
 }
-/** An index or dim out of range (code KD_INDEX_OUT_OF_RANGE). */
-export declare class KindlingRangeError extends RangeError {
+/** An index or dim out of range (code KD_INDEX_OUT_OF_RANGE); also `instanceof KindlingError`. */
+export declare class KindlingRangeError extends RangeError implements KindlingError {
   constructor(message: string, code?: ErrorCode);
   readonly code: ErrorCode;
+  readonly name: 'KindlingRangeError';
 }
 
 /** A CUDA device for `kd.cuda` functions: an index (0), or `'cuda'` / `'cuda:<index>'`. */

@@ -2,11 +2,11 @@
 // containers, init and utils. They extend the `nn` namespace that ./ops.gen.d.ts declares for
 // kd.nn.functional (a module augmentation), so `kd.nn.Linear` and `kd.nn.functional.linear` both
 // resolve. Modules are callable: `model(x)` runs forward with the hooks.
-import type { Tensor, DType, DeviceLike } from './index';
+import type { Tensor, DTypeLike, DeviceLike } from './index';
 
 type Reduction = 'none' | 'mean' | 'sum';
 type IntOrPair = number | readonly number[];
-interface FactoryOptions { dtype?: DType | null; device?: DeviceLike | null }
+interface FactoryOptions { dtype?: DTypeLike | null; device?: DeviceLike | null }
 
 declare module './ops.gen' {
   namespace nn {
@@ -41,7 +41,7 @@ declare module './ops.gen' {
       requiresGrad_(requiresGrad?: boolean): this;
       zeroGrad(options?: { setToNone?: boolean }): void;
       apply(fn: (module: Module) => void): this;
-      to(dtypeOrDevice: DType | DeviceLike | Tensor, options?: FactoryOptions): this;
+      to(dtypeOrDevice: DTypeLike | DeviceLike | Tensor, options?: FactoryOptions): this;
       to(options: FactoryOptions): this;
       float(): this; double(): this; half(): this; bfloat16(): this; cpu(): this; cuda(index?: number): this;
       /** Parameters and persistent buffers under PyTorch's dotted snake_case keys. */

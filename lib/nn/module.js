@@ -23,6 +23,7 @@
 const util = require('node:util');
 const tidyState = require('../tidy').state;
 const { KindlingError, typeError } = require('../errors');
+const { checkDtype, dtypeOrDevice } = require('../dtypes');
 
 const S = Symbol('kd.nn.Module state');
 
@@ -408,7 +409,7 @@ module.exports = function installModule(kd, nn) {
         if (o.device !== undefined && o.device !== null) device = o.device;
       };
       if (typeof target === 'string') {
-        if (kd.dtypes.includes(target)) dtype = target; else device = target;
+        ({ dtype = null, device = null } = dtypeOrDevice(target, 'to()'));
       } else if (target instanceof Tensor) {
         dtype = target.dtype; device = target.device;
       } else if (isPlainObject(target)) {
@@ -418,7 +419,7 @@ module.exports = function installModule(kd, nn) {
       }
       if (isPlainObject(options)) take(options);
       if (dtype !== null) {
-        if (!kd.dtypes.includes(dtype)) throw typeError(`to(): unknown dtype '${dtype}'`);
+        dtype = checkDtype(dtype, 'to()');
         if (!['float32', 'float64', 'float16', 'bfloat16'].includes(dtype)) {
           throw typeError(`nn.Module.to only accepts floating point or complex dtypes, but got desired dtype=${dtype}`);
         }

@@ -17,6 +17,7 @@ const kd_dtype_info kd_dtype_table[KD_DTYPE_COUNT] = {
     [KD_DTYPE_BOOL] = {.name = "bool", .size = 1, .kind = KD_KIND_BOOL, .is_signed = false},
 };
 
+/* PyTorch's aliases (torch.float is torch.float32, ...): the one table of them, for C and JS. */
 static const struct { const char *alias; kd_dtype dtype; } kd_dtype_aliases[] = {
     {"float", KD_DTYPE_F32},  {"double", KD_DTYPE_F64}, {"half", KD_DTYPE_F16},
     {"short", KD_DTYPE_I16},  {"int", KD_DTYPE_I32},    {"long", KD_DTYPE_I64},

@@ -46,7 +46,9 @@ static inline bool kd_dtype_is_int(kd_dtype t) { return kd_dtype_table[t].kind =
 static inline const char *kd_dtype_name(kd_dtype t) {
   return (unsigned)t < KD_DTYPE_COUNT ? kd_dtype_table[t].name : "invalid";
 }
-/* Parses "float32", "float", "half", "int64", "long", ...; returns false if unknown. */
+/* Parses "float32", "float", "half", "int64", "long", ... (an optional "torch." prefix too); returns
+ * false if unknown. The one parser of dtype strings: JS reads every name through it
+ * (binding.parseDtype, lib/dtypes.js). */
 bool kd_dtype_parse(const char *name, kd_dtype *out);
 
 /* ---- float16 / bfloat16 <-> float32 (round to nearest even; NaN stays NaN) ---- */

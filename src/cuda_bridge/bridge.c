@@ -699,6 +699,12 @@ static bool kd_cuda_library_path(char *buf, size_t n, bool *from_env, char *dir,
   return true;
 }
 
+bool kd_cuda_library_found(void) {
+  char dir[4096], path[4096 + 32];
+  bool from_env = false;
+  return kd_cuda_library_path(path, sizeof path, &from_env, dir, sizeof dir) && access(path, F_OK) == 0;
+}
+
 static void kd_cuda_do_load(void) {
   char dir[4096], path[4096 + 32];
   bool from_env = false;

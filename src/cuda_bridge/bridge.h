@@ -21,6 +21,9 @@ kd_status kd_cuda_bridge_load(void);
 bool kd_cuda_is_available(void);
 /* The reason CUDA is unavailable ("" when it is available or was never tried). */
 const char *kd_cuda_unavailable_reason(void);
+/* Whether the CUDA library exists where kd_cuda_bridge_load looks for it (kd.build.cuda), without
+ * loading it: true when kindling was built with nvcc, whether or not a driver and GPU are here. */
+bool kd_cuda_library_found(void);
 
 /* Device queries for kindling.cuda (src/napi/cuda.c). Each loads the library if needed and
  * fails with KD_ERR_CUDA_UNAVAILABLE when CUDA cannot be used, KD_ERR_INVALID_ARGUMENT for a

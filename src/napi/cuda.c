@@ -66,6 +66,13 @@ static napi_value kd_napi_cuda_unavailable_reason(napi_env env, napi_callback_in
   return r;
 }
 
+/* libraryFound() -> boolean: the CUDA library exists (built with nvcc); nothing is loaded. */
+static napi_value kd_napi_cuda_library_found(napi_env env, napi_callback_info info) {
+  napi_value r;
+  KD_NAPI_CALL(env, napi_get_boolean(env, kd_cuda_library_found(), &r));
+  return r;
+}
+
 /* deviceCount() -> number, 0 when CUDA is unavailable. */
 static napi_value kd_napi_cuda_device_count(napi_env env, napi_callback_info info) {
   int n = 0;
@@ -80,6 +87,20 @@ static napi_value kd_napi_cuda_device_count(napi_env env, napi_callback_info inf
 static napi_value kd_napi_cuda_current_device(napi_env env, napi_callback_info info) {
   int d = 0;
   kd_status st = kd_cuda_current_device(&d);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  napi_value r;
+  KD_NAPI_CALL(env, napi_create_int32(env, d, &r));
+  return r;
+}
+
+/* deviceIndex(device?) -> the index a device argument names (the current device when left
+ * out): KD_INVALID_TYPE / KD_INVALID_ARGUMENT for a bad argument, then KD_CUDA_UNAVAILABLE
+ * when CUDA cannot be used. lib/cuda.js resolves every device argument through it. */
+static napi_value kd_napi_cuda_device_index(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(1);
+  int d = 0;
+  if (!kd_napi_cuda_device_arg(env, argc, argv, &d)) return NULL;
+  kd_status st = kd_cuda_bridge_load();
   if (st != KD_OK) return kd_napi_throw(env, st);
   napi_value r;
   KD_NAPI_CALL(env, napi_create_int32(env, d, &r));
@@ -692,8 +713,10 @@ napi_status kd_napi_register_cuda(napi_env env, napi_value exports) {
   } fns[] = {
       {"isAvailable", kd_napi_cuda_is_available},
       {"unavailableReason", kd_napi_cuda_unavailable_reason},
+      {"libraryFound", kd_napi_cuda_library_found},
       {"deviceCount", kd_napi_cuda_device_count},
       {"currentDevice", kd_napi_cuda_current_device},
+      {"deviceIndex", kd_napi_cuda_device_index},
       {"setDevice", kd_napi_cuda_set_device},
       {"getDeviceName", kd_napi_cuda_get_device_name},
       {"getDeviceProperties", kd_napi_cuda_get_device_properties},

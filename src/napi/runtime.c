@@ -1,6 +1,9 @@
 /* runtime.c (napi) - process and thread settings exposed to JS: the error factory, the random
- * seed, memory statistics, the host cache, thread count, and build facts. */
+ * seed, memory statistics, the host cache, thread count, build facts, and the dtype-name parser. */
+#include <string.h>
+
 #include "core/alloc_host.h"
+#include "core/dtype.h"
 #include "core/parallel.h"
 #include "core/random.h"
 #include "core/storage.h"
@@ -92,6 +95,27 @@ static napi_value kd_napi_get_num_threads(napi_env env, napi_callback_info info)
   return r;
 }
 
+/* parseDtype(name) -> the canonical dtype name ('float' -> 'float32'), or null when name is not a
+ * dtype. lib/dtypes.js reads every dtype string through this, so JS accepts what kd_dtype_parse does. */
+static napi_value kd_napi_parse_dtype(napi_env env, napi_callback_info info) {
+  napi_value argv[1], r;
+  size_t argc = 1;
+  KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  napi_valuetype t = napi_undefined;
+  if (argc) napi_typeof(env, argv[0], &t);
+  char name[32];
+  size_t len = 0;
+  kd_dtype dtype;
+  /* too long for any name, or with an embedded NUL: not a dtype */
+  if (t != napi_string || napi_get_value_string_utf8(env, argv[0], name, sizeof name, &len) != napi_ok ||
+      len + 1 >= sizeof name || strlen(name) != len || !kd_dtype_parse(name, &dtype)) {
+    KD_NAPI_CALL(env, napi_get_null(env, &r));
+    return r;
+  }
+  KD_NAPI_CALL(env, napi_create_string_utf8(env, kd_dtype_name(dtype), NAPI_AUTO_LENGTH, &r));
+  return r;
+}
+
 napi_status kd_napi_register_runtime(napi_env env, napi_value exports) {
   napi_status st = kd_napi_set_fn(env, exports, "setErrorFactory", kd_napi_set_error_factory, NULL);
   if (st == napi_ok) st = kd_napi_set_fn(env, exports, "manualSeed", kd_napi_manual_seed, NULL);
@@ -100,6 +124,7 @@ napi_status kd_napi_register_runtime(napi_env env, napi_value exports) {
   if (st == napi_ok) st = kd_napi_set_fn(env, exports, "emptyCache", kd_napi_empty_cache, NULL);
   if (st == napi_ok) st = kd_napi_set_fn(env, exports, "setNumThreads", kd_napi_set_num_threads, NULL);
   if (st == napi_ok) st = kd_napi_set_fn(env, exports, "getNumThreads", kd_napi_get_num_threads, NULL);
+  if (st == napi_ok) st = kd_napi_set_fn(env, exports, "parseDtype", kd_napi_parse_dtype, NULL);
   napi_value b;
   if (st == napi_ok) st = napi_get_boolean(env, KD_HAVE_CBLAS != 0, &b);
   if (st == napi_ok) st = napi_set_named_property(env, exports, "hasBlas", b);

@@ -17,7 +17,7 @@ const g = kd.tensor(new BigInt64Array(2));
 const h = kd.tensor([[true, false]]);
 const i2 = kd.tensor(a, { device: 'cuda:0' });
 // @ts-expect-error: not a dtype
-kd.tensor([1], { dtype: 'float' });
+kd.tensor([1], { dtype: 'float128' });
 // @ts-expect-error: requiresGrad is a boolean
 kd.tensor([1], { requiresGrad: 1 });
 // @ts-expect-error: strings are not tensor data
@@ -157,6 +157,11 @@ const seed: bigint = kd.initialSeed();
 kd.setNumThreads(4);
 const threads: number = kd.getNumThreads();
 const dts: readonly DType[] = kd.dtypes;
+// PyTorch's dtype aliases are accepted as input; .dtype reports the canonical name
+const aliased: DType = kd.ones([2]).to('double').to('half', { copy: true }).to({ dtype: 'long' }).dtype;
+use(aliased, kd.zeros([2], { dtype: 'int' }), kd.tensor([1], { dtype: 'short' }), kd.ones([2]).sum({ dtype: 'float' }));
+// @ts-expect-error not a dtype
+kd.zeros([2], { dtype: 'float128' });
 const blas: boolean = kd.build.blas || kd.build.cuda;
 const ver: string = kd.version;
 const maybe: unknown = a;
@@ -171,6 +176,11 @@ try {
   if (err instanceof kd.KindlingTypeError) use(err.code, err instanceof TypeError);
   if (err instanceof kd.KindlingRangeError) use(err.code, err instanceof RangeError);
 }
+const anyKindling = (err: unknown): string | undefined => (err instanceof kd.KindlingError ? err.code : undefined);
+const typeErr: kd.KindlingError = new kd.KindlingTypeError('bad type');
+const rangeErr: kd.KindlingError & RangeError = new kd.KindlingRangeError('bad index');
+const typeName: 'KindlingTypeError' = new kd.KindlingTypeError('x').name;
+use(anyKindling(typeErr), rangeErr.code, typeName);
 const custom = new kd.KindlingError('custom', 'KD_NOT_SUPPORTED');
 use(custom, d, e, f, g, h, i2);
 
