@@ -99,4 +99,41 @@ describe('int64 overflow in shape arithmetic', function () {
     assert.deepEqual(kd.ones([3, 3]).diagonal(MAX).shape, [0]);
     assert.deepEqual(kd.ones([3, 3]).diagonal(MIN).shape, [0]);
   });
+
+  // Found by calling every op with int64-extreme integers under UBSan; PyTorch 1.13 overflows
+  // silently in several of these (conv1d with dilation 2^63-1 returns a [1, 1, 7] tensor; a
+  // split whose sizes wrap around to the dimension size succeeds).
+  it('ops whose sizes come from integer arguments: errors instead of wrapped sizes', function () {
+    let err = expectKdError(() => kd.ones([3]).repeat(MAX), 'KD_INVALID_ARGUMENT');
+    assert.match(err.message, /^Storage size calculation overflowed/);
+    expectKdError(() => kd.ones([3]).repeat(MIN), 'KD_INVALID_ARGUMENT');
+    err = expectKdError(() => kd.ones([3]).diag(MAX), 'KD_INVALID_ARGUMENT');
+    assert.match(err.message, /^Storage size calculation overflowed/);
+    expectKdError(() => kd.ones([3]).diag(MIN), 'KD_INVALID_ARGUMENT');
+    expectKdError(() => kd.ones([3]).repeatInterleave(MAX), 'KD_INVALID_ARGUMENT');
+    err = expectKdError(() => kd.ones([3]).split([MAX, MAX, 5n]), 'KD_SHAPE_MISMATCH');
+    assert.match(err.message, /^split_with_sizes expects split_sizes to sum exactly to 3/);
+    const x = kd.ones([1, 1, 5]), w = kd.ones([1, 1, 3]);
+    expectKdError(() => kd.nn.functional.conv1d(x, w, null, 1, 0, MAX), 'KD_INVALID_ARGUMENT');
+    expectKdError(() => kd.nn.functional.conv1d(x, w, null, 1, MAX), 'KD_INVALID_ARGUMENT');
+    expectKdError(() => kd.ones([4]).asStrided([0], [1], 2n ** 62n), 'KD_INVALID_ARGUMENT'); // offset * itemsize
+    assert.deepEqual(kd.ones([4]).asStrided([0], [1], 10).shape, [0]); // an empty view past the end, as in PyTorch
+  });
+
+  it('internal backward ops validate their integer arguments', function () {
+    // a repeated dim left part of the inverse permutation unset (an uninitialised read)
+    const err = expectKdError(() => kd._internal.permuteBackward(kd.ones([2, 3]), [0, 0]), 'KD_INVALID_ARGUMENT');
+    assert.equal(err.message, 'permute(): duplicate dims are not allowed.');
+    expectKdError(() => kd._internal.embeddingBackward(kd.ones([2, 3]), kd.zeros([2], { dtype: 'int64' }), [MIN, 3], MIN),
+      'KD_INVALID_ARGUMENT');
+    expectKdError(() => kd._internal.asStridedBackward(kd.ones([2]), [2], [1], MIN, [2], [1], 0), 'KD_INVALID_ARGUMENT');
+    expectKdError(() => kd._internal.asStridedBackward(kd.ones([2]), [2], [MAX], 0, [2], [1], 0), 'KD_INVALID_ARGUMENT');
+  });
+
+  it('empty tensors with sizes whose product overflows', function () {
+    const z = kd.zeros([0, 2n ** 62n, 4]);
+    assert.deepEqual(z.stride(), [0, 4, 1]); // PyTorch 1.13's strides for this shape
+    assert.deepEqual(z.add(1).shape, [0, 2 ** 62, 4]);
+    assert.equal(z.sum().item(), 0);
+  });
 });

@@ -6,10 +6,12 @@
 #include "core/tensor.h"
 
 void kd_shape_contiguous_strides(const int64_t *sizes, int ndim, int64_t *strides_out) {
-  int64_t s = 1;
+  /* The product can only leave int64 for an empty shape ([0, 2^62, 4]), whose strides are never
+   * used: it wraps in uint64 (defined, and the strides PyTorch reports for such shapes). */
+  uint64_t s = 1;
   for (int i = ndim - 1; i >= 0; i--) {
-    strides_out[i] = s;
-    s *= sizes[i] > 1 ? sizes[i] : 1;
+    strides_out[i] = (int64_t)s;
+    s *= (uint64_t)(sizes[i] > 1 ? sizes[i] : 1);
   }
 }
 

@@ -78,7 +78,10 @@ kd_status kd_tensor_new_view(const kd_tensor *base, const int64_t *sizes, const 
   int64_t numel, lowest, highest;
   KD_TRY(kd_shape_numel_checked(sizes, ndim, &numel));
   KD_TRY(kd_shape_extent(sizes, strides, ndim, offset, &lowest, &highest));
-  int64_t capacity = (int64_t)(base->storage->nbytes / kd_dtype_size(base->dtype));
+  int64_t capacity = (int64_t)(base->storage->nbytes / kd_dtype_size(base->dtype)), offset_bytes;
+  /* an empty view may sit past the end, as in PyTorch, but its data pointer must be computable */
+  if (offset < 0 || kd_mul_overflows(offset, (int64_t)kd_dtype_size(base->dtype), &offset_bytes))
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "invalid storage offset %lld for a view", (long long)offset);
   if (numel > 0 && (lowest < 0 || highest >= capacity)) {
     char a[256], b[256];
     return kd_error(KD_ERR_INDEX, "a view with sizes %s, strides %s and storage offset %lld reaches element %lld, "

@@ -122,12 +122,13 @@ KD_KERNEL(kd_composite_split) {
   const int64_t *sizes = args[1].v.ilist.data;
   int n = args[1].v.ilist.n;
   int64_t total = 0;
+  bool over = false;
   for (int i = 0; i < n; i++) {
     if (sizes[i] < 0)
       return kd_error(KD_ERR_INVALID_ARGUMENT, "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=%lld", (long long)sizes[i]);
-    total += sizes[i];
+    if (!over) over = kd_add_overflows(total, sizes[i], &total); /* no sum past int64 matches a size */
   }
-  if (total != self->sizes[dim]) {
+  if (over || total != self->sizes[dim]) {
     char buf[256];
     return kd_error(KD_ERR_SHAPE, "split_with_sizes expects split_sizes to sum exactly to %lld (input tensor's size at "
                     "dimension %d), but got split_sizes=%s", (long long)self->sizes[dim], dim,

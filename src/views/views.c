@@ -228,12 +228,18 @@ KD_KERNEL(kd_view_as_strided) {
   bool empty = last < first;
   int64_t item = (int64_t)kd_dtype_size(self->dtype);
   int64_t capacity = (int64_t)self->storage->nbytes / item;
+  int64_t needed; /* bytes */
+  if (!empty && (kd_add_overflows(last, 1, &needed) || kd_mul_overflows(needed, item, &needed))) {
+    char a[256], b[256];
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "Storage size calculation overflowed with sizes=%s and strides=%s",
+                    kd_shape_format(args[1].v.ilist.data, n, a, sizeof a), kd_shape_format(args[2].v.ilist.data, n, b, sizeof b));
+  }
   if (!empty && last >= capacity) {
     char a[256], b[256];
     return kd_error(KD_ERR_INDEX, "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %lld requiring a "
                     "storage size of %lld are out of bounds for storage of size %lld",
                     kd_shape_format(args[1].v.ilist.data, n, a, sizeof a), kd_shape_format(args[2].v.ilist.data, n, b, sizeof b),
-                    (long long)offset, (long long)item, (long long)((last + 1) * item), (long long)self->storage->nbytes);
+                    (long long)offset, (long long)item, (long long)needed, (long long)self->storage->nbytes);
   }
   return kd_view_make(self, args[1].v.ilist.data, args[2].v.ilist.data, n, offset, outs);
 }
