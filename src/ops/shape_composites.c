@@ -263,10 +263,18 @@ static kd_status kd_movedim_impl(kd_scope *s, kd_tensor *self, const kd_value *s
                     kd_shape_format(dst, nd, b, sizeof b));
   int order[KD_MAX_DIMS], ws[KD_MAX_DIMS], wd[KD_MAX_DIMS];
   bool used_src[KD_MAX_DIMS] = {false}, used_dst[KD_MAX_DIMS] = {false};
-  for (int i = 0; i < ns; i++) {
-    KD_TRY(kd_shape_wrap_dim(src[i], n, &ws[i]));
-    KD_TRY(kd_shape_wrap_dim(dst[i], n, &wd[i]));
+  int distinct = n > 0 ? n : 1; /* how many different dims wrap_dim accepts (a 0-d tensor takes 0 and -1) */
+  for (int i = 0; i < ns; i++) { /* every dim is checked; only the first `distinct` can differ (and are stored) */
+    int a_dim, b_dim;
+    KD_TRY(kd_shape_wrap_dim(src[i], n, &a_dim));
+    KD_TRY(kd_shape_wrap_dim(dst[i], n, &b_dim));
+    if (i < distinct) {
+      ws[i] = a_dim;
+      wd[i] = b_dim;
+    }
   }
+  if (ns > distinct) /* more dims than the tensor has: some repeat (PyTorch reports the source first) */
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "movedim: repeated dim in `source` (%s)", kd_shape_format(src, ns, a, sizeof a));
   for (int i = 0; i < ns; i++) {
     if (used_src[ws[i]])
       return kd_error(KD_ERR_INVALID_ARGUMENT, "movedim: repeated dim in `source` (%s)", kd_shape_format(src, ns, a, sizeof a));
