@@ -39,11 +39,18 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
   const isInt = (v) => Number.isInteger(v) || typeof v === 'bigint';
   const isScalar = (v) => typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint';
 
+  // Lists are copied, each element read once: what is checked is what native code gets, and a
+  // getter (or Proxy) on the caller's array runs here, before any tensor argument is unwrapped.
   function intList(v) {
-    if (ArrayBuffer.isView(v) && !(v instanceof DataView)) v = Array.from(v, (x) => (typeof x === 'bigint' ? Number(x) : x));
+    if (ArrayBuffer.isView(v) && !(v instanceof DataView)) return Array.from(v, (x) => (typeof x === 'bigint' ? Number(x) : x));
     if (!Array.isArray(v)) return BAD;
-    for (let i = 0; i < v.length; i++) if (!isInt(v[i])) return BAD;
-    return v;
+    const out = new Array(v.length);
+    for (let i = 0; i < out.length; i++) {
+      const x = v[i];
+      if (!isInt(x)) return BAD;
+      out[i] = x;
+    }
+    return out;
   }
 
   // The native value for v as `type`, or BAD.
@@ -60,17 +67,24 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
       case 'bool': case 'bool?': return typeof v === 'boolean' ? v : BAD;
       case 'float[]?': {
         if (typeof v === 'number') return [v];
-        if (!Array.isArray(v) || !v.every((x) => typeof x === 'number')) return BAD;
-        return v;
+        if (!Array.isArray(v)) return BAD;
+        const out = new Array(v.length);
+        for (let i = 0; i < out.length; i++) {
+          const x = v[i];
+          if (typeof x !== 'number') return BAD;
+          out[i] = x;
+        }
+        return out;
       }
       case 'dtype?': return typeof v === 'string' && dtypeSet.has(v) ? v : BAD;
       case 'device?': case 'str?': case 'str': return typeof v === 'string' ? v : BAD;
       case 'Tensor?[]': {
         if (!Array.isArray(v)) return BAD;
         const out = new Array(v.length);
-        for (let i = 0; i < v.length; i++) {
-          if (v[i] == null) out[i] = null;
-          else if (v[i] instanceof Tensor) out[i] = v[i]._h;
+        for (let i = 0; i < out.length; i++) {
+          const x = v[i];
+          if (x == null) out[i] = null;
+          else if (x instanceof Tensor) out[i] = x._h;
           else return BAD;
         }
         return out;
@@ -78,9 +92,10 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
       case 'Tensor[]': {
         if (!Array.isArray(v)) return BAD;
         const out = new Array(v.length);
-        for (let i = 0; i < v.length; i++) {
-          if (!(v[i] instanceof Tensor)) return BAD;
-          out[i] = v[i]._h;
+        for (let i = 0; i < out.length; i++) {
+          const x = v[i];
+          if (!(x instanceof Tensor)) return BAD;
+          out[i] = x._h;
         }
         return out;
       }

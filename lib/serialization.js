@@ -12,9 +12,10 @@
 //              (no gaps), as Python's writer does, so that Python's strict reader accepts them.
 // dtype codes: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL (kindling's 10 dtypes).
 //
-// Loading (kd.loadSync / kd.load): the file is mapped (src/napi/file_map.c), the header is
-// parsed and checked, and each tensor's bytes are copied from the mapping into its tensor: one
-// copy, no intermediate read buffer. Every malformed file - truncated, header length past the
+// Loading (kd.loadSync / kd.load): the header is read and checked, then the file is mapped
+// (src/napi/file_map.c) and each tensor's bytes are copied from its view of the mapping into
+// its tensor: one copy, no intermediate read buffer, and no Buffer over the whole file (files
+// over 4 GiB load; See Note [No Buffer over the whole file]). Every malformed file - truncated, header length past the
 // end, invalid UTF-8/JSON, unknown dtype, a shape that does not match its byte count, offsets
 // out of range or overlapping - is a KindlingError with code KD_INVALID_FILE, and nothing is
 // read before the whole header is checked. Gaps between tensors and trailing bytes are accepted.
@@ -43,11 +44,41 @@ const RAW = {
 // Python's safetensors refuses headers above 100 MB; so do we (and so a corrupt length cannot
 // make us allocate gigabytes).
 const MAX_HEADER = 100 * 1000 * 1000;
+// The most bytes one Buffer (so one tensor's bytes) can hold: 4 GiB on Node 20.
+const MAX_BUFFER = require('node:buffer').constants.MAX_LENGTH;
 const MAX_DIMS = 16;
 const CHECKPOINT_KEY = 'kindling.checkpoint';
 
 const invalidFile = (msg) => new KindlingError(msg, 'KD_INVALID_FILE');
 const invalidArg = (msg) => new KindlingError(msg, 'KD_INVALID_ARGUMENT');
+
+// Note [Keys from files]
+// Tensor names and checkpoint keys come from files: '__proto__' assigned with obj[key] = v would
+// set the object's prototype instead of adding a key, and obj[key] reads would find inherited
+// members ('constructor', 'toString'). Objects built from such keys get them with setOwn (an
+// own, enumerable data property, like JSON.parse makes) and are read with getOwn.
+function setOwn(obj, key, value) {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+function getOwn(obj, key) {
+  return Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
+}
+
+// Modules are callable (functions), optimizers and schedulers objects: anything with a
+// stateDict() method is saved as its state dict.
+function hasStateDict(v) {
+  return (typeof v === 'object' || typeof v === 'function') && v !== null && typeof v.stateDict === 'function';
+}
+
+// Where a function takes (obj, path) in the order of save(), an older (path, obj) call is
+// told once per process.
+let warnedCheckpointOrder = false;
+function warnCheckpointOrder(where) {
+  if (warnedCheckpointOrder) return;
+  warnedCheckpointOrder = true;
+  process.emitWarning(`${where}(path, state) is deprecated: pass the state first, as in kd.save(obj, path): ${where}(state, path)`,
+    { type: 'DeprecationWarning', code: 'KD_DEP_CHECKPOINT_ORDER' });
+}
 
 module.exports = function makeSerialization(kd, Tensor, N) {
   // ---------------------------------------------------------------------------------------
@@ -74,7 +105,7 @@ module.exports = function makeSerialization(kd, Tensor, N) {
       }
       if (depth > 64) throw invalidArg(`${where}: nesting deeper than 64 levels (a cycle?)`);
       let entries;
-      if (v !== null && typeof v === 'object' && typeof v.stateDict === 'function') {
+      if (hasStateDict(v)) {
         walk(v.stateDict(), prefix, depth + 1); // a module or optimizer: its state dict
         return;
       }
@@ -91,7 +122,7 @@ module.exports = function makeSerialization(kd, Tensor, N) {
         walk(x, prefix === '' ? k : `${prefix}.${k}`, depth + 1);
       }
     };
-    if (obj === null || typeof obj !== 'object' || obj instanceof Tensor) {
+    if (!hasStateDict(obj) && (obj === null || typeof obj !== 'object' || obj instanceof Tensor)) {
       throw typeError(`${where}: expected an object (or Map) of tensors, got ${obj instanceof Tensor ? 'a Tensor' : obj === null ? 'null' : typeof obj}`);
     }
     walk(obj, '', 0);
@@ -188,14 +219,14 @@ module.exports = function makeSerialization(kd, Tensor, N) {
   // Reading
 
   /**
-   * Parses and checks a safetensors header held in `buf` (a Buffer of the whole file).
-   * Returns {metadata, entries: [{name, dtype, shape, begin, end}], dataStart}; entries are in
-   * header order. Throws KD_INVALID_FILE for anything malformed.
+   * Parses and checks the safetensors header of a source (see fileSource / bytesSource): only
+   * the header's bytes are read. Returns {metadata, entries: [{name, dtype, shape, begin, end}],
+   * dataStart}; entries are in header order. Throws KD_INVALID_FILE for anything malformed.
    */
-  function parseHeader(buf) {
-    const size = buf.length;
+  function parseHeader(src) {
+    const size = src.size;
     if (size < 8) throw invalidFile(`invalid safetensors file: ${size} bytes, too short for the 8-byte header length`);
-    const n64 = buf.readBigUInt64LE(0);
+    const n64 = src.read(0, 8).readBigUInt64LE(0);
     if (n64 > BigInt(size - 8)) {
       throw invalidFile(`invalid safetensors file: header length ${n64} runs past the end of the file (${size} bytes)`);
     }
@@ -204,7 +235,7 @@ module.exports = function makeSerialization(kd, Tensor, N) {
     if (n < 2) throw invalidFile(`invalid safetensors file: header of ${n} bytes cannot hold a JSON object`);
     let text;
     try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(8, 8 + n));
+      text = new TextDecoder('utf-8', { fatal: true }).decode(src.read(8, n));
     } catch {
       throw invalidFile('invalid safetensors file: the header is not valid UTF-8');
     }
@@ -271,28 +302,40 @@ module.exports = function makeSerialization(kd, Tensor, N) {
     return { metadata, entries, dataStart };
   }
 
-  // The tensor for one checked entry: its bytes viewed in place when aligned, else copied once
-  // into an aligned buffer first; fromTypedArray copies them into the tensor's storage.
-  function entryTensor(buf, e, dataStart, device) {
+  // The tensor for one checked entry from its bytes (a Uint8Array): viewed in place when
+  // aligned, else copied once into an aligned buffer first; fromTypedArray copies them into the
+  // tensor's storage.
+  function entryTensor(bytes, e, device) {
     const Raw = RAW[e.code];
-    const off = buf.byteOffset + dataStart + e.begin;
-    const count = (e.end - e.begin) / Raw.BYTES_PER_ELEMENT;
+    const count = bytes.byteLength / Raw.BYTES_PER_ELEMENT;
     let view;
-    if (off % Raw.BYTES_PER_ELEMENT === 0) view = new Raw(buf.buffer, off, count);
-    else view = new Raw(Uint8Array.prototype.slice.call(buf, dataStart + e.begin, dataStart + e.end).buffer);
+    if (bytes.byteOffset % Raw.BYTES_PER_ELEMENT === 0) view = new Raw(bytes.buffer, bytes.byteOffset, count);
+    else view = new Raw(Uint8Array.prototype.slice.call(bytes).buffer);
     return new Tensor(N.fromTypedArray(view, e.shape, e.dtype, device));
   }
 
-  function decode(buf, device, where) {
+  function decode(src, device, where) {
     if (os.endianness() !== 'LE') throw new KindlingError(`${where}: big-endian hosts are not supported`, 'KD_NOT_SUPPORTED');
-    const { metadata, entries, dataStart } = parseHeader(buf);
+    const { metadata, entries, dataStart } = parseHeader(src);
     const out = {};
     const made = [];
     try {
       for (const e of entries) {
-        const t = entryTensor(buf, e, dataStart, device);
+        const begin = dataStart + e.begin;
+        const end = dataStart + e.end;
+        if (end - begin > MAX_BUFFER) {
+          throw new KindlingError(`${where}: tensor '${e.name}' holds ${end - begin} bytes; kindling loads tensors of at most ` +
+            `${MAX_BUFFER} bytes (the largest Buffer)`, 'KD_NOT_SUPPORTED');
+        }
+        const range = src.bytes(begin, end);
+        let t;
+        try {
+          t = entryTensor(range.view, e, device);
+        } finally {
+          range.release();
+        }
         made.push(t);
-        out[e.name] = t;
+        setOwn(out, e.name, t); // See Note [Keys from files]
       }
     } catch (err) {
       for (const t of made) t.dispose();
@@ -313,34 +356,72 @@ module.exports = function makeSerialization(kd, Tensor, N) {
     return d;
   }
 
-  // Maps the file (or, where mapping is unavailable, reads it into one Buffer) and runs fn(buf).
-  function withFile(path, fn, populate = true) {
-    const fd = fs.openSync(path, 'r');
-    let buf;
-    let mapped = false;
-    try {
-      const size = fs.fstatSync(fd).size;
+  // A source is what decode reads from: {size, read(offset, length) -> Buffer (the header),
+  // bytes(begin, end) -> {view: Uint8Array, release()} (a tensor's bytes)}.
+
+  // bytes held in memory (deserialize)
+  function bytesSource(buf) {
+    return {
+      size: buf.length,
+      read: (offset, length) => buf.subarray(offset, offset + length),
+      bytes: (begin, end) => ({ view: buf.subarray(begin, end), release() {} }),
+    };
+  }
+
+  // An open file (See Note [No Buffer over the whole file] in src/napi/file_map.c): the header
+  // is read with fs.readSync; tensors' bytes are views of one mapping of the file (populate:
+  // faulted in up front), or, where mapping is unavailable, read from the file one range at a
+  // time.
+  function fileSource(fd, size, { map: useMap, populate }) {
+    let map = null;
+    if (useMap && size > 0) {
       try {
-        buf = N.mapFile(fd, size, populate);
-        mapped = true;
+        map = N.mapFile(fd, size);
       } catch (e) {
-        if (e && e.code !== 'KD_NOT_SUPPORTED') throw e;
-        buf = Buffer.alloc(size);
-        let off = 0;
-        while (off < size) {
-          const got = fs.readSync(fd, buf, off, size - off, off);
-          if (got === 0) break;
-          off += got;
-        }
-        buf = buf.subarray(0, off);
+        if (!e || e.code !== 'KD_NOT_SUPPORTED') throw e;
       }
-    } finally {
-      fs.closeSync(fd);
     }
+    const read = (offset, length) => {
+      const b = Buffer.from(new Uint8Array(length).buffer); // offset 0: aligned for any dtype
+      let got = 0;
+      while (got < length) {
+        const n = fs.readSync(fd, b, got, length - got, offset + got);
+        if (n === 0) throw invalidFile(`invalid safetensors file: the file ended at ${offset + got} bytes while being read`);
+        got += n;
+      }
+      return b;
+    };
+    const bytes = (begin, end) => {
+      if (map !== null && end > begin) {
+        const pad = begin % 8; // the view starts 8-aligned in the file, as the mapping does in memory
+        try {
+          const ab = N.mapView(map, begin - pad, end, populate);
+          return { view: new Uint8Array(ab, pad, end - begin), release: () => N.releaseView(ab) };
+        } catch (e) {
+          if (!e || e.code !== 'KD_NOT_SUPPORTED') throw e;
+          N.unmapFile(map);
+          map = null;
+        }
+      }
+      return { view: read(begin, end - begin), release() {} };
+    };
+    const close = () => {
+      if (map !== null) N.unmapFile(map);
+      map = null;
+    };
+    return { size, read, bytes, close };
+  }
+
+  // Opens the file and runs fn(source), then closes both.
+  function withFile(path, fn, options = { map: true, populate: true }) {
+    const fd = fs.openSync(path, 'r');
+    let src = null;
     try {
-      return fn(buf);
+      src = fileSource(fd, fs.fstatSync(fd).size, options);
+      return fn(src);
     } finally {
-      if (mapped && buf.length) N.unmapFile(buf.buffer);
+      if (src) src.close();
+      fs.closeSync(fd);
     }
   }
 
@@ -348,7 +429,7 @@ module.exports = function makeSerialization(kd, Tensor, N) {
   function loadSync(path, options) {
     const device = checkLoadOptions(options, 'loadSync()');
     checkPath(path, 'loadSync()');
-    return withFile(path, (buf) => decode(buf, device, 'loadSync()').tensors);
+    return withFile(path, (src) => decode(src, device, 'loadSync()').tensors);
   }
 
   /** loadSync as a Promise (the file is checked for access asynchronously first). */
@@ -356,13 +437,13 @@ module.exports = function makeSerialization(kd, Tensor, N) {
     const device = checkLoadOptions(options, 'load()');
     checkPath(path, 'load()');
     await fs.promises.access(path, fs.constants.R_OK);
-    return withFile(path, (buf) => decode(buf, device, 'load()').tensors);
+    return withFile(path, (src) => decode(src, device, 'load()').tensors);
   }
 
   /** The __metadata__ of a safetensors file ({} when it has none); reads only the header. */
   function loadMetadata(path) {
     checkPath(path, 'loadMetadata()');
-    return withFile(path, (buf) => parseHeader(buf).metadata, false);
+    return withFile(path, (src) => parseHeader(src).metadata, { map: false });
   }
 
   /** The tensors held in safetensors bytes (a Buffer or Uint8Array). */
@@ -370,14 +451,14 @@ module.exports = function makeSerialization(kd, Tensor, N) {
     const device = checkLoadOptions(options, 'deserialize()');
     if (!(bytes instanceof Uint8Array)) throw typeError('deserialize(): expected a Buffer or Uint8Array');
     const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    return decode(buf, device, 'deserialize()').tensors;
+    return decode(bytesSource(buf), device, 'deserialize()').tensors;
   }
 
   // ---------------------------------------------------------------------------------------
   // Checkpoints
   //
   // Note [Checkpoint layout]
-  // saveCheckpoint(path, {model, optimizer, epoch, ...}) writes one safetensors file:
+  // saveCheckpoint({model, optimizer, epoch, ...}, path) writes one safetensors file:
   //   - every tensor anywhere in the object (after calling .stateDict() on values that have
   //     one: modules, optimizers, schedulers) is stored under its dotted path, e.g.
   //     'model.fc.weight', 'optimizer.state.0.exp_avg';
@@ -402,11 +483,11 @@ module.exports = function makeSerialization(kd, Tensor, N) {
     if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
     if (typeof value === 'number') return Number.isFinite(value) ? value : { $number: String(value) };
     if (typeof value === 'bigint') return { $bigint: value.toString() };
+    if (hasStateDict(value)) return toSkeleton(value.stateDict(), path, tensors, depth + 1);
     if (typeof value === 'function' || typeof value === 'symbol') {
       throw typeError(`saveCheckpoint(): '${path}' is a ${typeof value}, which cannot be saved`);
     }
     const sub = (k) => (path === '' ? String(k) : `${path}.${k}`);
-    if (typeof value.stateDict === 'function') return toSkeleton(value.stateDict(), path, tensors, depth + 1);
     if (Array.isArray(value)) return value.map((x, i) => toSkeleton(x, sub(i), tensors, depth + 1));
     if (value instanceof Map) {
       return { $map: [...value.entries()].map(([k, x]) => [k, toSkeleton(x, sub(k), tensors, depth + 1)]) };
@@ -418,31 +499,40 @@ module.exports = function makeSerialization(kd, Tensor, N) {
     let dollar = false;
     for (const [k, x] of Object.entries(value)) {
       if (k.startsWith('$')) dollar = true;
-      out[k] = toSkeleton(x, sub(k), tensors, depth + 1);
+      setOwn(out, k, toSkeleton(x, sub(k), tensors, depth + 1));
     }
     return dollar ? { $object: out } : out;
   }
 
-  function fromSkeleton(node, tensors) {
+  // `used` collects the tensors the rebuilt object holds.
+  function fromSkeleton(node, tensors, used) {
     if (node === null || typeof node !== 'object') return node;
-    if (Array.isArray(node)) return node.map((x) => fromSkeleton(x, tensors));
+    if (Array.isArray(node)) return node.map((x) => fromSkeleton(x, tensors, used));
     if ('$tensor' in node) {
-      const t = tensors[node.$tensor];
-      if (!t) throw invalidFile(`invalid checkpoint: tensor '${node.$tensor}' is missing from the file`);
+      const t = getOwn(tensors, node.$tensor); // See Note [Keys from files]
+      if (!(t instanceof Tensor)) throw invalidFile(`invalid checkpoint: tensor '${node.$tensor}' is missing from the file`);
+      used.add(t);
       return t;
     }
     if ('$number' in node) return Number(node.$number);
     if ('$bigint' in node) return BigInt(node.$bigint);
     if ('$undefined' in node) return undefined;
-    if ('$map' in node) return new Map(node.$map.map(([k, x]) => [k, fromSkeleton(x, tensors)]));
+    if ('$map' in node) {
+      if (!Array.isArray(node.$map)) throw invalidFile('invalid checkpoint: a $map is not an array of pairs');
+      return new Map(node.$map.map((pair) => {
+        if (!Array.isArray(pair) || pair.length !== 2) throw invalidFile('invalid checkpoint: a $map is not an array of pairs');
+        return [pair[0], fromSkeleton(pair[1], tensors, used)];
+      }));
+    }
     const src = '$object' in node ? node.$object : node;
+    if (src === null || typeof src !== 'object') throw invalidFile('invalid checkpoint: an $object is not an object');
     const out = {};
-    for (const [k, x] of Object.entries(src)) out[k] = fromSkeleton(x, tensors);
+    for (const [k, x] of Object.entries(src)) setOwn(out, k, fromSkeleton(x, tensors, used));
     return out;
   }
 
   function checkpointParts(state, where) {
-    if (state === null || typeof state !== 'object' || Array.isArray(state) || state instanceof Tensor) {
+    if (!hasStateDict(state) && (state === null || typeof state !== 'object' || Array.isArray(state) || state instanceof Tensor)) {
       throw typeError(`${where}: expected an object such as {model, optimizer, epoch}`);
     }
     const tensors = new Map();
@@ -461,15 +551,31 @@ module.exports = function makeSerialization(kd, Tensor, N) {
       throw invalidFile(`invalid checkpoint: the '${CHECKPOINT_KEY}' metadata is not valid JSON (${e.message})`);
     }
     if (!parsed || parsed.format !== 1) throw invalidFile('invalid checkpoint: unknown checkpoint format');
-    return fromSkeleton(parsed.state, loaded);
+    const used = new Set();
+    const state = fromSkeleton(parsed.state, loaded, used);
+    return { state, used };
+  }
+
+  const isPath = (v) => typeof v === 'string' || v instanceof URL || Buffer.isBuffer(v);
+  // (state, path) as save() takes them; the older (path, state) still works, with a warning.
+  function checkpointArgs(a, b, where) {
+    if (isPath(a) && !isPath(b)) {
+      warnCheckpointOrder(where);
+      return [b, a];
+    }
+    return [a, b];
   }
 
   /** Writes {model, optimizer, epoch, ...} to one safetensors file (see Note [Checkpoint layout]). */
-  function saveCheckpointSync(path, state) {
+  function saveCheckpointSync(state, path) {
+    [state, path] = checkpointArgs(state, path, 'saveCheckpointSync');
+    checkPath(path, 'saveCheckpointSync()');
     const { tensors, metadata } = checkpointParts(state, 'saveCheckpointSync()');
     saveSync(tensors, path, { metadata });
   }
-  async function saveCheckpoint(path, state) {
+  async function saveCheckpoint(state, path) {
+    [state, path] = checkpointArgs(state, path, 'saveCheckpoint');
+    checkPath(path, 'saveCheckpoint()');
     const { tensors, metadata } = checkpointParts(state, 'saveCheckpoint()');
     await save(tensors, path, { metadata });
   }
@@ -477,9 +583,18 @@ module.exports = function makeSerialization(kd, Tensor, N) {
   function loadCheckpointSync(path, options) {
     const device = checkLoadOptions(options, 'loadCheckpointSync()');
     checkPath(path, 'loadCheckpointSync()');
-    return withFile(path, (buf) => {
-      const { tensors, metadata } = decode(buf, device, 'loadCheckpointSync()');
-      return restoreCheckpoint(tensors, metadata);
+    return withFile(path, (src) => {
+      const { tensors, metadata } = decode(src, device, 'loadCheckpointSync()');
+      let restored;
+      try {
+        restored = restoreCheckpoint(tensors, metadata);
+      } catch (err) {
+        for (const t of Object.values(tensors)) t.dispose();
+        throw err;
+      }
+      // tensors in the file that the saved object does not hold would only wait for the GC
+      for (const t of Object.values(tensors)) if (!restored.used.has(t)) t.dispose();
+      return restored.state;
     });
   }
   async function loadCheckpoint(path, options) {

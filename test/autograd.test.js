@@ -502,3 +502,56 @@ describe('autograd: ops without a derivative', function () {
     assert.equal(x.argmax().requiresGrad, false);
   });
 });
+
+// Note [Hooks may do anything] (src/autograd/engine.c): hooks are user code run in the middle of
+// backward. Each scenario runs in a child process, so a use-after-free shows as a failed test
+// rather than a crashed test run.
+describe('hooks that change the graph under the engine', function () {
+  const { spawnSync } = require('node:child_process');
+  const path = require('node:path');
+  const run = (body) => {
+    const src = `const kd = require(${JSON.stringify(path.join(__dirname, '..'))});\n${body}`;
+    const r = spawnSync(process.execPath, ['-e', src], { encoding: 'utf8' });
+    assert.equal(r.status, 0, `child exited with ${r.status} (signal ${r.signal}): ${r.stderr}`);
+    return JSON.parse(r.stdout);
+  };
+
+  it('a leaf hook may dispose its leaf', function () {
+    const out = run(`
+      const x = kd.ones([3], { requiresGrad: true });
+      const w = kd.ones([3], { requiresGrad: true });
+      const keep = [];
+      x.registerHook(() => {
+        x.dispose();
+        for (let i = 0; i < 64; i++) keep.push(kd.ones([3], { requiresGrad: true }).mul(1)); // reuse freed memory
+      });
+      x.mul(2).add(w).sum().backward();
+      console.log(JSON.stringify({ w: Array.from(w.grad.dataSync()), disposed: x.isDisposed }));`);
+    assert.deepEqual(out, { w: [1, 1, 1], disposed: true });
+  });
+
+  it('a hook may remove itself and later hooks; removed hooks do not run', function () {
+    const out = run(`
+      const z = kd.ones([2], { requiresGrad: true });
+      const order = [];
+      const h1 = z.registerHook(() => { order.push(1); h1.remove(); h2.remove(); });
+      const h2 = z.registerHook(() => { order.push(2); });
+      z.registerHook((g) => { order.push(3); return g.mul(10); });
+      z.mul(3).sum().backward();
+      z.mul(3).sum().backward();
+      console.log(JSON.stringify({ order, grad: Array.from(z.grad.dataSync()) }));`);
+    assert.deepEqual(out, { order: [1, 3, 3], grad: [60, 60] });
+  });
+
+  it('a non-leaf hook may dispose the tensor it watches (retainGrad on)', function () {
+    const out = run(`
+      const x = kd.ones([2], { requiresGrad: true });
+      const y = x.mul(2);
+      y.retainGrad();
+      const keep = [];
+      y.registerHook((g) => { y.dispose(); for (let i = 0; i < 64; i++) keep.push(kd.ones([2]).mul(1)); return g.mul(3); });
+      y.sum().backward();
+      console.log(JSON.stringify({ x: Array.from(x.grad.dataSync()) }));`);
+    assert.deepEqual(out, { x: [6, 6] });
+  });
+});

@@ -91,3 +91,22 @@ describe('indexing: API details', function () {
     assert.deepEqual(g.shape, [n / m, m]);
   });
 });
+
+describe('indexing: no index tensors', function () {
+  // PyTorch 1.13 has no result for these either: torch.ops.aten.index(t, []) and index_put fail
+  // (an internal assert / "strides() called on an undefined Tensor"); kindling read sizes[-1]
+  // and returned a [0, 2, 3] tensor, and indexPut silently did nothing.
+  const t = () => kd.arange(6, { dtype: 'float32' }).reshape([2, 3]);
+  it('index(t, []) and index(t, [null]) are errors', function () {
+    let err = expectKdError(() => kd.index(t(), []), 'KD_INDEX_OUT_OF_RANGE');
+    assert.equal(err.message, 'index: at least one index tensor is required (got an empty list)');
+    err = expectKdError(() => kd.index(t(), [null, null]), 'KD_INDEX_OUT_OF_RANGE');
+    assert.equal(err.message, 'index: at least one index tensor is required (got only nulls)');
+  });
+  it('indexPut(t, [], v) is an error and leaves t unchanged', function () {
+    const a = t();
+    expectKdError(() => kd.indexPut(a, [], kd.tensor(5, { dtype: 'float32' })), 'KD_INDEX_OUT_OF_RANGE');
+    expectKdError(() => kd.indexPut(a, [], kd.tensor(5, { dtype: 'float32' }), true), 'KD_INDEX_OUT_OF_RANGE');
+    assert.deepEqual(values(a), [0, 1, 2, 3, 4, 5]);
+  });
+});

@@ -219,3 +219,23 @@ describe('nn: large inputs across the parallel grain (float64 references)', func
     assert.ok(Math.abs(a - b) < 1e-5 * Math.abs(b), `${a} vs ${b}`);
   });
 });
+
+describe('nn: pad over many dims', function () {
+  // constant padding of 4 dims overflowed 3-element arrays (reference: PyTorch 1.13.1)
+  it('constant padding of 4 dims, and its backward', function () {
+    const x = kd.arange(16, { dtype: 'float32' }).reshape([2, 2, 2, 2]).add(1);
+    const pad = [1, 0, 0, 1, 1, 1, 0, 2];
+    const y = F.pad(x, pad);
+    assert.deepEqual(y.shape, [4, 4, 3, 3]);
+    assert.equal(y.sum().item(), 136);
+    assert.deepEqual(values(y.select(0, 0).select(0, 1)), [0, 1, 2, 0, 3, 4, 0, 0, 0]);
+    assert.deepEqual(values(kd._internal.padBackward(y, [2, 2, 2, 2], pad)), values(x));
+  });
+  it('padBackward validates inputSize like any op (at most 16 dims)', function () {
+    const err = expectKdError(() => kd._internal.padBackward(kd.ones([1]), new Array(20).fill(1), [0, 0]), 'KD_INVALID_ARGUMENT');
+    assert.equal(err.message, 'padBackward: inputSize has 20 dims; tensors have at most 16');
+  });
+  it('padding whose padded size overflows int64 is an error', function () {
+    expectKdError(() => F.pad(kd.ones([2]), [2n ** 63n - 1n, 1]), 'KD_INVALID_ARGUMENT');
+  });
+});

@@ -343,7 +343,7 @@ describe('serialization: safetensors', () => {
         $weird: { $tensor: 'not really' },
       };
       const f = tmpFile('ckpt.safetensors');
-      await kd.saveCheckpoint(f, state);
+      await kd.saveCheckpoint(state, f);
       const plain = kd.loadSync(f);
       assert.deepEqual(Object.keys(plain).sort(), ['model.fc.bias', 'model.fc.weight', 'optimizer.state.0.exp_avg', 'optimizer.state.0.step']);
       const meta = kd.safetensors.loadMetadata(f);
@@ -366,10 +366,166 @@ describe('serialization: safetensors', () => {
 
     it('errors: non-object state, functions, a plain safetensors file', () => {
       const f = tmpFile('ckpt2.safetensors');
-      assert.throws(() => kd.saveCheckpointSync(f, 5), { code: 'KD_INVALID_TYPE' });
-      assert.throws(() => kd.saveCheckpointSync(f, { fn: () => 1 }), { code: 'KD_INVALID_TYPE' });
+      assert.throws(() => kd.saveCheckpointSync(5, f), { code: 'KD_INVALID_TYPE' });
+      assert.throws(() => kd.saveCheckpointSync({ fn: () => 1 }, f), { code: 'KD_INVALID_TYPE' });
       kd.saveSync({ x: kd.ones([1]) }, f);
       assert.throws(() => kd.loadCheckpointSync(f), { code: 'KD_INVALID_FILE' });
+    });
+  });
+
+  // Writes a safetensors file by hand: header entries, then each {at, bytes} at data offset `at`
+  // (the file is extended with ftruncate, so a multi-GiB file takes no disk for its holes).
+  function writeSparse(f, header, size, chunks) {
+    let json = Buffer.from(JSON.stringify(header), 'utf8');
+    json = Buffer.concat([json, Buffer.alloc((8 - (json.length % 8)) % 8, 0x20)]);
+    const prefix = Buffer.alloc(8);
+    prefix.writeBigUInt64LE(BigInt(json.length));
+    const fd = fs.openSync(f, 'w');
+    try {
+      fs.writeSync(fd, prefix);
+      fs.writeSync(fd, json);
+      const dataStart = 8 + json.length;
+      fs.ftruncateSync(fd, dataStart + size);
+      for (const { at, bytes } of chunks) fs.writeSync(fd, bytes, 0, bytes.length, dataStart + at);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  describe('files over 4 GiB', () => {
+    // No Buffer over the whole file (src/napi/file_map.c, Note [No Buffer over the whole file]):
+    // a Buffer holds at most 4 GiB, and refusing one used to free the mapping twice (an abort).
+    const G = 4.5 * 2 ** 30;
+    const tail = new Float32Array([1.5, -2, 3, 4]);
+    const bigFile = () => {
+      const f = tmpFile('big.safetensors');
+      writeSparse(f, {
+        __metadata__: { note: 'sparse' },
+        head: { dtype: 'I64', shape: [2], data_offsets: [0, 16] },
+        tail: { dtype: 'F32', shape: [2, 2], data_offsets: [G, G + 16] },
+      }, G + 16, [{ at: 0, bytes: Buffer.from(new BigInt64Array([7n, -8n]).buffer) }, { at: G, bytes: Buffer.from(tail.buffer) }]);
+      assert.ok(fs.statSync(f).size > 2 ** 32);
+      return f;
+    };
+
+    it('loadSync, load and loadMetadata read a sparse 4.5 GiB file', async () => {
+      const f = bigFile();
+      assert.deepEqual(kd.safetensors.loadMetadata(f), { note: 'sparse' });
+      for (const t of [kd.loadSync(f), await kd.load(f)]) {
+        assert.deepEqual(Object.keys(t), ['head', 'tail']);
+        assert.deepEqual(Array.from(t.head.dataSync()), [7n, -8n]);
+        assert.deepEqual(t.tail.shape, [2, 2]);
+        assert.deepEqual(Array.from(t.tail.dataSync()), Array.from(tail));
+      }
+    });
+
+    it('a single tensor over 4 GiB is a clear error, not an abort', () => {
+      const f = tmpFile('huge-tensor.safetensors');
+      const n = 2 ** 30 + 2; // float32: 4 GiB + 8 bytes
+      writeSparse(f, { x: { dtype: 'F32', shape: [n], data_offsets: [0, 4 * n] } }, 4 * n, []);
+      assert.throws(() => kd.loadSync(f), (e) => e.code === 'KD_NOT_SUPPORTED' && /tensor 'x' holds 4294967304 bytes/.test(e.message));
+    });
+  });
+
+  describe('keys from files', () => {
+    it("a tensor named '__proto__' is an own key, not the result's prototype", () => {
+      const f = tmpFile('proto.safetensors');
+      const bytes = Buffer.from(new Float32Array([1, 2]).buffer);
+      writeSparse(f, JSON.parse('{"__proto__": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},' +
+        '"constructor": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}'), 8, [{ at: 0, bytes }]);
+      for (const out of [kd.loadSync(f), kd.safetensors.deserialize(fs.readFileSync(f))]) {
+        assert.equal(Object.getPrototypeOf(out), Object.prototype);
+        assert.deepEqual(Object.keys(out), ['__proto__', 'constructor']);
+        assert.ok(Object.getOwnPropertyDescriptor(out, '__proto__').value instanceof kd.Tensor);
+        assert.deepEqual(Array.from(Object.getOwnPropertyDescriptor(out, '__proto__').value.dataSync()), [1]);
+        assert.deepEqual(Array.from(out.constructor.dataSync()), [2]);
+      }
+    });
+
+    it("checkpoints keep '__proto__' keys and do not take inherited members for tensors", () => {
+      const f = tmpFile('proto-ckpt.safetensors');
+      const state = JSON.parse('{"__proto__": {"w": 1}, "epoch": 2}');
+      state.t = kd.ones([1]);
+      kd.saveCheckpointSync(state, f);
+      const back = kd.loadCheckpointSync(f);
+      assert.equal(Object.getPrototypeOf(back), Object.prototype);
+      assert.deepEqual(Object.getOwnPropertyDescriptor(back, '__proto__').value, { w: 1 });
+      assert.equal(back.epoch, 2);
+      // a skeleton pointing at 'constructor' (not a tensor in the file) is an invalid file
+      const g = tmpFile('inherited.safetensors');
+      kd.saveSync({ x: kd.ones([1]) }, g, { metadata: { 'kindling.checkpoint': JSON.stringify({ format: 1, state: { a: { $tensor: 'constructor' } } }) } });
+      assert.throws(() => kd.loadCheckpointSync(g), { code: 'KD_INVALID_FILE' });
+    });
+  });
+
+  describe('checkpoint lifetime and argument order', () => {
+    it('loadCheckpointSync and loadCheckpoint dispose what they loaded when they throw', async () => {
+      const f = tmpFile('bad-ckpt.safetensors');
+      kd.saveSync({ a: kd.ones([2]), b: kd.ones([3]) }, f, { metadata: { 'kindling.checkpoint': '{not json' } });
+      const g = tmpFile('missing-ckpt.safetensors');
+      kd.saveSync({ a: kd.ones([2]) }, g, { metadata: { 'kindling.checkpoint': JSON.stringify({ format: 1, state: { a: { $tensor: 'a' }, b: { $tensor: 'b' } } }) } });
+      const live = kd.memory().liveTensors;
+      for (const file of [f, g]) {
+        assert.throws(() => kd.loadCheckpointSync(file), { code: 'KD_INVALID_FILE' });
+        await assert.rejects(kd.loadCheckpoint(file), { code: 'KD_INVALID_FILE' });
+      }
+      assert.equal(kd.memory().liveTensors, live);
+    });
+
+    it('tensors in a checkpoint file that the saved object does not hold are disposed', () => {
+      const f = tmpFile('extra-ckpt.safetensors');
+      kd.saveSync({ a: kd.ones([2]), extra: kd.ones([3]) }, f, { metadata: { 'kindling.checkpoint': JSON.stringify({ format: 1, state: { a: { $tensor: 'a' } } }) } });
+      const live = kd.memory().liveTensors;
+      const back = kd.loadCheckpointSync(f);
+      assert.equal(kd.memory().liveTensors, live + 1);
+      back.a.dispose();
+    });
+
+    it('saveCheckpoint(state, path) takes real modules and optimizers; saveSync(model, path) too', async () => {
+      const model = new kd.nn.Sequential(new kd.nn.Linear(2, 3), new kd.nn.ReLU(), new kd.nn.Linear(3, 1));
+      assert.equal(typeof model, 'function'); // modules are callable
+      const optimizer = new kd.optim.Adam(model.parameters(), { lr: 0.01 });
+      model(kd.ones([4, 2])).sum().backward();
+      optimizer.step();
+      const f = tmpFile('module-ckpt.safetensors');
+      await kd.saveCheckpoint({ model, optimizer, epoch: 5 }, f);
+      const back = kd.loadCheckpointSync(f);
+      assert.equal(back.epoch, 5);
+      const sd = model.stateDict();
+      assert.deepEqual(Object.keys(back.model).sort(), Object.keys(sd).sort());
+      for (const k of Object.keys(sd)) assert.deepEqual(Array.from(back.model[k].dataSync()), Array.from(sd[k].dataSync()), k);
+      const fresh = new kd.nn.Sequential(new kd.nn.Linear(2, 3), new kd.nn.ReLU(), new kd.nn.Linear(3, 1));
+      fresh.loadStateDict(back.model);
+      const opt2 = new kd.optim.Adam(fresh.parameters(), { lr: 0.01 });
+      opt2.loadStateDict(back.optimizer);
+      const step = opt2.stateDict().state[0].step;
+      assert.equal(step instanceof kd.Tensor ? step.item() : step, 1);
+
+      const g = tmpFile('module.safetensors');
+      kd.saveSync(model, g);
+      assert.deepEqual(Object.keys(kd.loadSync(g)).sort(), Object.keys(sd).sort());
+      kd.saveCheckpointSync({ model }, g);
+      assert.deepEqual(Object.keys(kd.loadCheckpointSync(g).model).sort(), Object.keys(sd).sort());
+    });
+
+    it('the older saveCheckpoint(path, state) order still works, with one deprecation warning', () => {
+      // in a child process: the warning is once per process
+      const { spawnSync } = require('node:child_process');
+      const f = tmpFile('old-order.safetensors');
+      const src = `
+        const kd = require(${JSON.stringify(path.join(__dirname, '..'))});
+        const codes = [];
+        process.on('warning', (w) => codes.push(w.code));
+        (async () => {
+          kd.saveCheckpointSync(${JSON.stringify(f)}, { epoch: 1, w: kd.ones([2]) });
+          await kd.saveCheckpoint(${JSON.stringify(f)}, { epoch: 2, w: kd.ones([2]) });
+          const epoch = kd.loadCheckpointSync(${JSON.stringify(f)}).epoch;
+          setImmediate(() => console.log(JSON.stringify({ epoch, codes })));
+        })();`;
+      const r = spawnSync(process.execPath, ['-e', src], { encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(JSON.parse(r.stdout), { epoch: 2, codes: ['KD_DEP_CHECKPOINT_ORDER'] });
+      assert.match(r.stderr, /saveCheckpointSync\(path, state\) is deprecated/);
     });
   });
 });

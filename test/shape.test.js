@@ -100,3 +100,14 @@ describe('shape ops: backward helpers (kd._internal)', function () {
     assert.deepEqual(parts.map((p) => values(p)), [[0, 1], [], [2, 3, 4]]);
   });
 });
+
+describe('shape ops: dim lists longer than any tensor', function () {
+  // movedim stored every wrapped dim in 16-element arrays before checking for repeats
+  it('movedim with 17 dims is PyTorch\'s repeated-dim error', function () {
+    const err = expectKdError(() => kd.ones([2, 3]).movedim(new Array(17).fill(0), new Array(17).fill(1)), 'KD_INVALID_ARGUMENT');
+    assert.match(err.message, /^movedim: repeated dim in `source` \(\[0, 0, 0/);
+    assert.equal(expectKdError(() => kd.ones([2, 3]).movedim([0, 1, 0], [1, 0, 1]), 'KD_INVALID_ARGUMENT').message,
+      'movedim: repeated dim in `source` ([0, 1, 0])');
+    assert.deepEqual(kd.ones([2, 3]).movedim([0], [1]).shape, [3, 2]);
+  });
+});

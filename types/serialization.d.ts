@@ -21,8 +21,16 @@ export declare function saveSync(tensors: TensorDict | object, path: PathLike, o
 export declare function load(path: PathLike, options?: LoadOptions): Promise<Record<string, Tensor>>;
 export declare function loadSync(path: PathLike, options?: LoadOptions): Record<string, Tensor>;
 
-/** Writes {model, optimizer, epoch, ...}: tensors in safetensors, the rest as JSON in __metadata__. */
+/**
+ * Writes {model, optimizer, epoch, ...} (modules and optimizers are saved as their state dicts):
+ * tensors in safetensors, the rest as JSON in __metadata__. The state comes first, as in save().
+ * @example await kd.saveCheckpoint({ model, optimizer, epoch }, 'ckpt.safetensors');
+ */
+export declare function saveCheckpoint(state: Record<string, unknown>, path: PathLike): Promise<void>;
+/** @deprecated pass the state first: saveCheckpoint(state, path). */
 export declare function saveCheckpoint(path: PathLike, state: Record<string, unknown>): Promise<void>;
+export declare function saveCheckpointSync(state: Record<string, unknown>, path: PathLike): void;
+/** @deprecated pass the state first: saveCheckpointSync(state, path). */
 export declare function saveCheckpointSync(path: PathLike, state: Record<string, unknown>): void;
 /** The object saveCheckpoint wrote, with tensors on options.device. */
 export declare function loadCheckpoint(path: PathLike, options?: LoadOptions): Promise<Record<string, any>>;

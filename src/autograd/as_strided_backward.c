@@ -70,6 +70,20 @@ KD_KERNEL(kd_composite_as_strided_backward) {
   int64_t out_off = args[6].v.i;
   if (in_nd != args[2].v.ilist.n || out_nd != args[5].v.ilist.n || out_nd != grad->ndim || in_nd > KD_MAX_DIMS)
     return kd_error(KD_ERR_SHAPE, "asStridedBackward: sizes and strides do not match");
+  /* both geometries as asStrided accepts them, with extents inside int64: the spans, overlap
+   * tests and storage sizes below then cannot overflow */
+  for (int which = 0; which < 2; which++) {
+    const int64_t *sz = which ? osz : isz, *sd = which ? ost : ist;
+    int nd = which ? out_nd : in_nd;
+    int64_t off = which ? out_off : in_off, lo, hi;
+    if (off < 0) return kd_error(KD_ERR_INVALID_ARGUMENT, "asStridedBackward: invalid storage offset %lld", (long long)off);
+    for (int i = 0; i < nd; i++)
+      if (sz[i] < 0 || sd[i] < 0)
+        return kd_error(KD_ERR_INVALID_ARGUMENT, "asStridedBackward: negative size or stride (%lld, %lld)", (long long)sz[i],
+                        (long long)sd[i]);
+    KD_TRY(kd_shape_extent(sz, sd, nd, off, &lo, &hi));
+    if (hi == INT64_MAX) return kd_error(KD_ERR_INVALID_ARGUMENT, "asStridedBackward: the storage size overflows int64");
+  }
   kd_status st = KD_OK;
   kd_tensor *g = grad, *storage = NULL, *idx = NULL, *tmp = NULL, *count = NULL, *res = NULL;
   kd_tensor_retain(g);

@@ -206,11 +206,45 @@ static kd_status kd_accumulate_into(kd_tensor **buf, kd_tensor *g) {
   return KD_OK;
 }
 
-/* Runs the hooks of a hook list for output nr on *grad (may replace it). */
-static kd_status kd_run_hooks(kd_hook *h, int nr, bool leaf_list, kd_tensor **grad, bool create_graph) {
-  for (; h; h = h->next) {
+/* Note [Hooks may do anything]
+ * A hook is user code: it may dispose the tensor it watches, register or remove hooks (itself
+ * included), or run another backward. So the hook list is never walked by its `next` pointers
+ * while hooks run: the ids of the hooks present when the list is reached are taken first, and
+ * each is looked up again (by id, from the list head) just before it runs; a hook removed
+ * meanwhile is skipped, a hook added meanwhile waits for the next gradient. The head itself
+ * must outlive the call: a node's list lives as long as the node (held by the graph being
+ * run), a leaf's as long as its meta, so the engine holds a reference on the leaf while its
+ * hooks run (see kd_leaf_hooks_run). */
+static kd_hook *kd_hook_find(kd_hook *h, int64_t id) {
+  for (; h; h = h->next)
+    if (h->id == id) return h;
+  return NULL;
+}
+
+/* Runs the hooks of the list at *head for output nr on *grad (may replace it). */
+static kd_status kd_run_hooks(kd_hook *const *head, int nr, bool leaf_list, kd_tensor **grad, bool create_graph) {
+  int64_t ids_small[16];
+  int64_t *ids = ids_small;
+  int n = 0, cap = 16;
+  for (kd_hook *h = *head; h; h = h->next) {
     if (!leaf_list && h->output_nr != nr) continue;
-    if (!*grad) continue;
+    if (n == cap) {
+      int64_t *bigger = (int64_t *)malloc(sizeof(int64_t) * (size_t)cap * 2);
+      if (!bigger) {
+        if (ids != ids_small) free(ids);
+        return kd_error(KD_ERR_OOM, "out of memory running gradient hooks");
+      }
+      memcpy(bigger, ids, sizeof(int64_t) * (size_t)n);
+      if (ids != ids_small) free(ids);
+      ids = bigger;
+      cap *= 2;
+    }
+    ids[n++] = h->id;
+  }
+  kd_status st = KD_OK;
+  for (int i = 0; i < n && st == KD_OK; i++) {
+    kd_hook *h = kd_hook_find(*head, ids[i]);
+    if (!h || !*grad) continue;
     if (!h->fn) { /* retain_grad */
       kd_tensor *g = *grad, *keep = NULL;
       if (create_graph) {
@@ -218,15 +252,15 @@ static kd_status kd_run_hooks(kd_hook *h, int nr, bool leaf_list, kd_tensor **gr
         keep = g;
       } else {
         kd_value a[1] = {kd_value_tensor(g)};
-        KD_TRY(kd_call1(KD_OP_clone, a, &keep));
+        if ((st = kd_call1(KD_OP_clone, a, &keep)) != KD_OK) break;
       }
       kd_tensor *old = h->retain->grad;
       if (old) {
         kd_value a[3] = {kd_value_tensor(old), kd_value_tensor(keep), kd_value_none()};
         kd_tensor *s = NULL;
-        kd_status st = kd_call1(KD_OP_add, a, &s);
+        st = kd_call1(KD_OP_add, a, &s);
         kd_tensor_release(keep);
-        if (st != KD_OK) return st;
+        if (st != KD_OK) break;
         keep = s;
         kd_tensor_release(old);
       }
@@ -234,22 +268,32 @@ static kd_status kd_run_hooks(kd_hook *h, int nr, bool leaf_list, kd_tensor **gr
       continue;
     }
     kd_tensor *repl = NULL;
-    KD_TRY(h->fn(h->data, *grad, &repl));
-    if (repl) {
+    st = h->fn(h->data, *grad, &repl); /* h may be gone after this */
+    if (st == KD_OK && repl) {
       kd_tensor_release(*grad);
       *grad = repl;
     }
   }
-  return KD_OK;
+  if (ids != ids_small) free(ids);
+  return st;
 }
 
-static kd_status kd_accumulate_grad(kd_node *n, kd_tensor *grad, bool create_graph) {
-  kd_tensor *leaf = n->leaf;
-  if (!leaf || !grad) return KD_OK;
+/* Runs a leaf's hooks on *grad, holding a reference on the leaf so that a hook disposing it
+ * frees neither the leaf's meta nor its hook list under the engine (Note [Hooks may do
+ * anything]). *leaf_kept gets that reference; the caller releases it when done with the leaf. */
+static kd_status kd_leaf_hooks_run(kd_tensor *leaf, kd_tensor **grad, bool create_graph, kd_tensor **leaf_kept) {
+  *leaf_kept = NULL;
+  kd_autograd_meta *m = leaf ? kd_meta(leaf) : NULL;
+  if (!m) return KD_OK;
+  kd_tensor_retain(leaf);
+  *leaf_kept = leaf;
+  return kd_run_hooks(&m->hooks, 0, true, grad, create_graph);
+}
+
+/* leaf.grad += grad, taking over the reference `grad`. */
+static kd_status kd_accumulate_into_leaf(kd_tensor *leaf, kd_tensor *grad, bool create_graph) {
   kd_autograd_meta *m = NULL;
-  KD_TRY(kd_meta_get(leaf, &m));
-  kd_tensor_retain(grad);
-  kd_status st = kd_run_hooks(m->hooks, 0, true, &grad, create_graph);
+  kd_status st = kd_meta_get(leaf, &m);
   if (st != KD_OK) { kd_tensor_release(grad); return st; }
   if (!m->grad) {
     if (create_graph || (grad->refcount <= 2 && kd_tensor_is_contiguous(grad))) {
@@ -269,6 +313,18 @@ static kd_status kd_accumulate_grad(kd_node *n, kd_tensor *grad, bool create_gra
   kd_tensor_release(m->grad);
   m->grad = s;
   return KD_OK;
+}
+
+static kd_status kd_accumulate_grad(kd_node *n, kd_tensor *grad, bool create_graph) {
+  kd_tensor *leaf = n->leaf;
+  if (!leaf || !grad) return KD_OK;
+  kd_tensor *kept = NULL;
+  kd_tensor_retain(grad);
+  kd_status st = kd_leaf_hooks_run(leaf, &grad, create_graph, &kept);
+  if (st == KD_OK) st = kd_accumulate_into_leaf(leaf, grad, create_graph);
+  else kd_tensor_release(grad);
+  if (kept) kd_tensor_release(kept);
+  return st;
 }
 
 /* Calls a node's backward: grads_out gets one gradient per edge (NULL: none). */
@@ -460,15 +516,17 @@ kd_status kd_autograd_run(kd_tensor **roots, kd_tensor **grads, int n_roots, kd_
     kd_run_node *x = kd_run_find(&run, n);
     /* hooks on this node's outputs (tensor hooks, retain_grad), then captures */
     for (int j = 0; j < n->n_outputs && n->kind != KD_NODE_ACCUMULATE; j++)
-      if ((st = kd_run_hooks(n->hooks, j, false, &x->buf[j], opts->create_graph)) != KD_OK) goto done;
+      if ((st = kd_run_hooks(&n->hooks, j, false, &x->buf[j], opts->create_graph)) != KD_OK) goto done;
     bool run_it = true;
     for (int j = 0; j < n->n_outputs; j++) {
       int ci = x->capture[j];
       if (ci < 0) continue;
       kd_tensor *g = x->buf[j];
       if (n->kind == KD_NODE_ACCUMULATE && g) {
-        kd_autograd_meta *m = n->leaf ? kd_meta(n->leaf) : NULL;
-        if ((st = kd_run_hooks(m ? m->hooks : NULL, 0, true, &x->buf[j], opts->create_graph)) != KD_OK) goto done;
+        kd_tensor *kept = NULL;
+        st = kd_leaf_hooks_run(n->leaf, &x->buf[j], opts->create_graph, &kept);
+        if (kept) kd_tensor_release(kept);
+        if (st != KD_OK) goto done;
         g = x->buf[j];
       }
       if (!opts->accumulate && g) {

@@ -48,9 +48,12 @@ KD_KERNEL(kd_view_backward) {
       int n = args[1].v.ilist.n;
       if (n != grad->ndim) return kd_error(KD_ERR_SHAPE, "permuteBackward: dims do not match the gradient");
       int64_t inv[KD_MAX_DIMS];
+      bool seen[KD_MAX_DIMS] = {false}; /* a repeated dim would leave part of inv unset */
       for (int i = 0; i < n; i++) {
         int d;
         KD_TRY(kd_shape_wrap_dim(dims[i], n, &d));
+        if (seen[d]) return kd_error(KD_ERR_INVALID_ARGUMENT, "permute(): duplicate dims are not allowed.");
+        seen[d] = true;
         inv[d] = i;
       }
       kd_value a[2] = {kd_value_tensor(grad), kd_value_intlist(inv, n)};

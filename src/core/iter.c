@@ -50,7 +50,8 @@ kd_status kd_iter_build(kd_iter *it, const kd_iter_operand *ops, int nops, int n
     int off = nd - ops[k].ndim;
     for (int d = 0; d < nd; d++) {
       int sd = d - off;
-      st[k][d] = (sd < 0 || ops[k].sizes[sd] == 1) ? 0 : ops[k].strides[sd] * es;
+      /* only an empty operand's strides can be too large to scale (see below) */
+      if (sd < 0 || ops[k].sizes[sd] == 1 || kd_mul_overflows(ops[k].strides[sd], es, &st[k][d])) st[k][d] = 0;
     }
     it->data[k] = ops[k].data;
     it->dtypes[k] = ops[k].dtype;
@@ -88,10 +89,14 @@ kd_status kd_iter_build(kd_iter *it, const kd_iter_operand *ops, int nops, int n
     memcpy(perm, p2, sizeof(int) * nd);
   }
 
-  /* 4. drop size-1 dims and coalesce neighbours contiguous for every operand */
+  /* 4. drop size-1 dims and coalesce neighbours contiguous for every operand. An empty
+   * iteration has no dims at all: its other sizes and strides may not even multiply within
+   * int64 ([0, 2^62, 4]), and nothing reads them. */
   int n = 0;
   it->numel = 1;
-  for (int i = 0; i < nd; i++) {
+  for (int d = 0; d < nd; d++)
+    if (shape[d] == 0) it->numel = 0;
+  for (int i = 0; i < nd && it->numel != 0; i++) {
     int d = perm[i];
     it->numel *= shape[d];
     if (shape[d] == 1) continue;

@@ -6,10 +6,12 @@
 #include "core/tensor.h"
 
 void kd_shape_contiguous_strides(const int64_t *sizes, int ndim, int64_t *strides_out) {
-  int64_t s = 1;
+  /* The product can only leave int64 for an empty shape ([0, 2^62, 4]), whose strides are never
+   * used: it wraps in uint64 (defined, and the strides PyTorch reports for such shapes). */
+  uint64_t s = 1;
   for (int i = ndim - 1; i >= 0; i--) {
-    strides_out[i] = s;
-    s *= sizes[i] > 1 ? sizes[i] : 1;
+    strides_out[i] = (int64_t)s;
+    s *= (uint64_t)(sizes[i] > 1 ? sizes[i] : 1);
   }
 }
 
@@ -28,6 +30,39 @@ int64_t kd_shape_numel(const int64_t *sizes, int ndim) {
   int64_t n = 1;
   for (int i = 0; i < ndim; i++) n *= sizes[i];
   return n;
+}
+
+kd_status kd_shape_numel_checked(const int64_t *sizes, int ndim, int64_t *out) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++)
+    if (kd_mul_overflows(n, sizes[i], &n)) return kd_error(KD_ERR_INVALID_ARGUMENT, "numel: integer multiplication overflow");
+  *out = n;
+  return KD_OK;
+}
+
+kd_status kd_shape_extent(const int64_t *sizes, const int64_t *strides, int ndim, int64_t offset, int64_t *lowest,
+                          int64_t *highest) {
+  int64_t lo = offset, hi = offset;
+  for (int i = 0; i < ndim; i++) {
+    if (sizes[i] == 0) {
+      *lowest = offset;
+      *highest = offset - 1;
+      return KD_OK;
+    }
+  }
+  for (int i = 0; i < ndim; i++) {
+    int64_t span;
+    bool over = kd_mul_overflows(sizes[i] - 1, strides[i], &span);
+    if (!over) over = span < 0 ? kd_add_overflows(lo, span, &lo) : kd_add_overflows(hi, span, &hi);
+    if (over) {
+      char a[256], b[256];
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "Storage size calculation overflowed with sizes=%s and strides=%s",
+                      kd_shape_format(sizes, ndim, a, sizeof a), kd_shape_format(strides, ndim, b, sizeof b));
+    }
+  }
+  *lowest = lo;
+  *highest = hi;
+  return KD_OK;
 }
 
 kd_status kd_shape_wrap_dim(int64_t dim, int ndim, int *out) {

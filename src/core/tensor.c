@@ -38,18 +38,17 @@ kd_status kd_tensor_empty(const int64_t *sizes, int ndim, kd_dtype dtype, kd_dev
   if (ndim < 0 || ndim > KD_MAX_DIMS)
     return kd_error(KD_ERR_INVALID_ARGUMENT, "tensors may have at most %d dimensions, got %d", KD_MAX_DIMS, ndim);
   if ((unsigned)dtype >= KD_DTYPE_COUNT) return kd_error(KD_ERR_INVALID_ARGUMENT, "invalid dtype");
-  int64_t numel = 1;
-  for (int i = 0; i < ndim; i++) {
+  char buf[256];
+  for (int i = 0; i < ndim; i++)
     if (sizes[i] < 0)
-    {
-      char buf[256];
       return kd_error(KD_ERR_INVALID_ARGUMENT, "Trying to create tensor with negative dimension %lld: %s",
                       (long long)sizes[i], kd_shape_format(sizes, ndim, buf, sizeof buf));
-    }
-    if (sizes[i] && numel > INT64_MAX / 16 / sizes[i])
-      return kd_error(KD_ERR_OOM, "tensor of this shape is too large to allocate");
-    numel *= sizes[i];
-  }
+  int64_t numel, nbytes;
+  if (kd_shape_numel_checked(sizes, ndim, &numel) != KD_OK ||
+      kd_mul_overflows(numel, (int64_t)kd_dtype_size(dtype), &nbytes))
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "Storage size calculation overflowed with sizes=%s",
+                    kd_shape_format(sizes, ndim, buf, sizeof buf));
+  if (numel > INT64_MAX / 16) return kd_error(KD_ERR_OOM, "tensor of this shape is too large to allocate");
   kd_storage *s = NULL;
   KD_TRY(kd_storage_new(device, (size_t)numel * kd_dtype_size(dtype), &s));
   kd_tensor *t = NULL;
@@ -74,11 +73,21 @@ kd_status kd_tensor_new_view(const kd_tensor *base, const int64_t *sizes, const 
                              int64_t offset, kd_tensor **out) {
   if (ndim < 0 || ndim > KD_MAX_DIMS)
     return kd_error(KD_ERR_INVALID_ARGUMENT, "tensors may have at most %d dimensions, got %d", KD_MAX_DIMS, ndim);
-  int64_t numel = 1;
-  for (int i = 0; i < ndim; i++) {
+  for (int i = 0; i < ndim; i++)
     if (sizes[i] < 0) return kd_error(KD_ERR_INVALID_ARGUMENT, "negative size %lld in a view", (long long)sizes[i]);
-    if (__builtin_mul_overflow(numel, sizes[i], &numel))
-      return kd_error(KD_ERR_INVALID_ARGUMENT, "numel: integer multiplication overflow");
+  int64_t numel, lowest, highest;
+  KD_TRY(kd_shape_numel_checked(sizes, ndim, &numel));
+  KD_TRY(kd_shape_extent(sizes, strides, ndim, offset, &lowest, &highest));
+  int64_t capacity = (int64_t)(base->storage->nbytes / kd_dtype_size(base->dtype)), offset_bytes;
+  /* an empty view may sit past the end, as in PyTorch, but its data pointer must be computable */
+  if (offset < 0 || kd_mul_overflows(offset, (int64_t)kd_dtype_size(base->dtype), &offset_bytes))
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "invalid storage offset %lld for a view", (long long)offset);
+  if (numel > 0 && (lowest < 0 || highest >= capacity)) {
+    char a[256], b[256];
+    return kd_error(KD_ERR_INDEX, "a view with sizes %s, strides %s and storage offset %lld reaches element %lld, "
+                    "outside its storage of %lld elements", kd_shape_format(sizes, ndim, a, sizeof a),
+                    kd_shape_format(strides, ndim, b, sizeof b), (long long)offset,
+                    (long long)(lowest < 0 ? lowest : highest), (long long)capacity);
   }
   kd_tensor *t = NULL;
   KD_TRY(kd_tensor_alloc_struct(&t));

@@ -45,7 +45,10 @@ bool kd_tensor_is_contiguous(const kd_tensor *t);
 kd_status kd_tensor_empty(const int64_t *sizes, int ndim, kd_dtype dtype, kd_device device, kd_tensor **out);
 /* A tensor with the same sizes (contiguous), dtype and device as `like` unless overridden. */
 kd_status kd_tensor_empty_like(const kd_tensor *like, kd_dtype dtype, kd_tensor **out);
-/* A new tensor sharing `base`'s storage with the given geometry (no checks: callers check). */
+/* A new tensor sharing `base`'s storage with the given geometry. Callers check the geometry
+ * against the op's own rules (with the op's message); this checks what no view may break
+ * whatever the op: its numel fits in int64 and every element it reaches lies inside the
+ * storage (See Note [Checked shape arithmetic] in shape.h). */
 kd_status kd_tensor_new_view(const kd_tensor *base, const int64_t *sizes, const int64_t *strides, int ndim,
                              int64_t offset, kd_tensor **out);
 

@@ -231,6 +231,18 @@ static kd_status kd_conv_geometry(const int64_t *is, const int64_t *ws, const kd
   int64_t s2[2] = {1, 1}, p2[2] = {0, 0}, d2[2] = {1, 1}, op2[2] = {0, 0};
   for (int i = 0; i < nd; i++) { s2[i + off] = p->stride[i]; p2[i + off] = p->pad[i]; d2[i + off] = p->dil[i]; op2[i + off] = p->outpad[i]; }
   g->sh = s2[0]; g->sw = s2[1]; g->dh = d2[0]; g->dw = d2[1];
+  /* every size below is computed from user integers: check they fit in int64 first (See Note
+   * [Checked shape arithmetic] in core/shape.h) */
+  for (int i = 0; i < 2; i++) {
+    int64_t span, padded, full;
+    bool over = kd_mul_overflows(d2[i], k[i] - 1, &span) || kd_add_overflows(span, 1, &span) ||
+                kd_mul_overflows(p2[i], 2, &padded) || kd_add_overflows(padded, sz[i], &padded) ||
+                (transposed && (kd_mul_overflows(sz[i] - 1, s2[i], &full) || kd_add_overflows(full, span, &full) ||
+                                kd_add_overflows(full, op2[i], &full)));
+    if (over)
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "convolution: the sizes from stride %lld, padding %lld and dilation %lld "
+                      "overflow int64", (long long)s2[i], (long long)p2[i], (long long)d2[i]);
+  }
   if (!transposed) {
     g->c = is[1]; g->h = sz[0]; g->w = sz[1];
     g->o = ws[0];

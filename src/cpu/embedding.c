@@ -184,6 +184,9 @@ KD_KERNEL(kd_cpu_embedding_backward) {
   const kd_value *ws = &args[2];
   if (ws->v.ilist.n != 2) return kd_error(KD_ERR_SHAPE, "embeddingBackward: weightShape must have 2 sizes");
   int64_t num = ws->v.ilist.data[0], dim = ws->v.ilist.data[1];
+  if (num < 0 || dim < 0)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "embeddingBackward: weightShape [%lld, %lld] has a negative size", (long long)num,
+                    (long long)dim);
   int64_t pad = -1; /* none */
   if (args[3].kind == KD_VALUE_INT) pad = args[3].v.i < 0 ? args[3].v.i + num : args[3].v.i;
   if (!kd_dtype_is_float(g->dtype))

@@ -134,9 +134,12 @@ KD_KERNEL(kd_cpu_arange) {
     int64_t iend = kd_scalar_to_int(end);
     c.istep = kd_scalar_to_int(step);
     step_zero = c.istep == 0;
-    if (dt == KD_DTYPE_I64) {
-      int64_t sgn = (c.istep > 0) - (c.istep < 0);
-      size_d = step_zero ? 0 : (double)((iend - c.istart + c.istep - sgn) / c.istep);
+    if (dt == KD_DTYPE_I64) { /* ceil(|end - start| / |step|), exact in uint64 (the distance may not fit int64) */
+      bool up = c.istep > 0;
+      uint64_t dist = up ? (uint64_t)iend - (uint64_t)c.istart : (uint64_t)c.istart - (uint64_t)iend;
+      uint64_t ustep = up ? (uint64_t)c.istep : -(uint64_t)c.istep;
+      bool inside = up ? iend >= c.istart : iend <= c.istart;
+      size_d = step_zero || !inside ? 0 : (double)(dist / ustep + (dist % ustep != 0));
     } else { /* PyTorch sizes the other integer dtypes from the untruncated bounds */
       size_d = ceil((kd_scalar_to_double(end) - kd_scalar_to_double(start)) / kd_scalar_to_double(step));
     }
@@ -150,7 +153,7 @@ KD_KERNEL(kd_cpu_arange) {
     return kd_error(KD_ERR_INVALID_ARGUMENT, "unsupported range: %s -> %s", a, b);
   }
   if (!consistent) return kd_error(KD_ERR_INVALID_ARGUMENT, "upper bound and larger bound inconsistent with step sign");
-  if (!(size_d >= 0 && size_d <= 9.2233720368547758e18))
+  if (!(size_d >= 0 && size_d < 9.2233720368547758e18)) /* 2^63: the first size that does not fit */
     return kd_error(KD_ERR_INVALID_ARGUMENT, "invalid size, possible overflow?");
   int64_t size = (int64_t)size_d;
   kd_tensor *out;

@@ -293,6 +293,10 @@ kd_status kd_ix_adv_build(const kd_tensor *self, const kd_value *indices, kd_ix_
       st = kd_error(KD_ERR_INDEX, "tensors used as indices must be long, byte or bool tensors");
     }
   }
+  /* PyTorch 1.13 has no answer for index(t, []) or index(t, [None]) either (an internal assert):
+   * the result geometry below needs at least one index tensor. */
+  if (st == KD_OK && nraw == 0)
+    st = kd_error(KD_ERR_INDEX, "index: at least one index tensor is required (got %s)", n ? "only nulls" : "an empty list");
   if (st == KD_OK && nraw > KD_IX_MAX_INDICES)
     st = kd_error(KD_ERR_NOT_SUPPORTED, "index: at most %d indexed dims are supported, got %d", KD_IX_MAX_INDICES, nraw);
   /* broadcast the index tensors */

@@ -95,6 +95,8 @@ static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **t
     xs = src->sizes;
     xd = src->ndim;
   }
+  if (xd > KD_MAX_DIMS)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "padBackward: inputSize has %d dims; tensors have at most %d", xd, KD_MAX_DIMS);
   const int64_t *pad = args[bwd ? 2 : 1].v.ilist.data;
   int np = args[bwd ? 2 : 1].v.ilist.n;
   const char *mode = args[bwd ? 3 : 2].v.str;
@@ -114,7 +116,7 @@ static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **t
       return kd_error(KD_ERR_NOT_SUPPORTED, "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now");
   }
   /* per padded dim, outermost first: lo/hi padding, input and output sizes */
-  int64_t lo[3] = {0}, hi[3] = {0}, in[3] = {0}, out[3] = {0};
+  int64_t lo[KD_MAX_DIMS] = {0}, hi[KD_MAX_DIMS] = {0}, in[KD_MAX_DIMS] = {0}, out[KD_MAX_DIMS] = {0};
   int64_t os[KD_MAX_DIMS];
   for (int i = 0; i < xd; i++) os[i] = xs[i];
   for (int d = 0; d < k; d++) {
@@ -122,7 +124,10 @@ static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **t
     lo[d] = pad[pi];
     hi[d] = pad[pi + 1];
     in[d] = xs[dim];
-    out[d] = in[d] + lo[d] + hi[d];
+    if (lo[d] == INT64_MIN || hi[d] == INT64_MIN || kd_add_overflows(in[d], lo[d], &out[d]) ||
+        kd_add_overflows(out[d], hi[d], &out[d]))
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "pad: the padded size of dimension %d overflows int64 (input size %lld, "
+                      "padding (%lld, %lld))", dim, (long long)in[d], (long long)lo[d], (long long)hi[d]);
     if (reflect && (lo[d] >= in[d] || hi[d] >= in[d]))
       return kd_error(KD_ERR_INVALID_ARGUMENT, "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (%lld, %lld) at dimension %d of input %s",
                       (long long)lo[d], (long long)hi[d], dim, kd_pad_list(b1, sizeof b1, xs, xd));
@@ -144,7 +149,7 @@ static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **t
   kd_device dev = kd_tensor_device(src);
   if (constant) {
     /* the window both tensors share: in the input from max(-lo, 0), in the output from max(lo, 0) */
-    int64_t istart[3], ostart[3], len[3];
+    int64_t istart[KD_MAX_DIMS], ostart[KD_MAX_DIMS], len[KD_MAX_DIMS];
     for (int d = 0; d < k; d++) {
       istart[d] = lo[d] < 0 ? -lo[d] : 0;
       ostart[d] = lo[d] > 0 ? lo[d] : 0;

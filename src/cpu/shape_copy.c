@@ -183,6 +183,11 @@ KD_KERNEL(kd_cpu_tri) {
     KD_TRY(kd_shape_wrap_dim(-2, self->ndim, &unused));
     return kd_error(KD_ERR_INVALID_ARGUMENT, "%s: input tensor must have at least 2 dimensions", lower ? "tril" : "triu");
   }
+  /* Every diagonal k >= cols keeps (tril) or zeroes (triu) whole rows, as does every k <= -rows:
+   * clamping k there gives the same result and keeps i + k inside int64. */
+  int64_t k = args[1].v.i, rows = self->sizes[self->ndim - 2], cols = self->sizes[self->ndim - 1];
+  if (k > cols) k = cols;
+  if (k < -rows) k = -rows;
   kd_tensor *dst;
   if (kd_op_is_inplace(op)) {
     KD_TRY(kd_cpu_check_no_internal_overlap(self));
@@ -219,7 +224,7 @@ KD_KERNEL(kd_cpu_tri) {
     d.dtype = dst->dtype;
     d.it = &it;
     d.ops = &o;
-    d.i[0] = args[1].v.i;
+    d.i[0] = k;
     d.i[1] = lower;
     kd_status st = kd_cpu_device_run(kd_tensor_device(dst), &d);
     if (st != KD_OK) {
@@ -234,7 +239,7 @@ KD_KERNEL(kd_cpu_tri) {
     j.strides = dst->strides;
     j.rows = dst->sizes[dst->ndim - 2];
     j.cols = dst->sizes[dst->ndim - 1];
-    j.k = args[1].v.i;
+    j.k = k;
     j.es = kd_dtype_size(dst->dtype);
     j.lower = lower;
     int64_t nrows = numel / j.cols;

@@ -37,7 +37,7 @@ static inline float kd_sm_expf(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  int32_t bits = ((int32_t)n + 127) << 23;
+  int32_t bits = (int32_t)((uint32_t)((int32_t)n + 127) << 23); /* unsigned: n + 127 < 0 below -87.3 (masked below) */
   float scale;
   memcpy(&scale, &bits, 4);
   float y = p * scale;

@@ -233,7 +233,7 @@ static kd_status kd_unary_params(const kd_op_info *op, const kd_value *args, kd_
       if (dec != 0) {
         c->code = KD_UX_ROUND_DEC;
         c->p1 = dec < 0;
-        c->p0 = pow(10.0, (double)(dec < 0 ? -dec : dec));
+        c->p0 = pow(10.0, fabs((double)dec)); /* -dec would overflow for INT64_MIN */
       }
       break;
     }

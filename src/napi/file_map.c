@@ -1,27 +1,42 @@
 /* file_map.c (napi) - maps a file into memory for kd.load (lib/serialization.js).
  *
- *   mapFile(fd, nbytes, populate) -> Buffer
- *                                    the first nbytes of the open file `fd`, mapped (mmap,
- *                                    MAP_PRIVATE; populate: fault every page in up front with
- *                                    MAP_POPULATE, which is faster than faulting page by page
- *                                    when all of it will be read); the mapping lives until the
- *                                    Buffer is collected or unmapFile is called
- *   unmapFile(buffer.buffer)         detaches the ArrayBuffer, so the mapping goes at once
+ *   mapFile(fd, nbytes) -> map       the first nbytes of the open file `fd`, mapped (mmap,
+ *                                    PROT_READ, MAP_PRIVATE), as an opaque handle; the mapping
+ *                                    lives until the handle and every view of it are gone
+ *   mapView(map, begin, end, populate) -> ArrayBuffer
+ *                                    bytes [begin, end) of the mapping, in place (no copy);
+ *                                    populate: fault the range in up front (MADV_POPULATE_READ,
+ *                                    faster than page by page when all of it will be read)
+ *   releaseView(arrayBuffer)         detaches a view, so it stops holding the mapping at once
+ *   unmapFile(map)                   drops the handle's hold on the mapping (idempotent)
+ *
+ * Note [No Buffer over the whole file]
+ * A Buffer cannot exceed buffer.constants.MAX_LENGTH (4 GiB on Node 20), so a checkpoint
+ * larger than that cannot be one Buffer: the file is mapped once and each tensor's bytes are
+ * handed out as their own view, so any file whose tensors each fit in a Buffer loads. The
+ * mapping stays while the handle is open (until unmapFile or collection) or any view is alive;
+ * the struct stays until the handle's finalizer has run too. lib/serialization.js checks a view's length against MAX_LENGTH before asking for
+ * it, so Node never has to refuse one.
+ *
+ * Note [External buffer failure]
+ * When napi_create_external_buffer fails after Node took the memory (a length over the
+ * Buffer limit), Node has already run our finalizer; when it refuses up front (external
+ * buffers not allowed, invalid arguments, a pending exception) it has not. Cleaning up in the
+ * first case too was a double free (munmap and free twice, then an abort), so the view's count
+ * is taken back here only in the second case; if another runtime ever did neither, the cost
+ * would be a mapping kept until exit, never a double free.
  *
  * The file is opened read-only by the caller (fs.openSync gives Node's usual ENOENT/EACCES
- * errors) and may be closed right after mapping. The mapping is read-only (PROT_READ,
- * MAP_PRIVATE): the Buffer is internal to lib/serialization.js, which only reads it (a writable
- * private mapping would make MAP_POPULATE copy every page to break copy-on-write). kd.load validates the safetensors header in JS and then copies each tensor's bytes
- * from the mapping straight into the tensor's storage (fromTypedArray): the file's bytes are
- * copied once, from the page cache, never read into an intermediate buffer first.
- *
+ * errors) and may be closed right after mapping. Views are read-only: kd.load validates the
+ * safetensors header in JS and then copies each tensor's bytes from its view straight into the
+ * tensor's storage (fromTypedArray): the file's bytes are copied once, from the page cache.
  * Tensors do not point into the mapping: kindling tensors are writable (in-place ops) and free
  * their storage one by one, and kd_storage has no custom-deleter hook for foreign memory.
  *
  * Caveat: as with every mmap reader (Python's safetensors included), a file truncated by
  * another process while it is mapped makes reads past the new end fault (SIGBUS). Where mmap is
- * unavailable (a platform without it, or a runtime that refuses external buffers) mapFile
- * throws KD_NOT_SUPPORTED and kd.load reads the file into one Buffer instead. */
+ * unavailable (a platform without it, or a runtime that refuses external buffers) mapFile or
+ * mapView throws KD_NOT_SUPPORTED and kd.load reads each tensor's range from the file instead. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,46 +52,73 @@
 #endif
 
 #if KD_HAVE_MMAP
+/* Node-API finalizers and calls all run on the environment's thread: plain counting. */
 typedef struct kd_file_map {
-  void *addr;
+  void *addr;        /* NULL once unmapped */
   size_t len;
+  int64_t views;     /* live views (each points into the mapping) */
+  bool open;         /* unmapFile not called and the handle not collected: views may be made */
+  bool handle_alive; /* the handle's finalizer has not run: the struct must stay */
 } kd_file_map;
 
-/* The only place a mapping is unmapped: runs when V8 drops the Buffer's memory (collected, or
- * detached by unmapFile). */
-static void kd_file_map_finalize(napi_env env, void *data, void *hint) {
-  kd_file_map *m = (kd_file_map *)hint;
-  if (m) {
+/* Unmaps once nothing can read the mapping, frees once nothing can reach the struct. */
+static void kd_file_map_settle(kd_file_map *m) {
+  if (m->views > 0) return;
+  if (!m->open && m->addr) {
     munmap(m->addr, m->len);
-    free(m);
+    m->addr = NULL;
   }
+  if (!m->handle_alive) free(m);
+}
+
+static void kd_file_map_handle_finalize(napi_env env, void *data, void *hint) {
+  kd_file_map *m = (kd_file_map *)data;
+  m->open = false;
+  m->handle_alive = false;
+  kd_file_map_settle(m);
+}
+
+static void kd_file_map_view_finalize(napi_env env, void *data, void *hint) {
+  kd_file_map *m = (kd_file_map *)hint;
+  m->views--;
+  kd_file_map_settle(m);
+}
+
+static const napi_type_tag kd_file_map_tag = {0x6b696e646c696e67ULL, 0x66696c656d617001ULL};
+
+static kd_file_map *kd_file_map_of(napi_env env, napi_value v) {
+  napi_valuetype t;
+  bool tagged = false;
+  void *data = NULL;
+  if (napi_typeof(env, v, &t) != napi_ok || t != napi_external) return NULL;
+  if (napi_check_object_type_tag(env, v, &kd_file_map_tag, &tagged) != napi_ok || !tagged) return NULL;
+  if (napi_get_value_external(env, v, &data) != napi_ok) return NULL;
+  return (kd_file_map *)data;
 }
 #endif
 
+static bool kd_napi_int64_arg(napi_env env, napi_value v, int64_t *out) {
+  napi_valuetype t;
+  if (napi_typeof(env, v, &t) != napi_ok || t != napi_number) return false;
+  double d;
+  napi_get_value_double(env, v, &d);
+  if (!(d >= 0 && d <= 9007199254740992.0) || d != (double)(int64_t)d) return false;
+  *out = (int64_t)d;
+  return true;
+}
+
 static napi_value kd_napi_map_file(napi_env env, napi_callback_info info) {
-  napi_value argv[3];
-  size_t argc = 3;
+  napi_value argv[2];
+  size_t argc = 2;
   KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  bool populate = false;
-  if (argc >= 3) napi_get_value_bool(env, argv[2], &populate);
   int32_t fd = -1;
   int64_t n = -1;
-  if (argc < 2 || napi_get_value_int32(env, argv[0], &fd) != napi_ok ||
-      napi_get_value_int64(env, argv[1], &n) != napi_ok || fd < 0 || n < 0)
+  if (argc < 2 || napi_get_value_int32(env, argv[0], &fd) != napi_ok || !kd_napi_int64_arg(env, argv[1], &n) || fd < 0)
     return kd_napi_throw_msg(env, KD_ERR_TYPE, "mapFile(fd, nbytes): expected a file descriptor and a byte count");
-  napi_value out;
-  if (n == 0) { /* mmap refuses empty mappings */
-    KD_NAPI_CALL(env, napi_create_buffer(env, 0, NULL, &out));
-    return out;
-  }
 #if KD_HAVE_MMAP
-  if ((uint64_t)n > (uint64_t)SIZE_MAX)
-    return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "mapFile: file too large to map");
-  int flags = MAP_PRIVATE;
-#ifdef MAP_POPULATE
-  if (populate) flags |= MAP_POPULATE;
-#endif
-  void *addr = mmap(NULL, (size_t)n, PROT_READ, flags, fd, 0);
+  if (n == 0) return kd_napi_throw_msg(env, KD_ERR_NOT_SUPPORTED, "mapFile: an empty file cannot be mapped");
+  if ((uint64_t)n > (uint64_t)SIZE_MAX) return kd_napi_throw_msg(env, KD_ERR_NOT_SUPPORTED, "mapFile: file too large to map");
+  void *addr = mmap(NULL, (size_t)n, PROT_READ, MAP_PRIVATE, fd, 0);
   if (addr == MAP_FAILED)
     return kd_napi_throw_msg(env, KD_ERR_NOT_SUPPORTED, "mapFile: mmap failed: %s", strerror(errno));
   kd_file_map *m = (kd_file_map *)malloc(sizeof *m);
@@ -86,33 +128,85 @@ static napi_value kd_napi_map_file(napi_env env, napi_callback_info info) {
   }
   m->addr = addr;
   m->len = (size_t)n;
-  napi_status st = napi_create_external_buffer(env, (size_t)n, addr, kd_file_map_finalize, m, &out);
-  if (st != napi_ok) {
+  m->views = 0;
+  m->open = true;
+  m->handle_alive = true;
+  napi_value out;
+  napi_status st = napi_create_external(env, m, kd_file_map_handle_finalize, NULL, &out);
+  if (st != napi_ok) { /* no object was made: no finalizer will run */
     munmap(addr, (size_t)n);
     free(m);
-    bool pending = false;
-    napi_is_exception_pending(env, &pending);
-    if (pending) { /* clear it: the caller falls back to reading the file */
-      napi_value ignored;
-      napi_get_and_clear_last_exception(env, &ignored);
-    }
-    return kd_napi_throw_msg(env, KD_ERR_NOT_SUPPORTED, "mapFile: this runtime does not allow external buffers");
+    return kd_napi_throw_last(env, st);
   }
+  KD_NAPI_CALL(env, napi_type_tag_object(env, out, &kd_file_map_tag));
   return out;
 #else
   return kd_napi_throw_msg(env, KD_ERR_NOT_SUPPORTED, "mapFile: mmap is not available on this platform");
 #endif
 }
 
-static napi_value kd_napi_unmap_file(napi_env env, napi_callback_info info) {
+static napi_value kd_napi_map_view(napi_env env, napi_callback_info info) {
+#if KD_HAVE_MMAP
+  napi_value argv[4];
+  size_t argc = 4;
+  KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  kd_file_map *m = argc >= 3 ? kd_file_map_of(env, argv[0]) : NULL;
+  int64_t begin = -1, end = -1;
+  if (!m || !kd_napi_int64_arg(env, argv[1], &begin) || !kd_napi_int64_arg(env, argv[2], &end))
+    return kd_napi_throw_msg(env, KD_ERR_TYPE, "mapView(map, begin, end, populate): expected a mapping and a byte range");
+  if (!m->open) return kd_napi_throw_msg(env, KD_ERR_DISPOSED, "mapView: the mapping was released");
+  if (begin > end || (uint64_t)end > (uint64_t)m->len)
+    return kd_napi_throw_msg(env, KD_ERR_INDEX, "mapView: range [%lld, %lld) is outside the %llu mapped bytes",
+                             (long long)begin, (long long)end, (unsigned long long)m->len);
+  bool populate = false;
+  if (argc >= 4) napi_get_value_bool(env, argv[3], &populate);
+  char *p = (char *)m->addr + begin;
+  size_t len = (size_t)(end - begin);
+  napi_value out;
+  if (len == 0) {
+    void *unused;
+    KD_NAPI_CALL(env, napi_create_arraybuffer(env, 0, &unused, &out));
+    return out;
+  }
+  if (populate) {
+    uintptr_t page = 4096, lo = (uintptr_t)p & ~(page - 1);
+#ifdef MADV_POPULATE_READ
+    if (madvise((void *)lo, (uintptr_t)p + len - lo, MADV_POPULATE_READ) != 0)
+#endif
+      madvise((void *)lo, (uintptr_t)p + len - lo, MADV_WILLNEED);
+  }
+  m->views++;
+  napi_value buf;
+  napi_status st = napi_create_external_buffer(env, len, p, kd_file_map_view_finalize, m, &buf);
+  if (st != napi_ok) {
+    /* See Note [External buffer failure] */
+    if (st == napi_no_external_buffers_allowed || st == napi_invalid_arg || st == napi_pending_exception)
+      m->views--;
+    bool pending = false;
+    napi_is_exception_pending(env, &pending);
+    if (pending) { /* clear it: the caller falls back to reading the file */
+      napi_value ignored;
+      napi_get_and_clear_last_exception(env, &ignored);
+    }
+    return kd_napi_throw_msg(env, KD_ERR_NOT_SUPPORTED, "mapView: this runtime refused an external buffer of %llu bytes",
+                             (unsigned long long)len);
+  }
+  KD_NAPI_CALL(env, napi_get_typedarray_info(env, buf, NULL, NULL, NULL, &out, NULL));
+  return out;
+#else
+  return kd_napi_throw_msg(env, KD_ERR_NOT_SUPPORTED, "mapView: mmap is not available on this platform");
+#endif
+}
+
+static napi_value kd_napi_release_view(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   size_t argc = 1;
   KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   bool is_ab = false, detached = false;
   if (argc < 1 || napi_is_arraybuffer(env, argv[0], &is_ab) != napi_ok || !is_ab)
-    return kd_napi_throw_msg(env, KD_ERR_TYPE, "unmapFile(arrayBuffer): expected an ArrayBuffer");
+    return kd_napi_throw_msg(env, KD_ERR_TYPE, "releaseView(arrayBuffer): expected an ArrayBuffer");
   if (napi_is_detached_arraybuffer(env, argv[0], &detached) == napi_ok && !detached) {
-    if (napi_detach_arraybuffer(env, argv[0]) != napi_ok) { /* not detachable: the GC unmaps it later */
+    if (napi_detach_arraybuffer(env, argv[0]) != napi_ok) { /* not detachable: the GC releases it later */
       napi_value ignored;
       bool pending = false;
       napi_is_exception_pending(env, &pending);
@@ -124,8 +218,25 @@ static napi_value kd_napi_unmap_file(napi_env env, napi_callback_info info) {
   return r;
 }
 
+static napi_value kd_napi_unmap_file(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  size_t argc = 1;
+  KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+#if KD_HAVE_MMAP
+  kd_file_map *m = argc >= 1 ? kd_file_map_of(env, argv[0]) : NULL;
+  if (!m) return kd_napi_throw_msg(env, KD_ERR_TYPE, "unmapFile(map): expected a mapping from mapFile");
+  m->open = false;
+  kd_file_map_settle(m);
+#endif
+  napi_value r;
+  KD_NAPI_CALL(env, napi_get_undefined(env, &r));
+  return r;
+}
+
 napi_status kd_napi_register_file_map(napi_env env, napi_value exports) {
   napi_status st = kd_napi_set_fn(env, exports, "mapFile", kd_napi_map_file, NULL);
+  if (st == napi_ok) st = kd_napi_set_fn(env, exports, "mapView", kd_napi_map_view, NULL);
+  if (st == napi_ok) st = kd_napi_set_fn(env, exports, "releaseView", kd_napi_release_view, NULL);
   if (st == napi_ok) st = kd_napi_set_fn(env, exports, "unmapFile", kd_napi_unmap_file, NULL);
   return st;
 }

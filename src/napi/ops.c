@@ -1,7 +1,15 @@
 /* ops.c - THE generic op entry. Every op of the op list is exported as `binding.ops[name]`,
  * a function whose callback data is the op's kd_op_info: arguments are unboxed by the op's
  * schema into kd_values, the call goes through the dispatcher (kd_call), and outputs are
- * boxed back into tensor handles. Nothing here knows any particular op. */
+ * boxed back into tensor handles. Nothing here knows any particular op.
+ *
+ * Note [Arguments are held for the call]
+ * Unboxing can run JS: reading an element of an array argument may call a getter (or a Proxy
+ * trap), and that code may dispose a tensor argument already unboxed. So every tensor is
+ * retained as it is unwrapped (kd_unbox_scratch.held) and released only after the call: a
+ * tensor disposed mid-call stays alive until the op is done with it, as a Python object
+ * dropped during a PyTorch call would. (lib/args.js also reads each argument once, before
+ * any of this runs, so the common path calls no JS here at all.) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +27,41 @@ typedef struct kd_unbox_scratch {
   char strings[KD_NAPI_MAX_ARGS][64];
   void *heap[KD_NAPI_MAX_ARGS];
   int nheap;
+  kd_tensor *held_inline[KD_NAPI_MAX_ARGS]; /* the tensors retained for the call */
+  kd_tensor **held;
+  int nheld, held_cap;
 } kd_unbox_scratch;
+
+static void kd_scratch_init(kd_unbox_scratch *s) {
+  s->nints = 0;
+  s->nheap = 0;
+  s->held = s->held_inline;
+  s->nheld = 0;
+  s->held_cap = KD_NAPI_MAX_ARGS;
+}
 
 static void kd_scratch_free(kd_unbox_scratch *s) {
   for (int i = 0; i < s->nheap; i++) free(s->heap[i]);
+  for (int i = 0; i < s->nheld; i++) kd_tensor_release(s->held[i]);
+  if (s->held != s->held_inline) free(s->held);
+}
+
+/* Unwraps a tensor handle and retains the tensor until the call is over (See Note [Arguments
+ * are held for the call]). */
+static kd_status kd_unbox_tensor(napi_env env, napi_value v, const char *name, kd_unbox_scratch *s, kd_tensor **out) {
+  if (s->nheld == s->held_cap) {
+    int cap = s->held_cap * 2;
+    kd_tensor **bigger = (kd_tensor **)malloc(sizeof(kd_tensor *) * (size_t)cap);
+    if (!bigger) return kd_error(KD_ERR_OOM, "out of memory");
+    memcpy(bigger, s->held, sizeof(kd_tensor *) * (size_t)s->nheld);
+    if (s->held != s->held_inline) free(s->held);
+    s->held = bigger;
+    s->held_cap = cap;
+  }
+  KD_TRY(kd_napi_unwrap_tensor(env, v, name, out));
+  kd_tensor_retain(*out);
+  s->held[s->nheld++] = *out;
+  return KD_OK;
 }
 
 static kd_status kd_unbox_int(napi_env env, napi_value v, const char *name, int64_t *out) {
@@ -135,14 +174,14 @@ static kd_status kd_unbox(napi_env env, const kd_arg_schema *a, int idx, napi_va
     case KD_ARG_TENSOR:
     case KD_ARG_TENSOR_OPT: {
       kd_tensor *tt;
-      KD_TRY(kd_napi_unwrap_tensor(env, v, a->name, &tt));
+      KD_TRY(kd_unbox_tensor(env, v, a->name, s, &tt));
       *out = kd_value_tensor(tt);
       return KD_OK;
     }
     case KD_ARG_TENSOR_OR_SCALAR: {
       if (t == napi_external) {
         kd_tensor *tt;
-        KD_TRY(kd_napi_unwrap_tensor(env, v, a->name, &tt));
+        KD_TRY(kd_unbox_tensor(env, v, a->name, s, &tt));
         *out = kd_value_tensor(tt);
         return KD_OK;
       }
@@ -260,7 +299,7 @@ static kd_status kd_unbox(napi_env env, const kd_arg_schema *a, int idx, napi_va
             continue;
           }
         }
-        KD_TRY(kd_napi_unwrap_tensor(env, e, a->name, &list[i]));
+        KD_TRY(kd_unbox_tensor(env, e, a->name, s, &list[i]));
       }
       out->kind = KD_VALUE_TENSORLIST;
       out->v.tlist.data = list;
@@ -314,8 +353,7 @@ static napi_value kd_napi_op_entry(napi_env env, napi_callback_info info) {
 
   kd_value args[KD_NAPI_MAX_ARGS];
   kd_unbox_scratch scratch;
-  scratch.nints = 0;
-  scratch.nheap = 0;
+  kd_scratch_init(&scratch);
   kd_status st = KD_OK;
   for (int i = 0; i < op->nargs && st == KD_OK; i++)
     st = kd_unbox(env, &op->args[i], i, i < (int)argc ? argv[i] : undefined, &scratch, &args[i]);

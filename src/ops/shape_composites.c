@@ -263,10 +263,18 @@ static kd_status kd_movedim_impl(kd_scope *s, kd_tensor *self, const kd_value *s
                     kd_shape_format(dst, nd, b, sizeof b));
   int order[KD_MAX_DIMS], ws[KD_MAX_DIMS], wd[KD_MAX_DIMS];
   bool used_src[KD_MAX_DIMS] = {false}, used_dst[KD_MAX_DIMS] = {false};
-  for (int i = 0; i < ns; i++) {
-    KD_TRY(kd_shape_wrap_dim(src[i], n, &ws[i]));
-    KD_TRY(kd_shape_wrap_dim(dst[i], n, &wd[i]));
+  int distinct = n > 0 ? n : 1; /* how many different dims wrap_dim accepts (a 0-d tensor takes 0 and -1) */
+  for (int i = 0; i < ns; i++) { /* every dim is checked; only the first `distinct` can differ (and are stored) */
+    int a_dim, b_dim;
+    KD_TRY(kd_shape_wrap_dim(src[i], n, &a_dim));
+    KD_TRY(kd_shape_wrap_dim(dst[i], n, &b_dim));
+    if (i < distinct) {
+      ws[i] = a_dim;
+      wd[i] = b_dim;
+    }
   }
+  if (ns > distinct) /* more dims than the tensor has: some repeat (PyTorch reports the source first) */
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "movedim: repeated dim in `source` (%s)", kd_shape_format(src, ns, a, sizeof a));
   for (int i = 0; i < ns; i++) {
     if (used_src[ws[i]])
       return kd_error(KD_ERR_INVALID_ARGUMENT, "movedim: repeated dim in `source` (%s)", kd_shape_format(src, ns, a, sizeof a));
@@ -322,7 +330,10 @@ static kd_status kd_repeat_impl(kd_scope *s, kd_tensor *self, const int64_t *rep
   int lead = nr - self->ndim;
   for (int i = 0; i < nr; i++) {
     padded[i] = i < lead ? 1 : self->sizes[i - lead];
-    target[i] = padded[i] * rep[i];
+    if (rep[i] >= 0 && kd_mul_overflows(padded[i], rep[i], &target[i]))
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "Storage size calculation overflowed: size %lld repeated %lld times at "
+                      "dimension %d", (long long)padded[i], (long long)rep[i], i);
+    if (rep[i] < 0 && kd_mul_overflows(padded[i], rep[i], &target[i])) target[i] = rep[i]; /* for the message */
   }
   for (int i = 0; i < nr; i++)
     if (rep[i] < 0) {
@@ -431,7 +442,9 @@ static kd_status kd_repeat_interleave_impl(kd_scope *s, kd_tensor *self, const k
     sz[d + 1] = r;
     KD_TRY(sc_shape(s, KD_OP_expand, u, sz, u->ndim, &u));
     memcpy(fin, x->sizes, sizeof(int64_t) * x->ndim);
-    fin[d] = len * r;
+    if (kd_mul_overflows(len, r, &fin[d]))
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "Storage size calculation overflowed: %lld elements repeated %lld times",
+                      (long long)len, (long long)r);
     KD_TRY(sc_shape(s, KD_OP_reshape, u, fin, x->ndim, &u));
     KD_TRY(sc_ensure_copy(s, self, &u));
     *result = u;
@@ -505,7 +518,10 @@ KD_KERNEL(kd_composite_trace) {
 
 static kd_status kd_diag_impl(kd_scope *s, kd_tensor *self, int64_t k, kd_tensor **result) {
   if (self->ndim == 1) {
-    int64_t n = self->sizes[0] + (k < 0 ? -k : k);
+    int64_t n; /* the square's side: size + |k| (which may not fit; then no square does) */
+    if (k == INT64_MIN || kd_add_overflows(self->sizes[0], k < 0 ? -k : k, &n))
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "Storage size calculation overflowed: diag of a vector of %lld elements "
+                      "at diagonal %lld", (long long)self->sizes[0], (long long)k);
     int64_t sz[2] = {n, n};
     kd_tensor *z, *v;
     KD_TRY(sc_zeros(s, sz, 2, self->dtype, kd_tensor_device(self), &z));

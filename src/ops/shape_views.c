@@ -24,7 +24,9 @@ KD_KERNEL(kd_view_unfold) {
   memcpy(strides, self->strides, sizeof(int64_t) * self->ndim);
   if (self->ndim > 0) {
     sizes[d] = (dsize - size) / step + 1;
-    strides[d] = dstride * step;
+    /* a window count of 1 never uses the stride (dstride * step may not fit); otherwise
+     * step <= dsize - size, so it fits within self's own extent */
+    strides[d] = sizes[d] > 1 ? dstride * step : dstride;
   }
   sizes[self->ndim] = size;
   strides[self->ndim] = dstride;

@@ -99,8 +99,9 @@ static kd_status kd_split_equal(kd_tensor *self, int dim, int64_t size, kd_value
   if (size < 0) return kd_error(KD_ERR_INVALID_ARGUMENT, "split expects split_size be non-negative, but got split_size=%lld", (long long)size);
   if (size == 0 && dim_size != 0)
     return kd_error(KD_ERR_INVALID_ARGUMENT, "split_size can only be 0 if dimension size is 0, but got dimension size of %lld", (long long)dim_size);
-  int64_t n = size == 0 ? 1 : (dim_size + size - 1) / size;
+  int64_t n = size == 0 ? 1 : kd_ceil_div(dim_size, size);
   if (n == 0) n = 1;
+  if (n > INT32_MAX) return kd_error(KD_ERR_OOM, "split: %lld pieces are too many", (long long)n);
   int64_t *lengths = (int64_t *)malloc(sizeof(int64_t) * n);
   if (!lengths) return kd_error(KD_ERR_OOM, "out of memory");
   for (int64_t i = 0; i < n; i++) {
@@ -121,12 +122,13 @@ KD_KERNEL(kd_composite_split) {
   const int64_t *sizes = args[1].v.ilist.data;
   int n = args[1].v.ilist.n;
   int64_t total = 0;
+  bool over = false;
   for (int i = 0; i < n; i++) {
     if (sizes[i] < 0)
       return kd_error(KD_ERR_INVALID_ARGUMENT, "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=%lld", (long long)sizes[i]);
-    total += sizes[i];
+    if (!over) over = kd_add_overflows(total, sizes[i], &total); /* no sum past int64 matches a size */
   }
-  if (total != self->sizes[dim]) {
+  if (over || total != self->sizes[dim]) {
     char buf[256];
     return kd_error(KD_ERR_SHAPE, "split_with_sizes expects split_sizes to sum exactly to %lld (input tensor's size at "
                     "dimension %d), but got split_sizes=%s", (long long)self->sizes[dim], dim,
@@ -142,8 +144,9 @@ KD_KERNEL(kd_composite_chunk) {
   if (chunks <= 0) return kd_error(KD_ERR_INVALID_ARGUMENT, "chunk expects `chunks` to be greater than 0, got: %lld", (long long)chunks);
   int dim;
   KD_TRY(kd_shape_wrap_dim(args[2].v.i, self->ndim, &dim));
-  int64_t size = (self->sizes[dim] + chunks - 1) / chunks;
+  int64_t size = kd_ceil_div(self->sizes[dim], chunks);
   if (size == 0 && self->sizes[dim] == 0) { /* PyTorch: `chunks` empty pieces */
+    if (chunks > INT32_MAX) return kd_error(KD_ERR_OOM, "chunk: %lld pieces are too many", (long long)chunks);
     int64_t *lengths = (int64_t *)calloc(chunks, sizeof(int64_t));
     if (!lengths) return kd_error(KD_ERR_OOM, "out of memory");
     kd_status st = kd_split_into(self, dim, lengths, (int)chunks, outs);

@@ -72,7 +72,7 @@ KD_KERNEL(kd_view_narrow) {
                     (long long)-size, (long long)size, (long long)start);
   if (start < 0) start += size;
   if (length < 0) return kd_error(KD_ERR_INVALID_ARGUMENT, "narrow(): length must be non-negative.");
-  if (start + length > size)
+  if (length > size - start) /* start + length may not fit in int64 */
     return kd_error(KD_ERR_INDEX, "start (%lld) + length (%lld) exceeds dimension size (%lld).", (long long)start,
                     (long long)length, (long long)size);
   int64_t sizes[KD_MAX_DIMS];
@@ -121,8 +121,10 @@ KD_KERNEL(kd_view_slice) {
   int64_t sizes[KD_MAX_DIMS], strides[KD_MAX_DIMS];
   memcpy(sizes, self->sizes, sizeof sizes);
   memcpy(strides, self->strides, sizeof strides);
-  sizes[d] = (end - start + step - 1) / step;
-  strides[d] = self->strides[d] * step;
+  sizes[d] = kd_ceil_div(end - start, step);
+  /* the stride of a dim of size 1 is never used (and self->strides[d] * step may not fit): keep
+   * it; otherwise (sizes[d] - 1) * step < size, so it fits within self's own extent */
+  if (sizes[d] > 1) strides[d] = self->strides[d] * step;
   return kd_view_make(self, sizes, strides, self->ndim, self->offset + start * self->strides[d], outs);
 }
 
@@ -135,7 +137,8 @@ KD_KERNEL(kd_view_unsqueeze) {
   for (int i = 0, j = 0; i <= self->ndim; i++) {
     if (i == d) {
       sizes[i] = 1;
-      strides[i] = d < self->ndim ? self->sizes[d] * self->strides[d] : 1;
+      strides[i] = 1;
+      if (d < self->ndim && kd_mul_overflows(self->sizes[d], self->strides[d], &strides[i])) strides[i] = 1;
     } else {
       sizes[i] = self->sizes[j];
       strides[i] = self->strides[j++];
@@ -215,23 +218,28 @@ KD_KERNEL(kd_view_as_strided) {
   if (n > KD_MAX_DIMS) return kd_error(KD_ERR_INVALID_ARGUMENT, "as_strided: at most %d dims", KD_MAX_DIMS);
   int64_t offset = args[3].kind == KD_VALUE_INT ? args[3].v.i : self->offset;
   if (offset < 0) return kd_error(KD_ERR_INVALID_ARGUMENT, "Tensor: invalid storage offset %lld", (long long)offset);
-  int64_t last = offset; /* highest element index touched */
-  bool empty = false;
   for (int i = 0; i < n; i++) {
     int64_t s = args[1].v.ilist.data[i], st = args[2].v.ilist.data[i];
     if (s < 0) return kd_error(KD_ERR_INVALID_ARGUMENT, "as_strided: negative size %lld", (long long)s);
     if (st < 0) return kd_error(KD_ERR_INVALID_ARGUMENT, "as_strided: Negative strides are not supported at the moment, got strides: %lld", (long long)st);
-    if (s == 0) empty = true;
-    else last += (s - 1) * st;
   }
+  int64_t first, last; /* the lowest and highest element index touched */
+  KD_TRY(kd_shape_extent(args[1].v.ilist.data, args[2].v.ilist.data, n, offset, &first, &last));
+  bool empty = last < first;
   int64_t item = (int64_t)kd_dtype_size(self->dtype);
   int64_t capacity = (int64_t)self->storage->nbytes / item;
+  int64_t needed; /* bytes */
+  if (!empty && (kd_add_overflows(last, 1, &needed) || kd_mul_overflows(needed, item, &needed))) {
+    char a[256], b[256];
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "Storage size calculation overflowed with sizes=%s and strides=%s",
+                    kd_shape_format(args[1].v.ilist.data, n, a, sizeof a), kd_shape_format(args[2].v.ilist.data, n, b, sizeof b));
+  }
   if (!empty && last >= capacity) {
     char a[256], b[256];
     return kd_error(KD_ERR_INDEX, "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %lld requiring a "
                     "storage size of %lld are out of bounds for storage of size %lld",
                     kd_shape_format(args[1].v.ilist.data, n, a, sizeof a), kd_shape_format(args[2].v.ilist.data, n, b, sizeof b),
-                    (long long)offset, (long long)item, (long long)((last + 1) * item), (long long)self->storage->nbytes);
+                    (long long)offset, (long long)item, (long long)needed, (long long)self->storage->nbytes);
   }
   return kd_view_make(self, args[1].v.ilist.data, args[2].v.ilist.data, n, offset, outs);
 }
