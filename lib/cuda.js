@@ -24,6 +24,17 @@ const { describe } = require('./tensor');
  */
 
 /**
+ * @typedef {object} EmulatorStats  kd.cuda.emulator.stats(): totals since the backend loaded.
+ * @property {number} launches  @property {number} blocks  @property {number} threads
+ * @property {number} syncs
+ * @property {number} bytesHostToDevice  @property {number} bytesDeviceToHost  @property {number} bytesDeviceToDevice
+ * @property {number} copiesHostToDevice @property {number} copiesDeviceToHost @property {number} copiesDeviceToDevice
+ * @property {number} mallocs  @property {number} frees  @property {number} hostFunctions
+ * @property {number} devices  @property {number} memory  @property {number} seed
+ * @property {string} fault
+ */
+
+/**
  * The caching allocator's core on a fake device (no GPU needed): for tests of the allocator's
  * policy (test/cuda_allocator.test.js). Addresses are numbers with no memory behind them;
  * stream events complete only when completeEvents() is called.
@@ -344,6 +355,31 @@ module.exports = (binding) => {
       }
       native.setCurrentStream(stream.device, prev);
       return result;
+    },
+    /**
+     * The emulated GPU (KINDLING_CUDA=emulate after `npm run build:emulator`): kindling's CUDA
+     * kernels run on the CPU, for testing `device: 'cuda'` code on machines without a GPU.
+     */
+    emulator: {
+      /** Whether the CUDA backend in use is the emulated GPU. Never throws. */
+      isEnabled: () => native.emulatorStats() !== null,
+      /**
+       * Counters since the backend loaded, the stand-in for GPU performance on a machine without
+       * one: kernel launches (cuBLAS and CUB calls count as launches), blocks and threads run,
+       * device synchronisations (stream/device/event syncs, copies that block the host, cudaFree),
+       * bytes and copies per direction, device mallocs/frees, host functions; and the
+       * configuration (devices, memory per device, seed) and `fault`, what made a device's error
+       * sticky ('' if nothing).
+       * @returns {EmulatorStats}
+       */
+      stats: () => {
+        const s = native.emulatorStats();
+        if (s === null) {
+          const why = native.isAvailable() ? 'the CUDA backend in use is a real GPU' : `CUDA is not available: ${native.unavailableReason()}`;
+          throw new KindlingError(`kd.cuda.emulator.stats(): the emulated GPU is not in use (${why}; set KINDLING_CUDA=emulate)`, 'KD_CUDA_UNAVAILABLE');
+        }
+        return s;
+      },
     },
     /** @private test hook: a kernel that spins about `ms` milliseconds on the current stream. */
     _spin: (ms, device) => native.spin(deviceIndex(device), ms),

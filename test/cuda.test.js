@@ -128,6 +128,7 @@ describe('cuda', function () {
         currentStream: perDevice(c.currentStream),
         defaultStream: perDevice(c.defaultStream),
         withStream: [[() => c.withStream(null, 3), T], [() => c.withStream({}, () => 0), T], [() => c.withStream(0, () => 0), T]],
+        emulator: [[() => c.emulator.stats(), U]], // isEnabled() never throws (checked below)
       };
       for (const name of Object.keys(c).filter((k) => !k.startsWith('_'))) {
         assert.ok(name in calls, `kd.cuda.${name} has no bad-argument cases here`);
@@ -154,6 +155,7 @@ describe('cuda', function () {
       expectKdError(() => t.to('cuda', { nonBlocking: true }), U, 'to(cuda, nonBlocking)');
       // queries never throw, whatever they are given
       assert.equal(c.isAvailable({}), false);
+      assert.equal(c.emulator.isEnabled(5), false);
       assert.equal(c.deviceCount('x'), 0);
       assert.equal(typeof c.unavailableReason(5), 'string');
       // and neither do the switches in kd.backends, which are coded too

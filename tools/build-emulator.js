@@ -92,6 +92,16 @@ async function main() {
     p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error('link failed'))));
   });
   console.log(`kindling: built ${path.relative(root, out)} (the emulated GPU; use it with KINDLING_CUDA=emulate)`);
+  // The emulator's own test program (test/cuda_emulator.test.js runs it): the runtime's objects
+  // and cuda/emulator/test/selftest.cu, without kindling's kernels.
+  const selftest = await compile(path.join(cudaDir, 'emulator', 'test', 'selftest.cu'));
+  const runtimeObjs = objs.filter((o) => path.basename(o).startsWith('emulator-'));
+  const exe = path.join(root, 'build', 'Release', `kd_emu_selftest${variant ? '_' + variant : ''}`);
+  await new Promise((resolve, reject) => {
+    const p = spawn(cxx, [...linkFlags, '-o', exe, selftest, ...runtimeObjs, ...linkLibs], { stdio: 'inherit', cwd: root });
+    p.on('error', reject);
+    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error('linking the self-test failed'))));
+  });
 }
 
 main().catch((e) => {

@@ -396,7 +396,42 @@ export interface CudaDeviceProperties {
  * `t.to('cuda')` / `t.cuda()`. When CUDA cannot be used (not built, no driver, no GPU),
  * `isAvailable()` is false and the functions that need a GPU throw KD_CUDA_UNAVAILABLE.
  */
+/** `kd.cuda.emulator.stats()`: the emulated GPU's counters, totals since the backend loaded. */
+export interface EmulatorStats {
+  /** Kernel launches (a cuBLAS or CUB call counts as a launch). */
+  launches: number;
+  blocks: number;
+  threads: number;
+  /** Calls that blocked the host until device work finished (syncs, blocking copies, cudaFree). */
+  syncs: number;
+  bytesHostToDevice: number;
+  bytesDeviceToHost: number;
+  bytesDeviceToDevice: number;
+  copiesHostToDevice: number;
+  copiesDeviceToHost: number;
+  copiesDeviceToDevice: number;
+  mallocs: number;
+  frees: number;
+  hostFunctions: number;
+  /** The configuration: KINDLING_CUDA_EMU_DEVICES, KINDLING_CUDA_EMU_MEMORY (bytes per device), KINDLING_CUDA_EMU_SEED. */
+  devices: number;
+  memory: number;
+  seed: number;
+  /** What made a device's error sticky ('' if nothing did). */
+  fault: string;
+}
+
 export interface CudaNamespace {
+  /**
+   * The emulated GPU (`KINDLING_CUDA=emulate` after `npm run build:emulator`): kindling's CUDA
+   * kernels run on the CPU, for testing `device: 'cuda'` code without a GPU.
+   */
+  emulator: {
+    /** Whether the CUDA backend in use is the emulated GPU. Never throws. */
+    isEnabled(): boolean;
+    /** The counters; throws KD_CUDA_UNAVAILABLE when the emulated GPU is not in use. */
+    stats(): EmulatorStats;
+  };
   /** Whether CUDA can be used. Never throws. */
   isAvailable(): boolean;
   /** Why CUDA is unavailable, or '' when it is available. Never throws. */

@@ -51,6 +51,7 @@ _Static_assert(KD_DTYPE_COUNT == 10, "the CUDA library's dtype switches must lea
 
 static pthread_once_t kd_cuda_once = PTHREAD_ONCE_INIT;
 static const kd_cuda_api *kd_cuda;   /* non-NULL once loaded and initialised */
+static kd_cuda_emu_stats_fn kd_cuda_emu_stats_get; /* set when the library is the emulated GPU */
 static char kd_cuda_reason[1024];    /* why CUDA is unavailable; "" if available or untried */
 
 static void kd_cuda_set_reason(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -751,6 +752,8 @@ static void kd_cuda_do_load(void) {
   }
   kd_cuda = api;
   kd_cuda_reason[0] = 0;
+  void *stats = dlsym(h, KD_CUDA_EMU_STATS_SYMBOL);
+  if (stats) memcpy(&kd_cuda_emu_stats_get, &stats, sizeof kd_cuda_emu_stats_get);
   kd_device_backend_register(KD_DEVICE_CUDA, &kd_cuda_backend);
   kd_cuda_wrap_cpu_backend();
   kd_dispatch_register(KD_OP_copy_, KD_KEY_CUDA, kd_cuda_copy_);
@@ -763,6 +766,11 @@ kd_status kd_cuda_bridge_load(void) {
   pthread_once(&kd_cuda_once, kd_cuda_do_load);
   if (kd_cuda) return KD_OK;
   return kd_error(KD_ERR_CUDA_UNAVAILABLE, "CUDA is not available: %s", kd_cuda_reason);
+}
+
+bool kd_cuda_emulator_stats(kd_cuda_emu_stats *out) {
+  pthread_once(&kd_cuda_once, kd_cuda_do_load);
+  return kd_cuda && kd_cuda_emu_stats_get && kd_cuda_emu_stats_get(out) == 0;
 }
 
 bool kd_cuda_is_available(void) {

@@ -19,6 +19,10 @@ extern "C" {
 kd_status kd_cuda_bridge_load(void);
 /* Loads if needed; false (never an error) when CUDA cannot be used. */
 bool kd_cuda_is_available(void);
+/* The emulated GPU's counters (cuda/emulator); false when the CUDA library in use is not the
+ * emulator (or CUDA is unavailable). */
+struct kd_cuda_emu_stats;
+bool kd_cuda_emulator_stats(struct kd_cuda_emu_stats *out);
 /* The reason CUDA is unavailable ("" when it is available or was never tried). */
 const char *kd_cuda_unavailable_reason(void);
 /* Whether the CUDA library exists where kd_cuda_bridge_load looks for it (kd.build.cuda), without

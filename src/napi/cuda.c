@@ -662,6 +662,38 @@ static napi_value kd_napi_cuda_spin(napi_env env, napi_callback_info info) {
   return kd_napi_undefined(env);
 }
 
+/* emulatorStats() -> the emulated GPU's counters (Note [Emulator counters]), or null when the
+ * CUDA backend in use is not the emulator. */
+static napi_value kd_napi_cuda_emulator_stats(napi_env env, napi_callback_info info) {
+  kd_cuda_emu_stats st;
+  napi_value r, v;
+  if (!kd_cuda_emulator_stats(&st)) {
+    KD_NAPI_CALL(env, napi_get_null(env, &r));
+    return r;
+  }
+  KD_NAPI_CALL(env, napi_create_object(env, &r));
+  const struct {
+    const char *name;
+    uint64_t value;
+  } fields[] = {
+      {"launches", st.launches},       {"blocks", st.blocks},
+      {"threads", st.threads},         {"syncs", st.syncs},
+      {"bytesHostToDevice", st.h2d_bytes}, {"bytesDeviceToHost", st.d2h_bytes},
+      {"bytesDeviceToDevice", st.d2d_bytes}, {"copiesHostToDevice", st.h2d_copies},
+      {"copiesDeviceToHost", st.d2h_copies}, {"copiesDeviceToDevice", st.d2d_copies},
+      {"mallocs", st.mallocs},         {"frees", st.frees},
+      {"hostFunctions", st.host_funcs}, {"devices", st.devices},
+      {"memory", st.memory},           {"seed", st.seed},
+  };
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+    KD_NAPI_CALL(env, napi_create_double(env, (double)fields[i].value, &v));
+    KD_NAPI_CALL(env, napi_set_named_property(env, r, fields[i].name, v));
+  }
+  KD_NAPI_CALL(env, napi_create_string_utf8(env, st.fault, NAPI_AUTO_LENGTH, &v));
+  KD_NAPI_CALL(env, napi_set_named_property(env, r, "fault", v));
+  return r;
+}
+
 static napi_status kd_napi_register_cuda_async(napi_env env, napi_value cuda) {
   kd_cuda_async *ctx = (kd_cuda_async *)calloc(1, sizeof *ctx); /* lives as long as the process */
   if (!ctx) return napi_generic_failure;
@@ -714,6 +746,7 @@ napi_status kd_napi_register_cuda(napi_env env, napi_value exports) {
       {"isAvailable", kd_napi_cuda_is_available},
       {"unavailableReason", kd_napi_cuda_unavailable_reason},
       {"libraryFound", kd_napi_cuda_library_found},
+      {"emulatorStats", kd_napi_cuda_emulator_stats},
       {"deviceCount", kd_napi_cuda_device_count},
       {"currentDevice", kd_napi_cuda_current_device},
       {"deviceIndex", kd_napi_cuda_device_index},

@@ -218,6 +218,18 @@ cudaError_t cudaEventQuery(cudaEvent_t event);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
 
+/* The C++ overloads of cuda_runtime.h for typed pointers. */
+template <typename T>
+static inline cudaError_t cudaMalloc(T **devPtr, size_t size) { return cudaMalloc((void **)devPtr, size); }
+template <typename T>
+static inline cudaError_t cudaMallocAsync(T **devPtr, size_t size, cudaStream_t stream) {
+  return cudaMallocAsync((void **)devPtr, size, stream);
+}
+template <typename T>
+static inline cudaError_t cudaHostAlloc(T **pHost, size_t size, unsigned int flags) {
+  return cudaHostAlloc((void **)pHost, size, flags);
+}
+
 /* ---- device built-ins ---- */
 namespace kd_emu {
 /* The block being run by this host thread (grid.cpp sets them). */
