@@ -50,9 +50,11 @@ module.exports = function installAmp(kd, Tensor, N, rt) {
       return [this._scale, this._growthTracker];
     }
 
+    // The scaler's state lives as long as the scaler: kept out of the kd.tidy scope that the
+    // first scale() usually runs in (a training step), which would otherwise dispose it.
     _lazyInit(device) {
-      this._scale = kd.full([1], this._initScale, { dtype: 'float32', device });
-      this._growthTracker = kd.full([1], this._initGrowthTracker, { dtype: 'int32', device });
+      this._scale = kd.keep(kd.full([1], this._initScale, { dtype: 'float32', device }));
+      this._growthTracker = kd.keep(kd.full([1], this._initGrowthTracker, { dtype: 'int32', device }));
     }
 
     _state(optimizer) {

@@ -564,6 +564,23 @@ describe('amp.GradScaler', function () {
     assert.match(expectKdError(() => scaler.unscale_(o2)).message, /Attempting to unscale FP16 gradients/);
   });
 
+  it('training steps inside kd.tidy keep the scaler\'s state (the first scale() runs in the scope)', function () {
+    const w = kd.randn(3, { requiresGrad: true });
+    const opt = new kd.optim.SGD([w], { lr: 0.1 });
+    const scaler = new kd.amp.GradScaler({ initScale: 8, growthInterval: 1 });
+    for (let i = 0; i < 3; i++) {
+      kd.tidy(() => {
+        opt.zeroGrad();
+        scaler.scale(w.sum()).backward();
+        scaler.step(opt);
+        scaler.update();
+      });
+    }
+    assert.equal(scaler.getScale(), 64); // grew after each of the three clean steps
+    assert.equal(scaler._getGrowthTracker(), 0);
+    kd.dispose([w, w.grad]);
+  });
+
   it('scale() of arrays, disabled scaler, stateDict round trip, bad options', function () {
     const scaler = new kd.amp.GradScaler({ initScale: 4 });
     const [a, [b]] = scaler.scale([kd.ones(2), [kd.full([1], 3, { dtype: 'float32' })]]);
