@@ -98,6 +98,9 @@ if (cuda && !(kd && kd.cuda.isAvailable())) {
 }
 const sync = cuda ? () => { kd.cuda.synchronize().catch(() => {}); } : null;
 
+// On the emulated GPU (KINDLING_CUDA=emulate) the CPU runs the kernels: each case runs at its
+// smallest size, and the counters per call (countEmulated) are what the run reports.
+const emulated = cuda && !!kd && kd.cuda.isAvailable() && kd.cuda.emulator.isEnabled();
 let cases = allCases.filter((c) => !opts.filter || opts.filter.split('|').some((f) => c.name.includes(f)));
 if (!cases.length) {
   console.error(`bench: no case matches --filter ${opts.filter} (cases: ${allCases.map((c) => c.name).join(', ')})`);
@@ -108,7 +111,7 @@ cases = cases.filter((c) => {
   const reason = kd && c.requires ? c.requires(kd, dev) : null;
   if (reason) unavailable.push({ what: c.name, reason });
   return !reason;
-}).map((c) => ({ ...c, runSizes: opts.quick ? c.quickSizes || c.sizes : c.sizes }));
+}).map((c) => ({ ...c, runSizes: emulated ? [Math.min(...c.sizes)] : opts.quick ? c.quickSizes || c.sizes : c.sizes }));
 
 const liveTensors = () => {
   try {
@@ -393,6 +396,48 @@ async function runSuite() {
   return { rounds, kdResults, peers, rows: buildRows(kdResults, peers) };
 }
 
+// ---- the emulated GPU's counters ---------------------------------------------------------
+// On the emulated GPU (KINDLING_CUDA=emulate) timings are CPU timings, not GPU ones; what stands
+// in for GPU performance is what each call asks of the device: kernel launches, device syncs and
+// host<->device copies per call (kd.cuda.emulator.stats(), Note [Emulator counters]).
+/** Per case and size: launches, syncs and copies of one call (after a warm-up call). */
+async function countEmulated() {
+  const out = [];
+  for (const c of cases) {
+    for (const n of c.runSizes) {
+      let state = null;
+      try {
+        state = c.setup(kd, n, dev);
+        await c.run(state); // warm-up: handles, workspaces, cached blocks
+        await kd.cuda.synchronize();
+        const a = kd.cuda.emulator.stats();
+        await c.run(state);
+        await kd.cuda.synchronize();
+        const b = kd.cuda.emulator.stats();
+        const d = (k) => b[k] - a[k]; // kd.cuda.synchronize() waits through a host function: no sync counted
+        out.push({ case: c.name, size: c.label(n), launches: d('launches'), syncs: d('syncs'),
+          h2d: d('copiesHostToDevice'), d2h: d('copiesDeviceToHost') });
+      } catch (e) {
+        out.push({ case: c.name, size: c.label(n), error: e.message });
+      } finally {
+        if (state && c.teardown) c.teardown(state);
+      }
+    }
+  }
+  return out;
+}
+
+function formatCounters(list) {
+  const lines = ['emulated GPU: per call (timings above are CPU timings of the emulator, not GPU timings)',
+    `${'case'.padEnd(24)} ${'size'.padEnd(12)} ${'launches'.padStart(8)} ${'syncs'.padStart(6)} ${'H2D'.padStart(4)} ${'D2H'.padStart(4)}`];
+  for (const r of list) {
+    lines.push(r.error ? `${r.case.padEnd(24)} ${r.size.padEnd(12)} failed: ${r.error}`
+      : `${r.case.padEnd(24)} ${r.size.padEnd(12)} ${String(r.launches).padStart(8)} ${String(r.syncs).padStart(6)} ` +
+        `${String(r.h2d).padStart(4)} ${String(r.d2h).padStart(4)}`);
+  }
+  return lines.join('\n');
+}
+
 // ---- main -------------------------------------------------------------------------------
 function machineLine(machine, peers, gpu) {
   const { torch, tfjs, sgemm } = peers;
@@ -437,9 +482,11 @@ async function main() {
   stopPeers();
   const final = second || first;
   const { rows, peers } = final;
+  const counters = emulated ? await countEmulated() : null;
 
   console.log('');
   console.log(formatTable(rows, opts.markdown));
+  if (counters) console.log(`\n${formatCounters(counters)}`);
   for (const l of limitLines(peers)) console.log(`\n${l}`);
   console.log(`machine: ${machineLine(machine, peers, gpu)}`);
   for (const s of skipped) console.log(`skipped ${s.what}: ${s.reason}`);
@@ -467,6 +514,7 @@ async function main() {
     kindling: { loaded: !!kd, build: kd ? kd.build : null, version: kd ? kd.version : null, results: final.kdResults },
     peers,
     rows,
+    emulated_gpu_counters: counters || undefined,
     all_rounds: opts.rounds > 1 ? final.rounds : undefined,
     check_repeat: second ? { first_rows: first.rows, first_kindling: first.kdResults, first_peers: first.peers,
       first_rounds: opts.rounds > 1 ? first.rounds : undefined, comparison: repeat } : undefined,

@@ -423,8 +423,8 @@ function genDocs() {
     'with PyTorch (f32 f64 f16 bf16 i8 u8 i16 i32 i64 bool); other dtypes PyTorch refuses are refused with its error.\n';
   s += '- **CPU**: `kernel` (a CPU kernel), `generic` (device-agnostic metadata kernel), `composite` (written ' +
     'with other ops through the dispatcher, so it runs wherever they do).\n';
-  s += '- **CUDA**: `kernel*` = a CUDA kernel that compiles but has not yet run on a GPU (this project has had no ' +
-    'GPU so far); `generic`/`composite` as for the CPU; `-` = not available on CUDA (a clean KD_NOT_SUPPORTED error).\n\n';
+  s += '- **CUDA**: `kernel*` = a CUDA kernel, checked against the CPU on the emulated GPU (docs/CUDA.md) but not ' +
+    'yet run on a real GPU; `generic`/`composite` as for the CPU; `-` = not available on CUDA (a clean KD_NOT_SUPPORTED error).\n\n';
   s += '- **autocast**: the op\'s policy inside `kd.autocast` per device type (PyTorch 1.13\'s lists, ' +
     '`src/ops/autocast_policy.js`): `lower` (to the scope\'s float16/bfloat16), `fp32`, `fp32SetOptDtype` ' +
     '(dtype=float32 unless given), `promote` (widest floating dtype), `banned`, `native` (no cast, and none inside: a composite of what is one op in PyTorch); `-` = runs as called.\n\n';
