@@ -131,6 +131,38 @@ describe('the emulated GPU', function () {
       });
     }
 
+    // Every op on CUDA tensors must run on the device: a CPU loop reading device memory works on
+    // the emulated GPU (its device memory is host memory) but faults on a GPU. The counters show
+    // it: an op that computes a CUDA result launches at least one kernel (argmax/max/min along
+    // dim 0 used to take a CPU fast path on device memory).
+    it('every op that computes on CUDA tensors launches device work', function () {
+      const b = kd.tidy(() => x.gt(0)), i = kd.tidy(() => kd.randint(0, 64, [64, 4], { device: dev }));
+      const s = kd.tidy(() => x.narrow(1, 0, 64));
+      const ops = {
+        'sum()': () => x.sum(), 'sum(0)': () => x.sum(0), 'mean(1)': () => x.mean(1), 'amax(0)': () => x.amax(0),
+        'amin(1)': () => x.amin(1), 'argmax(0)': () => x.argmax(0), 'argmax(1)': () => x.argmax(1), 'argmin(0)': () => x.argmin(0),
+        'argmax()': () => x.argmax(), 'max(0)': () => x.max(0).values, 'min(0)': () => x.min(0).indices, 'max()': () => x.max(),
+        'prod(0)': () => s.prod(0), 'std(0)': () => x.std(0), 'var(1)': () => x.var(1), 'norm()': () => x.norm(),
+        'logsumexp([1])': () => x.logsumexp([1]), 'all()': () => b.all(), 'any(0)': () => b.any(0), 'cumsum(0)': () => x.cumsum(0),
+        'cumprod(1)': () => s.cumprod(1), 'cummax(0)': () => x.cummax(0).values, 'softmax(0)': () => x.softmax(0),
+        'sort(0)': () => x.sort(0).values, 'topk(3)': () => x.topk(3).values, 'median(0)': () => x.median(0).values,
+        'clamp': () => x.clamp(-0.5, 0.5), 'where': () => kd.where(b, x, 0), 'tril': () => s.tril(), 'flip': () => x.flip([0]),
+        'cat': () => kd.cat([x, x], 1), 'gather': () => x.gather(1, i), 'countNonzero': () => b.countNonzero(),
+        'transpose().contiguous()': () => x.t().contiguous(), 'to float16': () => x.to('float16'), 'repeat': () => x.repeat([2, 1]),
+        'pad': () => kd.nn.functional.pad(x, [1, 1]), 'embedding': () => kd.nn.functional.embedding(i, s),
+        'dropout': () => kd.nn.functional.dropout(x, 0.5, true), 'oneHot': () => kd.nn.functional.oneHot(i.select(1, 0), 64),
+        'diag': () => s.diag(), 'indexSelect': () => x.indexSelect(0, i.select(1, 0)), 'unique': () => i.unique(),
+      };
+      const none = [];
+      for (const [name, f] of Object.entries(ops)) {
+        const a = kd.cuda.emulator.stats().launches;
+        kd.tidy(f);
+        if (kd.cuda.emulator.stats().launches === a) none.push(name);
+      }
+      kd.dispose([b, i, s]);
+      assert.deepEqual(none, [], `ran no device work: ${none.join(', ')}`);
+    });
+
     it('item() is one blocking copy (a data-dependent read, as PyTorch)', function () {
       const c = counts(() => x.sum().item());
       assert.equal(c.d2h, 1);

@@ -900,8 +900,10 @@ KD_ROWS_ALL(KD_DEF_ARGV)
 #define KD_ARGV_ENTRY(SFX, DT, ...) [DT] = kd_argv_body_##SFX,
 static const kd_parallel_fn kd_argv_bodies[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_ARGV_ENTRY)};
 
-/* True (and done) when `in` is contiguous and reduced over a dim with inner elements after it. */
+/* True (and done) when `in` is a contiguous CPU tensor reduced over a dim with inner elements
+ * after it (a device tensor's memory is not the host's: it goes to the device hook). */
 static bool kd_arg_vertical(const kd_tensor *in, int dim, kd_tensor *values, kd_tensor *indices, int is_max) {
+  if (kd_tensor_device(in).type != KD_DEVICE_CPU) return false;
   if (in->ndim == 0 || !kd_tensor_is_contiguous(in) || !kd_tensor_is_contiguous(values) ||
       !kd_tensor_is_contiguous(indices))
     return false;
