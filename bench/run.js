@@ -428,7 +428,7 @@ async function countEmulated() {
 }
 
 function formatCounters(list) {
-  const lines = ['emulated GPU: per call (timings above are CPU timings of the emulator, not GPU timings)',
+  const lines = ['emulated GPU, per call (what each call asks of the device; the emulator measures no GPU time):',
     `${'case'.padEnd(24)} ${'size'.padEnd(12)} ${'launches'.padStart(8)} ${'syncs'.padStart(6)} ${'H2D'.padStart(4)} ${'D2H'.padStart(4)}`];
   for (const r of list) {
     lines.push(r.error ? `${r.case.padEnd(24)} ${r.size.padEnd(12)} failed: ${r.error}`
@@ -472,6 +472,17 @@ async function main() {
   if (load > 0.5) console.log(`  note: load average ${load.toFixed(2)} before starting: other work may skew timings`);
   for (const u of unavailable) skip(u.what, u.reason);
 
+  if (emulated) { // timings of the emulator would be CPU timings: count instead (countEmulated)
+    const counters = await countEmulated();
+    console.log(`\n${formatCounters(counters)}`);
+    const file = opts.out ? path.resolve(opts.out)
+      : path.join(root, 'bench', 'out', `${started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}-emulated-gpu.json`);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, JSON.stringify({ date: started.toISOString(), device: dev, emulated_gpu: true, machine,
+      kindling: { build: kd.build, version: kd.version }, emulated_gpu_counters: counters }, null, 1) + '\n');
+    console.log(`results: ${path.relative(process.cwd(), file)}`);
+    return;
+  }
   await startPeers();
   const first = await runSuite();
   let second = null;
@@ -482,11 +493,9 @@ async function main() {
   stopPeers();
   const final = second || first;
   const { rows, peers } = final;
-  const counters = emulated ? await countEmulated() : null;
 
   console.log('');
   console.log(formatTable(rows, opts.markdown));
-  if (counters) console.log(`\n${formatCounters(counters)}`);
   for (const l of limitLines(peers)) console.log(`\n${l}`);
   console.log(`machine: ${machineLine(machine, peers, gpu)}`);
   for (const s of skipped) console.log(`skipped ${s.what}: ${s.reason}`);
@@ -514,7 +523,6 @@ async function main() {
     kindling: { loaded: !!kd, build: kd ? kd.build : null, version: kd ? kd.version : null, results: final.kdResults },
     peers,
     rows,
-    emulated_gpu_counters: counters || undefined,
     all_rounds: opts.rounds > 1 ? final.rounds : undefined,
     check_repeat: second ? { first_rows: first.rows, first_kindling: first.kdResults, first_peers: first.peers,
       first_rounds: opts.rounds > 1 ? first.rounds : undefined, comparison: repeat } : undefined,

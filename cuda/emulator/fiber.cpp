@@ -11,9 +11,11 @@ namespace kd_emu {
 #if defined(__x86_64__)
 extern "C" void kd_emu_switch_sp(void **save_sp, void *new_sp);
 extern "C" void kd_emu_fiber_start(void);
-/* Pushes the callee-saved registers and the MXCSR/x87 control words on the current stack,
- * stores rsp in *save_sp, loads new_sp and pops the same frame from there. A new context's
- * frame "returns" into kd_emu_fiber_start, which calls r13(r12). */
+/* Pushes the callee-saved registers on the current stack, stores rsp in *save_sp, loads new_sp
+ * and pops the same frame from there. A new context's frame "returns" into kd_emu_fiber_start,
+ * which calls r13(r12). The MXCSR and x87 control words are not switched: every fiber of a host
+ * thread shares that thread's floating-point environment (no kernel changes it), which saves the
+ * slow ldmxcsr/fldcw on every switch. */
 __asm__(
     ".text\n"
     ".globl kd_emu_switch_sp\n"
@@ -26,14 +28,8 @@ __asm__(
     "  pushq %r13\n"
     "  pushq %r14\n"
     "  pushq %r15\n"
-    "  subq $8, %rsp\n"
-    "  stmxcsr (%rsp)\n"
-    "  fnstcw 4(%rsp)\n"
     "  movq %rsp, (%rdi)\n"
     "  movq %rsi, %rsp\n"
-    "  ldmxcsr (%rsp)\n"
-    "  fldcw 4(%rsp)\n"
-    "  addq $8, %rsp\n"
     "  popq %r15\n"
     "  popq %r14\n"
     "  popq %r13\n"
@@ -53,7 +49,7 @@ __asm__(
 
 void context_make(context *c, void *stack, size_t size, void (*entry)(void *), void *arg) {
   uintptr_t top = ((uintptr_t)stack + size) & ~(uintptr_t)15;
-  uint64_t *sp = (uint64_t *)(top - 16); /* 16 bytes of padding: rsp is 16-aligned after the ret */
+  uint64_t *sp = (uint64_t *)(top - 16); /* padding: rsp is 16-aligned after the ret, as before a call */
   *--sp = (uint64_t)(uintptr_t)&kd_emu_fiber_start;
   *--sp = 0;                           /* rbp */
   *--sp = 0;                           /* rbx */
@@ -61,11 +57,6 @@ void context_make(context *c, void *stack, size_t size, void (*entry)(void *), v
   *--sp = (uint64_t)(uintptr_t)entry;  /* r13 */
   *--sp = 0;                           /* r14 */
   *--sp = 0;                           /* r15 */
-  uint32_t mxcsr;
-  uint16_t fcw;
-  __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
-  __asm__ volatile("fnstcw %0" : "=m"(fcw));
-  *--sp = (uint64_t)mxcsr | ((uint64_t)fcw << 32);
   c->sp = sp;
   c->stack = stack;
   c->stack_size = size;

@@ -1,7 +1,7 @@
 /* fiber.h - user-level execution contexts for the emulated GPU's threads: a context switch that
- * saves only what the C ABI says a call preserves (x86-64: rbx, rbp, r12-r15, rsp, the SSE and
- * x87 control words; elsewhere ucontext), so suspending a GPU thread at a barrier costs a few
- * nanoseconds. Stacks come from mmap with a guard page below, so a kernel that overflows its
+ * saves only what the C ABI says a call preserves (x86-64: rbx, rbp, r12-r15, rsp; the
+ * floating-point control words are the host thread's, shared by its fibers; elsewhere ucontext),
+ * so suspending a GPU thread at a barrier costs a few nanoseconds. Stacks come from mmap with a guard page below, so a kernel that overflows its
  * stack faults instead of corrupting a neighbour. */
 #ifndef KD_EMU_FIBER_H
 #define KD_EMU_FIBER_H

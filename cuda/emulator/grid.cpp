@@ -37,10 +37,10 @@
 
 namespace kd_emu {
 
-thread_local uint3 tls_thread_idx;
-thread_local uint3 tls_block_idx;
-thread_local dim3 tls_block_dim;
-thread_local dim3 tls_grid_dim;
+KD_EMU_TLS uint3 tls_thread_idx;
+KD_EMU_TLS uint3 tls_block_idx;
+KD_EMU_TLS dim3 tls_block_dim;
+KD_EMU_TLS dim3 tls_grid_dim;
 
 namespace {
 
@@ -59,6 +59,9 @@ struct block_run {
   kernel_task *task;
   std::vector<fiber> f;
   std::vector<uint64_t> xval; /* warp exchange slots, one per thread */
+  std::vector<int> warp_waiting; /* lanes of each warp waiting in an exchange */
+  int block_waiting = 0;         /* threads waiting at __syncthreads */
+  std::vector<int> order;        /* the block's shuffled thread order */
   context sched;
   fiber *cur = nullptr;
   bool trapped = false;
@@ -69,7 +72,7 @@ struct block_run {
 #endif
 };
 
-thread_local block_run *tls_run = nullptr;
+KD_EMU_TLS block_run *tls_run = nullptr;
 thread_local std::vector<void *> *tls_stacks = nullptr; /* free fiber stacks of this host thread */
 
 /* A splitmix64 step: the shuffles' random numbers. */
@@ -147,50 +150,60 @@ void resume(block_run *r, fiber *f) {
   }
 }
 
-/* Runs one block to completion; false if it trapped or deadlocked. */
+/* Runs one block to completion; false if it trapped or deadlocked. Each round runs every
+ * runnable fiber once, in the block's shuffled order from a random starting point and direction
+ * (so the order between barriers varies from round to round and block to block), then releases
+ * the barriers every live thread (warp lane) has reached. */
 bool run_block(block_run &r, uint64_t &rng) {
-  const int n = (int)r.f.size();
-  std::vector<int> order(n);
-  for (int i = 0; i < n; i++) order[i] = i;
+  const int n = (int)r.f.size(), nw = (n + 31) / 32;
+  std::vector<int> &order = r.order;
+  order.resize((size_t)n);
+  for (int i = 0; i < n; i++) order[(size_t)i] = i;
+  for (int i = n - 1; i > 0; i--) std::swap(order[(size_t)i], order[(size_t)(mix(rng) % (uint64_t)(i + 1))]);
+  r.warp_waiting.assign((size_t)nw, 0);
+  r.block_waiting = 0;
   int live = n;
+  std::vector<int> warp_live((size_t)nw, 0);
+  for (int w = 0; w < nw; w++) warp_live[(size_t)w] = (w + 1) * 32 <= n ? 32 : n - w * 32;
   for (;;) {
-    for (int i = n - 1; i > 0; i--) std::swap(order[i], order[(int)(mix(rng) % (uint64_t)(i + 1))]);
-    for (int i = 0; i < n && !r.trapped; i++) {
-      fiber &f = r.f[order[i]];
-      if (f.state == F_NEW || f.state == F_RUNNABLE) resume(&r, &f);
+    const uint64_t z = mix(rng);
+    const bool up = (z >> 32) & 1;
+    int i = (int)(z % (uint64_t)n);
+    for (int k = 0; k < n && !r.trapped; k++, i = up ? (i + 1 == n ? 0 : i + 1) : (i == 0 ? n - 1 : i - 1)) {
+      fiber &f = r.f[(size_t)order[(size_t)i]];
+      if (f.state != F_NEW && f.state != F_RUNNABLE) continue;
+      resume(&r, &f);
+      if (f.state == F_DONE) {
+        live--;
+        warp_live[(size_t)(f.lin >> 5)]--;
+      }
     }
     if (r.trapped) break;
-    live = 0;
-    int at_block = 0;
-    for (auto &f : r.f)
-      if (f.state != F_DONE) {
-        live++;
-        at_block += f.state == F_BLOCK_WAIT;
-      }
     if (live == 0) return true;
     bool released = false;
-    /* warps whose every live lane (of the waiting lanes' masks) waits in an exchange */
-    for (int w = 0; w * 32 < n; w++) {
+    for (int w = 0; w < nw; w++) {
+      const int waiting = r.warp_waiting[(size_t)w];
+      if (waiting == 0) continue;
       const int lo = w * 32, hi = lo + 32 < n ? lo + 32 : n;
-      unsigned need = 0;
-      bool any = false;
-      for (int i = lo; i < hi; i++)
-        if (r.f[i].state == F_WARP_WAIT) {
-          need |= r.f[i].mask;
-          any = true;
-        }
-      if (!any) continue;
-      bool all = true;
-      for (int i = lo; i < hi && all; i++)
-        if ((need >> (i - lo)) & 1u) all = r.f[i].state == F_WARP_WAIT || r.f[i].state == F_DONE;
+      bool all = waiting == warp_live[(size_t)w];
+      if (!all) { /* a partial mask: only the lanes it names must be there */
+        unsigned need = 0;
+        for (int i = lo; i < hi; i++)
+          if (r.f[(size_t)i].state == F_WARP_WAIT) need |= r.f[(size_t)i].mask;
+        all = true;
+        for (int i = lo; i < hi && all; i++)
+          if ((need >> (i - lo)) & 1u) all = r.f[(size_t)i].state == F_WARP_WAIT || r.f[(size_t)i].state == F_DONE;
+      }
       if (!all) continue;
       for (int i = lo; i < hi; i++)
-        if (r.f[i].state == F_WARP_WAIT) r.f[i].state = F_RUNNABLE;
+        if (r.f[(size_t)i].state == F_WARP_WAIT) r.f[(size_t)i].state = F_RUNNABLE;
+      r.warp_waiting[(size_t)w] = 0;
       released = true;
     }
-    if (!released && at_block == live) {
+    if (!released && r.block_waiting == live) {
       for (auto &f : r.f)
         if (f.state == F_BLOCK_WAIT) f.state = F_RUNNABLE;
+      r.block_waiting = 0;
       released = true;
     }
     if (!released) break; /* deadlock: threads wait at barriers the others never reach */
@@ -264,6 +277,7 @@ void syncthreads(void) {
   block_run *r = tls_run;
   if (!r || !r->cur) return; /* called outside a kernel (host code): nothing to wait for */
   r->cur->state = F_BLOCK_WAIT;
+  r->block_waiting++;
   to_scheduler(false);
 }
 
@@ -283,6 +297,7 @@ void warp_exchange(unsigned mask, const void *value, void *out, size_t nbytes, i
   memcpy(&r->xval[(size_t)me], value, nbytes);
   f->state = F_WARP_WAIT; /* everyone has published */
   f->mask = mask;
+  r->warp_waiting[(size_t)(me >> 5)]++;
   to_scheduler(false);
   const int from = base + src;
   if (src >= 0 && src < 32 && from < (int)r->f.size() && r->f[(size_t)from].state != F_DONE)
@@ -291,6 +306,7 @@ void warp_exchange(unsigned mask, const void *value, void *out, size_t nbytes, i
     memcpy(out, value, nbytes);
   f->state = F_WARP_WAIT; /* everyone has read before a slot is written again */
   f->mask = mask;
+  r->warp_waiting[(size_t)(me >> 5)]++;
   to_scheduler(false);
 }
 

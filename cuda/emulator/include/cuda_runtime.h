@@ -233,10 +233,13 @@ static inline cudaError_t cudaHostAlloc(T **pHost, size_t size, unsigned int fla
 /* ---- device built-ins ---- */
 namespace kd_emu {
 /* The block being run by this host thread (grid.cpp sets them). */
-extern thread_local uint3 tls_thread_idx;
-extern thread_local uint3 tls_block_idx;
-extern thread_local dim3 tls_block_dim;
-extern thread_local dim3 tls_grid_dim;
+/* (The library's thread-locals stay in the default TLS model: it is dlopen'ed, and its
+ * __shared__ arrays are too big for the static TLS block.) */
+#define KD_EMU_TLS thread_local
+extern KD_EMU_TLS uint3 tls_thread_idx;
+extern KD_EMU_TLS uint3 tls_block_idx;
+extern KD_EMU_TLS dim3 tls_block_dim;
+extern KD_EMU_TLS dim3 tls_grid_dim;
 /* Suspends the calling GPU thread until every (non-exited) thread of its block arrives. */
 void syncthreads(void);
 /* A warp exchange: the calling lane publishes `nbytes` of `value` and receives the bytes of
