@@ -163,6 +163,28 @@ describe('the emulated GPU', function () {
       assert.deepEqual(none, [], `ran no device work: ${none.join(', ')}`);
     });
 
+    // Streams really overlap here, so the races a GPU has are possible: a block freed while
+    // another stream still writes it is reused at once unless recordStream told the allocator.
+    it('a block freed while another stream writes it is reused at once; recordStream prevents it', async function () {
+      const trial = async (record) => {
+        const s1 = new kd.cuda.Stream(), s2 = new kd.cuda.Stream();
+        const n = 1 << 16;
+        const t = kd.cuda.withStream(s1, () => kd.zeros([n], { device: dev }));
+        await s1.synchronize();
+        kd.cuda.withStream(s2, () => { kd.cuda._spin(100); t.fill_(7); }); // s2 writes t late
+        if (record) t.recordStream(s2);
+        t.dispose();
+        const u = kd.cuda.withStream(s1, () => kd.zeros([n], { device: dev }).fill_(1));
+        await s1.synchronize();
+        await s2.synchronize();
+        const v = kd.cuda.withStream(s1, () => u.sum().item());
+        u.dispose();
+        return v;
+      };
+      assert.equal(await trial(false), 7 * 65536, 'the race is visible: s2\'s late write landed in the reused block');
+      assert.equal(await trial(true), 65536);
+    });
+
     it('item() is one blocking copy (a data-dependent read, as PyTorch)', function () {
       const c = counts(() => x.sum().item());
       assert.equal(c.d2h, 1);
