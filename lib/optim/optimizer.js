@@ -179,6 +179,9 @@ module.exports = (kd) => {
       });
       const byIndex = new Map();
       saved.forEach((sg, i) => sg.params.forEach((id, j) => byIndex.set(id, this.paramGroups[i].params[j])));
+      // Keys come from a file (a checkpoint): set them as own properties, so that one named
+      // '__proto__' cannot replace an object's prototype.
+      const setOwn = (o, k, v) => Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
       const state = new Map();
       kd.noGrad(() => {
         for (const [id, s] of Object.entries(sd.state)) {
@@ -187,8 +190,8 @@ module.exports = (kd) => {
           const ns = {};
           for (const [k, v] of Object.entries(s)) {
             if (v instanceof Tensor) {
-              ns[k] = kd.keep(k === 'step' ? v.clone() : v.to({ dtype: p.dtype, device: p.device, copy: true }));
-            } else ns[k] = Array.isArray(v) ? v.slice() : v;
+              setOwn(ns, k, kd.keep(k === 'step' ? v.clone() : v.to({ dtype: p.dtype, device: p.device, copy: true })));
+            } else setOwn(ns, k, Array.isArray(v) ? v.slice() : v);
           }
           state.set(p, ns);
         }
@@ -196,7 +199,7 @@ module.exports = (kd) => {
       this.state = state;
       this.paramGroups = this.paramGroups.map((g, i) => {
         const ng = { params: g.params };
-        for (const [k, v] of Object.entries(saved[i])) if (k !== 'params') ng[k] = Array.isArray(v) ? v.slice() : v;
+        for (const [k, v] of Object.entries(saved[i])) if (k !== 'params') setOwn(ng, k, Array.isArray(v) ? v.slice() : v);
         return ng;
       });
     }
