@@ -461,14 +461,18 @@ static kd_cuda_status kd_red_typed(int device, const kd_cuda_reduce *r, const kd
 }
 
 kd_cuda_status kd_cu_reduce(int device, const kd_cuda_reduce *r) {
-  if (!r || !r->in || (!r->out && !r->out2))
-    return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "reduce: null argument");
+  if (!r) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "reduce: null argument");
   if (r->nkeep < 0 || r->nkeep > KD_CUDA_MAX_DIMS || r->nred < 0 || r->nred > KD_CUDA_MAX_DIMS ||
-      (r->arg && (r->nred != 1 || !r->out2)))
+      (r->arg && r->nred != 1))
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "reduce: %d kept and %d reduced dims", (int)r->nkeep, (int)r->nred);
   if (kd_cu_dtype_size(r->in_dtype) == 0 || kd_cu_dtype_size(r->out_dtype) == 0)
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "reduce: invalid dtype");
+  if (r->onumel < 0 || r->count < 0) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "reduce: negative extent");
   if (r->onumel == 0) return KD_CUDA_OK;
+  /* an empty input (count 0, no storage: in may be NULL) still writes every output: the
+   * identity through the post pass (sum 0, prod 1, mean and var NaN, logsumexp -inf) */
+  if ((r->count > 0 && !r->in) || (r->arg ? !r->out2 : !r->out))
+    return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "reduce: null argument");
   kd_cu_device_guard guard;
   KD_CU_TRY(guard.enter(device));
   kd_cu_red_geom g;
