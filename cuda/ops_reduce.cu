@@ -13,9 +13,10 @@
  * Like the CPU (Note [Reduction accumulators]) every reduction is one or two accumulate
  * passes into an accumulator array with one element per output, then a pointwise "post" pass
  * that writes the output dtype (mean divides, std takes the root, ...). Accumulators: float
- * for float16/bfloat16 inputs, double for float32 and float64 (as the CPU; a reduction is
- * bound by memory, so the wider adds cost nothing), int64 with wrapping arithmetic for
- * integers and bool (and for all/any/countNonzero). A pass picks one of three kernels:
+ * for float16/bfloat16 inputs (double when the output is float64), double for float32 and
+ * float64 (as the CPU; a reduction is bound by memory, so the wider adds cost nothing), int64
+ * with wrapping arithmetic for integers and bool (and for all/any/countNonzero). A pass picks
+ * one of three kernels:
  *   thread per output  when a kept dim is the fastest in memory (a column reduction: adjacent
  *                      threads read adjacent elements), or every reduced run has one element;
  *   warp per output    for short reduced runs (<= 2048 elements), warp shuffles at the end;
@@ -454,9 +455,14 @@ static kd_cuda_status kd_red_typed(int device, const kd_cuda_reduce *r, const kd
   if (post != KD_RPOST_COPY && !fl)
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "reduce: op code %d needs a floating input", (int)r->code);
   if (iacc) return kd_red_values<T, int64_t>(device, r, g, kind, post);
-  /* float32 accumulates in double, as the CPU (free: a reduction is bound by memory) */
+  /* float32 accumulates in double, as the CPU (free: a reduction is bound by memory); so does
+   * a float16/bfloat16 input reduced into a float64 output (sum/mean with dtype=float64: PyTorch
+   * casts the input to float64 first, and the CPU accumulates in double) */
   typedef typename std::conditional<std::is_same<T, float>::value, double, CT>::type FA;
-  if constexpr (fl) return kd_red_values<T, FA>(device, r, g, kind, post);
+  if constexpr (fl) {
+    if (r->out_dtype == KD_DTYPE_F64) return kd_red_values<T, double>(device, r, g, kind, post);
+    return kd_red_values<T, FA>(device, r, g, kind, post);
+  }
   return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "reduce: no accumulator");
 }
 
