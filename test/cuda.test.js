@@ -30,32 +30,46 @@ describe('cuda', function () {
       return JSON.parse(r.stdout);
     };
 
+    // The library the loader looks for: the emulated GPU's with KINDLING_CUDA=emulate.
+    const libName = (env) => (env.KINDLING_CUDA === 'emulate' ? 'libkindling_cuda_emu.so' : 'libkindling_cuda.so');
+    const MODES = [{ KINDLING_CUDA: '' }, { KINDLING_CUDA: 'emulate' }];
+
     it('says whether the CUDA library was built next to the addon (without loading it)', function () {
       const envLib = process.env.KINDLING_CUDA_LIBRARY;
-      const expected = envLib ? fs.existsSync(envLib) : fs.existsSync(path.join(release, 'libkindling_cuda.so'));
+      const expected = envLib ? fs.existsSync(envLib) : fs.existsSync(path.join(release, libName(process.env)));
       assert.equal(kd.build.cuda, expected);
       if (available) assert.equal(kd.build.cuda, true, 'CUDA runs, so its library was built');
       assert.equal(typeof kd.build.blas, 'boolean');
       assert.ok(Object.isFrozen(kd.build));
-    });
-
-    it('finds the library at KINDLING_CUDA_LIBRARY or next to kindling.node, as the loader does', function () {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-build-'));
-      try {
-        const lib = path.join(dir, 'libkindling_cuda.so');
-        fs.writeFileSync(lib, 'not loaded by kd.build');
-        assert.equal(childBuild({ KINDLING_CUDA_LIBRARY: lib }).cuda, true);
-        assert.equal(childBuild({ KINDLING_CUDA_LIBRARY: path.join(dir, 'missing.so') }).cuda, false);
-        // an addon with the library next to it (a copy of kindling.node in dir)
-        fs.copyFileSync(path.join(release, 'kindling.node'), path.join(dir, 'kindling.node'));
-        const script = `process.stdout.write(JSON.stringify(require(${JSON.stringify(path.join(dir, 'kindling.node'))}).cuda.libraryFound()))`;
-        assert.equal(childBuild({ KINDLING_CUDA_LIBRARY: '' }, script), true);
-        fs.unlinkSync(lib);
-        assert.equal(childBuild({ KINDLING_CUDA_LIBRARY: '' }, script), false);
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
+      // both libraries, whichever this process uses
+      for (const mode of MODES) {
+        const env = { ...mode, KINDLING_CUDA_LIBRARY: '' };
+        assert.equal(childBuild(env).cuda, fs.existsSync(path.join(release, libName(env))), JSON.stringify(mode));
       }
     });
+
+    for (const mode of MODES) {
+      it(`finds ${libName(mode)} at KINDLING_CUDA_LIBRARY or next to kindling.node, as the loader does`, function () {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-build-'));
+        try {
+          const lib = path.join(dir, libName(mode));
+          fs.writeFileSync(lib, 'not loaded by kd.build');
+          assert.equal(childBuild({ ...mode, KINDLING_CUDA_LIBRARY: lib }).cuda, true);
+          assert.equal(childBuild({ ...mode, KINDLING_CUDA_LIBRARY: path.join(dir, 'missing.so') }).cuda, false);
+          // an addon with the library next to it (a copy of kindling.node in dir)
+          fs.copyFileSync(path.join(release, 'kindling.node'), path.join(dir, 'kindling.node'));
+          const script = `process.stdout.write(JSON.stringify(require(${JSON.stringify(path.join(dir, 'kindling.node'))}).cuda.libraryFound()))`;
+          assert.equal(childBuild({ ...mode, KINDLING_CUDA_LIBRARY: '' }, script), true);
+          // the other mode's library does not count
+          const other = MODES.find((m) => m !== mode);
+          assert.equal(childBuild({ ...other, KINDLING_CUDA_LIBRARY: '' }, script), false);
+          fs.unlinkSync(lib);
+          assert.equal(childBuild({ ...mode, KINDLING_CUDA_LIBRARY: '' }, script), false);
+        } finally {
+          fs.rmSync(dir, { recursive: true, force: true });
+        }
+      });
+    }
   });
 
   describe('without a GPU', function () {
