@@ -362,6 +362,20 @@ describe('CUDA empty tensors and reduction accumulators vs CPU', function () {
     check(`sum and mean of a long ${dtype} row into float64 (split path, double accumulators)`,
       () => [input([3, 1 << 16], dtype, 11)], (x) => [x.sum({ dtype: 'float64' }), x.mean([1], { dtype: 'float64' })]);
   }
+  // The CPU kernel's vertical loop (a contiguous input reduced over a middle dim) must not run
+  // for CUDA tensors: it would read device memory from the host, out of stream order (on a GPU, a
+  // crash). The input is written by a kernel queued behind a slow one, so a host read sees stale
+  // memory.
+  for (const op of ['max', 'min', 'argmax', 'argmin']) {
+    it(`${op}(1) of a contiguous [4, 64, 32] CUDA input runs on the stream`, function () {
+      const x = input([4, 64, 32], 'float32', 12);
+      const g = x.cuda();
+      kd.cuda._spin(100);
+      const cu = g.mul(2)[op](1); // the product and the reduction queue behind the spin
+      const cpu = x.mul(2)[op](1);
+      compareResults(cu, cpu, op, CTOL);
+    });
+  }
   for (const dtype of ['int32', 'int8', 'uint8', 'int64']) {
     check(`thresholdBackward ${dtype} with a fractional threshold`,
       () => [kd.arange(-6, 6).to(dtype), kd.arange(6, -6, -1).to(dtype)],
