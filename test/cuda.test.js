@@ -337,14 +337,18 @@ describe('cuda', function () {
       await kd.cuda.synchronize();
       let ticks = 0;
       const timer = setInterval(() => { ticks++; }, 10);
-      const t0 = Date.now();
-      kd.cuda._spin(200);
-      const y = x.clone(); // queued behind the spin kernel
-      const p = y.data();
-      const launchMs = Date.now() - t0;
-      const d = await p;
-      const totalMs = Date.now() - t0;
-      clearInterval(timer);
+      let d, launchMs, totalMs;
+      try { // a failure must not leave the timer holding the process open
+        const t0 = Date.now();
+        kd.cuda._spin(200);
+        const y = x.clone(); // queued behind the spin kernel
+        const p = y.data();
+        launchMs = Date.now() - t0;
+        d = await p;
+        totalMs = Date.now() - t0;
+      } finally {
+        clearInterval(timer);
+      }
       assert.deepEqual(Array.from(d), [1, 1, 1, 1]);
       assert.ok(launchMs < 100, `launching returned at once (${launchMs} ms)`);
       assert.ok(totalMs >= 150, `the kernel ran ~200 ms (${totalMs} ms)`);
@@ -355,18 +359,21 @@ describe('cuda', function () {
       this.timeout(10000);
       let ticks = 0;
       const timer = setInterval(() => { ticks++; }, 10);
-      kd.cuda._spin(150);
-      await kd.cuda.synchronize();
-      const s = new kd.cuda.Stream();
-      kd.cuda.withStream(s, () => kd.cuda._spin(100));
-      assert.equal(s.query(), false);
-      await s.synchronize();
-      assert.equal(s.query(), true);
-      const e = new kd.cuda.Event();
-      kd.cuda.withStream(s, () => { kd.cuda._spin(100); e.record(); });
-      await e.synchronize();
-      assert.equal(e.query(), true);
-      clearInterval(timer);
+      try { // a failure must not leave the timer holding the process open
+        kd.cuda._spin(150);
+        await kd.cuda.synchronize();
+        const s = new kd.cuda.Stream();
+        kd.cuda.withStream(s, () => kd.cuda._spin(100));
+        assert.equal(s.query(), false);
+        await s.synchronize();
+        assert.equal(s.query(), true);
+        const e = new kd.cuda.Event();
+        kd.cuda.withStream(s, () => { kd.cuda._spin(100); e.record(); });
+        await e.synchronize();
+        assert.equal(e.query(), true);
+      } finally {
+        clearInterval(timer);
+      }
       assert.ok(ticks >= 10, `timers ticked ${ticks} times`);
     });
 
