@@ -1,6 +1,7 @@
 /* ops_binary.cu - CUDA pointwise binary ops (every KD_BINARY_* code and KD_BX_* variant of
  * src/cpu/binary.c: arithmetic with alpha, true/trunc/floor division, pow, comparisons,
- * remainder/fmod, atan2, hypot, maximum/minimum/fmax/fmin, isclose, logical and bitwise ops),
+ * remainder/fmod, atan2, hypot, maximum/minimum/fmax/fmin, isclose, logical and bitwise ops,
+ * thresholdBackward),
  * plus where/maskedFill (moved as bits) and logical_not/bitwise_not. The host side is the CPU
  * kernel (Note [Device kernels through the CPU kernels] in src/ops/ew_codes.h): both inputs
  * arrive in the compute dtype, the output in it or bool. Integer division by zero raises the
@@ -59,6 +60,7 @@ struct kd_cu_binary_f {
       case KD_BX_POW_RSQRT: return (CT)1 / kd_cm_sqrt(a);
       case KD_BX_POW_RECIP: return (CT)1 / a;
       case KD_BX_POW_RECIP_SQUARE: return (CT)1 / (a * a);
+      case KD_BX_THRESHOLD_BW: return b <= alpha ? (CT)0 : a;
       case KD_BINARY_REMAINDER: {
         CT m = kd_cm_fmod(a, b);
         return (m != (CT)0 && ((b < (CT)0) != (m < (CT)0))) ? m + b : m;
@@ -150,6 +152,7 @@ struct kd_cu_binary_i {
       case KD_BINARY_BITWISE_AND: return a & b;
       case KD_BINARY_BITWISE_OR: return a | b;
       case KD_BINARY_BITWISE_XOR: return a ^ b;
+      case KD_BX_THRESHOLD_BW: return b <= alpha ? 0 : a;
       case KD_BINARY_ISCLOSE: {
         if (a == b) return 1;
         float fa = (float)a, fb = (float)b;

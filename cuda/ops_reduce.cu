@@ -13,9 +13,10 @@
  * Like the CPU (Note [Reduction accumulators]) every reduction is one or two accumulate
  * passes into an accumulator array with one element per output, then a pointwise "post" pass
  * that writes the output dtype (mean divides, std takes the root, ...). Accumulators: float
- * for float16/bfloat16 inputs, double for float32 and float64 (as the CPU; a reduction is
- * bound by memory, so the wider adds cost nothing), int64 with wrapping arithmetic for
- * integers and bool (and for all/any/countNonzero). A pass picks one of three kernels:
+ * for float16/bfloat16 inputs (double when the output is float64), double for float32 and
+ * float64 (as the CPU; a reduction is bound by memory, so the wider adds cost nothing), int64
+ * with wrapping arithmetic for integers and bool (and for all/any/countNonzero). A pass picks
+ * one of three kernels:
  *   thread per output  when a kept dim is the fastest in memory (a column reduction: adjacent
  *                      threads read adjacent elements), or every reduced run has one element;
  *   warp per output    for short reduced runs (<= 2048 elements), warp shuffles at the end;
@@ -454,21 +455,30 @@ static kd_cuda_status kd_red_typed(int device, const kd_cuda_reduce *r, const kd
   if (post != KD_RPOST_COPY && !fl)
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "reduce: op code %d needs a floating input", (int)r->code);
   if (iacc) return kd_red_values<T, int64_t>(device, r, g, kind, post);
-  /* float32 accumulates in double, as the CPU (free: a reduction is bound by memory) */
+  /* float32 accumulates in double, as the CPU (free: a reduction is bound by memory); so does
+   * a float16/bfloat16 input reduced into a float64 output (sum/mean with dtype=float64: PyTorch
+   * casts the input to float64 first, and the CPU accumulates in double) */
   typedef typename std::conditional<std::is_same<T, float>::value, double, CT>::type FA;
-  if constexpr (fl) return kd_red_values<T, FA>(device, r, g, kind, post);
+  if constexpr (fl) {
+    if (r->out_dtype == KD_DTYPE_F64) return kd_red_values<T, double>(device, r, g, kind, post);
+    return kd_red_values<T, FA>(device, r, g, kind, post);
+  }
   return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "reduce: no accumulator");
 }
 
 kd_cuda_status kd_cu_reduce(int device, const kd_cuda_reduce *r) {
-  if (!r || !r->in || (!r->out && !r->out2))
-    return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "reduce: null argument");
+  if (!r) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "reduce: null argument");
   if (r->nkeep < 0 || r->nkeep > KD_CUDA_MAX_DIMS || r->nred < 0 || r->nred > KD_CUDA_MAX_DIMS ||
-      (r->arg && (r->nred != 1 || !r->out2)))
+      (r->arg && r->nred != 1))
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "reduce: %d kept and %d reduced dims", (int)r->nkeep, (int)r->nred);
   if (kd_cu_dtype_size(r->in_dtype) == 0 || kd_cu_dtype_size(r->out_dtype) == 0)
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "reduce: invalid dtype");
+  if (r->onumel < 0 || r->count < 0) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "reduce: negative extent");
   if (r->onumel == 0) return KD_CUDA_OK;
+  /* an empty input (count 0, no storage: in may be NULL) still writes every output: the
+   * identity through the post pass (sum 0, prod 1, mean and var NaN, logsumexp -inf) */
+  if ((r->count > 0 && !r->in) || (r->arg ? !r->out2 : !r->out))
+    return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "reduce: null argument");
   kd_cu_device_guard guard;
   KD_CU_TRY(guard.enter(device));
   kd_cu_red_geom g;

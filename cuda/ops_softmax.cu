@@ -75,10 +75,13 @@ static kd_cuda_status kd_sm_launch(int device, const kd_cuda_rows *r) {
 }
 
 kd_cuda_status kd_cu_rows(int device, const kd_cuda_rows *r) {
-  if (!r || !r->x || !r->y) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "rows: null argument");
+  if (!r) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "rows: null argument");
   if (r->outer < 0 || r->len < 0 || r->inner < 0)
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "rows: negative extent");
-  if (r->outer == 0 || r->len == 0 || r->inner == 0) return KD_CUDA_OK;
+  /* empty tensors have no storage (x, y NULL): nothing to write, except layer norm's
+   * per-row statistics of empty rows (NaN, as the CPU's) */
+  if (r->outer == 0 || r->inner == 0 || (r->len == 0 && r->op != KD_CUDA_ROWS_LAYER_NORM)) return KD_CUDA_OK;
+  if (r->len > 0 && (!r->x || !r->y)) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "rows: null argument");
   kd_cu_device_guard guard;
   KD_CU_TRY(guard.enter(device));
   switch (r->op) {

@@ -72,7 +72,8 @@ kd.KindlingTypeError = errors.KindlingTypeError;
 kd.KindlingRangeError = errors.KindlingRangeError;
 
 /** Facts about this build: CPU matmul uses a BLAS; the CUDA backend library was built (it is
- * next to the addon, or at $KINDLING_CUDA_LIBRARY). kd.cuda.isAvailable() says if it can run. */
+ * next to the addon, or at $KINDLING_CUDA_LIBRARY; with KINDLING_CUDA=emulate, the emulated
+ * GPU's library). kd.cuda.isAvailable() says if it can run. */
 kd.build = Object.freeze({ blas: !!N.hasBlas, cuda: N.cuda.libraryFound() });
 kd.version = require('../package.json').version;
 

@@ -30,32 +30,46 @@ describe('cuda', function () {
       return JSON.parse(r.stdout);
     };
 
+    // The library the loader looks for: the emulated GPU's with KINDLING_CUDA=emulate.
+    const libName = (env) => (env.KINDLING_CUDA === 'emulate' ? 'libkindling_cuda_emu.so' : 'libkindling_cuda.so');
+    const MODES = [{ KINDLING_CUDA: '' }, { KINDLING_CUDA: 'emulate' }];
+
     it('says whether the CUDA library was built next to the addon (without loading it)', function () {
       const envLib = process.env.KINDLING_CUDA_LIBRARY;
-      const expected = envLib ? fs.existsSync(envLib) : fs.existsSync(path.join(release, 'libkindling_cuda.so'));
+      const expected = envLib ? fs.existsSync(envLib) : fs.existsSync(path.join(release, libName(process.env)));
       assert.equal(kd.build.cuda, expected);
       if (available) assert.equal(kd.build.cuda, true, 'CUDA runs, so its library was built');
       assert.equal(typeof kd.build.blas, 'boolean');
       assert.ok(Object.isFrozen(kd.build));
-    });
-
-    it('finds the library at KINDLING_CUDA_LIBRARY or next to kindling.node, as the loader does', function () {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-build-'));
-      try {
-        const lib = path.join(dir, 'libkindling_cuda.so');
-        fs.writeFileSync(lib, 'not loaded by kd.build');
-        assert.equal(childBuild({ KINDLING_CUDA_LIBRARY: lib }).cuda, true);
-        assert.equal(childBuild({ KINDLING_CUDA_LIBRARY: path.join(dir, 'missing.so') }).cuda, false);
-        // an addon with the library next to it (a copy of kindling.node in dir)
-        fs.copyFileSync(path.join(release, 'kindling.node'), path.join(dir, 'kindling.node'));
-        const script = `process.stdout.write(JSON.stringify(require(${JSON.stringify(path.join(dir, 'kindling.node'))}).cuda.libraryFound()))`;
-        assert.equal(childBuild({ KINDLING_CUDA_LIBRARY: '' }, script), true);
-        fs.unlinkSync(lib);
-        assert.equal(childBuild({ KINDLING_CUDA_LIBRARY: '' }, script), false);
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
+      // both libraries, whichever this process uses
+      for (const mode of MODES) {
+        const env = { ...mode, KINDLING_CUDA_LIBRARY: '' };
+        assert.equal(childBuild(env).cuda, fs.existsSync(path.join(release, libName(env))), JSON.stringify(mode));
       }
     });
+
+    for (const mode of MODES) {
+      it(`finds ${libName(mode)} at KINDLING_CUDA_LIBRARY or next to kindling.node, as the loader does`, function () {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-build-'));
+        try {
+          const lib = path.join(dir, libName(mode));
+          fs.writeFileSync(lib, 'not loaded by kd.build');
+          assert.equal(childBuild({ ...mode, KINDLING_CUDA_LIBRARY: lib }).cuda, true);
+          assert.equal(childBuild({ ...mode, KINDLING_CUDA_LIBRARY: path.join(dir, 'missing.so') }).cuda, false);
+          // an addon with the library next to it (a copy of kindling.node in dir)
+          fs.copyFileSync(path.join(release, 'kindling.node'), path.join(dir, 'kindling.node'));
+          const script = `process.stdout.write(JSON.stringify(require(${JSON.stringify(path.join(dir, 'kindling.node'))}).cuda.libraryFound()))`;
+          assert.equal(childBuild({ ...mode, KINDLING_CUDA_LIBRARY: '' }, script), true);
+          // the other mode's library does not count
+          const other = MODES.find((m) => m !== mode);
+          assert.equal(childBuild({ ...other, KINDLING_CUDA_LIBRARY: '' }, script), false);
+          fs.unlinkSync(lib);
+          assert.equal(childBuild({ ...mode, KINDLING_CUDA_LIBRARY: '' }, script), false);
+        } finally {
+          fs.rmSync(dir, { recursive: true, force: true });
+        }
+      });
+    }
   });
 
   describe('without a GPU', function () {
@@ -323,14 +337,18 @@ describe('cuda', function () {
       await kd.cuda.synchronize();
       let ticks = 0;
       const timer = setInterval(() => { ticks++; }, 10);
-      const t0 = Date.now();
-      kd.cuda._spin(200);
-      const y = x.clone(); // queued behind the spin kernel
-      const p = y.data();
-      const launchMs = Date.now() - t0;
-      const d = await p;
-      const totalMs = Date.now() - t0;
-      clearInterval(timer);
+      let d, launchMs, totalMs;
+      try { // a failure must not leave the timer holding the process open
+        const t0 = Date.now();
+        kd.cuda._spin(200);
+        const y = x.clone(); // queued behind the spin kernel
+        const p = y.data();
+        launchMs = Date.now() - t0;
+        d = await p;
+        totalMs = Date.now() - t0;
+      } finally {
+        clearInterval(timer);
+      }
       assert.deepEqual(Array.from(d), [1, 1, 1, 1]);
       assert.ok(launchMs < 100, `launching returned at once (${launchMs} ms)`);
       assert.ok(totalMs >= 150, `the kernel ran ~200 ms (${totalMs} ms)`);
@@ -341,18 +359,21 @@ describe('cuda', function () {
       this.timeout(10000);
       let ticks = 0;
       const timer = setInterval(() => { ticks++; }, 10);
-      kd.cuda._spin(150);
-      await kd.cuda.synchronize();
-      const s = new kd.cuda.Stream();
-      kd.cuda.withStream(s, () => kd.cuda._spin(100));
-      assert.equal(s.query(), false);
-      await s.synchronize();
-      assert.equal(s.query(), true);
-      const e = new kd.cuda.Event();
-      kd.cuda.withStream(s, () => { kd.cuda._spin(100); e.record(); });
-      await e.synchronize();
-      assert.equal(e.query(), true);
-      clearInterval(timer);
+      try { // a failure must not leave the timer holding the process open
+        kd.cuda._spin(150);
+        await kd.cuda.synchronize();
+        const s = new kd.cuda.Stream();
+        kd.cuda.withStream(s, () => kd.cuda._spin(100));
+        assert.equal(s.query(), false);
+        await s.synchronize();
+        assert.equal(s.query(), true);
+        const e = new kd.cuda.Event();
+        kd.cuda.withStream(s, () => { kd.cuda._spin(100); e.record(); });
+        await e.synchronize();
+        assert.equal(e.query(), true);
+      } finally {
+        clearInterval(timer);
+      }
       assert.ok(ticks >= 10, `timers ticked ${ticks} times`);
     });
 

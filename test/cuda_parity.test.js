@@ -302,3 +302,83 @@ describe('CUDA factories (arange, linspace) vs CPU', function () {
     }
   }
 });
+
+// Edge extents the fixtures leave out: empty tensors (no storage, so the device entries get NULL
+// pointers) reaching the reduction, row, loss and convolution kernels, the float64 accumulation
+// of half inputs on the long-run (split) path, and thresholdBackward's threshold on integers.
+describe('CUDA empty tensors and reduction accumulators vs CPU', function () {
+  if (!available) {
+    it('is skipped: CUDA is not available', function () { this.skip(); });
+    return;
+  }
+  const F = kd.nn.functional;
+  const input = (shape, dtype, seed) => {
+    kd.manualSeed(seed);
+    return kd.randn(shape).to(dtype);
+  };
+  // fn(...tensors) on the CPU and on CUDA (same values); results, and with grads the gradients
+  // of every input that requires grad, compared.
+  const check = (name, make, fn, grads = false) => it(name, function () {
+    const run = (device) => {
+      const ins = make().map((t) => {
+        const d = t.to(device);
+        return grads && d.dtype.startsWith('float') ? d.detach().requiresGrad_() : d;
+      });
+      const out = fn(...ins);
+      const outs = Array.isArray(out) ? out : [out];
+      if (!grads) return outs;
+      outs[0].sum().backward();
+      return [...outs, ...ins.filter((t) => t.requiresGrad).map((t) => t.grad)];
+    };
+    const cpu = run('cpu');
+    const cu = run('cuda');
+    assert.equal(cu.length, cpu.length);
+    cpu.forEach((c, i) => closeTensors(cu[i], c, `${name} [${i}]`, CTOL));
+  });
+
+  check('layer norm statistics of empty rows (NaN)', () => [input([3, 0], 'float32', 1)],
+    (x) => kd._internal.nativeLayerNorm(x, [0], null, null, 1e-5));
+  check('layer norm statistics of empty rows float64, 3-D', () => [input([2, 3, 0], 'float64', 2)],
+    (x) => kd._internal.nativeLayerNorm(x, [0], null, null, 1e-5));
+  check('conv2d of an empty batch: weight and bias gradients are zeros',
+    () => [input([0, 2, 5, 5], 'float32', 3), input([3, 2, 3, 3], 'float32', 4), input([3], 'float32', 5)],
+    (x, w, b) => F.conv2d(x, w, b, 1, 1), true);
+  check('conv1d of an empty batch float64, gradients',
+    () => [input([0, 4, 9], 'float64', 6), input([2, 4, 3], 'float64', 7)], (x, w) => F.conv1d(x, w), true);
+  check('crossEntropy of an empty batch, gradient', () => [input([0, 4], 'float32', 8), kd.zeros([0], { dtype: 'int64' })],
+    (x, t) => F.crossEntropy(x, t), true);
+  check('nllLoss of an empty batch, reduction sum', () => [input([0, 3], 'float64', 9), kd.zeros([0], { dtype: 'int64' })],
+    (x, t) => F.nllLoss(x, t, null, -100, 'sum'), true);
+  for (const [what, fn] of [
+    ['sum keepdim', (x) => x.sum([0], true)], ['prod', (x) => x.prod()], ['mean', (x) => x.mean([0])],
+    ['var correction 0', (x) => x.var([0], { correction: 0 })], ['norm p=3', (x) => x.norm(3, [0])],
+    ['norm p=1', (x) => x.norm(1)], ['logsumexp keepdim', (x) => x.logsumexp([0], true)],
+    ['nansum', (x) => x.nansum([0])], ['countNonzero', (x) => x.countNonzero([0])],
+    ['stdMean', (x) => x.stdMean([0])], ['cumsum', (x) => x.cumsum(0)], ['softmax', (x) => x.softmax(0)],
+  ]) {
+    check(`${what} of an empty [0, 5] input`, () => [input([0, 5], 'float32', 10)], fn);
+  }
+  for (const dtype of ['float16', 'bfloat16']) {
+    check(`sum and mean of a long ${dtype} row into float64 (split path, double accumulators)`,
+      () => [input([3, 1 << 16], dtype, 11)], (x) => [x.sum({ dtype: 'float64' }), x.mean([1], { dtype: 'float64' })]);
+  }
+  // The CPU kernel's vertical loop (a contiguous input reduced over a middle dim) must not run
+  // for CUDA tensors: it would read device memory from the host, out of stream order (on a GPU, a
+  // crash). The input is written by a kernel queued behind a slow one, so a host read sees stale
+  // memory.
+  for (const op of ['max', 'min', 'argmax', 'argmin']) {
+    it(`${op}(1) of a contiguous [4, 64, 32] CUDA input runs on the stream`, function () {
+      const x = input([4, 64, 32], 'float32', 12);
+      const g = x.cuda();
+      kd.cuda._spin(100);
+      const cu = g.mul(2)[op](1); // the product and the reduction queue behind the spin
+      const cpu = x.mul(2)[op](1);
+      compareResults(cu, cpu, op, CTOL);
+    });
+  }
+  for (const dtype of ['int32', 'int8', 'uint8', 'int64']) {
+    check(`thresholdBackward ${dtype} with a fractional threshold`,
+      () => [kd.arange(-6, 6).to(dtype), kd.arange(6, -6, -1).to(dtype)],
+      (g, x) => kd._internal.thresholdBackward(g, x, 2.5));
+  }
+});

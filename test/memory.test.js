@@ -5,11 +5,35 @@
 'use strict';
 
 const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
 const path = require('node:path');
 const { kd, assert, values, expectKdError } = require('./helpers');
 
 const ROOT = path.join(__dirname, '..');
 const live = () => kd.memory().liveTensors;
+
+// Without CUDA, moving a tensor there fails (KD_CUDA_UNAVAILABLE); with CUDA, ops on bad CUDA
+// input fail. Either way nothing leaks: tensors, host bytes and, with CUDA, device bytes.
+// Returns whether CUDA ran. Self-contained: a child process also runs it, from its source.
+function cudaFailuresLeakNothing(kd, assert) {
+  const on = kd.cuda.isAvailable();
+  const failing = on ? {
+    cudaMatmul: () => kd.ones([2, 3], { device: 'cuda' }).matmul(kd.ones([4, 5], { device: 'cuda' })),
+    cudaSumDim: () => kd.ones([2, 3], { device: 'cuda' }).sum(5),
+    cudaDeviceIndex: () => kd.ones([2]).to(`cuda:${kd.cuda.deviceCount()}`),
+  } : { cuda: () => kd.ones([2]).to('cuda') };
+  const deviceBytes = () => (on ? kd.cuda.memoryAllocated() : 0);
+  for (const [name, fn] of Object.entries(failing)) {
+    const n0 = kd.memory().liveTensors, b0 = kd.memory().hostBytesInUse, d0 = deviceBytes();
+    for (let i = 0; i < 20; i++) {
+      assert.throws(() => kd.tidy(fn), (e) => typeof e.code === 'string' && (on || e.code === 'KD_CUDA_UNAVAILABLE'), name);
+    }
+    assert.equal(kd.memory().liveTensors, n0, `${name}: liveTensors`);
+    assert.equal(kd.memory().hostBytesInUse, b0, `${name}: hostBytesInUse`);
+    assert.equal(deviceBytes(), d0, `${name}: device bytes`);
+  }
+  return on;
+}
 
 describe('memory', function () {
   it('kd.memory() reports numbers', function () {
@@ -224,7 +248,6 @@ describe('memory', function () {
       view: () => kd.ones([2, 3]).t().view([6]),
       ragged: () => kd.tensor([[1, 2], [3]]),
       badValue: () => kd.tensor([1, 'a']),
-      cuda: () => kd.ones([2]).to('cuda'),
       uint8Range: () => kd.tensor([300], { dtype: 'uint8' }),
       zeroDiv: () => kd.ones([2], { dtype: 'int32' }).div(0, { roundingMode: 'floor' }),
       bmm: () => kd.ones([2, 2, 3]).bmm(kd.ones([3, 3, 2])),
@@ -246,6 +269,22 @@ describe('memory', function () {
       assert.equal(live(), n0, `${name}: liveTensors`);
       assert.equal(kd.memory().hostBytesInUse, b0, `${name}: hostBytesInUse`);
     }
+  });
+
+  it('failing CUDA requests leak nothing, with CUDA and without', function () {
+    const here = cudaFailuresLeakNothing(kd, assert);
+    // the other branch in a child process where this machine allows it: CUDA made unavailable
+    // by a missing library, or the emulated GPU when it is built
+    const emu = path.join(ROOT, 'build', 'Release', 'libkindling_cuda_emu.so');
+    let env = null;
+    if (here) env = { KINDLING_CUDA: '', KINDLING_CUDA_LIBRARY: path.join(ROOT, 'build', 'no-such-library.so') };
+    else if (fs.existsSync(emu)) env = { KINDLING_CUDA: 'emulate', KINDLING_CUDA_LIBRARY: '' };
+    if (!env) return;
+    const script = "const kd = require('.'); const assert = require('node:assert');" +
+      `process.stdout.write(String((${cudaFailuresLeakNothing})(kd, assert)));`;
+    const r = spawnSync(process.execPath, ['-e', script], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, String(!here), 'the child ran the other branch');
   });
 
   it('disposing views, chunks and tuples releases everything', function () {

@@ -332,9 +332,9 @@ export interface BuildInfo {
   /** CPU matmul uses a BLAS library (OpenBLAS found at build time). */
   readonly blas: boolean;
   /**
-   * The CUDA backend was built: its library (libkindling_cuda.so) is next to the addon, or at
-   * $KINDLING_CUDA_LIBRARY. It is not loaded to answer this; whether a driver and a GPU let it
-   * run is `cuda.isAvailable()`.
+   * The CUDA backend was built: its library (libkindling_cuda.so; with KINDLING_CUDA=emulate the
+   * emulated GPU's, libkindling_cuda_emu.so) is next to the addon, or at $KINDLING_CUDA_LIBRARY.
+   * It is not loaded to answer this; whether a driver and a GPU let it run is `cuda.isAvailable()`.
    */
   readonly cuda: boolean;
 }

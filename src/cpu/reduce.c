@@ -5,9 +5,11 @@
  * Note [Reduction accumulators]
  * Every value reduction accumulates into an accumulator tensor shaped like the output: double
  * for floating inputs (float16/bfloat16/float32 too: one rounding at the end, never in the
- * loop), int64 for integer and bool inputs (wrapping, as PyTorch). A pass runs through THE
- * iterator with the accumulator given the input's shape and stride 0 along the reduced dims
- * (see Note [Strided iteration]). The inner loop sees either a reduced run (accumulator
+ * loop; except a float32 sum over contiguous runs, kd_sum_f32_run and kd_sum_cols_f32, which
+ * add short float partial sums into the double accumulator: PyTorch's cascade, a few ulps from
+ * the float64 sum), int64 for integer and bool inputs (wrapping, as PyTorch). A pass runs
+ * through THE iterator with the accumulator given the input's shape and stride 0 along the
+ * reduced dims (see Note [Strided iteration]). The inner loop sees either a reduced run (accumulator
  * stride 0: eight independent lanes, so it vectorizes and its order is fixed) or a kept run
  * (accumulator contiguous: acc[i] op= x[i], vectorized across outputs). Two-pass reductions
  * (var: mean first; logsumexp: max first) give the second pass the first one's result as a

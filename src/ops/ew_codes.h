@@ -33,12 +33,14 @@ enum { KD_UX_ROUND_DEC = 100, KD_UX_GELU_TANH };
 enum {
   KD_BX_DIV_TRUNC = 100, KD_BX_DIV_FLOOR, KD_BX_ADD1, KD_BX_SUB1,
   KD_BX_POW_SQUARE, KD_BX_POW_CUBE, KD_BX_POW_SQRT, KD_BX_POW_RSQRT, KD_BX_POW_RECIP, KD_BX_POW_RECIP_SQUARE,
+  KD_BX_THRESHOLD_BW, /* thresholdBackward (src/cpu/autograd_fused.c): b <= threshold ? 0 : a */
 };
 enum { KD_TX_LERP_SCALAR = 100 };
 
 /* One pointwise launch. Parameters by family:
  *   unary:   p[0..2] = kd_unary_ctx p0..p2
- *   binary:  p[0] = alpha as double, i[0] = alpha as int64; p[1] rtol, p[2] atol, i[1] equal_nan
+ *   binary:  p[0] = alpha as double, i[0] = alpha as int64; p[1] rtol, p[2] atol, i[1] equal_nan;
+ *            KD_BX_THRESHOLD_BW: the threshold in p[0] and, converted to the integer dtype, i[0]
  *   ternary: p[0] = value (addcmul/addcdiv) or lerp's number weight, i[0] = value as int64 */
 typedef struct kd_ew_desc {
   int32_t family;
