@@ -54,7 +54,7 @@ function run(c, device, leaves) {
   let args = built.map((b) => b.t);
   if (leaves) args = args.map((t, i) => (c.expectedGrads[i] && t instanceof kd.Tensor ? t.detach().requiresGrad_() : t));
   try {
-    return { built, args, r: callOp(c, args), err: null };
+    return { built, args, r: callOp(c, args, (a) => buildArgOn(a, device).t), err: null };
   } catch (err) {
     return { built, args, r: null, err };
   }
