@@ -202,8 +202,7 @@ static kd_cuda_status kd_cu_conv_t(int device, const kd_cuda_op *o, const kd_cu_
 }
 
 kd_cuda_status kd_cu_conv(int device, kd_cuda_op *o) {
-  if (o->nops < 4 || !o->data[0] || !o->data[1] || !o->data[3])
-    return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "conv: %d operands", (int)o->nops);
+  if (o->nops < 4) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "conv: %d operands", (int)o->nops);
   kd_cu_conv_geom g;
   g.n = o->i[0];
   g.c = o->i[1];
@@ -222,6 +221,18 @@ kd_cuda_status kd_cu_conv(int device, kd_cuda_op *o) {
   g.K = g.cg * g.kh * g.kw;
   g.L = g.oh * g.ow;
   g.CK = g.c * g.kh * g.kw;
+  /* elements of x, w and y; an empty operand has no storage (its pointer may be NULL) */
+  const int64_t xn = g.n * g.c * g.h * g.w, wn = g.o * g.K, yn = g.n * g.o * g.L;
+  int64_t in0, in1, outn;
+  switch (o->code) {
+    case KD_CUDA_CONV_FORWARD: in0 = xn, in1 = wn, outn = yn; break;
+    case KD_CUDA_CONV_BACKWARD_INPUT: in0 = yn, in1 = wn, outn = xn; break;
+    case KD_CUDA_CONV_BACKWARD_WEIGHT: in0 = yn, in1 = xn, outn = wn; break;
+    default: return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "conv: bad code %d", (int)o->code);
+  }
+  if (outn == 0) return KD_CUDA_OK;
+  if ((in0 > 0 && !o->data[0]) || (in1 > 0 && !o->data[1]) || !o->data[3])
+    return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "conv: null operand");
   switch (o->dtype) {
     case KD_DTYPE_F32: return kd_cu_conv_t<float>(device, o, g);
     case KD_DTYPE_F64: return kd_cu_conv_t<double>(device, o, g);

@@ -209,14 +209,15 @@ static kd_cuda_status kd_cu_nll(int device, kd_cuda_op *o) {
   p.n = o->numel;
   p.scale = o->d[0];
   p.per_elem = o->d[1] != 0;
-  if (!o->data[0] || p.c < 0 || p.d < 1 || p.n < 0) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "nllLoss: bad arguments");
+  if (p.c < 0 || p.d < 1 || p.n < 0) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "nllLoss: bad arguments");
+  /* an empty batch: both outputs are empty (no storage, data[0] NULL) */
+  if (p.n == 0) return KD_CUDA_OK;
+  if (!o->data[0]) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "nllLoss: bad arguments");
   cudaStream_t s = kd_cu_stream(device);
   if (o->code == 1) {
     KD_CU_CHECK(cudaMemsetAsync(o->data[0], 0, (size_t)(p.n / p.d * p.c * p.d) * sizeof(double), s));
-    if (p.n == 0) return KD_CUDA_OK;
     KD_LAUNCH(kd_cu_grid(device, p.n), KD_CU_THREADS, 0, s, kd_cu_nll_bwd_kernel)((double *)o->data[0], p);
   } else {
-    if (p.n == 0) return KD_CUDA_OK;
     const unsigned grid = kd_cu_grid(device, p.n);
     if (o->dtype == KD_DTYPE_F64)
       KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_nll_fwd_kernel<double>)((double *)o->data[0], kd_cu_addr<const double>(o->i[0]), p);

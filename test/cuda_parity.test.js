@@ -302,3 +302,51 @@ describe('CUDA factories (arange, linspace) vs CPU', function () {
     }
   }
 });
+
+// Empty batches reach the CUDA convolution and nllLoss kernels with operands that have no memory
+// (an empty tensor's data pointer is NULL): they must give the CPU's empty results and gradients.
+describe('CUDA convolution and nllLoss on empty batches (CUDA vs CPU)', function () {
+  if (!available) {
+    it('is skipped: CUDA is not available', function () { this.skip(); });
+    return;
+  }
+  const F = kd.nn.functional;
+
+  /** fn on CPU inputs and on their CUDA copies: results, then the gradients of the float inputs. */
+  function check(name, inputs, fn) {
+    it(name, function () {
+      const run = (device) => {
+        const ins = inputs().map((t) => {
+          const d = t.to(device);
+          return t.dtype.startsWith('float') ? d.requiresGrad_() : d;
+        });
+        const out = fn(...ins);
+        kd.manualSeed(5);
+        const go = kd.randn(out.shape, { dtype: out.dtype }).to(device);
+        const xs = ins.filter((t) => t.requiresGrad);
+        return { out, grads: kd.autograd.grad([out], xs, [go], { allowUnused: true }) };
+      };
+      const cpu = run('cpu');
+      const cu = run('cuda');
+      closeTensors(cu.out.detach(), cpu.out.detach(), `${name}: result`, CTOL);
+      cpu.grads.forEach((g, k) => closeTensors(cu.grads[k], g, `${name}: gradient ${k}`, GTOL));
+    });
+  }
+  const randn = (...shape) => () => { kd.manualSeed(shape.length); return kd.randn(shape); };
+  const inputs = (...makers) => () => makers.map((m) => m());
+
+  check('conv2d of an empty batch', inputs(randn(0, 3, 6, 5), randn(4, 3, 3, 2)), (x, w) => F.conv2d(x, w, null, 1, 1));
+  check('conv2d 1x1 (direct) of an empty batch', inputs(randn(0, 3, 6, 5), randn(4, 3, 1, 1)), (x, w) => F.conv2d(x, w));
+  check('conv2d of an empty batch with a bias (values)', inputs(randn(0, 4, 5, 5), randn(6, 2, 3, 3)),
+    (x, w) => F.conv2d(x, w, kd.ones([6]).to(x.device), 1, 0, 1, 2));
+  check('conv1d of an empty batch', inputs(randn(0, 2, 9), randn(3, 2, 4)), (x, w) => F.conv1d(x, w, null, 2));
+  check('convTranspose2d of an empty batch', inputs(randn(0, 3, 4, 4), randn(3, 2, 3, 3)),
+    (x, w) => F.convTranspose2d(x, w, null, 2, 1, 1));
+  check('conv2d with no input channels', inputs(randn(2, 0, 5, 5), randn(3, 0, 3, 3)), (x, w) => F.conv2d(x, w));
+  const target = () => kd.zeros([0], { dtype: 'int64' });
+  check("nllLoss of an empty batch, reduction 'none'", inputs(randn(0, 5), target),
+    (x, t) => F.nllLoss(x, t, { reduction: 'none' }));
+  check("nllLoss of an empty 2-D batch with weights, reduction 'none'",
+    inputs(randn(0, 4, 3), () => kd.zeros([0, 3], { dtype: 'int64' })),
+    (x, t) => F.nllLoss(x, t, { weight: kd.ones([4]).to(x.device), reduction: 'none' }));
+});
