@@ -350,3 +350,38 @@ describe('CUDA convolution and nllLoss on empty batches (CUDA vs CPU)', function
     inputs(randn(0, 4, 3), () => kd.zeros([0, 3], { dtype: 'int64' })),
     (x, t) => F.nllLoss(x, t, { weight: kd.ones([4]).to(x.device), reduction: 'none' }));
 });
+
+// Tensor#index and Tensor#indexPut_ (lib/indexing.js) make index tensors from JS arrays and values
+// from numbers: on the indexed tensor's device. CPU index tensors and 0-d CPU values are moved to
+// it, as PyTorch's indexing does.
+describe('CUDA Tensor#index and indexPut_ with JS keys and values (CUDA vs CPU)', function () {
+  if (!available) {
+    it('is skipped: CUDA is not available', function () { this.skip(); });
+    return;
+  }
+  const base = () => kd.arange(24, { dtype: 'float32' }).reshape([2, 3, 4]);
+  const cases = [
+    ['index with a JS integer array', (x) => x.index([[1, 0, 1]])],
+    ['index with a JS bool array after a slice', (x) => x.index([kd.slice(), [true, false, true]])],
+    ['index with two JS arrays around a full slice', (x) => x.index([[0, 1], kd.slice(), [3, -1]])],
+    ['index with a CPU int64 tensor', (x) => x.index([kd.slice(), kd.tensor([2, 0])])],
+    ['index with a CPU int32 tensor and an integer', (x) => x.index([1, kd.tensor([2, 0], { dtype: 'int32' })])],
+    ['index with a CPU bool mask tensor', (x) => x.index([kd.tensor([[true, false, true], [false, true, false]])])],
+    ['indexPut_ a number at a JS array', (x) => x.clone().indexPut_([kd.slice(), [0, 2]], 5)],
+    ['indexPut_ a JS array at three JS arrays', (x) => x.clone().indexPut_([[0, 1], [2, 2], [3, 0]], [7, 8])],
+    ['indexPut_ accumulates a number at repeated positions', (x) => x.clone().indexPut_([[0, 0, 1]], 1.5, true)],
+    ['indexPut_ a 0-d CPU tensor at a CPU index tensor', (x) => x.clone().indexPut_([kd.tensor([1])], kd.tensor(-2))],
+    ['indexPut_ a number with a basic key', (x) => x.clone().indexPut_([1, kd.slice(0, 2)], 9)],
+    ['indexPut_ accumulates a number with a basic key', (x) => x.clone().indexPut_([0], 2, true)],
+  ];
+  for (const [name, fn] of cases) {
+    it(name, function () {
+      const cpu = fn(base());
+      const cu = fn(base().to('cuda'));
+      closeTensors(cu, cpu, name, CTOL);
+    });
+  }
+  it('a CUDA index tensor still cannot index a CPU tensor', function () {
+    assert.throws(() => base().index([kd.tensor([0]).to('cuda')]), (e) => e.code === 'KD_DEVICE_MISMATCH');
+  });
+});
