@@ -385,3 +385,35 @@ describe('CUDA Tensor#index and indexPut_ with JS keys and values (CUDA vs CPU)'
     assert.throws(() => base().index([kd.tensor([0]).to('cuda')]), (e) => e.code === 'KD_DEVICE_MISMATCH');
   });
 });
+
+// The gradients of the index-writing backward formulas (scatter, scatterAdd, indexAdd, indexPut
+// into zeros made on the op's device) checked on CUDA by finite differences, first and second
+// order (gradgradcheck's random gradient outputs are made on the outputs' device).
+describe('CUDA gradcheck and gradgradcheck of sorting and indexing ops', function () {
+  if (!available) {
+    it('is skipped: CUDA is not available', function () { this.skip(); });
+    return;
+  }
+  const x = () => {
+    kd.manualSeed(3);
+    return kd.randn([3, 5], { dtype: 'float64' }).to('cuda').requiresGrad_();
+  };
+  const idx = (data) => kd.tensor(data).to('cuda');
+  const fns = [
+    ['sort', (a) => kd.sort(a, 1).values],
+    ['topk', (a) => kd.topk(a, 2, 0).values],
+    ['max.dim', (a) => kd.max(a, 1).values],
+    ['median.dim', (a) => kd.median(a, 0, true).values],
+    ['cummax', (a) => kd.cummax(a, 1).values],
+    ['gather', (a) => kd.gather(a, 1, idx([[0, 4], [2, 2], [1, 3]]))],
+    ['indexSelect', (a) => kd.indexSelect(a, 1, idx([4, 0, 4]))],
+    ['take', (a) => kd.take(a, idx([0, 7, 14, 7]))],
+    ['index', (a) => a.index([[2, 0], kd.slice(1, 4)])],
+  ];
+  for (const [name, fn] of fns) {
+    it(name, function () {
+      assert.equal(kd.autograd.gradcheck(fn, [x()]), true);
+      assert.equal(kd.autograd.gradgradcheck(fn, [x()]), true);
+    });
+  }
+});
