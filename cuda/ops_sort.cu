@@ -10,8 +10,9 @@
  * by CUB's radix sorts, which are stable, so equal values keep their order as on the CPU:
  * cub::DeviceRadixSort for one row, cub::DeviceSegmentedSort::StableSortPairs for many. topk
  * sorts whole rows and keeps the first k (simple; a selection would be faster for k << n).
- * median takes element (n - 1) / 2 of the ascending row, or the row's first NaN (the first NaN
- * key of the stable order) when its last key is NaN. unique sorts the rows (for unique(dim),
+ * median takes element (n - 1) / 2 of the ascending row, or the row's first NaN when its last
+ * key is NaN, at the first sorted position of its key: the stable order makes that the value's
+ * first occurrence in the row, as median.c's index. unique sorts the rows (for unique(dim),
  * rows of m elements are ordered lexicographically by m stable sorts, last column first),
  * marks where the key row changes, numbers the groups with a prefix sum and reads the group
  * count back (synchronous, as the output size depends on it).
@@ -179,17 +180,16 @@ __global__ void kd_cu_median_take(const T *x, const typename kd_cu_skey<T>::K *k
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += step) {
     const K *kr = keys + r * n;
-    int64_t q = (n - 1) / 2;
-    if (kd_cu_skey<T>::is_float && kr[n - 1] == (K)~(K)0) { /* NaN present: the first NaN (binary search) */
-      int64_t lo = 0, hi = n - 1;
-      while (lo < hi) {
-        const int64_t mid = lo + (hi - lo) / 2;
-        if (kr[mid] == (K)~(K)0) hi = mid;
-        else lo = mid + 1;
-      }
-      q = lo;
+    /* the median's key, or NaN's when the row holds one; then its first sorted position (binary
+       search), which the stable sort makes the first occurrence in the row */
+    const K want = kd_cu_skey<T>::is_float && kr[n - 1] == (K)~(K)0 ? (K)~(K)0 : kr[(n - 1) / 2];
+    int64_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (kr[mid] >= want) hi = mid;
+      else lo = mid + 1;
     }
-    const int64_t p = spos[r * n + q];
+    const int64_t p = spos[r * n + lo];
     values[r] = x[r * n + p];
     indices[r] = p;
   }

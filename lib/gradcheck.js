@@ -67,7 +67,7 @@ module.exports = function installGradcheck(autograd, kd, Tensor) {
     outs.forEach((o, oi) => {
       const n = o.numel();
       for (let r = 0; r < n; r++) {
-        const go = kd.zeros(o.shape, { dtype: o.dtype });
+        const go = kd.zeros(o.shape, { dtype: o.dtype, device: o.device });
         if (n > 0) go.reshape([-1]).narrow(0, r, 1).fill_(1);
         const gs = o.requiresGrad ? autograd.grad([o], diffIns, [go], { retainGraph: true, allowUnused: true }) : diffIns.map(() => null);
         gs.forEach((g, ii) => {
@@ -123,7 +123,7 @@ module.exports = function installGradcheck(autograd, kd, Tensor) {
     const ins = asList(inputs);
     const outs = outputsOf(fn, ins);
     const gos = gradOutputs ? asList(gradOutputs)
-      : outs.map((o) => kd.randn(o.shape, { dtype: 'float64' }).requiresGrad_());
+      : outs.map((o) => kd.randn(o.shape, { dtype: 'float64', device: o.device }).requiresGrad_());
     const diffIdx = ins.map((t, i) => (t instanceof Tensor && t.requiresGrad ? i : -1)).filter((i) => i >= 0);
     const n = ins.length;
     const g = (...all) => {

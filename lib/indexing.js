@@ -35,8 +35,11 @@ module.exports = function installIndexing(kd, Tensor) {
     return 1;
   };
 
-  function toIndexTensor(it) {
+  // An index item as an index tensor on `device`, the indexed tensor's: JS arrays are made there,
+  // and CPU index tensors index a tensor on any device, moved to it (as PyTorch's).
+  function toIndexTensor(it, device) {
     if (it instanceof Tensor) {
+      if (it.device === 'cpu' && device !== 'cpu') it = it.to(device);
       if (it.dtype === 'bool' || it.dtype === 'uint8' || it.dtype === 'int64') return it;
       if (it.dtype === 'int32' || it.dtype === 'int16' || it.dtype === 'int8') return it.to('int64');
       throw new KindlingRangeError('tensors used as indices must be long, int, byte or bool tensors', 'KD_INDEX_OUT_OF_RANGE');
@@ -46,7 +49,7 @@ module.exports = function installIndexing(kd, Tensor) {
     if (!isBool && !flat.every((v) => Number.isInteger(v) || typeof v === 'bigint')) {
       throw typeError('index arrays must hold integers or booleans');
     }
-    return kd.tensor(it, { dtype: isBool ? 'bool' : 'int64' });
+    return kd.tensor(it, { dtype: isBool ? 'bool' : 'int64', device });
   }
 
   // Lowers key on t: returns { view, adv } where adv is the aten-style list for the view (or null).
@@ -56,7 +59,7 @@ module.exports = function installIndexing(kd, Tensor) {
     let used = 0;
     for (const it of items) {
       if (it === '...') ell++;
-      else used += consumed(Array.isArray(it) ? toIndexTensor(it) : it);
+      else used += consumed(Array.isArray(it) ? toIndexTensor(it, 'cpu') : it);
     }
     if (ell > 1) throw new KindlingError('an index can only have a single ellipsis (\'...\')', 'KD_INVALID_ARGUMENT');
     if (used > t.ndim) {
@@ -85,7 +88,7 @@ module.exports = function installIndexing(kd, Tensor) {
         for (let i = 0; i < n; i++) adv.push(null);
         dim += n;
       } else if (it instanceof Tensor || Array.isArray(it)) {
-        it = toIndexTensor(it);
+        it = toIndexTensor(it, t.device);
         adv.push(it);
         hasAdv = true;
         dim += consumed(it);
@@ -113,7 +116,10 @@ module.exports = function installIndexing(kd, Tensor) {
     if (isOpts(key)) ({ indices: key, values, accumulate = false } = key);
     if (accumulate !== null && typeof accumulate === 'object') accumulate = !!accumulate.accumulate;
     const { view, adv } = lower(this, key);
-    const v = values instanceof Tensor ? values : kd.tensor(values, { dtype: this.dtype });
+    // values given as numbers or arrays are made on this tensor's device; a 0-d CPU tensor moves
+    // there (PyTorch's index_put_ does the same)
+    let v = values instanceof Tensor ? values : kd.tensor(values, { dtype: this.dtype, device: this.device });
+    if (v.ndim === 0 && v.device === 'cpu' && this.device !== 'cpu') v = v.to(this.device);
     if (adv) rawIndexPut_.call(view, adv, v.dtype === this.dtype ? v : v.to(this.dtype), accumulate);
     else if (accumulate) view.add_(v);
     else view.copy_(v);

@@ -54,7 +54,7 @@ function run(c, device, leaves) {
   let args = built.map((b) => b.t);
   if (leaves) args = args.map((t, i) => (c.expectedGrads[i] && t instanceof kd.Tensor ? t.detach().requiresGrad_() : t));
   try {
-    return { built, args, r: callOp(c, args), err: null };
+    return { built, args, r: callOp(c, args, (a) => buildArgOn(a, device).t), err: null };
   } catch (err) {
     return { built, args, r: null, err };
   }
@@ -300,6 +300,121 @@ describe('CUDA factories (arange, linspace) vs CPU', function () {
         closeTensors(cu.r, cpu.r, `${name} ${dtype}`, CTOL);
       });
     }
+  }
+});
+
+// Empty batches reach the CUDA convolution and nllLoss kernels with operands that have no memory
+// (an empty tensor's data pointer is NULL): they must give the CPU's empty results and gradients.
+describe('CUDA convolution and nllLoss on empty batches (CUDA vs CPU)', function () {
+  if (!available) {
+    it('is skipped: CUDA is not available', function () { this.skip(); });
+    return;
+  }
+  const F = kd.nn.functional;
+
+  /** fn on CPU inputs and on their CUDA copies: results, then the gradients of the float inputs. */
+  function check(name, inputs, fn) {
+    it(name, function () {
+      const run = (device) => {
+        const ins = inputs().map((t) => {
+          const d = t.to(device);
+          return t.dtype.startsWith('float') ? d.requiresGrad_() : d;
+        });
+        const out = fn(...ins);
+        kd.manualSeed(5);
+        const go = kd.randn(out.shape, { dtype: out.dtype }).to(device);
+        const xs = ins.filter((t) => t.requiresGrad);
+        return { out, grads: kd.autograd.grad([out], xs, [go], { allowUnused: true }) };
+      };
+      const cpu = run('cpu');
+      const cu = run('cuda');
+      closeTensors(cu.out.detach(), cpu.out.detach(), `${name}: result`, CTOL);
+      cpu.grads.forEach((g, k) => closeTensors(cu.grads[k], g, `${name}: gradient ${k}`, GTOL));
+    });
+  }
+  const randn = (...shape) => () => { kd.manualSeed(shape.length); return kd.randn(shape); };
+  const inputs = (...makers) => () => makers.map((m) => m());
+
+  check('conv2d of an empty batch', inputs(randn(0, 3, 6, 5), randn(4, 3, 3, 2)), (x, w) => F.conv2d(x, w, null, 1, 1));
+  check('conv2d 1x1 (direct) of an empty batch', inputs(randn(0, 3, 6, 5), randn(4, 3, 1, 1)), (x, w) => F.conv2d(x, w));
+  check('conv2d of an empty batch with a bias (values)', inputs(randn(0, 4, 5, 5), randn(6, 2, 3, 3)),
+    (x, w) => F.conv2d(x, w, kd.ones([6]).to(x.device), 1, 0, 1, 2));
+  check('conv1d of an empty batch', inputs(randn(0, 2, 9), randn(3, 2, 4)), (x, w) => F.conv1d(x, w, null, 2));
+  check('convTranspose2d of an empty batch', inputs(randn(0, 3, 4, 4), randn(3, 2, 3, 3)),
+    (x, w) => F.convTranspose2d(x, w, null, 2, 1, 1));
+  check('conv2d with no input channels', inputs(randn(2, 0, 5, 5), randn(3, 0, 3, 3)), (x, w) => F.conv2d(x, w));
+  const target = () => kd.zeros([0], { dtype: 'int64' });
+  check("nllLoss of an empty batch, reduction 'none'", inputs(randn(0, 5), target),
+    (x, t) => F.nllLoss(x, t, { reduction: 'none' }));
+  check("nllLoss of an empty 2-D batch with weights, reduction 'none'",
+    inputs(randn(0, 4, 3), () => kd.zeros([0, 3], { dtype: 'int64' })),
+    (x, t) => F.nllLoss(x, t, { weight: kd.ones([4]).to(x.device), reduction: 'none' }));
+});
+
+// Tensor#index and Tensor#indexPut_ (lib/indexing.js) make index tensors from JS arrays and values
+// from numbers: on the indexed tensor's device. CPU index tensors and 0-d CPU values are moved to
+// it, as PyTorch's indexing does.
+describe('CUDA Tensor#index and indexPut_ with JS keys and values (CUDA vs CPU)', function () {
+  if (!available) {
+    it('is skipped: CUDA is not available', function () { this.skip(); });
+    return;
+  }
+  const base = () => kd.arange(24, { dtype: 'float32' }).reshape([2, 3, 4]);
+  const cases = [
+    ['index with a JS integer array', (x) => x.index([[1, 0, 1]])],
+    ['index with a JS bool array after a slice', (x) => x.index([kd.slice(), [true, false, true]])],
+    ['index with two JS arrays around a full slice', (x) => x.index([[0, 1], kd.slice(), [3, -1]])],
+    ['index with a CPU int64 tensor', (x) => x.index([kd.slice(), kd.tensor([2, 0])])],
+    ['index with a CPU int32 tensor and an integer', (x) => x.index([1, kd.tensor([2, 0], { dtype: 'int32' })])],
+    ['index with a CPU bool mask tensor', (x) => x.index([kd.tensor([[true, false, true], [false, true, false]])])],
+    ['indexPut_ a number at a JS array', (x) => x.clone().indexPut_([kd.slice(), [0, 2]], 5)],
+    ['indexPut_ a JS array at three JS arrays', (x) => x.clone().indexPut_([[0, 1], [2, 2], [3, 0]], [7, 8])],
+    ['indexPut_ accumulates a number at repeated positions', (x) => x.clone().indexPut_([[0, 0, 1]], 1.5, true)],
+    ['indexPut_ a 0-d CPU tensor at a CPU index tensor', (x) => x.clone().indexPut_([kd.tensor([1])], kd.tensor(-2))],
+    ['indexPut_ a number with a basic key', (x) => x.clone().indexPut_([1, kd.slice(0, 2)], 9)],
+    ['indexPut_ accumulates a number with a basic key', (x) => x.clone().indexPut_([0], 2, true)],
+  ];
+  for (const [name, fn] of cases) {
+    it(name, function () {
+      const cpu = fn(base());
+      const cu = fn(base().to('cuda'));
+      closeTensors(cu, cpu, name, CTOL);
+    });
+  }
+  it('a CUDA index tensor still cannot index a CPU tensor', function () {
+    assert.throws(() => base().index([kd.tensor([0]).to('cuda')]), (e) => e.code === 'KD_DEVICE_MISMATCH');
+  });
+});
+
+// The gradients of the index-writing backward formulas (scatter, scatterAdd, indexAdd, indexPut
+// into zeros made on the op's device) checked on CUDA by finite differences, first and second
+// order (gradgradcheck's random gradient outputs are made on the outputs' device).
+describe('CUDA gradcheck and gradgradcheck of sorting and indexing ops', function () {
+  if (!available) {
+    it('is skipped: CUDA is not available', function () { this.skip(); });
+    return;
+  }
+  const x = () => {
+    kd.manualSeed(3);
+    return kd.randn([3, 5], { dtype: 'float64' }).to('cuda').requiresGrad_();
+  };
+  const idx = (data) => kd.tensor(data).to('cuda');
+  const fns = [
+    ['sort', (a) => kd.sort(a, 1).values],
+    ['topk', (a) => kd.topk(a, 2, 0).values],
+    ['max.dim', (a) => kd.max(a, 1).values],
+    ['median.dim', (a) => kd.median(a, 0, true).values],
+    ['cummax', (a) => kd.cummax(a, 1).values],
+    ['gather', (a) => kd.gather(a, 1, idx([[0, 4], [2, 2], [1, 3]]))],
+    ['indexSelect', (a) => kd.indexSelect(a, 1, idx([4, 0, 4]))],
+    ['take', (a) => kd.take(a, idx([0, 7, 14, 7]))],
+    ['index', (a) => a.index([[2, 0], kd.slice(1, 4)])],
+  ];
+  for (const [name, fn] of fns) {
+    it(name, function () {
+      assert.equal(kd.autograd.gradcheck(fn, [x()]), true);
+      assert.equal(kd.autograd.gradgradcheck(fn, [x()]), true);
+    });
   }
 });
 

@@ -277,7 +277,6 @@ function assertArrayClose(actual, expected, dtype = 'float64', what = 'values') 
   assertValuesClose(flatA, flatE, dtype, what);
 }
 
-/** Calls the op of a fixture case with already built arguments. */
 // The kindling function for a fixture's op path: 'logSoftmax' -> kd.logSoftmax,
 // 'nn.functional.conv2d' -> kd.nn.functional.conv2d, 'max.dim' -> kd.max (the first function on
 // the path; later segments name PyTorch overloads).
@@ -291,12 +290,16 @@ function opFunction(path) {
   return o;
 }
 
-function callOp(c, args) {
+/**
+ * Calls the op of a fixture case with already built arguments; its keyword arguments are built by
+ * buildKwarg (on the CPU by default; the CUDA parity suite builds tensors there on the GPU).
+ */
+function callOp(c, args, buildKwarg = buildArg) {
   const op = c.op.split('.')[0];
   const kw = [];
   if (c.kwargs) {
     const o = {};
-    for (const [k, v] of Object.entries(c.kwargs)) o[k] = buildArg(v);
+    for (const [k, v] of Object.entries(c.kwargs)) o[k] = buildKwarg(v);
     kw.push(o);
   }
   if (c.form === 'inplace') return args[0][`${op}_`](...args.slice(1), ...kw);

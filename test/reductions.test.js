@@ -108,3 +108,25 @@ describe('reductions: API details', function () {
     expectKdError(() => x().sum(1.5), ['KD_INVALID_TYPE']);
   });
 });
+
+// PyTorch leaves the index of a repeated median to each device's algorithm; kindling's is the
+// first occurrence of the median value along the dim, on the CPU and on CUDA alike.
+describe('median.dim: a repeated median value gives the index of its first occurrence', function () {
+  for (const dtype of ['int16', 'int64', 'uint8', 'float32', 'float16']) {
+    it(dtype, function () {
+      kd.manualSeed(7);
+      const x = kd.randint(0, 4, [50, 9], { dtype }); // 4 values in rows of 9: many ties
+      const [v, i] = kd.median(x.t(), 0); // a transposed view: the lines are strided
+      const rows = x.arraySync();
+      const vs = values(v);
+      const is = values(i);
+      rows.forEach((row, r) => {
+        const sorted = [...row].sort((a, b) => a - b);
+        const median = sorted[(row.length - 1) >> 1];
+        assert.equal(vs[r], median, `row ${r}: value`);
+        assert.equal(Number(is[r]), row.indexOf(median), `row ${r} [${row}]: index`);
+      });
+      assert.deepEqual(values(kd.median(kd.tensor([1, 1, 1, 1, 1], { dtype }), 0).indices), [0]);
+    });
+  }
+});

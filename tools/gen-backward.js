@@ -220,6 +220,11 @@ function compileOp(o, resolve) {
             slots[p++] = gen(a.e);
           }
         }
+        // A factory called without device= makes its tensor where the op ran (the device of its
+        // outputs and of their gradients), not on the CPU: zeros(self.shape) then scatter(grad).
+        const dev = callee.args.findIndex((x) => x.name === 'device');
+        const pureFactory = callee.kind === 'factory' && !callee.args.some((x) => TENSOR_TYPES.has(x.type));
+        if (pureFactory && dev >= 0 && !e.args.some((a) => a.name === 'device')) slots[dev] = 'kd_f_device(c)';
         return `kd_f_call(c, KD_OP_${callee.cname}, ${callee.args.length}, (kd_value[]){${slots.join(', ') || 'kd_value_none()'}})`;
       }
       default: throw new Error(`bad node ${e.k}`);

@@ -132,6 +132,13 @@ kd_value kd_f_attr(kd_bw_ctx *c, kd_value v, int what) {
   return kd_f_meta_of(c, t->sizes, t->ndim, t->dtype, kd_tensor_device(t), kd_tensor_col_major(t), what);
 }
 
+kd_value kd_f_device(kd_bw_ctx *c) {
+  if (!kd_f_ok(c)) return kd_value_none();
+  if (c->node->n_outputs < 1)
+    return kd_f_fail(c, kd_error(KD_ERR_INTERNAL, "formula of '%s' asks the device of an op with no outputs", c->op->name));
+  return kd_value_device(c->node->outs[0].device);
+}
+
 static bool kd_f_is_number(const kd_value *v) {
   return v->kind == KD_VALUE_INT || v->kind == KD_VALUE_DOUBLE || v->kind == KD_VALUE_SCALAR || v->kind == KD_VALUE_BOOL;
 }

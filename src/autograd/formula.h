@@ -33,6 +33,9 @@ kd_value kd_f_out(kd_bw_ctx *c, int i);
 kd_value kd_f_arg(kd_bw_ctx *c, int i);
 kd_value kd_f_arg_meta(kd_bw_ctx *c, int i, int what);
 kd_value kd_f_attr(kd_bw_ctx *c, kd_value v, int what);
+/* The device the op ran on (of its outputs and their gradients): where factories in formulas put
+ * their tensors when the formula names no device. */
+kd_value kd_f_device(kd_bw_ctx *c);
 kd_value kd_f_call(kd_bw_ctx *c, int op, int nargs, const kd_value *args);
 kd_value kd_f_index(kd_bw_ctx *c, int op, int nargs, const kd_value *args, int out_index);
 kd_value kd_f_binop(kd_bw_ctx *c, int op, kd_value a, kd_value b);

@@ -1,6 +1,9 @@
 /* median.c - CPU median: of all elements (a 0-d tensor) and along a dim (values, indices).
  * PyTorch's lower median (element (n - 1) / 2 of the sorted line); a line holding NaN gives
- * NaN and the index of its first NaN. Each line is copied with its indices into a buffer and
+ * NaN and the index of its first NaN. When the median value occurs several times, the index is
+ * that of its first occurrence in the line (and the value is read there), on every device:
+ * PyTorch leaves the choice to each device's algorithm; kindling's CPU and CUDA kernels give
+ * the same indices. Each line is copied with its indices into a buffer and
  * partially ordered by quickselect. THE iterator runs over the lines (operands given size 1
  * along dim), the dim's byte strides come through the context (as in scan.c); large inputs
  * split their lines across threads. float16/bfloat16 select in float32.
@@ -77,10 +80,16 @@ typedef struct kd_median_ctx {
         buf[k].v = x;                                                                         \
         buf[k].i = k;                                                                         \
       }                                                                                       \
-      int64_t pos = (c->len - 1) / 2;                                                         \
-      if (nan_at < 0) kd_mselect_##SFX(buf, c->len, pos);                                     \
-      *(T *)(data[0] + l * strides[0]) = nan_at < 0 ? ST(buf[pos].v) : *(const T *)(pi + nan_at * c->sd[2]); \
-      *(int64_t *)(data[1] + l * strides[1]) = nan_at < 0 ? buf[pos].i : nan_at;              \
+      int64_t at = nan_at;                                                                    \
+      if (nan_at < 0) { /* the first occurrence of the median (see the top of this file) */   \
+        int64_t pos = (c->len - 1) / 2;                                                       \
+        kd_mselect_##SFX(buf, c->len, pos);                                                   \
+        at = buf[pos].i;                                                                      \
+        for (int64_t k = 0; k < c->len; k++)                                                  \
+          if (buf[k].v == buf[pos].v && buf[k].i < at) at = buf[k].i;                         \
+      }                                                                                       \
+      *(T *)(data[0] + l * strides[0]) = *(const T *)(pi + at * c->sd[2]);                    \
+      *(int64_t *)(data[1] + l * strides[1]) = at;                                            \
     }                                                                                         \
     free(buf);                                                                                \
   }

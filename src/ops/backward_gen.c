@@ -197,7 +197,7 @@ static kd_status kd_bw_max(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_max_spec = {kd_bw_max, 0x1u, 0x1u, 0x1u, 1};
 
 static kd_status kd_bw_max_dim(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_out(c, 1) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_out(c, 1), kd_f_arg(c, 1)})), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_grad(c, 0) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)})), kd_value_none()}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}), kd_f_arg(c, 1), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_out(c, 1) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_out(c, 1), kd_f_arg(c, 1)})), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_grad(c, 0) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)})), kd_value_none()}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_max_dim_spec = {kd_bw_max_dim, 0x1u, 0x0u, 0x2u, 0};
@@ -209,7 +209,7 @@ static kd_status kd_bw_min(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_min_spec = {kd_bw_min, 0x1u, 0x1u, 0x1u, 1};
 
 static kd_status kd_bw_min_dim(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_out(c, 1) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_out(c, 1), kd_f_arg(c, 1)})), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_grad(c, 0) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)})), kd_value_none()}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}), kd_f_arg(c, 1), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_out(c, 1) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_out(c, 1), kd_f_arg(c, 1)})), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_grad(c, 0) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)})), kd_value_none()}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_min_dim_spec = {kd_bw_min_dim, 0x1u, 0x0u, 0x2u, 0};
@@ -287,7 +287,7 @@ static kd_status kd_bw_median(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_median_spec = {kd_bw_median, 0x1u, 0x1u, 0x1u, 1};
 
 static kd_status kd_bw_median_dim(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_out(c, 1) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_out(c, 1), kd_f_arg(c, 1)})), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_grad(c, 0) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)})), kd_value_none()}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}), kd_f_arg(c, 1), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_out(c, 1) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_out(c, 1), kd_f_arg(c, 1)})), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_grad(c, 0) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)})), kd_value_none()}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_median_dim_spec = {kd_bw_median_dim, 0x1u, 0x0u, 0x2u, 0};
@@ -305,13 +305,13 @@ static kd_status kd_bw_cumprod(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_cumprod_spec = {kd_bw_cumprod, 0x1u, 0x1u, 0x1u, 1};
 
 static kd_status kd_bw_cummax(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatterAdd, 4, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), kd_f_out(c, 1), kd_f_grad(c, 0)}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatterAdd, 4, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}), kd_f_arg(c, 1), kd_f_out(c, 1), kd_f_grad(c, 0)}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_cummax_spec = {kd_bw_cummax, 0x1u, 0x0u, 0x2u, 0};
 
 static kd_status kd_bw_cummin(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatterAdd, 4, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), kd_f_out(c, 1), kd_f_grad(c, 0)}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatterAdd, 4, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}), kd_f_arg(c, 1), kd_f_out(c, 1), kd_f_grad(c, 0)}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_cummin_spec = {kd_bw_cummin, 0x1u, 0x0u, 0x2u, 0};
@@ -319,7 +319,7 @@ static const kd_backward_spec kd_bw_cummin_spec = {kd_bw_cummin, 0x1u, 0x0u, 0x2
 static kd_status kd_bw_prodBackward(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_prodBackward, 5, (kd_value[]){kd_f_call(c, KD_OP_onesLike, 3, (kd_value[]){kd_f_arg(c, 0), kd_value_none(), kd_value_none()}), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4)})), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_value_none()}));
   if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_prodDoubleBackward, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 3), kd_f_arg(c, 4)}));
-  if (c->needs[2]) kd_f_set(c, 2, kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 2, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}));
+  if (c->needs[2]) kd_f_set(c, 2, kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 2, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_prodBackward_spec = {kd_bw_prodBackward, 0x7u, 0x7u, 0x0u, 1};
@@ -327,7 +327,7 @@ static const kd_backward_spec kd_bw_prodBackward_spec = {kd_bw_prodBackward, 0x7
 static kd_status kd_bw_cumprodBackward(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_cumsum, 3, (kd_value[]){kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_arg(c, 1)), kd_f_arg(c, 2), kd_value_none()}), kd_f_arg(c, 3)));
   if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_sub, kd_f_call(c, KD_OP_flip, 2, (kd_value[]){kd_f_call(c, KD_OP_cumsum, 3, (kd_value[]){kd_f_call(c, KD_OP_flip, 2, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_arg(c, 3)), kd_f_call(c, KD_OP_cumsum, 3, (kd_value[]){kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_arg(c, 1)), kd_f_arg(c, 2), kd_value_none()})), kd_f_list(c, 1, (kd_value[]){kd_f_arg(c, 2)})}), kd_f_arg(c, 2), kd_value_none()}), kd_f_list(c, 1, (kd_value[]){kd_f_arg(c, 2)})}), kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_arg(c, 1)), kd_f_call(c, KD_OP_flip, 2, (kd_value[]){kd_f_call(c, KD_OP_cumsum, 3, (kd_value[]){kd_f_call(c, KD_OP_flip, 2, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_arg(c, 3)), kd_f_list(c, 1, (kd_value[]){kd_f_arg(c, 2)})}), kd_f_arg(c, 2), kd_value_none()}), kd_f_list(c, 1, (kd_value[]){kd_f_arg(c, 2)})}))), kd_f_arg(c, 1)));
-  if (c->needs[3]) kd_f_set(c, 3, kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 3, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}));
+  if (c->needs[3]) kd_f_set(c, 3, kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 3, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_cumprodBackward_spec = {kd_bw_cumprodBackward, 0xbu, 0xbu, 0x0u, 1};
@@ -683,19 +683,19 @@ static kd_status kd_bw_padBackward(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_padBackward_spec = {kd_bw_padBackward, 0x1u, 0x0u, 0x0u, 0};
 
 static kd_status kd_bw_indexSelect(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_indexAdd, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_grad(c, 0), kd_value_none()}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_indexAdd, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_grad(c, 0), kd_value_none()}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_indexSelect_spec = {kd_bw_indexSelect, 0x1u, 0x4u, 0x0u, 0};
 
 static kd_status kd_bw_gather(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatterAdd, 4, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_grad(c, 0)}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatterAdd, 4, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_grad(c, 0)}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_gather_spec = {kd_bw_gather, 0x1u, 0x4u, 0x0u, 0};
 
 static kd_status kd_bw_take(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_reshape, 2, (kd_value[]){kd_f_call(c, KD_OP_indexPut, 4, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_list(c, 1, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_NUMEL)}), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_list(c, 1, (kd_value[]){kd_f_arg(c, 1)}), kd_f_grad(c, 0), kd_f_bool(true)}), kd_f_arg_meta(c, 0, KD_F_SHAPE)}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_reshape, 2, (kd_value[]){kd_f_call(c, KD_OP_indexPut, 4, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_list(c, 1, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_NUMEL)}), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}), kd_f_list(c, 1, (kd_value[]){kd_f_arg(c, 1)}), kd_f_grad(c, 0), kd_f_bool(true)}), kd_f_arg_meta(c, 0, KD_F_SHAPE)}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_take_spec = {kd_bw_take, 0x1u, 0x2u, 0x0u, 0};
@@ -743,13 +743,13 @@ static kd_status kd_bw_indexFill(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_indexFill_spec = {kd_bw_indexFill, 0x9u, 0x4u, 0x0u, 0};
 
 static kd_status kd_bw_index(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_indexPut, 4, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), kd_f_grad(c, 0), kd_f_bool(true)}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_indexPut, 4, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}), kd_f_arg(c, 1), kd_f_grad(c, 0), kd_f_bool(true)}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_index_spec = {kd_bw_index, 0x1u, 0x2u, 0x0u, 0};
 
 static kd_status kd_bw_indexPut(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_arg(c, 3)) ? kd_f_grad(c, 0) : kd_f_call(c, KD_OP_indexPut, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_list(c, 0, (kd_value[]){kd_value_none()}), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_bool(false)})));
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_arg(c, 3)) ? kd_f_grad(c, 0) : kd_f_call(c, KD_OP_indexPut, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_list(c, 0, (kd_value[]){kd_value_none()}), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}), kd_f_bool(false)})));
   if (c->needs[2]) kd_f_set(c, 2, kd_f_call(c, KD_OP_index, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)}));
   return c->st;
 }
@@ -791,8 +791,8 @@ static const kd_backward_spec kd_bw_nativeLayerNorm_spec = {kd_bw_nativeLayerNor
 static kd_status kd_bw_layerNormBackward(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 5)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_layerNormBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_value_none()}) : kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_layerNormBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_value_none()}), kd_f_arg(c, 5))));
   if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_layerNormDoubleBackward, 6, (kd_value[]){kd_f_grad(c, 0), (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 5)).kind == KD_VALUE_NONE)) ? kd_f_arg(c, 0) : kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_arg(c, 5))), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4)}));
-  if (c->needs[3]) kd_f_set(c, 3, kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 3, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}));
-  if (c->needs[4]) kd_f_set(c, 4, kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 4, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}));
+  if (c->needs[3]) kd_f_set(c, 3, kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 3, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}));
+  if (c->needs[4]) kd_f_set(c, 4, kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 4, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}));
   if (c->needs[5]) kd_f_set(c, 5, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_call(c, KD_OP_layerNormBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_value_none()})));
   return c->st;
 }
@@ -927,13 +927,13 @@ static kd_status kd_bw_diagonalBackward(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_diagonalBackward_spec = {kd_bw_diagonalBackward, 0x1u, 0x0u, 0x0u, 0};
 
 static kd_status kd_bw_sort(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 1), kd_f_out(c, 1), kd_f_grad(c, 0), kd_value_none()}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}), kd_f_arg(c, 1), kd_f_out(c, 1), kd_f_grad(c, 0), kd_value_none()}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_sort_spec = {kd_bw_sort, 0x1u, 0x0u, 0x2u, 0};
 
 static kd_status kd_bw_topk(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_value_none()}), kd_f_arg(c, 2), kd_f_out(c, 1), kd_f_grad(c, 0), kd_value_none()}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}), kd_f_arg(c, 2), kd_f_out(c, 1), kd_f_grad(c, 0), kd_value_none()}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_topk_spec = {kd_bw_topk, 0x1u, 0x0u, 0x2u, 0};
