@@ -534,7 +534,14 @@ static napi_value kd_napi_cuda_synchronize_async(napi_env env, napi_callback_inf
   napi_value promise;
   kd_cuda_job *j = kd_cuda_job_new(env, ctx, d, &promise);
   if (!j) return NULL;
-  int cs = api->launch_host_func(d, (uintptr_t)h, kd_cuda_job_fire, j);
+  /* An event marks the end of the work queued so far; the completion runs on the device's
+   * internal waiter stream once it is reached, so it adds no work to the stream itself: when the
+   * Promise resolves the stream is idle (query() is true) unless more work was queued since. */
+  void *ev = NULL;
+  int cs = api->event_create(d, 0, &ev);
+  if (cs == KD_CUDA_OK) cs = api->event_record(ev, d, (uintptr_t)h);
+  if (cs == KD_CUDA_OK) cs = api->event_host_func(d, ev, kd_cuda_job_fire, j);
+  if (ev) api->event_destroy(ev); /* released once reached; the waiter stream holds its place */
   if (cs != KD_CUDA_OK) return kd_cuda_job_fail(env, j, kd_cuda_status_error(cs), promise);
   kd_cuda_job_started(env, j);
   return promise;
