@@ -13,6 +13,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFile } = require('node:child_process');
 const kd = require('..');
+const { fashionMnistDir } = require('./helpers');
 
 const ROOT = path.join(__dirname, '..');
 const SERVER_DIR = path.join(ROOT, 'examples', 'inference-server');
@@ -175,9 +176,8 @@ describe('examples', function () {
 
   describe('fashion-mnist', function () {
     it('trains the CNN for one short epoch under autocast (--amp) and learns', function (done) {
-      const dir = process.env.FASHION_MNIST_DIR || '/usr/share/datasets/fashion-mnist';
-      if (!fs.existsSync(path.join(dir, 'train-images-idx3-ubyte.gz')) && !fs.existsSync(path.join(dir, 'train-images-idx3-ubyte'))) {
-        console.log(`      (skipped: Fashion-MNIST is not in ${dir}; apt-get install dataset-fashion-mnist)`);
+      if (!fashionMnistDir()) {
+        console.log('      (skipped: Fashion-MNIST is not installed; apt-get install dataset-fashion-mnist)');
         this.skip();
       }
       const out = path.join(tmp, 'fm');

@@ -10,6 +10,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFile } = require('node:child_process');
 const kd = require('..');
+const { fashionMnistDir } = require('./helpers');
 
 const ROOT = path.join(__dirname, '..');
 const run = (script, args, cb) => execFile(process.execPath, [path.join(ROOT, 'examples', ...script), ...args],
@@ -23,9 +24,8 @@ describe('examples on CUDA (--device cuda)', function () {
   after(() => { fs.rmSync(tmp, { recursive: true, force: true }); });
 
   it('fashion-mnist: the CNN trains a short epoch under float16 autocast with a GradScaler and learns', function (done) {
-    const dir = process.env.FASHION_MNIST_DIR || '/usr/share/datasets/fashion-mnist';
-    if (!fs.existsSync(path.join(dir, 'train-images-idx3-ubyte.gz')) && !fs.existsSync(path.join(dir, 'train-images-idx3-ubyte'))) {
-      console.log(`      (skipped: Fashion-MNIST is not in ${dir}; apt-get install dataset-fashion-mnist)`);
+    if (!fashionMnistDir()) {
+      console.log('      (skipped: Fashion-MNIST is not installed; apt-get install dataset-fashion-mnist)');
       this.skip();
     }
     const out = path.join(tmp, 'fm');

@@ -395,7 +395,15 @@ function shapeOf(a) {
   return s;
 }
 
+/** The Fashion-MNIST folder when the data set is installed (the examples' smoke runs), else null. */
+function fashionMnistDir() {
+  const dir = process.env.FASHION_MNIST_DIR || '/usr/share/datasets/fashion-mnist';
+  const has = (f) => fs.existsSync(path.join(dir, f)) || fs.existsSync(path.join(dir, `${f}.gz`));
+  return has('train-images-idx3-ubyte') ? dir : null;
+}
+
 module.exports = {
+  fashionMnistDir,
   kd, assert, TOL, reductionTol, reductionLength, FLOAT_DTYPES, INT_DTYPES, ALL_DTYPES, fixture, decode, decodeDeep, nest, isTensorSpec, isScalarSpec,
   buildContiguous, buildWithBase, buildArg, applyView, nonContiguous, values, closeEnough, assertValuesClose,
   assertTensorClose, assertArrayClose, callOp, codesForTorchError, isTorchUnimplemented, assertKdError,
