@@ -9,6 +9,7 @@
 // them for incremental `make -C build BUILDTYPE=Release`.
 //   node tools/build.js            build everything that can be built here
 //   KINDLING_CUDA=0                skip the CUDA backend
+//   KINDLING_CUDA=emulate          also build the emulated GPU (tools/build-emulator.js)
 //   KINDLING_CUDA_ARCHS=80,90      GPU architectures for nvcc (default 80,90)
 //   CUDA_HOME=/usr/local/cuda      where to look for nvcc
 //   KINDLING_KEEP_BUILD=1          keep node-gyp's intermediates in a dependency install too
@@ -21,7 +22,7 @@ const root = path.resolve(__dirname, '..');
 
 // What the package needs at run time, relative to build/ (src/cuda_bridge looks for the CUDA
 // library next to kindling.node).
-const RUNTIME_FILES = ['Release/kindling.node', 'Release/libkindling_cuda.so'];
+const RUNTIME_FILES = ['Release/kindling.node', 'Release/libkindling_cuda.so', 'Release/libkindling_cuda_emu.so'];
 
 class BuildError extends Error {
   constructor(message, status) { super(message); this.status = status; }
@@ -133,6 +134,9 @@ function main() {
   try {
     buildAddon();
     buildCuda();
+    // KINDLING_CUDA=emulate at install: also build the emulated GPU (tools/build-emulator.js), so
+    // an app's CI without a GPU can run its device: 'cuda' code with the same variable set.
+    if (process.env.KINDLING_CUDA === 'emulate') run(process.execPath, [path.join(__dirname, 'build-emulator.js')]);
   } catch (e) {
     if (!(e instanceof BuildError)) throw e;
     console.error(e.message);
