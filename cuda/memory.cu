@@ -57,7 +57,8 @@ kd_cuda_status kd_cu_memcpy_d2h(int device, void *dst, const void *src, size_t n
   KD_CU_TRY(g.enter(device));
   cudaStream_t s = kd_cu_stream(device);
   KD_CU_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, s));
-  KD_CU_CHECK(cudaStreamSynchronize(s));
+  /* into pageable memory the copy returned once done; into pinned memory it did not */
+  if (kd_cu_host_is_pinned(dst)) KD_CU_CHECK(cudaStreamSynchronize(s));
   return KD_CUDA_OK;
 }
 

@@ -54,12 +54,12 @@ kd_cuda_status kd_cu_ix_check(int device, kd_cuda_op *o) {
   cudaStream_t s = kd_cu_stream(device);
   if (!kd_cu_ix_words[device]) KD_CU_CHECK(cudaMalloc((void **)&kd_cu_ix_words[device], sizeof(unsigned long long)));
   unsigned long long *w = kd_cu_ix_words[device], none = ~0ull, got = 0;
-  KD_CU_CHECK(cudaMemcpyAsync(w, &none, sizeof none, cudaMemcpyHostToDevice, s));
+  KD_CU_CHECK(cudaMemsetAsync(w, 0xff, sizeof none, s)); /* "no bad position": ~0, with no host copy */
   KD_LAUNCH(kd_cu_grid(device, o->numel), KD_CU_THREADS, 0, s, kd_cu_ix_check_kernel)((int64_t *)o->data[0], o->numel, o->i[0],
                                                                               (int)o->i[1], w);
   KD_CU_CHECK_LAUNCH("the index check kernel");
+  /* into pageable memory: the copy returns once it has landed (the one sync of the check) */
   KD_CU_CHECK(cudaMemcpyAsync(&got, w, sizeof got, cudaMemcpyDeviceToHost, s));
-  KD_CU_CHECK(cudaStreamSynchronize(s));
   if (got != none) {
     int64_t v = 0;
     KD_CU_CHECK(cudaMemcpy(&v, (int64_t *)o->data[0] + got, sizeof v, cudaMemcpyDeviceToHost));

@@ -103,8 +103,7 @@ static kd_cuda_status kd_cu_loss_t(int device, kd_cuda_op *o, const kd_cu_it8 &i
   KD_CU_CHECK_LAUNCH("the loss kernel");
   if (c.check) {
     int got = 0;
-    KD_CU_CHECK(cudaMemcpyAsync(&got, flag.p, sizeof got, cudaMemcpyDeviceToHost, s));
-    KD_CU_CHECK(cudaStreamSynchronize(s));
+    KD_CU_CHECK(cudaMemcpyAsync(&got, flag.p, sizeof got, cudaMemcpyDeviceToHost, s)); /* to pageable: blocking */
     o->result[0] = got;
   }
   return KD_CUDA_OK;
@@ -147,17 +146,16 @@ static kd_cuda_status kd_cu_nll_check(int device, kd_cuda_op *o) {
   kd_cu_scratch w(device);
   KD_CU_TRY(w.alloc(sizeof(unsigned long long)));
   unsigned long long none = ~0ull, got = 0;
-  KD_CU_CHECK(cudaMemcpyAsync(w.p, &none, sizeof none, cudaMemcpyHostToDevice, s));
+  KD_CU_CHECK(cudaMemsetAsync(w.p, 0xff, sizeof none, s)); /* "no bad position": ~0, with no host copy */
   const int64_t *t = (const int64_t *)o->data[0];
   KD_LAUNCH(kd_cu_grid(device, o->numel), KD_CU_THREADS, 0, s, kd_cu_nll_check_kernel)(t, o->numel, o->i[0], o->i[1],
                                                                                 (unsigned long long *)w.p);
   KD_CU_CHECK_LAUNCH("the nllLoss target check");
+  /* into pageable memory: the copy returns once it has landed (the one sync of the check) */
   KD_CU_CHECK(cudaMemcpyAsync(&got, w.p, sizeof got, cudaMemcpyDeviceToHost, s));
-  KD_CU_CHECK(cudaStreamSynchronize(s));
   if (got != none) {
     int64_t v = 0;
-    KD_CU_CHECK(cudaMemcpyAsync(&v, t + got, sizeof v, cudaMemcpyDeviceToHost, s));
-    KD_CU_CHECK(cudaStreamSynchronize(s));
+    KD_CU_CHECK(cudaMemcpyAsync(&v, t + got, sizeof v, cudaMemcpyDeviceToHost, s)); /* blocking, as above */
     o->result[0] = 1;
     o->result[1] = v;
   }

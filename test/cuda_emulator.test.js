@@ -131,6 +131,15 @@ describe('the emulated GPU', function () {
       });
     }
 
+    // PyTorch's crossEntropy does not sync (its target check is a device-side assert); kindling's
+    // nllLoss target check reads one word back so a bad target throws at the call, as on the CPU:
+    // one sync (docs/CUDA.md, Known limits). Pinned so that no further sync creeps in.
+    it('crossEntropy: 9 launches, the target check\'s one blocking read, no host-to-device copy', function () {
+      const t = kd.tidy(() => kd.randint(0, 128, [64], { device: dev }));
+      assert.deepEqual(counts(() => kd.nn.functional.crossEntropy(x, t)), { launches: 9, syncs: 1, h2d: 0, d2h: 1 });
+      t.dispose();
+    });
+
     // Every op on CUDA tensors must run on the device: a CPU loop reading device memory works on
     // the emulated GPU (its device memory is host memory) but faults on a GPU. The counters show
     // it: an op that computes a CUDA result launches at least one kernel (argmax/max/min along
@@ -188,7 +197,7 @@ describe('the emulated GPU', function () {
     it('item() is one blocking copy (a data-dependent read, as PyTorch)', function () {
       const c = counts(() => x.sum().item());
       assert.equal(c.d2h, 1);
-      assert.ok(c.syncs >= 1 && c.syncs <= 2, JSON.stringify(c));
+      assert.equal(c.syncs, 1);
     });
 
     it('blocks and threads are counted as the grids run', async function () {
