@@ -373,8 +373,9 @@ describe('memory', function () {
 });
 
 // Node-API calls a module's finalizers from the GC itself on the runtimes that export
-// node_api_post_finalizer (Node 20.10+ and 21+); older ones queue them until the event loop
-// turns. See Note [Finalizers run by the GC] in src/napi/addon.c.
+// node_api_post_finalizer (Node 20.10+ and 21+) when kindling opts in (KINDLING_GC_FINALIZERS=1,
+// which runChild sets); otherwise they wait until the event loop turns. See Note [Finalizers run
+// by the GC] in src/napi/addon.c.
 const [nodeMajor, nodeMinor] = process.versions.node.split('.').map(Number);
 const finalizersRunByGc = nodeMajor > 20 || (nodeMajor === 20 && nodeMinor >= 10);
 
@@ -464,7 +465,8 @@ describe('memory: synchronous code without dispose, on the GPU', function () {
 
 /** Runs a script in a child node with --expose-gc and returns the JSON of its last line. */
 function runChild(script) {
-  const r = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', timeout: 120000 });
+  const r = spawnSync(process.execPath, ['--expose-gc', '-e', script],
+    { encoding: 'utf8', timeout: 120000, env: { ...process.env, KINDLING_GC_FINALIZERS: '1' } });
   assert.equal(r.status, 0, `child failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }

@@ -4,6 +4,7 @@
  * Node-API version the module is run with (See Note [Finalizers run by the GC]). */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "autograd/autograd.h"
@@ -43,12 +44,18 @@ static void kd_napi_env_finalize(napi_env env, void *data, void *hint) {
  * delete napi references. The GC can run inside any Node-API call that allocates, so C code
  * holds no tensor across such a call that neither it nor a JS value on its handle scope owns.
  * The runtimes that call finalizers from the GC are those that export
- * node_api_post_finalizer, which came with it (Node 18.19+, 20.10+, 21+); on older ones the
- * module declares the stable version and its finalizers wait for the loop as before. Either way
- * the bytes of live storages are reported to V8 (napi_adjust_external_memory), so a loop that
- * allocates little JS but large tensors still triggers collections. */
+ * node_api_post_finalizer, which came with it (Node 18.19+, 20.10+, 21+).
+ * It is opt-in (KINDLING_GC_FINALIZERS=1): on Node 20.20 a collection that runs while a native
+ * call has a JS exception pending (a callback or getter that threw, not yet returned to JS)
+ * makes Node's finalizer call see that exception and abort the process ("Check failed:
+ * AllowJavascriptExecution::IsAllowed"); it happened in about one run in three of the emulated
+ * CUDA suite. By default the module declares the stable version and its finalizers wait for the
+ * loop. Either way the bytes of live storages are reported to V8 (napi_adjust_external_memory),
+ * so a loop that allocates little JS but large tensors still triggers collections. */
 static int32_t kd_napi_module_api_version(void) {
-  return dlsym(RTLD_DEFAULT, "node_api_post_finalizer") ? NAPI_VERSION_EXPERIMENTAL : NAPI_VERSION;
+  const char *opt = getenv("KINDLING_GC_FINALIZERS");
+  bool gc_finalizers = opt && opt[0] == '1' && opt[1] == 0;
+  return gc_finalizers && dlsym(RTLD_DEFAULT, "node_api_post_finalizer") ? NAPI_VERSION_EXPERIMENTAL : NAPI_VERSION;
 }
 
 NAPI_MODULE_EXPORT int32_t NODE_API_MODULE_GET_API_VERSION(void) { return kd_napi_module_api_version(); }
