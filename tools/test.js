@@ -3,7 +3,10 @@
 // and, when the emulated GPU is built (`npm run build:emulator`), the CUDA test files again with
 // KINDLING_CUDA=emulate (test/emulated-gpu.mocharc.json), so every CUDA code path runs without a
 // GPU. All steps always run, so a failing unit test never hides a type error; the exit status is
-// non-zero when any fails. Arguments go to the first mocha run (and skip the emulated one):
+// non-zero when any fails. The emulated run exits when its tests are done ("exit": true): a
+// Promise of a device whose error became sticky never settles (CUDA runs no host function after
+// a fault), and it must not keep the run waiting. Arguments go to the first mocha run (and skip
+// the emulated one):
 //   npm test -- --grep matmul        node tools/test.js test/data.test.js
 'use strict';
 const { spawnSync } = require('node:child_process');
