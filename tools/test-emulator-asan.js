@@ -9,8 +9,10 @@
 //                                           runs only when it is built)
 // Node itself is not instrumented: the ASan runtime is LD_PRELOADed and leak detection is off (a
 // Node process does not free everything at exit). Every process (children of the tests too)
-// writes its reports to a log directory; they are printed at the end, and the exit status is
-// non-zero when a step failed or any report was written.
+// writes its ASan reports to a log directory, UBSan's go to stderr (where a test that runs a child
+// shows them when it fails); all are listed at the end, and the exit status is non-zero when a
+// step failed or any report was found. The tests' own failures are reported as usual (the
+// emulated suite's functional failures show up here too).
 //   node tools/test-emulator-asan.js                 everything
 //   node tools/test-emulator-asan.js --no-build      run only (the variants are built)
 //   node tools/test-emulator-asan.js test/x.test.js  these test files instead of the emulated suite
