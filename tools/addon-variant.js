@@ -2,8 +2,9 @@
 // C flags, e.g. -fsanitize=address or --coverage) into build/<name>/Release, next to the normal
 // build and without touching it: the node-gyp Makefile of the checkout (build/Makefile) is run
 // with its output directory and CFLAGS/LDFLAGS overridden, so the objects and the addon of the
-// variant live apart and are rebuilt incrementally. tools/addon-variant-hook.js makes
-// lib/index.js load the variant. Used by tools/test-emulator-asan.js and tools/coverage-cuda.js.
+// variant live apart and are rebuilt incrementally; the CUDA libraries of build/Release are linked
+// next to it. tools/addon-variant-hook.js makes lib/index.js load the variant. Used by
+// tools/test-emulator-asan.js and tools/coverage-cuda.js.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -24,6 +25,13 @@ function buildAddonVariant(name, { cflags, ldflags }) {
     `CFLAGS=${cflags.join(' ')}`, `LDFLAGS=${ldflags.join(' ')}`], { stdio: 'inherit', cwd: root });
   if (r.error) throw r.error;
   if (r.status !== 0) throw new Error(`building the ${name} addon failed (make exit status ${r.status})`);
+  // The bridge looks for the CUDA library next to kindling.node: the variant's neighbours are
+  // those of build/Release (links, dangling when a library is not built, as a missing file).
+  for (const lib of ['libkindling_cuda.so', 'libkindling_cuda_emu.so']) {
+    const link = path.join(buildDir, builddir, lib);
+    fs.rmSync(link, { force: true });
+    fs.symlinkSync(path.join('..', '..', 'Release', lib), link);
+  }
   return path.join(buildDir, builddir, 'kindling.node');
 }
 
