@@ -125,22 +125,28 @@ __device__ __forceinline__ V kd_cu_rnd(V v) {
   return (V)kd_cu_ld<T>(kd_cu_st<T>(v));
 }
 
-/* The value of operand k at byte offset off: a host scalar from parameter space, else memory. */
-template <typename T, int K, int N, typename I>
-__device__ __forceinline__ T kd_cu_iter_get(const kd_cu_iter<N> &it, I off) {
-  if (it.scalar_mask & (1u << K)) {
-    T v;
-    memcpy(&v, &it.scalar[K], sizeof(T));
-    return v;
-  }
-  return *(const T *)(it.data[K] + off);
-}
-
-/* A placeholder storage type for absent inputs. */
+/* A placeholder storage type for absent inputs (operands past nops: data[k] is NULL and their
+ * scalar_mask bit is clear). Nothing is ever read for them. */
 struct kd_cu_none {
   uint8_t v;
 };
 __device__ __forceinline__ int64_t kd_cu_canon(kd_cu_none) { return 0; }
+template <typename T> constexpr bool kd_cu_absent = std::is_same<T, kd_cu_none>::value;
+
+/* The value of operand k at byte offset off: a host scalar from parameter space, else memory. */
+template <typename T, int K, int N, typename I>
+__device__ __forceinline__ T kd_cu_iter_get(const kd_cu_iter<N> &it, I off) {
+  if constexpr (kd_cu_absent<T>) {
+    return T{};
+  } else {
+    if (it.scalar_mask & (1u << K)) {
+      T v;
+      memcpy(&v, &it.scalar[K], sizeof(T));
+      return v;
+    }
+    return *(const T *)(it.data[K] + off);
+  }
+}
 
 template <typename T, int V>
 struct alignas(sizeof(T) * V) kd_cu_vec {
@@ -166,8 +172,10 @@ __global__ void kd_cu_pointwise_kernel(const kd_cu_iter<4> it, F f) {
       *(OT *)(it.data[0] + off[0]) = kd_cu_st<OT>(r);
     }
   } else {
-  /* contiguous: element j of operand k is at j * sizeof(T) (0 for scalars) */
-  const bool s1 = it.scalar_mask & 2u, s2 = it.scalar_mask & 4u, s3 = it.scalar_mask & 8u;
+  /* contiguous: element j of operand k is at j * sizeof(T) (0 for scalars; absent inputs read
+   * nothing, as scalars) */
+  const bool s1 = (it.scalar_mask & 2u) || kd_cu_absent<T1>, s2 = (it.scalar_mask & 4u) || kd_cu_absent<T2>,
+             s3 = (it.scalar_mask & 8u) || kd_cu_absent<T3>;
   OT *o = (OT *)it.data[0];
   const T1 *a = (const T1 *)it.data[1];
   const T2 *b = (const T2 *)it.data[2];
