@@ -180,7 +180,7 @@ describe('the emulated GPU', function () {
         const n = 1 << 16;
         const t = kd.cuda.withStream(s1, () => kd.zeros([n], { device: dev }));
         await s1.synchronize();
-        kd.cuda.withStream(s2, () => { kd.cuda._spin(100); t.fill_(7); }); // s2 writes t late
+        kd.cuda.withStream(s2, () => { kd.cuda._spin(400); t.fill_(7); }); // s2 writes t late (after s1's work below)
         if (record) t.recordStream(s2);
         t.dispose();
         const u = kd.cuda.withStream(s1, () => kd.zeros([n], { device: dev }).fill_(1));
