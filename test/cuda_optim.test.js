@@ -1,0 +1,52 @@
+// cuda_optim.test.js - the fused optimizer updates on CUDA against the CPU: SGD (momentum,
+// dampening, nesterov, weight decay, maximize), Adam/AdamW (amsgrad), RMSprop (centered,
+// momentum) and Adagrad, for float32, float64 and a float16/bfloat16 parameter, a few steps from
+// the same parameters and gradients. Runs where CUDA is available: on a GPU, or on the emulated
+// GPU in `npm test`.
+'use strict';
+
+const { kd, assert } = require('./helpers');
+
+const TOL = { float32: 1e-5, float64: 1e-12, float16: 2e-3, bfloat16: 2e-2 };
+
+describe('CUDA optimizer steps (CUDA vs CPU)', function () {
+  if (!kd.cuda.isAvailable()) return; // nothing to compare without a CUDA device
+  this.timeout(120000);
+
+  const configs = [
+    ['SGD', { lr: 0.1 }],
+    ['SGD', { lr: 0.1, momentum: 0.9, dampening: 0.1, weightDecay: 0.01 }],
+    ['SGD', { lr: 0.1, momentum: 0.9, nesterov: true, maximize: true }],
+    ['Adam', { lr: 0.01 }],
+    ['Adam', { lr: 0.01, weightDecay: 0.1, amsgrad: true }],
+    ['AdamW', { lr: 0.01, weightDecay: 0.1 }],
+    ['RMSprop', { lr: 0.01 }],
+    ['RMSprop', { lr: 0.01, centered: true, momentum: 0.5, weightDecay: 0.01 }],
+    ['Adagrad', { lr: 0.1, lrDecay: 0.01, weightDecay: 0.01 }],
+  ];
+  for (const dtype of ['float32', 'float64', 'float16', 'bfloat16']) {
+    for (const [name, opts] of configs) {
+      it(`${name} ${JSON.stringify(opts)} ${dtype}`, function () {
+        kd.manualSeed(3);
+        const p0 = kd.randn([5, 7]).to(dtype), grads = [1, 2, 3].map(() => kd.randn([5, 7]).to(dtype));
+        const run = (device) => {
+          const p = p0.to(device, { copy: true }).requiresGrad_();
+          const opt = new kd.optim[name]([p], opts);
+          for (const g of grads) {
+            p.grad = g.to(device, { copy: true });
+            opt.step();
+          }
+          const out = p.detach().to('cpu', { copy: true });
+          kd.dispose(p);
+          return out;
+        };
+        const cpu = run('cpu'), cuda = run('cuda');
+        const a = cpu.to('float64').dataSync(), b = cuda.to('float64').dataSync();
+        for (let i = 0; i < a.length; i++) {
+          assert.ok(Math.abs(a[i] - b[i]) <= TOL[dtype] * (1 + Math.abs(a[i])), `element ${i}: cpu ${a[i]} cuda ${b[i]}`);
+        }
+        kd.dispose([p0, ...grads, cpu, cuda]);
+      });
+    }
+  }
+});
