@@ -77,6 +77,8 @@ void set_sticky(int device, cudaError_t e, const char *what);
 /* The device's sticky error, or cudaSuccess. */
 cudaError_t sticky(int device);
 
+/* The device's legacy default stream (made on first use). */
+CUstream_st *legacy_stream(int device);
 /* NULL, cudaStreamLegacy and cudaStreamPerThread -> the current device's legacy stream. */
 CUstream_st *resolve(cudaStream_t s);
 /* Enqueues fn (may be empty) on s with the implicit legacy-stream dependencies and `extra`;

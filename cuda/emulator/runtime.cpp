@@ -435,35 +435,34 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind
   return copy_async(dst, src, n, kind, resolve(nullptr), true);
 }
 
-cudaError_t cudaMemcpyPeerAsync(void *dst, int dd, const void *src, int sd, size_t n, cudaStream_t stream) {
+/* A peer copy's arguments: both devices exist and each range lies in one allocation of its device. */
+static cudaError_t peer_check(void *dst, int dd, const void *src, int sd, size_t n) {
   if (dd < 0 || dd >= cfg().devices || sd < 0 || sd >= cfg().devices) return set_last_error(cudaErrorInvalidDevice);
   int d1 = -1, d2 = -1;
   if (n && (classify(dst, n, &d1) != 2 || classify(src, n, &d2) != 2 || d1 != dd || d2 != sd))
     return set_last_error(cudaErrorInvalidValue);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyPeerAsync(void *dst, int dd, const void *src, int sd, size_t n, cudaStream_t stream) {
+  cudaError_t e = peer_check(dst, dd, src, sd, n);
+  if (e != cudaSuccess) return e;
   return copy_async(dst, src, n, cudaMemcpyDeviceToDevice, resolve(stream), false);
 }
 
 cudaError_t cudaMemcpyPeer(void *dst, int dd, const void *src, int sd, size_t n) {
-  if (dd < 0 || dd >= cfg().devices || sd < 0 || sd >= cfg().devices) return set_last_error(cudaErrorInvalidDevice);
-  int d1 = -1, d2 = -1;
-  if (n && (classify(dst, n, &d1) != 2 || classify(src, n, &d2) != 2 || d1 != dd || d2 != sd))
-    return set_last_error(cudaErrorInvalidValue);
-  if (n == 0) return cudaSuccess;
+  cudaError_t e = peer_check(dst, dd, src, sd, n);
+  if (e != cudaSuccess || n == 0) return e;
   /* Serialised with all work of both devices: on the destination's legacy stream after the
    * source's legacy stream, which in turn waits for the copy. */
-  const int cur = tls_device;
-  tls_device = sd;
-  CUstream_st *ls = resolve(nullptr);
-  tls_device = dd;
-  CUstream_st *ld = resolve(nullptr);
-  tls_device = cur;
+  CUstream_st *ls = legacy_stream(sd), *ld = legacy_stream(dd);
   std::pair<CUstream_st *, uint64_t> after_src;
   {
     std::lock_guard<std::mutex> lk(g_mu);
     after_src = {ls, ls->submitted};
   }
   uint64_t seq = 0;
-  cudaError_t e = enqueue_op(ld, [dst, src, n] { memcpy(dst, src, n); }, &after_src, &seq);
+  e = enqueue_op(ld, [dst, src, n] { memcpy(dst, src, n); }, &after_src, &seq);
   if (e != cudaSuccess) return set_last_error(e);
   if (ls != ld) {
     std::pair<CUstream_st *, uint64_t> copy_done{ld, seq};

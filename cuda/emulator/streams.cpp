@@ -56,12 +56,16 @@ static CUstream_st *stream_new(int device, unsigned flags, int priority, bool le
   return s;
 }
 
+CUstream_st *legacy_stream(int device) {
+  device_state &d = dev(device);
+  std::lock_guard<std::mutex> lk(g_mu);
+  if (!d.legacy) d.legacy = stream_new(device, 0, 0, true);
+  return d.legacy;
+}
+
 CUstream_st *resolve(cudaStream_t s) {
   if (s && s != cudaStreamLegacy && s != cudaStreamPerThread) return s;
-  device_state &d = dev(current_device());
-  std::lock_guard<std::mutex> lk(g_mu);
-  if (!d.legacy) d.legacy = stream_new(current_device(), 0, 0, true);
-  return d.legacy;
+  return legacy_stream(current_device());
 }
 
 cudaError_t enqueue_op(CUstream_st *s, std::function<void()> fn, const std::pair<CUstream_st *, uint64_t> *extra,
