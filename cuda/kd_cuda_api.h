@@ -392,7 +392,7 @@ typedef struct kd_cuda_api {
   kd_cuda_status (*memcpy_h2d_async)(int device, void *dst, const void *src, size_t nbytes);
   kd_cuda_status (*memcpy_d2h_async)(int device, void *dst, const void *src, size_t nbytes);
 
-  /* ---- test hook: a kernel that spins about `ms` milliseconds on the current stream ---- */
+  /* ---- test hook: a kernel that spins about `ms` milliseconds on the current stream (ms < 0: -ms, then a trap) ---- */
   kd_cuda_status (*spin)(int device, double ms);
 
   /* ==== version 3: op kernels ==== */

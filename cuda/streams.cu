@@ -11,7 +11,9 @@
  * for the event and enqueues fn there. fn runs on a CUDA-internal thread and must not call CUDA.
  *
  * spin: a test kernel that busy-waits about `ms` milliseconds (clock64 against the SM clock
- * rate), for the "timers keep firing while a kernel runs" test. */
+ * rate), for the "timers keep firing while a kernel runs" test; with ms < 0 it busy-waits -ms
+ * milliseconds and then traps, a device fault (sticky, as an illegal address is), for the tests
+ * of what a faulted device does to work in flight. */
 #include <mutex>
 
 #include "kd_cuda_internal.h"
@@ -146,10 +148,11 @@ kd_cuda_status kd_cu_peek_error(int device) {
   return KD_CUDA_OK;
 }
 
-__global__ void kd_cu_spin_kernel(long long cycles) {
+__global__ void kd_cu_spin_kernel(long long cycles, int fault) {
   long long start = clock64();
   while (clock64() - start < cycles) {
   }
+  if (fault) __trap();
 }
 
 kd_cuda_status kd_cu_spin(int device, double ms) {
@@ -158,8 +161,9 @@ kd_cuda_status kd_cu_spin(int device, double ms) {
   int khz = 0;
   KD_CU_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device));
   if (khz <= 0) khz = 1500000;
-  long long cycles = (long long)(ms * (double)khz);
-  KD_LAUNCH(1, 1, 0, kd_cu_stream(device), kd_cu_spin_kernel)(cycles);
+  int fault = ms < 0;
+  long long cycles = (long long)((fault ? -ms : ms) * (double)khz);
+  KD_LAUNCH(1, 1, 0, kd_cu_stream(device), kd_cu_spin_kernel)(cycles, fault);
   KD_CU_CHECK_LAUNCH("spin kernel");
   return KD_CUDA_OK;
 }

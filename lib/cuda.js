@@ -383,6 +383,8 @@ module.exports = (binding) => {
     },
     /** @private test hook: a kernel that spins about `ms` milliseconds on the current stream. */
     _spin: (ms, device) => native.spin(deviceIndex(device), ms),
+    /** @private test hook: a kernel that faults (a trap, sticky) after about `ms` milliseconds. */
+    _fault: (ms, device) => native.spin(deviceIndex(device), -Math.max(ms, 0.001)),
   };
   installTensorMethods(binding, streamArg);
   return api;

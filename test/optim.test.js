@@ -102,6 +102,30 @@ describe('kd.optim optimizers (PyTorch fixtures)', function () {
 });
 
 describe('kd.optim errors and API', function () {
+  it('dispose() frees the state tensors now; a later step starts the state afresh', function () {
+    const p = kd.tensor([1, 2, 3], { dtype: 'float32', requiresGrad: true });
+    const opt = new kd.optim.Adam([p], { lr: 0.1 });
+    const live0 = kd.memory().liveTensors;
+    p.mul(p).sum().backward();
+    opt.step();
+    const st = opt.state.get(p);
+    const states = [st.expAvg, st.expAvgSq];
+    assert.ok(kd.memory().liveTensors > live0);
+    opt.dispose();
+    assert.ok(states.every((t) => t.isDisposed));
+    assert.equal(opt.state.size, 0);
+    assert.equal(p.isDisposed, false, 'parameters belong to the model');
+    // afresh: the same first step as a new optimizer from the same point
+    const q = kd.tensor(Array.from(p.dataSync()), { requiresGrad: true });
+    const fresh = new kd.optim.Adam([q], { lr: 0.1 });
+    for (const [x, o] of [[p, opt], [q, fresh]]) { o.zeroGrad(); x.mul(x).sum().backward(); o.step(); }
+    assert.deepEqual(Array.from(p.dataSync()), Array.from(q.dataSync()));
+    opt[Symbol.dispose]();
+    fresh.dispose();
+    assert.equal(opt.state.size, 0);
+    kd.dispose([p.grad, q.grad, p, q]);
+  });
+
   for (const e of FIX.errors) {
     it(`${e.optim} ${JSON.stringify(e.options)}: ${e.message}`, function () {
       const err = expectKdError(() => new kd.optim[e.optim]([kd.zeros(2).requiresGrad_()], e.options), 'KD_INVALID_ARGUMENT');

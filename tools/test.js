@@ -4,8 +4,7 @@
 // KINDLING_CUDA=emulate (test/emulated-gpu.mocharc.json), so every CUDA code path runs without a
 // GPU. All steps always run, so a failing unit test never hides a type error; the exit status is
 // non-zero when any fails. The emulated run exits when its tests are done ("exit": true): a
-// Promise of a device whose error became sticky never settles (CUDA runs no host function after
-// a fault), and it must not keep the run waiting. Arguments go to the first mocha run (and skip
+// safety net, so that a handle a test leaves open cannot keep the run waiting. Arguments go to the first mocha run (and skip
 // the emulated one):
 //   npm test -- --grep matmul        node tools/test.js test/data.test.js
 'use strict';

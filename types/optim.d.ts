@@ -24,6 +24,9 @@ export declare class Optimizer<O extends object = { lr: number }> {
   addParamGroup(group: ParamGroupInput<O>): void;
   /** Resets gradients to null (default) or, with `setToNone: false`, to zeros in place. */
   zeroGrad(options?: { setToNone?: boolean }): void;
+  /** Frees the state tensors now; a later step() starts the state afresh. Parameters are untouched. */
+  dispose(): void;
+  [Symbol.dispose](): void;
   /** One update of every parameter that has a gradient; with a closure, runs it first (grad
    * enabled) and returns its result. */
   step(): undefined;

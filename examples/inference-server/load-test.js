@@ -57,7 +57,7 @@ function request(agent, url, method, body) {
     const req = http.request(url, { method, agent, headers: body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {} }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -80,7 +80,41 @@ function spawnServer(extraArgs) {
   });
 }
 
-async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, healthEveryMs = 5, inFeatures = 784, warmup = 1 }) {
+/**
+ * Hostile clients alongside the load (faults.js): `clients` loops, each sending the faults in
+ * turn, until stop() is called; resolves to {sent, byStatus, unexpected: [name status]}.
+ */
+function runFaults(url, { clients = 4, inFeatures = 784, maxBatch = 64 } = {}) {
+  const { FAULTS } = require('./faults');
+  const u = new URL(url);
+  const target = { host: u.hostname, port: Number(u.port) };
+  const model = { inFeatures, maxBatch, maxBody: maxBatch * inFeatures * 32 + 4096 };
+  const names = Object.keys(FAULTS);
+  const result = { sent: 0, byStatus: {}, unexpected: [] };
+  let stopped = false;
+  const slow = new Set(); // slow faults hold a connection until the server's body timeout: at most 8 at once, not awaited
+  const record = (name, r) => {
+    result.sent++;
+    result.byStatus[r.status] = (result.byStatus[r.status] || 0) + 1;
+    if (!FAULTS[name].expect.includes(r.status)) result.unexpected.push(`${name} ${r.status}`);
+  };
+  const loop = async (k) => {
+    for (let i = k; !stopped; i++) {
+      const name = names[i % names.length];
+      if (name === 'slowBody' || name === 'slowHeaders') {
+        if (slow.size >= 8) continue;
+        const p = FAULTS[name].send(target, model).then((r) => { record(name, r); slow.delete(p); });
+        slow.add(p);
+        continue;
+      }
+      record(name, await FAULTS[name].send(target, model));
+    }
+  };
+  const loops = Array.from({ length: clients }, (_, k) => loop(k));
+  return { stop: async () => { stopped = true; await Promise.all(loops); await Promise.all([...slow]); return result; } };
+}
+
+async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, healthEveryMs = 5, inFeatures = 784, warmup = 1, faults = 0, maxBatch = 64 }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   // a few pre-serialised bodies (random "images"), so the client spends little time on JSON
   const bodies = Array.from({ length: 16 }, () => JSON.stringify({
@@ -111,6 +145,7 @@ async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, health
   const poller = new Worker(POLLER_SRC, { eval: true, workerData: { url: `${url}/health`, everyMs: healthEveryMs, loadTest: __filename } });
   const pollerDone = new Promise((resolve, reject) => { poller.once('message', resolve); poller.once('error', reject); });
   const tasks = Array.from({ length: concurrency }, (_, k) => client(k));
+  const faulty = faults > 0 ? runFaults(url, { clients: faults, inFeatures, maxBatch }) : null;
   await new Promise((res) => setTimeout(res, warmup * 1000));
   measuring = true;
   poller.postMessage('start');
@@ -121,6 +156,7 @@ async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, health
   const seconds = (performance.now() - t0) / 1000;
   stop = true;
   await Promise.all(tasks);
+  const faultResult = faulty ? await faulty.stop() : null;
   const polled = await pollerDone;
   healthLat.push(...polled.latencies);
   errors += polled.errors;
@@ -129,7 +165,7 @@ async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, health
   const meanBatch = batches.reduce((a, b) => a + b, 0) / Math.max(1, batches.length);
   return {
     seconds, errors, predict: summary(predictLat), health: summary(healthLat),
-    throughput: { requestsPerS: predictLat.length / seconds, rowsPerS: okRows / seconds }, meanBatch, served,
+    throughput: { requestsPerS: predictLat.length / seconds, rowsPerS: okRows / seconds }, meanBatch, served, faults: faultResult,
   };
 }
 
@@ -142,6 +178,11 @@ function report(r, { concurrency, rows }) {
   console.log(line('/health', r.health));
   console.log(`throughput: ${r.throughput.requestsPerS.toFixed(0)} requests/s, ${r.throughput.rowsPerS.toFixed(0)} inputs/s; ` +
     `mean forward batch ${r.meanBatch.toFixed(1)} inputs; errors ${r.errors}`);
+  if (r.faults) {
+    const st = Object.entries(r.faults.byStatus).map(([k, v]) => `${k === 'null' ? 'closed' : k}: ${v}`).join(', ');
+    console.log(`faults sent alongside: ${r.faults.sent} (${st}); answered otherwise than expected: ${r.faults.unexpected.length}` +
+      `${r.faults.unexpected.length ? ` (${[...new Set(r.faults.unexpected)].join(', ')})` : ''}`);
+  }
   const ok = r.health.p99 < 10;
   console.log(`event loop responsive (p99 of /health under load < 10 ms): ${ok ? 'yes' : 'NO'} (${r.health.p99.toFixed(2)} ms)`);
   return ok;
@@ -158,6 +199,8 @@ const OPTIONS = {
   threads: { type: 'string', default: '1', help: 'server.js --threads' },
   'max-batch': { type: 'string', default: '64', help: 'server.js --max-batch' },
   'max-wait-ms': { type: 'string', default: '2', help: 'server.js --max-wait-ms' },
+  faults: { type: 'string', default: '0', help: 'hostile clients (faults.js) sending bad requests alongside the load' },
+  compare: { type: 'boolean', default: false, help: 'run twice, without and then with --faults clients, and compare /predict latency' },
   json: { type: 'boolean', default: false, help: 'also print the results as one JSON line' },
   help: { type: 'boolean', default: false, help: 'this message' },
 };
@@ -170,11 +213,26 @@ async function main(values) {
       '--engine', values.engine, '--threads', values.threads];
     ({ url, child } = await spawnServer(extra));
   }
-  const opts = { url, duration: Number(values.duration), concurrency: Number(values.concurrency), rows: Number(values.rows), healthEveryMs: Number(values['health-every-ms']) };
+  const opts = { url, duration: Number(values.duration), concurrency: Number(values.concurrency), rows: Number(values.rows),
+    healthEveryMs: Number(values['health-every-ms']), maxBatch: Number(values['max-batch']), faults: Number(values.faults) };
   try {
-    const r = await loadTest(opts);
-    if (values.json) console.log(JSON.stringify(r));
-    if (!report(r, opts)) process.exitCode = 1;
+    if (values.compare) {
+      const faults = opts.faults || 4;
+      const base = await loadTest({ ...opts, faults: 0 });
+      report(base, opts);
+      const withFaults = await loadTest({ ...opts, faults });
+      report(withFaults, opts);
+      if (values.json) console.log(JSON.stringify({ base, withFaults }));
+      const ratio = withFaults.predict.p99 / base.predict.p99;
+      console.log(`\n/predict p99 with ${faults} fault clients / without: ${withFaults.predict.p99.toFixed(2)} / ${base.predict.p99.toFixed(2)} ms = ${ratio.toFixed(2)}x; ` +
+        `good requests failed: ${withFaults.errors}; faults answered otherwise than expected: ${withFaults.faults.unexpected.length}`);
+      if (withFaults.errors || withFaults.faults.unexpected.length) process.exitCode = 1;
+    } else {
+      const r = await loadTest(opts);
+      if (values.json) console.log(JSON.stringify(r));
+      if (!report(r, opts)) process.exitCode = 1;
+      if (r.faults && r.faults.unexpected.length) process.exitCode = 1;
+    }
   } finally {
     if (child) { child.removeAllListeners('exit'); child.kill('SIGTERM'); }
   }
@@ -184,4 +242,4 @@ if (require.main === module) {
   runCli(__filename, OPTIONS, main, 'Load test of server.js: latency percentiles, throughput, batch sizes, event-loop responsiveness.');
 }
 
-module.exports = { loadTest, percentile, summary, request };
+module.exports = { loadTest, runFaults, percentile, summary, request };

@@ -1,15 +1,21 @@
 #!/usr/bin/env node
 // server.js - a node:http inference server for the safetensors model written by make-model.js,
-// with dynamic batching: requests that arrive together (within --max-wait-ms of the first, or
-// until --max-batch rows are waiting) are stacked into one input tensor and run as one forward
-// pass (engine.js: under kd.inferenceMode, tensors freed by kd.tidy; in a worker_thread by
-// default, so that the event loop only parses JSON and moves bytes, or on the main thread with
-// --engine inline). Routes:
+// with dynamic batching (batcher.js): requests that arrive together are stacked into one input
+// tensor and run as one forward pass (engine.js: under kd.inferenceMode, tensors freed by
+// kd.tidy; in a worker_thread by default, so that the event loop only parses JSON and moves
+// bytes, or on the main thread with --engine inline). Routes:
 //   POST /predict  {"inputs": [[784 numbers], ...]} or {"input": [784 numbers]} (a 28x28 nested
 //                  array works too) -> {"predictions": [{"class", "label", "probability", "probs"}], "batch": rows in its forward pass}
-//   GET  /health   {"status": "ok", ...counters}
-// Errors are JSON {"error": {"code", "message"}} with 400 (bad JSON or shape), 404, 405, 413
-// (body or batch too large) or 429 (queue full); 500 only for a failure inside the model.
+//   GET  /health   liveness: {"status": "ok", "state", ...counters}
+//   GET  /ready    readiness: 200, or 503 while shutting down, with the queue full or the engine failed
+// As a service: bodies are checked before work is queued (request.js: JSON only, size limit,
+// shape); the queue is bounded and a full queue answers 503 with Retry-After (backpressure);
+// every request is answered within --request-timeout-ms (503 TIMEOUT otherwise); headers and
+// body must arrive within --body-timeout-ms (408: slow clients cannot hold connections); on
+// SIGTERM/SIGINT the server stops taking requests, answers every accepted one, then exits 0.
+// Errors are JSON {"error": {"code", "message"}} with 400 (bad JSON or shape), 404, 405, 408,
+// 413 (body or batch too large), 415 (not JSON) or 503 (queue full, timeout, shutting down);
+// 500 only for a failure inside the model.
 //
 //   node examples/inference-server/server.js [--port 8080] [--device cuda] [--engine worker|inline] [--threads 1] [--help]
 'use strict';
@@ -18,203 +24,136 @@ const http = require('node:http');
 const path = require('node:path');
 const fs = require('node:fs');
 const { createEngine } = require('./engine');
+const { Batcher } = require('./batcher');
+const { HttpError, checkContentType, readBody, parseInputs } = require('./request');
 const { UsageError, runCli } = require('../cli');
-
-class HttpError extends Error {
-  constructor(status, code, message) { super(message); this.status = status; this.code = code; }
-}
-
-/**
- * Collects submitted rows and runs them as batches through `engine`, one batch in flight at a
- * time. submit(x: Float32Array of n rows) resolves to {probs: Float32Array, batch}.
- */
-class Batcher {
-  constructor(engine, { inFeatures, classes, maxBatch = 64, maxWaitMs = 2, maxQueueRows = 4096 }) {
-    Object.assign(this, { engine, inFeatures, classes, maxBatch, maxWaitMs, maxQueueRows });
-    this.queue = []; // {x, n, resolve, reject}
-    this.queuedRows = 0;
-    this.busy = false;
-    this.timer = null;
-    this.stats = { requests: 0, rows: 0, batches: 0, maxBatchSeen: 0 };
-  }
-
-  submit(x, n) {
-    if (n > this.maxBatch) return Promise.reject(new HttpError(413, 'BATCH_TOO_LARGE', `a request may hold at most ${this.maxBatch} inputs, got ${n}`));
-    if (this.queuedRows + n > this.maxQueueRows) return Promise.reject(new HttpError(429, 'QUEUE_FULL', `the server has ${this.queuedRows} inputs queued; try again later`));
-    return new Promise((resolve, reject) => {
-      this.queue.push({ x, n, resolve, reject });
-      this.queuedRows += n;
-      this.schedule();
-    });
-  }
-
-  schedule() {
-    if (this.busy || this.queue.length === 0) return;
-    if (this.queuedRows >= this.maxBatch) {
-      clearTimeout(this.timer);
-      this.timer = null;
-      this.busy = true; // reserved until dispatch runs
-      setImmediate(() => this.dispatch());
-    } else if (this.timer === null) {
-      this.timer = setTimeout(() => { this.timer = null; this.busy = true; this.dispatch(); }, this.maxWaitMs);
-    }
-  }
-
-  async dispatch() {
-    // take whole requests, in order, up to maxBatch rows
-    const items = [];
-    let rows = 0;
-    while (this.queue.length && rows + this.queue[0].n <= this.maxBatch) {
-      const it = this.queue.shift();
-      items.push(it);
-      rows += it.n;
-    }
-    this.queuedRows -= rows;
-    const x = new Float32Array(rows * this.inFeatures);
-    let off = 0;
-    for (const it of items) { x.set(it.x, off); off += it.x.length; }
-    try {
-      const probs = await this.engine.run(x, rows);
-      this.stats.batches++;
-      this.stats.rows += rows;
-      this.stats.requests += items.length;
-      this.stats.maxBatchSeen = Math.max(this.stats.maxBatchSeen, rows);
-      let r = 0;
-      for (const it of items) {
-        it.resolve({ probs: probs.subarray(r * this.classes, (r + it.n) * this.classes), batch: rows });
-        r += it.n;
-      }
-    } catch (e) {
-      for (const it of items) it.reject(e);
-    }
-    this.busy = false;
-    // requests that queued during this batch have waited already: run them now
-    if (this.queue.length) {
-      this.busy = true;
-      clearTimeout(this.timer);
-      this.timer = null;
-      setImmediate(() => this.dispatch());
-    }
-  }
-
-  close() {
-    clearTimeout(this.timer);
-    for (const it of this.queue) it.reject(new HttpError(503, 'SHUTTING_DOWN', 'the server is shutting down'));
-    this.queue = [];
-  }
-}
-
-function readBody(req, limit) {
-  return new Promise((resolve, reject) => {
-    const chunks = [];
-    let size = 0;
-    req.on('data', (c) => {
-      size += c.length;
-      if (size > limit) { reject(new HttpError(413, 'BODY_TOO_LARGE', `request body larger than ${limit} bytes`)); req.resume(); return; }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-/** {"inputs": [...]} or {"input": [...]} -> Float32Array of n rows of `inF` finite numbers. */
-function parseInputs(text, inF) {
-  let body;
-  try { body = JSON.parse(text); } catch (e) { throw new HttpError(400, 'INVALID_JSON', `invalid JSON: ${e.message}`); }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, 'INVALID_INPUT', 'expected a JSON object {"inputs": [[...], ...]} or {"input": [...]}');
-  let rows;
-  if (Array.isArray(body.inputs)) rows = body.inputs;
-  else if (Array.isArray(body.input)) rows = [body.input];
-  else throw new HttpError(400, 'INVALID_INPUT', 'expected a JSON object {"inputs": [[...], ...]} or {"input": [...]}');
-  if (rows.length === 0) throw new HttpError(400, 'INVALID_INPUT', '"inputs" is empty');
-  const x = new Float32Array(rows.length * inF);
-  rows.forEach((row, i) => {
-    if (!Array.isArray(row)) throw new HttpError(400, 'INVALID_INPUT', `inputs[${i}] is not an array`);
-    const flat = Array.isArray(row[0]) ? row.flat() : row;
-    if (flat.length !== inF) throw new HttpError(400, 'INVALID_SHAPE', `inputs[${i}] has ${flat.length} values, expected ${inF}`);
-    for (let j = 0; j < inF; j++) {
-      const v = flat[j];
-      if (typeof v !== 'number' || !Number.isFinite(v)) throw new HttpError(400, 'INVALID_INPUT', `inputs[${i}][${j}] is not a finite number`);
-      x[i * inF + j] = v;
-    }
-  });
-  return { x, n: rows.length };
-}
 
 /**
  * Starts the server. Options: modelPath, port (0 = ephemeral), host, device, worker, maxBatch,
- * maxWaitMs, maxQueueRows, threads. Resolves to {server, port, url, engine, batcher, close()}.
+ * maxWaitMs, maxQueueRows, threads, requestTimeoutMs (answer within, or 503 TIMEOUT),
+ * bodyTimeoutMs (headers and body must arrive within, or 408), engine (an engine object with
+ * ready/run/close/config instead of loading modelPath: a custom runtime, or a test's). Resolves
+ * to {server, port, url, engine, batcher, state(), close({graceful, timeoutMs})}.
  */
 async function startServer(options = {}) {
   const {
     modelPath = path.join(__dirname, 'out', 'model.safetensors'), port = 8080, host = '127.0.0.1', device = 'cpu',
-    worker = false, maxBatch = 64, maxWaitMs = 2, maxQueueRows = 4096, threads = 0, log = () => {},
+    worker = false, maxBatch = 64, maxWaitMs = 2, maxQueueRows = 4096, threads = 0, requestTimeoutMs = 10000,
+    bodyTimeoutMs = 10000, log = () => {},
   } = options;
-  const engine = createEngine(modelPath, { device, worker, threads });
+  const engine = options.engine || createEngine(modelPath, { device, worker, threads });
   await engine.ready();
   const { inFeatures, classes: nClasses } = engine.config;
   const labels = engine.classes || Array.from({ length: nClasses }, (_, i) => String(i));
-  const batcher = new Batcher(engine, { inFeatures, classes: nClasses, maxBatch, maxWaitMs, maxQueueRows });
+  const batcher = new Batcher(engine, { inFeatures, classes: nClasses, maxBatch, maxWaitMs, maxQueueRows, timeoutMs: requestTimeoutMs });
   const maxBody = maxBatch * inFeatures * 32 + 4096;
   const started = Date.now();
+  let state = 'ready'; // -> 'draining' -> 'closed'
 
-  const send = (res, status, obj) => {
+  const send = (res, status, obj, headers = {}) => {
+    if (res.headersSent || res.destroyed) return;
     const body = JSON.stringify(obj);
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
     res.end(body);
   };
   const sendError = (res, e) => {
-    if (e instanceof HttpError) send(res, e.status, { error: { code: e.code, message: e.message } });
+    if (e instanceof HttpError) send(res, e.status, { error: { code: e.code, message: e.message } }, e.headers);
     else { log(`error: ${e.stack || e}`); send(res, 500, { error: { code: 'INTERNAL', message: String(e.message || e) } }); }
   };
+  /** Why the server cannot take work now (null: it can). */
+  const notReady = () => {
+    if (state !== 'ready') return 'shutting down';
+    if (engine.failed) return `the engine failed: ${engine.failed.message}`;
+    if (batcher.full()) return 'the queue is full';
+    return null;
+  };
 
-  const server = http.createServer(async (req, res) => {
+  async function predict(req, res) {
+    if (req.method !== 'POST') throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} /predict: use POST with a JSON body`);
+    if (state !== 'ready') throw new HttpError(503, 'SHUTTING_DOWN', 'the server is shutting down', { connection: 'close' });
+    checkContentType(req);
+    const { x, n } = parseInputs(await readBody(req, maxBody), inFeatures);
+    const { promise, cancel } = batcher.submit(x, n);
+    // a client that goes away before its answer does not cost a forward pass
+    const onClose = () => { if (!res.writableFinished) cancel(); };
+    res.once('close', onClose);
+    const { probs, batch } = await promise;
+    const predictions = [];
+    for (let i = 0; i < n; i++) {
+      const p = Array.from(probs.subarray(i * nClasses, (i + 1) * nClasses));
+      let best = 0;
+      for (let c = 1; c < nClasses; c++) if (p[c] > p[best]) best = c;
+      predictions.push({ class: best, label: labels[best], probability: p[best], probs: p });
+    }
+    send(res, 200, { predictions, batch }, state === 'ready' ? {} : { connection: 'close' });
+  }
+
+  const server = http.createServer({
+    // how often Node checks the two timeouts below (its default, 30 s, would let a slow client
+    // hold a connection that long)
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, bodyTimeoutMs / 4)),
+    headersTimeout: bodyTimeoutMs,
+    requestTimeout: bodyTimeoutMs,
+  }, async (req, res) => {
     try {
       const url = req.url.split('?')[0];
-      if (url === '/health') {
-        if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} /health: use GET`);
+      if (url === '/health' || url === '/ready') {
+        if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} ${url}: use GET`);
+        if (url === '/ready') {
+          const why = notReady();
+          if (why) send(res, 503, { status: 'unavailable', reason: why }, { 'retry-after': '1' });
+          else send(res, 200, { status: 'ready' });
+          return;
+        }
         send(res, 200, {
-          status: 'ok', uptimeS: (Date.now() - started) / 1000, device, engine: engine.kind,
-          model: engine.config, queue: { requests: batcher.queue.length, rows: batcher.queuedRows },
+          status: 'ok', state, uptimeS: (Date.now() - started) / 1000, device, engine: engine.kind,
+          model: engine.config, queue: { requests: batcher.queue.length, rows: batcher.queuedRows, maxRows: maxQueueRows },
           served: { ...batcher.stats, meanBatch: batcher.stats.batches ? batcher.stats.rows / batcher.stats.batches : 0 },
         });
         return;
       }
-      if (url === '/predict') {
-        if (req.method !== 'POST') throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} /predict: use POST with a JSON body`);
-        const { x, n } = parseInputs(await readBody(req, maxBody), inFeatures);
-        const { probs, batch } = await batcher.submit(x, n);
-        const predictions = [];
-        for (let i = 0; i < n; i++) {
-          const p = Array.from(probs.subarray(i * nClasses, (i + 1) * nClasses));
-          let best = 0;
-          for (let c = 1; c < nClasses; c++) if (p[c] > p[best]) best = c;
-          predictions.push({ class: best, label: labels[best], probability: p[best], probs: p });
-        }
-        send(res, 200, { predictions, batch });
-        return;
-      }
-      throw new HttpError(404, 'NOT_FOUND', `no route ${req.method} ${url} (routes: GET /health, POST /predict)`);
+      if (url === '/predict') { await predict(req, res); return; }
+      throw new HttpError(404, 'NOT_FOUND', `no route ${req.method} ${url} (routes: POST /predict, GET /health, GET /ready)`);
     } catch (e) {
       sendError(res, e);
+      // the rest of a refused body is not read: close the connection once the answer is out
+      if (e instanceof HttpError && e.headers.connection === 'close') res.once('finish', () => req.socket.destroySoon());
     }
   });
   server.keepAliveTimeout = 5000;
   await new Promise((resolve, reject) => { server.once('error', reject); server.listen(port, host, resolve); });
   const actualPort = server.address().port;
   let closing = null;
-  const close = () => {
+  /**
+   * Stops the server. graceful (default): refuse new requests (503, /ready 503), answer every
+   * accepted one (queued and in flight) within timeoutMs, then close; otherwise (or after
+   * timeoutMs) answer the queued ones 503. Resolves {drained: whether all were answered}.
+   */
+  const close = ({ graceful = true, timeoutMs = 10000 } = {}) => {
     if (!closing) {
       closing = (async () => {
-        batcher.close();
-        await new Promise((resolve) => { server.close(() => resolve()); server.closeIdleConnections(); });
+        state = 'draining';
+        const listening = new Promise((resolve) => server.close(() => resolve()));
+        let drained = true;
+        if (graceful) {
+          let timer;
+          const deadline = new Promise((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); });
+          drained = await Promise.race([batcher.drain().then(() => true), deadline]);
+          clearTimeout(timer);
+        }
+        batcher.close(); // (after the timeout: the queued ones get 503; engine.close() ends a stuck batch)
+        server.closeIdleConnections();
+        const force = setTimeout(() => server.closeAllConnections(), graceful ? 1000 : 0);
+        await listening;
+        clearTimeout(force);
+        state = 'closed';
         await engine.close();
+        return { drained };
       })();
     }
     return closing;
   };
-  return { server, port: actualPort, url: `http://${host}:${actualPort}`, engine, batcher, close };
+  return { server, port: actualPort, url: `http://${host}:${actualPort}`, engine, batcher, state: () => state, close };
 }
 
 const OPTIONS = {
@@ -225,11 +164,27 @@ const OPTIONS = {
   engine: { type: 'string', default: 'worker', help: "'worker': forward passes in a worker_thread; 'inline': on the main thread" },
   'max-batch': { type: 'string', default: '64', help: 'most inputs in one forward pass' },
   'max-wait-ms': { type: 'string', default: '2', help: 'how long the first request of a batch waits for others' },
+  'max-queue': { type: 'string', default: '4096', help: 'most inputs waiting; beyond, 503 QUEUE_FULL' },
+  'request-timeout-ms': { type: 'string', default: '10000', help: 'answer within this, or 503 TIMEOUT' },
+  'body-timeout-ms': { type: 'string', default: '10000', help: 'headers and body must arrive within this, or 408' },
+  'shutdown-timeout-ms': { type: 'string', default: '10000', help: 'on SIGTERM, how long accepted requests may take' },
   threads: { type: 'string', default: '0', help: 'CPU threads for the kernels (0: default)' },
   help: { type: 'boolean', default: false, help: 'this message' },
 };
 
+const accepted = (s) => s.batcher.queue.length + s.batcher.inFlight;
+
+/** Checks that the numeric options are numbers in range (a UsageError otherwise). */
+function checkNumbers(values) {
+  for (const [k, min] of [['port', 0], ['max-batch', 1], ['max-wait-ms', 0], ['threads', 0], ['max-queue', 1],
+    ['request-timeout-ms', 1], ['body-timeout-ms', 1], ['shutdown-timeout-ms', 0]]) {
+    const v = Number(values[k]);
+    if (!Number.isInteger(v) || v < min) throw new UsageError(`--${k} must be an integer >= ${min}, got '${values[k]}'`);
+  }
+}
+
 async function main(values) {
+  checkNumbers(values);
   if (!/^(cpu|cuda(:\d+)?)$/.test(values.device)) throw new UsageError(`--device must be 'cpu', 'cuda' or 'cuda:<index>', got '${values.device}'`);
   if (values.engine !== 'worker' && values.engine !== 'inline') throw new UsageError(`--engine must be 'worker' or 'inline', got '${values.engine}'`);
   const kd = require('../..');
@@ -244,14 +199,23 @@ async function main(values) {
   const s = await startServer({
     modelPath: values.model, port: Number(values.port), host: values.host, device: values.device, worker: values.engine === 'worker',
     maxBatch: Number(values['max-batch']), maxWaitMs: Number(values['max-wait-ms']), threads: Number(values.threads), log: console.error,
+    maxQueueRows: Number(values['max-queue']), requestTimeoutMs: Number(values['request-timeout-ms']), bodyTimeoutMs: Number(values['body-timeout-ms']),
   });
   console.log(`listening on ${s.url} (model ${JSON.stringify(s.engine.config)}, device ${values.device}, ${s.engine.kind} engine, ` +
     `max batch ${values['max-batch']}, max wait ${values['max-wait-ms']} ms)`);
-  const stop = () => { s.close().then(() => process.exit(0)); };
+  // graceful: answer what was accepted, then exit 0; a second signal exits at once
+  const stop = (signal) => {
+    console.log(`${signal}: finishing ${accepted(s)} accepted request(s), then exiting`);
+    process.once(signal, () => process.exit(1));
+    s.close({ graceful: true, timeoutMs: Number(values['shutdown-timeout-ms']) }).then(({ drained }) => {
+      console.log(drained ? 'all accepted requests answered; bye' : 'shutdown timeout: the rest were answered 503; bye');
+      process.exit(0);
+    });
+  };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 }
 
-if (require.main === module) runCli(__filename, OPTIONS, main, 'A node:http inference server with dynamic batching (POST /predict, GET /health).');
+if (require.main === module) runCli(__filename, OPTIONS, main, 'A node:http inference server with dynamic batching (POST /predict, GET /health, GET /ready).');
 
 module.exports = { startServer, Batcher, parseInputs, HttpError };

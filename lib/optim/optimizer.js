@@ -66,6 +66,18 @@ module.exports = (kd) => {
     /** Subclasses validate hyperparameters here (PyTorch's ValueError messages). */
     _checkGroup(g) {}
 
+    /** Frees the state tensors (moment estimates, buffers) now instead of at collection; the
+     * optimizer stays usable: a later step() starts its state afresh, as a new optimizer would.
+     * The parameters are not touched (they belong to the model). Also `using opt = ...`. */
+    dispose() {
+      for (const st of this.state.values()) {
+        for (const v of Object.values(st)) if (v instanceof Tensor) v.dispose();
+      }
+      this.state.clear();
+    }
+
+    [Symbol.dispose]() { this.dispose(); }
+
     /** Resets the gradients: to null (setToNone, the default) or to zeros in place. */
     zeroGrad({ setToNone = true } = {}) {
       kd.noGrad(() => {

@@ -35,8 +35,9 @@ static void kd_napi_env_finalize(napi_env env, void *data, void *hint) {
  * Node-API queues the finalizers of a module built for a stable Node-API version and runs them
  * from a SetImmediate, when the event loop turns. Synchronous code never lets it turn, so
  * `for (...) kd.randn([256, 256]).add(1)` freed nothing: the GC collected the wrappers, but
- * every tensor behind them waited in that queue (10 GB after 20000 iterations), and every
- * handle, disposed or not, left its queue entry behind (~190 bytes per tensor, kd.tidy or not).
+ * every tensor behind them waited in that queue (10 GB after 20000 iterations). (A disposed
+ * handle leaves nothing in that queue: dispose() removes its finalizer, Note [Handles and their
+ * finalizers] in napi_util.c, so kd.tidy loops stay flat either way.)
  * A module that declares NAPI_VERSION_EXPERIMENTAL gets its finalizers called by the GC itself,
  * as soon as a wrapper is collected. They may then touch no JS value and call only "basic"
  * Node-API functions (napi_delete_reference, ...): kindling's finalizers only drop a reference

@@ -181,122 +181,16 @@ static napi_value kd_napi_cuda_synchronize(napi_env env, napi_callback_info info
 /* ==== memory, streams, events, async completion ====
  * The library's function table (cuda/kd_cuda_api.h) is used directly; failures become JS errors
  * through kd_cuda_status_error. Streams are numbers (the cudaStream_t, 0 for the default
- * stream); events are externals whose finalizer destroys the cudaEvent_t.
- *
- * Note [CUDA async completion]
- * A Promise that waits for the GPU (synchronize, event/stream synchronize, tensor data) is a
- * kd_cuda_job: the work is enqueued, then a host function (cudaLaunchHostFunc) is enqueued
- * behind it; when the GPU reaches it, a CUDA-internal thread calls kd_cuda_job_fire, which only
- * queues the job on this environment's napi_threadsafe_function. The main thread then resolves
- * the Promise (for data: copies the pinned buffer into a new ArrayBuffer). No libuv worker and
- * no JS thread ever waits on the GPU. The threadsafe function is unref'd while no job is
- * pending, so it never keeps the process alive by itself. */
+ * stream); events are externals whose finalizer destroys the cudaEvent_t. The Promises that wait
+ * for the GPU are jobs of napi/cuda_async.c (Note [CUDA async completion]). */
 
 #include "../../cuda/kd_cuda_api.h"
-
-typedef struct kd_cuda_async {
-  napi_threadsafe_function tsfn;
-  int pending; /* jobs in flight (main thread only) */
-} kd_cuda_async;
-
-typedef struct kd_cuda_job {
-  kd_cuda_async *ctx;
-  napi_deferred deferred;
-  int device;
-  kd_tensor *keep; /* released on completion */
-  void *pinned;    /* pinned host buffer (data jobs), given back on completion */
-  size_t nbytes;
-  int want_buffer;
-} kd_cuda_job;
-
-static void kd_cuda_job_fire(void *user) {
-  kd_cuda_job *j = (kd_cuda_job *)user;
-  /* Nonblocking: a full queue is impossible (unbounded); a closing one means the environment
-   * is gone, and the job is dropped. */
-  (void)napi_call_threadsafe_function(j->ctx->tsfn, j, napi_tsfn_nonblocking);
-}
-
-static void kd_cuda_job_free(kd_cuda_job *j) {
-  const kd_cuda_api *api = NULL;
-  if (j->pinned && kd_cuda_api_get(&api) == KD_OK) api->host_free(j->pinned);
-  if (j->keep) kd_tensor_release(j->keep);
-  free(j);
-}
-
-static void kd_cuda_job_call_js(napi_env env, napi_value js_cb, void *context, void *data) {
-  kd_cuda_job *j = (kd_cuda_job *)data;
-  kd_cuda_async *ctx = (kd_cuda_async *)context;
-  if (!env) { /* environment teardown */
-    kd_cuda_job_free(j);
-    return;
-  }
-  if (--ctx->pending == 0) napi_unref_threadsafe_function(env, ctx->tsfn);
-  const kd_cuda_api *api = NULL;
-  kd_status st = kd_cuda_api_get(&api);
-  if (st == KD_OK) {
-    int cs = api->peek_error(j->device);
-    if (cs != KD_CUDA_OK) st = kd_cuda_status_error(cs);
-  }
-  napi_value result = NULL;
-  if (st == KD_OK && j->want_buffer) {
-    void *bytes = NULL;
-    if (napi_create_arraybuffer(env, j->nbytes, &bytes, &result) == napi_ok) {
-      if (j->nbytes) memcpy(bytes, j->pinned, j->nbytes);
-    } else {
-      result = NULL;
-    }
-  } else if (st == KD_OK) {
-    napi_get_undefined(env, &result);
-  }
-  if (result) {
-    napi_resolve_deferred(env, j->deferred, result);
-  } else {
-    napi_value err = NULL;
-    if (st == KD_OK) st = kd_error(KD_ERR_OOM, "out of memory creating the ArrayBuffer");
-    kd_napi_throw(env, st);
-    napi_get_and_clear_last_exception(env, &err);
-    napi_reject_deferred(env, j->deferred, err);
-  }
-  kd_cuda_job_free(j);
-}
+#include "napi/cuda_async.h"
 
 static kd_cuda_async *kd_cuda_async_of(napi_env env, napi_callback_info info) {
   void *data = NULL;
   if (napi_get_cb_info(env, info, NULL, NULL, NULL, &data) != napi_ok) return NULL;
   return (kd_cuda_async *)data;
-}
-
-/* A new job with its Promise in *promise; NULL with an exception pending on failure. */
-static kd_cuda_job *kd_cuda_job_new(napi_env env, kd_cuda_async *ctx, int device, napi_value *promise) {
-  kd_cuda_job *j = (kd_cuda_job *)calloc(1, sizeof *j);
-  if (!j) {
-    kd_napi_throw_msg(env, KD_ERR_OOM, "out of memory");
-    return NULL;
-  }
-  j->ctx = ctx;
-  j->device = device;
-  if (napi_create_promise(env, &j->deferred, promise) != napi_ok) {
-    free(j);
-    kd_napi_throw_last(env, napi_generic_failure);
-    return NULL;
-  }
-  return j;
-}
-
-/* Hands a job to the GPU (enqueue() must make it fire once); on failure rejects nothing: the
- * caller throws. */
-static void kd_cuda_job_started(napi_env env, kd_cuda_job *j) {
-  if (j->ctx->pending++ == 0) napi_ref_threadsafe_function(env, j->ctx->tsfn);
-}
-
-/* The job could not be enqueued: reject its promise with st and free it. */
-static napi_value kd_cuda_job_fail(napi_env env, kd_cuda_job *j, kd_status st, napi_value promise) {
-  napi_value err = NULL;
-  kd_napi_throw(env, st);
-  napi_get_and_clear_last_exception(env, &err);
-  napi_reject_deferred(env, j->deferred, err);
-  kd_cuda_job_free(j);
-  return promise;
 }
 
 /* Reads argv[i] as a number (a stream handle, a priority, a fraction). */
@@ -658,7 +552,8 @@ static napi_value kd_napi_cuda_get_allow_tf32(napi_env env, napi_callback_info i
   return r;
 }
 
-/* spin(device, ms): test hook, a kernel busy for about ms milliseconds on the current stream. */
+/* spin(device, ms): test hook, a kernel busy for about ms milliseconds on the current stream;
+ * ms < 0: busy for -ms milliseconds, then it traps (a device fault, sticky as on a GPU). */
 static napi_value kd_napi_cuda_spin(napi_env env, napi_callback_info info) {
   KD_NAPI_CUDA_ARGS(2);
   KD_NAPI_CUDA_API(api);
@@ -702,13 +597,8 @@ static napi_value kd_napi_cuda_emulator_stats(napi_env env, napi_callback_info i
 }
 
 static napi_status kd_napi_register_cuda_async(napi_env env, napi_value cuda) {
-  kd_cuda_async *ctx = (kd_cuda_async *)calloc(1, sizeof *ctx); /* lives as long as the process */
+  kd_cuda_async *ctx = kd_cuda_async_create(env);
   if (!ctx) return napi_generic_failure;
-  napi_value name;
-  KD_NAPI_TRY_STATUS(napi_create_string_utf8(env, "kindling.cuda", NAPI_AUTO_LENGTH, &name));
-  KD_NAPI_TRY_STATUS(napi_create_threadsafe_function(env, NULL, NULL, name, 0, 1, NULL, NULL, ctx,
-                                                     kd_cuda_job_call_js, &ctx->tsfn));
-  KD_NAPI_TRY_STATUS(napi_unref_threadsafe_function(env, ctx->tsfn));
   static const struct {
     const char *name;
     napi_callback cb;

@@ -64,12 +64,24 @@ napi_value kd_napi_throw_msg(napi_env env, kd_status st, const char *fmt, ...) {
   return kd_napi_throw_code(env, kd_status_code(st), msg);
 }
 
+/* Note [Handles and their finalizers]
+ * A tensor handle is a plain JS object that wraps a kd_napi_handle (napi_wrap) and carries
+ * kindling's type tag. The wrap's finalizer drops the handle's reference when the GC collects an
+ * undisposed handle. dispose() releases the tensor AND removes the wrap (napi_remove_wrap), so a
+ * disposed handle has no finalizer left: Node-API runs the finalizers of a stable-version module
+ * only when the event loop turns, and every finalizer still registered when a handle is collected
+ * waits in that queue, about 190 bytes a handle; a synchronous loop of kd.tidy steps would grow
+ * by that much per tensor until the loop turned. A tagged object without a wrap is a disposed
+ * handle (kd_napi_handle_of returns the shared one with t == NULL). */
+
 /* Finalizer: drops the handle's reference (See Note [Tensor lifetime]); calls no JS. */
 static void kd_napi_handle_finalize(napi_env env, void *data, void *hint) {
   kd_napi_handle *h = (kd_napi_handle *)data;
   if (h->t) kd_tensor_release(h->t);
   free(h);
 }
+
+static kd_napi_handle kd_napi_disposed_handle; /* t == NULL, never written */
 
 napi_status kd_napi_wrap_tensor(napi_env env, kd_tensor *t, napi_value *out) {
   kd_napi_handle *h = (kd_napi_handle *)malloc(sizeof *h);
@@ -78,7 +90,8 @@ napi_status kd_napi_wrap_tensor(napi_env env, kd_tensor *t, napi_value *out) {
     return napi_generic_failure;
   }
   h->t = t;
-  napi_status st = napi_create_external(env, h, kd_napi_handle_finalize, NULL, out);
+  napi_status st = napi_create_object(env, out);
+  if (st == napi_ok) st = napi_wrap(env, *out, h, kd_napi_handle_finalize, NULL, NULL);
   if (st != napi_ok) {
     kd_tensor_release(t);
     free(h);
@@ -89,12 +102,21 @@ napi_status kd_napi_wrap_tensor(napi_env env, kd_tensor *t, napi_value *out) {
 
 kd_napi_handle *kd_napi_handle_of(napi_env env, napi_value v) {
   napi_valuetype type;
-  if (napi_typeof(env, v, &type) != napi_ok || type != napi_external) return NULL;
+  if (napi_typeof(env, v, &type) != napi_ok || type != napi_object) return NULL;
   bool ok = false;
   if (napi_check_object_type_tag(env, v, &kd_tensor_tag, &ok) != napi_ok || !ok) return NULL;
   void *data = NULL;
-  if (napi_get_value_external(env, v, &data) != napi_ok) return NULL;
+  if (napi_unwrap(env, v, &data) != napi_ok || !data) return &kd_napi_disposed_handle;
   return (kd_napi_handle *)data;
+}
+
+void kd_napi_dispose_handle(napi_env env, napi_value v, kd_napi_handle *h) {
+  if (!h->t) return;
+  void *data = NULL;
+  napi_remove_wrap(env, v, &data);
+  kd_tensor_release(h->t);
+  h->t = NULL;
+  free(h);
 }
 
 kd_status kd_napi_unwrap_tensor(napi_env env, napi_value v, const char *what, kd_tensor **out) {

@@ -37,7 +37,7 @@ napi_value kd_napi_throw_msg(napi_env env, kd_status st, const char *fmt, ...);
 
 /* Tensor handles: a type-tagged napi external holding a kd_napi_handle. dispose() releases
  * the reference and clears `t`; the finalizer releases it if still held. */
-typedef struct kd_napi_handle { kd_tensor *t; } kd_napi_handle;
+typedef struct kd_napi_handle { kd_tensor *t; } kd_napi_handle; /* Note [Handles and their finalizers] */
 /* Wraps t, taking over the caller's reference (released on failure). */
 napi_status kd_napi_wrap_tensor(napi_env env, kd_tensor *t, napi_value *out);
 /* Unwraps a handle: KD_ERR_TYPE if `v` is not a kindling tensor handle, KD_ERR_DISPOSED if it
@@ -45,6 +45,8 @@ napi_status kd_napi_wrap_tensor(napi_env env, kd_tensor *t, napi_value *out);
 kd_status kd_napi_unwrap_tensor(napi_env env, napi_value v, const char *what, kd_tensor **out);
 /* The handle struct behind `v`, or NULL if `v` is not a tensor handle. */
 kd_napi_handle *kd_napi_handle_of(napi_env env, napi_value v);
+/* Releases the handle's tensor and removes its wrap (no finalizer left); v is the handle h came from. */
+void kd_napi_dispose_handle(napi_env env, napi_value v, kd_napi_handle *h);
 
 /* Reports changes in the bytes of live storages, host and device, to V8
  * (napi_adjust_external_memory) once they add up. */

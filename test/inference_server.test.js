@@ -1,0 +1,281 @@
+// inference_server.test.js - the inference-server example (examples/inference-server) as a
+// service under faults, on the loopback interface, bounded in count and time: every hostile
+// request of faults.js gets its 4xx answer while good requests keep their exact answers; a full
+// queue answers 503 with Retry-After and /ready says so; deadlines answer 503 TIMEOUT and free
+// the queue; a client that leaves costs no forward pass; graceful shutdown (in process, and
+// server.js on SIGTERM) answers every accepted request and exits 0; a dead engine makes /ready
+// 503. Engines with a fixed delay stand in for the model where the timing of a batch matters.
+'use strict';
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const http = require('node:http');
+const { spawn } = require('node:child_process');
+const kd = require('..');
+
+const SERVER_DIR = path.join(__dirname, '..', 'examples', 'inference-server');
+const { makeModel } = require(path.join(SERVER_DIR, 'make-model.js'));
+const { startServer } = require(path.join(SERVER_DIR, 'server.js'));
+const { request, loadTest } = require(path.join(SERVER_DIR, 'load-test.js'));
+const { FAULTS, rawRequest } = require(path.join(SERVER_DIR, 'faults.js'));
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** Waits (polling, at most 10 s) until cond() holds: no fixed sleeps, so a loaded machine cannot reorder the steps. */
+async function until(cond, what) {
+  for (const t0 = Date.now(); !(await cond());) {
+    if (Date.now() - t0 > 10000) throw new Error(`timed out waiting until ${what}`);
+    await sleep(5);
+  }
+}
+const accepted = (s) => s.batcher.queue.length + s.batcher.inFlight;
+
+/** An engine whose every batch takes delayMs; answers row i with [sum of its inputs, batch size]. */
+function slowEngine(delayMs) {
+  const e = {
+    kind: 'test', config: { inFeatures: 4, classes: 2 }, batches: [],
+    ready: async () => e,
+    run: async (x, n) => {
+      e.batches.push(n);
+      await sleep(delayMs);
+      const out = new Float32Array(n * 2);
+      for (let i = 0; i < n; i++) { out[2 * i] = x[4 * i] + x[4 * i + 1] + x[4 * i + 2] + x[4 * i + 3]; out[2 * i + 1] = n; }
+      return out;
+    },
+    close: async () => {},
+  };
+  return e;
+}
+
+const postJson = (agent, url, obj) => request(agent, `${url}/predict`, 'POST', JSON.stringify(obj));
+
+describe('inference server under faults', function () {
+  this.timeout(60000);
+  let tmp;
+  let modelPath;
+  before(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-server-'));
+    modelPath = path.join(tmp, 'tiny.safetensors');
+    makeModel({ out: modelPath, hidden: [8], inFeatures: 784, seed: 3 });
+  });
+  after(() => { fs.rmSync(tmp, { recursive: true, force: true }); });
+
+  it('answers every fault with its 4xx while good requests keep their answers (worker engine)', async function () {
+    const maxBatch = 8;
+    const s = await startServer({ modelPath, port: 0, worker: true, maxBatch, maxWaitMs: 2, bodyTimeoutMs: 400, requestTimeoutMs: 10000 });
+    const model = { inFeatures: 784, maxBatch, maxBody: maxBatch * 784 * 32 + 4096 };
+    const target = { port: s.port };
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+    const img = Array.from({ length: 784 }, (_, i) => ((i * 5) % 13) / 13);
+    const live0 = kd.memory().liveTensors;
+    try {
+      const ref = JSON.parse((await postJson(agent, s.url, { input: img })).body).predictions[0].probs;
+      // good clients, back to back, for as long as the faults run
+      let stop = false;
+      const good = { ok: 0, bad: [] };
+      const client = async () => {
+        while (!stop) {
+          const r = await postJson(agent, s.url, { inputs: [img, img] });
+          if (r.status !== 200) { good.bad.push(`${r.status} ${r.body}`); continue; }
+          for (const p of JSON.parse(r.body).predictions) {
+            p.probs.forEach((v, i) => { if (Math.abs(v - ref[i]) > 1e-5) good.bad.push(`probs[${i}] ${v} != ${ref[i]}`); });
+          }
+          good.ok++;
+        }
+      };
+      const clients = Array.from({ length: 3 }, client);
+      const seen = {};
+      // every fault 3 times, all of them at once
+      await Promise.all(Object.entries(FAULTS).flatMap(([name, f]) => Array.from({ length: 3 }, async () => {
+        const r = await f.send(target, model);
+        (seen[name] = seen[name] || []).push(r.status);
+      })));
+      stop = true;
+      await Promise.all(clients);
+      for (const [name, f] of Object.entries(FAULTS)) {
+        for (const st of seen[name]) assert.ok(f.expect.includes(st), `${name}: answered ${st}, expected ${f.expect.join(' or ')}`);
+      }
+      assert.deepEqual(good.bad, []);
+      assert.ok(good.ok > 0);
+      // still serving, nothing queued, nothing leaked in the main thread
+      const h = JSON.parse((await request(agent, `${s.url}/health`, 'GET')).body);
+      assert.equal(h.state, 'ready');
+      assert.equal(h.queue.rows, 0);
+      assert.equal((await request(agent, `${s.url}/ready`, 'GET')).status, 200);
+      assert.equal((await postJson(agent, s.url, { input: img })).status, 200);
+      assert.ok(kd.memory().liveTensors <= live0);
+    } finally {
+      agent.destroy();
+      await s.close();
+    }
+  });
+
+  it('load-test.js --faults: hostile clients alongside the load, each answer checked', async function () {
+    const s = await startServer({ modelPath, port: 0, maxBatch: 8, bodyTimeoutMs: 300 });
+    try {
+      const r = await loadTest({ url: s.url, duration: 0.5, warmup: 0.05, concurrency: 2, healthEveryMs: 20, faults: 2, maxBatch: 8 });
+      assert.equal(r.errors, 0);
+      assert.ok(r.faults.sent > 10, `${r.faults.sent} faults sent`);
+      assert.deepEqual(r.faults.unexpected, []);
+      assert.ok(r.faults.byStatus[400] > 0 && r.faults.byStatus[413] > 0);
+    } finally { await s.close(); }
+  });
+
+  it('a refused body answers with its error and the JSON error object, then closes the connection', async function () {
+    const s = await startServer({ modelPath, port: 0, maxBatch: 2 });
+    try {
+      const r = await rawRequest({ port: s.port }, 'POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 99999999\r\n\r\n', ['{"in'], { stall: true });
+      assert.equal(r.status, 413);
+      assert.deepEqual(Object.keys(JSON.parse(r.body).error), ['code', 'message']);
+      assert.equal(JSON.parse(r.body).error.code, 'BODY_TOO_LARGE');
+      assert.match(r.headers, /connection: close/i);
+    } finally { await s.close(); }
+  });
+
+  it('a full queue answers 503 QUEUE_FULL with Retry-After, and /ready is 503 while it is full', async function () {
+    const engine = slowEngine(150);
+    const s = await startServer({ engine, port: 0, maxBatch: 2, maxWaitMs: 1, maxQueueRows: 4 });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
+    try {
+      const pending = Array.from({ length: 12 }, (_, i) => postJson(agent, s.url, { input: [i, 0, 0, 0] }));
+      await until(() => s.batcher.full(), 'the queue is full');
+      const ready = await request(agent, `${s.url}/ready`, 'GET');
+      assert.equal(ready.status, 503);
+      assert.match(JSON.parse(ready.body).reason, /queue is full/);
+      const rs = await Promise.all(pending);
+      const full = rs.filter((r) => r.status === 503);
+      const ok = rs.filter((r) => r.status === 200);
+      assert.ok(full.length >= 1 && ok.length >= 4, rs.map((r) => r.status).join(' '));
+      assert.equal(full.length + ok.length, 12);
+      for (const r of full) {
+        assert.equal(JSON.parse(r.body).error.code, 'QUEUE_FULL');
+        assert.equal(r.headers['retry-after'], '1');
+      }
+      const raw = await rawRequest({ port: s.port }, 'GET /ready HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      assert.equal(raw.status, 200);
+      assert.ok(s.batcher.stats.rejectedFull >= 1);
+      // a refused request is answered at once (it never waits for a batch)
+      for (const r of ok) { const b = JSON.parse(r.body); assert.ok(b.batch <= 2); }
+    } finally { agent.destroy(); await s.close(); }
+  });
+
+  it('answers 503 TIMEOUT after requestTimeoutMs, with the queued rows dropped', async function () {
+    const engine = slowEngine(400);
+    const s = await startServer({ engine, port: 0, maxBatch: 1, maxWaitMs: 1, requestTimeoutMs: 150 });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    try {
+      const rs = await Promise.all([0, 1, 2].map((i) => postJson(agent, s.url, { input: [i, 0, 0, 0] })));
+      for (const r of rs) {
+        assert.equal(r.status, 503, r.body);
+        assert.equal(JSON.parse(r.body).error.code, 'TIMEOUT');
+      }
+      await until(() => !s.batcher.busy, 'the batch in flight ends'); // the timed-out queued ones never run
+      assert.equal(s.batcher.queuedRows, 0);
+      assert.deepEqual(engine.batches, [1]);
+      assert.equal(s.batcher.stats.timedOut, 3);
+    } finally { agent.destroy(); await s.close(); }
+  });
+
+  it('drops a queued request whose client disconnected, before its forward pass', async function () {
+    const engine = slowEngine(200);
+    const s = await startServer({ engine, port: 0, maxBatch: 1, maxWaitMs: 1 });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    try {
+      const first = postJson(agent, s.url, { input: [1, 1, 1, 1] });
+      await until(() => s.batcher.inFlight === 1, 'the first request runs');
+      const body = JSON.stringify({ input: [2, 2, 2, 2] });
+      const gone = rawRequest({ port: s.port }, `POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`, [body], { abortAfterMs: 50 });
+      await until(() => s.batcher.queue.length === 1, 'the second request is queued');
+      const third = postJson(agent, s.url, { input: [3, 3, 3, 3] });
+      assert.equal((await gone).status, null);
+      const [a, c] = await Promise.all([first, third]);
+      assert.equal(JSON.parse(a.body).predictions[0].probs[0], 4);
+      assert.equal(JSON.parse(c.body).predictions[0].probs[0], 12);
+      assert.deepEqual(engine.batches, [1, 1], 'two forward passes: the departed client\'s request never ran');
+      assert.equal(s.batcher.stats.cancelled, 1);
+    } finally { agent.destroy(); await s.close(); }
+  });
+
+  it('graceful close answers queued and in-flight requests and refuses new ones', async function () {
+    const engine = slowEngine(100);
+    const s = await startServer({ engine, port: 0, maxBatch: 1, maxWaitMs: 1 });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    try {
+      const sent = [0, 1, 2].map((i) => postJson(agent, s.url, { input: [i, 0, 0, 0] }));
+      await until(() => accepted(s) === 3, 'the three requests are accepted');
+      const closing = s.close({ graceful: true, timeoutMs: 5000 });
+      assert.equal(s.state(), 'draining');
+      const late = await rawRequest({ port: s.port }, 'GET /ready HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      assert.notEqual(late.status, 200, 'not ready while draining (refused, or no new connection)');
+      const rs = await Promise.all(sent);
+      assert.deepEqual(rs.map((r) => r.status), [200, 200, 200]);
+      assert.deepEqual(rs.map((r) => JSON.parse(r.body).predictions[0].probs[0]), [0, 1, 2]);
+      assert.deepEqual(await closing, { drained: true });
+      assert.equal(s.server.listening, false);
+    } finally { agent.destroy(); await s.close(); }
+  });
+
+  it('close after its timeout answers what is still queued 503 SHUTTING_DOWN', async function () {
+    const engine = slowEngine(300);
+    const s = await startServer({ engine, port: 0, maxBatch: 1, maxWaitMs: 1 });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    try {
+      const sent = [0, 1, 2].map((i) => postJson(agent, s.url, { input: [i, 0, 0, 0] }));
+      await until(() => accepted(s) === 3, 'the three requests are accepted');
+      const { drained } = await s.close({ graceful: true, timeoutMs: 100 });
+      assert.equal(drained, false);
+      const rs = await Promise.all(sent);
+      assert.equal(rs[0].status, 200, 'the batch in flight finishes');
+      for (const r of rs.slice(1)) { assert.equal(r.status, 503); assert.equal(JSON.parse(r.body).error.code, 'SHUTTING_DOWN'); }
+    } finally { agent.destroy(); }
+  });
+
+  it('/ready is 503 and /predict 500 once the worker engine has died; /health still answers', async function () {
+    const s = await startServer({ modelPath, port: 0, worker: true, maxBatch: 4 });
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      assert.equal((await request(agent, `${s.url}/ready`, 'GET')).status, 200);
+      await s.engine.worker.terminate();
+      const ready = await request(agent, `${s.url}/ready`, 'GET');
+      assert.equal(ready.status, 503);
+      assert.match(JSON.parse(ready.body).reason, /engine failed/);
+      const r = await postJson(agent, s.url, { input: Array(784).fill(0) });
+      assert.equal(r.status, 500);
+      assert.equal((await request(agent, `${s.url}/health`, 'GET')).status, 200);
+    } finally { agent.destroy(); await s.close(); }
+  });
+
+  it('server.js on SIGTERM answers the requests it accepted, then exits 0', function (done) {
+    // a long batching wait, so that the requests are still queued when the signal arrives
+    const child = spawn(process.execPath, [path.join(SERVER_DIR, 'server.js'), '--port', '0', '--model', modelPath,
+      '--max-wait-ms', '3000', '--max-batch', '8', '--engine', 'inline'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (d) => { err += d; });
+    const agent = new http.Agent({ keepAlive: false });
+    let answers = null;
+    child.stdout.on('data', async (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (!m || answers) return;
+      const img = Array.from({ length: 784 }, (_, i) => (i % 3) / 3);
+      answers = Promise.all([0, 1, 2].map(() => postJson(agent, m[1], { input: img })));
+      const probe = new http.Agent({ keepAlive: false });
+      await until(async () => JSON.parse((await request(probe, `${m[1]}/health`, 'GET')).body).queue.requests === 3, 'the server holds the three requests');
+      child.kill('SIGTERM');
+    });
+    child.on('exit', async (code, signal) => {
+      try {
+        assert.equal(signal, null, err);
+        assert.equal(code, 0, err);
+        const rs = await answers;
+        assert.deepEqual(rs.map((r) => r.status), [200, 200, 200]);
+        assert.deepEqual(rs.map((r) => JSON.parse(r.body).batch), [3, 3, 3]);
+        assert.match(out, /SIGTERM: finishing 3 accepted request\(s\)/);
+        assert.match(out, /all accepted requests answered; bye/);
+        done();
+      } catch (e) { done(e); }
+    });
+  });
+});
