@@ -220,6 +220,16 @@ KD_RANDOM_FN int64_t kd_random_dist_int(const kd_random_dist_args *r, const uint
   return (int64_t)((uint64_t)r->low + (r->range ? v % r->range : v));
 }
 
+/* x rounded to a float with `bits` significand bits (53: x; 24: float32; 11: float16; 8:
+ * bfloat16; ties to even), for uniform_'s bound. */
+KD_RANDOM_FN double kd_random_round_bits(double x, int bits) {
+  if (bits >= 53 || x == 0 || !isfinite(x)) return x;
+  if (bits == 24) return (double)(float)x;
+  int e;
+  const double m = frexp(x, &e); /* x = m 2^e, 0.5 <= |m| < 1 */
+  return ldexp(rint(ldexp(m, bits)), e - bits);
+}
+
 /* The floating draw of element i (code other than INT/POISSON) from its block's words w;
  * p is the element's bernoulli probability when the op has a tensor of them, else r->a. */
 KD_RANDOM_FN double kd_random_dist_value(const kd_random_dist_args *r, const uint32_t w[4], uint64_t i, double p) {
@@ -234,7 +244,9 @@ KD_RANDOM_FN double kd_random_dist_value(const kd_random_dist_args *r, const uin
       double uu = u;
       if (r->ubits == 11) uu = (double)kd_random_u32_to_f16val(w[j]);
       else if (r->ubits == 8) uu = (double)kd_random_u32_to_bf16val(w[j]);
-      return r->a + (r->b - r->a) * uu;
+      const double x = r->a + (r->b - r->a) * uu;
+      /* a draw that rounds up to `to` in the output dtype is `from`, so the result stays in [from, to) */
+      return kd_random_round_bits(x, r->ubits) >= r->b && r->b > r->a ? r->a : x;
     }
     case KD_RANDOM_DIST_NORMAL:
     case KD_RANDOM_DIST_LOG_NORMAL: {
