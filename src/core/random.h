@@ -230,6 +230,17 @@ KD_RANDOM_FN double kd_random_round_bits(double x, int bits) {
   return ldexp(rint(ldexp(m, bits)), e - bits);
 }
 
+/* The Box-Muller pair of elements i & ~1 and i | 1 (randn's), from element i's block words. */
+KD_RANDOM_FN void kd_random_dist_normal_pair(const kd_random_dist_args *r, const uint32_t w[4], uint64_t i, double z[2]) {
+  if (r->ubits == 53) kd_random_box_muller64(kd_random_words64(w[0], w[1]), kd_random_words64(w[2], w[3]), z);
+  else kd_random_box_muller32(w[i & 2], w[(i & 2) + 1], z);
+}
+/* normal_ / logNormal_ of a standard normal z. */
+KD_RANDOM_FN double kd_random_dist_from_normal(const kd_random_dist_args *r, double z) {
+  const double x = r->a + r->b * z;
+  return r->code == KD_RANDOM_DIST_NORMAL ? x : exp(x);
+}
+
 /* The floating draw of element i (code other than INT/POISSON) from its block's words w;
  * p is the element's bernoulli probability when the op has a tensor of them, else r->a. */
 KD_RANDOM_FN double kd_random_dist_value(const kd_random_dist_args *r, const uint32_t w[4], uint64_t i, double p) {
@@ -251,10 +262,8 @@ KD_RANDOM_FN double kd_random_dist_value(const kd_random_dist_args *r, const uin
     case KD_RANDOM_DIST_NORMAL:
     case KD_RANDOM_DIST_LOG_NORMAL: {
       double z[2];
-      if (wide) kd_random_box_muller64(kd_random_words64(w[0], w[1]), kd_random_words64(w[2], w[3]), z);
-      else kd_random_box_muller32(w[j & 2], w[(j & 2) + 1], z);
-      const double x = r->a + r->b * z[i & 1];
-      return r->code == KD_RANDOM_DIST_NORMAL ? x : exp(x);
+      kd_random_dist_normal_pair(r, w, i, z);
+      return kd_random_dist_from_normal(r, z[i & 1]);
     }
     case KD_RANDOM_DIST_EXPONENTIAL: return -log(v) / r->a + 0.0;
     case KD_RANDOM_DIST_CAUCHY: return r->a + r->b * tan(pi * (v - 0.5));

@@ -55,6 +55,8 @@ static void kd_dist_loop(void *ctx, char **data, const int64_t *strides, int64_t
   uint32_t w[4];
   uint64_t blk = UINT64_MAX;
   bool bad = false;
+  const bool normal = r->code == KD_RANDOM_DIST_NORMAL || r->code == KD_RANDOM_DIST_LOG_NORMAL;
+  double z[2] = {0, 0};
   for (int64_t k = 0; k < n; k++) {
     const uint64_t i = i0 + (uint64_t)k;
     char *e = p + k * s;
@@ -77,8 +79,14 @@ static void kd_dist_loop(void *ctx, char **data, const int64_t *strides, int64_t
     }
     const uint64_t b = kd_random_dist_block(r, i);
     if (b != blk) kd_philox_block(r->seed, r->offset, blk = b, w);
-    if (r->code == KD_RANDOM_DIST_INT) kd_dist_store_int(c->dtype, e, kd_random_dist_int(r, w, i));
-    else kd_dist_store(c->dtype, e, kd_random_dist_value(r, w, i, pr));
+    if (r->code == KD_RANDOM_DIST_INT) {
+      kd_dist_store_int(c->dtype, e, kd_random_dist_int(r, w, i));
+    } else if (normal) { /* one Box-Muller pair serves two elements */
+      if ((i & 1) == 0 || k == 0) kd_random_dist_normal_pair(r, w, i, z);
+      kd_dist_store(c->dtype, e, kd_random_dist_from_normal(r, z[i & 1]));
+    } else {
+      kd_dist_store(c->dtype, e, kd_random_dist_value(r, w, i, pr));
+    }
   }
   if (bad) atomic_store_explicit(&c->bad, 1, memory_order_relaxed);
 }
