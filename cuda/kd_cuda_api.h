@@ -268,6 +268,23 @@ enum kd_cuda_op_kind {
    * (zeroed here), i[7] = addr of the float64 gradient; d[0] = its scale, d[1] = 1 when the
    * gradient has one value per element (reduction 'none'). */
   KD_CUDA_OP_NLL = 26,
+
+  /* ---- random distributions (cuda/ops_random_dist.cu; Note [Random distributions] in
+   * src/core/random.h) ---- */
+  /* data[0] = a contiguous output of numel elements of dtype; code a KD_RANDOM_DIST_* value;
+   * i[0] = seed, i[1] = offset, i[2] = addr of a contiguous float64 per-element parameter
+   * (bernoulli probability, poisson rate) or 0, i[3] = low, i[4] = range (integers), i[5] =
+   * ubits; d[0] = a, d[1] = b. With a parameter, result[0] = 1 when one was out of range
+   * (bernoulli: outside [0, 1]; poisson: negative or NaN); synchronous then. */
+  KD_CUDA_OP_RANDOM_DIST = 27,
+  /* multinomial over contiguous float64 rows: i[0] = rows, i[1] = categories C. code 0: data[0]
+   * the probabilities; result[0] = 1 when one is negative, 2 when one is inf/NaN (the first
+   * found), result[1] = 1 when a row sums to 0 (synchronous). code 1: data[0] the
+   * probabilities, replaced by the keys -log(v) / p (i[2] = seed, i[3] = offset). code 2:
+   * data[0] the probabilities, replaced by their running sums along each row. code 3: data[0]
+   * the int64 [rows, S] sample, i[4] = addr of the running sums, i[5] = S, i[2] = seed,
+   * i[3] = offset. */
+  KD_CUDA_OP_MULTINOMIAL = 28,
 };
 enum {
   KD_CUDA_POOL_MAX = 0, KD_CUDA_POOL_MAX_BACKWARD, KD_CUDA_POOL_AVG, KD_CUDA_POOL_AVG_BACKWARD,

@@ -45,6 +45,8 @@ const rt = makeRuntime(Tensor, dtypes.acceptedDtypes, describe);
 require('./ops.gen.js')(Tensor, kd, N.ops, rt);
 setGeneratedTo(Tensor.prototype.to);
 Tensor.prototype.to = ourTo;
+// random_ under a name that does not read as Math.random: the same function (src/ops/oplist/random.js).
+Tensor.prototype.randomInt_ = Tensor.prototype.random_;
 
 const creation = makeCreation(N);
 

@@ -384,6 +384,29 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:foreachRmspropStep_": [{ name: "foreachRmspropStep_", fn: N["foreachRmspropStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["squareAvgs", "Tensor[]", false, false], ["gradAvgs", "Tensor[]", false, false], ["momentumBuffers", "Tensor[]", false, false], ["lr", "float", false, true], ["alpha", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["momentum", "float", false, true], ["maximize", "bool", false, true]] }],
     "function:adagradStep_": [{ name: "adagradStep_", fn: N["adagradStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["stateSum", "Tensor", false, false], ["lr", "float", false, true], ["lrDecay", "float", false, true], ["weightDecay", "float", false, true], ["eps", "float", false, true], ["step", "float", false, true], ["maximize", "bool", false, true]] }],
     "function:foreachAdagradStep_": [{ name: "foreachAdagradStep_", fn: N["foreachAdagradStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["stateSums", "Tensor[]", false, false], ["lr", "float", false, true], ["lrDecay", "float", false, true], ["weightDecay", "float", false, true], ["eps", "float", false, true], ["step", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:randperm": [{ name: "randperm", fn: N["randperm"], ret: "tensor", args: [["n", "int", false, false], ["dtype", "dtype?", true, true], ["device", "device?", true, true]] }],
+    "function:multinomial": [{ name: "multinomial", fn: N["multinomial"], ret: "tensor", args: [["self", "Tensor", false, false], ["numSamples", "int", false, false], ["replacement", "bool", false, true]] }],
+    "method:multinomial": [{ name: "multinomial", fn: N["multinomial"], ret: "tensor", args: [["self", "Tensor", false, false], ["numSamples", "int", false, false], ["replacement", "bool", false, true]] }],
+    "function:bernoulli": [{ name: "bernoulli", fn: N["bernoulli"], ret: "tensor", args: [["self", "Tensor", false, false]] },
+      { name: "bernoulli.p", fn: N["bernoulli.p"], ret: "tensor", args: [["self", "Tensor", false, false], ["p", "float", true, false]] }],
+    "method:bernoulli": [{ name: "bernoulli", fn: N["bernoulli"], ret: "tensor", args: [["self", "Tensor", false, false]] },
+      { name: "bernoulli.p", fn: N["bernoulli.p"], ret: "tensor", args: [["self", "Tensor", false, false], ["p", "float", true, false]] }],
+    "function:poisson": [{ name: "poisson", fn: N["poisson"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:normal": [{ name: "normal.Tensor_Tensor", fn: N["normal.Tensor_Tensor"], ret: "tensor", args: [["mean", "Tensor", false, false], ["std", "Tensor", false, false]] },
+      { name: "normal.Tensor_float", fn: N["normal.Tensor_float"], ret: "tensor", args: [["mean", "Tensor", false, false], ["std", "float", false, true]] },
+      { name: "normal.float_Tensor", fn: N["normal.float_Tensor"], ret: "tensor", args: [["mean", "float", false, false], ["std", "Tensor", false, false]] },
+      { name: "normal.float_float", fn: N["normal.float_float"], ret: "tensor", args: [["mean", "float", false, false], ["std", "float", false, false], ["size", "int[]", false, false], ["dtype", "dtype?", true, true], ["device", "device?", true, true]] }],
+    "method:uniform_": [{ name: "uniform_", fn: N["uniform_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["from", "float", false, true], ["to", "float", false, true]] }],
+    "method:normal_": [{ name: "normal_", fn: N["normal_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["mean", "float", false, true], ["std", "float", false, true]] }],
+    "method:bernoulli_": [{ name: "bernoulli_.Tensor", fn: N["bernoulli_.Tensor"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["p", "Tensor", false, false]] },
+      { name: "bernoulli_.float", fn: N["bernoulli_.float"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["p", "float", false, true]] }],
+    "method:exponential_": [{ name: "exponential_", fn: N["exponential_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["lambd", "float", false, true]] }],
+    "method:random_": [{ name: "random_", fn: N["random_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] },
+      { name: "random_.to", fn: N["random_.to"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["to", "int", false, false]] },
+      { name: "random_.from", fn: N["random_.from"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["from", "int", false, false], ["to", "int?", false, true]] }],
+    "method:geometric_": [{ name: "geometric_", fn: N["geometric_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["p", "float", false, false]] }],
+    "method:cauchy_": [{ name: "cauchy_", fn: N["cauchy_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["median", "float", false, true], ["sigma", "float", false, true]] }],
+    "method:logNormal_": [{ name: "logNormal_", fn: N["logNormal_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["mean", "float", false, true], ["std", "float", false, true]] }],
     "function:cat": [{ name: "cat", fn: N["cat"], ret: "tensor", args: [["tensors", "Tensor[]", false, false], ["dim", "int", false, true]] }],
     "function:catBackward": [{ name: "catBackward", fn: N["catBackward"], ret: "list", args: [["gradOutput", "Tensor", false, false], ["tensors", "Tensor[]", false, false], ["dim", "int", false, false]] }],
     "function:stack": [{ name: "stack", fn: N["stack"], ret: "tensor", args: [["tensors", "Tensor[]", false, false], ["dim", "int", false, true]] }],
@@ -3382,6 +3405,113 @@ module.exports = function install(Tensor, kd, N, rt) {
   rt.namespace(kd, "_internal").foreachAdagradStep_ = function foreachAdagradStep_() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:foreachAdagradStep_"], null, arguments);
+  };
+  kd.randperm = function randperm(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    const h = N["randperm"](a0, undefined, undefined); return new Tensor(h);
+  }
+    return rt.invoke(G["function:randperm"], null, arguments);
+  };
+  kd.multinomial = function multinomial(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["multinomial"](a0._h, a1, a2); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:multinomial"], null, arguments);
+  };
+  Tensor.prototype.multinomial = function multinomial(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["multinomial"](this._h, a0, a1); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:multinomial"], this, arguments);
+  };
+  kd.bernoulli = function bernoulli() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:bernoulli"], null, arguments);
+  };
+  Tensor.prototype.bernoulli = function bernoulli() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:bernoulli"], this, arguments);
+  };
+  kd.poisson = function poisson(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["poisson"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:poisson"], null, arguments);
+  };
+  kd.normal = function normal() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:normal"], null, arguments);
+  };
+  Tensor.prototype.uniform_ = function uniform_(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    N["uniform_"](this._h, a0, a1); return this;
+  }
+    return rt.invoke(G["method:uniform_"], this, arguments);
+  };
+  Tensor.prototype.normal_ = function normal_(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    N["normal_"](this._h, a0, a1); return this;
+  }
+    return rt.invoke(G["method:normal_"], this, arguments);
+  };
+  Tensor.prototype.bernoulli_ = function bernoulli_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:bernoulli_"], this, arguments);
+  };
+  Tensor.prototype.exponential_ = function exponential_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    N["exponential_"](this._h, a0); return this;
+  }
+    return rt.invoke(G["method:exponential_"], this, arguments);
+  };
+  Tensor.prototype.random_ = function random_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:random_"], this, arguments);
+  };
+  Tensor.prototype.geometric_ = function geometric_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    N["geometric_"](this._h, a0); return this;
+  }
+    return rt.invoke(G["method:geometric_"], this, arguments);
+  };
+  Tensor.prototype.cauchy_ = function cauchy_(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    N["cauchy_"](this._h, a0, a1); return this;
+  }
+    return rt.invoke(G["method:cauchy_"], this, arguments);
+  };
+  Tensor.prototype.logNormal_ = function logNormal_(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    N["logNormal_"](this._h, a0, a1); return this;
+  }
+    return rt.invoke(G["method:logNormal_"], this, arguments);
   };
   kd.cat = function cat() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

@@ -22,6 +22,8 @@ const NONDIFF = {
   bitwiseXor: 'integer/bool-only op (PyTorch refuses floating inputs)',
   bitwiseNot: 'integer/bool-only op (PyTorch refuses floating inputs)',
   argmax: INT, argmin: INT, argsort: INT, countNonzero: INT, nonzero: INT, oneHot: INT,
+  multinomial: INT,
+  'bernoulli.p': "PyTorch's bernoulli(self, p=...) output does not require grad (its value does not depend on self's)",
   unique: "PyTorch has no derivative either (_unique2: 'not implemented' at backward); kept nondiff so " +
     'the forward runs on tensors that require grad, its values never require grad',
   sgdStep_: OPTIM, foreachSgdStep_: OPTIM, adamStep_: OPTIM, foreachAdamStep_: OPTIM, adamwStep_: OPTIM,
@@ -95,6 +97,7 @@ describe('autograd: nondiff ops', function () {
       isposinf: () => kd.isposinf(a), isneginf: () => kd.isneginf(a), all: () => kd.all(a), any: () => kd.any(a),
       argmax: () => kd.argmax(a), argmin: () => kd.argmin(a, 1), argsort: () => kd.argsort(a),
       countNonzero: () => kd.countNonzero(a), nonzero: () => kd.nonzero(a),
+      multinomial: () => kd.multinomial(a.abs(), 2),
     };
     for (const [name, reason] of Object.entries(NONDIFF)) {
       if (reason !== BOOL && reason !== INT) continue;

@@ -311,7 +311,7 @@ function callOp(c, args, buildKwarg = buildArg) {
 // most things; kindling's codes are finer, so several can be acceptable.
 const CODE_RULES = [
   [/not implemented for|not supported|Boolean inputs not supported/, ['KD_NOT_SUPPORTED', 'KD_DTYPE_MISMATCH', 'KD_INVALID_TYPE']],
-  [/can't be cast|expected scalar type|Found dtype|could not infer output dtype|expected condition to be a boolean|argument alpha must not be a floating point/,
+  [/can't be cast|expected scalar type|Found dtype|could not infer output dtype|expected condition to be a boolean|argument alpha must not be a floating point|only supports floating-point dtypes/,
     ['KD_DTYPE_MISMATCH', 'KD_INVALID_TYPE', 'KD_INVALID_ARGUMENT']],
   [/isn't allowed in a leading, non-existing dimension/, ['KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH']],
   [/Negative integer powers|negative integer powers/, ['KD_INVALID_ARGUMENT', 'KD_NOT_SUPPORTED', 'KD_DTYPE_MISMATCH']],

@@ -260,6 +260,11 @@ export type IndexKey = IndexItem | readonly IndexItem[];
 /** A slice start:stop:step (null for a default bound). */
 export declare function slice(start?: number | null, stop?: number | null, step?: number | null): Slice;
 export interface Tensor extends TensorOpMethods {}
+/** Aliases of generated Tensor op methods (lib/index.js). */
+export interface Tensor {
+  /** `random_` under another name: fills this tensor with random integers (see `random_`). */
+  randomInt_: TensorOpMethods['random_'];
+}
 /** CUDA-related Tensor methods (lib/cuda.js). */
 export interface Tensor {
   /** A copy of this CPU tensor in pinned host memory (KD_CUDA_UNAVAILABLE without CUDA). */

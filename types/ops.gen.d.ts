@@ -499,6 +499,45 @@ export interface TensorOpMethods {
   /** log(softmax(self)) along dim, computed stably (in dtype when given). */
   logSoftmax(dim: number, options?: { dim?: number; dtype?: DTypeLike | null }): Tensor;
   logSoftmax(options: { dim: number; dtype?: DTypeLike | null }): Tensor;
+  /** numSamples category indices per row of the probabilities self (1-D or 2-D, unnormalised), with or without replacement (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+  multinomial(numSamples: number, replacement?: boolean, options?: { numSamples?: number; replacement?: boolean }): Tensor;
+  multinomial(options: { numSamples: number; replacement?: boolean }): Tensor;
+  /** 1 with probability self (each element in [0, 1]), else 0, in self's dtype (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+  bernoulli(options?: Record<string, never>): Tensor;
+  /** 1 with probability p, else 0, in self's shape and dtype (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+  bernoulli(options?: { p?: number }): Tensor;
+  /** In-place uniform: Fills self with uniform numbers in [from, to) (floating dtypes). (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+  uniform_(from?: number, to?: number, options?: { from?: number; to?: number }): this;
+  uniform_(options: { from?: number; to?: number }): this;
+  /** In-place normal: Fills self with normal numbers (floating dtypes). (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+  normal_(mean?: number, std?: number, options?: { mean?: number; std?: number }): this;
+  normal_(options: { mean?: number; std?: number }): this;
+  /** In-place bernoulli.Tensor: Fills self with 1 with probability p (a tensor broadcast to self, each in [0, 1]), else 0. (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+  bernoulli_(p: Tensor, options?: { p?: Tensor }): this;
+  bernoulli_(options: { p: Tensor }): this;
+  /** In-place bernoulli.float: Fills self with 1 with probability p, else 0. (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+  bernoulli_(p?: number, options?: { p?: number }): this;
+  bernoulli_(options: { p?: number }): this;
+  /** In-place exponential: Fills self with exponential numbers of rate lambd (floating dtypes). (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+  exponential_(lambd?: number, options?: { lambd?: number }): this;
+  exponential_(options: { lambd?: number }): this;
+  /** In-place random: Fills self with integers in [0, 2^mantissa] (floats) or [0, max] (integers). (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+  random_(options?: Record<string, never>): this;
+  /** In-place random.to: Fills self with integers in [0, to). (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+  random_(to: number, options?: { to?: number }): this;
+  random_(options: { to: number }): this;
+  /** In-place random.from: Fills self with integers in [from, to) (to left out: up to the dtype's largest). (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+  random_(from: number, to?: number | null, options?: { from?: number; to?: number | null }): this;
+  random_(options: { from: number; to?: number | null }): this;
+  /** In-place geometric: Fills self with the number of Bernoulli(p) trials to the first success (>= 1). (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+  geometric_(p: number, options?: { p?: number }): this;
+  geometric_(options: { p: number }): this;
+  /** In-place cauchy: Fills self with Cauchy numbers (floating dtypes). (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+  cauchy_(median?: number, sigma?: number, options?: { median?: number; sigma?: number }): this;
+  cauchy_(options: { median?: number; sigma?: number }): this;
+  /** In-place logNormal: Fills self with exp of normal numbers of mean and std (floating dtypes). (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+  logNormal_(mean?: number, std?: number, options?: { mean?: number; std?: number }): this;
+  logNormal_(options: { mean?: number; std?: number }): this;
   /** The slices along dim, each without that dim (views). */
   unbind(dim?: number, options?: { dim?: number }): Tensor[];
   unbind(options: { dim?: number }): Tensor[];
@@ -1166,6 +1205,33 @@ export declare function softmax(options: { self: Tensor; dim: number; dtype?: DT
 /** log(softmax(self)) along dim, computed stably (in dtype when given). */
 export declare function logSoftmax(self: Tensor, dim: number, options?: { self?: Tensor; dim?: number; dtype?: DTypeLike | null }): Tensor;
 export declare function logSoftmax(options: { self: Tensor; dim: number; dtype?: DTypeLike | null }): Tensor;
+/** A random permutation of 0..n-1 (int64 unless dtype says otherwise): the stable order of n random 64-bit keys (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+export declare function randperm(n: number, options?: { n?: number; dtype?: DTypeLike | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
+export declare function randperm(options: { n: number; dtype?: DTypeLike | null; device?: DeviceLike | null }): Tensor;
+/** numSamples category indices per row of the probabilities self (1-D or 2-D, unnormalised), with or without replacement (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+export declare function multinomial(self: Tensor, numSamples: number, replacement?: boolean, options?: { self?: Tensor; numSamples?: number; replacement?: boolean }): Tensor;
+export declare function multinomial(options: { self: Tensor; numSamples: number; replacement?: boolean }): Tensor;
+/** 1 with probability self (each element in [0, 1]), else 0, in self's dtype (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+export declare function bernoulli(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function bernoulli(options: { self: Tensor }): Tensor;
+/** 1 with probability p, else 0, in self's shape and dtype (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+export declare function bernoulli(self: Tensor, options?: { self?: Tensor; p?: number }): Tensor;
+export declare function bernoulli(options: { self: Tensor; p: number }): Tensor;
+/** Poisson counts with the rates self (>= 0), in self's floating dtype (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+export declare function poisson(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function poisson(options: { self: Tensor }): Tensor;
+/** Normal samples with elementwise mean and std (broadcast; std >= 0), in mean's dtype (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+export declare function normal(mean: Tensor, std: Tensor, options?: { mean?: Tensor; std?: Tensor }): Tensor;
+export declare function normal(options: { mean: Tensor; std: Tensor }): Tensor;
+/** Normal samples with elementwise mean and one std (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+export declare function normal(mean: Tensor, std?: number, options?: { mean?: Tensor; std?: number }): Tensor;
+export declare function normal(options: { mean: Tensor; std?: number }): Tensor;
+/** Normal samples with one mean and elementwise std (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+export declare function normal(mean: number, std: Tensor, options?: { mean?: number; std?: Tensor }): Tensor;
+export declare function normal(options: { mean: number; std: Tensor }): Tensor;
+/** Normal samples of the given size with one mean and std (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
+export declare function normal(mean: number, std: number, size: readonly number[], options?: { mean?: number; std?: number; size?: readonly number[]; dtype?: DTypeLike | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
+export declare function normal(options: { mean: number; std: number; size: readonly number[]; dtype?: DTypeLike | null; device?: DeviceLike | null }): Tensor;
 /** Concatenates tensors along dim (dtypes promoted; legacy empty 1-D tensors are skipped). */
 export declare function cat(tensors: readonly Tensor[], dim?: number, options?: { tensors?: readonly Tensor[]; dim?: number }): Tensor;
 export declare function cat(options: { tensors: readonly Tensor[]; dim?: number }): Tensor;

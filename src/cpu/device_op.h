@@ -33,6 +33,10 @@ enum {
   KD_DEV_OP_LOSS = 24, KD_DEV_OP_NLL_CHECK = 25, KD_DEV_OP_NLL = 26,
 };
 
+/* random distributions (src/cpu/random_dist.c, multinomial.c; parameters with KD_CUDA_OP_RANDOM_DIST
+ * and KD_CUDA_OP_MULTINOMIAL in cuda/kd_cuda_api.h) */
+enum { KD_DEV_OP_RANDOM_DIST = 27, KD_DEV_OP_MULTINOMIAL = 28 };
+
 typedef struct kd_dev_op {
   int32_t kind, code;
   kd_dtype dtype;

@@ -6,6 +6,7 @@
 #include "core/random.h"
 #include "cpu/device_hooks.h"
 #include "cpu/device_op.h"
+#include "cpu/random_dist.h"
 
 kd_cpu_device_random_fn kd_cpu_device_random = NULL;
 
@@ -313,7 +314,7 @@ static void kd_randint_loop(void *ctx, char **data, const int64_t *strides, int6
 }
 
 /* PyTorch's C++ type names in randint's bounds messages. */
-static const char *kd_cpp_type_name(kd_dtype t) {
+const char *kd_cpp_type_name(kd_dtype t) {
   switch (t) {
     case KD_DTYPE_I8: return "signed char";
     case KD_DTYPE_U8: return "unsigned char";
@@ -325,7 +326,7 @@ static const char *kd_cpp_type_name(kd_dtype t) {
   }
 }
 
-static kd_status kd_check_int_bounds(int64_t low, int64_t high, kd_dtype dt) {
+kd_status kd_check_int_bounds(int64_t low, int64_t high, kd_dtype dt) {
   int64_t lo, hi;
   switch (dt) {
     case KD_DTYPE_I8: lo = INT8_MIN; hi = INT8_MAX; break;

@@ -626,6 +626,9 @@ _Static_assert((int)KD_DEV_OP_TRI == (int)KD_CUDA_OP_TRI && (int)KD_DEV_OP_ARANG
                    (int)KD_DEV_OP_INTERP == (int)KD_CUDA_OP_INTERP && (int)KD_DEV_OP_LOSS == (int)KD_CUDA_OP_LOSS &&
                    (int)KD_DEV_OP_NLL_CHECK == (int)KD_CUDA_OP_NLL_CHECK && (int)KD_DEV_OP_NLL == (int)KD_CUDA_OP_NLL,
                "kd_dev_op shape/loss kinds must equal kd_cuda_op kinds");
+_Static_assert((int)KD_DEV_OP_RANDOM_DIST == (int)KD_CUDA_OP_RANDOM_DIST &&
+                   (int)KD_DEV_OP_MULTINOMIAL == (int)KD_CUDA_OP_MULTINOMIAL,
+               "kd_dev_op random kinds must equal kd_cuda_op kinds");
 
 static const kd_kernel_fn kd_cuda_shared_kernels[] = {
     kd_cpu_unary, kd_cpu_binary,     kd_cpu_ternary, kd_cpu_where, kd_cpu_masked_fill,

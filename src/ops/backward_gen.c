@@ -872,6 +872,104 @@ static kd_status kd_bw_pointwiseLossBackward(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_pointwiseLossBackward_spec = {kd_bw_pointwiseLossBackward, 0x7u, 0x1fu, 0x0u, 1};
 
+static kd_status kd_bw_bernoulli(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_bernoulli_spec = {kd_bw_bernoulli, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_poisson(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_arg(c, 0), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_poisson_spec = {kd_bw_poisson, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_normal_Tensor_Tensor(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_arg(c, 0), kd_value_none(), kd_value_none()}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_arg(c, 1), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_normal_Tensor_Tensor_spec = {kd_bw_normal_Tensor_Tensor, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_normal_Tensor_float(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_arg(c, 0), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_normal_Tensor_float_spec = {kd_bw_normal_Tensor_float, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_normal_float_Tensor(kd_bw_ctx *c) {
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_arg(c, 1), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_normal_float_Tensor_spec = {kd_bw_normal_float_Tensor, 0x2u, 0x2u, 0x0u, 0};
+
+static kd_status kd_bw_uniform(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_uniform_spec = {kd_bw_uniform, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_normal(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_normal_spec = {kd_bw_normal, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_bernoulli__Tensor(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_arg(c, 1), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_bernoulli__Tensor_spec = {kd_bw_bernoulli__Tensor, 0x3u, 0x2u, 0x0u, 0};
+
+static kd_status kd_bw_bernoulli__float(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_bernoulli__float_spec = {kd_bw_bernoulli__float, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_exponential(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_exponential_spec = {kd_bw_exponential, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_random(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_random_spec = {kd_bw_random, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_random__to(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_random__to_spec = {kd_bw_random__to, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_random__from(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_random__from_spec = {kd_bw_random__from, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_geometric(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_geometric_spec = {kd_bw_geometric, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_cauchy(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_cauchy_spec = {kd_bw_cauchy, 0x1u, 0x0u, 0x0u, 0};
+
+static kd_status kd_bw_logNormal(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_logNormal_spec = {kd_bw_logNormal, 0x1u, 0x0u, 0x0u, 0};
+
 static kd_status kd_bw_cat(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_catBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1)}));
   return c->st;
@@ -1383,6 +1481,22 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_binaryCrossEntropy] = &kd_bw_binaryCrossEntropy_spec,
     [KD_OP_binaryCrossEntropyWithLogits] = &kd_bw_binaryCrossEntropyWithLogits_spec,
     [KD_OP_pointwiseLossBackward] = &kd_bw_pointwiseLossBackward_spec,
+    [KD_OP_bernoulli] = &kd_bw_bernoulli_spec,
+    [KD_OP_poisson] = &kd_bw_poisson_spec,
+    [KD_OP_normal_Tensor_Tensor] = &kd_bw_normal_Tensor_Tensor_spec,
+    [KD_OP_normal_Tensor_float] = &kd_bw_normal_Tensor_float_spec,
+    [KD_OP_normal_float_Tensor] = &kd_bw_normal_float_Tensor_spec,
+    [KD_OP_uniform_] = &kd_bw_uniform_spec,
+    [KD_OP_normal_] = &kd_bw_normal_spec,
+    [KD_OP_bernoulli__Tensor] = &kd_bw_bernoulli__Tensor_spec,
+    [KD_OP_bernoulli__float] = &kd_bw_bernoulli__float_spec,
+    [KD_OP_exponential_] = &kd_bw_exponential_spec,
+    [KD_OP_random_] = &kd_bw_random_spec,
+    [KD_OP_random__to] = &kd_bw_random__to_spec,
+    [KD_OP_random__from] = &kd_bw_random__from_spec,
+    [KD_OP_geometric_] = &kd_bw_geometric_spec,
+    [KD_OP_cauchy_] = &kd_bw_cauchy_spec,
+    [KD_OP_logNormal_] = &kd_bw_logNormal_spec,
     [KD_OP_cat] = &kd_bw_cat_spec,
     [KD_OP_flip] = &kd_bw_flip_spec,
     [KD_OP_unfold] = &kd_bw_unfold_spec,

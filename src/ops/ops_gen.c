@@ -97,6 +97,10 @@ kd_status kd_diagonal_backward(const kd_op_info *op, kd_keyset ks, kd_value *arg
 kd_status kd_factory_empty(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_factory_eye(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_factory_fill(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_random_filler(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_random_multinomial(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_random_normal(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_random_randperm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_threshold_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_unfold_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_view_as_strided(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -1574,6 +1578,93 @@ static const kd_arg_schema kd_args_foreachAdagradStep_[] = {
     {"step", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1}}},
     {"maximize", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
 };
+static const kd_arg_schema kd_args_randperm[] = {
+    {"n", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"device", KD_ARG_DEVICE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_multinomial[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"numSamples", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"replacement", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_bernoulli[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_bernoulli_p[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"p", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_poisson[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_normal_Tensor_Tensor[] = {
+    {"mean", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"std", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_normal_Tensor_float[] = {
+    {"mean", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"std", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1}}},
+};
+static const kd_arg_schema kd_args_normal_float_Tensor[] = {
+    {"mean", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
+    {"std", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_normal_float_float[] = {
+    {"mean", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
+    {"std", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
+    {"size", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"device", KD_ARG_DEVICE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_uniform_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"from", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 0}}},
+    {"to", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1}}},
+};
+static const kd_arg_schema kd_args_normal_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"mean", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 0}}},
+    {"std", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1}}},
+};
+static const kd_arg_schema kd_args_bernoulli__Tensor[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"p", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_bernoulli__float[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"p", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 0.5}}},
+};
+static const kd_arg_schema kd_args_exponential_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"lambd", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1}}},
+};
+static const kd_arg_schema kd_args_random_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_random__to[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"to", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_random__from[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"from", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"to", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_geometric_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"p", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_cauchy_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"median", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 0}}},
+    {"sigma", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1}}},
+};
+static const kd_arg_schema kd_args_logNormal_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"mean", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1}}},
+    {"std", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 2}}},
+};
 static const kd_arg_schema kd_args_cat[] = {
     {"tensors", KD_ARG_TENSORLIST, false, {.kind = KD_VALUE_NONE}},
     {"dim", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
@@ -2281,6 +2372,26 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_foreachRmspropStep_] = {"foreachRmspropStep_", KD_OP_foreachRmspropStep_, KD_OPTIM_RMSPROP, KD_OP_FLAG_NONDIFF, 11, kd_args_foreachRmspropStep_, -1, -1, -1},
     [KD_OP_adagradStep_] = {"adagradStep_", KD_OP_adagradStep_, KD_OPTIM_ADAGRAD, KD_OP_FLAG_NONDIFF, 9, kd_args_adagradStep_, 1, -1, -1},
     [KD_OP_foreachAdagradStep_] = {"foreachAdagradStep_", KD_OP_foreachAdagradStep_, KD_OPTIM_ADAGRAD, KD_OP_FLAG_NONDIFF, 9, kd_args_foreachAdagradStep_, -1, -1, -1},
+    [KD_OP_randperm] = {"randperm", KD_OP_randperm, 0, KD_OP_FLAG_FACTORY, 3, kd_args_randperm, 1, 2, 1},
+    [KD_OP_multinomial] = {"multinomial", KD_OP_multinomial, 0, KD_OP_FLAG_NONDIFF, 3, kd_args_multinomial, 1, -1, -1},
+    [KD_OP_bernoulli] = {"bernoulli", KD_OP_bernoulli, KD_RANDFILL_BERNOULLI_TENSOR, 0, 1, kd_args_bernoulli, 1, -1, -1},
+    [KD_OP_bernoulli_p] = {"bernoulli.p", KD_OP_bernoulli_p, KD_RANDFILL_BERNOULLI, KD_OP_FLAG_NONDIFF, 2, kd_args_bernoulli_p, 1, -1, -1},
+    [KD_OP_poisson] = {"poisson", KD_OP_poisson, KD_RANDFILL_POISSON, 0, 1, kd_args_poisson, 1, -1, -1},
+    [KD_OP_normal_Tensor_Tensor] = {"normal.Tensor_Tensor", KD_OP_normal_Tensor_Tensor, KD_RANDNORMAL_TT, 0, 2, kd_args_normal_Tensor_Tensor, 1, -1, -1},
+    [KD_OP_normal_Tensor_float] = {"normal.Tensor_float", KD_OP_normal_Tensor_float, KD_RANDNORMAL_TF, 0, 2, kd_args_normal_Tensor_float, 1, -1, -1},
+    [KD_OP_normal_float_Tensor] = {"normal.float_Tensor", KD_OP_normal_float_Tensor, KD_RANDNORMAL_FT, 0, 2, kd_args_normal_float_Tensor, 1, -1, -1},
+    [KD_OP_normal_float_float] = {"normal.float_float", KD_OP_normal_float_float, KD_RANDNORMAL_FF, KD_OP_FLAG_FACTORY, 5, kd_args_normal_float_float, 1, 4, 3},
+    [KD_OP_uniform_] = {"uniform_", KD_OP_uniform_, KD_RANDFILL_UNIFORM, KD_OP_FLAG_INPLACE, 3, kd_args_uniform_, 1, -1, -1},
+    [KD_OP_normal_] = {"normal_", KD_OP_normal_, KD_RANDFILL_NORMAL, KD_OP_FLAG_INPLACE, 3, kd_args_normal_, 1, -1, -1},
+    [KD_OP_bernoulli__Tensor] = {"bernoulli_.Tensor", KD_OP_bernoulli__Tensor, KD_RANDFILL_BERNOULLI_TENSOR, KD_OP_FLAG_INPLACE, 2, kd_args_bernoulli__Tensor, 1, -1, -1},
+    [KD_OP_bernoulli__float] = {"bernoulli_.float", KD_OP_bernoulli__float, KD_RANDFILL_BERNOULLI, KD_OP_FLAG_INPLACE, 2, kd_args_bernoulli__float, 1, -1, -1},
+    [KD_OP_exponential_] = {"exponential_", KD_OP_exponential_, KD_RANDFILL_EXPONENTIAL, KD_OP_FLAG_INPLACE, 2, kd_args_exponential_, 1, -1, -1},
+    [KD_OP_random_] = {"random_", KD_OP_random_, KD_RANDFILL_RANDOM, KD_OP_FLAG_INPLACE, 1, kd_args_random_, 1, -1, -1},
+    [KD_OP_random__to] = {"random_.to", KD_OP_random__to, KD_RANDFILL_RANDOM_TO, KD_OP_FLAG_INPLACE, 2, kd_args_random__to, 1, -1, -1},
+    [KD_OP_random__from] = {"random_.from", KD_OP_random__from, KD_RANDFILL_RANDOM_FROM, KD_OP_FLAG_INPLACE, 3, kd_args_random__from, 1, -1, -1},
+    [KD_OP_geometric_] = {"geometric_", KD_OP_geometric_, KD_RANDFILL_GEOMETRIC, KD_OP_FLAG_INPLACE, 2, kd_args_geometric_, 1, -1, -1},
+    [KD_OP_cauchy_] = {"cauchy_", KD_OP_cauchy_, KD_RANDFILL_CAUCHY, KD_OP_FLAG_INPLACE, 3, kd_args_cauchy_, 1, -1, -1},
+    [KD_OP_logNormal_] = {"logNormal_", KD_OP_logNormal_, KD_RANDFILL_LOG_NORMAL, KD_OP_FLAG_INPLACE, 3, kd_args_logNormal_, 1, -1, -1},
     [KD_OP_cat] = {"cat", KD_OP_cat, 0, 0, 2, kd_args_cat, 1, -1, -1},
     [KD_OP_catBackward] = {"catBackward", KD_OP_catBackward, 0, KD_OP_FLAG_VIEW, 3, kd_args_catBackward, -1, -1, -1},
     [KD_OP_stack] = {"stack", KD_OP_stack, 0, 0, 2, kd_args_stack, 1, -1, -1},
@@ -2666,6 +2777,26 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_foreachRmspropStep_] = {[KD_KEY_CPU] = kd_cpu_optim},
     [KD_OP_adagradStep_] = {[KD_KEY_CPU] = kd_cpu_optim},
     [KD_OP_foreachAdagradStep_] = {[KD_KEY_CPU] = kd_cpu_optim},
+    [KD_OP_randperm] = {[KD_KEY_CPU] = kd_random_randperm, [KD_KEY_CUDA] = kd_random_randperm},
+    [KD_OP_multinomial] = {[KD_KEY_CPU] = kd_random_multinomial, [KD_KEY_CUDA] = kd_random_multinomial},
+    [KD_OP_bernoulli] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
+    [KD_OP_bernoulli_p] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
+    [KD_OP_poisson] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
+    [KD_OP_normal_Tensor_Tensor] = {[KD_KEY_CPU] = kd_random_normal, [KD_KEY_CUDA] = kd_random_normal},
+    [KD_OP_normal_Tensor_float] = {[KD_KEY_CPU] = kd_random_normal, [KD_KEY_CUDA] = kd_random_normal},
+    [KD_OP_normal_float_Tensor] = {[KD_KEY_CPU] = kd_random_normal, [KD_KEY_CUDA] = kd_random_normal},
+    [KD_OP_normal_float_float] = {[KD_KEY_CPU] = kd_random_normal, [KD_KEY_CUDA] = kd_random_normal},
+    [KD_OP_uniform_] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
+    [KD_OP_normal_] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
+    [KD_OP_bernoulli__Tensor] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
+    [KD_OP_bernoulli__float] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
+    [KD_OP_exponential_] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
+    [KD_OP_random_] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
+    [KD_OP_random__to] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
+    [KD_OP_random__from] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
+    [KD_OP_geometric_] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
+    [KD_OP_cauchy_] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
+    [KD_OP_logNormal_] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
     [KD_OP_cat] = {[KD_KEY_CPU] = kd_cpu_cat, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
     [KD_OP_catBackward] = {[KD_KEY_CPU] = kd_composite_cat_backward, [KD_KEY_CUDA] = kd_composite_cat_backward, [KD_KEY_AUTOGRAD] = kd_composite_cat_backward},
     [KD_OP_stack] = {[KD_KEY_CPU] = kd_composite_stack, [KD_KEY_CUDA] = kd_composite_stack, [KD_KEY_AUTOGRAD] = kd_composite_stack, [KD_KEY_AUTOCAST] = kd_autocast_kernel},

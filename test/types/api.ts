@@ -33,6 +33,12 @@ kd.eye(3); kd.eye(2, 3, { dtype: 'int32' });
 kd.rand(2, 2); kd.randn([3]); kd.randint(0, 10, [5]); kd.randint(0, 10, [5], { dtype: 'int32' });
 kd.emptyLike(a); kd.zerosLike(a); kd.onesLike(a, { dtype: 'float16' }); kd.fullLike(a, 2);
 kd.randLike(a); kd.randnLike(a); kd.randintLike(a, 0, 3);
+kd.randperm(5); kd.randperm(5, { dtype: 'int32' }); kd.multinomial(kd.rand([2, 3]), 2, true); kd.bernoulli(kd.rand([3]));
+kd.bernoulli(kd.rand([3]), { p: 0.5 }); kd.poisson(kd.rand([3])); kd.normal(kd.zeros([3]), kd.ones([3])); kd.normal(0, 1, [2, 3]);
+{
+  const f: kd.Tensor = kd.zeros([3]).uniform_(-1, 1).normal_(0, 2).bernoulli_(0.5).exponential_(2).geometric_(0.5);
+  f.cauchy_().logNormal_(1, 2).random_().random_(10).random_(2, 10).randomInt_(0, 5).bernoulli_(kd.rand([3]));
+}
 // @ts-expect-error: shapes are numbers
 kd.zeros('2');
 
