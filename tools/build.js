@@ -158,4 +158,4 @@ function main() {
 }
 
 if (require.main === module) main();
-module.exports = { buildCuda, pruneBuild, isDependencyInstall, BuildError, RUNTIME_FILES };
+module.exports = { buildCuda, cudaLibraries, pruneBuild, isDependencyInstall, BuildError, RUNTIME_FILES };
