@@ -526,6 +526,7 @@ int main() {
   test_cusolver_eig();
   test_cublas_lu();
   test_faults();
+  test_solver_array_fault(); /* leaves device 0 faulted */
   printf("%s: %d failed\n", g_failed ? "FAILED" : "passed", g_failed);
   return g_failed ? 1 : 0;
 }

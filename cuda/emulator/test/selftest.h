@@ -47,5 +47,6 @@ void test_cusolver_qr();
 void test_cusolver_svd();
 void test_cusolver_eig();
 void test_cublas_lu();
+void test_solver_array_fault();
 
 #endif

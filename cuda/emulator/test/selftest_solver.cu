@@ -910,6 +910,26 @@ void test_cusolver_eig() {
   if (g_failed == failed)
     printf("ok cuSOLVER symmetric eigenvalues (syevd, syevj, syevjBatched, one triangle read; argument checks)\n");
 }
+/* Last, on device 0 (which it leaves faulted): a pointer outside device memory in an array of
+ * matrices passes the call's checks (the array is read when the call runs) and is then the
+ * illegal address a GPU faults on, sticky. */
+void test_solver_array_fault() {
+  CK(cudaSetDevice(0));
+  solver sv;
+  std::vector<double> host(4, 4.0); /* potrf would make host[0] 2 */
+  dev_buf<double *> array(1);
+  dev_buf<int> info(1);
+  array.put({host.data()});
+  CHECK(cusolverDnDpotrfBatched(sv.h, CUBLAS_FILL_MODE_LOWER, 2, array.p, 2, info.p, 1) == CUSOLVER_STATUS_SUCCESS,
+        "the call's own arguments are valid");
+  cudaError_t e = cudaStreamSynchronize(sv.s);
+  CHECK(e == cudaErrorIllegalAddress, "a host matrix in the array: %s", cudaGetErrorName(e));
+  void *q = nullptr;
+  CHECK(cudaMalloc(&q, 16) == cudaErrorIllegalAddress, "the fault is sticky");
+  CHECK(host[0] == 4.0, "the host matrix was factored");
+  printf("ok cuSOLVER arrays of matrices are read on the stream (a host pointer in one is a sticky illegal address)\n");
+}
+
 void test_cublas_lu() {
   const int failed = g_failed;
   cublas_lu_case<float>();
