@@ -33,7 +33,7 @@ cusolverDnSetStream(cusolverDnHandle_t handle, cudaStream_t streamId);
 cusolverStatus_t CUSOLVERAPI
 cusolverDnGetStream(cusolverDnHandle_t handle, cudaStream_t *streamId);
 
-/* ---- Jacobi parameters: tolerance and sweeps are kept (the emulation runs LAPACK's QR algorithms) ---- */
+/* ---- Jacobi parameters: kept, but LAPACK's algorithms run instead of Jacobi sweeps (README) ---- */
 cusolverStatus_t CUSOLVERAPI
 cusolverDnCreateSyevjInfo(syevjInfo_t *info);
 cusolverStatus_t CUSOLVERAPI
