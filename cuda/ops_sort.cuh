@@ -27,5 +27,6 @@ kd_cuda_status kd_cu_median(int device, kd_cuda_op *o); /* KD_CUDA_OP_MEDIAN */
 kd_cuda_status kd_cu_conv(int device, kd_cuda_op *o);   /* KD_CUDA_OP_CONV (ops_conv.cu) */
 kd_cuda_status kd_cu_pool(int device, kd_cuda_op *o);   /* KD_CUDA_OP_POOL (ops_pool.cu) */
 kd_cuda_status kd_cu_scan_op(int device, kd_cuda_op *o); /* kind 45: cummax/cummin/cumprodBackward (ops_scan.cu) */
+kd_cuda_status kd_cu_search_op(int device, kd_cuda_op *o); /* kinds 30..33: searching and counting (ops_search.cu) */
 
 #endif

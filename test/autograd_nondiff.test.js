@@ -24,6 +24,11 @@ const NONDIFF = {
   argmax: INT, argmin: INT, argsort: INT, countNonzero: INT, nonzero: INT, oneHot: INT,
   unique: "PyTorch has no derivative either (_unique2: 'not implemented' at backward); kept nondiff so " +
     'the forward runs on tensors that require grad, its values never require grad',
+  searchsorted: INT, bucketize: INT, uniqueConsecutive: "PyTorch has no derivative either (unique_consecutive: 'not implemented'); " +
+    'kept nondiff so the forward runs on tensors that require grad',
+  histc: 'counts (floating, but PyTorch has no derivative: histc is not differentiable)',
+  bincount: 'counts or sums of weights at integer positions (PyTorch has no derivative: not differentiable)',
+  isin: BOOL,
   sgdStep_: OPTIM, foreachSgdStep_: OPTIM, adamStep_: OPTIM, foreachAdamStep_: OPTIM, adamwStep_: OPTIM,
   foreachAdamwStep_: OPTIM, rmspropStep_: OPTIM, foreachRmspropStep_: OPTIM, adagradStep_: OPTIM,
   foreachAdagradStep_: OPTIM,
@@ -95,6 +100,7 @@ describe('autograd: nondiff ops', function () {
       isposinf: () => kd.isposinf(a), isneginf: () => kd.isneginf(a), all: () => kd.all(a), any: () => kd.any(a),
       argmax: () => kd.argmax(a), argmin: () => kd.argmin(a, 1), argsort: () => kd.argsort(a),
       countNonzero: () => kd.countNonzero(a), nonzero: () => kd.nonzero(a),
+      searchsorted: () => kd.searchsorted(b, a), bucketize: () => kd.bucketize(a, b), isin: () => kd.isin(a, b),
     };
     for (const [name, reason] of Object.entries(NONDIFF)) {
       if (reason !== BOOL && reason !== INT) continue;

@@ -3,7 +3,8 @@
  * min == max, widened by 1 on each side when that is one point) must be finite with min < max;
  * an element x in it goes to bin (x - min) * bins / (max - min) computed in the input's compute
  * dtype (float32 for float32/float16/bfloat16, float64 for float64), the last bin including max;
- * NaN and elements outside are skipped. Counts are exact (int64, rounded to the output dtype
+ * elements outside are skipped and NaN counts in the first bin (PyTorch 1.13's CPU result: its
+ * range test lets NaN through). Counts are exact (int64, rounded to the output dtype
  * once). Floating inputs only, as PyTorch's CPU. The elements are split over the thread pool,
  * each chunk counting into its own bins before adding them to the shared ones.
  * bincount: counts (int64) of each value of a 1-D non-negative integer tensor, or the sums of
@@ -34,8 +35,8 @@ typedef struct kd_histc_ctx {
     const T *x = (const T *)c->x;                                                               \
     for (int64_t i = begin; i < end; i++) {                                                     \
       const CT v = LD(x[i]);                                                                    \
-      if (!(v >= lo && v <= hi)) continue;                                                      \
-      int64_t pos = (int64_t)((v - lo) * nb / (hi - lo));                                       \
+      if (v < lo || v > hi) continue;                                                           \
+      int64_t pos = v != v ? 0 : (int64_t)((v - lo) * nb / (hi - lo));                          \
       if (pos >= c->bins) pos = c->bins - 1;                                                    \
       if (pos < 0) pos = 0;                                                                     \
       local[pos]++;                                                                             \

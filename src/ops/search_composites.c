@@ -3,7 +3,8 @@
  *   isin(elements, testElements, assumeUnique, invert)
  *       tensor/tensor: both in their result type, the test elements flattened and sorted, each
  *       element looked up with searchsorted and compared with what it lands on (NaN is in
- *       nothing, as PyTorch's == says); a number on the right is eq/ne, as PyTorch's
+ *       nothing, as PyTorch's == says and its elementwise path answers; its sorting path, for
+ *       large test sets, finds NaN in NaN); a number on the right is eq/ne, as PyTorch's
  *   aminmax(self, dim, keepdim)          (amin, amax) with PyTorch's checks
  *   quantile / nanquantile(self, q, dim, keepdim, interpolation)
  *       PyTorch's quantile_impl: the lines sorted, ranks q * (n - 1) (a line holding NaN:
@@ -14,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cpu/cpu_loops.h"
 #include "ops/kernel.h"
 
 #define KD_SC_MAX 40
@@ -68,10 +70,11 @@ static kd_status kd_isin(kd_sc_scope *s, kd_value *args, kd_tensor **out) {
   if (ev->kind == KD_VALUE_TENSOR) kd_result_type_add_tensor(&rs, ev->v.t->dtype, ev->v.t->ndim);
   else kd_result_type_add_scalar(&rs, ev->v.s);
   kd_dtype dt = kd_result_type_finish(&rs);
-  if (ev->kind == KD_VALUE_TENSOR && ev->v.t->dtype == KD_DTYPE_BOOL)
-    return kd_error(KD_ERR_INVALID_ARGUMENT, "Unsupported input type encountered for isin(): Bool");
-  if (test->dtype == KD_DTYPE_BOOL)
-    return kd_error(KD_ERR_INVALID_ARGUMENT, "Unsupported input type encountered for isin(): Bool");
+  /* PyTorch's check_for_unsupported_isin_dtype */
+  kd_dtype bad = ev->kind == KD_VALUE_TENSOR && (ev->v.t->dtype == KD_DTYPE_BOOL || ev->v.t->dtype == KD_DTYPE_BF16)
+                     ? ev->v.t->dtype : test->dtype;
+  if (bad == KD_DTYPE_BOOL || bad == KD_DTYPE_BF16)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "Unsupported input type encountered for isin(): %s", kd_cpu_torch_name(bad));
   kd_tensor *e, *t, *sorted, *idx, *near, *hit;
   if (ev->kind == KD_VALUE_TENSOR) {
     KD_TRY(KD_SC(s, KD_OP_to, &e, *ev, kd_value_dtype(dt)));
@@ -94,7 +97,15 @@ static kd_status kd_isin(kd_sc_scope *s, kd_value *args, kd_tensor **out) {
   sorted = so[0].v.t;
   s->t[s->n++] = sorted;
   kd_tensor_release(so[1].v.t);
-  KD_TRY(KD_SC(s, KD_OP_searchsorted, &idx, KD_T(sorted), KD_T(e)));
+  /* NaN (sorted last) is in nothing, and would break the binary search's order: search a copy
+   * with NaN as +inf, compare with the original (an inf element finds a real inf first) */
+  kd_tensor *keys = sorted;
+  if (kd_dtype_is_float(dt)) {
+    kd_tensor *nan;
+    KD_TRY(KD_SC(s, KD_OP_isnan, &nan, KD_T(sorted)));
+    KD_TRY(KD_SC(s, KD_OP_where, &keys, KD_T(nan), KD_NUM(INFINITY), KD_T(sorted)));
+  }
+  KD_TRY(KD_SC(s, KD_OP_searchsorted, &idx, KD_T(keys), KD_T(e)));
   KD_TRY(KD_SC(s, KD_OP_clamp, &idx, KD_T(idx), kd_value_none(), kd_value_scalar(kd_scalar_i(kd_tensor_numel(test) - 1))));
   KD_TRY(KD_SC(s, KD_OP_take, &near, KD_T(sorted), KD_T(idx)));
   return KD_SC(s, invert ? KD_OP_ne : KD_OP_eq, out, KD_T(near), KD_T(e));
@@ -118,10 +129,10 @@ kd_status kd_composite_aminmax(const kd_op_info *op, kd_keyset ks, kd_value *arg
   if (has_dim) {
     int w;
     if (self->ndim == 0 && args[1].v.i != 0 && args[1].v.i != -1)
-      return kd_error(KD_ERR_INDEX, "aminmax(): Expected reduction dim 0 or -1 for scalar but got %lld", (long long)args[1].v.i);
+      return kd_error(KD_ERR_INDEX, "aminmax: Expected reduction dim 0 or -1 for scalar but got %lld", (long long)args[1].v.i);
     KD_TRY(kd_shape_wrap_dim(args[1].v.i, self->ndim, &w));
     if (self->ndim > 0 && self->sizes[w] == 0)
-      return kd_error(KD_ERR_INDEX, "aminmax(): Expected reduction dim %d to have non-zero size.", w);
+      return kd_error(KD_ERR_INDEX, "aminmax: Expected reduction dim %d to have non-zero size.", w);
     d = self->ndim ? w : 0;
   } else if (kd_tensor_numel(self) == 0) {
     return kd_error(KD_ERR_INVALID_ARGUMENT,
