@@ -59,12 +59,18 @@ static kd_cuda_status kd_cu_search_t(int device, kd_cuda_op *o) {
 
 /* ---- histc / bincount ---- */
 
-/* The bin of histc's element v in [lo, hi] (PyTorch's linear interpolation), -1 outside. */
+/* The bin of histc's element v in [lo, hi] (PyTorch's linear interpolation; integers in
+ * integer arithmetic, as PyTorch's CUDA), -1 outside. */
 template <typename CT>
 __device__ __forceinline__ int64_t kd_cu_histc_bin(CT v, CT lo, CT hi, int64_t bins) {
   if (v < lo || v > hi) return -1;
-  if (v != v) return 0; /* NaN: the first bin, as the CPU (histogram.c) */
-  int64_t pos = (int64_t)((v - lo) * (CT)bins / (hi - lo));
+  int64_t pos;
+  if constexpr (std::is_floating_point<CT>::value) {
+    if (v != v) return 0; /* NaN: the first bin, as the CPU (histogram.c) */
+    pos = (int64_t)((v - lo) * (CT)bins / (hi - lo));
+  } else {
+    pos = (int64_t)((uint64_t)(v - lo) * (uint64_t)bins / (uint64_t)(hi - lo));
+  }
   return pos >= bins ? bins - 1 : pos < 0 ? 0 : pos;
 }
 
@@ -332,20 +338,6 @@ static kd_cuda_status kd_cu_select_t(int device, kd_cuda_op *o) {
 }
 
 /* ---- entry ---- */
-#define KD_CU_SEARCH_DISPATCH(FN, what)                                  \
-  switch (o->dtype) {                                                    \
-    case KD_DTYPE_F32: return FN<float>(device, o);                      \
-    case KD_DTYPE_F64: return FN<double>(device, o);                     \
-    case KD_DTYPE_F16: return FN<__half>(device, o);                     \
-    case KD_DTYPE_BF16: return FN<__nv_bfloat16>(device, o);             \
-    case KD_DTYPE_I8: return FN<int8_t>(device, o);                      \
-    case KD_DTYPE_U8:                                                    \
-    case KD_DTYPE_BOOL: return FN<uint8_t>(device, o);                   \
-    case KD_DTYPE_I16: return FN<int16_t>(device, o);                    \
-    case KD_DTYPE_I32: return FN<int32_t>(device, o);                    \
-    case KD_DTYPE_I64: return FN<int64_t>(device, o);                    \
-    default: return kd_cu_not_supported(what, o->dtype);                 \
-  }
 #define KD_CU_INT_DISPATCH(FN, what)                                     \
   switch (o->dtype) {                                                    \
     case KD_DTYPE_I8: return FN<int8_t>(device, o);                      \
@@ -355,41 +347,37 @@ static kd_cuda_status kd_cu_select_t(int device, kd_cuda_op *o) {
     case KD_DTYPE_I64: return FN<int64_t>(device, o);                    \
     default: return kd_cu_not_supported(what, o->dtype);                 \
   }
-#define KD_CU_FLOAT_DISPATCH(FN, what)                                   \
-  switch (o->dtype) {                                                    \
-    case KD_DTYPE_F32: return FN<float>(device, o);                      \
-    case KD_DTYPE_F64: return FN<double>(device, o);                     \
-    case KD_DTYPE_F16: return FN<__half>(device, o);                     \
-    case KD_DTYPE_BF16: return FN<__nv_bfloat16>(device, o);             \
-    default: return kd_cu_not_supported(what, o->dtype);                 \
-  }
-
 kd_cuda_status kd_cu_search_op(int device, kd_cuda_op *o) {
-  for (int k = 0; k < o->nops && k < 2; k++)
-    if (!o->data[k] && !(o->kind == KD_CUDA_OP_SELECT && k == 1) && !(o->kind == KD_CUDA_OP_HIST && k == 1))
-      return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "search op %d: operand %d is missing", (int)o->kind, k);
   if (o->i[0] < 0 || o->i[1] < 0) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "search op %d: negative size", (int)o->kind);
   switch (o->kind) {
-    case KD_CUDA_OP_SEARCH:
-      if (o->nops < 4 || !o->data[3]) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "searchsorted: 4 operands expected");
+    case KD_CUDA_OP_SEARCH: /* an empty sequence (i[1] == 0) has no data: every value lands at 0 */
+      if (o->nops < 4 || !o->data[1] || !o->data[3] || (o->i[1] > 0 && !o->data[0]))
+        return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "searchsorted: bad operands");
       if (o->i[0] == 0) return KD_CUDA_OK;
-      KD_CU_SEARCH_DISPATCH(kd_cu_search_t, "searchsorted")
+      KD_CU_SORT_DISPATCH(kd_cu_search_t, "searchsorted")
     case KD_CUDA_OP_HIST:
+      if (o->nops < 2 || (o->i[0] > 0 && !o->data[0]))
+        return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "histc/bincount: bad operands");
       if (o->code == 0) {
-        if (o->i[1] < 1) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "histc: %lld bins", (long long)o->i[1]);
-        KD_CU_FLOAT_DISPATCH(kd_cu_histc_t, "histc")
+        if (o->i[1] < 1 || !o->data[1]) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "histc: %lld bins", (long long)o->i[1]);
+        if (o->dtype == KD_DTYPE_BOOL) return kd_cu_not_supported("histc", o->dtype);
+        KD_CU_SORT_DISPATCH(kd_cu_histc_t, "histc")
       }
       if (o->nops < 3 || !o->data[2]) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "bincount: 3 operands expected");
       KD_CU_INT_DISPATCH(kd_cu_bincount_t, "bincount")
     case KD_CUDA_OP_UNIQUE_CONSECUTIVE:
       if (o->nops < 4 || o->i[1] < 1) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "uniqueConsecutive: bad operands");
       if (o->i[0] == 0) return KD_CUDA_OK;
-      KD_CU_SEARCH_DISPATCH(kd_cu_uc_t, "uniqueConsecutive")
+      if (!o->data[0] || !o->data[1] || !o->data[2] || !o->data[3])
+        return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "uniqueConsecutive: bad operands");
+      KD_CU_SORT_DISPATCH(kd_cu_uc_t, "uniqueConsecutive")
     case KD_CUDA_OP_SELECT:
-      if (o->nops < 4 || (o->code == 1 && !o->data[1]) || o->i[1] < 1 || (o->code == 0 && (o->i[2] < 1 || o->i[2] > o->i[1])))
+      if (o->nops < 4 || o->i[1] < 1 || (o->code == 0 && (o->i[2] < 1 || o->i[2] > o->i[1])))
         return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "kthvalue/mode: bad operands");
       if (o->i[0] == 0) return KD_CUDA_OK;
-      KD_CU_SEARCH_DISPATCH(kd_cu_select_t, "kthvalue/mode")
+      if (!o->data[0] || !o->data[2] || !o->data[3] || (o->code == 1 && !o->data[1]))
+        return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "kthvalue/mode: bad operands");
+      KD_CU_SORT_DISPATCH(kd_cu_select_t, "kthvalue/mode")
     default: return kd_cu_error(KD_CUDA_ERR_NOT_SUPPORTED, "op: unknown kind %d", (int)o->kind);
   }
 }

@@ -86,6 +86,15 @@ describe('search: API details', function () {
     }
   });
 
+  it('histc of integers bins in integer arithmetic, as PyTorch\'s CUDA (its CPU refuses them)', function () {
+    const x = kd.tensor([0, 1, 2, 3, 4, 5, 9, 10, 11, -1], { dtype: 'int64' });
+    const h = kd.histc(x, 4, 0, 10);
+    assert.equal(h.dtype, 'int64');
+    assert.deepEqual(values(h), [3, 2, 1, 2]); // (x - 0) * 4 / 10 truncated; 10 in the last bin
+    assert.deepEqual(values(kd.histc(kd.tensor([2, 2], { dtype: 'int32' }), 2)), [0, 2]); // [1, 3]: bin (2 - 1) * 2 / 2
+    expectKdError(() => kd.histc(x, 2, 0.25, 0.75), 'KD_INVALID_ARGUMENT'); // truncated to [0, 0]
+  });
+
   it('aminmax shares the gradient evenly among ties (as amin/amax)', function () {
     const x = kd.tensor([1, 3, 3, 0, 0], { dtype: 'float64', requiresGrad: true });
     const { min, max } = kd.aminmax(x);

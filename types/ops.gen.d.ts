@@ -499,7 +499,7 @@ export interface TensorOpMethods {
   /** log(softmax(self)) along dim, computed stably (in dtype when given). */
   logSoftmax(dim: number, options?: { dim?: number; dtype?: DTypeLike | null }): Tensor;
   logSoftmax(options: { dim: number; dtype?: DTypeLike | null }): Tensor;
-  /** Histogram of self in bins equal-width bins over [min, max] (the data range when min == max); elements outside are ignored. Floating inputs. */
+  /** Histogram of self in bins equal-width bins over [min, max] (the data range when min == max); elements outside are ignored. Floating inputs (and integers, binned as PyTorch's CUDA does). */
   histc(bins?: number, min?: number | boolean, max?: number | boolean, options?: { bins?: number; min?: number | boolean; max?: number | boolean }): Tensor;
   histc(options: { bins?: number; min?: number | boolean; max?: number | boolean }): Tensor;
   /** Occurrences of each value of a 1-D non-negative integer tensor (or the sums of weights), at least minlength bins. */
@@ -1198,7 +1198,7 @@ export declare function searchsorted(options: { sortedSequence: Tensor; values: 
 /** The bucket of each element of self among the sorted 1-D boundaries (searchsorted(boundaries, self)). */
 export declare function bucketize(self: Tensor | number | boolean, boundaries: Tensor, options?: { self?: Tensor | number | boolean; boundaries?: Tensor; outInt32?: boolean; right?: boolean }): Tensor;
 export declare function bucketize(options: { self: Tensor | number | boolean; boundaries: Tensor; outInt32?: boolean; right?: boolean }): Tensor;
-/** Histogram of self in bins equal-width bins over [min, max] (the data range when min == max); elements outside are ignored. Floating inputs. */
+/** Histogram of self in bins equal-width bins over [min, max] (the data range when min == max); elements outside are ignored. Floating inputs (and integers, binned as PyTorch's CUDA does). */
 export declare function histc(self: Tensor, bins?: number, min?: number | boolean, max?: number | boolean, options?: { self?: Tensor; bins?: number; min?: number | boolean; max?: number | boolean }): Tensor;
 export declare function histc(options: { self: Tensor; bins?: number; min?: number | boolean; max?: number | boolean }): Tensor;
 /** Occurrences of each value of a 1-D non-negative integer tensor (or the sums of weights), at least minlength bins. */

@@ -5,7 +5,8 @@
  * dtype (float32 for float32/float16/bfloat16, float64 for float64), the last bin including max;
  * elements outside are skipped and NaN counts in the first bin (PyTorch 1.13's CPU result: its
  * range test lets NaN through). Counts are exact (int64, rounded to the output dtype
- * once). Floating inputs only, as PyTorch's CPU. The elements are split over the thread pool,
+ * once). Integer inputs (which PyTorch's CUDA takes and its CPU refuses) bin in integer
+ * arithmetic with the range truncated, as PyTorch's CUDA. The elements are split over the thread pool,
  * each chunk counting into its own bins before adding them to the shared ones.
  * bincount: counts (int64) of each value of a 1-D non-negative integer tensor, or the sums of
  * weights: float32 weights sum in float32, any other weights in float64 (PyTorch's rule), in
@@ -43,15 +44,34 @@ typedef struct kd_histc_ctx {
     }                                                                                           \
   } while (0)
 
+/* integers: (x - min) * bins / (max - min) in integer arithmetic (PyTorch's CUDA; unsigned, so
+ * no overflow is undefined) */
+#define KD_HISTC_INT_LOOP(T)                                                                    \
+  do {                                                                                          \
+    const int64_t lo = (int64_t)c->lo, hi = (int64_t)c->hi;                                     \
+    const T *x = (const T *)c->x;                                                               \
+    for (int64_t i = begin; i < end; i++) {                                                     \
+      const int64_t v = (int64_t)x[i];                                                          \
+      if (v < lo || v > hi) continue;                                                           \
+      int64_t pos = (int64_t)((uint64_t)(v - lo) * (uint64_t)c->bins / (uint64_t)(hi - lo));    \
+      local[pos >= c->bins ? c->bins - 1 : pos < 0 ? 0 : pos]++;                                \
+    }                                                                                           \
+  } while (0)
+
 static void kd_histc_run(void *p, int64_t begin, int64_t end) {
   kd_histc_ctx *c = (kd_histc_ctx *)p;
   int64_t *local = calloc((size_t)c->bins, sizeof(int64_t));
   if (!local) { __atomic_store_n(&c->oom, 1, __ATOMIC_RELAXED); return; }
   switch (c->dt) {
+    case KD_DTYPE_F32: KD_HISTC_LOOP(float, float, KD_LD_ID); break;
     case KD_DTYPE_F64: KD_HISTC_LOOP(double, double, KD_LD_ID); break;
     case KD_DTYPE_F16: KD_HISTC_LOOP(uint16_t, float, kd_f16_to_f32); break;
     case KD_DTYPE_BF16: KD_HISTC_LOOP(uint16_t, float, kd_bf16_to_f32); break;
-    default: KD_HISTC_LOOP(float, float, KD_LD_ID); break;
+    case KD_DTYPE_I8: KD_HISTC_INT_LOOP(int8_t); break;
+    case KD_DTYPE_U8: KD_HISTC_INT_LOOP(uint8_t); break;
+    case KD_DTYPE_I16: KD_HISTC_INT_LOOP(int16_t); break;
+    case KD_DTYPE_I32: KD_HISTC_INT_LOOP(int32_t); break;
+    default: KD_HISTC_INT_LOOP(int64_t); break;
   }
   for (int64_t b = 0; b < c->bins; b++)
     if (local[b]) __atomic_fetch_add(&c->counts[b], local[b], __ATOMIC_RELAXED);
@@ -75,7 +95,7 @@ KD_KERNEL(kd_cpu_histc) {
   (void)op, (void)ks;
   kd_tensor *self = args[0].v.t;
   const int64_t bins = args[1].v.i;
-  if (!kd_dtype_is_float(self->dtype))
+  if (self->dtype == KD_DTYPE_BOOL)
     return kd_error(KD_ERR_NOT_SUPPORTED, "\"histogram_cpu\" not implemented for '%s'", kd_cpu_torch_name(self->dtype));
   double lo = kd_scalar_to_double(args[2].v.s), hi = kd_scalar_to_double(args[3].v.s);
   if (lo == hi && kd_tensor_numel(self) > 0) {
@@ -90,8 +110,14 @@ KD_KERNEL(kd_cpu_histc) {
   if (!(lo < hi)) return kd_error(KD_ERR_INVALID_ARGUMENT, "torch.histc: max must be larger than min");
   if (bins <= 0)
     return kd_error(KD_ERR_INVALID_ARGUMENT, "torch.histogram(): bins must be > 0, but got %lld for dimension 0", (long long)bins);
-  /* the range's ends as the input dtype holds them (PyTorch's bin edges are a tensor of it) */
-  if (self->dtype != KD_DTYPE_F64) lo = (float)lo, hi = (float)hi;
+  /* the range's ends as the input dtype holds them (PyTorch's bin edges are a tensor of it);
+   * integers truncated, as PyTorch's CUDA */
+  if (!kd_dtype_is_float(self->dtype)) {
+    lo = (double)(int64_t)lo, hi = (double)(int64_t)hi;
+    if (!(lo < hi)) return kd_error(KD_ERR_INVALID_ARGUMENT, "torch.histc: max must be larger than min");
+  } else if (self->dtype != KD_DTYPE_F64) {
+    lo = (float)lo, hi = (float)hi;
+  }
   kd_device dev = kd_tensor_device(self);
   kd_tensor *x = NULL, *out = NULL;
   KD_TRY(kd_cpu_cast(self, self->dtype, true, &x));

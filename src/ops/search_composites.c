@@ -178,14 +178,15 @@ static kd_status kd_quantile(kd_sc_scope *s, bool ignore_nan, kd_value *args, kd
   kd_device dev = kd_tensor_device(self);
   if (qt && (kd_tensor_device(qt).type != dev.type || kd_tensor_device(qt).index != dev.index))
     return kd_error(KD_ERR_DEVICE, "quantile() q tensor must be on the same device as the input tensor");
-  if (qt && kd_tensor_device(qt).type == KD_DEVICE_CPU) {
-    const int64_t nq = kd_tensor_numel(qt);
-    kd_tensor *qc;
-    KD_TRY(KD_SC(s, KD_OP_contiguous, &qc, KD_T(qt)));
-    for (int64_t i = 0; i < nq; i++) {
-      double q = qt->dtype == KD_DTYPE_F32 ? ((const float *)kd_tensor_data(qc))[i] : ((const double *)kd_tensor_data(qc))[i];
-      if (!(q >= 0 && q <= 1)) return kd_error(KD_ERR_INVALID_ARGUMENT, "quantile() q values must be in the range [0, 1]");
-    }
+  if (qt && kd_tensor_numel(qt) > 0) { /* on any device (PyTorch checks only on the CPU; a device pays one sync) */
+    kd_tensor *ge, *le, *ok, *all;
+    kd_scalar v;
+    KD_TRY(KD_SC(s, KD_OP_ge, &ge, KD_T(qt), KD_NUM(0)));
+    KD_TRY(KD_SC(s, KD_OP_le, &le, KD_T(qt), KD_NUM(1)));
+    KD_TRY(KD_SC(s, KD_OP_logicalAnd, &ok, KD_T(ge), KD_T(le)));
+    KD_TRY(KD_SC(s, KD_OP_all, &all, KD_T(ok)));
+    KD_TRY(kd_cpu_item(all, &v));
+    if (!v.v.b) return kd_error(KD_ERR_INVALID_ARGUMENT, "quantile() q values must be in the range [0, 1]");
   }
   int wdim = 0;
   if (has_dim) KD_TRY(kd_shape_wrap_dim(args[2].v.i, self->ndim, &wdim));

@@ -29,7 +29,7 @@ module.exports = [
   { name: 'histc', args: 'Tensor self, int bins=100, Scalar min=0, Scalar max=0', returns: 'Tensor',
     variants: ['function', 'method'], kind: 'reduction', cpu: 'kd_cpu_histc', flags: ['nondiff'],
     doc: 'Histogram of self in bins equal-width bins over [min, max] (the data range when min == max); ' +
-      'elements outside are ignored. Floating inputs.' },
+      'elements outside are ignored. Floating inputs (and integers, binned as PyTorch\'s CUDA does).' },
   { name: 'bincount', args: 'Tensor self, Tensor? weights, int minlength=0', returns: 'Tensor',
     variants: ['function', 'method'], kind: 'reduction', cpu: 'kd_cpu_bincount', flags: ['nondiff'],
     doc: 'Occurrences of each value of a 1-D non-negative integer tensor (or the sums of weights), ' +
