@@ -89,31 +89,28 @@ __device__ __forceinline__ void kd_cu_hist_one(const T *x, const A *w, int64_t i
   }
 }
 
-template <typename T, typename A, bool HISTC>
-__global__ void kd_cu_hist_shared_k(const T *x, const A *w, A *bins_out, int64_t n, int64_t bins, double lo, double hi) {
-  __shared__ A sh[KD_HIST_SHARED];
-  for (int64_t b = threadIdx.x; b < bins; b += blockDim.x) sh[b] = (A)0;
-  __syncthreads();
-  const int64_t step = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-    int64_t bin;
-    A add;
-    kd_cu_hist_one<T, A, HISTC>(x, w, i, lo, hi, bins, &bin, &add);
-    if (bin >= 0) atomicAdd(&sh[bin], add);
+/* SHARED: the block counts into shared bins first (bins <= KD_HIST_SHARED), then adds each
+ * non-empty one to the global bins; else every element is a global atomic. */
+template <typename T, typename A, bool HISTC, bool SHARED>
+__global__ void kd_cu_hist_k(const T *x, const A *w, A *bins_out, int64_t n, int64_t bins, double lo, double hi) {
+  A *acc = bins_out;
+  if constexpr (SHARED) {
+    __shared__ A sh[KD_HIST_SHARED];
+    for (int64_t b = threadIdx.x; b < bins; b += blockDim.x) sh[b] = (A)0;
+    __syncthreads();
+    acc = sh;
   }
-  __syncthreads();
-  for (int64_t b = threadIdx.x; b < bins; b += blockDim.x)
-    if (sh[b] != (A)0) atomicAdd(&bins_out[b], sh[b]);
-}
-
-template <typename T, typename A, bool HISTC>
-__global__ void kd_cu_hist_global_k(const T *x, const A *w, A *bins_out, int64_t n, int64_t bins, double lo, double hi) {
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t bin;
     A add;
     kd_cu_hist_one<T, A, HISTC>(x, w, i, lo, hi, bins, &bin, &add);
-    if (bin >= 0) atomicAdd(&bins_out[bin], add);
+    if (bin >= 0) atomicAdd(&acc[bin], add);
+  }
+  if constexpr (SHARED) {
+    __syncthreads();
+    for (int64_t b = threadIdx.x; b < bins; b += blockDim.x)
+      if (acc[b] != (A)0) atomicAdd(&bins_out[b], acc[b]);
   }
 }
 
@@ -132,9 +129,9 @@ static kd_cuda_status kd_cu_hist_count(int device, const T *x, const A *w, A *ac
   if (zero) KD_CU_CHECK(cudaMemsetAsync(acc, 0, sizeof(A) * (size_t)bins, s));
   if (n == 0) return KD_CUDA_OK;
   if (bins <= KD_HIST_SHARED)
-    KD_LAUNCH(kd_cu_grid(device, n), KD_CU_THREADS, 0, s, kd_cu_hist_shared_k<T, A, HISTC>)(x, w, acc, n, bins, lo, hi);
+    KD_LAUNCH(kd_cu_grid(device, n), KD_CU_THREADS, 0, s, kd_cu_hist_k<T, A, HISTC, true>)(x, w, acc, n, bins, lo, hi);
   else
-    KD_LAUNCH(kd_cu_grid(device, n), KD_CU_THREADS, 0, s, kd_cu_hist_global_k<T, A, HISTC>)(x, w, acc, n, bins, lo, hi);
+    KD_LAUNCH(kd_cu_grid(device, n), KD_CU_THREADS, 0, s, kd_cu_hist_k<T, A, HISTC, false>)(x, w, acc, n, bins, lo, hi);
   KD_CU_CHECK_LAUNCH("the histogram kernel");
   return KD_CUDA_OK;
 }

@@ -124,26 +124,8 @@ KD_KERNEL(kd_cpu_unique_consecutive) {
   }
   const int64_t one = 1;
   if (st == KD_OK) st = kd_tensor_new_view(cnt, &groups, &one, 1, cnt->offset, &cv);
-  kd_tensor **list = NULL;
-  if (st == KD_OK) {
-    list = malloc(sizeof(kd_tensor *) * 3);
-    if (!list) st = kd_error(KD_ERR_OOM, "out of host memory in uniqueConsecutive");
-  }
   kd_tensor *tmp[5] = {v, x, buf, uv, cnt};
   for (int k = 0; k < 5; k++)
     if (tmp[k]) kd_tensor_release(tmp[k]);
-  if (st != KD_OK) {
-    if (u) kd_tensor_release(u);
-    if (inv) kd_tensor_release(inv);
-    if (cv) kd_tensor_release(cv);
-    return st;
-  }
-  int nl = 0;
-  list[nl++] = u;
-  if (want_inv) list[nl++] = inv; else kd_tensor_release(inv);
-  if (want_cnt) list[nl++] = cv; else kd_tensor_release(cv);
-  outs[0].kind = KD_VALUE_TENSORLIST;
-  outs[0].v.tlist.data = list;
-  outs[0].v.tlist.n = nl;
-  return KD_OK;
+  return kd_cpu_unique_result(st, u, inv, cv, want_inv, want_cnt, outs);
 }
