@@ -102,6 +102,14 @@ describe('search: API details', function () {
     assert.deepEqual(values(x.grad), [0, 1, 1, 0.5, 0.5]);
   });
 
+  it('quantile under CPU autocast runs in float32 (PyTorch 1.13\'s fp32 policy; CUDA has none)', function () {
+    const x = kd.tensor([1, 2.5, 3, 4.25], { dtype: 'bfloat16' });
+    expectKdError(() => kd.quantile(x, 0.4), 'KD_DTYPE_MISMATCH');
+    const r = kd.autocast({ deviceType: 'cpu' }, () => kd.nanquantile(x, 0.4));
+    assert.equal(r.dtype, 'float32');
+    assert.equal(r.item(), kd.nanquantile(x.to({ dtype: 'float32' }), 0.4).item());
+  });
+
   it('the counting and searching results never require grad', function () {
     const x = kd.tensor([0.5, 1.5, 2.5], { dtype: 'float64', requiresGrad: true });
     assert.equal(kd.histc(x, 3, 0, 3).requiresGrad, false);
