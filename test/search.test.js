@@ -95,6 +95,12 @@ describe('search: API details', function () {
     expectKdError(() => kd.histc(x, 2, 0.25, 0.75), 'KD_INVALID_ARGUMENT'); // truncated to [0, 0]
   });
 
+  it('bincount of huge values is an error, never an overflowed size', function () {
+    const max = kd.full([1], 0, { dtype: 'int64' }).bitwiseNot().bitwiseXor(kd.full([1], -(2 ** 63), { dtype: 'int64' }));
+    expectKdError(() => kd.bincount(max), 'KD_INVALID_ARGUMENT'); // INT64_MAX + 1 bins
+    expectKdError(() => kd.bincount(kd.full([1], 2 ** 62, { dtype: 'int64' })), ['KD_OUT_OF_MEMORY', 'KD_INVALID_ARGUMENT']);
+  });
+
   it('aminmax shares the gradient evenly among ties (as amin/amax)', function () {
     const x = kd.tensor([1, 3, 3, 0, 0], { dtype: 'float64', requiresGrad: true });
     const { min, max } = kd.aminmax(x);

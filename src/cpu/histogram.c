@@ -216,6 +216,8 @@ KD_KERNEL(kd_cpu_bincount) {
     return kd_error(KD_ERR_SHAPE, "weights should be 1-d and have the same length as input");
   if (weights && kd_tensor_device(weights).type != dev.type)
     return kd_error(KD_ERR_DEVICE, "bincount: weights and input should be on the same device");
+  if (kd_scalar_to_int(mx) == INT64_MAX)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "maximum value of input overflowed, it should be < %lld", (long long)INT64_MAX);
   int64_t nbins = kd_scalar_to_int(mx) + 1;
   if (nbins < minlength) nbins = minlength;
   const kd_dtype odt = !weights ? KD_DTYPE_I64 : weights->dtype == KD_DTYPE_F32 ? KD_DTYPE_F32 : KD_DTYPE_F64;
