@@ -27,10 +27,39 @@ static bool kd_uc_rows_differ(const char *a, const char *b, int64_t m, kd_dtype 
   return d;
 }
 
+/* Elements (m == 1): the same runs with a typed comparison in the loop. */
+#define KD_UC_FLAT(T, CT, LD)                                                                   \
+  do {                                                                                          \
+    const T *xv = (const T *)x;                                                                 \
+    T *ov = (T *)out;                                                                           \
+    for (int64_t i = 0; i < n; i++) {                                                           \
+      if (i == 0 || LD(xv[i]) != LD(xv[i - 1])) {                                               \
+        ov[++g] = xv[i];                                                                        \
+        cnt[g] = 0;                                                                             \
+      }                                                                                         \
+      inv[i] = g;                                                                               \
+      cnt[g]++;                                                                                 \
+    }                                                                                           \
+  } while (0)
+
 /* The runs of x (n rows of m) into out (G rows), inv (n) and cnt (G); returns G. */
 static int64_t kd_uc_host(const char *x, int64_t n, int64_t m, kd_dtype dt, char *out, int64_t *inv, int64_t *cnt) {
-  const size_t row = (size_t)m * kd_dtype_size(dt);
   int64_t g = -1;
+  if (m == 1) {
+    switch (dt) {
+      case KD_DTYPE_F32: KD_UC_FLAT(float, float, KD_LD_ID); break;
+      case KD_DTYPE_F64: KD_UC_FLAT(double, double, KD_LD_ID); break;
+      case KD_DTYPE_F16: KD_UC_FLAT(uint16_t, float, kd_f16_to_f32); break;
+      case KD_DTYPE_BF16: KD_UC_FLAT(uint16_t, float, kd_bf16_to_f32); break;
+      case KD_DTYPE_I8: KD_UC_FLAT(int8_t, int8_t, KD_LD_ID); break;
+      case KD_DTYPE_I16: KD_UC_FLAT(int16_t, int16_t, KD_LD_ID); break;
+      case KD_DTYPE_I32: KD_UC_FLAT(int32_t, int32_t, KD_LD_ID); break;
+      case KD_DTYPE_I64: KD_UC_FLAT(int64_t, int64_t, KD_LD_ID); break;
+      default: KD_UC_FLAT(uint8_t, uint8_t, KD_LD_ID); break; /* uint8, bool */
+    }
+    return g + 1;
+  }
+  const size_t row = (size_t)m * kd_dtype_size(dt);
   for (int64_t i = 0; i < n; i++) {
     if (i == 0 || kd_uc_rows_differ(x + (size_t)i * row, x + (size_t)(i - 1) * row, m, dt)) {
       g++;
