@@ -176,6 +176,26 @@ enum kd_cuda_op_kind {
    * first, decoupled. */
   KD_CUDA_OP_OPTIM,
 
+  /* ---- kinds 30..34: searching and counting (ops_search.cu; pointer operands as 40..63) ---- */
+  /* searchsorted: for each of i[0] values (data[1], dtype) the insertion point in its row of
+   * i[1] sorted elements (data[0], dtype; row = value / i[2], or row 0 when i[2] == 0), seen
+   * through data[2] (int64 sorter, per row; NULL: none); i[3] = right (upper bound), i[4] = 1:
+   * data[3] is int32, else int64. */
+  KD_CUDA_OP_SEARCH = 30,
+  /* code 0 histc: i[0] elements of data[0] (float dtype) counted into data[1] (i[1] bins of
+   * dtype) over [d[0], d[1]]; code 1 bincount: i[0] values of data[0] (integer dtype, >= 0,
+   * < i[1]) counted into data[2] (int64, i[1] bins, zeroed by the caller), or the float32 /
+   * float64 weights data[1] summed into data[2] of their dtype (dtypes[1]). */
+  KD_CUDA_OP_HIST = 31,
+  /* uniqueConsecutive: data[0] i[0] contiguous rows of i[1] elements (dtype); the first row of
+   * each run of equal rows to data[1] (room for i[0] rows), the run of each row to data[2]
+   * (int64, i[0]), run lengths to data[3] (int64, room for i[0]). result[0] = runs (synchronous). */
+  KD_CUDA_OP_UNIQUE_CONSECUTIVE = 32,
+  /* per row of i[0] contiguous rows of i[1] elements: code 0 kthvalue (k = i[2]) of data[0]
+   * (dtype) by PyTorch's CPU quickselect; code 1 mode of the sorted rows data[0] (dtype) with
+   * their positions data[1] (int64). Values to data[2] (dtype), positions to data[3] (int64). */
+  KD_CUDA_OP_SELECT = 33,
+
   /* ---- kinds 40..63: sorting (ops_sort.cu), convolution (ops_conv.cu), pooling (ops_pool.cu).
    * These take no iteration: data[k] are the operands' device pointers (contiguous buffers),
    * i[] and d[] their sizes (integers travelling in d[] are exact). ---- */
@@ -210,7 +230,8 @@ enum kd_cuda_op_kind {
   /* Scans along one dim of contiguous [outer, len, inner] buffers (i[0..2]), one thread per line
    * (ops_scan.cu): code 0 cummax / 1 cummin, data[0] x -> data[1] values (dtype), data[2] int64
    * indices (the last of ties, NaN propagates); code 2 cumprodBackward (floating dtypes),
-   * data[0] x, data[1] grad, data[2] the cumprod result -> data[3] the input gradient. */
+   * data[0] x, data[1] grad, data[2] the cumprod result -> data[3] the input gradient;
+   * code 3 logcumsumexp (floating dtypes), data[0] x -> data[1] (log_add_exp in double). */
   KD_CUDA_OP_SCAN = 45,
   /* Gradient scaling (ops_amp.cu, src/cpu/amp.c): code KD_AMP_UNSCALE, op 0 one gradient (in
    * place, dtype), i[0] = addr of the float32 found_inf, i[1] = addr of the float32 inv_scale;

@@ -153,6 +153,27 @@ __global__ void kd_cumprod_backward_k(const T *x, const T *g, const T *r, T *out
   }
 }
 
+/* logcumsumexp: src/cpu/scan.c's log_add_exp (PyTorch's) accumulated in double, one thread per
+ * line in the CPU's order. */
+__device__ __forceinline__ double kd_log_add_exp(double x, double y) {
+  const double mn = y != y ? y : (y < x ? y : x), mx = y != y ? y : (x < y ? y : x);
+  if (mn != mx || isfinite(mn)) return log1p(exp(mn - mx)) + mx;
+  return x;
+}
+template <typename T>
+__global__ void kd_logcumsumexp_k(const T *x, T *y, int64_t outer, int64_t len, int64_t inner) {
+  typedef typename kd_cu_ct<T>::type CT;
+  const int64_t n = outer * inner, step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < n; c += step) {
+    const int64_t base = (c / inner) * len * inner + c % inner;
+    double acc = -INFINITY;
+    for (int64_t k = 0; k < len; k++) {
+      acc = kd_log_add_exp((double)kd_cu_ld(x[base + k * inner]), acc);
+      y[base + k * inner] = kd_cu_st<T>((CT)acc);
+    }
+  }
+}
+
 template <typename T> struct kd_cu_is_float_t { static const bool value = false; };
 template <> struct kd_cu_is_float_t<float> { static const bool value = true; };
 template <> struct kd_cu_is_float_t<double> { static const bool value = true; };
@@ -160,7 +181,8 @@ template <> struct kd_cu_is_float_t<__half> { static const bool value = true; };
 template <> struct kd_cu_is_float_t<__nv_bfloat16> { static const bool value = true; };
 
 /* code 0 cummax, 1 cummin: data[0] x, data[1] values, data[2] int64 indices; code 2
- * cumprodBackward (floating dtypes): data[0] x, data[1] grad, data[2] result, data[3] out.
+ * cumprodBackward (floating dtypes): data[0] x, data[1] grad, data[2] result, data[3] out;
+ * code 3 logcumsumexp (floating dtypes): data[0] x, data[1] out.
  * Contiguous [outer, len, inner]: i[0..2]. */
 kd_cuda_status kd_cu_scan_op(int device, kd_cuda_op *o) {
   const int64_t outer = o->i[0], len = o->i[1], inner = o->i[2];
@@ -178,6 +200,10 @@ kd_cuda_status kd_cu_scan_op(int device, kd_cuda_op *o) {
       KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cumprod_backward_k<T>)((const T *)o->data[0], (const T *)o->data[1],        \
                                                               (const T *)o->data[2], (T *)o->data[3], outer, len,  \
                                                               inner);                                              \
+    } else if (o->code == 3) {                                                                                     \
+      if (!kd_cu_is_float_t<T>::value) return kd_cu_not_supported("logcumsumexp", o->dtype);                       \
+      KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_logcumsumexp_k<T>)((const T *)o->data[0], (T *)o->data[1], outer, len, \
+                                                                 inner);                                           \
     } else                                                                                                         \
       return kd_cu_error(KD_CUDA_ERR_NOT_SUPPORTED, "scan: unknown code %d", (int)o->code);                        \
     break;

@@ -292,22 +292,7 @@ static kd_cuda_status kd_cu_unique_t(int device, kd_cuda_op *o) {
   return KD_CUDA_OK;
 }
 
-/* ---- entries ---- */
-#define KD_CU_SORT_DISPATCH(FN, what)                                                       \
-  switch (o->dtype) {                                                                       \
-    case KD_DTYPE_F32: return FN<float>(device, o);                                         \
-    case KD_DTYPE_F64: return FN<double>(device, o);                                        \
-    case KD_DTYPE_F16: return FN<__half>(device, o);                                        \
-    case KD_DTYPE_BF16: return FN<__nv_bfloat16>(device, o);                                \
-    case KD_DTYPE_I8: return FN<int8_t>(device, o);                                         \
-    case KD_DTYPE_U8:                                                                       \
-    case KD_DTYPE_BOOL: return FN<uint8_t>(device, o);                                      \
-    case KD_DTYPE_I16: return FN<int16_t>(device, o);                                       \
-    case KD_DTYPE_I32: return FN<int32_t>(device, o);                                       \
-    case KD_DTYPE_I64: return FN<int64_t>(device, o);                                       \
-    default: return kd_cu_not_supported(what, o->dtype);                                    \
-  }
-
+/* ---- entries (KD_CU_SORT_DISPATCH in ops_sort.cuh) ---- */
 static kd_cuda_status kd_cu_sort_check(const kd_cuda_op *o, int nops, const char *what) {
   if (o->nops < nops || !o->data[0])
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "%s: %d operands, expected %d", what, (int)o->nops, nops);

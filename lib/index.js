@@ -87,6 +87,8 @@ require('./amp')(kd, Tensor, N, rt);
 
 // PyTorch-style indexing (Tensor#index/indexPut_ keys, kd.slice), nonzero asTuple, unique results.
 require('./indexing')(kd, Tensor);
+// uniqueConsecutive's single-tensor result.
+require('./search')(kd, Tensor);
 
 // kd.nn.functional.maxPool2d(..., returnIndices) picks values or (values, indices).
 require('./nn_pool')(kd);

@@ -407,6 +407,27 @@ module.exports = function install(Tensor, kd, N, rt) {
     "method:geometric_": [{ name: "geometric_", fn: N["geometric_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["p", "float", false, false]] }],
     "method:cauchy_": [{ name: "cauchy_", fn: N["cauchy_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["median", "float", false, true], ["sigma", "float", false, true]] }],
     "method:logNormal_": [{ name: "logNormal_", fn: N["logNormal_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["mean", "float", false, true], ["std", "float", false, true]] }],
+    "function:searchsorted": [{ name: "searchsorted", fn: N["searchsorted"], ret: "tensor", args: [["sortedSequence", "Tensor", false, false], ["values", "Tensor|Scalar", false, false], ["outInt32", "bool", true, true], ["right", "bool", true, true], ["side", "str?", true, true], ["sorter", "Tensor?", true, true]] }],
+    "function:bucketize": [{ name: "bucketize", fn: N["bucketize"], ret: "tensor", args: [["self", "Tensor|Scalar", false, false], ["boundaries", "Tensor", false, false], ["outInt32", "bool", true, true], ["right", "bool", true, true]] }],
+    "function:histc": [{ name: "histc", fn: N["histc"], ret: "tensor", args: [["self", "Tensor", false, false], ["bins", "int", false, true], ["min", "Scalar", false, true], ["max", "Scalar", false, true]] }],
+    "method:histc": [{ name: "histc", fn: N["histc"], ret: "tensor", args: [["self", "Tensor", false, false], ["bins", "int", false, true], ["min", "Scalar", false, true], ["max", "Scalar", false, true]] }],
+    "function:bincount": [{ name: "bincount", fn: N["bincount"], ret: "tensor", args: [["self", "Tensor", false, false], ["weights", "Tensor?", false, true], ["minlength", "int", false, true]] }],
+    "method:bincount": [{ name: "bincount", fn: N["bincount"], ret: "tensor", args: [["self", "Tensor", false, false], ["weights", "Tensor?", false, true], ["minlength", "int", false, true]] }],
+    "function:isin": [{ name: "isin", fn: N["isin"], ret: "tensor", args: [["elements", "Tensor|Scalar", false, false], ["testElements", "Tensor|Scalar", false, false], ["assumeUnique", "bool", true, true], ["invert", "bool", true, true]] }],
+    "function:uniqueConsecutive": [{ name: "uniqueConsecutive", fn: N["uniqueConsecutive"], ret: "list", args: [["self", "Tensor", false, false], ["returnInverse", "bool", false, true], ["returnCounts", "bool", false, true], ["dim", "int?", false, true]] }],
+    "method:uniqueConsecutive": [{ name: "uniqueConsecutive", fn: N["uniqueConsecutive"], ret: "list", args: [["self", "Tensor", false, false], ["returnInverse", "bool", false, true], ["returnCounts", "bool", false, true], ["dim", "int?", false, true]] }],
+    "function:kthvalue": [{ name: "kthvalue", fn: N["kthvalue"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["k", "int", false, false], ["dim", "int", false, true], ["keepdim", "bool", false, true]] }],
+    "method:kthvalue": [{ name: "kthvalue", fn: N["kthvalue"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["k", "int", false, false], ["dim", "int", false, true], ["keepdim", "bool", false, true]] }],
+    "function:mode": [{ name: "mode", fn: N["mode"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["dim", "int", false, true], ["keepdim", "bool", false, true]] }],
+    "method:mode": [{ name: "mode", fn: N["mode"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["dim", "int", false, true], ["keepdim", "bool", false, true]] }],
+    "function:quantile": [{ name: "quantile", fn: N["quantile"], ret: "tensor", args: [["self", "Tensor", false, false], ["q", "Tensor|Scalar", false, false], ["dim", "int?", false, true], ["keepdim", "bool", false, true], ["interpolation", "str", true, true]] }],
+    "method:quantile": [{ name: "quantile", fn: N["quantile"], ret: "tensor", args: [["self", "Tensor", false, false], ["q", "Tensor|Scalar", false, false], ["dim", "int?", false, true], ["keepdim", "bool", false, true], ["interpolation", "str", true, true]] }],
+    "function:nanquantile": [{ name: "nanquantile", fn: N["nanquantile"], ret: "tensor", args: [["self", "Tensor", false, false], ["q", "Tensor|Scalar", false, false], ["dim", "int?", false, true], ["keepdim", "bool", false, true], ["interpolation", "str", true, true]] }],
+    "method:nanquantile": [{ name: "nanquantile", fn: N["nanquantile"], ret: "tensor", args: [["self", "Tensor", false, false], ["q", "Tensor|Scalar", false, false], ["dim", "int?", false, true], ["keepdim", "bool", false, true], ["interpolation", "str", true, true]] }],
+    "function:aminmax": [{ name: "aminmax", fn: N["aminmax"], ret: "tuple", names: ["min","max"], args: [["self", "Tensor", false, false], ["dim", "int?", true, true], ["keepdim", "bool", true, true]] }],
+    "method:aminmax": [{ name: "aminmax", fn: N["aminmax"], ret: "tuple", names: ["min","max"], args: [["self", "Tensor", false, false], ["dim", "int?", true, true], ["keepdim", "bool", true, true]] }],
+    "function:logcumsumexp": [{ name: "logcumsumexp", fn: N["logcumsumexp"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false]] }],
+    "method:logcumsumexp": [{ name: "logcumsumexp", fn: N["logcumsumexp"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false]] }],
     "function:cat": [{ name: "cat", fn: N["cat"], ret: "tensor", args: [["tensors", "Tensor[]", false, false], ["dim", "int", false, true]] }],
     "function:catBackward": [{ name: "catBackward", fn: N["catBackward"], ret: "list", args: [["gradOutput", "Tensor", false, false], ["tensors", "Tensor[]", false, false], ["dim", "int", false, false]] }],
     "function:stack": [{ name: "stack", fn: N["stack"], ret: "tensor", args: [["tensors", "Tensor[]", false, false], ["dim", "int", false, true]] }],
@@ -3512,6 +3533,216 @@ module.exports = function install(Tensor, kd, N, rt) {
     N["logNormal_"](this._h, a0, a1); return this;
   }
     return rt.invoke(G["method:logNormal_"], this, arguments);
+  };
+  kd.searchsorted = function searchsorted(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["searchsorted"](a0._h, h1, undefined, undefined, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:searchsorted"], null, arguments);
+  };
+  kd.bucketize = function bucketize(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["bucketize"](h0, a1._h, undefined, undefined); return h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:bucketize"], null, arguments);
+  };
+  kd.histc = function histc(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    const h = N["histc"](a0._h, a1, a2, a3); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:histc"], null, arguments);
+  };
+  Tensor.prototype.histc = function histc(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["histc"](this._h, a0, a1, a2); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:histc"], this, arguments);
+  };
+  kd.bincount = function bincount(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 != null && !(a1 instanceof Tensor)) break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["bincount"](a0._h, a1 == null ? a1 : a1._h, a2); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:bincount"], null, arguments);
+  };
+  Tensor.prototype.bincount = function bincount(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 != null && !(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["bincount"](this._h, a0 == null ? a0 : a0._h, a1); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:bincount"], this, arguments);
+  };
+  kd.isin = function isin(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["isin"](h0, h1, undefined, undefined); return new Tensor(h);
+  }
+    return rt.invoke(G["function:isin"], null, arguments);
+  };
+  kd.uniqueConsecutive = function uniqueConsecutive(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    return rt.wrapList(N["uniqueConsecutive"](a0._h, a1, a2, a3));
+  }
+    return rt.invoke(G["function:uniqueConsecutive"], null, arguments);
+  };
+  Tensor.prototype.uniqueConsecutive = function uniqueConsecutive(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    return rt.wrapList(N["uniqueConsecutive"](this._h, a0, a1, a2));
+  }
+    return rt.invoke(G["method:uniqueConsecutive"], this, arguments);
+  };
+  kd.kthvalue = function kthvalue(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    return rt.wrapTuple(N["kthvalue"](a0._h, a1, a2, a3), ["values","indices"]);
+  }
+    return rt.invoke(G["function:kthvalue"], null, arguments);
+  };
+  Tensor.prototype.kthvalue = function kthvalue(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    return rt.wrapTuple(N["kthvalue"](this._h, a0, a1, a2), ["values","indices"]);
+  }
+    return rt.invoke(G["method:kthvalue"], this, arguments);
+  };
+  kd.mode = function mode(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    return rt.wrapTuple(N["mode"](a0._h, a1, a2), ["values","indices"]);
+  }
+    return rt.invoke(G["function:mode"], null, arguments);
+  };
+  Tensor.prototype.mode = function mode(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    return rt.wrapTuple(N["mode"](this._h, a0, a1), ["values","indices"]);
+  }
+    return rt.invoke(G["method:mode"], this, arguments);
+  };
+  kd.quantile = function quantile(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    const h = N["quantile"](a0._h, h1, a2, a3, undefined); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:quantile"], null, arguments);
+  };
+  Tensor.prototype.quantile = function quantile(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["quantile"](this._h, h0, a1, a2, undefined); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:quantile"], this, arguments);
+  };
+  kd.nanquantile = function nanquantile(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    const h = N["nanquantile"](a0._h, h1, a2, a3, undefined); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:nanquantile"], null, arguments);
+  };
+  Tensor.prototype.nanquantile = function nanquantile(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["nanquantile"](this._h, h0, a1, a2, undefined); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:nanquantile"], this, arguments);
+  };
+  kd.aminmax = function aminmax(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    return rt.wrapTuple(N["aminmax"](a0._h, undefined, undefined), ["min","max"]);
+  }
+    return rt.invoke(G["function:aminmax"], null, arguments);
+  };
+  Tensor.prototype.aminmax = function aminmax() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    return rt.wrapTuple(N["aminmax"](this._h, undefined, undefined), ["min","max"]);
+  }
+    return rt.invoke(G["method:aminmax"], this, arguments);
+  };
+  kd.logcumsumexp = function logcumsumexp(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["logcumsumexp"](a0._h, a1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:logcumsumexp"], null, arguments);
+  };
+  Tensor.prototype.logcumsumexp = function logcumsumexp(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    const h = N["logcumsumexp"](this._h, a0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:logcumsumexp"], this, arguments);
   };
   kd.cat = function cat() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

@@ -26,6 +26,11 @@ const NONDIFF = {
   'bernoulli.p': "PyTorch's bernoulli(self, p=...) output does not require grad (its value does not depend on self's)",
   unique: "PyTorch has no derivative either (_unique2: 'not implemented' at backward); kept nondiff so " +
     'the forward runs on tensors that require grad, its values never require grad',
+  searchsorted: INT, bucketize: INT, uniqueConsecutive: "PyTorch has no derivative either (unique_consecutive: 'not implemented'); " +
+    'kept nondiff so the forward runs on tensors that require grad',
+  histc: 'counts (floating, but PyTorch has no derivative: histc is not differentiable)',
+  bincount: 'counts or sums of weights at integer positions (PyTorch has no derivative: not differentiable)',
+  isin: BOOL,
   sgdStep_: OPTIM, foreachSgdStep_: OPTIM, adamStep_: OPTIM, foreachAdamStep_: OPTIM, adamwStep_: OPTIM,
   foreachAdamwStep_: OPTIM, rmspropStep_: OPTIM, foreachRmspropStep_: OPTIM, adagradStep_: OPTIM,
   foreachAdagradStep_: OPTIM,
@@ -98,6 +103,7 @@ describe('autograd: nondiff ops', function () {
       argmax: () => kd.argmax(a), argmin: () => kd.argmin(a, 1), argsort: () => kd.argsort(a),
       countNonzero: () => kd.countNonzero(a), nonzero: () => kd.nonzero(a),
       multinomial: () => kd.multinomial(a.abs(), 2),
+      searchsorted: () => kd.searchsorted(b, a), bucketize: () => kd.bucketize(a, b), isin: () => kd.isin(a, b),
     };
     for (const [name, reason] of Object.entries(NONDIFF)) {
       if (reason !== BOOL && reason !== INT) continue;

@@ -326,6 +326,8 @@ const CODE_RULES = [
   [/exceeds dimension size|out of bounds for storage/, ['KD_INDEX_OUT_OF_RANGE', 'KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH']],
   [/Expected reduction dim to be specified/, ['KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH', 'KD_INDEX_OUT_OF_RANGE']],
   [/must have the same dtype|expected both vectors to have same dtype/, ['KD_DTYPE_MISMATCH', 'KD_INVALID_ARGUMENT']],
+  [/must be a tensor of long dtype|must be either float or double dtype|q tensor must be same dtype/, ['KD_DTYPE_MISMATCH', 'KD_INVALID_ARGUMENT']],
+  [/selected number k out of range/, ['KD_INDEX_OUT_OF_RANGE']],
   [/.*/, ['KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH']],
 ];
 
@@ -445,8 +447,7 @@ function runOpCase(c) {
   if (c.tuple) {
     assert.ok(Array.isArray(r), `${c.name}: expected [values, indices], got ${r}`);
     assert.equal(r.length, c.expected.length, `${c.name}: tuple length`);
-    assert.equal(r.values, r[0], `${c.name}: .values`);
-    assert.equal(r.indices, r[1], `${c.name}: .indices`);
+    (c.names || ['values', 'indices']).forEach((name, i) => assert.equal(r[name], r[i], `${c.name}: .${name}`));
     c.expected.forEach((e, i) => assertTensorClose(r[i], e, `${c.name} [${i}]`, { terms }));
     return;
   }

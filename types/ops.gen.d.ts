@@ -538,6 +538,32 @@ export interface TensorOpMethods {
   /** In-place logNormal: Fills self with exp of normal numbers of mean and std (floating dtypes). (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
   logNormal_(mean?: number, std?: number, options?: { mean?: number; std?: number }): this;
   logNormal_(options: { mean?: number; std?: number }): this;
+  /** Histogram of self in bins equal-width bins over [min, max] (the data range when min == max); elements outside are ignored. Floating inputs (and integers, binned as PyTorch's CUDA does). */
+  histc(bins?: number, min?: number | boolean, max?: number | boolean, options?: { bins?: number; min?: number | boolean; max?: number | boolean }): Tensor;
+  histc(options: { bins?: number; min?: number | boolean; max?: number | boolean }): Tensor;
+  /** Occurrences of each value of a 1-D non-negative integer tensor (or the sums of weights), at least minlength bins. */
+  bincount(weights?: Tensor | null, minlength?: number, options?: { weights?: Tensor | null; minlength?: number }): Tensor;
+  bincount(options: { weights?: Tensor | null; minlength?: number }): Tensor;
+  /** Self with each run of equal consecutive elements (or slices along dim) collapsed to one, with the inverse indices and run lengths on request. */
+  uniqueConsecutive(returnInverse?: boolean, returnCounts?: boolean, dim?: number | null, options?: { returnInverse?: boolean; returnCounts?: boolean; dim?: number | null }): Tensor[];
+  uniqueConsecutive(options: { returnInverse?: boolean; returnCounts?: boolean; dim?: number | null }): Tensor[];
+  /** The k-th smallest value along dim (NaN the largest) and its index. */
+  kthvalue(k: number, dim?: number, keepdim?: boolean, options?: { k?: number; dim?: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+  kthvalue(options: { k: number; dim?: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+  /** The most frequent value along dim (the smallest of equally frequent ones) and the index of its last occurrence. */
+  mode(dim?: number, keepdim?: boolean, options?: { dim?: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+  mode(options: { dim?: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+  /** The q-th quantiles of self along dim (of all elements when omitted); interpolation 'linear', 'lower', 'higher', 'midpoint' or 'nearest'; a line holding NaN gives NaN. A tensor q puts its dim first. */
+  quantile(q: Tensor | number | boolean, dim?: number | null, keepdim?: boolean, options?: { q?: Tensor | number | boolean; dim?: number | null; keepdim?: boolean; interpolation?: string }): Tensor;
+  quantile(options: { q: Tensor | number | boolean; dim?: number | null; keepdim?: boolean; interpolation?: string }): Tensor;
+  /** quantile ignoring NaN (NaN only for a line of NaN). */
+  nanquantile(q: Tensor | number | boolean, dim?: number | null, keepdim?: boolean, options?: { q?: Tensor | number | boolean; dim?: number | null; keepdim?: boolean; interpolation?: string }): Tensor;
+  nanquantile(options: { q: Tensor | number | boolean; dim?: number | null; keepdim?: boolean; interpolation?: string }): Tensor;
+  /** The smallest and the largest values along dim (of all elements when omitted), as (min, max). */
+  aminmax(options?: { dim?: number | null; keepdim?: boolean }): Tensor[] & { min: Tensor; max: Tensor };
+  /** log(cumsum(exp(self))) along dim, computed stably. */
+  logcumsumexp(dim: number, options?: { dim?: number }): Tensor;
+  logcumsumexp(options: { dim: number }): Tensor;
   /** The slices along dim, each without that dim (views). */
   unbind(dim?: number, options?: { dim?: number }): Tensor[];
   unbind(options: { dim?: number }): Tensor[];
@@ -1232,6 +1258,42 @@ export declare function normal(options: { mean: number; std: Tensor }): Tensor;
 /** Normal samples of the given size with one mean and std (Philox4x32-10 on every device: the same numbers on the CPU and CUDA for the same manualSeed). */
 export declare function normal(mean: number, std: number, size: readonly number[], options?: { mean?: number; std?: number; size?: readonly number[]; dtype?: DTypeLike | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function normal(options: { mean: number; std: number; size: readonly number[]; dtype?: DTypeLike | null; device?: DeviceLike | null }): Tensor;
+/** Indices where values would be inserted into the innermost dim of sortedSequence to keep it sorted (right / side='right': after equal elements; sorter: the indices that sort an unsorted sequence). */
+export declare function searchsorted(sortedSequence: Tensor, values: Tensor | number | boolean, options?: { sortedSequence?: Tensor; values?: Tensor | number | boolean; outInt32?: boolean; right?: boolean; side?: string | null; sorter?: Tensor | null }): Tensor;
+export declare function searchsorted(options: { sortedSequence: Tensor; values: Tensor | number | boolean; outInt32?: boolean; right?: boolean; side?: string | null; sorter?: Tensor | null }): Tensor;
+/** The bucket of each element of self among the sorted 1-D boundaries (searchsorted(boundaries, self)). */
+export declare function bucketize(self: Tensor | number | boolean, boundaries: Tensor, options?: { self?: Tensor | number | boolean; boundaries?: Tensor; outInt32?: boolean; right?: boolean }): Tensor;
+export declare function bucketize(options: { self: Tensor | number | boolean; boundaries: Tensor; outInt32?: boolean; right?: boolean }): Tensor;
+/** Histogram of self in bins equal-width bins over [min, max] (the data range when min == max); elements outside are ignored. Floating inputs (and integers, binned as PyTorch's CUDA does). */
+export declare function histc(self: Tensor, bins?: number, min?: number | boolean, max?: number | boolean, options?: { self?: Tensor; bins?: number; min?: number | boolean; max?: number | boolean }): Tensor;
+export declare function histc(options: { self: Tensor; bins?: number; min?: number | boolean; max?: number | boolean }): Tensor;
+/** Occurrences of each value of a 1-D non-negative integer tensor (or the sums of weights), at least minlength bins. */
+export declare function bincount(self: Tensor, weights?: Tensor | null, minlength?: number, options?: { self?: Tensor; weights?: Tensor | null; minlength?: number }): Tensor;
+export declare function bincount(options: { self: Tensor; weights?: Tensor | null; minlength?: number }): Tensor;
+/** Whether each element of elements occurs in testElements (bool, shaped as elements; invert: not in). */
+export declare function isin(elements: Tensor | number | boolean, testElements: Tensor | number | boolean, options?: { elements?: Tensor | number | boolean; testElements?: Tensor | number | boolean; assumeUnique?: boolean; invert?: boolean }): Tensor;
+export declare function isin(options: { elements: Tensor | number | boolean; testElements: Tensor | number | boolean; assumeUnique?: boolean; invert?: boolean }): Tensor;
+/** Self with each run of equal consecutive elements (or slices along dim) collapsed to one, with the inverse indices and run lengths on request. */
+export declare function uniqueConsecutive(self: Tensor, returnInverse?: boolean, returnCounts?: boolean, dim?: number | null, options?: { self?: Tensor; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null }): Tensor[];
+export declare function uniqueConsecutive(options: { self: Tensor; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null }): Tensor[];
+/** The k-th smallest value along dim (NaN the largest) and its index. */
+export declare function kthvalue(self: Tensor, k: number, dim?: number, keepdim?: boolean, options?: { self?: Tensor; k?: number; dim?: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+export declare function kthvalue(options: { self: Tensor; k: number; dim?: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+/** The most frequent value along dim (the smallest of equally frequent ones) and the index of its last occurrence. */
+export declare function mode(self: Tensor, dim?: number, keepdim?: boolean, options?: { self?: Tensor; dim?: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+export declare function mode(options: { self: Tensor; dim?: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+/** The q-th quantiles of self along dim (of all elements when omitted); interpolation 'linear', 'lower', 'higher', 'midpoint' or 'nearest'; a line holding NaN gives NaN. A tensor q puts its dim first. */
+export declare function quantile(self: Tensor, q: Tensor | number | boolean, dim?: number | null, keepdim?: boolean, options?: { self?: Tensor; q?: Tensor | number | boolean; dim?: number | null; keepdim?: boolean; interpolation?: string }): Tensor;
+export declare function quantile(options: { self: Tensor; q: Tensor | number | boolean; dim?: number | null; keepdim?: boolean; interpolation?: string }): Tensor;
+/** quantile ignoring NaN (NaN only for a line of NaN). */
+export declare function nanquantile(self: Tensor, q: Tensor | number | boolean, dim?: number | null, keepdim?: boolean, options?: { self?: Tensor; q?: Tensor | number | boolean; dim?: number | null; keepdim?: boolean; interpolation?: string }): Tensor;
+export declare function nanquantile(options: { self: Tensor; q: Tensor | number | boolean; dim?: number | null; keepdim?: boolean; interpolation?: string }): Tensor;
+/** The smallest and the largest values along dim (of all elements when omitted), as (min, max). */
+export declare function aminmax(self: Tensor, options?: { self?: Tensor; dim?: number | null; keepdim?: boolean }): Tensor[] & { min: Tensor; max: Tensor };
+export declare function aminmax(options: { self: Tensor; dim?: number | null; keepdim?: boolean }): Tensor[] & { min: Tensor; max: Tensor };
+/** log(cumsum(exp(self))) along dim, computed stably. */
+export declare function logcumsumexp(self: Tensor, dim: number, options?: { self?: Tensor; dim?: number }): Tensor;
+export declare function logcumsumexp(options: { self: Tensor; dim: number }): Tensor;
 /** Concatenates tensors along dim (dtypes promoted; legacy empty 1-D tensors are skipped). */
 export declare function cat(tensors: readonly Tensor[], dim?: number, options?: { tensors?: readonly Tensor[]; dim?: number }): Tensor;
 export declare function cat(options: { tensors: readonly Tensor[]; dim?: number }): Tensor;

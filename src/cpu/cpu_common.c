@@ -1,6 +1,7 @@
 /* cpu_common.c - helpers shared by the CPU kernels: THE dtype conversion loop (used by copy_,
  * by every kernel that casts an operand to its compute dtype, and for in-place results
- * written back into self), PyTorch dtype names, and in-place checks. See cpu_loops.h. */
+ * written back into self), PyTorch dtype names, in-place checks, and the result list of
+ * unique / uniqueConsecutive. See cpu_loops.h. */
 #include "cpu/cpu_loops.h"
 
 #include <stdlib.h>
@@ -219,5 +220,28 @@ kd_status kd_cpu_finish_out(kd_status st, bool inplace, kd_tensor *self, kd_tens
     return st;
   }
   kd_out_take(outs, 0, out);
+  return KD_OK;
+}
+
+kd_status kd_cpu_unique_result(kd_status st, kd_tensor *values, kd_tensor *inverse, kd_tensor *counts, bool want_inv,
+                               bool want_cnt, kd_value *outs) {
+  kd_tensor **list = NULL;
+  if (st == KD_OK) {
+    list = malloc(sizeof(kd_tensor *) * 3);
+    if (!list) st = kd_error(KD_ERR_OOM, "out of host memory in unique");
+  }
+  if (st != KD_OK) {
+    if (values) kd_tensor_release(values);
+    if (inverse) kd_tensor_release(inverse);
+    if (counts) kd_tensor_release(counts);
+    return st;
+  }
+  int n = 0;
+  list[n++] = values;
+  if (want_inv) list[n++] = inverse; else kd_tensor_release(inverse);
+  if (want_cnt) list[n++] = counts; else kd_tensor_release(counts);
+  outs[0].kind = KD_VALUE_TENSORLIST;
+  outs[0].v.tlist.data = list;
+  outs[0].v.tlist.n = n;
   return KD_OK;
 }

@@ -162,6 +162,12 @@ kd_status kd_cpu_check_inplace_cast(kd_dtype result, kd_dtype self);
  * the dtype's range is "value cannot be converted to type int8_t without overflow". */
 kd_status kd_cpu_scalar_check_fits(kd_scalar s, kd_dtype dt);
 
+/* The result of unique / uniqueConsecutive: outs[0] = the tensor list [values, inverse (when
+ * want_inv), counts (when want_cnt)]. Takes over the three references (releasing the unwanted
+ * ones, or all of them when st, the kernel's status so far, or the list's allocation fails). */
+kd_status kd_cpu_unique_result(kd_status st, kd_tensor *values, kd_tensor *inverse, kd_tensor *counts, bool want_inv,
+                               bool want_cnt, kd_value *outs);
+
 /* Whether two tensors' byte ranges in one storage may intersect (a conservative test). */
 bool kd_cpu_may_overlap(const kd_tensor *a, const kd_tensor *b);
 

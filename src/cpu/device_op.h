@@ -15,6 +15,10 @@ enum { KD_DEV_OP_IX_CHECK = 1, KD_DEV_OP_IX_GATHER, KD_DEV_OP_IX_SCATTER, KD_DEV
  * cpu/device_op_ptrs.h; codes KD_DEV_POOL_* / KD_DEV_CONV_* as the ABI's). */
 enum { KD_DEV_OP_SORT = 40, KD_DEV_OP_UNIQUE = 41, KD_DEV_OP_MEDIAN = 42, KD_DEV_OP_CONV = 43, KD_DEV_OP_POOL = 44,
        KD_DEV_OP_SCAN = 45 /* cummax/cummin/cumprodBackward (src/cpu/scan.c) */ };
+/* Kinds 30..34: searching and counting (pointer operands as 40..63; cuda/ops_search.cu):
+ * searchsorted/bucketize (src/cpu/search.c), histc/bincount (histogram.c), uniqueConsecutive
+ * (unique_consecutive.c), kthvalue/mode (select.c). */
+enum { KD_DEV_OP_SEARCH = 30, KD_DEV_OP_HIST = 31, KD_DEV_OP_UNIQUE_CONSECUTIVE = 32, KD_DEV_OP_SELECT = 33 };
 /* gradient scaling (src/cpu/amp.c): code KD_AMP_UNSCALE over one gradient's iteration, or
  * KD_AMP_UPDATE_SCALE with no iteration; device addresses in i[] (see KD_CUDA_OP_AMP). */
 enum { KD_DEV_OP_AMP = 46 };

@@ -1,7 +1,8 @@
 /* scan.c - CPU scans along one dim: cumsum, cumprod (floating inputs accumulate in double,
  * integer and bool ones as int64, as PyTorch), cummax/cummin (values and the index of the last
- * of ties; NaN propagates), and cumprodBackward (exact with zeros in the line). On a device,
- * cumsum/cumprod go through the rows hook and the others through KD_DEV_OP_SCAN.
+ * of ties; NaN propagates), cumprodBackward (exact with zeros in the line) and logcumsumexp
+ * (PyTorch's log_add_exp accumulated in double). On a device, cumsum/cumprod go through the rows
+ * hook and the others through KD_DEV_OP_SCAN.
  *
  * Lines: THE iterator runs over the other dims (operands given size 1 along dim), and the
  * loop scans each line it is handed along dim using the dim's byte strides from the context.
@@ -10,6 +11,7 @@
  * contiguous vector per step, and when the dim itself is contiguous the 64 independent
  * running sums hide the add latency. Large scans split the lines across threads
  * (kd_red_run_owned). */
+#include <math.h>
 #include <stdlib.h>
 
 #include "core/parallel.h"
@@ -123,6 +125,29 @@ static const kd_iter_loop_fn kd_cumx_loops[KD_DTYPE_COUNT] = {KD_ROWS_ALL(KD_CUM
 KD_ROWS_FLOAT(KD_DEF_CPB)
 #define KD_CPB_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_cpb_loop_, SFX, DT)
 static const kd_iter_loop_fn kd_cpb_loops[KD_DTYPE_COUNT] = {KD_ROWS_FLOAT(KD_CPB_ENTRY)};
+
+/* logcumsumexp: operands out, in (float T), one line at a time; PyTorch's log_add_exp in double
+ * (NaN propagates; equal infinities stay as they are). */
+static inline double kd_log_add_exp(double x, double y) {
+  const double mn = y != y ? y : (y < x ? y : x), mx = y != y ? y : (x < y ? y : x);
+  if (mn != mx || isfinite(mn)) return log1p(exp(mn - mx)) + mx;
+  return x;
+}
+#define KD_DEF_LCSE(SFX, DT, T, CT, LD, ST, MS, K, UT)                                        \
+  static void kd_lcse_loop_##SFX(void *ctx, char **data, const int64_t *strides, int64_t n) { \
+    const kd_scan_ctx *c = (const kd_scan_ctx *)ctx;                                          \
+    for (int64_t i = 0; i < n; i++) {                                                         \
+      char *po = data[0] + i * strides[0], *px = data[1] + i * strides[1];                    \
+      double acc = -INFINITY;                                                                 \
+      for (int64_t k = 0; k < c->len; k++) {                                                  \
+        acc = kd_log_add_exp((double)LD(*(const T *)(px + k * c->sd[1])), acc);               \
+        *(T *)(po + k * c->sd[0]) = ST((CT)acc);                                              \
+      }                                                                                       \
+    }                                                                                         \
+  }
+KD_ROWS_FLOAT(KD_DEF_LCSE)
+#define KD_LCSE_ENTRY(SFX, DT, ...) KD_LOOP_ENTRY(kd_lcse_loop_, SFX, DT)
+static const kd_iter_loop_fn kd_lcse_loops[KD_DTYPE_COUNT] = {KD_ROWS_FLOAT(KD_LCSE_ENTRY)};
 
 /* Runs `loop` over the lines of dim `dim` of the operands (all with `shape`'s sizes). */
 static kd_status kd_scan_lines(kd_tensor **ts, int nops, int nout, const kd_tensor *shape, int dim, kd_iter_loop_fn loop,
@@ -252,6 +277,37 @@ KD_KERNEL(kd_cpu_scan) {
     }
     kd_out_take(outs, 0, values);
     kd_out_take(outs, 1, indices);
+    return KD_OK;
+  }
+  if (code == KD_SCAN_LOGCUMSUMEXP) {
+    if (!kd_dtype_is_float(self->dtype))
+      return kd_error(KD_ERR_NOT_SUPPORTED, "\"logcumsumexp_out_cpu\" not implemented for '%s'", kd_cpu_torch_name(self->dtype));
+    kd_tensor *in = NULL, *out = NULL;
+    KD_TRY(kd_cpu_cast(self, self->dtype, dev.type != KD_DEVICE_CPU, &in));
+    st = kd_tensor_empty(self->sizes, self->ndim, self->dtype, dev, &out);
+    if (st == KD_OK && dev.type != KD_DEVICE_CPU && kd_tensor_numel(self) > 0) { /* KD_DEV_OP_SCAN code 3 */
+      kd_dev_op o;
+      memset(&o, 0, sizeof o);
+      o.kind = KD_DEV_OP_SCAN;
+      o.code = 3;
+      o.dtype = self->dtype;
+      o.i[0] = o.i[2] = 1;
+      o.i[1] = self->ndim ? self->sizes[dim] : 1;
+      for (int d = 0; d < dim; d++) o.i[0] *= self->sizes[d];
+      for (int d = dim + 1; d < self->ndim; d++) o.i[2] *= self->sizes[d];
+      void *p[2] = {kd_dev_ptr(in), kd_dev_ptr(out)};
+      const kd_dtype dts[2] = {self->dtype, self->dtype};
+      st = kd_dev_op_run_ptrs(dev, &o, 2, p, dts);
+    } else if (st == KD_OK && dev.type == KD_DEVICE_CPU) {
+      kd_tensor *ts[2] = {out, in};
+      st = kd_scan_lines(ts, 2, 1, self, dim, kd_lcse_loops[self->dtype], &c);
+    }
+    kd_tensor_release(in);
+    if (st != KD_OK) {
+      if (out) kd_tensor_release(out);
+      return st;
+    }
+    kd_out_take(outs, 0, out);
     return KD_OK;
   }
   if (code == KD_SCAN_CUMPROD_BACKWARD) {

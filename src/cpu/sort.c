@@ -395,28 +395,10 @@ static kd_status kd_unique_device(kd_tensor *self, kd_tensor *x, bool has_dim, i
     kd_tensor_retain(out);
   }
   if (st == KD_OK) st = kd_tensor_new_view(cnt, &groups, &one, 1, cnt->offset, &cv);
-  kd_tensor **list = NULL;
-  if (st == KD_OK) {
-    list = malloc(sizeof(kd_tensor *) * 3);
-    if (!list) st = kd_error(KD_ERR_OOM, "out of host memory in unique");
-  }
-  kd_tensor *tmp[4] = {u, un, cnt, NULL};
+  kd_tensor *tmp[3] = {u, un, cnt};
   for (int q = 0; q < 3; q++)
     if (tmp[q]) kd_tensor_release(tmp[q]);
-  if (st != KD_OK) {
-    if (out) kd_tensor_release(out);
-    if (inv) kd_tensor_release(inv);
-    if (cv) kd_tensor_release(cv);
-    return st;
-  }
-  int nl = 0;
-  list[nl++] = out;
-  if (want_inv) list[nl++] = inv; else kd_tensor_release(inv);
-  if (want_cnt) list[nl++] = cv; else kd_tensor_release(cv);
-  outs[0].kind = KD_VALUE_TENSORLIST;
-  outs[0].v.tlist.data = list;
-  outs[0].v.tlist.n = nl;
-  return KD_OK;
+  return kd_cpu_unique_result(st, out, inv, cv, want_inv, want_cnt, outs);
 }
 
 KD_KERNEL(kd_cpu_unique) {
@@ -544,23 +526,5 @@ KD_KERNEL(kd_cpu_unique) {
   free(order);
   free(group);
   kd_tensor_release(x);
-  kd_tensor **list = NULL;
-  if (st == KD_OK) {
-    list = malloc(sizeof(kd_tensor *) * 3);
-    if (!list) st = kd_error(KD_ERR_OOM, "out of host memory in unique");
-  }
-  if (st != KD_OK) {
-    if (out) kd_tensor_release(out);
-    if (inv) kd_tensor_release(inv);
-    if (cnt) kd_tensor_release(cnt);
-    return st;
-  }
-  int nl = 0;
-  list[nl++] = out;
-  if (want_inv) list[nl++] = inv; else kd_tensor_release(inv);
-  if (want_cnt) list[nl++] = cnt; else kd_tensor_release(cnt);
-  outs[0].kind = KD_VALUE_TENSORLIST;
-  outs[0].v.tlist.data = list;
-  outs[0].v.tlist.n = nl;
-  return KD_OK;
+  return kd_cpu_unique_result(st, out, inv, cnt, want_inv, want_cnt, outs);
 }

@@ -598,6 +598,17 @@ KD_KERNEL(kd_cpu_median);
 KD_KERNEL(kd_cpu_conv);
 KD_KERNEL(kd_cpu_pool);
 
+/* searching and counting (device op kinds 30..33: cuda/ops_search.cu) */
+KD_KERNEL(kd_cpu_searchsorted);
+KD_KERNEL(kd_cpu_histc);
+KD_KERNEL(kd_cpu_bincount);
+KD_KERNEL(kd_cpu_unique_consecutive);
+KD_KERNEL(kd_cpu_select_rows);
+_Static_assert((int)KD_DEV_OP_SEARCH == (int)KD_CUDA_OP_SEARCH && (int)KD_DEV_OP_HIST == (int)KD_CUDA_OP_HIST &&
+                   (int)KD_DEV_OP_UNIQUE_CONSECUTIVE == (int)KD_CUDA_OP_UNIQUE_CONSECUTIVE &&
+                   (int)KD_DEV_OP_SELECT == (int)KD_CUDA_OP_SELECT,
+               "kd_dev_op search kinds must equal kd_cuda_op kinds");
+
 /* Shape, factory, padding, embedding, loss and activation-backward kernels: copies through
  * copy_ (cat, flip), the indexing kinds (embedding) and the kinds of cuda/ops_shape.cu,
  * ops_pad.cu, ops_loss.cu (KD_DEV_OP_TRI .. KD_DEV_OP_NLL). */
@@ -642,6 +653,9 @@ static const kd_kernel_fn kd_cuda_shared_kernels[] = {
 
     /* ---- sorting, convolution, pooling (device op kinds 40..63: cuda/ops_sort.cu, ops_conv.cu, ops_pool.cu) ---- */
     kd_cpu_sort, kd_cpu_unique, kd_cpu_median, kd_cpu_conv, kd_cpu_pool,
+
+    /* searching and counting (device op kinds 30..33: cuda/ops_search.cu) */
+    kd_cpu_searchsorted, kd_cpu_histc, kd_cpu_bincount, kd_cpu_unique_consecutive, kd_cpu_select_rows,
 
     /* shape, factory, padding, embedding, loss and activation-backward kernels (kinds 16..26) */
     kd_cpu_cat, kd_cpu_flip, kd_cpu_tri, kd_cpu_arange, kd_cpu_linspace, kd_cpu_one_hot, kd_cpu_masked_select,

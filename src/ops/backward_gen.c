@@ -970,6 +970,24 @@ static kd_status kd_bw_logNormal(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_logNormal_spec = {kd_bw_logNormal, 0x1u, 0x0u, 0x0u, 0};
 
+static kd_status kd_bw_kthvalue(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}), kd_f_arg(c, 2), (kd_f_truthy(c, kd_f_arg(c, 3)) ? kd_f_out(c, 1) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_out(c, 1), kd_f_arg(c, 2)})), (kd_f_truthy(c, kd_f_arg(c, 3)) ? kd_f_grad(c, 0) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2)})), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_kthvalue_spec = {kd_bw_kthvalue, 0x1u, 0x0u, 0x2u, 0};
+
+static kd_status kd_bw_mode(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}), kd_f_arg(c, 1), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_out(c, 1) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_out(c, 1), kd_f_arg(c, 1)})), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_grad(c, 0) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)})), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_mode_spec = {kd_bw_mode, 0x1u, 0x0u, 0x2u, 0};
+
+static kd_status kd_bw_logcumsumexp(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_binop(c, KD_OP_eq, kd_f_arg_meta(c, 0, KD_F_NDIM), kd_f_int(0))) ? kd_f_grad(c, 0) : kd_f_binop(c, KD_OP_sub, kd_f_call(c, KD_OP_exp, 1, (kd_value[]){kd_f_binop(c, KD_OP_add, kd_f_call(c, KD_OP_flip, 2, (kd_value[]){kd_f_call(c, KD_OP_logcumsumexp, 2, (kd_value[]){kd_f_call(c, KD_OP_flip, 2, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_gt, kd_f_grad(c, 0), kd_f_int(0)), kd_f_call(c, KD_OP_log, 1, (kd_value[]){kd_f_call(c, KD_OP_abs, 1, (kd_value[]){kd_f_grad(c, 0)})}), kd_f_neg(c, kd_f_float(3.38e38))}), kd_f_out(c, 0)), kd_f_list(c, 1, (kd_value[]){kd_f_arg(c, 1)})}), kd_f_arg(c, 1)}), kd_f_list(c, 1, (kd_value[]){kd_f_arg(c, 1)})}), kd_f_arg(c, 0))}), kd_f_call(c, KD_OP_exp, 1, (kd_value[]){kd_f_binop(c, KD_OP_add, kd_f_call(c, KD_OP_flip, 2, (kd_value[]){kd_f_call(c, KD_OP_logcumsumexp, 2, (kd_value[]){kd_f_call(c, KD_OP_flip, 2, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_lt, kd_f_grad(c, 0), kd_f_int(0)), kd_f_call(c, KD_OP_log, 1, (kd_value[]){kd_f_call(c, KD_OP_abs, 1, (kd_value[]){kd_f_grad(c, 0)})}), kd_f_neg(c, kd_f_float(3.38e38))}), kd_f_out(c, 0)), kd_f_list(c, 1, (kd_value[]){kd_f_arg(c, 1)})}), kd_f_arg(c, 1)}), kd_f_list(c, 1, (kd_value[]){kd_f_arg(c, 1)})}), kd_f_arg(c, 0))}))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_logcumsumexp_spec = {kd_bw_logcumsumexp, 0x1u, 0x1u, 0x1u, 1};
+
 static kd_status kd_bw_cat(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_catBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1)}));
   return c->st;
@@ -1497,6 +1515,9 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_geometric_] = &kd_bw_geometric_spec,
     [KD_OP_cauchy_] = &kd_bw_cauchy_spec,
     [KD_OP_logNormal_] = &kd_bw_logNormal_spec,
+    [KD_OP_kthvalue] = &kd_bw_kthvalue_spec,
+    [KD_OP_mode] = &kd_bw_mode_spec,
+    [KD_OP_logcumsumexp] = &kd_bw_logcumsumexp_spec,
     [KD_OP_cat] = &kd_bw_cat_spec,
     [KD_OP_flip] = &kd_bw_flip_spec,
     [KD_OP_unfold] = &kd_bw_unfold_spec,

@@ -139,6 +139,7 @@ enum kd_scan_code {
   KD_SCAN_CUMMAX = 3,
   KD_SCAN_CUMMIN = 4,
   KD_SCAN_CUMPROD_BACKWARD = 5,
+  KD_SCAN_LOGCUMSUMEXP = 6,
 };
 enum kd_addmm_code {
   KD_ADDMM_MM = 1,
@@ -243,6 +244,14 @@ enum kd_randnormal_code {
   KD_RANDNORMAL_TF = 2,
   KD_RANDNORMAL_FT = 3,
   KD_RANDNORMAL_FF = 4,
+};
+enum kd_search_code {
+  KD_SEARCH_SEARCHSORTED = 1,
+  KD_SEARCH_BUCKETIZE = 2,
+};
+enum kd_select_code {
+  KD_SELECT_KTHVALUE = 1,
+  KD_SELECT_MODE = 2,
 };
 enum kd_tri_code {
   KD_TRI_LOWER = 1,

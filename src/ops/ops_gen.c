@@ -5,6 +5,7 @@
 
 kd_status kd_autocast_kernel(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_addbmm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_aminmax(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_as_strided_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_batch_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_cat_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -18,6 +19,7 @@ kd_status kd_composite_expand_as(const kd_op_info *op, kd_keyset ks, kd_value *a
 kd_status kd_composite_flatten(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_group_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_hstack(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_isin(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_layer_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_layer_norm_double_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_like(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -27,6 +29,7 @@ kd_status kd_composite_max_pool2d_double_backward(const kd_op_info *op, kd_keyse
 kd_status kd_composite_movedim(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_norm_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_prod_double_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_quantile(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_repeat(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_repeat_interleave(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_reshape(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -52,6 +55,7 @@ kd_status kd_cpu_arange(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_v
 kd_status kd_cpu_arg_reduce(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_binary(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_binary_not(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_bincount(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_bmm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_cat(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_conv(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -61,6 +65,7 @@ kd_status kd_cpu_embedding_backward(const kd_op_info *op, kd_keyset ks, kd_value
 kd_status kd_cpu_fill(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_flip(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_gather(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_histc(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_interpolate(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_layer_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_layer_norm_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -85,12 +90,15 @@ kd_status kd_cpu_reduce(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_v
 kd_status kd_cpu_reduce_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_scan(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_scatter(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_searchsorted(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_select_rows(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_softmax(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_sort(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_ternary(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_tri(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_unary(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_unique(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_unique_consecutive(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_where(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_diag(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_diagonal_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -1665,6 +1673,77 @@ static const kd_arg_schema kd_args_logNormal_[] = {
     {"mean", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1}}},
     {"std", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 2}}},
 };
+static const kd_arg_schema kd_args_searchsorted[] = {
+    {"sortedSequence", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"values", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+    {"outInt32", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"right", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"side", KD_ARG_STRING_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"sorter", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_bucketize[] = {
+    {"self", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+    {"boundaries", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"outInt32", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"right", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_histc[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"bins", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 100}}},
+    {"min", KD_ARG_SCALAR, true, {.kind = KD_VALUE_SCALAR, .v = {.s = {.kind = KD_KIND_INT, .v = {.i = 0}}}}},
+    {"max", KD_ARG_SCALAR, true, {.kind = KD_VALUE_SCALAR, .v = {.s = {.kind = KD_KIND_INT, .v = {.i = 0}}}}},
+};
+static const kd_arg_schema kd_args_bincount[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weights", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"minlength", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+};
+static const kd_arg_schema kd_args_isin[] = {
+    {"elements", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+    {"testElements", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+    {"assumeUnique", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"invert", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_uniqueConsecutive[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"returnInverse", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"returnCounts", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"dim", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_kthvalue[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"k", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = -1}}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_mode[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = -1}}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_quantile[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"q", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"interpolation", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "linear"}}},
+};
+static const kd_arg_schema kd_args_nanquantile[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"q", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"interpolation", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "linear"}}},
+};
+static const kd_arg_schema kd_args_aminmax[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_logcumsumexp[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+};
 static const kd_arg_schema kd_args_cat[] = {
     {"tensors", KD_ARG_TENSORLIST, false, {.kind = KD_VALUE_NONE}},
     {"dim", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
@@ -2392,6 +2471,18 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_geometric_] = {"geometric_", KD_OP_geometric_, KD_RANDFILL_GEOMETRIC, KD_OP_FLAG_INPLACE, 2, kd_args_geometric_, 1, -1, -1},
     [KD_OP_cauchy_] = {"cauchy_", KD_OP_cauchy_, KD_RANDFILL_CAUCHY, KD_OP_FLAG_INPLACE, 3, kd_args_cauchy_, 1, -1, -1},
     [KD_OP_logNormal_] = {"logNormal_", KD_OP_logNormal_, KD_RANDFILL_LOG_NORMAL, KD_OP_FLAG_INPLACE, 3, kd_args_logNormal_, 1, -1, -1},
+    [KD_OP_searchsorted] = {"searchsorted", KD_OP_searchsorted, KD_SEARCH_SEARCHSORTED, KD_OP_FLAG_NONDIFF, 6, kd_args_searchsorted, 1, -1, -1},
+    [KD_OP_bucketize] = {"bucketize", KD_OP_bucketize, KD_SEARCH_BUCKETIZE, KD_OP_FLAG_NONDIFF, 4, kd_args_bucketize, 1, -1, -1},
+    [KD_OP_histc] = {"histc", KD_OP_histc, 0, KD_OP_FLAG_NONDIFF, 4, kd_args_histc, 1, -1, -1},
+    [KD_OP_bincount] = {"bincount", KD_OP_bincount, 0, KD_OP_FLAG_NONDIFF, 3, kd_args_bincount, 1, -1, -1},
+    [KD_OP_isin] = {"isin", KD_OP_isin, 0, KD_OP_FLAG_NONDIFF, 4, kd_args_isin, 1, -1, -1},
+    [KD_OP_uniqueConsecutive] = {"uniqueConsecutive", KD_OP_uniqueConsecutive, 0, KD_OP_FLAG_NONDIFF, 4, kd_args_uniqueConsecutive, -1, -1, -1},
+    [KD_OP_kthvalue] = {"kthvalue", KD_OP_kthvalue, KD_SELECT_KTHVALUE, 0, 4, kd_args_kthvalue, 2, -1, -1},
+    [KD_OP_mode] = {"mode", KD_OP_mode, KD_SELECT_MODE, 0, 3, kd_args_mode, 2, -1, -1},
+    [KD_OP_quantile] = {"quantile", KD_OP_quantile, 0, 0, 5, kd_args_quantile, 1, -1, -1},
+    [KD_OP_nanquantile] = {"nanquantile", KD_OP_nanquantile, 0, 0, 5, kd_args_nanquantile, 1, -1, -1},
+    [KD_OP_aminmax] = {"aminmax", KD_OP_aminmax, 0, 0, 3, kd_args_aminmax, 2, -1, -1},
+    [KD_OP_logcumsumexp] = {"logcumsumexp", KD_OP_logcumsumexp, KD_SCAN_LOGCUMSUMEXP, 0, 2, kd_args_logcumsumexp, 1, -1, -1},
     [KD_OP_cat] = {"cat", KD_OP_cat, 0, 0, 2, kd_args_cat, 1, -1, -1},
     [KD_OP_catBackward] = {"catBackward", KD_OP_catBackward, 0, KD_OP_FLAG_VIEW, 3, kd_args_catBackward, -1, -1, -1},
     [KD_OP_stack] = {"stack", KD_OP_stack, 0, 0, 2, kd_args_stack, 1, -1, -1},
@@ -2797,6 +2888,18 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_geometric_] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
     [KD_OP_cauchy_] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
     [KD_OP_logNormal_] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
+    [KD_OP_searchsorted] = {[KD_KEY_CPU] = kd_cpu_searchsorted},
+    [KD_OP_bucketize] = {[KD_KEY_CPU] = kd_cpu_searchsorted},
+    [KD_OP_histc] = {[KD_KEY_CPU] = kd_cpu_histc},
+    [KD_OP_bincount] = {[KD_KEY_CPU] = kd_cpu_bincount},
+    [KD_OP_isin] = {[KD_KEY_CPU] = kd_composite_isin, [KD_KEY_CUDA] = kd_composite_isin, [KD_KEY_AUTOGRAD] = kd_composite_isin},
+    [KD_OP_uniqueConsecutive] = {[KD_KEY_CPU] = kd_cpu_unique_consecutive},
+    [KD_OP_kthvalue] = {[KD_KEY_CPU] = kd_cpu_select_rows},
+    [KD_OP_mode] = {[KD_KEY_CPU] = kd_cpu_select_rows},
+    [KD_OP_quantile] = {[KD_KEY_CPU] = kd_composite_quantile, [KD_KEY_CUDA] = kd_composite_quantile, [KD_KEY_AUTOGRAD] = kd_composite_quantile, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_nanquantile] = {[KD_KEY_CPU] = kd_composite_quantile, [KD_KEY_CUDA] = kd_composite_quantile, [KD_KEY_AUTOGRAD] = kd_composite_quantile, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_aminmax] = {[KD_KEY_CPU] = kd_composite_aminmax, [KD_KEY_CUDA] = kd_composite_aminmax, [KD_KEY_AUTOGRAD] = kd_composite_aminmax},
+    [KD_OP_logcumsumexp] = {[KD_KEY_CPU] = kd_cpu_scan},
     [KD_OP_cat] = {[KD_KEY_CPU] = kd_cpu_cat, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
     [KD_OP_catBackward] = {[KD_KEY_CPU] = kd_composite_cat_backward, [KD_KEY_CUDA] = kd_composite_cat_backward, [KD_KEY_AUTOGRAD] = kd_composite_cat_backward},
     [KD_OP_stack] = {[KD_KEY_CPU] = kd_composite_stack, [KD_KEY_CUDA] = kd_composite_stack, [KD_KEY_AUTOGRAD] = kd_composite_stack, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
@@ -2966,6 +3069,8 @@ const unsigned char kd_op_autocast_policy[KD_OP_COUNT][KD_AUTOCAST_NDEV] = {
     [KD_OP_smoothL1Loss] = {KD_AUTOCAST_FP32, KD_AUTOCAST_FP32},
     [KD_OP_binaryCrossEntropy] = {KD_AUTOCAST_FP32, KD_AUTOCAST_BANNED},
     [KD_OP_binaryCrossEntropyWithLogits] = {KD_AUTOCAST_FP32, KD_AUTOCAST_FP32},
+    [KD_OP_quantile] = {KD_AUTOCAST_FP32, 0},
+    [KD_OP_nanquantile] = {KD_AUTOCAST_FP32, 0},
     [KD_OP_cat] = {KD_AUTOCAST_PROMOTE, KD_AUTOCAST_PROMOTE},
     [KD_OP_stack] = {KD_AUTOCAST_PROMOTE, KD_AUTOCAST_PROMOTE},
     [KD_OP_trace] = {KD_AUTOCAST_FP32, 0},

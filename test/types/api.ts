@@ -377,3 +377,24 @@ use(custom, d, e, f, g, h, i2);
   kd.autocast({ deviceType: 'tpu' }, () => 0);
   use(p, a, b, s, on, dt);
 }
+
+// search and counting: named tuples, numbers on either side, options objects
+{
+  const x = kd.tensor([3, 1, 3, 2], { dtype: 'float64' });
+  const i: Tensor = kd.searchsorted(kd.tensor([1, 2, 3]), x, { right: true, sorter: null });
+  const j: Tensor = kd.searchsorted(kd.tensor([1, 2, 3]), 2.5, { side: 'left', outInt32: true });
+  const b: Tensor = kd.bucketize(x, kd.tensor([0, 2]), { right: true });
+  const h: Tensor = x.histc(4, 0, 3);
+  const c: Tensor = kd.bincount(kd.tensor([1, 2, 2]), null, 4);
+  const m: Tensor = kd.isin(x, 3, { invert: true });
+  const k = x.kthvalue(2, 0, true);
+  const v: Tensor = k.values;
+  const mo: Tensor = kd.mode(x).indices;
+  const mm = x.aminmax({ dim: 0 });
+  const lo: Tensor = mm.min;
+  const q: Tensor = kd.quantile(x, kd.tensor([0.25, 0.5], { dtype: 'float64' }), 0, false, { interpolation: 'midpoint' });
+  const nq: Tensor = x.nanquantile(0.5);
+  const l: Tensor = x.logcumsumexp(0);
+  const u = x.uniqueConsecutive({ returnCounts: true });
+  use(i, j, b, h, c, m, v, mo, lo, mm.max, q, nq, l, u);
+}
