@@ -4,7 +4,8 @@
 //   positional arguments in PyTorch's order, then optionally one options object naming any
 //   argument:   kd.sum(x, 1, true)   x.sum({dim: 1, keepdim: true})   x.add(y, {alpha: 2})
 // Varargs shapes: when an op's only positional parameter (after self) is int[], the numbers
-// may be spread: kd.zeros(2, 3) == kd.zeros([2, 3]), t.view(2, -1).
+// may be spread: kd.zeros(2, 3) == kd.zeros([2, 3]), t.view(2, -1). Ops marked `varargs` take
+// their last positional Tensor[] spread too: kd.einsum('ij,jk->ik', a, b).
 // Overloads (max() vs max(dim, keepdim)) are tried in order; the first that binds wins.
 // Anything that does not bind is a KindlingTypeError (code KD_INVALID_TYPE) naming the
 // argument, before any native code runs.
@@ -21,6 +22,9 @@ const TYPE_NAMES = {
   'bool': 'a boolean', 'dtype?': 'a dtype string', 'device?': 'a device string', 'str?': 'a string',
   'Tensor[]': 'an array of Tensors', 'float?': 'a number or null', 'bool?': 'a boolean or null', 'str': 'a string',
   'Tensor?[]': 'an array of Tensors or nulls', 'float[]?': 'a number, an array of numbers or null',
+  'int[1]': 'an integer or an array of integers', 'int[1]?': 'an integer, an array of integers or null',
+  'int[2]': 'an integer or an array of integers', 'int[2]?': 'an integer, an array of integers or null',
+  'int[3]': 'an integer or an array of integers', 'int[3]?': 'an integer, an array of integers or null',
 };
 const SIG_TYPES = {
   'Tensor': 'Tensor', 'Tensor?': 'Tensor', 'Tensor|Scalar': 'Tensor|number', 'Scalar': 'number',
@@ -28,6 +32,7 @@ const SIG_TYPES = {
   'int[]?': 'int[]', 'float': 'number', 'bool': 'boolean', 'dtype?': 'dtype', 'device?': 'device',
   'str?': 'string', 'Tensor[]': 'Tensor[]', 'float?': 'number', 'bool?': 'boolean', 'str': 'string',
   'Tensor?[]': '(Tensor|null)[]', 'float[]?': 'number[]',
+  'int[1]': 'int|int[]', 'int[1]?': 'int|int[]', 'int[2]': 'int|int[]', 'int[2]?': 'int|int[]', 'int[3]': 'int|int[]', 'int[3]?': 'int|int[]',
 };
 
 const BAD = Symbol('bad');
@@ -63,6 +68,9 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
       case 'int|int[]': return isInt(v) ? v : intList(v);
       case 'int[]': return intList(v);
       case 'int[]?': return isInt(v) ? [v] : intList(v);
+      case 'int[1]': case 'int[1]?': case 'int[2]': case 'int[2]?': case 'int[3]': case 'int[3]?':
+        // PyTorch's IntArrayRef[N] takes one int for the N-element list (logsumexp(x, 1))
+        return isInt(v) ? new Array(Number(type[4])).fill(v) : intList(v);
       case 'float': case 'float?': return typeof v === 'number' ? v : BAD;
       case 'bool': case 'bool?': return typeof v === 'boolean' ? v : BAD;
       case 'float[]?': {
@@ -116,6 +124,9 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
       byName[a[0]] = i;
     }
     const varargs = positional.length === 1 && o.args[positional[0]][1] === 'int[]';
+    // the last positional Tensor[] of an op marked varargs takes the tensors spread (einsum)
+    const last = positional[positional.length - 1];
+    const tensorVarargs = o.varargs === true && last !== undefined && o.args[last][1] === 'Tensor[]' ? positional.length - 1 : -1;
     const jsName = o.name.split('.')[0];
     const parts = [];
     for (let i = first; i < o.args.length; i++) {
@@ -124,7 +135,7 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
       parts.push(`${a[0]}${a[3] ? '?' : ''}: ${SIG_TYPES[a[1]]}`);
     }
     const sig = parts.join(', ');
-    const m = { first, positional, byName, varargs, jsName, sig };
+    const m = { first, positional, byName, varargs, tensorVarargs, jsName, sig };
     Object.defineProperty(o, key, { value: m, enumerable: false });
     return m;
   }
@@ -140,6 +151,10 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
       const list = new Array(n);
       for (let i = 0; i < n; i++) list[i] = argv[i];
       vals[pos[0]] = list;
+    } else if (m.tensorVarargs >= 0 && n > m.tensorVarargs && argv[m.tensorVarargs] instanceof Tensor) {
+      const k = m.tensorVarargs;
+      for (let i = 0; i < k; i++) vals[pos[i]] = argv[i];
+      vals[pos[k]] = Array.prototype.slice.call(argv, k, n);
     } else {
       if (n > pos.length) {
         return `takes ${pos.length} positional argument${pos.length === 1 ? '' : 's'} but ${n} ${n === 1 ? 'was' : 'were'} given`;

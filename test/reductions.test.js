@@ -73,6 +73,16 @@ describe('reductions: API details', function () {
     assert.deepEqual(values(kd.mean(x(), 0)), [4, 2.5, 2.5]);
   });
 
+  it("logsumexp takes one int for its int[1] dim, as PyTorch's IntArrayRef[1] does", function () {
+    const t = kd.tensor([[0, Math.log(3)], [Math.log(2), Math.log(2)]], { dtype: 'float64' });
+    for (const r of [kd.logsumexp(t, 1), t.logsumexp(1), kd.logsumexp(t, [1]), kd.logsumexp(t, { dim: 1 }), kd.logsumexp(t, -1)]) {
+      assert.deepEqual(r.shape, [2]);
+      assert.ok(Math.abs(values(r)[0] - Math.log(4)) < 1e-12 && Math.abs(values(r)[1] - Math.log(4)) < 1e-12);
+    }
+    assert.deepEqual(kd.logsumexp(t, 0, true).shape, [1, 2]);
+    assert.match(expectKdError(() => kd.logsumexp(t, 1.5), 'KD_INVALID_TYPE').message, /argument 'dim' must be an integer or an array of integers/);
+  });
+
   it('sum with dtype accumulates in that dtype', function () {
     const big = kd.full([100], 100, { dtype: 'uint8' });
     assert.equal(big.sum().dtype, 'int64');

@@ -227,8 +227,8 @@ export interface TensorOpMethods {
   norm(p: string, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { p?: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
   norm(options: { p: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
   /** log(sum(exp(self))) over dim, computed stably. */
-  logsumexp(dim: readonly number[], keepdim?: boolean, options?: { dim?: readonly number[]; keepdim?: boolean }): Tensor;
-  logsumexp(options: { dim: readonly number[]; keepdim?: boolean }): Tensor;
+  logsumexp(dim: number | readonly number[], keepdim?: boolean, options?: { dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
+  logsumexp(options: { dim: number | readonly number[]; keepdim?: boolean }): Tensor;
   /** Whether every element is non-zero (over dim when given); bool result (uint8 for uint8 input). */
   all(dim?: number | readonly number[] | null, keepdim?: boolean, options?: { dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
   all(options: { dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
@@ -972,8 +972,8 @@ export declare function norm(options: { self: Tensor; p?: number | null; dim?: n
 export declare function norm(self: Tensor, p: string, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; p?: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
 export declare function norm(options: { self: Tensor; p: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
 /** log(sum(exp(self))) over dim, computed stably. */
-export declare function logsumexp(self: Tensor, dim: readonly number[], keepdim?: boolean, options?: { self?: Tensor; dim?: readonly number[]; keepdim?: boolean }): Tensor;
-export declare function logsumexp(options: { self: Tensor; dim: readonly number[]; keepdim?: boolean }): Tensor;
+export declare function logsumexp(self: Tensor, dim: number | readonly number[], keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
+export declare function logsumexp(options: { self: Tensor; dim: number | readonly number[]; keepdim?: boolean }): Tensor;
 /** Whether every element is non-zero (over dim when given); bool result (uint8 for uint8 input). */
 export declare function all(self: Tensor, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
 export declare function all(options: { self: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
@@ -1036,6 +1036,7 @@ export declare function linear(input: Tensor, weight: Tensor, bias?: Tensor | nu
 export declare function linear(options: { input: Tensor; weight: Tensor; bias?: Tensor | null }): Tensor;
 /** Einstein summation ('bij,bjk->bik'): diagonals, sums, and pairwise contractions by permute + reshape + bmm. */
 export declare function einsum(equation: string, tensors: readonly Tensor[], options?: { equation?: string; tensors?: readonly Tensor[] }): Tensor;
+export declare function einsum(equation: string, ...tensors: Tensor[]): Tensor;
 export declare function einsum(options: { equation: string; tensors: readonly Tensor[] }): Tensor;
 /** self / other rounded down (Python //); integer division by zero is an error. */
 export declare function floorDivide(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;

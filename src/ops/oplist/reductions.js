@@ -75,7 +75,7 @@ module.exports = [
   R('norm.str', 'Tensor self, str p, int[]? dim, bool keepdim=false, *, dtype? dtype', 'KD_REDUCE_NORM',
     "Frobenius norm over dim for p='fro' ('nuc' is not supported).",
     { backward: { self: 'normBackward(grad, self, 2, result, dim, keepdim)' } }),
-  R('logsumexp', 'Tensor self, int[] dim, bool keepdim=false', 'KD_REDUCE_LOGSUMEXP',
+  R('logsumexp', 'Tensor self, int[1] dim, bool keepdim=false', 'KD_REDUCE_LOGSUMEXP',
     'log(sum(exp(self))) over dim, computed stably.',
     { backward: { self: `${EXPAND} * exp(self - sumBackward(result, self.shape, dim, keepdim))` } }),
   R('all', 'Tensor self, int[]? dim, bool keepdim=false', 'KD_REDUCE_ALL',
