@@ -36,6 +36,7 @@ const SIG_TYPES = {
 };
 
 const BAD = Symbol('bad');
+const INT_DTYPES = new Set(['int8', 'uint8', 'int16', 'int32', 'int64']);
 
 module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
   function isOptions(v) {
@@ -58,13 +59,23 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
     return out;
   }
 
+  // PyTorch's argument parser takes a 0-d integer tensor that does not require grad where an
+  // int is expected (narrow(x, 0, torch.tensor(1), 2)): its value, or BAD. Only when no overload
+  // binds without it (invoke's second pass), so max(x, tensor(1)) stays max(Tensor, Tensor).
+  let intTensors = false;
+  function intTensorValue(v) {
+    if (!intTensors || !(v instanceof Tensor) || v.ndim !== 0 || v.requiresGrad) return BAD;
+    if (!INT_DTYPES.has(v.dtype)) return BAD;
+    return v.item();
+  }
+
   // The native value for v as `type`, or BAD.
   function convert(type, v) {
     switch (type) {
       case 'Tensor': case 'Tensor?': return v instanceof Tensor ? v._h : BAD;
       case 'Tensor|Scalar': return v instanceof Tensor ? v._h : isScalar(v) ? v : BAD;
       case 'Scalar': case 'Scalar?': return isScalar(v) ? v : BAD;
-      case 'int': case 'int?': return isInt(v) ? v : BAD;
+      case 'int': case 'int?': return isInt(v) ? v : intTensorValue(v);
       case 'int|int[]': return isInt(v) ? v : intList(v);
       case 'int[]': return intList(v);
       case 'int[]?': return isInt(v) ? [v] : intList(v);
@@ -214,6 +225,19 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
     return wrapTuple(out, o.names);
   }
 
+  // a 0-d tensor among the arguments (or the values of an options object)
+  function hasScalarTensor(v) {
+    if (v instanceof Tensor) return v.ndim === 0;
+    return isOptions(v) && Object.values(v).some((x) => x instanceof Tensor && x.ndim === 0);
+  }
+
+  function call(o, self, vals, argv) {
+    if (typeof o.fn !== 'function') {
+      throw new KindlingError(`${o.name} is not available in this build of kindling`, 'KD_NOT_SUPPORTED');
+    }
+    return wrap(o, self, o.fn(...vals), argv);
+  }
+
   function invoke(overloads, self, argv) {
     const isMethod = self !== null;
     if (isMethod && !(self instanceof Tensor)) {
@@ -228,10 +252,20 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
         (errors || (errors = [])).push(vals);
         continue;
       }
-      if (typeof o.fn !== 'function') {
-        throw new KindlingError(`${o.name} is not available in this build of kindling`, 'KD_NOT_SUPPORTED');
+      return call(o, self, vals, argv);
+    }
+    if (Array.prototype.some.call(argv, hasScalarTensor)) {
+      for (let k = 0; k < overloads.length; k++) {
+        const o = overloads[k];
+        intTensors = true;
+        let vals;
+        try {
+          vals = bind(o, meta(o, isMethod), self, argv);
+        } finally {
+          intTensors = false;
+        }
+        if (typeof vals !== 'string') return call(o, self, vals, argv);
       }
-      return wrap(o, self, o.fn(...vals), argv);
     }
     const m0 = meta(overloads[0], isMethod);
     const name = (isMethod ? 'Tensor.' : '') + m0.jsName;

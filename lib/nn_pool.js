@@ -1,6 +1,8 @@
 // nn_pool.js - kd.nn.functional.maxPool2d's `returnIndices`: PyTorch returns the values, or a
 // (values, indices) tuple when returnIndices is true. The op list declares both forms as ops
-// (maxPool2d, maxPool2dWithIndices, same schema); this picks one by the flag.
+// (maxPool2d, maxPool2dWithIndices, same schema); this picks one by the flag. And
+// adaptiveAvgPool2d's outputSize may hold null for "the input's size", as PyTorch's
+// _list_with_default does before calling the op.
 'use strict';
 
 module.exports = function installPool(kd) {
@@ -23,5 +25,18 @@ module.exports = function installPool(kd) {
       return v;
     }
     return values(...args);
+  };
+
+  const adaptiveAvg = F.adaptiveAvgPool2d;
+  F.adaptiveAvgPool2d = function adaptiveAvgPool2d(...args) {
+    const opts = isOptions(args[args.length - 1]) ? args[args.length - 1] : null;
+    const input = args[0] instanceof kd.Tensor ? args[0] : opts && opts.input;
+    const inOpts = opts && opts.outputSize !== undefined;
+    const size = inOpts ? opts.outputSize : args[1];
+    if (!(input instanceof kd.Tensor) || !Array.isArray(size) || !size.some((v) => v === null)) return adaptiveAvg(...args);
+    const shape = input.shape;
+    const filled = size.map((v, i) => (v === null ? shape[shape.length - size.length + i] : v));
+    if (inOpts) return adaptiveAvg(...args.slice(0, -1), { ...opts, outputSize: filled });
+    return adaptiveAvg(args[0], filled, ...args.slice(2));
   };
 };

@@ -24,6 +24,30 @@ function data(n, seed = 1) {
 const T = (vals, shape, dtype = 'float32') => kd.tensor(vals, { dtype }).reshape(shape);
 
 describe('nn: call forms and API details', function () {
+  it("pad 'circular' wraps around (negative pads crop), on every dtype, with the gradient summed back", function () {
+    const x = kd.arange(6, { dtype: 'float64' }).reshape([1, 2, 3]).requiresGrad_(true);
+    const y = kd.nn.functional.pad(x, [2, 1], 'circular');
+    assert.deepEqual(y.shape, [1, 2, 6]);
+    assert.deepEqual(values(y), [1, 2, 0, 1, 2, 0, 4, 5, 3, 4, 5, 3]);
+    y.backward(kd.onesLike(y));
+    assert.deepEqual(values(x.grad), [2, 2, 2, 2, 2, 2]);
+    assert.deepEqual(values(kd.nn.functional.pad(x.detach(), [-1, 1], 'circular')), [1, 2, 1, 4, 5, 4]); // cropped, then wrapped
+    const b = kd.tensor([[[true, false]]]);
+    assert.deepEqual(values(kd.nn.functional.pad(b, [1, 1], 'circular')), [false, true, false, true]);
+    const img = kd.arange(4).reshape([1, 1, 2, 2]);
+    assert.deepEqual(values(kd.nn.functional.pad(img, [1, 0, 0, 1], 'circular')), [1, 0, 1, 3, 2, 3, 1, 0, 1]);
+    assert.match(expectKdError(() => kd.nn.functional.pad(x, [4, 0], 'circular'), 'KD_INVALID_ARGUMENT').message,
+      /wrapping around more than once/);
+  });
+
+  it('adaptiveAvgPool2d takes null in outputSize for the input size, as PyTorch', function () {
+    const x = kd.arange(24, { dtype: 'float32' }).reshape([1, 2, 3, 4]);
+    const y = kd.nn.functional.adaptiveAvgPool2d(x, [null, 2]);
+    assert.deepEqual(y.shape, [1, 2, 3, 2]);
+    assert.deepEqual(values(y).slice(0, 2), [0.5, 2.5]);
+    assert.deepEqual(kd.nn.functional.adaptiveAvgPool2d(x, { outputSize: [1, null] }).shape, [1, 2, 1, 4]);
+  });
+
   it('softmax is kd.softmax, Tensor#softmax and kd.nn.functional.softmax', function () {
     const x = T([1, 2, 3, 4, 5, 6], [2, 3]);
     const a = values(kd.softmax(x, 1));

@@ -10,7 +10,7 @@ const { kd, assert, fixture, runOpCase, values, expectKdError, buildArg, callOp,
 // values/indices as runOpCase expects of tuples.
 const TUPLE_NAMES = { varMean: ['var', 'mean'], stdMean: ['std', 'mean'] };
 function runCase(c) {
-  const names = TUPLE_NAMES[c.op];
+  const names = TUPLE_NAMES[c.op.split('.')[0]];
   if (!names || c.error) return runOpCase(c);
   const args = c.args.map(buildArg);
   const terms = reductionLength(c, args);
@@ -34,6 +34,30 @@ describe('reductions (PyTorch fixtures)', function () {
 });
 
 describe('reductions: API details', function () {
+  it("max/min of two tensors are PyTorch's max(Tensor, Tensor) overloads: maximum/minimum, with their gradients", function () {
+    const a = kd.tensor([1, 5, 3, -2], { requiresGrad: true });
+    const b = kd.tensor([4, 2, 3, -1], { requiresGrad: true });
+    assert.deepEqual(values(kd.max(a, b)), [4, 5, 3, -1]);
+    assert.deepEqual(values(a.min(b)), [1, 2, 3, -2]);
+    assert.deepEqual(values(kd.max(a, kd.tensor(0))), [1, 5, 3, 0]); // broadcasting
+    kd.max(a, b).sum().backward();
+    assert.deepEqual(values(a.grad), [0, 1, 0.5, 0]); // ties share the gradient, as maximum
+    assert.deepEqual(values(b.grad), [1, 0, 0.5, 1]);
+    assert.equal(kd.max(a).item(), 5); // the other overloads still bind
+    assert.deepEqual(values(kd.max(a, 0).values), [5]);
+  });
+
+  it('varMean/stdMean(x, unbiased) are the whole-tensor overloads, as var(x, unbiased)', function () {
+    const x = kd.tensor([1, 2, 3, 6], { dtype: 'float64', requiresGrad: true });
+    const [v, m] = kd.varMean(x, false);
+    assert.equal(v.item(), 3.5);
+    assert.equal(m.item(), 3);
+    assert.ok(Math.abs(x.stdMean(true)[0].item() - Math.sqrt(14 / 3)) < 1e-12);
+    v.add(m).backward();
+    // d var / dx = 2 (x - mean) / n, d mean / dx = 1 / n
+    assert.deepEqual(values(x.grad), [-1 + 0.25, -0.5 + 0.25, 0.25, 1.5 + 0.25]);
+  });
+
   const x = () => kd.tensor([[1, 5, 2], [7, 0, 3]], { dtype: 'float32' });
 
   it('max/min with a dim return an array with .values and .indices', function () {

@@ -453,6 +453,37 @@ function genDocs() {
   }
   s += '\nPyTorch 1.13 autocast ops kindling does not have yet (their policies wait in `src/ops/autocast_policy.js`): ' +
     AUTOCAST_DEVS.map((d) => `${d}: ${autocastMissing[d].join(', ')}`).join('; ') + '.\n';
+  return s + opinfoDocs();
+}
+
+// The section on PyTorch's OpInfo database, from tools/opinfo/coverage.json (written by
+// tools/opinfo/generate.py): the OpInfos kindling does not cover, grouped, with the reason.
+function opinfoDocs() {
+  const file = path.join(root, 'tools', 'opinfo', 'coverage.json');
+  if (!fs.existsSync(file)) return '';
+  const cov = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const missing = cov.entries.filter((e) => e.missing);
+  const covered = cov.entries.length - missing.length;
+  let s = '\n## PyTorch OpInfos kindling does not cover\n\n' +
+    `PyTorch ${cov.torch}'s own test database (OpInfo, \`op_db\`) has ${cov.total} entries. ${covered} of them are ` +
+    'recorded by `tools/opinfo/generate.py` and replayed on kindling by `test/opinfo.test.js` ' +
+    '(`npm run opinfo:report` prints the pass rates). These ' + `${missing.length} are not, by group and reason ` +
+    '(from `tools/opinfo/coverage.json`):\n';
+  const groups = new Map();
+  for (const e of missing) {
+    if (!groups.has(e.group)) groups.set(e.group, new Map());
+    const reason = /^kindling has no /.test(e.missing) ? 'not in kindling yet' : e.missing;
+    const by = groups.get(e.group);
+    if (!by.has(reason)) by.set(reason, []);
+    by.get(reason).push(e.opinfo);
+  }
+  for (const [group, by] of [...groups].sort((a, b) => a[0].localeCompare(b[0]))) {
+    const n = [...by.values()].reduce((k, l) => k + l.length, 0);
+    s += `\n### ${group} (${n})\n\n`;
+    for (const [reason, names] of [...by].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]))) {
+      s += `- ${reason}: ${names.map((x) => `\`${x}\``).join(', ')}\n`;
+    }
+  }
   return s;
 }
 

@@ -300,7 +300,7 @@ def write_fixture(key, target, samples):
     for k in ('compare', 'compareInts', 'note', 'random', 'cloneSelf'):
         if target.get(k):
             doc[k] = target[k]
-    data = json.dumps(doc, separators=(',', ':'), sort_keys=True).encode()
+    data = json.dumps(doc, separators=(',', ':')).encode()  # kwargs keep their order (gradients follow it)
     with open(os.path.join(OUT, key + '.json.gz'), 'wb') as f:
         f.write(gzip.compress(data, 9, mtime=0))
 

@@ -69,6 +69,13 @@ module.exports = [
     { returns: '(Tensor var, Tensor mean)', backward: { self: `${VARGRAD} + meanBackward(grad1, self.shape, dim, keepdim)` } }),
   R('stdMean', VARARGS, 'KD_REDUCE_STD_MEAN', 'Standard deviation and mean over dim, as (std, mean).',
     { returns: '(Tensor std, Tensor mean)', backward: { self: `${STDGRAD} + meanBackward(grad1, self.shape, dim, keepdim)` } }),
+  R('varMean.unbiased', 'Tensor self, bool unbiased', 'KD_REDUCE_VAR_MEAN', 'Variance and mean of all elements, as (var, mean).',
+    { returns: '(Tensor var, Tensor mean)',
+      backward: { self: 'varBackward(grad, self, null, unbiased, false) + meanBackward(grad1, self.shape, null, false)' } }),
+  R('stdMean.unbiased', 'Tensor self, bool unbiased', 'KD_REDUCE_STD_MEAN', 'Standard deviation and mean of all elements, as (std, mean).',
+    { returns: '(Tensor std, Tensor mean)',
+      backward: { self: 'varBackward(where(result == 0, 0, grad / (result * 2)), self, null, unbiased, false) + ' +
+        'meanBackward(grad1, self.shape, null, false)' } }),
   R('norm', 'Tensor self, float? p=2, int[]? dim, bool keepdim=false, *, dtype? dtype', 'KD_REDUCE_NORM',
     'Vector p-norm over dim (all elements when omitted): p any number, Infinity or -Infinity.',
     { backward: { self: 'normBackward(grad, self, p, result, dim, keepdim)' } }),
