@@ -24,6 +24,23 @@ function data(n, seed = 1) {
 const T = (vals, shape, dtype = 'float32') => kd.tensor(vals, { dtype }).reshape(shape);
 
 describe('nn: call forms and API details', function () {
+  it("interpolate mode 'area' is adaptive average pooling to the output size (1-d, 2-d, 3-d), with gradients", function () {
+    const F = kd.nn.functional;
+    const x1 = kd.tensor([[[1, 2, 3, 4, 5, 6]]], { dtype: 'float64', requiresGrad: true });
+    const y1 = F.interpolate(x1, [3], null, 'area');
+    assert.deepEqual(values(y1), [1.5, 3.5, 5.5]);
+    y1.sum().backward();
+    assert.deepEqual(values(x1.grad), [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]);
+    assert.deepEqual(values(F.interpolate(x1.detach(), { scaleFactor: 0.5, mode: 'area' })), [1.5, 3.5, 5.5]); // floor(6 * 0.5)
+    const x2 = kd.arange(16, { dtype: 'float32' }).reshape([1, 1, 4, 4]);
+    assert.deepEqual(values(F.interpolate(x2, { size: 2, mode: 'area' })), [2.5, 4.5, 10.5, 12.5]);
+    const x3 = kd.arange(8, { dtype: 'float64' }).reshape([1, 1, 2, 2, 2]);
+    assert.deepEqual(values(F.interpolate(x3, [1, 1, 1], null, 'area')), [3.5]);
+    assert.deepEqual(F.interpolate(x3, { scaleFactor: [1, 1.5, 1], mode: 'area' }).shape, [1, 1, 2, 3, 2]);
+    expectKdError(() => F.interpolate(x2, { size: 2, mode: 'area', alignCorners: true }), 'KD_INVALID_ARGUMENT');
+    expectKdError(() => F.interpolate(x2, { mode: 'area' }), 'KD_INVALID_ARGUMENT');
+  });
+
   it("pad 'circular' wraps around (negative pads crop), on every dtype, with the gradient summed back", function () {
     const x = kd.arange(6, { dtype: 'float64' }).reshape([1, 2, 3]).requiresGrad_(true);
     const y = kd.nn.functional.pad(x, [2, 1], 'circular');
