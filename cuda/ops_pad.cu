@@ -75,7 +75,8 @@ static kd_cuda_status kd_cu_pad(int device, kd_cuda_op *o) {
   kd_cu_pad_p p;
   p.k = (int)o->i[1];
   p.mode = (int)o->i[2];
-  if (p.k < 1 || p.k > 3 || !o->data[0] || o->numel < 0) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "pad: bad arguments");
+  /* an empty output (or input, backward) has no buffer: checked below once there is work */
+  if (p.k < 1 || p.k > 3 || o->numel < 0) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "pad: bad arguments");
   const int64_t outer = o->i[4];
   int64_t in_numel = outer;
   for (int d = 0; d < 3; d++) p.in[d] = p.out[d] = p.cut[d] = 1, p.lo[d] = p.crop[d] = 0;
@@ -94,6 +95,7 @@ static kd_cuda_status kd_cu_pad(int device, kd_cuda_op *o) {
   const void *src = kd_cu_addr<const void>(o->i[0]);
   if (o->code == 0) {
     if (o->numel == 0) return KD_CUDA_OK;
+    if (!o->data[0] || !src) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "pad: bad arguments");
     switch (o->i[3]) {
       case 1: return kd_cu_pad_fwd_t<uint8_t>(device, o->data[0], src, o->numel, p);
       case 2: return kd_cu_pad_fwd_t<uint16_t>(device, o->data[0], src, o->numel, p);
@@ -103,6 +105,7 @@ static kd_cuda_status kd_cu_pad(int device, kd_cuda_op *o) {
     }
   }
   if (in_numel == 0) return KD_CUDA_OK;
+  if (!o->data[0] || (o->numel > 0 && !src)) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "pad: bad arguments");
   return o->i[3] ? kd_cu_pad_bwd_t<double>(device, o->data[0], src, o->numel, in_numel, p)
                  : kd_cu_pad_bwd_t<float>(device, o->data[0], src, o->numel, in_numel, p);
 }
