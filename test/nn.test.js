@@ -24,6 +24,16 @@ function data(n, seed = 1) {
 const T = (vals, shape, dtype = 'float32') => kd.tensor(vals, { dtype }).reshape(shape);
 
 describe('nn: call forms and API details', function () {
+  it('batchNorm of an empty 1-d input is its (empty) clone, as PyTorch, in training too', function () {
+    const x = kd.zeros([0], { requiresGrad: true });
+    for (const training of [true, false]) {
+      const y = kd.nn.functional.batchNorm(x, kd.zeros([0]), kd.zeros([0]), null, null, training);
+      assert.deepEqual(y.shape, [0]);
+      assert.notEqual(y, x);
+    }
+    expectKdError(() => kd.nn.functional.batchNorm(kd.ones([3]), kd.zeros([3]), kd.ones([3])), 'KD_INDEX_OUT_OF_RANGE');
+  });
+
   it("interpolate mode 'area' is adaptive average pooling to the output size (1-d, 2-d, 3-d), with gradients", function () {
     const F = kd.nn.functional;
     const x1 = kd.tensor([[[1, 2, 3, 4, 5, 6]]], { dtype: 'float64', requiresGrad: true });
