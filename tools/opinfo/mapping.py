@@ -325,6 +325,8 @@ def resolve(key, op, functions, methods):
 
 def kindling_call(key, target, sample):
     """Call(args, kwargs) for kindling (camelCase kwarg names; the input first)."""
+    if 'out' in sample.kwargs:
+        raise Unsupported('out= argument (kindling has no out= tensors)')
     call = MAP.get(key, {}).get('call', default_call)
     args, kwargs = call(sample)
     return Call(args, {camel(k): v for k, v in kwargs.items()})
