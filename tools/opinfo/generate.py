@@ -185,6 +185,12 @@ def run_torch(op, sample):
     return op(sample.input, *sample.args, **sample.kwargs)
 
 
+def skip(stats, reason):
+    """Counts a sample left out, by reason; None."""
+    stats['skipped'][reason] = stats['skipped'].get(reason, 0) + 1
+    return None
+
+
 def record_sample(op, key, target, sample, dtype, want_grad, stats):
     """The JSON record of one sample, or None (skipped; the reason is counted in stats)."""
     budget = [0]
@@ -194,18 +200,15 @@ def record_sample(op, key, target, sample, dtype, want_grad, stats):
         if call.kwargs:
             rec['kwargs'] = enc(call.kwargs, budget)
     except Unsupported as e:
-        stats['skipped'][str(e)] = stats['skipped'].get(str(e), 0) + 1
-        return None
+        return skip(stats, str(e))
     except TooBig:
-        stats['skipped']['too large'] = stats['skipped'].get('too large', 0) + 1
-        return None
+        return skip(stats, 'too large')
     try:
         with torch.no_grad():
             result = run_torch(op, sample)
     except Exception as e:  # PyTorch rejects it: kindling must too
         if "descriptor '" in str(e) or isinstance(e, AttributeError):  # Python artefacts of the reflected operators
-            stats['skipped']['a Python-only error'] = stats['skipped'].get('a Python-only error', 0) + 1
-            return None
+            return skip(stats, 'a Python-only error')
         rec['error'] = {'type': type(e).__name__, 'message': str(e).split('\n')[0][:300]}
         return rec
     if target.get('random'):  # only shapes and dtypes are compared: keep the bytes deterministic
@@ -213,11 +216,9 @@ def record_sample(op, key, target, sample, dtype, want_grad, stats):
     try:
         rec['out'] = enc_out(result, budget)
     except Unsupported as e:
-        stats['skipped'][str(e)] = stats['skipped'].get(str(e), 0) + 1
-        return None
+        return skip(stats, str(e))
     except TooBig:
-        stats['skipped']['too large'] = stats['skipped'].get('too large', 0) + 1
-        return None
+        return skip(stats, 'too large')
     if want_grad and is_identity(sample.output_process_fn_grad):
         try:
             grads = record_grads(op, sample, call, key, dtype, budget)
@@ -277,8 +278,7 @@ def generate_op(op, key, target):
         kept = 0
         for sample in drawn:
             if kept >= MAX_SAMPLES_PER_DTYPE:
-                stats['skipped']['past %d samples' % MAX_SAMPLES_PER_DTYPE] = \
-                    stats['skipped'].get('past %d samples' % MAX_SAMPLES_PER_DTYPE, 0) + 1
+                skip(stats, 'past %d samples' % MAX_SAMPLES_PER_DTYPE)
                 continue
             rec = record_sample(op, key, target, sample, dtype, want_grad, stats)
             if rec is None:

@@ -76,11 +76,6 @@ def reverse_binary(js, copies_other=False):
     return {'js': js, 'call': call, 'note': 'the reflected operator %s(other, input)' % js}
 
 
-def varargs_list(s):
-    """Ops taking a list of tensors in PyTorch (cat, stack, meshgrid): the list is the first arg."""
-    return [s.input, *s.args], s.kwargs
-
-
 def no_memory_format(s):
     kw = dict(s.kwargs)
     if kw.pop('memory_format', torch.preserve_format) not in (torch.preserve_format, torch.contiguous_format):
@@ -125,14 +120,9 @@ MAP = {
     'round.decimals_neg_3': {'js': 'round'},
     'split.list_args': {'js': 'split'},
     'split_with_sizes': {'js': 'split', 'note': 'split_with_sizes is split with a list of sizes'},
-    'meshgrid.variadic_tensors': {'js': 'meshgrid'},
-    'meshgrid.list_of_tensors': {'js': 'meshgrid', 'call': varargs_list},
-    'cat': {'call': varargs_list},
-    'stack': {'call': varargs_list},
-    'hstack': {'call': varargs_list},
-    'vstack': {'call': varargs_list},
-    'dstack': {'call': varargs_list},
-    'column_stack': {'call': varargs_list},
+    # a list input (cat, stack, hstack, ...) is the first argument, as a JS array, by default
+    'meshgrid.variadic_tensors': {'js': 'meshgrid', 'note': 'kd.meshgrid(a, b): the op list marks it varargs'},
+    'meshgrid.list_of_tensors': {'js': 'meshgrid'},
     'block_diag': {'js': 'blockDiag'},
     'cartesian_prod': {'js': 'cartesianProd'},
     'broadcast_tensors': {'js': 'broadcastTensors'},
