@@ -223,7 +223,7 @@ function runSample(doc, s, device = 'cpu') {
     terms = 1;
   }
   const ints = s.dtype !== 'float32' && s.dtype !== 'float64';
-  const compare = doc.random ? 'shape' : (ints && doc.compareInts) || doc.compare || 'values';
+  const compare = doc.random ? 'shape' : s.compare || (ints && doc.compareInts) || doc.compare || 'values';
   res.forward = outputMismatch(r, s.out, 'output', { terms, compare });
   if (wantGrad) res.grad = res.forward ? 'forward differs' : gradMismatch(doc, s, r, leaves, device, terms);
   return res;

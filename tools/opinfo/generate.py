@@ -59,7 +59,7 @@ FLOATS = (torch.float32, torch.float64)
 
 # Size limits that keep the committed fixtures small (samples past them are counted as skipped).
 MAX_SAMPLE_NUMEL = 3000      # elements of all the inputs and outputs of one sample
-MAX_SAMPLES_PER_DTYPE = 24   # samples of one OpInfo for one dtype (the first ones are kept)
+MAX_SAMPLES_PER_DTYPE = 40   # samples of one OpInfo for one dtype (the first ones are kept)
 
 
 def kindling_api():
@@ -197,6 +197,9 @@ def record_sample(op, key, target, sample, dtype, want_grad, stats):
     try:
         call = mapping.kindling_call(key, target, sample)
         rec = {'args': enc(call.args, budget)}
+        compare = mapping.MAP.get(key, {}).get('compareSample', lambda s: None)(sample)
+        if compare:
+            rec['compare'] = compare
         if call.kwargs:
             rec['kwargs'] = enc(call.kwargs, budget)
     except Unsupported as e:

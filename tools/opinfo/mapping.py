@@ -13,6 +13,7 @@ Entry fields (all optional):
             Unsupported(reason) for a sample kindling cannot express
   cloneSelf True: an in-place method applied to a clone of the input (the OpInfo's own lambda)
   compareInts  compare for integer and bool samples (where ties make indices ambiguous)
+  compareSample  fn(sample) -> a compare mode for that sample, or None for the OpInfo's
   compare   how outputs are compared: 'values' (default), 'shape' (random ops: shape and dtype
             only), 'abs' (sign-ambiguous factors: absolute values), or a list of the output
             indices to compare
@@ -219,6 +220,8 @@ MAP = {
     'qr': {'compare': 'abs'},
     'linalg.eigh': {'compare': 'abs'},
     'linalg.lstsq': {'compare': [0], 'note': 'solution only (residuals/rank/singular values depend on the driver)'},
+    'unique': {'compareSample': lambda s: 'shape' if s.kwargs.get('sorted') is False else None,
+               'note': 'sorted=False: the order is unspecified (PyTorch returns hash order): shapes only'},
     # ops whose integer samples have ties: which of equal values' indices is returned is unspecified
     'sort': {'compareInts': [0], 'note': 'integer samples: values only (ties)'},
     'argsort': {'compareInts': 'shape', 'note': 'integer samples: shape only (ties)'},
