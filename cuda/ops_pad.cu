@@ -1,4 +1,4 @@
-/* ops_pad.cu - CUDA kernels of pad ('reflect', 'replicate') / padBackward (src/cpu/pad.c) and
+/* ops_pad.cu - CUDA kernels of pad ('reflect', 'replicate', 'circular') / padBackward (src/cpu/pad.c) and
  * interpolate ('nearest', 'linear', 'bilinear') / interpolateBackward (src/cpu/interpolate.c).
  * The CPU kernels check, make the tensors contiguous in the compute dtype and allocate; constant
  * padding is a fill plus a window copy there (the CUDA fill_/copy_), so only the index-mapped
@@ -13,15 +13,20 @@
 
 /* ---- pad ---- */
 struct kd_cu_pad_p {
-  int k, reflect;
+  int k, mode; /* 0 reflect, 1 replicate, 2 circular (src/cpu/pad.c) */
   int64_t in[3], out[3], lo[3]; /* padded dims padded to 3 with leading size-1 dims */
+  int64_t cut[3], crop[3];      /* circular: the size left after negative pads, and its start */
 };
 
-__device__ __forceinline__ int64_t kd_cu_pad_src(int64_t o, int64_t lo, int64_t in, bool reflect) {
+__device__ __forceinline__ int64_t kd_cu_pad_src(int64_t o, int64_t lo, int64_t in, int mode, int64_t cut,
+                                                 int64_t crop) {
   int64_t i = o - lo;
-  if (reflect) {
+  if (mode == 0) {
     if (i < 0) i = -i;
     if (i >= in) i = 2 * (in - 1) - i;
+  } else if (mode == 2) { /* negative pads crop first, then what is left wraps */
+    i = o - (lo > 0 ? lo : 0);
+    i = ((i % cut) + cut) % cut + crop;
   } else {
     if (i < 0) i = 0;
     if (i >= in) i = in - 1;
@@ -33,9 +38,9 @@ __device__ __forceinline__ int64_t kd_cu_pad_src(int64_t o, int64_t lo, int64_t 
 __device__ __forceinline__ int64_t kd_cu_pad_map(const kd_cu_pad_p &p, int64_t e) {
   const int64_t c = e % p.out[2], b = (e / p.out[2]) % p.out[1], a = (e / (p.out[2] * p.out[1])) % p.out[0];
   const int64_t r = e / (p.out[2] * p.out[1] * p.out[0]);
-  const bool rf = p.reflect != 0;
-  const int64_t sa = kd_cu_pad_src(a, p.lo[0], p.in[0], rf), sb = kd_cu_pad_src(b, p.lo[1], p.in[1], rf),
-                sc = kd_cu_pad_src(c, p.lo[2], p.in[2], rf);
+  const int64_t sa = kd_cu_pad_src(a, p.lo[0], p.in[0], p.mode, p.cut[0], p.crop[0]),
+                sb = kd_cu_pad_src(b, p.lo[1], p.in[1], p.mode, p.cut[1], p.crop[1]),
+                sc = kd_cu_pad_src(c, p.lo[2], p.in[2], p.mode, p.cut[2], p.crop[2]);
   return ((r * p.in[0] + sa) * p.in[1] + sb) * p.in[2] + sc;
 }
 
@@ -69,21 +74,28 @@ static kd_cuda_status kd_cu_pad_bwd_t(int device, void *dst, const void *src, in
 static kd_cuda_status kd_cu_pad(int device, kd_cuda_op *o) {
   kd_cu_pad_p p;
   p.k = (int)o->i[1];
-  p.reflect = o->i[2] == 0;
-  if (p.k < 1 || p.k > 3 || !o->data[0] || o->numel < 0) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "pad: bad arguments");
+  p.mode = (int)o->i[2];
+  /* an empty output (or input, backward) has no buffer: checked below once there is work */
+  if (p.k < 1 || p.k > 3 || o->numel < 0) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "pad: bad arguments");
   const int64_t outer = o->i[4];
   int64_t in_numel = outer;
-  for (int d = 0; d < 3; d++) p.in[d] = p.out[d] = 1, p.lo[d] = 0;
+  for (int d = 0; d < 3; d++) p.in[d] = p.out[d] = p.cut[d] = 1, p.lo[d] = p.crop[d] = 0;
   for (int d = 0; d < p.k; d++) {
     const int j = 3 - p.k + d;
     p.in[j] = (int64_t)o->d[d];
     p.out[j] = (int64_t)o->d[3 + d];
     p.lo[j] = (int64_t)o->d[6 + d];
+    if (p.mode == 2) {
+      p.cut[j] = o->i[5 + d];
+      p.crop[j] = (int64_t)o->d[9 + d];
+      if (p.cut[j] <= 0 && p.out[j] > 0) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "pad: bad arguments");
+    }
     in_numel *= p.in[j];
   }
   const void *src = kd_cu_addr<const void>(o->i[0]);
   if (o->code == 0) {
     if (o->numel == 0) return KD_CUDA_OK;
+    if (!o->data[0] || !src) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "pad: bad arguments");
     switch (o->i[3]) {
       case 1: return kd_cu_pad_fwd_t<uint8_t>(device, o->data[0], src, o->numel, p);
       case 2: return kd_cu_pad_fwd_t<uint16_t>(device, o->data[0], src, o->numel, p);
@@ -93,6 +105,7 @@ static kd_cuda_status kd_cu_pad(int device, kd_cuda_op *o) {
     }
   }
   if (in_numel == 0) return KD_CUDA_OK;
+  if (!o->data[0] || (o->numel > 0 && !src)) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "pad: bad arguments");
   return o->i[3] ? kd_cu_pad_bwd_t<double>(device, o->data[0], src, o->numel, in_numel, p)
                  : kd_cu_pad_bwd_t<float>(device, o->data[0], src, o->numel, in_numel, p);
 }

@@ -4,7 +4,8 @@
 //   positional arguments in PyTorch's order, then optionally one options object naming any
 //   argument:   kd.sum(x, 1, true)   x.sum({dim: 1, keepdim: true})   x.add(y, {alpha: 2})
 // Varargs shapes: when an op's only positional parameter (after self) is int[], the numbers
-// may be spread: kd.zeros(2, 3) == kd.zeros([2, 3]), t.view(2, -1).
+// may be spread: kd.zeros(2, 3) == kd.zeros([2, 3]), t.view(2, -1). Ops marked `varargs` take
+// their last positional Tensor[] spread too: kd.einsum('ij,jk->ik', a, b).
 // Overloads (max() vs max(dim, keepdim)) are tried in order; the first that binds wins.
 // Anything that does not bind is a KindlingTypeError (code KD_INVALID_TYPE) naming the
 // argument, before any native code runs.
@@ -21,6 +22,9 @@ const TYPE_NAMES = {
   'bool': 'a boolean', 'dtype?': 'a dtype string', 'device?': 'a device string', 'str?': 'a string',
   'Tensor[]': 'an array of Tensors', 'float?': 'a number or null', 'bool?': 'a boolean or null', 'str': 'a string',
   'Tensor?[]': 'an array of Tensors or nulls', 'float[]?': 'a number, an array of numbers or null',
+  'int[1]': 'an integer or an array of integers', 'int[1]?': 'an integer, an array of integers or null',
+  'int[2]': 'an integer or an array of integers', 'int[2]?': 'an integer, an array of integers or null',
+  'int[3]': 'an integer or an array of integers', 'int[3]?': 'an integer, an array of integers or null',
 };
 const SIG_TYPES = {
   'Tensor': 'Tensor', 'Tensor?': 'Tensor', 'Tensor|Scalar': 'Tensor|number', 'Scalar': 'number',
@@ -28,9 +32,11 @@ const SIG_TYPES = {
   'int[]?': 'int[]', 'float': 'number', 'bool': 'boolean', 'dtype?': 'dtype', 'device?': 'device',
   'str?': 'string', 'Tensor[]': 'Tensor[]', 'float?': 'number', 'bool?': 'boolean', 'str': 'string',
   'Tensor?[]': '(Tensor|null)[]', 'float[]?': 'number[]',
+  'int[1]': 'int|int[]', 'int[1]?': 'int|int[]', 'int[2]': 'int|int[]', 'int[2]?': 'int|int[]', 'int[3]': 'int|int[]', 'int[3]?': 'int|int[]',
 };
 
 const BAD = Symbol('bad');
+const INT_DTYPES = new Set(['int8', 'uint8', 'int16', 'int32', 'int64']);
 
 module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
   function isOptions(v) {
@@ -53,16 +59,29 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
     return out;
   }
 
+  // PyTorch's argument parser takes a 0-d integer tensor that does not require grad where an
+  // int is expected (narrow(x, 0, torch.tensor(1), 2)): its value, or BAD. Only when no overload
+  // binds without it (invoke's second pass), so max(x, tensor(1)) stays max(Tensor, Tensor).
+  let intTensors = false;
+  function intTensorValue(v) {
+    if (!intTensors || !(v instanceof Tensor) || v.ndim !== 0 || v.requiresGrad) return BAD;
+    if (!INT_DTYPES.has(v.dtype)) return BAD;
+    return v.item();
+  }
+
   // The native value for v as `type`, or BAD.
   function convert(type, v) {
     switch (type) {
       case 'Tensor': case 'Tensor?': return v instanceof Tensor ? v._h : BAD;
       case 'Tensor|Scalar': return v instanceof Tensor ? v._h : isScalar(v) ? v : BAD;
       case 'Scalar': case 'Scalar?': return isScalar(v) ? v : BAD;
-      case 'int': case 'int?': return isInt(v) ? v : BAD;
+      case 'int': case 'int?': return isInt(v) ? v : intTensorValue(v);
       case 'int|int[]': return isInt(v) ? v : intList(v);
       case 'int[]': return intList(v);
       case 'int[]?': return isInt(v) ? [v] : intList(v);
+      case 'int[1]': case 'int[1]?': case 'int[2]': case 'int[2]?': case 'int[3]': case 'int[3]?':
+        // PyTorch's IntArrayRef[N] takes one int for the N-element list (logsumexp(x, 1))
+        return isInt(v) ? new Array(Number(type[4])).fill(v) : intList(v);
       case 'float': case 'float?': return typeof v === 'number' ? v : BAD;
       case 'bool': case 'bool?': return typeof v === 'boolean' ? v : BAD;
       case 'float[]?': {
@@ -116,6 +135,9 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
       byName[a[0]] = i;
     }
     const varargs = positional.length === 1 && o.args[positional[0]][1] === 'int[]';
+    // the last positional Tensor[] of an op marked varargs takes the tensors spread (einsum)
+    const last = positional[positional.length - 1];
+    const tensorVarargs = o.varargs === true && last !== undefined && o.args[last][1] === 'Tensor[]' ? positional.length - 1 : -1;
     const jsName = o.name.split('.')[0];
     const parts = [];
     for (let i = first; i < o.args.length; i++) {
@@ -124,7 +146,7 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
       parts.push(`${a[0]}${a[3] ? '?' : ''}: ${SIG_TYPES[a[1]]}`);
     }
     const sig = parts.join(', ');
-    const m = { first, positional, byName, varargs, jsName, sig };
+    const m = { first, positional, byName, varargs, tensorVarargs, jsName, sig };
     Object.defineProperty(o, key, { value: m, enumerable: false });
     return m;
   }
@@ -140,6 +162,10 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
       const list = new Array(n);
       for (let i = 0; i < n; i++) list[i] = argv[i];
       vals[pos[0]] = list;
+    } else if (m.tensorVarargs >= 0 && n > m.tensorVarargs && argv[m.tensorVarargs] instanceof Tensor) {
+      const k = m.tensorVarargs;
+      for (let i = 0; i < k; i++) vals[pos[i]] = argv[i];
+      vals[pos[k]] = Array.prototype.slice.call(argv, k, n);
     } else {
       if (n > pos.length) {
         return `takes ${pos.length} positional argument${pos.length === 1 ? '' : 's'} but ${n} ${n === 1 ? 'was' : 'were'} given`;
@@ -199,6 +225,19 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
     return wrapTuple(out, o.names);
   }
 
+  // a 0-d tensor among the arguments (or the values of an options object)
+  function hasScalarTensor(v) {
+    if (v instanceof Tensor) return v.ndim === 0;
+    return isOptions(v) && Object.values(v).some((x) => x instanceof Tensor && x.ndim === 0);
+  }
+
+  function call(o, self, vals, argv) {
+    if (typeof o.fn !== 'function') {
+      throw new KindlingError(`${o.name} is not available in this build of kindling`, 'KD_NOT_SUPPORTED');
+    }
+    return wrap(o, self, o.fn(...vals), argv);
+  }
+
   function invoke(overloads, self, argv) {
     const isMethod = self !== null;
     if (isMethod && !(self instanceof Tensor)) {
@@ -213,10 +252,20 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
         (errors || (errors = [])).push(vals);
         continue;
       }
-      if (typeof o.fn !== 'function') {
-        throw new KindlingError(`${o.name} is not available in this build of kindling`, 'KD_NOT_SUPPORTED');
+      return call(o, self, vals, argv);
+    }
+    if (Array.prototype.some.call(argv, hasScalarTensor)) {
+      for (let k = 0; k < overloads.length; k++) {
+        const o = overloads[k];
+        intTensors = true;
+        let vals;
+        try {
+          vals = bind(o, meta(o, isMethod), self, argv);
+        } finally {
+          intTensors = false;
+        }
+        if (typeof vals !== 'string') return call(o, self, vals, argv);
       }
-      return wrap(o, self, o.fn(...vals), argv);
     }
     const m0 = meta(overloads[0], isMethod);
     const name = (isMethod ? 'Tensor.' : '') + m0.jsName;

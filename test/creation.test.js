@@ -26,6 +26,14 @@ describe('creation (PyTorch fixtures)', function () {
 });
 
 describe('creation: API details', function () {
+  it('randintLike(x, high) draws from [0, high), as randint_like(input, high)', function () {
+    const x = kd.zeros([400], { dtype: 'int64' });
+    const r = values(kd.randintLike(x, 3));
+    assert.ok(r.every((v) => v >= 0 && v < 3) && new Set(r).size === 3);
+    const r2 = values(kd.randintLike(x, 5, 7));
+    assert.ok(r2.every((v) => v >= 5 && v < 7));
+  });
+
   it('shapes as arrays or varargs, options last', function () {
     for (const fn of ['zeros', 'ones', 'empty', 'rand', 'randn']) {
       assert.deepEqual(kd[fn]([2, 3]).shape, [2, 3], fn);

@@ -30,6 +30,16 @@ describe('linear algebra: API details', function () {
     assert.deepEqual(kd.einsum('ij,jk->ik', [x, w.t()]).shape, [2, 4]);
   });
 
+  it("einsum takes its operands as varargs or as one list, as torch.einsum(eq, *operands)", function () {
+    const a = kd.tensor([[1, 2], [3, 4]]);
+    const b = kd.tensor([[5, 6], [7, 8]]);
+    assert.deepEqual(values(kd.einsum('ij,jk->ik', a, b)), [19, 22, 43, 50]);
+    assert.deepEqual(values(kd.einsum('ij,jk->ik', [a, b])), [19, 22, 43, 50]);
+    assert.deepEqual(values(kd.einsum('ij->', a)), [10]);
+    assert.deepEqual(values(kd.einsum('i,i,i->', a.select(0, 0), b.select(0, 0), a.select(0, 1))), [1 * 5 * 3 + 2 * 6 * 4]);
+    assert.match(expectKdError(() => kd.einsum('ij,jk->ik', a, 2), 'KD_INVALID_TYPE').message, /element 1 is/);
+  });
+
   it('a big linear with bias matches a float64 reference (gemm with beta = 1)', function () {
     const M = 130, K = 70, N = 90;
     const x = rand([M, K], 1);

@@ -24,6 +24,57 @@ function data(n, seed = 1) {
 const T = (vals, shape, dtype = 'float32') => kd.tensor(vals, { dtype }).reshape(shape);
 
 describe('nn: call forms and API details', function () {
+  it('batchNorm of an empty 1-d input is its (empty) clone, as PyTorch, in training too', function () {
+    const x = kd.zeros([0], { requiresGrad: true });
+    for (const training of [true, false]) {
+      const y = kd.nn.functional.batchNorm(x, kd.zeros([0]), kd.zeros([0]), null, null, training);
+      assert.deepEqual(y.shape, [0]);
+      assert.notEqual(y, x);
+    }
+    expectKdError(() => kd.nn.functional.batchNorm(kd.ones([3]), kd.zeros([3]), kd.ones([3])), 'KD_INDEX_OUT_OF_RANGE');
+  });
+
+  it("interpolate mode 'area' is adaptive average pooling to the output size (1-d, 2-d, 3-d), with gradients", function () {
+    const F = kd.nn.functional;
+    const x1 = kd.tensor([[[1, 2, 3, 4, 5, 6]]], { dtype: 'float64', requiresGrad: true });
+    const y1 = F.interpolate(x1, [3], null, 'area');
+    assert.deepEqual(values(y1), [1.5, 3.5, 5.5]);
+    y1.sum().backward();
+    assert.deepEqual(values(x1.grad), [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]);
+    assert.deepEqual(values(F.interpolate(x1.detach(), { scaleFactor: 0.5, mode: 'area' })), [1.5, 3.5, 5.5]); // floor(6 * 0.5)
+    const x2 = kd.arange(16, { dtype: 'float32' }).reshape([1, 1, 4, 4]);
+    assert.deepEqual(values(F.interpolate(x2, { size: 2, mode: 'area' })), [2.5, 4.5, 10.5, 12.5]);
+    const x3 = kd.arange(8, { dtype: 'float64' }).reshape([1, 1, 2, 2, 2]);
+    assert.deepEqual(values(F.interpolate(x3, [1, 1, 1], null, 'area')), [3.5]);
+    assert.deepEqual(F.interpolate(x3, { scaleFactor: [1, 1.5, 1], mode: 'area' }).shape, [1, 1, 2, 3, 2]);
+    expectKdError(() => F.interpolate(x2, { size: 2, mode: 'area', alignCorners: true }), 'KD_INVALID_ARGUMENT');
+    expectKdError(() => F.interpolate(x2, { mode: 'area' }), 'KD_INVALID_ARGUMENT');
+  });
+
+  it("pad 'circular' wraps around (negative pads crop), on every dtype, with the gradient summed back", function () {
+    const x = kd.arange(6, { dtype: 'float64' }).reshape([1, 2, 3]).requiresGrad_(true);
+    const y = kd.nn.functional.pad(x, [2, 1], 'circular');
+    assert.deepEqual(y.shape, [1, 2, 6]);
+    assert.deepEqual(values(y), [1, 2, 0, 1, 2, 0, 4, 5, 3, 4, 5, 3]);
+    y.backward(kd.onesLike(y));
+    assert.deepEqual(values(x.grad), [2, 2, 2, 2, 2, 2]);
+    assert.deepEqual(values(kd.nn.functional.pad(x.detach(), [-1, 1], 'circular')), [1, 2, 1, 4, 5, 4]); // cropped, then wrapped
+    const b = kd.tensor([[[true, false]]]);
+    assert.deepEqual(values(kd.nn.functional.pad(b, [1, 1], 'circular')), [false, true, false, true]);
+    const img = kd.arange(4).reshape([1, 1, 2, 2]);
+    assert.deepEqual(values(kd.nn.functional.pad(img, [1, 0, 0, 1], 'circular')), [1, 0, 1, 3, 2, 3, 1, 0, 1]);
+    assert.match(expectKdError(() => kd.nn.functional.pad(x, [4, 0], 'circular'), 'KD_INVALID_ARGUMENT').message,
+      /wrapping around more than once/);
+  });
+
+  it('adaptiveAvgPool2d takes null in outputSize for the input size, as PyTorch', function () {
+    const x = kd.arange(24, { dtype: 'float32' }).reshape([1, 2, 3, 4]);
+    const y = kd.nn.functional.adaptiveAvgPool2d(x, [null, 2]);
+    assert.deepEqual(y.shape, [1, 2, 3, 2]);
+    assert.deepEqual(values(y).slice(0, 2), [0.5, 2.5]);
+    assert.deepEqual(kd.nn.functional.adaptiveAvgPool2d(x, { outputSize: [1, null] }).shape, [1, 2, 1, 4]);
+  });
+
   it('softmax is kd.softmax, Tensor#softmax and kd.nn.functional.softmax', function () {
     const x = T([1, 2, 3, 4, 5, 6], [2, 3]);
     const a = values(kd.softmax(x, 1));

@@ -10,7 +10,7 @@ const { kd, assert, fixture, runOpCase, values, expectKdError, buildArg, callOp,
 // values/indices as runOpCase expects of tuples.
 const TUPLE_NAMES = { varMean: ['var', 'mean'], stdMean: ['std', 'mean'] };
 function runCase(c) {
-  const names = TUPLE_NAMES[c.op];
+  const names = TUPLE_NAMES[c.op.split('.')[0]];
   if (!names || c.error) return runOpCase(c);
   const args = c.args.map(buildArg);
   const terms = reductionLength(c, args);
@@ -34,6 +34,30 @@ describe('reductions (PyTorch fixtures)', function () {
 });
 
 describe('reductions: API details', function () {
+  it("max/min of two tensors are PyTorch's max(Tensor, Tensor) overloads: maximum/minimum, with their gradients", function () {
+    const a = kd.tensor([1, 5, 3, -2], { requiresGrad: true });
+    const b = kd.tensor([4, 2, 3, -1], { requiresGrad: true });
+    assert.deepEqual(values(kd.max(a, b)), [4, 5, 3, -1]);
+    assert.deepEqual(values(a.min(b)), [1, 2, 3, -2]);
+    assert.deepEqual(values(kd.max(a, kd.tensor(0))), [1, 5, 3, 0]); // broadcasting
+    kd.max(a, b).sum().backward();
+    assert.deepEqual(values(a.grad), [0, 1, 0.5, 0]); // ties share the gradient, as maximum
+    assert.deepEqual(values(b.grad), [1, 0, 0.5, 1]);
+    assert.equal(kd.max(a).item(), 5); // the other overloads still bind
+    assert.deepEqual(values(kd.max(a, 0).values), [5]);
+  });
+
+  it('varMean/stdMean(x, unbiased) are the whole-tensor overloads, as var(x, unbiased)', function () {
+    const x = kd.tensor([1, 2, 3, 6], { dtype: 'float64', requiresGrad: true });
+    const [v, m] = kd.varMean(x, false);
+    assert.equal(v.item(), 3.5);
+    assert.equal(m.item(), 3);
+    assert.ok(Math.abs(x.stdMean(true)[0].item() - Math.sqrt(14 / 3)) < 1e-12);
+    v.add(m).backward();
+    // d var / dx = 2 (x - mean) / n, d mean / dx = 1 / n
+    assert.deepEqual(values(x.grad), [-1 + 0.25, -0.5 + 0.25, 0.25, 1.5 + 0.25]);
+  });
+
   const x = () => kd.tensor([[1, 5, 2], [7, 0, 3]], { dtype: 'float32' });
 
   it('max/min with a dim return an array with .values and .indices', function () {
@@ -71,6 +95,16 @@ describe('reductions: API details', function () {
     assert.deepEqual(values(x().sum({ dim: 0 })), [8, 5, 5]);
     assert.deepEqual(x().mean({ dim: 1, keepdim: true }).shape, [2, 1]);
     assert.deepEqual(values(kd.mean(x(), 0)), [4, 2.5, 2.5]);
+  });
+
+  it("logsumexp takes one int for its int[1] dim, as PyTorch's IntArrayRef[1] does", function () {
+    const t = kd.tensor([[0, Math.log(3)], [Math.log(2), Math.log(2)]], { dtype: 'float64' });
+    for (const r of [kd.logsumexp(t, 1), t.logsumexp(1), kd.logsumexp(t, [1]), kd.logsumexp(t, { dim: 1 }), kd.logsumexp(t, -1)]) {
+      assert.deepEqual(r.shape, [2]);
+      assert.ok(Math.abs(values(r)[0] - Math.log(4)) < 1e-12 && Math.abs(values(r)[1] - Math.log(4)) < 1e-12);
+    }
+    assert.deepEqual(kd.logsumexp(t, 0, true).shape, [1, 2]);
+    assert.match(expectKdError(() => kd.logsumexp(t, 1.5), 'KD_INVALID_TYPE').message, /argument 'dim' must be an integer or an array of integers/);
   });
 
   it('sum with dtype accumulates in that dtype', function () {

@@ -53,6 +53,14 @@ describe('view and copy ops (PyTorch fixtures)', function () {
 });
 
 describe('views: storage sharing and copies', function () {
+  it("narrow takes a 0-d integer tensor for start, as PyTorch's argument parser does for any int", function () {
+    const x = kd.arange(10).reshape([2, 5]);
+    assert.deepEqual(values(x.narrow(1, kd.tensor(1), 2)), [1, 2, 6, 7]);
+    assert.deepEqual(values(kd.narrow(x, 1, kd.tensor(3, { dtype: 'int32' }), 2)), [3, 4, 8, 9]);
+    expectKdError(() => x.narrow(1, kd.tensor(1, { dtype: 'float32' }), 2), 'KD_INVALID_TYPE'); // not an integer
+    expectKdError(() => x.narrow(1, kd.tensor([1]), 2), 'KD_INVALID_TYPE'); // not 0-d
+  });
+
   const grid = () => kd.arange(12, { dtype: 'float32' }).reshape([3, 4]);
 
   it('copy_ into a narrow/select view writes the base', function () {

@@ -35,8 +35,12 @@ function parseArgs(s) {
   for (const raw of s.split(',').map((x) => x.trim()).filter(Boolean)) {
     if (raw === '*') { kwonly = true; continue; }
     const m = /^(\S+)\s+(\w+)(?:=(.+))?$/.exec(raw);
-    if (!m || !ARG_TYPES[m[1]]) throw new Error(`bad arg '${raw}' in '${s}'`);
-    args.push({ type: m[1], name: m[2], def: m[3], kwonly });
+    // int[N] / int[N]?: PyTorch's fixed-size int list (IntArrayRef[N]), which also takes one int
+    // (repeated N times: logsumexp(x, 1)); to C it is an int[] like any other.
+    const fixed = m && /^int\[([1-3])\](\??)$/.exec(m[1]);
+    const type = fixed ? `int[]${fixed[2]}` : m && m[1];
+    if (!m || !ARG_TYPES[type]) throw new Error(`bad arg '${raw}' in '${s}'`);
+    args.push({ type, name: m[2], def: m[3], kwonly, ...(fixed ? { size: Number(fixed[1]) } : {}) });
   }
   return args;
 }
@@ -224,10 +228,13 @@ function jsGroups() {
   return [...groups.values()];
 }
 
+// The type as the op list spells it (int[1] for a fixed-size list).
+const schemaType = (a) => (a.size ? a.type.replace('[]', `[${a.size}]`) : a.type);
+
 function jsSchema(o) {
   return `{ name: ${JSON.stringify(o.name)}, fn: N[${JSON.stringify(o.name)}], ret: ${JSON.stringify(o.ret.kind)}` +
-    (o.ret.names ? `, names: ${JSON.stringify(o.ret.names)}` : '') + (o.inplace ? ', inplace: true' : '') +
-    `, args: [${o.args.map((a) => `[${JSON.stringify(a.name)}, ${JSON.stringify(a.type)}, ${a.kwonly}, ${a.def !== undefined || a.type.endsWith('?')}]`).join(', ')}] }`;
+    (o.ret.names ? `, names: ${JSON.stringify(o.ret.names)}` : '') + (o.inplace ? ', inplace: true' : '') + (o.varargs ? ', varargs: true' : '') +
+    `, args: [${o.args.map((a) => `[${JSON.stringify(a.name)}, ${JSON.stringify(schemaType(a))}, ${a.kwonly}, ${a.def !== undefined || a.type.endsWith('?')}]`).join(', ')}] }`;
 }
 
 // A fast path for the common call shape: one overload, no options object, every argument
@@ -323,6 +330,9 @@ const TS_TYPES = {
   'Tensor?[]': 'readonly (Tensor | null)[]', 'float[]?': 'number | readonly number[] | null',
 };
 
+// int[N] also takes one number
+const tsType = (a) => (a.size && a.type === 'int[]' ? TS_TYPES['int|int[]'] : TS_TYPES[a.type]);
+
 function tsSig(o, isMethod) {
   const args = o.args.slice(isMethod ? 1 : 0);
   const pos = args.filter((a) => !a.kwonly);
@@ -331,7 +341,7 @@ function tsSig(o, isMethod) {
   // not match max(options?)).
   // factories also take requiresGrad (handled in lib/autograd.js)
   const rg = o.kind === 'factory' ? '; requiresGrad?: boolean' : '';
-  const opts = args.length ? `options?: { ${args.map((a) => `${a.name}?: ${TS_TYPES[a.type]}`).join('; ')}${rg} }`
+  const opts = args.length ? `options?: { ${args.map((a) => `${a.name}?: ${tsType(a)}`).join('; ')}${rg} }`
     : 'options?: Record<string, never>';
   const ret = o.inplace ? 'this' : o.ret.kind === 'tensor' ? 'Tensor' : o.ret.kind === 'list' ? 'Tensor[]'
     : `Tensor[] & { ${o.ret.names.map((n) => `${n}: Tensor`).join('; ')} }`;
@@ -339,11 +349,14 @@ function tsSig(o, isMethod) {
   // positional form; a required arg after an optional one cannot be optional in TS
   let lastRequired = -1;
   pos.forEach((a, i) => { if (!optional(a)) lastRequired = i; });
-  const posStr = pos.map((a, i) => `${a.name}${optional(a) && i > lastRequired ? '?' : ''}: ${TS_TYPES[a.type]}${optional(a) && i <= lastRequired ? ' | undefined' : ''}`);
+  const posStr = pos.map((a, i) => `${a.name}${optional(a) && i > lastRequired ? '?' : ''}: ${tsType(a)}${optional(a) && i <= lastRequired ? ' | undefined' : ''}`);
   sigs.push(`(${[...posStr, opts].join(', ')}): ${ret}`);
   if (pos.length === 1 && pos[0].type === 'int[]') sigs.push(`(...${pos[0].name}: number[]): ${ret}`);
+  if (o.varargs && pos.length && pos[pos.length - 1].type === 'Tensor[]') {
+    sigs.push(`(${[...posStr.slice(0, -1), `...${pos[pos.length - 1].name}: Tensor[]`].join(', ')}): ${ret}`);
+  }
   // everything by name
-  if (pos.length) sigs.push(`(${args.length ? `options: { ${args.map((a) => `${a.name}${optional(a) ? '?' : ''}: ${TS_TYPES[a.type]}`).join('; ')} }` : ''}): ${ret}`);
+  if (pos.length) sigs.push(`(${args.length ? `options: { ${args.map((a) => `${a.name}${optional(a) ? '?' : ''}: ${tsType(a)}`).join('; ')} }` : ''}): ${ret}`);
   return sigs;
 }
 
@@ -436,10 +449,41 @@ function genDocs() {
       : (o.cpu && shared.has(o.cpu)) || direct.has(o.cname) ? 'kernel*' : '-';
     const set = dts.get(o.name) || dts.get(o.name.split('.')[0] + (o.inplace ? '_' : '')) || new Set();
     const dt = DTYPE_ORDER.filter((d) => set.has(d)).map((d) => DTYPE_SHORT[d]).join(' ') || '-';
-    s += `| \`${o.name}\` | \`${o.args.map((a) => `${a.kwonly ? '*' : ''}${a.type} ${a.name}${a.def !== undefined ? '=' + a.def : ''}`).join(', ')}\` | ${o.kind} | ${forms} | ${dt} | ${cpu} | ${cuda} | ${AUTOCAST_DEVS.filter((d) => o.autocast[d]).map((d) => `${d}: ${o.autocast[d]}`).join('; ') || '-'} | ${o.doc} |\n`;
+    s += `| \`${o.name}\` | \`${o.args.map((a) => `${a.kwonly ? '*' : ''}${schemaType(a)} ${a.name}${a.def !== undefined ? '=' + a.def : ''}`).join(', ')}\` | ${o.kind} | ${forms} | ${dt} | ${cpu} | ${cuda} | ${AUTOCAST_DEVS.filter((d) => o.autocast[d]).map((d) => `${d}: ${o.autocast[d]}`).join('; ') || '-'} | ${o.doc} |\n`;
   }
   s += '\nPyTorch 1.13 autocast ops kindling does not have yet (their policies wait in `src/ops/autocast_policy.js`): ' +
     AUTOCAST_DEVS.map((d) => `${d}: ${autocastMissing[d].join(', ')}`).join('; ') + '.\n';
+  return s + opinfoDocs();
+}
+
+// The section on PyTorch's OpInfo database, from tools/opinfo/coverage.json (written by
+// tools/opinfo/generate.py): the OpInfos kindling does not cover, grouped, with the reason.
+function opinfoDocs() {
+  const file = path.join(root, 'tools', 'opinfo', 'coverage.json');
+  if (!fs.existsSync(file)) return '';
+  const cov = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const missing = cov.entries.filter((e) => e.missing);
+  const covered = cov.entries.length - missing.length;
+  let s = '\n## PyTorch OpInfos kindling does not cover\n\n' +
+    `PyTorch ${cov.torch}'s own test database (OpInfo, \`op_db\`) has ${cov.total} entries. ${covered} of them are ` +
+    'recorded by `tools/opinfo/generate.py` and replayed on kindling by `test/opinfo.test.js` ' +
+    '(`npm run opinfo:report` prints the pass rates). These ' + `${missing.length} are not, by group and reason ` +
+    '(from `tools/opinfo/coverage.json`):\n';
+  const groups = new Map();
+  for (const e of missing) {
+    if (!groups.has(e.group)) groups.set(e.group, new Map());
+    const reason = /^kindling has no /.test(e.missing) ? 'not in kindling yet' : e.missing;
+    const by = groups.get(e.group);
+    if (!by.has(reason)) by.set(reason, []);
+    by.get(reason).push(e.opinfo);
+  }
+  for (const [group, by] of [...groups].sort((a, b) => a[0].localeCompare(b[0]))) {
+    const n = [...by.values()].reduce((k, l) => k + l.length, 0);
+    s += `\n### ${group} (${n})\n\n`;
+    for (const [reason, names] of [...by].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]))) {
+      s += `- ${reason}: ${names.map((x) => `\`${x}\``).join(', ')}\n`;
+    }
+  }
   return s;
 }
 

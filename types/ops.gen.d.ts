@@ -185,11 +185,17 @@ export interface TensorOpMethods {
   /** Largest values along dim and their indices. */
   max(dim: number, keepdim?: boolean, options?: { dim?: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
   max(options: { dim: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+  /** max(self, other): elementwise maximum, as maximum. */
+  max(other: Tensor, options?: { other?: Tensor }): Tensor;
+  max(options: { other: Tensor }): Tensor;
   /** The smallest element. */
   min(options?: Record<string, never>): Tensor;
   /** Smallest values along dim and their indices. */
   min(dim: number, keepdim?: boolean, options?: { dim?: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
   min(options: { dim: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+  /** min(self, other): elementwise minimum, as minimum. */
+  min(other: Tensor, options?: { other?: Tensor }): Tensor;
+  min(options: { other: Tensor }): Tensor;
   /** Largest values over the dims (all when empty); gradient shared evenly among ties. */
   amax(dim?: number | readonly number[] | null, keepdim?: boolean, options?: { dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
   amax(options: { dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
@@ -217,9 +223,15 @@ export interface TensorOpMethods {
   /** Variance and mean over dim, as (var, mean). */
   varMean(dim?: number | readonly number[] | null, unbiased?: boolean | null, keepdim?: boolean, options?: { dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor[] & { var: Tensor; mean: Tensor };
   varMean(options: { dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor[] & { var: Tensor; mean: Tensor };
+  /** Variance and mean of all elements, as (var, mean). */
+  varMean(unbiased: boolean, options?: { unbiased?: boolean }): Tensor[] & { var: Tensor; mean: Tensor };
+  varMean(options: { unbiased: boolean }): Tensor[] & { var: Tensor; mean: Tensor };
   /** Standard deviation and mean over dim, as (std, mean). */
   stdMean(dim?: number | readonly number[] | null, unbiased?: boolean | null, keepdim?: boolean, options?: { dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor[] & { std: Tensor; mean: Tensor };
   stdMean(options: { dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor[] & { std: Tensor; mean: Tensor };
+  /** Standard deviation and mean of all elements, as (std, mean). */
+  stdMean(unbiased: boolean, options?: { unbiased?: boolean }): Tensor[] & { std: Tensor; mean: Tensor };
+  stdMean(options: { unbiased: boolean }): Tensor[] & { std: Tensor; mean: Tensor };
   /** Vector p-norm over dim (all elements when omitted): p any number, Infinity or -Infinity. */
   norm(p?: number | null, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { p?: number | null; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
   norm(options: { p?: number | null; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
@@ -227,8 +239,8 @@ export interface TensorOpMethods {
   norm(p: string, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { p?: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
   norm(options: { p: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
   /** log(sum(exp(self))) over dim, computed stably. */
-  logsumexp(dim: readonly number[], keepdim?: boolean, options?: { dim?: readonly number[]; keepdim?: boolean }): Tensor;
-  logsumexp(options: { dim: readonly number[]; keepdim?: boolean }): Tensor;
+  logsumexp(dim: number | readonly number[], keepdim?: boolean, options?: { dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
+  logsumexp(options: { dim: number | readonly number[]; keepdim?: boolean }): Tensor;
   /** Whether every element is non-zero (over dim when given); bool result (uint8 for uint8 input). */
   all(dim?: number | readonly number[] | null, keepdim?: boolean, options?: { dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
   all(options: { dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
@@ -871,9 +883,9 @@ export declare function randLike(options: { self: Tensor; dtype?: DTypeLike | nu
 /** randn() with the shape of self. */
 export declare function randnLike(self: Tensor, options?: { self?: Tensor; dtype?: DTypeLike | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
 export declare function randnLike(options: { self: Tensor; dtype?: DTypeLike | null; device?: DeviceLike | null }): Tensor;
-/** randint() with the shape of self. */
-export declare function randintLike(self: Tensor, low: number, high: number, options?: { self?: Tensor; low?: number; high?: number; dtype?: DTypeLike | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
-export declare function randintLike(options: { self: Tensor; low: number; high: number; dtype?: DTypeLike | null; device?: DeviceLike | null }): Tensor;
+/** randint() with the shape of self; randintLike(self, high) draws from [0, high), as PyTorch. */
+export declare function randintLike(self: Tensor, low: number, high?: number | null, options?: { self?: Tensor; low?: number; high?: number | null; dtype?: DTypeLike | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
+export declare function randintLike(options: { self: Tensor; low: number; high?: number | null; dtype?: DTypeLike | null; device?: DeviceLike | null }): Tensor;
 /** A copy with its own storage. */
 export declare function clone(self: Tensor, options?: { self?: Tensor }): Tensor;
 export declare function clone(options: { self: Tensor }): Tensor;
@@ -994,12 +1006,18 @@ export declare function max(options: { self: Tensor }): Tensor;
 /** Largest values along dim and their indices. */
 export declare function max(self: Tensor, dim: number, keepdim?: boolean, options?: { self?: Tensor; dim?: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
 export declare function max(options: { self: Tensor; dim: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+/** max(self, other): elementwise maximum, as maximum. */
+export declare function max(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function max(options: { self: Tensor; other: Tensor }): Tensor;
 /** The smallest element. */
 export declare function min(self: Tensor, options?: { self?: Tensor }): Tensor;
 export declare function min(options: { self: Tensor }): Tensor;
 /** Smallest values along dim and their indices. */
 export declare function min(self: Tensor, dim: number, keepdim?: boolean, options?: { self?: Tensor; dim?: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
 export declare function min(options: { self: Tensor; dim: number; keepdim?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
+/** min(self, other): elementwise minimum, as minimum. */
+export declare function min(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function min(options: { self: Tensor; other: Tensor }): Tensor;
 /** Largest values over the dims (all when empty); gradient shared evenly among ties. */
 export declare function amax(self: Tensor, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
 export declare function amax(options: { self: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
@@ -1027,9 +1045,15 @@ export declare function std(options: { self: Tensor; unbiased: boolean }): Tenso
 /** Variance and mean over dim, as (var, mean). */
 export declare function varMean(self: Tensor, dim?: number | readonly number[] | null, unbiased?: boolean | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor[] & { var: Tensor; mean: Tensor };
 export declare function varMean(options: { self: Tensor; dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor[] & { var: Tensor; mean: Tensor };
+/** Variance and mean of all elements, as (var, mean). */
+export declare function varMean(self: Tensor, unbiased: boolean, options?: { self?: Tensor; unbiased?: boolean }): Tensor[] & { var: Tensor; mean: Tensor };
+export declare function varMean(options: { self: Tensor; unbiased: boolean }): Tensor[] & { var: Tensor; mean: Tensor };
 /** Standard deviation and mean over dim, as (std, mean). */
 export declare function stdMean(self: Tensor, dim?: number | readonly number[] | null, unbiased?: boolean | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor[] & { std: Tensor; mean: Tensor };
 export declare function stdMean(options: { self: Tensor; dim?: number | readonly number[] | null; unbiased?: boolean | null; keepdim?: boolean; correction?: number | null }): Tensor[] & { std: Tensor; mean: Tensor };
+/** Standard deviation and mean of all elements, as (std, mean). */
+export declare function stdMean(self: Tensor, unbiased: boolean, options?: { self?: Tensor; unbiased?: boolean }): Tensor[] & { std: Tensor; mean: Tensor };
+export declare function stdMean(options: { self: Tensor; unbiased: boolean }): Tensor[] & { std: Tensor; mean: Tensor };
 /** Vector p-norm over dim (all elements when omitted): p any number, Infinity or -Infinity. */
 export declare function norm(self: Tensor, p?: number | null, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; p?: number | null; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
 export declare function norm(options: { self: Tensor; p?: number | null; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
@@ -1037,8 +1061,8 @@ export declare function norm(options: { self: Tensor; p?: number | null; dim?: n
 export declare function norm(self: Tensor, p: string, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; p?: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
 export declare function norm(options: { self: Tensor; p: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
 /** log(sum(exp(self))) over dim, computed stably. */
-export declare function logsumexp(self: Tensor, dim: readonly number[], keepdim?: boolean, options?: { self?: Tensor; dim?: readonly number[]; keepdim?: boolean }): Tensor;
-export declare function logsumexp(options: { self: Tensor; dim: readonly number[]; keepdim?: boolean }): Tensor;
+export declare function logsumexp(self: Tensor, dim: number | readonly number[], keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
+export declare function logsumexp(options: { self: Tensor; dim: number | readonly number[]; keepdim?: boolean }): Tensor;
 /** Whether every element is non-zero (over dim when given); bool result (uint8 for uint8 input). */
 export declare function all(self: Tensor, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
 export declare function all(options: { self: Tensor; dim?: number | readonly number[] | null; keepdim?: boolean }): Tensor;
@@ -1101,6 +1125,7 @@ export declare function linear(input: Tensor, weight: Tensor, bias?: Tensor | nu
 export declare function linear(options: { input: Tensor; weight: Tensor; bias?: Tensor | null }): Tensor;
 /** Einstein summation ('bij,bjk->bik'): diagonals, sums, and pairwise contractions by permute + reshape + bmm. */
 export declare function einsum(equation: string, tensors: readonly Tensor[], options?: { equation?: string; tensors?: readonly Tensor[] }): Tensor;
+export declare function einsum(equation: string, ...tensors: Tensor[]): Tensor;
 export declare function einsum(options: { equation: string; tensors: readonly Tensor[] }): Tensor;
 /** self / other rounded down (Python //); integer division by zero is an error. */
 export declare function floorDivide(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;

@@ -1,10 +1,10 @@
-/* pad.c - CPU kernel of pad (modes 'constant', 'reflect', 'replicate') and padBackward,
+/* pad.c - CPU kernel of pad (modes 'constant', 'reflect', 'replicate', 'circular') and padBackward,
  * selected by op->code. pad = [left, right, top, bottom, front, back] pads the last dims,
  * last dim first (PyTorch's order).
  *   constant   out = fill(value), then the overlapping window of the input is copied in with
  *              kd_cpu_copy_into (the strided iterator: any strides, every dtype; negative pads
  *              crop). Its backward copies the window back.
- *   reflect / replicate  an index map per padded dim (source position of every output
+ *   reflect / replicate / circular  an index map per padded dim (source position of every output
  *              position); the input is made contiguous and elements are gathered by size
  *              (every dtype), in parallel over the leading (N, C) rows. Their backward adds
  *              each output gradient to its source (compute dtype float32/float64).
@@ -26,6 +26,11 @@ typedef struct kd_pad_job {
   const char *src;
   char *dst;
 } kd_pad_job;
+
+/* Circular padding wraps the input left after its negative pads crop it: its size. */
+static int64_t kd_pad_circular_size(int64_t lo, int64_t hi, int64_t in) {
+  return in - (lo < 0 ? -lo : 0) - (hi < 0 ? -hi : 0);
+}
 
 static void kd_pad_chunk(void *ctx, int64_t r0, int64_t r1) {
   const kd_pad_job *j = (const kd_pad_job *)ctx;
@@ -101,11 +106,9 @@ static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **t
   int np = args[bwd ? 2 : 1].v.ilist.n;
   const char *mode = args[bwd ? 3 : 2].v.str;
   bool constant = strcmp(mode, "constant") == 0, reflect = strcmp(mode, "reflect") == 0,
-       replicate = strcmp(mode, "replicate") == 0;
-  if (!constant && !reflect && !replicate) {
-    if (strcmp(mode, "circular") == 0) return kd_error(KD_ERR_NOT_SUPPORTED, "pad: mode 'circular' is not supported by kindling yet");
+       replicate = strcmp(mode, "replicate") == 0, circular = strcmp(mode, "circular") == 0;
+  if (!constant && !reflect && !replicate && !circular)
     return kd_error(KD_ERR_NOT_SUPPORTED, "Unrecognised padding mode %s", mode);
-  }
   if (np % 2 != 0) return kd_error(KD_ERR_INVALID_ARGUMENT, "Padding length must be divisible by 2");
   int k = np / 2;
   if (k > xd) return kd_error(KD_ERR_INVALID_ARGUMENT, "Padding length too large");
@@ -131,8 +134,12 @@ static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **t
     if (reflect && (lo[d] >= in[d] || hi[d] >= in[d]))
       return kd_error(KD_ERR_INVALID_ARGUMENT, "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (%lld, %lld) at dimension %d of input %s",
                       (long long)lo[d], (long long)hi[d], dim, kd_pad_list(b1, sizeof b1, xs, xd));
-    if (!constant && (lo[d] < 0 || hi[d] < 0))
-      return kd_error(KD_ERR_INVALID_ARGUMENT, "pad: negative padding is only supported in 'constant' mode");
+    if (circular && (lo[d] > in[d] || hi[d] > in[d]))
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "Padding value causes wrapping around more than once.");
+    if (circular && (out[d] < 0 || (out[d] > 0 && kd_pad_circular_size(lo[d], hi[d], in[d]) <= 0)))
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "Negative padding value is resulting in an empty dimension.");
+    if (!constant && !circular && (lo[d] < 0 || hi[d] < 0))
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "pad: negative padding is only supported in 'constant' and 'circular' modes");
     if (replicate && in[d] == 0 && out[d] > 0)
       return kd_error(KD_ERR_SHAPE, "input tensor must have non-zero size in the padded dimensions for replicate padding");
     if (out[d] < 0)
@@ -194,6 +201,9 @@ static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **t
       if (reflect) {
         if (i < 0) i = -i;
         if (i >= in[d]) i = 2 * (in[d] - 1) - i;
+      } else if (circular) { /* PyTorch crops the negative pads first, then wraps what is left */
+        int64_t c = kd_pad_circular_size(lo[d], hi[d], in[d]), pl = lo[d] > 0 ? lo[d] : 0;
+        i = (((o - pl) % c) + c) % c + (lo[d] < 0 ? -lo[d] : 0);
       } else {
         if (i < 0) i = 0;
         if (i >= in[d]) i = in[d] - 1;
@@ -217,9 +227,10 @@ static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **t
     if (dev.type == KD_DEVICE_CPU) memset(kd_tensor_data(o), 0, (size_t)kd_tensor_numel(o) * kd_dtype_size(cdt));
     j.f64 = cdt == KD_DTYPE_F64;
   } else {
-    if (src->dtype == KD_DTYPE_BOOL || (reflect && src->dtype != KD_DTYPE_F32 && src->dtype != KD_DTYPE_F64 &&
+    if ((replicate && src->dtype == KD_DTYPE_BOOL) || (reflect && src->dtype != KD_DTYPE_F32 && src->dtype != KD_DTYPE_F64 &&
                                         src->dtype != KD_DTYPE_F16 && src->dtype != KD_DTYPE_BF16)) {
-      /* PyTorch 1.13 has reflection pads for floating types, replication pads for all but bool */
+      /* PyTorch 1.13 has reflection pads for floating types, replication pads for all but bool,
+       * circular pads (slices and cat) for every dtype */
       free(maps);
       return kd_error(KD_ERR_NOT_SUPPORTED, "\"%s_pad%dd\" not implemented for '%s'", reflect ? "reflection" : "replication",
                       k, kd_cpu_torch_name(src->dtype));
@@ -247,13 +258,17 @@ static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **t
     d.numel = j.outer * per;
     d.i[0] = (int64_t)(intptr_t)j.src;
     d.i[1] = k;
-    d.i[2] = reflect ? 0 : 1;
+    d.i[2] = reflect ? 0 : circular ? 2 : 1; /* the mode */
     d.i[3] = bwd ? (int64_t)j.f64 : (int64_t)j.es;
     d.i[4] = j.outer;
     for (int q = 0; q < k; q++) {
       d.d[q] = (double)in[q];
       d.d[3 + q] = (double)out[q];
       d.d[6 + q] = (double)lo[q];
+      if (circular) { /* the cropped size and where it starts in the input */
+        d.i[5 + q] = kd_pad_circular_size(lo[q], hi[q], in[q]);
+        d.d[9 + q] = (double)(lo[q] < 0 ? -lo[q] : 0);
+      }
     }
     st = kd_cpu_device_run(dev, &d);
     free(maps);

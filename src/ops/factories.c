@@ -85,8 +85,10 @@ KD_KERNEL(kd_composite_like) {
       a[0] = size; a[1] = args[1]; a[2] = dtype; a[3] = device;
       target = KD_OP_full;
       goto call;
-    case KD_LIKE_RANDINT:
-      a[0] = args[1]; a[1] = args[2]; a[2] = size; a[3] = dtype; a[4] = device;
+    case KD_LIKE_RANDINT: /* (self, high) is PyTorch's randint_like(input, high): low = 0 */
+      a[0] = args[2].kind == KD_VALUE_NONE ? kd_value_int(0) : args[1];
+      a[1] = args[2].kind == KD_VALUE_NONE ? args[1] : args[2];
+      a[2] = size; a[3] = dtype; a[4] = device;
       target = KD_OP_randint;
       goto call;
     default: return kd_error(KD_ERR_INTERNAL, "unknown *_like op");

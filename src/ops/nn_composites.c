@@ -217,6 +217,12 @@ KD_KERNEL(kd_composite_batch_norm) {
   bool training = args[5].v.b;
   double momentum = args[6].v.d, eps = args[7].v.d;
   char b1[128];
+  if (input->ndim < 2 && kd_tensor_numel(input) == 0) { /* PyTorch returns an empty input's clone */
+    kd_tensor *y = NULL;
+    KD_TRY(kd_call1(KD_OP_clone, args, &y));
+    kd_out_take(outs, 0, y);
+    return KD_OK;
+  }
   if (input->ndim < 2)
     return kd_error(KD_ERR_INDEX, "Dimension out of range (expected to be in range of [-%d, %d], but got 1)",
                     input->ndim ? input->ndim : 1, input->ndim ? input->ndim - 1 : 0);

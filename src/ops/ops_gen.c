@@ -217,7 +217,7 @@ static const kd_arg_schema kd_args_randnLike[] = {
 static const kd_arg_schema kd_args_randintLike[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"low", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
-    {"high", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"high", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
     {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
     {"device", KD_ARG_DEVICE_OPT, false, {.kind = KD_VALUE_NONE}},
 };
@@ -568,6 +568,14 @@ static const kd_arg_schema kd_args_stdMean[] = {
     {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
     {"correction", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
 };
+static const kd_arg_schema kd_args_varMean_unbiased[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"unbiased", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_stdMean_unbiased[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"unbiased", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
 static const kd_arg_schema kd_args_norm[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"p", KD_ARG_DOUBLE_OPT, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 2}}},
@@ -815,6 +823,14 @@ static const kd_arg_schema kd_args_maximum[] = {
     {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
 };
 static const kd_arg_schema kd_args_minimum[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_max_other[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_min_other[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
 };
@@ -2286,6 +2302,8 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_std_unbiased] = {"std.unbiased", KD_OP_std_unbiased, KD_REDUCE_STD, 0, 2, kd_args_std_unbiased, 1, -1, -1},
     [KD_OP_varMean] = {"varMean", KD_OP_varMean, KD_REDUCE_VAR_MEAN, 0, 5, kd_args_varMean, 2, -1, -1},
     [KD_OP_stdMean] = {"stdMean", KD_OP_stdMean, KD_REDUCE_STD_MEAN, 0, 5, kd_args_stdMean, 2, -1, -1},
+    [KD_OP_varMean_unbiased] = {"varMean.unbiased", KD_OP_varMean_unbiased, KD_REDUCE_VAR_MEAN, 0, 2, kd_args_varMean_unbiased, 2, -1, -1},
+    [KD_OP_stdMean_unbiased] = {"stdMean.unbiased", KD_OP_stdMean_unbiased, KD_REDUCE_STD_MEAN, 0, 2, kd_args_stdMean_unbiased, 2, -1, -1},
     [KD_OP_norm] = {"norm", KD_OP_norm, KD_REDUCE_NORM, 0, 5, kd_args_norm, 1, -1, 4},
     [KD_OP_norm_str] = {"norm.str", KD_OP_norm_str, KD_REDUCE_NORM, 0, 5, kd_args_norm_str, 1, -1, 4},
     [KD_OP_logsumexp] = {"logsumexp", KD_OP_logsumexp, KD_REDUCE_LOGSUMEXP, 0, 3, kd_args_logsumexp, 1, -1, -1},
@@ -2334,6 +2352,8 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_atan2_] = {"atan2_", KD_OP_atan2_, KD_BINARY_ATAN2, KD_OP_FLAG_INPLACE, 2, kd_args_atan2_, 1, -1, -1},
     [KD_OP_maximum] = {"maximum", KD_OP_maximum, KD_BINARY_MAXIMUM, 0, 2, kd_args_maximum, 1, -1, -1},
     [KD_OP_minimum] = {"minimum", KD_OP_minimum, KD_BINARY_MINIMUM, 0, 2, kd_args_minimum, 1, -1, -1},
+    [KD_OP_max_other] = {"max.other", KD_OP_max_other, KD_BINARY_MAXIMUM, 0, 2, kd_args_max_other, 1, -1, -1},
+    [KD_OP_min_other] = {"min.other", KD_OP_min_other, KD_BINARY_MINIMUM, 0, 2, kd_args_min_other, 1, -1, -1},
     [KD_OP_fmax] = {"fmax", KD_OP_fmax, KD_BINARY_FMAX, 0, 2, kd_args_fmax, 1, -1, -1},
     [KD_OP_fmin] = {"fmin", KD_OP_fmin, KD_BINARY_FMIN, 0, 2, kd_args_fmin, 1, -1, -1},
     [KD_OP_hypot] = {"hypot", KD_OP_hypot, KD_BINARY_HYPOT, 0, 2, kd_args_hypot, 1, -1, -1},
@@ -2703,6 +2723,8 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_std_unbiased] = {[KD_KEY_CPU] = kd_cpu_reduce},
     [KD_OP_varMean] = {[KD_KEY_CPU] = kd_cpu_reduce},
     [KD_OP_stdMean] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_varMean_unbiased] = {[KD_KEY_CPU] = kd_cpu_reduce},
+    [KD_OP_stdMean_unbiased] = {[KD_KEY_CPU] = kd_cpu_reduce},
     [KD_OP_norm] = {[KD_KEY_CPU] = kd_cpu_reduce, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
     [KD_OP_norm_str] = {[KD_KEY_CPU] = kd_cpu_reduce, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
     [KD_OP_logsumexp] = {[KD_KEY_CPU] = kd_cpu_reduce, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
@@ -2751,6 +2773,8 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_atan2_] = {[KD_KEY_CPU] = kd_cpu_binary},
     [KD_OP_maximum] = {[KD_KEY_CPU] = kd_cpu_binary},
     [KD_OP_minimum] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_max_other] = {[KD_KEY_CPU] = kd_cpu_binary},
+    [KD_OP_min_other] = {[KD_KEY_CPU] = kd_cpu_binary},
     [KD_OP_fmax] = {[KD_KEY_CPU] = kd_cpu_binary},
     [KD_OP_fmin] = {[KD_KEY_CPU] = kd_cpu_binary},
     [KD_OP_hypot] = {[KD_KEY_CPU] = kd_cpu_binary},

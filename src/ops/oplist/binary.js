@@ -22,6 +22,10 @@ const ternary = (name, args, code, doc, extra = {}) => ({
 // clamp: the gradient of self is grad where min <= self <= max (a missing bound is no limit)
 const clampSelf = "max == null ? where(self >= min, grad, 0) : (min == null ? where(self <= max, grad, 0) : " +
   'where((self >= min).logicalAnd(self <= max), grad, 0))';
+const maximumBackward = { self: 'where(self == other, grad / 2, grad).maskedFill(self < other, 0)',
+  other: 'where(self == other, grad / 2, grad).maskedFill(self > other, 0)' };
+const minimumBackward = { self: 'where(self == other, grad / 2, grad).maskedFill(self > other, 0)',
+  other: 'where(self == other, grad / 2, grad).maskedFill(self < other, 0)' };
 const clampBackward = {
   self: clampSelf,
   min: 'max == null ? where(self < min, grad, 0) : where((self < min).logicalAnd(min < max), grad, 0)',
@@ -40,13 +44,14 @@ module.exports = [
     { ...tensorOther, backward: { self: 'grad * other / (self * self + other * other)',
       other: '-grad * self / (self * self + other * other)' } }),
   binary('maximum', 'KD_BINARY_MAXIMUM', 'Elementwise maximum; NaN if either is NaN.', {
-    ...tensorOther, variants: ['function', 'method'],
-    backward: { self: 'where(self == other, grad / 2, grad).maskedFill(self < other, 0)',
-      other: 'where(self == other, grad / 2, grad).maskedFill(self > other, 0)' } }),
+    ...tensorOther, variants: ['function', 'method'], backward: maximumBackward }),
   binary('minimum', 'KD_BINARY_MINIMUM', 'Elementwise minimum; NaN if either is NaN.', {
-    ...tensorOther, variants: ['function', 'method'],
-    backward: { self: 'where(self == other, grad / 2, grad).maskedFill(self > other, 0)',
-      other: 'where(self == other, grad / 2, grad).maskedFill(self < other, 0)' } }),
+    ...tensorOther, variants: ['function', 'method'], backward: minimumBackward }),
+  // PyTorch's max(Tensor, Tensor) / min(Tensor, Tensor) overloads are maximum / minimum
+  binary('max.other', 'KD_BINARY_MAXIMUM', 'max(self, other): elementwise maximum, as maximum.', {
+    ...tensorOther, variants: ['function', 'method'], backward: maximumBackward }),
+  binary('min.other', 'KD_BINARY_MINIMUM', 'min(self, other): elementwise minimum, as minimum.', {
+    ...tensorOther, variants: ['function', 'method'], backward: minimumBackward }),
   binary('fmax', 'KD_BINARY_FMAX', 'Elementwise maximum ignoring NaN (the other value wins).', {
     ...tensorOther, variants: ['function', 'method'],
     backward: { self: 'grad.maskedFill((self >= other).logicalOr(other != other).logicalNot(), 0)',

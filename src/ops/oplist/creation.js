@@ -34,6 +34,6 @@ module.exports = [
     'full() with the shape of self.'),
   like('randLike', 'Tensor self, *, dtype? dtype, device? device', 'KD_LIKE_RAND', 'rand() with the shape of self.'),
   like('randnLike', 'Tensor self, *, dtype? dtype, device? device', 'KD_LIKE_RANDN', 'randn() with the shape of self.'),
-  like('randintLike', 'Tensor self, int low, int high, *, dtype? dtype, device? device', 'KD_LIKE_RANDINT',
-    'randint() with the shape of self.'),
+  like('randintLike', 'Tensor self, int low, int? high, *, dtype? dtype, device? device', 'KD_LIKE_RANDINT',
+    'randint() with the shape of self; randintLike(self, high) draws from [0, high), as PyTorch.'),
 ];

@@ -22,6 +22,8 @@
 //   generic   one device-agnostic kernel for every backend key (views, composite-explicit)
 //   composite a decomposition into other ops: registered on every key, Autograd included
 //   flags     extra KD_OP_FLAG_* (nondiff, cross_device)
+//   varargs   true: the last positional Tensor[] may also be given as separate tensors, as
+//             PyTorch's Python functions that take *tensors (einsum('ij,jk', a, b), meshgrid(a, b))
 //   doc       one line for JSDoc
 'use strict';
 const fs = require('node:fs');

@@ -5,6 +5,28 @@
 'use strict';
 
 const T = 'Tensor';
+// Gradients of scatterReduce, as PyTorch's scatter_reduce_backward: 'mean' divides by the
+// number of values reduced into each place; 'amax'/'amin' share the gradient evenly among the
+// values equal to the result; 'prod' is result / value, with a single zero handled by redoing
+// the product without it. Without includeSelf, the places written get no gradient in self.
+const SR_COUNT = "(includeSelf ? onesLike(grad) : zerosLike(grad)).scatterAdd(dim, index, onesLike(src))";
+const SR_MEAN = `(grad / ${SR_COUNT}.maskedFill(${SR_COUNT} == 0, 1))`;
+const SR_SELF_IS = '(self == result).to(dtype=grad.dtype)';
+const SR_SRC_IS = '(src == result.gather(dim, index)).to(dtype=grad.dtype)';
+const SR_EXTREME = `(grad / ${SR_SELF_IS}.scatterAdd(dim, index, ${SR_SRC_IS}))`;
+const SR_SELF_NZ = 'self.maskedFill(self == 0, 1)';
+const SR_SRC_ONE_ZERO = '(src == 0).logicalAnd(zerosLike(self).scatterAdd(dim, index, (src == 0).to(dtype=self.dtype)).gather(dim, index) == 1)';
+const SR_SELF = "reduce == 'sum' ? grad : (reduce == 'mean' ? " + SR_MEAN + " : (reduce == 'prod' ? " +
+  `grad * ${SR_SELF_NZ}.scatterReduce(dim, index, src, reduce, includeSelf=includeSelf) / ${SR_SELF_NZ} : ` +
+  `${SR_SELF_IS} * ${SR_EXTREME}))`;
+const scatterReduceBackward = {
+  self: `includeSelf ? (${SR_SELF}) : (${SR_SELF}).scatter(dim, index, 0)`,
+  src: "reduce == 'sum' ? grad.gather(dim, index) : (reduce == 'mean' ? " + SR_MEAN + '.gather(dim, index) : ' +
+    "(reduce == 'prod' ? " + `where(${SR_SRC_ONE_ZERO}, (grad * self.scatterReduce(dim, index, src.maskedFill(${SR_SRC_ONE_ZERO}, 1), reduce, includeSelf=includeSelf)).gather(dim, index), ` +
+    '(grad * result).gather(dim, index) / src.maskedFill(src == 0, 1)) : ' +
+    `${SR_SRC_IS} * ${SR_EXTREME}.gather(dim, index)))`,
+};
+
 module.exports = [
   { name: 'indexSelect', args: 'Tensor self, int dim, Tensor index', returns: T, variants: ['function', 'method'],
     kind: 'composite', code: 'KD_GATHER_INDEX_SELECT', cpu: 'kd_cpu_gather',
@@ -29,7 +51,7 @@ module.exports = [
   { name: 'scatterReduce', args: 'Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool includeSelf=true',
     returns: T, variants: ['function', 'method', 'inplace'], kind: 'composite', code: 'KD_SCATTER_REDUCE',
     cpu: 'kd_cpu_scatter',
-    backward: { self: "reduce == 'sum' ? (includeSelf ? grad : grad.scatter(dim, index, 0)) : null", src: "reduce == 'sum' ? grad.gather(dim, index) : null" },
+    backward: scatterReduceBackward,
     doc: 'Reduces src into self at index along dim: \'sum\', \'prod\', \'mean\', \'amax\' or \'amin\' (with or without self\'s values).' },
   { name: 'indexAdd', args: 'Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1', returns: T,
     variants: ['function', 'method', 'inplace'], kind: 'composite', code: 'KD_SCATTER_INDEX_ADD', cpu: 'kd_cpu_scatter',

@@ -51,6 +51,6 @@ module.exports = [
     ns: ['', 'nn.functional'], kind: 'linalg', composite: 'kd_composite_linear',
     doc: 'input @ weight^T + bias; the bias goes into the gemm (beta = 1), so it costs no extra pass.' },
   { name: 'einsum', args: 'str equation, Tensor[] tensors', returns: 'Tensor', variants: ['function'], kind: 'linalg',
-    composite: 'kd_composite_einsum',
+    composite: 'kd_composite_einsum', varargs: true,
     doc: "Einstein summation ('bij,bjk->bik'): diagonals, sums, and pairwise contractions by permute + reshape + bmm." },
 ];
