@@ -287,6 +287,19 @@ describe('memory', function () {
     assert.equal(r.stdout, String(!here), 'the child ran the other branch');
   });
 
+  it('printing a tensor with a grad_fn keeps nothing alive past its dispose', function () {
+    const n0 = live();
+    const b0 = kd.memory().hostBytesInUse;
+    kd.tidy(() => {
+      const x = kd.ones([2, 3]).requiresGrad_(true);
+      const y = x.mul(x); // saves x in its node
+      assert.equal(String(y), 'tensor([[1., 1., 1.],\n        [1., 1., 1.]], grad_fn=<MulBackward0>)');
+      assert.match(kd.ones([2000]).requiresGrad_(true).mul(2).toString(), /grad_fn=<MulBackward0>/); // summarised
+    });
+    assert.equal(live(), n0, 'no node handle keeps the saved tensors until the GC');
+    assert.equal(kd.memory().hostBytesInUse, b0);
+  });
+
   it('disposing views, chunks and tuples releases everything', function () {
     const n0 = live();
     const b0 = kd.memory().hostBytesInUse;
