@@ -458,6 +458,42 @@ describe('serialization: safetensors', () => {
     });
   });
 
+  describe('corrupt checkpoint skeletons', () => {
+    // each is KD_INVALID_FILE (BigInt('x') alone would be a SyntaxError, deep nesting a RangeError)
+    const skeletons = {
+      'a $bigint that is not an integer': { format: 1, state: { n: { $bigint: 'not a number' } } },
+      'a $bigint that is not a string': { format: 1, state: { n: { $bigint: {} } } },
+      'a $number that is not NaN or an infinity': { format: 1, state: { n: { $number: {} } } },
+      'a $tensor key that is not a string': { format: 1, state: { w: { $tensor: ['x'] } } },
+      'an $object that is an array': { format: 1, state: { $object: [1] } },
+    };
+    for (const [name, skeleton] of Object.entries(skeletons)) {
+      it(name, async () => {
+        const f = tmpFile('corrupt-skeleton.safetensors');
+        kd.tidy(() => kd.saveSync({ x: kd.ones([1]) }, f, { metadata: { 'kindling.checkpoint': JSON.stringify(skeleton) } }));
+        assert.throws(() => kd.loadCheckpointSync(f), { code: 'KD_INVALID_FILE' });
+        await assert.rejects(kd.loadCheckpoint(f), { code: 'KD_INVALID_FILE' });
+      });
+    }
+    it('nesting deeper than saveCheckpoint writes', () => {
+      const f = tmpFile('deep-skeleton.safetensors');
+      const text = `{"format":1,"state":${'['.repeat(100000)}${']'.repeat(100000)}}`;
+      kd.tidy(() => kd.saveSync({ x: kd.ones([1]) }, f, { metadata: { 'kindling.checkpoint': text } }));
+      assert.throws(() => kd.loadCheckpointSync(f), { code: 'KD_INVALID_FILE', message: /nesting deeper than 130 levels/ });
+    });
+    it('what saveCheckpoint writes at its deepest still loads', () => {
+      const f = tmpFile('deepest-ckpt.safetensors');
+      kd.tidy(() => {
+        let state = { w: kd.ones([1]) };
+        for (let i = 0; i < 31; i++) state = { m: new Map([['k', state]]) };
+        kd.saveCheckpointSync(state, f);
+        let back = kd.loadCheckpointSync(f);
+        for (let i = 0; i < 31; i++) back = back.m.get('k');
+        assert.deepEqual(Array.from(back.w.dataSync()), [1]);
+      });
+    });
+  });
+
   describe('checkpoint lifetime and argument order', () => {
     it('loadCheckpointSync and loadCheckpoint dispose what they loaded when they throw', async () => {
       const f = tmpFile('bad-ckpt.safetensors');
