@@ -41,7 +41,8 @@ const RAW = {
   F64: Float64Array, F32: Float32Array, F16: Uint16Array, BF16: Uint16Array, I64: BigInt64Array,
   I32: Int32Array, I16: Int16Array, I8: Int8Array, U8: Uint8Array, BOOL: Uint8Array,
 };
-// Python's safetensors refuses headers above 100 MB; so do we (and so a corrupt length cannot
+// Python's safetensors refuses headers above 100 MB (MAX_HEADER_SIZE = 100_000_000 in the
+// safetensors crate's src/tensor.rs); so do we (and so a corrupt length cannot
 // make us allocate gigabytes).
 const MAX_HEADER = 100 * 1000 * 1000;
 // The most bytes one Buffer (so one tensor's bytes) can hold: 4 GiB on Node 20.
@@ -230,11 +231,12 @@ module.exports = function makeSerialization(kd, Tensor, N) {
     const size = src.size;
     if (size < 8) throw invalidFile(`invalid safetensors file: ${size} bytes, too short for the 8-byte header length`);
     const n64 = src.read(0, 8).readBigUInt64LE(0);
+    // the limit first, as the safetensors crate checks it (MAX_HEADER_SIZE, HeaderTooLarge)
+    if (n64 > BigInt(MAX_HEADER)) throw invalidFile(`invalid safetensors file: header of ${n64} bytes is larger than the 100 MB limit`);
     if (n64 > BigInt(size - 8)) {
       throw invalidFile(`invalid safetensors file: header length ${n64} runs past the end of the file (${size} bytes)`);
     }
     const n = Number(n64);
-    if (n > MAX_HEADER) throw invalidFile(`invalid safetensors file: header of ${n} bytes is larger than the 100 MB limit`);
     if (n < 2) throw invalidFile(`invalid safetensors file: header of ${n} bytes cannot hold a JSON object`);
     let text;
     try {
