@@ -22,6 +22,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { Runner } = require('./fuzz/pool');
+const { addTally } = require('./fuzz/promise');
 const api = require('./fuzz/api');
 const safetensors = require('./fuzz/safetensors');
 
@@ -96,6 +97,7 @@ async function fuzzTarget(o, target, ms, env, log) {
   const deadline = Date.now() + ms;
   const batch = o.batch || TARGETS[target].batch;
   const findings = new Map();
+  const tally = { calls: 0, returned: 0, codes: {}, peaks: {} };
   let round = 0;
   let calls = 0;
   const worker = async () => {
@@ -120,10 +122,11 @@ async function fuzzTarget(o, target, ms, env, log) {
       }
     } finally {
       runner.close();
+      addTally(tally, runner.tally);
     }
   };
   await Promise.all(Array.from({ length: o.jobs }, worker));
-  return { calls, findings: [...findings.values()] };
+  return { calls, tally, findings: [...findings.values()] };
 }
 
 async function replay(o, env) {
@@ -157,9 +160,12 @@ async function main() {
   for (const target of targets) {
     const t0 = Date.now();
     const ms = (o.seconds * 1000) / targets.length;
-    const { calls, findings } = await fuzzTarget(o, target, ms, env, (s) => console.log(s));
+    const { calls, tally, findings } = await fuzzTarget(o, target, ms, env, (s) => console.log(s));
     const secs = (Date.now() - t0) / 1000;
+    const codes = Object.entries(tally.codes).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ');
     summary.push(`${target}: ${calls} cases in ${secs.toFixed(1)} s (seed ${o.seed}${o.asan ? ', ASan+UBSan' : ''}), ${findings.length} finding(s)`);
+    const peaks = Object.entries(tally.peaks || {}).map(([k, v]) => `; largest ${k}: ${v}`).join('');
+    if (!o.quiet) console.log(`fuzz ${target}: ${tally.calls} calls, ${tally.returned} returned; thrown: ${codes}${peaks}`);
     if (findings.length) failed = true;
   }
   if (logDir) {

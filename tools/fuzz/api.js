@@ -11,7 +11,7 @@
 // what a tensor sent from another worker could at most become). A call names an op form
 // ('function:sum', 'method:add_'), an overload, and its arguments: tensor references into the
 // pool (whose tensor results join it, so in-place ops run on views of themselves), and literals
-// drawn for the argument's type or, one time in six, hostile values of any type (NaN, negative,
+// drawn for the argument's type or, one time in fifteen, hostile values of any type (NaN, negative,
 // fractional and huge dims, element counts past int64, strings, BigInts, null, objects).
 //
 // The promise checked: every call returns or throws a KindlingError whose code is a KD_* code
@@ -19,7 +19,7 @@
 // leaves tensors alive once the program's kd.tidy scope ends.
 'use strict';
 const fc = require('fast-check');
-const { badException } = require('./promise');
+const { badException, noteReturn, noteThrow } = require('./promise');
 const path = require('node:path');
 
 const DTYPES = ['float32', 'float64', 'float16', 'bfloat16', 'int64', 'int32', 'int16', 'int8', 'uint8', 'bool'];
@@ -100,11 +100,11 @@ const BY_TYPE = {
 function argArb(type) {
   const typed = BY_TYPE[type];
   if (!typed) throw new Error(`fuzz: no arbitrary for argument type '${type}'`);
-  return fc.oneof({ weight: 5, arbitrary: typed }, { weight: 1, arbitrary: lit(hostileAny) });
+  return fc.oneof({ weight: 14, arbitrary: typed }, { weight: 1, arbitrary: lit(hostileAny) });
 }
 
-// One call of an op form: positional arguments (optional trailing ones sometimes left out, or
-// one extra), keyword-only ones in an options object.
+// One call of an op form: positional arguments (optional trailing ones sometimes left out, one
+// time in ten one extra), keyword-only ones in an options object.
 function callArb(op) {
   return fc.nat({ max: op.overloads.length - 1 }).chain((which) => {
     const schema = op.overloads[which].filter((a) => !(op.form !== 'function' && a.name === 'self' && a.type === 'Tensor'));
@@ -115,7 +115,7 @@ function callArb(op) {
     return fc.record({
       self,
       args: fc.tuple(...positional.map((a) => argArb(a.type))),
-      count: fc.integer({ min: required, max: positional.length + 1 }),
+      count: fc.oneof({ weight: 9, arbitrary: fc.integer({ min: required, max: positional.length }) }, { weight: 1, arbitrary: fc.constant(positional.length + 1) }),
       extra: lit(hostileAny),
       opts: keywords.length ? fc.option(fc.record(Object.fromEntries(keywords.map((a) => [a.name, argArb(a.type)])), { requiredKeys: [] }))
         : fc.constant(null),
@@ -254,8 +254,10 @@ async function runProgram(kd, program) {
           }
         }
         if (r && typeof r.then === 'function') r = await r;
+        noteReturn();
         collect(pool, r);
       } catch (e) {
+        noteThrow(e);
         const bad = badException(kd, e);
         if (bad) return { kind: 'exception', step: `calls[${i}]`, call: program.calls[i], ...bad };
       }

@@ -7,6 +7,7 @@
 'use strict';
 const { fork } = require('node:child_process');
 const path = require('node:path');
+const { addTally } = require('./promise');
 
 const CHILD = path.join(__dirname, 'child.js');
 const STDERR_KEEP = 16000;
@@ -21,6 +22,7 @@ class Runner {
     this.pending = null;
     this.stderr = '';
     this.starts = 0;
+    this.tally = { calls: 0, returned: 0, codes: {}, peaks: {} }; // of every case run, see promise.js
   }
 
   start() {
@@ -35,7 +37,9 @@ class Runner {
       child.once('exit', (code, signal) => reject(new Error(`fuzz child exited while starting (${signal || code}): ${this.stderr}`)));
     });
     child.on('message', (m) => {
-      if (this.pending && m && m.id === this.pending.id) this.settle(m.finding || null);
+      if (!this.pending || !m || m.id !== this.pending.id) return;
+      if (m.tally) addTally(this.tally, m.tally);
+      this.settle(m.finding || null);
     });
     child.on('exit', (code, signal) => {
       if (this.child !== child) return;

@@ -16,7 +16,7 @@
 // memory grows by no more than the file justifies (RSS_SLACK plus a few times the file's size).
 'use strict';
 const fc = require('fast-check');
-const { badException } = require('./promise');
+const { badException, noteReturn, noteThrow, notePeak } = require('./promise');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -189,14 +189,18 @@ async function runMutant(kd, m) {
       let peak = rss0;
       try {
         const r = await read(kd, buf, file);
+        noteReturn();
         peak = Math.max(peak, process.memoryUsage.rss());
         disposeAll(kd, r);
       } catch (e) {
+        noteThrow(e);
         const bad = badException(kd, e);
         if (bad) return { kind: 'exception', reader, size: buf.length, ...bad };
       }
       peak = Math.max(peak, process.memoryUsage.rss());
       const grew = peak - rss0;
+      notePeak('rss growth of a load (bytes)', grew);
+      notePeak('rss growth of a load beyond 8x the file (bytes)', grew - RSS_PER_FILE_BYTE * buf.length);
       if (grew > RSS_SLACK + RSS_PER_FILE_BYTE * buf.length) {
         return { kind: 'memory', reader, size: buf.length, message: `resident memory grew by ${grew} bytes loading a ${buf.length}-byte file` };
       }
