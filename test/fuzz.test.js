@@ -32,3 +32,33 @@ describe('fuzzing (seeded short runs)', function () {
     fuzz(['--target', 'safetensors', '--seconds', '5', '--seed', '20261125']);
   });
 });
+
+describe('fuzzing: the child-process pool catches what a case does to the process', function () {
+  this.timeout(60000);
+  const { Runner } = require('../tools/fuzz/pool');
+  let runner;
+  before(() => { runner = new Runner({ timeoutMs: 5000 }); });
+  after(() => runner.close());
+
+  it('an abort and a segfault are crashes with their signal; the next case runs in a new child', async function () {
+    assert.deepEqual(await runner.run('selftest', 'kindlingError'), null);
+    for (const [what, signal] of [['abort', 'SIGABRT'], ['segv', 'SIGSEGV']]) {
+      const f = await runner.run('selftest', what);
+      assert.equal(f.kind, 'crash', what);
+      assert.equal(f.signal, signal, what);
+    }
+    assert.deepEqual(await runner.run('selftest', 'ok'), null);
+    assert.equal(runner.starts, 3);
+  });
+
+  it('a hang is a finding after the timeout', async function () {
+    const f = await runner.run('selftest', 'hang');
+    assert.equal(f.kind, 'hang');
+  });
+
+  it('an exception that is not a KindlingError is a finding', async function () {
+    const f = await runner.run('selftest', 'typeError');
+    assert.equal(f.kind, 'exception');
+    assert.equal(f.name, 'TypeError');
+  });
+});

@@ -89,11 +89,18 @@ function describe(finding) {
   return s;
 }
 
-// A finding's signature, so that one defect found again and again is reported once.
-const signature = (f) => `${f.kind}|${f.reader || ''}|${f.name || ''}|${f.signal || ''}|${String(f.message || '').replace(/\d+/g, 'N').slice(0, 120)}`;
+// A finding's signature, so that one defect found again and again is reported once: for a crash
+// the sanitizer's first report line (where in the source), else the message without numbers.
+const REPORT = /runtime error: .*|ERROR: AddressSanitizer: [\w-]+|[^\n]*(Assertion|Segmentation|Aborted)[^\n]*/;
+function signature(f) {
+  const report = f.stderr ? (REPORT.exec(f.stderr) || [''])[0] : '';
+  const where = f.stderr ? (/\.\.\/src\/[\w/]+\.c:\d+/.exec(f.stderr) || [''])[0] : '';
+  const what = `${f.message || ''}${report}`.replace(/\d+/g, 'N').slice(0, 120);
+  return `${f.kind}|${f.reader || ''}|${f.name || ''}|${f.signal || ''}|${where}|${what}`;
+}
 
 /** Fuzzes one target for `ms` (or o.runs cases) on `jobs` runners; returns {calls, findings}. */
-async function fuzzTarget(o, target, ms, env, log) {
+async function fuzzTarget(o, target, ms, { env, logDir }, log) {
   const deadline = Date.now() + ms;
   const batch = o.batch || TARGETS[target].batch;
   const findings = new Map();
@@ -101,7 +108,7 @@ async function fuzzTarget(o, target, ms, env, log) {
   let round = 0;
   let calls = 0;
   const worker = async () => {
-    const runner = new Runner({ env, timeoutMs: o.asan ? 60000 : 20000 });
+    const runner = new Runner({ env, logDir, timeoutMs: o.asan ? 60000 : 20000 });
     try {
       while (Date.now() < deadline && calls < o.runs) {
         const seed = (o.seed + round++) | 0;
@@ -129,9 +136,9 @@ async function fuzzTarget(o, target, ms, env, log) {
   return { calls, tally, findings: [...findings.values()] };
 }
 
-async function replay(o, env) {
+async function replay(o, { env, logDir }) {
   const [seed, ...rest] = o.replay.split(':');
-  const runner = new Runner({ env, timeoutMs: o.asan ? 60000 : 20000 });
+  const runner = new Runner({ env, logDir, timeoutMs: o.asan ? 60000 : 20000 });
   const state = { calls: 0, finding: null };
   try {
     const details = await fc.check(property(o.target, runner, state), { seed: Number(seed) | 0, path: rest.join(":"), endOnFailure: true });
@@ -149,9 +156,10 @@ async function replay(o, env) {
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
-  const { env, logDir } = childEnv(o.asan);
+  const children = childEnv(o.asan);
+  const { logDir } = children;
   if (o.replay) {
-    process.exitCode = await replay(o, env);
+    process.exitCode = await replay(o, children);
     return;
   }
   const targets = o.target === 'all' ? Object.keys(TARGETS) : [o.target];
@@ -160,7 +168,7 @@ async function main() {
   for (const target of targets) {
     const t0 = Date.now();
     const ms = (o.seconds * 1000) / targets.length;
-    const { calls, tally, findings } = await fuzzTarget(o, target, ms, env, (s) => console.log(s));
+    const { calls, tally, findings } = await fuzzTarget(o, target, ms, children, (s) => console.log(s));
     const secs = (Date.now() - t0) / 1000;
     const codes = Object.entries(tally.codes).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ');
     summary.push(`${target}: ${calls} cases in ${secs.toFixed(1)} s (seed ${o.seed}${o.asan ? ', ASan+UBSan' : ''}), ${findings.length} finding(s)`);
@@ -169,10 +177,10 @@ async function main() {
     if (findings.length) failed = true;
   }
   if (logDir) {
-    const reports = fs.readdirSync(logDir);
+    const reports = require('./sanitizers').logReports(logDir);
     if (reports.length) {
       failed = true;
-      summary.push(`sanitizer reports in ${logDir}: ${reports.join(', ')}`);
+      summary.push(`sanitizer reports in ${logDir}: ${reports.map((r) => `${path.basename(r.file)} (${r.summary[0]})`).join(', ')}`);
     } else fs.rmSync(logDir, { recursive: true, force: true });
   }
   console.log(`fuzz: ${summary.join('; ')}`);

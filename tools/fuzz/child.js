@@ -5,7 +5,25 @@
 // ends the process, which the pool reports as the finding of the case it was running.
 'use strict';
 const kd = require('../..');
-const targets = { api: require('./api'), safetensors: require('./safetensors') };
+const { badException } = require('./promise');
+
+// selftest: what the pool must catch, on request (test/fuzz.test.js checks the harness with it)
+const selftest = {
+  runCase(kd, what) {
+    if (what === 'abort') process.abort();
+    if (what === 'segv') process.kill(process.pid, 'SIGSEGV');
+    if (what === 'hang') for (;;);
+    try {
+      if (what === 'typeError') null.x; // eslint-disable-line no-unused-expressions
+      if (what === 'kindlingError') kd.ones([2]).add(kd.ones([3]));
+    } catch (e) {
+      const bad = badException(kd, e);
+      return bad && { kind: 'exception', ...bad };
+    }
+    return null;
+  },
+};
+const targets = { api: require('./api'), safetensors: require('./safetensors'), selftest };
 const { takeTally } = require('./promise');
 
 process.on('message', async (msg) => {

@@ -6,6 +6,7 @@
 // undefined in a case arrive as they were generated.
 'use strict';
 const { fork } = require('node:child_process');
+const fs = require('node:fs');
 const path = require('node:path');
 const { addTally } = require('./promise');
 
@@ -13,9 +14,13 @@ const CHILD = path.join(__dirname, 'child.js');
 const STDERR_KEEP = 16000;
 
 class Runner {
-  /** env: extra environment of the child (the ASan one for --asan); timeoutMs per case. */
-  constructor({ env = {}, timeoutMs = 20000 } = {}) {
+  /**
+   * env: extra environment of the child (the ASan one for --asan); timeoutMs per case; logDir:
+   * ASan's log_path directory, whose report of a crashed child (asan.<pid>) joins its stderr.
+   */
+  constructor({ env = {}, timeoutMs = 20000, logDir = null } = {}) {
     this.env = env;
+    this.logDir = logDir;
     this.timeoutMs = timeoutMs;
     this.child = null;
     this.nextId = 1;
@@ -45,7 +50,13 @@ class Runner {
       if (this.child !== child) return;
       this.child = null;
       // let the stderr pipe drain: a sanitizer's report is written just before the process ends
-      if (this.pending) setTimeout(() => this.settle({ kind: 'crash', signal, code, stderr: this.stderr }), 50);
+      if (this.pending) {
+        setTimeout(() => {
+          const log = this.logDir && path.join(this.logDir, `asan.${child.pid}`);
+          const report = log && fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';
+          this.settle({ kind: 'crash', signal, code, stderr: (this.stderr + report).slice(-STDERR_KEEP) });
+        }, 50);
+      }
     });
     this.child = child;
     return this.ready;
