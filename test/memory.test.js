@@ -300,6 +300,24 @@ describe('memory', function () {
     assert.equal(kd.memory().hostBytesInUse, b0);
   });
 
+  // A node keeps the value of a saved input and the node that made it, not the input tensor: an
+  // in-place op that later gives the input a history leading back to the node (found by the API
+  // fuzzer) made a cycle input -> new node -> ... -> node -> input that nothing freed.
+  it('an input saved for backward and then changed in place by an op on its consumer keeps nothing alive', function () {
+    const n0 = live();
+    const b0 = kd.memory().hostBytesInUse;
+    kd.tidy(() => {
+      const target = kd.ones([2]); // does not require grad
+      target.sub_(kd.nn.functional.mseLoss(kd.ones([]).requiresGrad_(true), target));
+      const t = kd.ones([2]).requiresGrad_(true).mul(2); // has a history
+      t.sub_(t.sin().sum());
+      // the saved value changed: backward fails as PyTorch's does, the graph still frees
+      expectKdError(() => t.sum().backward(), 'KD_INVALID_ARGUMENT');
+    });
+    assert.equal(live(), n0);
+    assert.equal(kd.memory().hostBytesInUse, b0);
+  });
+
   it('disposing views, chunks and tuples releases everything', function () {
     const n0 = live();
     const b0 = kd.memory().hostBytesInUse;
