@@ -9,7 +9,8 @@
 // by fast-check to a minimal case, printed with the command that replays it, and the exit status
 // is 1. The run goes in rounds of `--batch` cases, each round a fast-check run of its own seed
 // (the first is --seed, then +1, ...), so that a finding's replay needs only its round's seed and
-// the shrink path.
+// the shrink path. A replay holds for the version of tools/fuzz/ that printed it: a change to an
+// arbitrary changes what a seed and path generate.
 //   node tools/fuzz.js --seconds 60 --seed 42            both targets, the time split between them
 //   node tools/fuzz.js --target api --seconds 600 --jobs 2
 //   node tools/fuzz.js --asan ...                        the children load the ASan+UBSan addon
