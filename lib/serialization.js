@@ -41,13 +41,17 @@ const RAW = {
   F64: Float64Array, F32: Float32Array, F16: Uint16Array, BF16: Uint16Array, I64: BigInt64Array,
   I32: Int32Array, I16: Int16Array, I8: Int8Array, U8: Uint8Array, BOOL: Uint8Array,
 };
-// Python's safetensors refuses headers above 100 MB; so do we (and so a corrupt length cannot
+// Python's safetensors refuses headers above 100 MB (MAX_HEADER_SIZE = 100_000_000 in the
+// safetensors crate's src/tensor.rs); so do we (and so a corrupt length cannot
 // make us allocate gigabytes).
 const MAX_HEADER = 100 * 1000 * 1000;
 // The most bytes one Buffer (so one tensor's bytes) can hold: 4 GiB on Node 20.
 const MAX_BUFFER = require('node:buffer').constants.MAX_LENGTH;
 const MAX_DIMS = 16;
 const CHECKPOINT_KEY = 'kindling.checkpoint';
+// saveCheckpoint refuses objects nested deeper than 64 levels; with the $map/$object wrappers a
+// skeleton it wrote is at most twice that deep.
+const MAX_SKELETON_DEPTH = 2 * 64 + 2;
 
 const invalidFile = (msg) => new KindlingError(msg, 'KD_INVALID_FILE');
 const invalidArg = (msg) => new KindlingError(msg, 'KD_INVALID_ARGUMENT');
@@ -227,11 +231,12 @@ module.exports = function makeSerialization(kd, Tensor, N) {
     const size = src.size;
     if (size < 8) throw invalidFile(`invalid safetensors file: ${size} bytes, too short for the 8-byte header length`);
     const n64 = src.read(0, 8).readBigUInt64LE(0);
+    // the limit first, as the safetensors crate checks it (MAX_HEADER_SIZE, HeaderTooLarge)
+    if (n64 > BigInt(MAX_HEADER)) throw invalidFile(`invalid safetensors file: header of ${n64} bytes is larger than the 100 MB limit`);
     if (n64 > BigInt(size - 8)) {
       throw invalidFile(`invalid safetensors file: header length ${n64} runs past the end of the file (${size} bytes)`);
     }
     const n = Number(n64);
-    if (n > MAX_HEADER) throw invalidFile(`invalid safetensors file: header of ${n} bytes is larger than the 100 MB limit`);
     if (n < 2) throw invalidFile(`invalid safetensors file: header of ${n} bytes cannot hold a JSON object`);
     let text;
     try {
@@ -504,30 +509,42 @@ module.exports = function makeSerialization(kd, Tensor, N) {
     return dollar ? { $object: out } : out;
   }
 
-  // `used` collects the tensors the rebuilt object holds.
-  function fromSkeleton(node, tensors, used) {
+  // `used` collects the tensors the rebuilt object holds. The skeleton comes from a file: every
+  // node is checked (a $bigint that is not an integer, a $tensor that is not a string, nesting
+  // past what saveCheckpoint writes) so that a corrupt one is KD_INVALID_FILE, never a
+  // SyntaxError from BigInt() or a RangeError from the stack.
+  function fromSkeleton(node, tensors, used, depth = 0) {
     if (node === null || typeof node !== 'object') return node;
-    if (Array.isArray(node)) return node.map((x) => fromSkeleton(x, tensors, used));
+    if (depth > MAX_SKELETON_DEPTH) throw invalidFile(`invalid checkpoint: nesting deeper than ${MAX_SKELETON_DEPTH} levels`);
+    const sub = (x) => fromSkeleton(x, tensors, used, depth + 1);
+    if (Array.isArray(node)) return node.map(sub);
     if ('$tensor' in node) {
+      if (typeof node.$tensor !== 'string') throw invalidFile('invalid checkpoint: a $tensor key is not a string');
       const t = getOwn(tensors, node.$tensor); // See Note [Keys from files]
       if (!(t instanceof Tensor)) throw invalidFile(`invalid checkpoint: tensor '${node.$tensor}' is missing from the file`);
       used.add(t);
       return t;
     }
-    if ('$number' in node) return Number(node.$number);
-    if ('$bigint' in node) return BigInt(node.$bigint);
+    if ('$number' in node) {
+      if (!['NaN', 'Infinity', '-Infinity'].includes(node.$number)) throw invalidFile('invalid checkpoint: a $number is not NaN, Infinity or -Infinity');
+      return Number(node.$number);
+    }
+    if ('$bigint' in node) {
+      if (typeof node.$bigint !== 'string' || !/^-?\d+$/.test(node.$bigint)) throw invalidFile('invalid checkpoint: a $bigint is not an integer string');
+      return BigInt(node.$bigint);
+    }
     if ('$undefined' in node) return undefined;
     if ('$map' in node) {
       if (!Array.isArray(node.$map)) throw invalidFile('invalid checkpoint: a $map is not an array of pairs');
       return new Map(node.$map.map((pair) => {
         if (!Array.isArray(pair) || pair.length !== 2) throw invalidFile('invalid checkpoint: a $map is not an array of pairs');
-        return [pair[0], fromSkeleton(pair[1], tensors, used)];
+        return [pair[0], sub(pair[1])];
       }));
     }
     const src = '$object' in node ? node.$object : node;
-    if (src === null || typeof src !== 'object') throw invalidFile('invalid checkpoint: an $object is not an object');
+    if (src === null || typeof src !== 'object' || Array.isArray(src)) throw invalidFile('invalid checkpoint: an $object is not an object');
     const out = {};
-    for (const [k, x] of Object.entries(src)) setOwn(out, k, fromSkeleton(x, tensors, used));
+    for (const [k, x] of Object.entries(src)) setOwn(out, k, sub(x));
     return out;
   }
 

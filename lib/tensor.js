@@ -135,11 +135,11 @@ class Tensor {
     const h = this._h;
     if (N.isDisposed(h)) return 'tensor(<disposed>)';
     const shape = N.shape(h);
-    const gradFn = N.autograd.gradFn(h);
+    const gradFn = N.autograd.gradFnName(h); // a name, no node handle: See kd_ag_grad_fn_name
     return formatTensor({
       shape, dtype: N.dtype(h), device: N.device(h),
       data: isSummarized(shape) ? summaryValues(h, shape) : hostValues(h),
-      requiresGrad: N.autograd.requiresGrad(h), gradFn: gradFn === null ? null : N.autograd.nodeName(gradFn),
+      requiresGrad: N.autograd.requiresGrad(h), gradFn,
     });
   }
   [util.inspect.custom]() { return this.toString(); }

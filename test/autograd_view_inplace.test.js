@@ -248,6 +248,38 @@ describe('autograd: views and in-place ops, semantics', function () {
   });
 });
 
+// An in-place op whose other argument is self, or a view of self (x.mul_(x)), saves that
+// argument's old value as it saves self's: the gradient is that of the old value (PyTorch saves
+// the tensor itself and fails at backward, "modified by an inplace operation"), and no cycle
+// self -> node -> self keeps the tensors alive after they are disposed.
+describe('autograd: in-place ops that take self as another argument', function () {
+  const x0 = [1.5, -2, 3];
+  const cases = {
+    // d/dx of the op's result at x0, by hand
+    'x.mul_(x)': { run: (x) => x.mul_(x), grad: x0.map((v) => 2 * v) },
+    'x.addcmul_(x, x, {value: 2})': { run: (x) => x.addcmul_(x, x, { value: 2 }), grad: x0.map((v) => 1 + 4 * v) },
+    'x.mul_(view of x)': { run: (x) => x.mul_(x.view([3, 1]).view([3])), grad: x0.map((v) => 2 * v) },
+    // clamp(x, 0, x) is x itself (below 0 the max, x, wins): the gradient reaches x either way
+    'x.clamp_(0, x)': { run: (x) => x.clamp_(kd.zeros([], { dtype: 'float64' }), x), grad: [1, 1, 1] },
+  };
+  for (const [name, { run, grad }] of Object.entries(cases)) {
+    it(`${name}: the old value's gradient, nothing left alive`, function () {
+      const live = kd.memory().liveTensors;
+      const leaf = kd.tensor(x0, { dtype: 'float64', requiresGrad: true });
+      kd.tidy(() => {
+        const x = leaf.mul(1);
+        run(x);
+        x.sum().backward();
+      });
+      const g = leaf.grad;
+      assert.deepEqual(values(g), grad);
+      g.dispose();
+      leaf.dispose();
+      assert.equal(kd.memory().liveTensors, live);
+    });
+  }
+});
+
 describe('autograd: errors for in-place ops on views (PyTorch messages)', function () {
   const a = () => kd.ones([3, 4], { requiresGrad: true });
   const MULTI = ' is a view and is being modified inplace. This view is the output of a function that returns multiple '

@@ -20,11 +20,14 @@ describe('installation', function () {
   after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
   it('npm test runs the type check also when a unit test fails, and fails', function () {
+    // tsc takes a minute on a loaded 2-core machine, more with the ASan runtime preloaded
+    // (npm run test:asan)
+    this.timeout(240000);
     const failing = path.join(tmp, 'failing.test.js');
     fs.writeFileSync(failing, "it('fails on purpose', () => { throw new Error('failing on purpose'); });\n");
     // --no-config: only this file, not the suite of .mocharc.json
     const r = spawnSync(process.execPath, [path.join(ROOT, 'tools', 'test.js'), '--no-config', failing],
-      { cwd: ROOT, encoding: 'utf8', timeout: 60000 });
+      { cwd: ROOT, encoding: 'utf8', timeout: 220000 });
     assert.notEqual(r.status, 0, `tools/test.js exited 0 with a failing test:\n${r.stdout}\n${r.stderr}`);
     assert.match(r.stdout, /npm test: mocha failed \(exit status \d+\); tsc -p test\/types passed/);
   });

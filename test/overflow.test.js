@@ -128,6 +128,12 @@ describe('int64 overflow in shape arithmetic', function () {
       'KD_INVALID_ARGUMENT');
     expectKdError(() => kd._internal.asStridedBackward(kd.ones([2]), [2], [1], MIN, [2], [1], 0), 'KD_INVALID_ARGUMENT');
     expectKdError(() => kd._internal.asStridedBackward(kd.ones([2]), [2], [MAX], 0, [2], [1], 0), 'KD_INVALID_ARGUMENT');
+    // the count of reduced elements of sizes whose product wraps (found by the API fuzzer under UBSan)
+    for (const op of ['sumBackward', 'meanBackward']) {
+      expectKdError(() => kd._internal[op](kd.ones([]), [2 ** 32, 2 ** 32, 0], null, false), 'KD_INVALID_ARGUMENT', op);
+      expectKdError(() => kd._internal[op](kd.ones([0]), [0, 2 ** 32, 2 ** 32], [1, 2], false), 'KD_INVALID_ARGUMENT', op);
+    }
+    assert.deepEqual(kd._internal.meanBackward(kd.ones([]), [0, 2 ** 32, 2 ** 32], null, false).shape, [0, 2 ** 32, 2 ** 32]);
   });
 
   it('empty tensors with sizes whose product overflows', function () {

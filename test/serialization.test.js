@@ -217,7 +217,7 @@ describe('serialization: safetensors', () => {
       b.writeBigUInt64LE(BigInt(b.length), 0);
       invalid(b, /past the end/);
       b.writeBigUInt64LE(2n ** 64n - 1n, 0);
-      invalid(b, /past the end/);
+      invalid(b, /larger than the 100 MB limit/);
     });
 
     it('header that is not UTF-8, not JSON, or not an object', () => {
@@ -455,6 +455,68 @@ describe('serialization: safetensors', () => {
       const g = tmpFile('inherited.safetensors');
       kd.saveSync({ x: kd.ones([1]) }, g, { metadata: { 'kindling.checkpoint': JSON.stringify({ format: 1, state: { a: { $tensor: 'constructor' } } }) } });
       assert.throws(() => kd.loadCheckpointSync(g), { code: 'KD_INVALID_FILE' });
+    });
+  });
+
+  it('a header longer than the 100 MB limit of the format is refused before anything is read', async () => {
+    // as the safetensors crate (MAX_HEADER_SIZE = 100_000_000): a sparse file of 100 MB + 9 bytes,
+    // so that the header length fits in the file, and a short file claiming 2^64 - 1 bytes
+    const f = tmpFile('huge-header.safetensors');
+    const fd = fs.openSync(f, 'w');
+    const len = Buffer.alloc(8);
+    len.writeBigUInt64LE(100000001n);
+    fs.writeSync(fd, len, 0, 8, 0);
+    fs.ftruncateSync(fd, 8 + 100000001);
+    fs.closeSync(fd);
+    const limit = { code: 'KD_INVALID_FILE', message: /larger than the 100 MB limit/ };
+    assert.throws(() => kd.loadSync(f), limit);
+    await assert.rejects(kd.load(f), limit);
+    assert.throws(() => kd.safetensors.loadMetadata(f), limit);
+    fs.rmSync(f);
+    len.writeBigUInt64LE(2n ** 64n - 1n);
+    assert.throws(() => kd.safetensors.deserialize(Buffer.concat([len, Buffer.from('{}')])), limit);
+    // exactly 100 MB is allowed: that header is read (and here is not JSON)
+    len.writeBigUInt64LE(100000000n);
+    const g = tmpFile('limit-header.safetensors');
+    fs.writeFileSync(g, len);
+    fs.truncateSync(g, 8 + 100000000);
+    assert.throws(() => kd.loadSync(g), { code: 'KD_INVALID_FILE', message: /not valid (UTF-8|JSON)/ });
+    fs.rmSync(g);
+  });
+
+  describe('corrupt checkpoint skeletons', () => {
+    // each is KD_INVALID_FILE (BigInt('x') alone would be a SyntaxError, deep nesting a RangeError)
+    const skeletons = {
+      'a $bigint that is not an integer': { format: 1, state: { n: { $bigint: 'not a number' } } },
+      'a $bigint that is not a string': { format: 1, state: { n: { $bigint: {} } } },
+      'a $number that is not NaN or an infinity': { format: 1, state: { n: { $number: {} } } },
+      'a $tensor key that is not a string': { format: 1, state: { w: { $tensor: ['x'] } } },
+      'an $object that is an array': { format: 1, state: { $object: [1] } },
+    };
+    for (const [name, skeleton] of Object.entries(skeletons)) {
+      it(name, async () => {
+        const f = tmpFile('corrupt-skeleton.safetensors');
+        kd.tidy(() => kd.saveSync({ x: kd.ones([1]) }, f, { metadata: { 'kindling.checkpoint': JSON.stringify(skeleton) } }));
+        assert.throws(() => kd.loadCheckpointSync(f), { code: 'KD_INVALID_FILE' });
+        await assert.rejects(kd.loadCheckpoint(f), { code: 'KD_INVALID_FILE' });
+      });
+    }
+    it('nesting deeper than saveCheckpoint writes', () => {
+      const f = tmpFile('deep-skeleton.safetensors');
+      const text = `{"format":1,"state":${'['.repeat(100000)}${']'.repeat(100000)}}`;
+      kd.tidy(() => kd.saveSync({ x: kd.ones([1]) }, f, { metadata: { 'kindling.checkpoint': text } }));
+      assert.throws(() => kd.loadCheckpointSync(f), { code: 'KD_INVALID_FILE', message: /nesting deeper than 130 levels/ });
+    });
+    it('what saveCheckpoint writes at its deepest still loads', () => {
+      const f = tmpFile('deepest-ckpt.safetensors');
+      kd.tidy(() => {
+        let state = { w: kd.ones([1]) };
+        for (let i = 0; i < 31; i++) state = { m: new Map([['k', state]]) };
+        kd.saveCheckpointSync(state, f);
+        let back = kd.loadCheckpointSync(f);
+        for (let i = 0; i < 31; i++) back = back.m.get('k');
+        assert.deepEqual(Array.from(back.w.dataSync()), [1]);
+      });
     });
   });
 

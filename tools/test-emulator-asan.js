@@ -17,78 +17,24 @@
 //   node tools/test-emulator-asan.js --no-build      run only (the variants are built)
 //   node tools/test-emulator-asan.js test/x.test.js  these test files instead of the emulated suite
 'use strict';
-const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { root, buildAddonVariant, buildEmulator, addonVariantEnv, bin } = require('./addon-variant');
+const { root, buildEmulator, bin } = require('./addon-variant');
+const { ASAN_ADDON, buildAsanAddon, sanitizerEnv, asanNodeEnv, step, summarize } = require('./sanitizers');
 
-const SANITIZE = ['-fsanitize=address,undefined', '-fno-omit-frame-pointer', '-fno-sanitize-recover=undefined'];
 const release = path.join(root, 'build', 'Release');
 const argv = process.argv.slice(2);
 const noBuild = argv.includes('--no-build');
 const files = argv.filter((a) => !a.startsWith('--'));
 
-const seconds = (t0) => `${((Date.now() - t0) / 1000).toFixed(0)} s`;
-
-function runtimeLibrary(name) {
-  const cc = process.env.CC || 'gcc';
-  const file = execFileSync(cc, [`-print-file-name=${name}`], { encoding: 'utf8' }).trim();
-  if (!path.isAbsolute(file)) throw new Error(`${cc} does not know ${name} (install the compiler's sanitizer runtime)`);
-  return file;
-}
-
-// useAfterReturn: detect_stack_use_after_return, which checks that the fibers' switch annotations
-// (cuda/emulator/grid.cpp) keep the fake stacks right; it maps a fake stack for every GPU thread,
-// so it is on for the self-test only (the Fashion-MNIST smoke run: 81 s without, over 5 min with).
-function sanitizerEnv(logDir, useAfterReturn) {
-  return {
-    // allow_user_segv_handler: Node installs its own SIGSEGV handler
-    ASAN_OPTIONS: ['detect_leaks=0', `detect_stack_use_after_return=${useAfterReturn ? 1 : 0}`, 'allow_user_segv_handler=1',
-      `log_path=${path.join(logDir, 'asan')}`].join(':'),
-    UBSAN_OPTIONS: ['print_stacktrace=1', 'halt_on_error=1'].join(':'),
-  };
-}
-
-// A sanitizer's report in a process's output (UBSan of gcc 12 ignores log_path and writes to
-// stderr; a test that runs a child shows the child's stderr in its failure message).
-const REPORT_LINE = /^(SUMMARY: (Address|UndefinedBehavior)Sanitizer.*|.*runtime error: .*|==\d+==ERROR: .*)$/gm;
-
-/** Runs cmd, its output shown as it comes and kept; resolves to the outcome and the report lines in it. */
-function step(name, cmd, args, env) {
-  const t0 = Date.now();
-  console.log(`\nkindling: ${name}`);
-  return new Promise((resolve) => {
-    const p = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-    let out = '';
-    p.stdout.on('data', (d) => { process.stdout.write(d); out += d; });
-    p.stderr.on('data', (d) => { process.stderr.write(d); out += d; });
-    const done = (error, status, signal) => {
-      const ok = !error && status === 0;
-      const outcome = ok ? 'passed' : `failed (${error ? error.message : signal || `exit status ${status}`})`;
-      console.log(`kindling: ${name}: ${outcome} in ${seconds(t0)}`);
-      resolve({ name, ok, outcome, time: seconds(t0), reports: [...new Set(out.match(REPORT_LINE) || [])] });
-    };
-    p.on('error', (e) => done(e));
-    p.on('close', (status, signal) => done(null, status, signal));
-  });
-}
-
-/** The reports in logDir (ASan's log_path): one file per process that found something. */
-function logReports(logDir) {
-  return fs.readdirSync(logDir).sort().map((f) => {
-    const text = fs.readFileSync(path.join(logDir, f), 'utf8');
-    return { file: path.join(logDir, f), text, summary: text.match(REPORT_LINE) || [] };
-  });
-}
-
 async function main() {
   const t0 = Date.now();
-  let addon = path.join(root, 'build', 'asan', 'Release', 'kindling.node');
+  let addon = ASAN_ADDON;
   if (!noBuild) {
     buildEmulator([]);
     buildEmulator(['--sanitize']);
-    addon = buildAddonVariant('asan', { cflags: ['-O1', '-g', ...SANITIZE], ldflags: SANITIZE });
+    addon = buildAsanAddon();
   }
   const built = Date.now();
   for (const f of [addon, path.join(release, 'libkindling_cuda_emu_asan.so'), path.join(release, 'kd_emu_selftest_asan')])
@@ -102,34 +48,17 @@ async function main() {
       results.push(await step(`emulator self-test (seed ${seed})`, path.join(release, 'kd_emu_selftest_asan'), [],
         { ...sanitizerEnv(logDir, true), KINDLING_CUDA_EMU_DEVICES: '3', KINDLING_CUDA_EMU_SEED: seed }));
   }
-  const preload = [runtimeLibrary('libasan.so'), process.env.LD_PRELOAD].filter(Boolean).join(':');
   // --exit: mocha sometimes waits on after the last test (a native handle of the CUDA async
   // completion stays referenced); npm test shows that, this run is about the sanitizers
   const mocha = files.length ? [bin('mocha', 'mocha.js'), '--exit', '--no-config', '--timeout', '120000', ...files]
     : [bin('mocha', 'mocha.js'), '--exit', '--config', path.join('test', 'emulated-gpu.mocharc.json')];
   results.push(await step(`mocha on the emulated GPU under ASan+UBSan (${files.length ? files.join(' ') : 'test/emulated-gpu.mocharc.json'})`,
     process.execPath, mocha, {
-      ...sanitizerEnv(logDir, false),
-      ...addonVariantEnv(addon),
-      LD_PRELOAD: preload,
+      ...asanNodeEnv(logDir, addon),
       KINDLING_CUDA: 'emulate',
       KINDLING_CUDA_LIBRARY: path.join(release, 'libkindling_cuda_emu_asan.so'),
     }));
-
-  const found = logReports(logDir);
-  for (const r of found) {
-    console.log(`\n---- ${r.file}`);
-    console.log(r.text.length > 20000 ? `${r.text.slice(0, 20000)}\n[... ${r.text.length - 20000} more characters in the file]` : r.text);
-  }
-  const inOutput = results.flatMap((r) => r.reports.map((line) => `${r.name}: ${line}`));
-  console.log('\nkindling: ASan+UBSan run of the emulated GPU');
-  for (const r of results) console.log(`  ${r.name}: ${r.outcome}, ${r.time}`);
-  console.log(`  sanitizer reports: ${found.length + inOutput.length}${found.length ? ` (files in ${logDir})` : ''}`);
-  for (const r of found) for (const s of r.summary) console.log(`    ${path.basename(r.file)}: ${s}`);
-  for (const line of inOutput) console.log(`    ${line}`);
-  console.log(`  time: ${seconds(t0)} (building ${((built - t0) / 1000).toFixed(0)} s)`);
-  if (!found.length) fs.rmSync(logDir, { recursive: true, force: true });
-  if (found.length || inOutput.length || results.some((r) => !r.ok)) process.exitCode = 1;
+  summarize('ASan+UBSan run of the emulated GPU', logDir, results, t0, built);
 }
 
 main().catch((e) => {

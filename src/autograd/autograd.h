@@ -96,13 +96,18 @@ typedef struct kd_out_meta {
 typedef enum kd_node_kind { KD_NODE_OP, KD_NODE_ACCUMULATE, KD_NODE_CUSTOM } kd_node_kind;
 
 /* A tensor saved for backward, with the version it had when saved. Outputs of the node itself
- * are saved as aliases without autograd meta (no reference cycle node -> output -> node). */
+ * are saved as aliases without autograd meta (no reference cycle node -> output -> node); so
+ * are inputs, except leaves that require grad and views (see kd_saved_init): the node holds their
+ * value and the node that made them, not the tensor, whose history an in-place op may replace
+ * with one that leads back to this node. */
 typedef struct kd_saved {
   kd_tensor *t;
   int64_t version;
   bool is_output;
+  bool alias_of_input;     /* t is an alias of an input made by `producer`: backward with
+                              create_graph connects it to producer again */
   int output_nr;
-  kd_node *producer;       /* weak, for the error message: the node that made t (NULL: leaf) */
+  kd_node *producer;       /* a reference: the node that made the input (NULL: leaf, or none) */
   int producer_output_nr;
 } kd_saved;
 

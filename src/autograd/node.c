@@ -303,20 +303,35 @@ static void kd_node_free_part(const kd_node *x, void *p) {
 void kd_saved_clear(kd_saved *s) {
   if (s->t) kd_tensor_release(s->t);
   s->t = NULL;
+  if (s->producer) kd_node_release(s->producer);
+  s->producer = NULL;
 }
 
 kd_status kd_saved_init(kd_saved *s, kd_tensor *t, bool is_output, int output_nr, int64_t version_offset) {
   memset(s, 0, sizeof *s);
-  if (is_output) {
-    /* an alias without autograd meta: no cycle output -> node -> output */
+  kd_autograd_meta *m = kd_meta(t);
+  if (is_output || !kd_requires_grad(t) || (m && !m->base && m->grad_fn)) {
+    /* an alias without autograd meta: no cycle output -> node -> output. The same for an input:
+     * one that does not require grad is a constant to backward, one with a history keeps it here
+     * (producer); an in-place op may give the input a new history later (t.sub_(f(t)), or
+     * target.sub_(mseLoss(x, target))) that leads back to this node, which holding the tensor
+     * would turn into a cycle no dispose or GC frees. */
     KD_TRY(kd_detach(t, &s->t));
+    if (!is_output && m && m->grad_fn && kd_requires_grad(t)) {
+      s->alias_of_input = true;
+      s->producer = m->grad_fn;
+      s->producer_output_nr = m->output_nr;
+      kd_node_retain(s->producer);
+    }
   } else {
+    /* a leaf that requires grad (gradients accumulate into it) or a view (its history is its
+     * base's, resolved when read) */
     kd_tensor_retain(t);
     s->t = t;
-    kd_autograd_meta *m = kd_meta(t);
     if (m && m->grad_fn) {
       s->producer = m->grad_fn;
       s->producer_output_nr = m->output_nr;
+      kd_node_retain(s->producer);
     }
   }
   s->version = (int64_t)t->storage->version + version_offset;
@@ -346,8 +361,18 @@ static void kd_node_destroy(kd_node *n) {
   stack[top++] = n;
   while (top) {
     kd_node *x = stack[--top];
-    for (int i = -1; i < x->n_edges; i++) {
-      kd_node *c = i < 0 ? x->inner : x->edges[i].fn; /* CopySlices' inner node, then the edges */
+    /* the producers of saved inputs (See kd_saved_init) are let go here too, not by
+     * kd_saved_clear's kd_node_release, which would recurse along a chain */
+    kd_saved *saved = x->kind == KD_NODE_OP ? x->saved_args : NULL;
+    int nsaved = saved ? x->nargs : 0;
+    for (int i = -1; i < x->n_edges + nsaved; i++) {
+      kd_node *c;
+      if (i < 0) c = x->inner; /* CopySlices' inner node, then the edges, then the producers */
+      else if (i < x->n_edges) c = x->edges[i].fn;
+      else {
+        c = saved[i - x->n_edges].producer;
+        saved[i - x->n_edges].producer = NULL;
+      }
       if (c && --c->refcount == 0) {
         if (top == cap) {
           int ncap = cap * 2;
@@ -429,21 +454,22 @@ kd_status kd_saved_unpack(const kd_node *n, const kd_saved *s, kd_tensor **out) 
                     "or anywhere later. Good luck!",
                     kd_dtype_name(s->t->dtype), shape, who, (long long)now, (long long)s->version);
   }
-  if (!s->is_output || !kd_grad_enabled() || !kd_dtype_is_float(s->t->dtype)) {
+  if (!(s->is_output || s->alias_of_input) || !kd_grad_enabled() || !kd_dtype_is_float(s->t->dtype)) {
     kd_tensor_retain(s->t);
     *out = s->t;
     return KD_OK;
   }
-  /* create_graph: the saved output must be connected to this node again */
+  /* create_graph: the saved output must be connected to this node again, a saved input to the
+   * node that made it */
   kd_tensor *t = NULL;
   KD_TRY(kd_detach(s->t, &t));
   kd_autograd_meta *m = NULL;
   kd_status st = kd_meta_get(t, &m);
   if (st != KD_OK) { kd_tensor_release(t); return st; }
   m->requires_grad = true;
-  m->grad_fn = (kd_node *)n;
+  m->grad_fn = s->is_output ? (kd_node *)n : s->producer;
   kd_node_retain(m->grad_fn);
-  m->output_nr = s->output_nr;
+  m->output_nr = s->is_output ? s->output_nr : s->producer_output_nr;
   *out = t;
   return KD_OK;
 }

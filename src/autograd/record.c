@@ -186,10 +186,13 @@ KD_KERNEL(kd_autograd_kernel) {
     if (a->kind == KD_VALUE_TENSOR && (spec->save_args & (1u << i))) {
       kd_tensor *t = a->v.t;
       kd_status st2;
-      if (inplace && i == 0) {
+      if (inplace && (i == 0 || t->storage == args[0].v.t->storage)) {
         /* the formula reads self's old value, which the op is about to overwrite: a copy made
          * with autograd (PyTorch's original_self = self.clone()), so it keeps self's history
-         * and a double backward differentiates through it */
+         * and a double backward differentiates through it. The same for another argument that
+         * is self or a view of it (x.mul_(x), x.clamp_(lo, x)): its old value is what the formula
+         * needs, and saving the tensor itself would make a cycle (self -> this node -> self)
+         * that no dispose or GC frees. */
         kd_value ca[1] = {kd_value_tensor(t)};
         kd_tensor *copy = NULL;
         st2 = kd_call1(KD_OP_clone, ca, &copy);

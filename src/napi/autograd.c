@@ -126,6 +126,24 @@ static napi_value kd_ag_grad_fn(napi_env env, napi_callback_info info) {
   return kd_wrap_node(env, n);
 }
 
+/* The name of a tensor's grad_fn ('MulBackward0'), or null: what printing needs, without a JS
+ * handle of the node, which would keep the node and the tensors it saved alive until the GC runs. */
+static napi_value kd_ag_grad_fn_name(napi_env env, napi_callback_info info) {
+  KD_ARGS(1);
+  KD_TENSOR_ARG(t, argv[0], "self");
+  kd_status st = KD_OK;
+  kd_node *n = kd_grad_fn(t, &st);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  napi_value r;
+  if (!n) {
+    KD_NAPI_CALL(env, napi_get_null(env, &r));
+    return r;
+  }
+  char buf[96];
+  KD_NAPI_CALL(env, napi_create_string_utf8(env, kd_node_name(n, buf, sizeof buf), NAPI_AUTO_LENGTH, &r));
+  return r;
+}
+
 static napi_value kd_ag_is_leaf(napi_env env, napi_callback_info info) {
   KD_ARGS(1);
   KD_TENSOR_ARG(t, argv[0], "self");
@@ -560,7 +578,7 @@ napi_status kd_napi_register_autograd(napi_env env, napi_value exports) {
   napi_status st = napi_create_object(env, &o);
   static const struct { const char *name; napi_callback cb; } fns[] = {
       {"requiresGrad", kd_ag_requires_grad}, {"setRequiresGrad", kd_ag_set_requires_grad},
-      {"grad", kd_ag_grad}, {"setGrad", kd_ag_set_grad}, {"gradFn", kd_ag_grad_fn}, {"isLeaf", kd_ag_is_leaf},
+      {"grad", kd_ag_grad}, {"setGrad", kd_ag_set_grad}, {"gradFn", kd_ag_grad_fn}, {"gradFnName", kd_ag_grad_fn_name}, {"isLeaf", kd_ag_is_leaf},
       {"retainGrad", kd_ag_retain_grad}, {"retainsGrad", kd_ag_retains_grad}, {"detach", kd_ag_detach},
       {"detach_", kd_ag_detach_}, {"isInference", kd_ag_is_inference}, {"nodeName", kd_ag_node_name},
       {"nodeNext", kd_ag_node_next}, {"nodeSame", kd_ag_node_same}, {"nodeLeaf", kd_ag_node_leaf},

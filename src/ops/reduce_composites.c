@@ -52,8 +52,11 @@ static kd_status kd_rc_reduced(const kd_value *dim, const int64_t *sizes, int nd
       if (nd) reduced[w] = true;
     }
   }
+  /* sizes may come from a caller of sumBackward/meanBackward: their product must not wrap */
   *count = 1;
-  for (int d = 0; d < nd; d++) if (reduced[d]) *count *= sizes[d];
+  for (int d = 0; d < nd; d++)
+    if (reduced[d] && kd_mul_overflows(*count, sizes[d], count))
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "numel: integer multiplication overflow");
   return KD_OK;
 }
 
