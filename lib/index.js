@@ -45,6 +45,9 @@ const rt = makeRuntime(Tensor, dtypes.acceptedDtypes, describe);
 require('./ops.gen.js')(Tensor, kd, N.ops, rt);
 setGeneratedTo(Tensor.prototype.to);
 Tensor.prototype.to = ourTo;
+// t.polygamma(n): PyTorch's schema is polygamma(int n, Tensor self), so the generated method
+// (which takes self first) does not fit; the method calls the function.
+Tensor.prototype.polygamma = function polygamma(n) { return kd.polygamma(n, this); };
 
 const creation = makeCreation(N);
 

@@ -28,11 +28,17 @@ const NONDIFF = {
   foreachAdamwStep_: OPTIM, rmspropStep_: OPTIM, foreachRmspropStep_: OPTIM, adagradStep_: OPTIM,
   foreachAdagradStep_: OPTIM,
   ampForeachNonFiniteCheckAndUnscale_: OPTIM, ampUpdateScale_: OPTIM, // GradScaler's part of the step (lib/amp.js)
+  gcd: 'integer-only op (PyTorch refuses floating inputs)',
+  lcm: 'integer-only op (PyTorch refuses floating inputs)',
+  besselJ0: 'PyTorch 1.13 marks special_bessel_j0 output non-differentiable (its result never requires grad)',
+  besselJ1: 'PyTorch 1.13 marks special_bessel_j1 output non-differentiable (its result never requires grad)',
 };
 // Ops with tensor arguments, no formula and no decomposition: autograd refuses them when an
 // argument requires grad ("the derivative for 'X' is not implemented"), an error, never a zero.
 const REFUSED = {
   asStrided: 'no as_strided backward yet (PyTorch has one: a scatter over the storage geometry)',
+  nextafter: "PyTorch refuses it too (derivatives.yaml: not_implemented(\"nextafter\"))",
+  heaviside: 'PyTorch refuses it too ("derivative for aten::heaviside is not implemented")',
 };
 
 const isNondiff = (e) => (e.flags || []).includes('nondiff');

@@ -260,6 +260,10 @@ export type IndexKey = IndexItem | readonly IndexItem[];
 /** A slice start:stop:step (null for a default bound). */
 export declare function slice(start?: number | null, stop?: number | null, step?: number | null): Slice;
 export interface Tensor extends TensorOpMethods {}
+export interface Tensor {
+  /** The n-th derivative of digamma at this tensor: kd.polygamma(n, this). */
+  polygamma(n: number): Tensor;
+}
 /** CUDA-related Tensor methods (lib/cuda.js). */
 export interface Tensor {
   /** A copy of this CPU tensor in pinned host memory (KD_CUDA_UNAVAILABLE without CUDA). */
