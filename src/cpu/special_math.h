@@ -144,15 +144,6 @@ KD_SM_QUAL float kd_sm_nextafter16(float a, float b, int bf16) {
 #define KD_SM_BIGINV 5.9604644775390625e-8
 #define KD_SM_ERFCX_DIRECT 9.0f
 #include "special_math.inc"
-#undef KD_SM_T
-#undef KD_SMF
-#undef KD_SMM
-#undef KD_SM_LG
-#undef KD_SM_MACHEP
-#undef KD_SM_MAXLOG
-#undef KD_SM_BIG
-#undef KD_SM_BIGINV
-#undef KD_SM_ERFCX_DIRECT
 
 #define KD_SM_T double
 #define KD_SMF(name) kd_sm_##name##_d
@@ -164,14 +155,5 @@ KD_SM_QUAL float kd_sm_nextafter16(float a, float b, int bf16) {
 #define KD_SM_BIGINV 2.22044604925031308085e-16
 #define KD_SM_ERFCX_DIRECT 26.0
 #include "special_math.inc"
-#undef KD_SM_T
-#undef KD_SMF
-#undef KD_SMM
-#undef KD_SM_LG
-#undef KD_SM_MACHEP
-#undef KD_SM_MAXLOG
-#undef KD_SM_BIG
-#undef KD_SM_BIGINV
-#undef KD_SM_ERFCX_DIRECT
 
 #endif
