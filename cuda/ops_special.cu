@@ -1,4 +1,4 @@
-/* ops_special.cu - CUDA special functions: every KD_SPECIAL_* code (and KD_SX_FREXP_EXPONENT) of
+/* ops_special.cu - CUDA special functions: every KD_SPECIAL_* code (and the KD_SX_* ones) of
  * src/cpu/special.c, with the same device-and-host math (src/cpu/special_math.h, compiled here as
  * device functions), so the CPU and the GPU compute each value the same way. The host side is the
  * CPU kernel (Note [Device kernels through the CPU kernels] in src/ops/ew_codes.h): inputs arrive
@@ -43,6 +43,24 @@ struct kd_cu_special_f {
         return sizeof(CT) == sizeof(float) ? (CT)kd_sm_logit_f((float)x, (float)p0) : (CT)kd_sm_logit_d((double)x, p0);
       case KD_SPECIAL_BESSEL_J0: return KD_CU_SM(bessel_j0);
       case KD_SPECIAL_BESSEL_J1: return KD_CU_SM(bessel_j1);
+      case KD_SPECIAL_BESSEL_Y0: return KD_CU_SM(bessel_y0);
+      case KD_SPECIAL_BESSEL_Y1: return KD_CU_SM(bessel_y1);
+      case KD_SPECIAL_MODIFIED_BESSEL_I0: return KD_CU_SM(i0);
+      case KD_SPECIAL_MODIFIED_BESSEL_I1: return KD_CU_SM(i1);
+      case KD_SPECIAL_MODIFIED_BESSEL_K0:
+      case KD_SPECIAL_MODIFIED_BESSEL_K1:
+      case KD_SPECIAL_SCALED_MODIFIED_BESSEL_K0:
+      case KD_SPECIAL_SCALED_MODIFIED_BESSEL_K1: {
+        const int order = code == KD_SPECIAL_MODIFIED_BESSEL_K1 || code == KD_SPECIAL_SCALED_MODIFIED_BESSEL_K1;
+        const int scaled = code == KD_SPECIAL_SCALED_MODIFIED_BESSEL_K0 || code == KD_SPECIAL_SCALED_MODIFIED_BESSEL_K1;
+        return sizeof(CT) == sizeof(float) ? (CT)kd_sm_bessel_k_f((float)x, order, scaled)
+                                           : (CT)kd_sm_bessel_k_d((double)x, order, scaled);
+      }
+      case KD_SPECIAL_SPHERICAL_BESSEL_J0: return KD_CU_SM(spherical_bessel_j0);
+      case KD_SPECIAL_AIRY_AI: return KD_CU_SM(airy_ai);
+      case KD_SX_POLYNOMIAL:
+        return sizeof(CT) == sizeof(float) ? (CT)kd_sm_polynomial_f((float)a, (float)b, (int)p0)
+                                           : (CT)kd_sm_polynomial_d((double)a, (double)b, (int)p0);
       case KD_SPECIAL_FREXP: {
         int e;
         return (CT)frexp((double)x, &e); /* exact: the mantissa of x has x's precision */

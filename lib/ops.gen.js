@@ -461,6 +461,28 @@ module.exports = function install(Tensor, kd, N, rt) {
     "method:logit_": [{ name: "logit_", fn: N["logit_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["eps", "float?", false, true]] }],
     "function:besselJ0": [{ name: "besselJ0", fn: N["besselJ0"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
     "function:besselJ1": [{ name: "besselJ1", fn: N["besselJ1"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:besselY0": [{ name: "besselY0", fn: N["besselY0"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:besselY1": [{ name: "besselY1", fn: N["besselY1"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:modifiedBesselI0": [{ name: "modifiedBesselI0", fn: N["modifiedBesselI0"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:modifiedBesselI1": [{ name: "modifiedBesselI1", fn: N["modifiedBesselI1"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:modifiedBesselK0": [{ name: "modifiedBesselK0", fn: N["modifiedBesselK0"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:modifiedBesselK1": [{ name: "modifiedBesselK1", fn: N["modifiedBesselK1"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:scaledModifiedBesselK0": [{ name: "scaledModifiedBesselK0", fn: N["scaledModifiedBesselK0"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:scaledModifiedBesselK1": [{ name: "scaledModifiedBesselK1", fn: N["scaledModifiedBesselK1"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:sphericalBesselJ0": [{ name: "sphericalBesselJ0", fn: N["sphericalBesselJ0"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:airyAi": [{ name: "airyAi", fn: N["airyAi"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:chebyshevPolynomialT": [{ name: "chebyshevPolynomialT", fn: N["chebyshevPolynomialT"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:chebyshevPolynomialU": [{ name: "chebyshevPolynomialU", fn: N["chebyshevPolynomialU"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:chebyshevPolynomialV": [{ name: "chebyshevPolynomialV", fn: N["chebyshevPolynomialV"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:chebyshevPolynomialW": [{ name: "chebyshevPolynomialW", fn: N["chebyshevPolynomialW"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:shiftedChebyshevPolynomialT": [{ name: "shiftedChebyshevPolynomialT", fn: N["shiftedChebyshevPolynomialT"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:shiftedChebyshevPolynomialU": [{ name: "shiftedChebyshevPolynomialU", fn: N["shiftedChebyshevPolynomialU"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:shiftedChebyshevPolynomialV": [{ name: "shiftedChebyshevPolynomialV", fn: N["shiftedChebyshevPolynomialV"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:shiftedChebyshevPolynomialW": [{ name: "shiftedChebyshevPolynomialW", fn: N["shiftedChebyshevPolynomialW"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:hermitePolynomialH": [{ name: "hermitePolynomialH", fn: N["hermitePolynomialH"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:hermitePolynomialHe": [{ name: "hermitePolynomialHe", fn: N["hermitePolynomialHe"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:laguerrePolynomialL": [{ name: "laguerrePolynomialL", fn: N["laguerrePolynomialL"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:legendrePolynomialP": [{ name: "legendrePolynomialP", fn: N["legendrePolynomialP"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
     "function:frexp": [{ name: "frexp", fn: N["frexp"], ret: "tuple", names: ["mantissa","exponent"], args: [["self", "Tensor", false, false]] }],
     "method:frexp": [{ name: "frexp", fn: N["frexp"], ret: "tuple", names: ["mantissa","exponent"], args: [["self", "Tensor", false, false]] }],
     "function:xlogy": [{ name: "xlogy", fn: N["xlogy"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
@@ -4009,6 +4031,206 @@ module.exports = function install(Tensor, kd, N, rt) {
     const h = N["besselJ1"](a0._h); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:besselJ1"], null, arguments);
+  };
+  rt.namespace(kd, "special").besselY0 = function besselY0(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["besselY0"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:besselY0"], null, arguments);
+  };
+  rt.namespace(kd, "special").besselY1 = function besselY1(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["besselY1"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:besselY1"], null, arguments);
+  };
+  rt.namespace(kd, "special").modifiedBesselI0 = function modifiedBesselI0(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["modifiedBesselI0"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:modifiedBesselI0"], null, arguments);
+  };
+  rt.namespace(kd, "special").modifiedBesselI1 = function modifiedBesselI1(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["modifiedBesselI1"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:modifiedBesselI1"], null, arguments);
+  };
+  rt.namespace(kd, "special").modifiedBesselK0 = function modifiedBesselK0(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["modifiedBesselK0"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:modifiedBesselK0"], null, arguments);
+  };
+  rt.namespace(kd, "special").modifiedBesselK1 = function modifiedBesselK1(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["modifiedBesselK1"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:modifiedBesselK1"], null, arguments);
+  };
+  rt.namespace(kd, "special").scaledModifiedBesselK0 = function scaledModifiedBesselK0(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["scaledModifiedBesselK0"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:scaledModifiedBesselK0"], null, arguments);
+  };
+  rt.namespace(kd, "special").scaledModifiedBesselK1 = function scaledModifiedBesselK1(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["scaledModifiedBesselK1"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:scaledModifiedBesselK1"], null, arguments);
+  };
+  rt.namespace(kd, "special").sphericalBesselJ0 = function sphericalBesselJ0(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["sphericalBesselJ0"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:sphericalBesselJ0"], null, arguments);
+  };
+  rt.namespace(kd, "special").airyAi = function airyAi(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["airyAi"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:airyAi"], null, arguments);
+  };
+  rt.namespace(kd, "special").chebyshevPolynomialT = function chebyshevPolynomialT(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["chebyshevPolynomialT"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:chebyshevPolynomialT"], null, arguments);
+  };
+  rt.namespace(kd, "special").chebyshevPolynomialU = function chebyshevPolynomialU(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["chebyshevPolynomialU"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:chebyshevPolynomialU"], null, arguments);
+  };
+  rt.namespace(kd, "special").chebyshevPolynomialV = function chebyshevPolynomialV(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["chebyshevPolynomialV"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:chebyshevPolynomialV"], null, arguments);
+  };
+  rt.namespace(kd, "special").chebyshevPolynomialW = function chebyshevPolynomialW(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["chebyshevPolynomialW"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:chebyshevPolynomialW"], null, arguments);
+  };
+  rt.namespace(kd, "special").shiftedChebyshevPolynomialT = function shiftedChebyshevPolynomialT(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["shiftedChebyshevPolynomialT"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:shiftedChebyshevPolynomialT"], null, arguments);
+  };
+  rt.namespace(kd, "special").shiftedChebyshevPolynomialU = function shiftedChebyshevPolynomialU(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["shiftedChebyshevPolynomialU"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:shiftedChebyshevPolynomialU"], null, arguments);
+  };
+  rt.namespace(kd, "special").shiftedChebyshevPolynomialV = function shiftedChebyshevPolynomialV(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["shiftedChebyshevPolynomialV"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:shiftedChebyshevPolynomialV"], null, arguments);
+  };
+  rt.namespace(kd, "special").shiftedChebyshevPolynomialW = function shiftedChebyshevPolynomialW(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["shiftedChebyshevPolynomialW"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:shiftedChebyshevPolynomialW"], null, arguments);
+  };
+  rt.namespace(kd, "special").hermitePolynomialH = function hermitePolynomialH(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["hermitePolynomialH"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:hermitePolynomialH"], null, arguments);
+  };
+  rt.namespace(kd, "special").hermitePolynomialHe = function hermitePolynomialHe(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["hermitePolynomialHe"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:hermitePolynomialHe"], null, arguments);
+  };
+  rt.namespace(kd, "special").laguerrePolynomialL = function laguerrePolynomialL(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["laguerrePolynomialL"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:laguerrePolynomialL"], null, arguments);
+  };
+  rt.namespace(kd, "special").legendrePolynomialP = function legendrePolynomialP(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["legendrePolynomialP"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:legendrePolynomialP"], null, arguments);
   };
   kd.frexp = function frexp(a0) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

@@ -30,9 +30,17 @@ const NONDIFF = {
   ampForeachNonFiniteCheckAndUnscale_: OPTIM, ampUpdateScale_: OPTIM, // GradScaler's part of the step (lib/amp.js)
   gcd: 'integer-only op (PyTorch refuses floating inputs)',
   lcm: 'integer-only op (PyTorch refuses floating inputs)',
-  besselJ0: 'PyTorch 1.13 marks special_bessel_j0 output non-differentiable (its result never requires grad)',
-  besselJ1: 'PyTorch 1.13 marks special_bessel_j1 output non-differentiable (its result never requires grad)',
 };
+// PyTorch 1.13 marks the outputs of these torch.special functions non-differentiable (their
+// results never require grad)
+for (const n of ['besselJ0', 'besselJ1', 'besselY0', 'besselY1', 'modifiedBesselI0', 'modifiedBesselI1', 'modifiedBesselK0',
+  'modifiedBesselK1', 'scaledModifiedBesselK0', 'scaledModifiedBesselK1', 'sphericalBesselJ0', 'airyAi',
+  'chebyshevPolynomialT', 'chebyshevPolynomialU', 'chebyshevPolynomialV', 'chebyshevPolynomialW',
+  'shiftedChebyshevPolynomialT', 'shiftedChebyshevPolynomialU', 'shiftedChebyshevPolynomialV',
+  'shiftedChebyshevPolynomialW', 'hermitePolynomialH', 'hermitePolynomialHe', 'laguerrePolynomialL',
+  'legendrePolynomialP']) {
+  NONDIFF[n] = 'PyTorch 1.13 marks its output non-differentiable (special_* with output_differentiability False)';
+}
 // Ops with tensor arguments, no formula and no decomposition: autograd refuses them when an
 // argument requires grad ("the derivative for 'X' is not implemented"), an error, never a zero.
 const REFUSED = {

@@ -93,6 +93,10 @@ describe('special: big inputs against a float64 reference', () => {
     ['sinc', (x) => kd.sinc(x), -20, 20, 1e-5, 1e-6],
     ['besselJ0', (x) => kd.special.besselJ0(x), -60, 60, 1e-4, 2e-6],
     ['besselJ1', (x) => kd.special.besselJ1(x), -60, 60, 1e-4, 2e-6],
+    ['besselY0', (x) => kd.special.besselY0(x), 0.01, 60, 1e-4, 2e-6],
+    ['modifiedBesselK1', (x) => kd.special.modifiedBesselK1(x), 0.01, 60, 2e-5, 1e-7],
+    ['scaledModifiedBesselK0', (x) => kd.special.scaledModifiedBesselK0(x), 0.01, 600, 2e-5, 1e-7],
+    ['airyAi', (x) => kd.special.airyAi(x), -30, 30, 1e-4, 1e-5], // float32 phase of the oscillation below -2
   ];
   for (const [name, f, lo, hi, rtol, atol] of unary) {
     it(name, () => {
@@ -112,6 +116,7 @@ describe('special: big inputs against a float64 reference', () => {
     ['xlog1py', (a, b) => kd.special.xlog1py(a, b), -10, 10, -0.99, 100, 1e-5, 1e-6],
     ['logaddexp', (a, b) => kd.logaddexp(a, b), -100, 100, -100, 100, 1e-6, 1e-6],
     ['logaddexp2', (a, b) => kd.logaddexp2(a, b), -100, 100, -100, 100, 1e-6, 1e-6],
+    ['legendrePolynomialP', (a, b) => kd.special.legendrePolynomialP(a, b), -1, 1, 0, 30, 1e-4, 1e-5],
   ];
   for (const [name, f, alo, ahi, blo, bhi, rtol, atol] of binary) {
     it(name, () => {

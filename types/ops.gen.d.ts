@@ -1876,6 +1876,72 @@ export declare namespace special {
   /** Bessel function of the first kind, order 1 (not differentiable, as in PyTorch). */
   function besselJ1(self: Tensor, options?: { self?: Tensor }): Tensor;
   function besselJ1(options: { self: Tensor }): Tensor;
+  /** Bessel function of the second kind, order 0 (NaN below 0). Not differentiable, as in PyTorch. */
+  function besselY0(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function besselY0(options: { self: Tensor }): Tensor;
+  /** Bessel function of the second kind, order 1 (NaN below 0). Not differentiable, as in PyTorch. */
+  function besselY1(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function besselY1(options: { self: Tensor }): Tensor;
+  /** Modified Bessel function of the first kind, order 0. Not differentiable, as in PyTorch. */
+  function modifiedBesselI0(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function modifiedBesselI0(options: { self: Tensor }): Tensor;
+  /** Modified Bessel function of the first kind, order 1. Not differentiable, as in PyTorch. */
+  function modifiedBesselI1(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function modifiedBesselI1(options: { self: Tensor }): Tensor;
+  /** Modified Bessel function of the second kind, order 0. Not differentiable, as in PyTorch. */
+  function modifiedBesselK0(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function modifiedBesselK0(options: { self: Tensor }): Tensor;
+  /** Modified Bessel function of the second kind, order 1. Not differentiable, as in PyTorch. */
+  function modifiedBesselK1(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function modifiedBesselK1(options: { self: Tensor }): Tensor;
+  /** exp(self) modifiedBesselK0(self). Not differentiable, as in PyTorch. */
+  function scaledModifiedBesselK0(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function scaledModifiedBesselK0(options: { self: Tensor }): Tensor;
+  /** exp(self) modifiedBesselK1(self). Not differentiable, as in PyTorch. */
+  function scaledModifiedBesselK1(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function scaledModifiedBesselK1(options: { self: Tensor }): Tensor;
+  /** Spherical Bessel function of the first kind, order 0: sin(self) / self. Not differentiable, as in PyTorch. */
+  function sphericalBesselJ0(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function sphericalBesselJ0(options: { self: Tensor }): Tensor;
+  /** Airy function Ai. Not differentiable, as in PyTorch. */
+  function airyAi(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function airyAi(options: { self: Tensor }): Tensor;
+  /** Chebyshev polynomial of the first kind T_n(x). Not differentiable, as in PyTorch. */
+  function chebyshevPolynomialT(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function chebyshevPolynomialT(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Chebyshev polynomial of the second kind U_n(x). Not differentiable, as in PyTorch. */
+  function chebyshevPolynomialU(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function chebyshevPolynomialU(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Chebyshev polynomial of the third kind V_n(x). Not differentiable, as in PyTorch. */
+  function chebyshevPolynomialV(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function chebyshevPolynomialV(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Chebyshev polynomial of the fourth kind W_n(x). Not differentiable, as in PyTorch. */
+  function chebyshevPolynomialW(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function chebyshevPolynomialW(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Shifted Chebyshev polynomial T_n(2x - 1). Not differentiable, as in PyTorch. */
+  function shiftedChebyshevPolynomialT(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function shiftedChebyshevPolynomialT(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Shifted Chebyshev polynomial U_n(2x - 1). Not differentiable, as in PyTorch. */
+  function shiftedChebyshevPolynomialU(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function shiftedChebyshevPolynomialU(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Shifted Chebyshev polynomial V_n(2x - 1). Not differentiable, as in PyTorch. */
+  function shiftedChebyshevPolynomialV(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function shiftedChebyshevPolynomialV(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Shifted Chebyshev polynomial W_n(2x - 1). Not differentiable, as in PyTorch. */
+  function shiftedChebyshevPolynomialW(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function shiftedChebyshevPolynomialW(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Physicists' Hermite polynomial H_n(x) (NaN above degree 128 in float32, 512 in float64). Not differentiable, as in PyTorch. */
+  function hermitePolynomialH(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function hermitePolynomialH(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Probabilists' Hermite polynomial He_n(x) (NaN above degree 128 in float32, 512 in float64). Not differentiable, as in PyTorch. */
+  function hermitePolynomialHe(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function hermitePolynomialHe(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Laguerre polynomial L_n(x). Not differentiable, as in PyTorch. */
+  function laguerrePolynomialL(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function laguerrePolynomialL(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Legendre polynomial P_n(x). Not differentiable, as in PyTorch. */
+  function legendrePolynomialP(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function legendrePolynomialP(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
   /** self * log(other), 0 where self is 0 (unless other is NaN). */
   function xlogy(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
   function xlogy(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;

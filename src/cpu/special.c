@@ -1,7 +1,8 @@
 /* special.c - CPU kernels of the special family (oplist/special.js): the pointwise special
  * functions of one input (lgamma, digamma, polygamma, erfcx, entr, i0, i0e, i1, i1e, ndtr, ndtri,
- * logNdtr, sinc, logit, besselJ0, besselJ1) and of two (xlogy, xlog1py, zeta, igamma, igammac,
- * logaddexp, logaddexp2, nextafter, copysign, heaviside, gcd, lcm), one kernel switching on the
+ * logNdtr, sinc, logit, the Bessel and Airy functions) and of two (xlogy, xlog1py, zeta, igamma,
+ * igammac, logaddexp, logaddexp2, nextafter, copysign, heaviside, gcd, lcm, the orthogonal
+ * polynomials of x and degree n: KD_SX_POLYNOMIAL with the kind), one kernel switching on the
  * KD_SPECIAL_* code, and frexp (two passes: mantissa, then exponent). The functions themselves
  * are special_math.h, which cuda/ops_special.cu shares; device tensors run the same kernel up to
  * its one iterator pass (Note [Device kernels through the CPU kernels] in ops/ew_codes.h, family
@@ -49,6 +50,21 @@ typedef struct kd_special_ctx {
   }                                                                                           \
   case KD_SPECIAL_BESSEL_J0: KD_LOOP1(T, T, CT, LD, ST, KD_SM(bessel_j0, x)(x)); break;        \
   case KD_SPECIAL_BESSEL_J1: KD_LOOP1(T, T, CT, LD, ST, KD_SM(bessel_j1, x)(x)); break;        \
+  case KD_SPECIAL_BESSEL_Y0: KD_LOOP1(T, T, CT, LD, ST, KD_SM(bessel_y0, x)(x)); break;        \
+  case KD_SPECIAL_BESSEL_Y1: KD_LOOP1(T, T, CT, LD, ST, KD_SM(bessel_y1, x)(x)); break;        \
+  case KD_SPECIAL_MODIFIED_BESSEL_I0: KD_LOOP1(T, T, CT, LD, ST, KD_SM(i0, x)(x)); break;      \
+  case KD_SPECIAL_MODIFIED_BESSEL_I1: KD_LOOP1(T, T, CT, LD, ST, KD_SM(i1, x)(x)); break;      \
+  case KD_SPECIAL_MODIFIED_BESSEL_K0: KD_LOOP1(T, T, CT, LD, ST, KD_SM(bessel_k, x)(x, 0, 0)); break; \
+  case KD_SPECIAL_MODIFIED_BESSEL_K1: KD_LOOP1(T, T, CT, LD, ST, KD_SM(bessel_k, x)(x, 1, 0)); break; \
+  case KD_SPECIAL_SCALED_MODIFIED_BESSEL_K0: KD_LOOP1(T, T, CT, LD, ST, KD_SM(bessel_k, x)(x, 0, 1)); break; \
+  case KD_SPECIAL_SCALED_MODIFIED_BESSEL_K1: KD_LOOP1(T, T, CT, LD, ST, KD_SM(bessel_k, x)(x, 1, 1)); break; \
+  case KD_SPECIAL_SPHERICAL_BESSEL_J0: KD_LOOP1(T, T, CT, LD, ST, KD_SM(spherical_bessel_j0, x)(x)); break; \
+  case KD_SPECIAL_AIRY_AI: KD_LOOP1(T, T, CT, LD, ST, KD_SM(airy_ai, x)(x)); break;            \
+  case KD_SX_POLYNOMIAL: {                                                                    \
+    const int kind_ = (int)(c)->p0;                                                           \
+    KD_LOOP2(T, T, CT, LD, ST, KD_SM(polynomial, a)(a, b, kind_));                            \
+    break;                                                                                    \
+  }                                                                                           \
   case KD_SPECIAL_FREXP: KD_LOOP1(T, T, CT, LD, ST, ({ int e_; (CT)_Generic(x, float: frexpf, double: frexp)(x, &e_); })); break; \
   case KD_SX_FREXP_EXPONENT:                                                                  \
     KD_LOOP1(int32_t, T, CT, LD, KD_ST_ID, ({ int e_ = 0; if (isfinite(x)) _Generic(x, float: frexpf, double: frexp)(x, &e_); (int32_t)e_; })); \
@@ -105,6 +121,7 @@ static kd_special_class kd_special_class_of(int code, int *nin, const char **nam
   *name = NULL;
   switch (code) {
     case KD_SPECIAL_XLOGY: case KD_SPECIAL_XLOG1PY: case KD_SPECIAL_ZETA: case KD_SPECIAL_COPYSIGN:
+    case KD_SX_POLYNOMIAL:
       return KD_SCLS_TO_FLOAT;
     case KD_SPECIAL_IGAMMA: *name = "igamma_cpu"; return KD_SCLS_FLOAT_ONLY;
     case KD_SPECIAL_IGAMMAC: *name = "igammac_cpu"; return KD_SCLS_FLOAT_ONLY;
@@ -176,6 +193,18 @@ static kd_status kd_special_params(const kd_op_info *op, const kd_value *args, k
     c->p0 = (double)args[0].v.i;
   } else if (op->code == KD_SPECIAL_LOGIT) {
     c->p0 = args[1].kind == KD_VALUE_DOUBLE ? args[1].v.d : -1.0;
+  } else {
+    static const int polys[12] = {
+        KD_SPECIAL_CHEBYSHEV_POLYNOMIAL_T, KD_SPECIAL_CHEBYSHEV_POLYNOMIAL_U, KD_SPECIAL_CHEBYSHEV_POLYNOMIAL_V,
+        KD_SPECIAL_CHEBYSHEV_POLYNOMIAL_W, KD_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_T,
+        KD_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_U, KD_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_V,
+        KD_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_W, KD_SPECIAL_HERMITE_POLYNOMIAL_H, KD_SPECIAL_HERMITE_POLYNOMIAL_HE,
+        KD_SPECIAL_LAGUERRE_POLYNOMIAL_L, KD_SPECIAL_LEGENDRE_POLYNOMIAL_P};
+    for (int k = 0; k < 12; k++) /* the kind of special_math.h's polynomial() */
+      if (op->code == polys[k]) {
+        c->code = KD_SX_POLYNOMIAL;
+        c->p0 = k;
+      }
   }
   return KD_OK;
 }

@@ -1793,6 +1793,84 @@ static const kd_arg_schema kd_args_besselJ0[] = {
 static const kd_arg_schema kd_args_besselJ1[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
 };
+static const kd_arg_schema kd_args_besselY0[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_besselY1[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_modifiedBesselI0[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_modifiedBesselI1[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_modifiedBesselK0[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_modifiedBesselK1[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_scaledModifiedBesselK0[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_scaledModifiedBesselK1[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_sphericalBesselJ0[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_airyAi[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_chebyshevPolynomialT[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_chebyshevPolynomialU[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_chebyshevPolynomialV[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_chebyshevPolynomialW[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_shiftedChebyshevPolynomialT[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_shiftedChebyshevPolynomialU[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_shiftedChebyshevPolynomialV[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_shiftedChebyshevPolynomialW[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_hermitePolynomialH[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_hermitePolynomialHe[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_laguerrePolynomialL[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_legendrePolynomialP[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
 static const kd_arg_schema kd_args_frexp[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
 };
@@ -2498,6 +2576,28 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_logit_] = {"logit_", KD_OP_logit_, KD_SPECIAL_LOGIT, KD_OP_FLAG_INPLACE, 2, kd_args_logit_, 1, -1, -1},
     [KD_OP_besselJ0] = {"besselJ0", KD_OP_besselJ0, KD_SPECIAL_BESSEL_J0, KD_OP_FLAG_NONDIFF, 1, kd_args_besselJ0, 1, -1, -1},
     [KD_OP_besselJ1] = {"besselJ1", KD_OP_besselJ1, KD_SPECIAL_BESSEL_J1, KD_OP_FLAG_NONDIFF, 1, kd_args_besselJ1, 1, -1, -1},
+    [KD_OP_besselY0] = {"besselY0", KD_OP_besselY0, KD_SPECIAL_BESSEL_Y0, KD_OP_FLAG_NONDIFF, 1, kd_args_besselY0, 1, -1, -1},
+    [KD_OP_besselY1] = {"besselY1", KD_OP_besselY1, KD_SPECIAL_BESSEL_Y1, KD_OP_FLAG_NONDIFF, 1, kd_args_besselY1, 1, -1, -1},
+    [KD_OP_modifiedBesselI0] = {"modifiedBesselI0", KD_OP_modifiedBesselI0, KD_SPECIAL_MODIFIED_BESSEL_I0, KD_OP_FLAG_NONDIFF, 1, kd_args_modifiedBesselI0, 1, -1, -1},
+    [KD_OP_modifiedBesselI1] = {"modifiedBesselI1", KD_OP_modifiedBesselI1, KD_SPECIAL_MODIFIED_BESSEL_I1, KD_OP_FLAG_NONDIFF, 1, kd_args_modifiedBesselI1, 1, -1, -1},
+    [KD_OP_modifiedBesselK0] = {"modifiedBesselK0", KD_OP_modifiedBesselK0, KD_SPECIAL_MODIFIED_BESSEL_K0, KD_OP_FLAG_NONDIFF, 1, kd_args_modifiedBesselK0, 1, -1, -1},
+    [KD_OP_modifiedBesselK1] = {"modifiedBesselK1", KD_OP_modifiedBesselK1, KD_SPECIAL_MODIFIED_BESSEL_K1, KD_OP_FLAG_NONDIFF, 1, kd_args_modifiedBesselK1, 1, -1, -1},
+    [KD_OP_scaledModifiedBesselK0] = {"scaledModifiedBesselK0", KD_OP_scaledModifiedBesselK0, KD_SPECIAL_SCALED_MODIFIED_BESSEL_K0, KD_OP_FLAG_NONDIFF, 1, kd_args_scaledModifiedBesselK0, 1, -1, -1},
+    [KD_OP_scaledModifiedBesselK1] = {"scaledModifiedBesselK1", KD_OP_scaledModifiedBesselK1, KD_SPECIAL_SCALED_MODIFIED_BESSEL_K1, KD_OP_FLAG_NONDIFF, 1, kd_args_scaledModifiedBesselK1, 1, -1, -1},
+    [KD_OP_sphericalBesselJ0] = {"sphericalBesselJ0", KD_OP_sphericalBesselJ0, KD_SPECIAL_SPHERICAL_BESSEL_J0, KD_OP_FLAG_NONDIFF, 1, kd_args_sphericalBesselJ0, 1, -1, -1},
+    [KD_OP_airyAi] = {"airyAi", KD_OP_airyAi, KD_SPECIAL_AIRY_AI, KD_OP_FLAG_NONDIFF, 1, kd_args_airyAi, 1, -1, -1},
+    [KD_OP_chebyshevPolynomialT] = {"chebyshevPolynomialT", KD_OP_chebyshevPolynomialT, KD_SPECIAL_CHEBYSHEV_POLYNOMIAL_T, KD_OP_FLAG_NONDIFF, 2, kd_args_chebyshevPolynomialT, 1, -1, -1},
+    [KD_OP_chebyshevPolynomialU] = {"chebyshevPolynomialU", KD_OP_chebyshevPolynomialU, KD_SPECIAL_CHEBYSHEV_POLYNOMIAL_U, KD_OP_FLAG_NONDIFF, 2, kd_args_chebyshevPolynomialU, 1, -1, -1},
+    [KD_OP_chebyshevPolynomialV] = {"chebyshevPolynomialV", KD_OP_chebyshevPolynomialV, KD_SPECIAL_CHEBYSHEV_POLYNOMIAL_V, KD_OP_FLAG_NONDIFF, 2, kd_args_chebyshevPolynomialV, 1, -1, -1},
+    [KD_OP_chebyshevPolynomialW] = {"chebyshevPolynomialW", KD_OP_chebyshevPolynomialW, KD_SPECIAL_CHEBYSHEV_POLYNOMIAL_W, KD_OP_FLAG_NONDIFF, 2, kd_args_chebyshevPolynomialW, 1, -1, -1},
+    [KD_OP_shiftedChebyshevPolynomialT] = {"shiftedChebyshevPolynomialT", KD_OP_shiftedChebyshevPolynomialT, KD_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_T, KD_OP_FLAG_NONDIFF, 2, kd_args_shiftedChebyshevPolynomialT, 1, -1, -1},
+    [KD_OP_shiftedChebyshevPolynomialU] = {"shiftedChebyshevPolynomialU", KD_OP_shiftedChebyshevPolynomialU, KD_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_U, KD_OP_FLAG_NONDIFF, 2, kd_args_shiftedChebyshevPolynomialU, 1, -1, -1},
+    [KD_OP_shiftedChebyshevPolynomialV] = {"shiftedChebyshevPolynomialV", KD_OP_shiftedChebyshevPolynomialV, KD_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_V, KD_OP_FLAG_NONDIFF, 2, kd_args_shiftedChebyshevPolynomialV, 1, -1, -1},
+    [KD_OP_shiftedChebyshevPolynomialW] = {"shiftedChebyshevPolynomialW", KD_OP_shiftedChebyshevPolynomialW, KD_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_W, KD_OP_FLAG_NONDIFF, 2, kd_args_shiftedChebyshevPolynomialW, 1, -1, -1},
+    [KD_OP_hermitePolynomialH] = {"hermitePolynomialH", KD_OP_hermitePolynomialH, KD_SPECIAL_HERMITE_POLYNOMIAL_H, KD_OP_FLAG_NONDIFF, 2, kd_args_hermitePolynomialH, 1, -1, -1},
+    [KD_OP_hermitePolynomialHe] = {"hermitePolynomialHe", KD_OP_hermitePolynomialHe, KD_SPECIAL_HERMITE_POLYNOMIAL_HE, KD_OP_FLAG_NONDIFF, 2, kd_args_hermitePolynomialHe, 1, -1, -1},
+    [KD_OP_laguerrePolynomialL] = {"laguerrePolynomialL", KD_OP_laguerrePolynomialL, KD_SPECIAL_LAGUERRE_POLYNOMIAL_L, KD_OP_FLAG_NONDIFF, 2, kd_args_laguerrePolynomialL, 1, -1, -1},
+    [KD_OP_legendrePolynomialP] = {"legendrePolynomialP", KD_OP_legendrePolynomialP, KD_SPECIAL_LEGENDRE_POLYNOMIAL_P, KD_OP_FLAG_NONDIFF, 2, kd_args_legendrePolynomialP, 1, -1, -1},
     [KD_OP_frexp] = {"frexp", KD_OP_frexp, KD_SPECIAL_FREXP, 0, 1, kd_args_frexp, 2, -1, -1},
     [KD_OP_xlogy] = {"xlogy", KD_OP_xlogy, KD_SPECIAL_XLOGY, 0, 2, kd_args_xlogy, 1, -1, -1},
     [KD_OP_xlogy_] = {"xlogy_", KD_OP_xlogy_, KD_SPECIAL_XLOGY, KD_OP_FLAG_INPLACE, 2, kd_args_xlogy_, 1, -1, -1},
@@ -2928,6 +3028,28 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_logit_] = {[KD_KEY_CPU] = kd_cpu_special},
     [KD_OP_besselJ0] = {[KD_KEY_CPU] = kd_cpu_special},
     [KD_OP_besselJ1] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_besselY0] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_besselY1] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_modifiedBesselI0] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_modifiedBesselI1] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_modifiedBesselK0] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_modifiedBesselK1] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_scaledModifiedBesselK0] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_scaledModifiedBesselK1] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_sphericalBesselJ0] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_airyAi] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_chebyshevPolynomialT] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_chebyshevPolynomialU] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_chebyshevPolynomialV] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_chebyshevPolynomialW] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_shiftedChebyshevPolynomialT] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_shiftedChebyshevPolynomialU] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_shiftedChebyshevPolynomialV] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_shiftedChebyshevPolynomialW] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_hermitePolynomialH] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_hermitePolynomialHe] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_laguerrePolynomialL] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_legendrePolynomialP] = {[KD_KEY_CPU] = kd_cpu_special},
     [KD_OP_frexp] = {[KD_KEY_CPU] = kd_cpu_special},
     [KD_OP_xlogy] = {[KD_KEY_CPU] = kd_cpu_special},
     [KD_OP_xlogy_] = {[KD_KEY_CPU] = kd_cpu_special},
