@@ -16,7 +16,7 @@
  * 8.12.3/8.12.4, with Boost's Lanczos approximation) for the incomplete gamma functions.
  * erfcx is exp(x^2) erfc(x) with exp(x^2) computed from the exact split x^2 = hi + lo (fma) while
  * erfc(x) is a normal number (x < 26 in double, x < 9 in float), and Laplace's continued fraction
- * beyond (40 terms: exact to the last bit there); x < 0 uses erfcx(x) = 2 exp(x^2) - erfcx(-x).
+ * beyond (12 terms: exact to the last bit of a double from x = 9 on); x < 0 uses erfcx(x) = 2 exp(x^2) - erfcx(-x).
  * Cephes' copyright (3-clause BSD, Steven Moshier) and SciPy's (BSD) cover the coefficients. */
 #ifndef KD_SPECIAL_MATH_H
 #define KD_SPECIAL_MATH_H
