@@ -6,19 +6,10 @@
 'use strict';
 const assert = require('node:assert');
 const kd = require('..');
+const { uniformValues: uniform } = require('./helpers');
 
 const available = kd.cuda.isAvailable();
 const TOL = { float32: [2e-5, 1e-6], float64: [1e-12, 1e-14], float16: [1e-3, 1e-3], bfloat16: [8e-3, 8e-3] };
-
-function uniform(n, lo, hi, seed) {
-  const out = new Float64Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(1664525, s) + 1013904223) >>> 0;
-    out[i] = lo + (hi - lo) * (s / 4294967296);
-  }
-  return out;
-}
 
 function assertSame(gpu, cpu, dtype, what) {
   const g = gpu.to('cpu').to({ dtype: 'float64' }).dataSync(), c = cpu.to({ dtype: 'float64' }).dataSync();

@@ -482,3 +482,15 @@ function parityTests(family, title = `${family} (PyTorch fixtures)`) {
   });
 }
 module.exports.parityTests = parityTests;
+
+/** n deterministic values in [lo, hi) (an LCG from seed), as a Float64Array: big test inputs. */
+function uniformValues(n, lo, hi, seed = 7) {
+  const out = new Float64Array(n);
+  let s = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(1664525, s) + 1013904223) >>> 0;
+    out[i] = lo + (hi - lo) * (s / 4294967296);
+  }
+  return out;
+}
+module.exports.uniformValues = uniformValues;

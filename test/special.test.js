@@ -5,20 +5,9 @@
 'use strict';
 const assert = require('node:assert');
 const kd = require('..');
-const { parityTests } = require('./helpers');
+const { parityTests, uniformValues: uniform } = require('./helpers');
 
 parityTests('special');
-
-// deterministic values in [lo, hi)
-function uniform(n, lo, hi, seed = 7) {
-  const out = new Float64Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(1664525, s) + 1013904223) >>> 0;
-    out[i] = lo + (hi - lo) * (s / 4294967296);
-  }
-  return out;
-}
 
 function assertClose(actual, expected, rtol, atol, what) {
   let worst = 0, at = -1;
