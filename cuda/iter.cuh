@@ -242,5 +242,6 @@ kd_cuda_status kd_cu_flags_read(int device, int32_t *dev_flag, int32_t *out);
 kd_cuda_status kd_cu_unary(int device, const kd_cuda_ew *e, int32_t *flags);
 kd_cuda_status kd_cu_binary(int device, const kd_cuda_ew *e, int32_t *flags);
 kd_cuda_status kd_cu_ternary(int device, const kd_cuda_ew *e, int32_t *flags);
+kd_cuda_status kd_cu_special(int device, const kd_cuda_ew *e, int32_t *flags);
 
 #endif

@@ -46,6 +46,7 @@ kd_cuda_status kd_cu_elementwise(int device, const kd_cuda_ew *e, int32_t *flags
     case KD_EW_LOGICAL_NOT:
     case KD_EW_BITWISE_NOT: return kd_cu_binary(device, e, flags);
     case KD_EW_TERNARY: return kd_cu_ternary(device, e, flags);
+    case KD_EW_SPECIAL: return kd_cu_special(device, e, flags);
     default: return kd_cu_error(KD_CUDA_ERR_NOT_SUPPORTED, "elementwise: unknown family %d", (int)e->family);
   }
 }

@@ -47,6 +47,9 @@ setGeneratedTo(Tensor.prototype.to);
 Tensor.prototype.to = ourTo;
 // random_ under a name that does not read as Math.random: the same function (src/ops/oplist/random.js).
 Tensor.prototype.randomInt_ = Tensor.prototype.random_;
+// t.polygamma(n): PyTorch's schema is polygamma(int n, Tensor self), so the generated method
+// (which takes self first) does not fit; the method calls the function.
+Tensor.prototype.polygamma = function polygamma(n) { return kd.polygamma(n, this); };
 
 const creation = makeCreation(N);
 

@@ -51,6 +51,7 @@ export const {
   setGradEnabled,
   setNumThreads,
   slice,
+  special,
   tensor,
   tidy,
   train,

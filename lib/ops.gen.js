@@ -485,6 +485,92 @@ module.exports = function install(Tensor, kd, N, rt) {
     "method:topk": [{ name: "topk", fn: N["topk"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["k", "int", false, false], ["dim", "int", false, true], ["largest", "bool", false, true], ["sorted", "bool", false, true]] }],
     "function:unique": [{ name: "unique", fn: N["unique"], ret: "list", args: [["self", "Tensor", false, false], ["sorted", "bool", false, true], ["returnInverse", "bool", false, true], ["returnCounts", "bool", false, true], ["dim", "int?", false, true]] }],
     "method:unique": [{ name: "unique", fn: N["unique"], ret: "list", args: [["self", "Tensor", false, false], ["sorted", "bool", false, true], ["returnInverse", "bool", false, true], ["returnCounts", "bool", false, true], ["dim", "int?", false, true]] }],
+    "function:lgamma": [{ name: "lgamma", fn: N["lgamma"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:lgamma": [{ name: "lgamma", fn: N["lgamma"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:lgamma_": [{ name: "lgamma_", fn: N["lgamma_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:digamma": [{ name: "digamma", fn: N["digamma"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:digamma": [{ name: "digamma", fn: N["digamma"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:digamma_": [{ name: "digamma_", fn: N["digamma_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:polygamma": [{ name: "polygamma", fn: N["polygamma"], ret: "tensor", args: [["n", "int", false, false], ["self", "Tensor", false, false]] }],
+    "function:mvlgamma": [{ name: "mvlgamma", fn: N["mvlgamma"], ret: "tensor", args: [["self", "Tensor", false, false], ["p", "int", false, false]] }],
+    "method:mvlgamma": [{ name: "mvlgamma", fn: N["mvlgamma"], ret: "tensor", args: [["self", "Tensor", false, false], ["p", "int", false, false]] }],
+    "function:erfcx": [{ name: "erfcx", fn: N["erfcx"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:entr": [{ name: "entr", fn: N["entr"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:i0": [{ name: "i0", fn: N["i0"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:i0": [{ name: "i0", fn: N["i0"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:i0_": [{ name: "i0_", fn: N["i0_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:i0e": [{ name: "i0e", fn: N["i0e"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:i1": [{ name: "i1", fn: N["i1"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:i1e": [{ name: "i1e", fn: N["i1e"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:ndtr": [{ name: "ndtr", fn: N["ndtr"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:ndtri": [{ name: "ndtri", fn: N["ndtri"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:logNdtr": [{ name: "logNdtr", fn: N["logNdtr"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:sinc": [{ name: "sinc", fn: N["sinc"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:sinc": [{ name: "sinc", fn: N["sinc"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:sinc_": [{ name: "sinc_", fn: N["sinc_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
+    "function:logit": [{ name: "logit", fn: N["logit"], ret: "tensor", args: [["self", "Tensor", false, false], ["eps", "float?", false, true]] }],
+    "method:logit": [{ name: "logit", fn: N["logit"], ret: "tensor", args: [["self", "Tensor", false, false], ["eps", "float?", false, true]] }],
+    "method:logit_": [{ name: "logit_", fn: N["logit_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["eps", "float?", false, true]] }],
+    "function:besselJ0": [{ name: "besselJ0", fn: N["besselJ0"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:besselJ1": [{ name: "besselJ1", fn: N["besselJ1"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:besselY0": [{ name: "besselY0", fn: N["besselY0"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:besselY1": [{ name: "besselY1", fn: N["besselY1"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:modifiedBesselI0": [{ name: "modifiedBesselI0", fn: N["modifiedBesselI0"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:modifiedBesselI1": [{ name: "modifiedBesselI1", fn: N["modifiedBesselI1"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:modifiedBesselK0": [{ name: "modifiedBesselK0", fn: N["modifiedBesselK0"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:modifiedBesselK1": [{ name: "modifiedBesselK1", fn: N["modifiedBesselK1"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:scaledModifiedBesselK0": [{ name: "scaledModifiedBesselK0", fn: N["scaledModifiedBesselK0"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:scaledModifiedBesselK1": [{ name: "scaledModifiedBesselK1", fn: N["scaledModifiedBesselK1"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:sphericalBesselJ0": [{ name: "sphericalBesselJ0", fn: N["sphericalBesselJ0"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:airyAi": [{ name: "airyAi", fn: N["airyAi"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:chebyshevPolynomialT": [{ name: "chebyshevPolynomialT", fn: N["chebyshevPolynomialT"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:chebyshevPolynomialU": [{ name: "chebyshevPolynomialU", fn: N["chebyshevPolynomialU"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:chebyshevPolynomialV": [{ name: "chebyshevPolynomialV", fn: N["chebyshevPolynomialV"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:chebyshevPolynomialW": [{ name: "chebyshevPolynomialW", fn: N["chebyshevPolynomialW"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:shiftedChebyshevPolynomialT": [{ name: "shiftedChebyshevPolynomialT", fn: N["shiftedChebyshevPolynomialT"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:shiftedChebyshevPolynomialU": [{ name: "shiftedChebyshevPolynomialU", fn: N["shiftedChebyshevPolynomialU"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:shiftedChebyshevPolynomialV": [{ name: "shiftedChebyshevPolynomialV", fn: N["shiftedChebyshevPolynomialV"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:shiftedChebyshevPolynomialW": [{ name: "shiftedChebyshevPolynomialW", fn: N["shiftedChebyshevPolynomialW"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:hermitePolynomialH": [{ name: "hermitePolynomialH", fn: N["hermitePolynomialH"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:hermitePolynomialHe": [{ name: "hermitePolynomialHe", fn: N["hermitePolynomialHe"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:laguerrePolynomialL": [{ name: "laguerrePolynomialL", fn: N["laguerrePolynomialL"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:legendrePolynomialP": [{ name: "legendrePolynomialP", fn: N["legendrePolynomialP"], ret: "tensor", args: [["x", "Tensor", false, false], ["n", "Tensor|Scalar", false, false]] }],
+    "function:frexp": [{ name: "frexp", fn: N["frexp"], ret: "tuple", names: ["mantissa","exponent"], args: [["self", "Tensor", false, false]] }],
+    "method:frexp": [{ name: "frexp", fn: N["frexp"], ret: "tuple", names: ["mantissa","exponent"], args: [["self", "Tensor", false, false]] }],
+    "function:xlogy": [{ name: "xlogy", fn: N["xlogy"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "method:xlogy": [{ name: "xlogy", fn: N["xlogy"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "method:xlogy_": [{ name: "xlogy_", fn: N["xlogy_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "function:xlog1py": [{ name: "xlog1py", fn: N["xlog1py"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "function:zeta": [{ name: "zeta", fn: N["zeta"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "function:igamma": [{ name: "igamma", fn: N["igamma"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:igamma": [{ name: "igamma", fn: N["igamma"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:igamma_": [{ name: "igamma_", fn: N["igamma_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:igammac": [{ name: "igammac", fn: N["igammac"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:igammac": [{ name: "igammac", fn: N["igammac"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:igammac_": [{ name: "igammac_", fn: N["igammac_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:logaddexp": [{ name: "logaddexp", fn: N["logaddexp"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:logaddexp": [{ name: "logaddexp", fn: N["logaddexp"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:logaddexp2": [{ name: "logaddexp2", fn: N["logaddexp2"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:logaddexp2": [{ name: "logaddexp2", fn: N["logaddexp2"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:nextafter": [{ name: "nextafter", fn: N["nextafter"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:nextafter": [{ name: "nextafter", fn: N["nextafter"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:nextafter_": [{ name: "nextafter_", fn: N["nextafter_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:copysign": [{ name: "copysign", fn: N["copysign"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "method:copysign": [{ name: "copysign", fn: N["copysign"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "method:copysign_": [{ name: "copysign_", fn: N["copysign_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor|Scalar", false, false]] }],
+    "function:heaviside": [{ name: "heaviside", fn: N["heaviside"], ret: "tensor", args: [["self", "Tensor", false, false], ["values", "Tensor", false, false]] }],
+    "method:heaviside": [{ name: "heaviside", fn: N["heaviside"], ret: "tensor", args: [["self", "Tensor", false, false], ["values", "Tensor", false, false]] }],
+    "method:heaviside_": [{ name: "heaviside_", fn: N["heaviside_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["values", "Tensor", false, false]] }],
+    "function:gcd": [{ name: "gcd", fn: N["gcd"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:gcd": [{ name: "gcd", fn: N["gcd"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:gcd_": [{ name: "gcd_", fn: N["gcd_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:lcm": [{ name: "lcm", fn: N["lcm"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:lcm": [{ name: "lcm", fn: N["lcm"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:lcm_": [{ name: "lcm_", fn: N["lcm_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:ldexp": [{ name: "ldexp", fn: N["ldexp"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:ldexp": [{ name: "ldexp", fn: N["ldexp"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:floatPower": [{ name: "floatPower", fn: N["floatPower"], ret: "tensor", args: [["self", "Tensor", false, false], ["exponent", "Tensor|Scalar", false, false]] }],
+    "method:floatPower": [{ name: "floatPower", fn: N["floatPower"], ret: "tensor", args: [["self", "Tensor", false, false], ["exponent", "Tensor|Scalar", false, false]] }],
     "function:sign": [{ name: "sign", fn: N["sign"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
     "method:sign": [{ name: "sign", fn: N["sign"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
     "method:sign_": [{ name: "sign_", fn: N["sign_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false]] }],
@@ -1437,6 +1523,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:sigmoid"], null, arguments);
   };
   rt.namespace(kd, "nn.functional").sigmoid = kd.sigmoid;
+  rt.namespace(kd, "special").expit = kd.sigmoid; // alias
   Tensor.prototype.sigmoid = function sigmoid() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
@@ -1651,6 +1738,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:logsumexp"], null, arguments);
   };
+  rt.namespace(kd, "special").logsumexp = kd.logsumexp; // alias
   Tensor.prototype.logsumexp = function logsumexp() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["method:logsumexp"], this, arguments);
@@ -3106,6 +3194,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:softmax"], null, arguments);
   };
   rt.namespace(kd, "nn.functional").softmax = kd.softmax;
+  rt.namespace(kd, "special").softmax = kd.softmax; // alias
   Tensor.prototype.softmax = function softmax(a0) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
@@ -3124,6 +3213,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     return rt.invoke(G["function:logSoftmax"], null, arguments);
   };
   rt.namespace(kd, "nn.functional").logSoftmax = kd.logSoftmax;
+  rt.namespace(kd, "special").logSoftmax = kd.logSoftmax; // alias
   Tensor.prototype.logSoftmax = function logSoftmax(a0) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
@@ -4084,6 +4174,747 @@ module.exports = function install(Tensor, kd, N, rt) {
   }
     return rt.invoke(G["method:unique"], this, arguments);
   };
+  kd.lgamma = function lgamma(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["lgamma"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:lgamma"], null, arguments);
+  };
+  rt.namespace(kd, "special").gammaln = kd.lgamma; // alias
+  Tensor.prototype.lgamma = function lgamma() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["lgamma"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:lgamma"], this, arguments);
+  };
+  Tensor.prototype.lgamma_ = function lgamma_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["lgamma_"](this._h); return this;
+  }
+    return rt.invoke(G["method:lgamma_"], this, arguments);
+  };
+  kd.digamma = function digamma(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["digamma"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:digamma"], null, arguments);
+  };
+  rt.namespace(kd, "special").digamma = kd.digamma; // alias
+  rt.namespace(kd, "special").psi = kd.digamma; // alias
+  Tensor.prototype.digamma = function digamma() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["digamma"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:digamma"], this, arguments);
+  };
+  Tensor.prototype.digamma_ = function digamma_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["digamma_"](this._h); return this;
+  }
+    return rt.invoke(G["method:digamma_"], this, arguments);
+  };
+  kd.polygamma = function polygamma(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["polygamma"](a0, a1._h); return h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:polygamma"], null, arguments);
+  };
+  rt.namespace(kd, "special").polygamma = kd.polygamma; // alias
+  kd.mvlgamma = function mvlgamma(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["mvlgamma"](a0._h, a1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:mvlgamma"], null, arguments);
+  };
+  rt.namespace(kd, "special").multigammaln = kd.mvlgamma; // alias
+  Tensor.prototype.mvlgamma = function mvlgamma(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    const h = N["mvlgamma"](this._h, a0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:mvlgamma"], this, arguments);
+  };
+  rt.namespace(kd, "special").erfcx = function erfcx(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["erfcx"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:erfcx"], null, arguments);
+  };
+  rt.namespace(kd, "special").entr = function entr(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["entr"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:entr"], null, arguments);
+  };
+  kd.i0 = function i0(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["i0"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:i0"], null, arguments);
+  };
+  rt.namespace(kd, "special").i0 = kd.i0; // alias
+  Tensor.prototype.i0 = function i0() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["i0"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:i0"], this, arguments);
+  };
+  Tensor.prototype.i0_ = function i0_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["i0_"](this._h); return this;
+  }
+    return rt.invoke(G["method:i0_"], this, arguments);
+  };
+  rt.namespace(kd, "special").i0e = function i0e(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["i0e"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:i0e"], null, arguments);
+  };
+  rt.namespace(kd, "special").i1 = function i1(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["i1"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:i1"], null, arguments);
+  };
+  rt.namespace(kd, "special").i1e = function i1e(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["i1e"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:i1e"], null, arguments);
+  };
+  rt.namespace(kd, "special").ndtr = function ndtr(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["ndtr"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:ndtr"], null, arguments);
+  };
+  rt.namespace(kd, "special").ndtri = function ndtri(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["ndtri"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:ndtri"], null, arguments);
+  };
+  rt.namespace(kd, "special").logNdtr = function logNdtr(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["logNdtr"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:logNdtr"], null, arguments);
+  };
+  kd.sinc = function sinc(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["sinc"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:sinc"], null, arguments);
+  };
+  rt.namespace(kd, "special").sinc = kd.sinc;
+  Tensor.prototype.sinc = function sinc() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["sinc"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:sinc"], this, arguments);
+  };
+  Tensor.prototype.sinc_ = function sinc_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    N["sinc_"](this._h); return this;
+  }
+    return rt.invoke(G["method:sinc_"], this, arguments);
+  };
+  kd.logit = function logit(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["logit"](a0._h, a1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:logit"], null, arguments);
+  };
+  rt.namespace(kd, "special").logit = kd.logit; // alias
+  Tensor.prototype.logit = function logit(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    const h = N["logit"](this._h, a0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:logit"], this, arguments);
+  };
+  Tensor.prototype.logit_ = function logit_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    N["logit_"](this._h, a0); return this;
+  }
+    return rt.invoke(G["method:logit_"], this, arguments);
+  };
+  rt.namespace(kd, "special").besselJ0 = function besselJ0(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["besselJ0"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:besselJ0"], null, arguments);
+  };
+  rt.namespace(kd, "special").besselJ1 = function besselJ1(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["besselJ1"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:besselJ1"], null, arguments);
+  };
+  rt.namespace(kd, "special").besselY0 = function besselY0(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["besselY0"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:besselY0"], null, arguments);
+  };
+  rt.namespace(kd, "special").besselY1 = function besselY1(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["besselY1"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:besselY1"], null, arguments);
+  };
+  rt.namespace(kd, "special").modifiedBesselI0 = function modifiedBesselI0(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["modifiedBesselI0"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:modifiedBesselI0"], null, arguments);
+  };
+  rt.namespace(kd, "special").modifiedBesselI1 = function modifiedBesselI1(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["modifiedBesselI1"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:modifiedBesselI1"], null, arguments);
+  };
+  rt.namespace(kd, "special").modifiedBesselK0 = function modifiedBesselK0(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["modifiedBesselK0"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:modifiedBesselK0"], null, arguments);
+  };
+  rt.namespace(kd, "special").modifiedBesselK1 = function modifiedBesselK1(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["modifiedBesselK1"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:modifiedBesselK1"], null, arguments);
+  };
+  rt.namespace(kd, "special").scaledModifiedBesselK0 = function scaledModifiedBesselK0(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["scaledModifiedBesselK0"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:scaledModifiedBesselK0"], null, arguments);
+  };
+  rt.namespace(kd, "special").scaledModifiedBesselK1 = function scaledModifiedBesselK1(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["scaledModifiedBesselK1"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:scaledModifiedBesselK1"], null, arguments);
+  };
+  rt.namespace(kd, "special").sphericalBesselJ0 = function sphericalBesselJ0(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["sphericalBesselJ0"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:sphericalBesselJ0"], null, arguments);
+  };
+  rt.namespace(kd, "special").airyAi = function airyAi(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["airyAi"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:airyAi"], null, arguments);
+  };
+  rt.namespace(kd, "special").chebyshevPolynomialT = function chebyshevPolynomialT(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["chebyshevPolynomialT"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:chebyshevPolynomialT"], null, arguments);
+  };
+  rt.namespace(kd, "special").chebyshevPolynomialU = function chebyshevPolynomialU(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["chebyshevPolynomialU"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:chebyshevPolynomialU"], null, arguments);
+  };
+  rt.namespace(kd, "special").chebyshevPolynomialV = function chebyshevPolynomialV(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["chebyshevPolynomialV"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:chebyshevPolynomialV"], null, arguments);
+  };
+  rt.namespace(kd, "special").chebyshevPolynomialW = function chebyshevPolynomialW(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["chebyshevPolynomialW"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:chebyshevPolynomialW"], null, arguments);
+  };
+  rt.namespace(kd, "special").shiftedChebyshevPolynomialT = function shiftedChebyshevPolynomialT(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["shiftedChebyshevPolynomialT"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:shiftedChebyshevPolynomialT"], null, arguments);
+  };
+  rt.namespace(kd, "special").shiftedChebyshevPolynomialU = function shiftedChebyshevPolynomialU(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["shiftedChebyshevPolynomialU"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:shiftedChebyshevPolynomialU"], null, arguments);
+  };
+  rt.namespace(kd, "special").shiftedChebyshevPolynomialV = function shiftedChebyshevPolynomialV(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["shiftedChebyshevPolynomialV"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:shiftedChebyshevPolynomialV"], null, arguments);
+  };
+  rt.namespace(kd, "special").shiftedChebyshevPolynomialW = function shiftedChebyshevPolynomialW(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["shiftedChebyshevPolynomialW"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:shiftedChebyshevPolynomialW"], null, arguments);
+  };
+  rt.namespace(kd, "special").hermitePolynomialH = function hermitePolynomialH(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["hermitePolynomialH"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:hermitePolynomialH"], null, arguments);
+  };
+  rt.namespace(kd, "special").hermitePolynomialHe = function hermitePolynomialHe(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["hermitePolynomialHe"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:hermitePolynomialHe"], null, arguments);
+  };
+  rt.namespace(kd, "special").laguerrePolynomialL = function laguerrePolynomialL(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["laguerrePolynomialL"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:laguerrePolynomialL"], null, arguments);
+  };
+  rt.namespace(kd, "special").legendrePolynomialP = function legendrePolynomialP(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["legendrePolynomialP"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:legendrePolynomialP"], null, arguments);
+  };
+  kd.frexp = function frexp(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    return rt.wrapTuple(N["frexp"](a0._h), ["mantissa","exponent"]);
+  }
+    return rt.invoke(G["function:frexp"], null, arguments);
+  };
+  Tensor.prototype.frexp = function frexp() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    return rt.wrapTuple(N["frexp"](this._h), ["mantissa","exponent"]);
+  }
+    return rt.invoke(G["method:frexp"], this, arguments);
+  };
+  kd.xlogy = function xlogy(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["xlogy"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:xlogy"], null, arguments);
+  };
+  rt.namespace(kd, "special").xlogy = kd.xlogy;
+  Tensor.prototype.xlogy = function xlogy(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    const h = N["xlogy"](this._h, h0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:xlogy"], this, arguments);
+  };
+  Tensor.prototype.xlogy_ = function xlogy_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    N["xlogy_"](this._h, h0); return this;
+  }
+    return rt.invoke(G["method:xlogy_"], this, arguments);
+  };
+  rt.namespace(kd, "special").xlog1py = function xlog1py(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["xlog1py"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:xlog1py"], null, arguments);
+  };
+  rt.namespace(kd, "special").zeta = function zeta(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["zeta"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:zeta"], null, arguments);
+  };
+  kd.igamma = function igamma(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["igamma"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:igamma"], null, arguments);
+  };
+  rt.namespace(kd, "special").gammainc = kd.igamma; // alias
+  Tensor.prototype.igamma = function igamma(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["igamma"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:igamma"], this, arguments);
+  };
+  Tensor.prototype.igamma_ = function igamma_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    N["igamma_"](this._h, a0._h); return this;
+  }
+    return rt.invoke(G["method:igamma_"], this, arguments);
+  };
+  kd.igammac = function igammac(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["igammac"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:igammac"], null, arguments);
+  };
+  rt.namespace(kd, "special").gammaincc = kd.igammac; // alias
+  Tensor.prototype.igammac = function igammac(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["igammac"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:igammac"], this, arguments);
+  };
+  Tensor.prototype.igammac_ = function igammac_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    N["igammac_"](this._h, a0._h); return this;
+  }
+    return rt.invoke(G["method:igammac_"], this, arguments);
+  };
+  kd.logaddexp = function logaddexp(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["logaddexp"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:logaddexp"], null, arguments);
+  };
+  Tensor.prototype.logaddexp = function logaddexp(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["logaddexp"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:logaddexp"], this, arguments);
+  };
+  kd.logaddexp2 = function logaddexp2(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["logaddexp2"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:logaddexp2"], null, arguments);
+  };
+  Tensor.prototype.logaddexp2 = function logaddexp2(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["logaddexp2"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:logaddexp2"], this, arguments);
+  };
+  kd.nextafter = function nextafter(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["nextafter"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:nextafter"], null, arguments);
+  };
+  Tensor.prototype.nextafter = function nextafter(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["nextafter"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:nextafter"], this, arguments);
+  };
+  Tensor.prototype.nextafter_ = function nextafter_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    N["nextafter_"](this._h, a0._h); return this;
+  }
+    return rt.invoke(G["method:nextafter_"], this, arguments);
+  };
+  kd.copysign = function copysign(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["copysign"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:copysign"], null, arguments);
+  };
+  Tensor.prototype.copysign = function copysign(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    const h = N["copysign"](this._h, h0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:copysign"], this, arguments);
+  };
+  Tensor.prototype.copysign_ = function copysign_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    N["copysign_"](this._h, h0); return this;
+  }
+    return rt.invoke(G["method:copysign_"], this, arguments);
+  };
+  kd.heaviside = function heaviside(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["heaviside"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:heaviside"], null, arguments);
+  };
+  Tensor.prototype.heaviside = function heaviside(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["heaviside"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:heaviside"], this, arguments);
+  };
+  Tensor.prototype.heaviside_ = function heaviside_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    N["heaviside_"](this._h, a0._h); return this;
+  }
+    return rt.invoke(G["method:heaviside_"], this, arguments);
+  };
+  kd.gcd = function gcd(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["gcd"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:gcd"], null, arguments);
+  };
+  Tensor.prototype.gcd = function gcd(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["gcd"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:gcd"], this, arguments);
+  };
+  Tensor.prototype.gcd_ = function gcd_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    N["gcd_"](this._h, a0._h); return this;
+  }
+    return rt.invoke(G["method:gcd_"], this, arguments);
+  };
+  kd.lcm = function lcm(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["lcm"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:lcm"], null, arguments);
+  };
+  Tensor.prototype.lcm = function lcm(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["lcm"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:lcm"], this, arguments);
+  };
+  Tensor.prototype.lcm_ = function lcm_(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    N["lcm_"](this._h, a0._h); return this;
+  }
+    return rt.invoke(G["method:lcm_"], this, arguments);
+  };
+  kd.ldexp = function ldexp(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["ldexp"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:ldexp"], null, arguments);
+  };
+  Tensor.prototype.ldexp = function ldexp(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["ldexp"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:ldexp"], this, arguments);
+  };
+  kd.floatPower = function floatPower(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h1 = a1 instanceof Tensor ? a1._h : a1;
+    if (h1 === a1 && typeof a1 !== 'number' && typeof a1 !== 'boolean') break fast;
+    const h = N["floatPower"](a0._h, h1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:floatPower"], null, arguments);
+  };
+  Tensor.prototype.floatPower = function floatPower(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    const h0 = a0 instanceof Tensor ? a0._h : a0;
+    if (h0 === a0 && typeof a0 !== 'number' && typeof a0 !== 'boolean') break fast;
+    const h = N["floatPower"](this._h, h0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:floatPower"], this, arguments);
+  };
   kd.sign = function sign(a0) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 1) {
@@ -4136,6 +4967,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   }
     return rt.invoke(G["function:exp2"], null, arguments);
   };
+  rt.namespace(kd, "special").exp2 = kd.exp2; // alias
   Tensor.prototype.exp2 = function exp2() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
@@ -4158,6 +4990,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   }
     return rt.invoke(G["function:expm1"], null, arguments);
   };
+  rt.namespace(kd, "special").expm1 = kd.expm1; // alias
   Tensor.prototype.expm1 = function expm1() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
@@ -4224,6 +5057,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   }
     return rt.invoke(G["function:log1p"], null, arguments);
   };
+  rt.namespace(kd, "special").log1p = kd.log1p; // alias
   Tensor.prototype.log1p = function log1p() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
@@ -4532,6 +5366,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   }
     return rt.invoke(G["function:erf"], null, arguments);
   };
+  rt.namespace(kd, "special").erf = kd.erf; // alias
   Tensor.prototype.erf = function erf() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
@@ -4554,6 +5389,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   }
     return rt.invoke(G["function:erfc"], null, arguments);
   };
+  rt.namespace(kd, "special").erfc = kd.erfc; // alias
   Tensor.prototype.erfc = function erfc() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
@@ -4576,6 +5412,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   }
     return rt.invoke(G["function:erfinv"], null, arguments);
   };
+  rt.namespace(kd, "special").erfinv = kd.erfinv; // alias
   Tensor.prototype.erfinv = function erfinv() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {
@@ -4642,6 +5479,7 @@ module.exports = function install(Tensor, kd, N, rt) {
   }
     return rt.invoke(G["function:round"], null, arguments);
   };
+  rt.namespace(kd, "special").round = kd.round; // alias
   Tensor.prototype.round = function round() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
   fast: if (arguments.length <= 0) {

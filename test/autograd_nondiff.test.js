@@ -35,11 +35,25 @@ const NONDIFF = {
   foreachAdamwStep_: OPTIM, rmspropStep_: OPTIM, foreachRmspropStep_: OPTIM, adagradStep_: OPTIM,
   foreachAdagradStep_: OPTIM,
   ampForeachNonFiniteCheckAndUnscale_: OPTIM, ampUpdateScale_: OPTIM, // GradScaler's part of the step (lib/amp.js)
+  gcd: 'integer-only op (PyTorch refuses floating inputs)',
+  lcm: 'integer-only op (PyTorch refuses floating inputs)',
 };
+// PyTorch 1.13 marks the outputs of these torch.special functions non-differentiable (their
+// results never require grad)
+for (const n of ['besselJ0', 'besselJ1', 'besselY0', 'besselY1', 'modifiedBesselI0', 'modifiedBesselI1', 'modifiedBesselK0',
+  'modifiedBesselK1', 'scaledModifiedBesselK0', 'scaledModifiedBesselK1', 'sphericalBesselJ0', 'airyAi',
+  'chebyshevPolynomialT', 'chebyshevPolynomialU', 'chebyshevPolynomialV', 'chebyshevPolynomialW',
+  'shiftedChebyshevPolynomialT', 'shiftedChebyshevPolynomialU', 'shiftedChebyshevPolynomialV',
+  'shiftedChebyshevPolynomialW', 'hermitePolynomialH', 'hermitePolynomialHe', 'laguerrePolynomialL',
+  'legendrePolynomialP']) {
+  NONDIFF[n] = 'PyTorch 1.13 marks its output non-differentiable (special_* with output_differentiability False)';
+}
 // Ops with tensor arguments, no formula and no decomposition: autograd refuses them when an
 // argument requires grad ("the derivative for 'X' is not implemented"), an error, never a zero.
 const REFUSED = {
   asStrided: 'no as_strided backward yet (PyTorch has one: a scatter over the storage geometry)',
+  nextafter: "PyTorch refuses it too (derivatives.yaml: not_implemented(\"nextafter\"))",
+  heaviside: 'PyTorch refuses it too ("derivative for aten::heaviside is not implemented")',
 };
 
 const isNondiff = (e) => (e.flags || []).includes('nondiff');

@@ -447,7 +447,8 @@ function runOpCase(c) {
   if (c.tuple) {
     assert.ok(Array.isArray(r), `${c.name}: expected [values, indices], got ${r}`);
     assert.equal(r.length, c.expected.length, `${c.name}: tuple length`);
-    (c.names || ['values', 'indices']).forEach((name, i) => assert.equal(r[name], r[i], `${c.name}: .${name}`));
+    // (values, indices), or the names the case gives (aminmax: min, max; frexp: mantissa, exponent)
+    (c.names || (r.indices !== undefined ? ['values', 'indices'] : [])).forEach((name, i) => assert.equal(r[name], r[i], `${c.name}: .${name}`));
     c.expected.forEach((e, i) => assertTensorClose(r[i], e, `${c.name} [${i}]`, { terms }));
     return;
   }
@@ -481,3 +482,15 @@ function parityTests(family, title = `${family} (PyTorch fixtures)`) {
   });
 }
 module.exports.parityTests = parityTests;
+
+/** n deterministic values in [lo, hi) (an LCG from seed), as a Float64Array: big test inputs. */
+function uniformValues(n, lo, hi, seed = 7) {
+  const out = new Float64Array(n);
+  let s = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(1664525, s) + 1013904223) >>> 0;
+    out[i] = lo + (hi - lo) * (s / 4294967296);
+  }
+  return out;
+}
+module.exports.uniformValues = uniformValues;

@@ -2,7 +2,8 @@
 // list (src/ops/oplist; factories and kd._internal ops excepted) has at least 4 PyTorch fixture
 // cases (test/fixtures/*.json), one with a non-contiguous input (a tensor spec with `views`) and,
 // when it takes several tensors, one broadcast case (tensor args of different shapes). Cases are
-// matched to ops by their `op` path with 'nn.functional.' stripped; an overload ('max.dim',
+// matched to ops by their `op` path with a namespace ('nn.functional.', 'special.') stripped, an
+// alias (src/ops/aliases.js) counting for its op; an overload ('max.dim',
 // 'clamp.Tensor', 'conv2d.padding') is matched by its own cases only.
 'use strict';
 
@@ -41,10 +42,20 @@ function isPublic(o) {
   return !(ns.length === 1 && ns[0] === '_internal');
 }
 
+// The op a case's path calls: an alias (src/ops/aliases.js) is its op; a namespace prefix of an
+// op ('nn.functional.', 'special.', '_internal.') is dropped.
+const aliases = require('../src/ops/aliases');
+const namespaces = [...new Set(ops.flatMap((o) => o.ns || []).filter(Boolean))];
+function opOfPath(p) {
+  if (aliases[p]) return aliases[p];
+  const ns = namespaces.find((n) => p.startsWith(n + '.'));
+  return ns ? p.slice(ns.length + 1) : p;
+}
+
 function coverageGaps() {
   const byOp = new Map();
   for (const c of fixtureCases()) {
-    const key = c.op.replace(/^nn\.functional\./, '');
+    const key = opOfPath(c.op);
     if (!byOp.has(key)) byOp.set(key, []);
     byOp.get(key).push(c);
   }
@@ -70,7 +81,7 @@ describe('parity suite coverage (issue 4)', function () {
 
   it('every fixture case names an op of the op list', function () {
     const names = new Set(ops.map((o) => o.name));
-    const unknown = new Set(fixtureCases().map((c) => c.op.replace(/^(nn\.functional|_internal)\./, '')).filter((n) => !names.has(n)));
+    const unknown = new Set(fixtureCases().map((c) => opOfPath(c.op)).filter((n) => !names.has(n)));
     assert.equal(unknown.size, 0, `fixture ops not in the op list: ${[...unknown].join(', ')}`);
   });
 });

@@ -78,6 +78,23 @@ ops.forEach((o, i) => { o.id = i; o.cname = o.name.replace('.', '_'); o.jsname =
   }
 }
 
+// Aliases (src/ops/aliases.js): o.aliases = [{ ns, name }] on every function overload of the op.
+{
+  const table = require(path.join(root, 'src', 'ops', 'aliases.js'));
+  const taken = new Set(ops.filter((o) => o.variants.includes('function')).flatMap((o) => o.ns.map((n) => `${n}.${o.jsname}`)));
+  for (const o of ops) o.aliases = [];
+  for (const [full, target] of Object.entries(table)) {
+    const dot = full.lastIndexOf('.');
+    const ns = dot < 0 ? '' : full.slice(0, dot), name = full.slice(dot + 1);
+    if (!ns) throw new Error(`aliases.js: '${full}' needs a namespace`);
+    if (taken.has(`${ns}.${name}`)) throw new Error(`aliases.js: '${full}' is already an op's name`);
+    taken.add(`${ns}.${name}`);
+    const fns = ops.filter((o) => o.jsname === target && o.variants.includes('function'));
+    if (!fns.length) throw new Error(`aliases.js: '${full}' names '${target}', which is no function op`);
+    for (const o of fns) o.aliases.push({ ns, name });
+  }
+}
+
 // Autocast policies: src/ops/autocast_policy.js by base name, or an entry's own `autocast: {cpu,
 // cuda}` field; out-of-place ops only (PyTorch never autocasts in-place ops). o.autocast = {cpu, cuda}.
 const AUTOCAST_DEVS = ['cpu', 'cuda']; // the order of enum kd_autocast_dev (src/dispatch/autocast.h)
@@ -298,6 +315,14 @@ function genJS() {
     if (fast) s += fast.body;
     s += `    return rt.invoke(G[${key}], ${g.variant === 'function' ? 'null' : 'this'}, arguments);\n  };\n`;
     for (const ns of nss.slice(1)) s += `  ${ns ? `rt.namespace(kd, ${JSON.stringify(ns)})` : 'kd'}.${g.name} = ${target};\n`;
+    if (g.variant === 'function') {
+      const seen = new Set();
+      for (const a of g.overloads.flatMap((o) => o.aliases)) {
+        if (seen.has(`${a.ns}.${a.name}`)) continue;
+        seen.add(`${a.ns}.${a.name}`);
+        s += `  rt.namespace(kd, ${JSON.stringify(a.ns)}).${a.name} = ${target}; // alias\n`;
+      }
+    }
   }
   s += '  return G;\n};\n';
   return s;
@@ -373,7 +398,7 @@ function genTS() {
   }
   s += '}\n\n';
   const fns = groups.filter((x) => x.variant === 'function');
-  const nss = [...new Set(fns.flatMap((g) => g.overloads.flatMap((o) => o.ns)))].sort();
+  const nss = [...new Set(fns.flatMap((g) => g.overloads.flatMap((o) => [...o.ns, ...o.aliases.map((a) => a.ns)])))].sort();
   for (const ns of nss) {
     const ind = ns ? '  ' : '';
     if (ns) s += `\nexport declare namespace ${ns} {\n`;
@@ -381,6 +406,12 @@ function genTS() {
       for (const o of g.overloads.filter((x) => x.ns.includes(ns))) {
         s += `${ind}/** ${o.doc} */\n`;
         for (const sig of tsSig(o, false)) s += `${ind}${ns ? '' : RESERVED.has(g.name) ? 'declare ' : 'export declare '}function ${jsIdent(g.name)}${sig};\n`;
+      }
+      for (const o of g.overloads) {
+        for (const a of o.aliases.filter((x) => x.ns === ns)) {
+          s += `${ind}/** Alias of ${o.ns[0] ? o.ns[0] + '.' : ''}${g.name}: ${o.doc} */\n`;
+          for (const sig of tsSig(o, false)) s += `${ind}function ${jsIdent(a.name)}${sig};\n`;
+        }
       }
     }
     if (ns) s += '}\n';
@@ -443,7 +474,8 @@ function genDocs() {
     '(dtype=float32 unless given), `promote` (widest floating dtype), `banned`, `native` (no cast, and none inside: a composite of what is one op in PyTorch); `-` = runs as called.\n\n';
   s += '| op | signature | kind | forms | dtypes | CPU | CUDA | autocast | description |\n|---|---|---|---|---|---|---|---|---|\n';
   for (const o of ops) {
-    const forms = o.variants.flatMap((v) => (v === 'function' ? o.ns.map((n) => `kd.${n ? n + '.' : ''}${o.jsname}`) : [`t.${o.jsname}`])).join(', ');
+    const forms = o.variants.flatMap((v) => (v === 'function' ? [...o.ns.map((n) => `kd.${n ? n + '.' : ''}${o.jsname}`),
+      ...o.aliases.map((a) => `kd.${a.ns}.${a.name}`)] : [`t.${o.jsname}`])).join(', ');
     const cpu = o.composite ? 'composite' : o.generic ? 'generic' : o.cpu ? 'kernel' : '-';
     const cuda = o.composite ? 'composite' : o.generic ? 'generic'
       : (o.cpu && shared.has(o.cpu)) || direct.has(o.cname) ? 'kernel*' : '-';

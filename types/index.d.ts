@@ -265,6 +265,10 @@ export interface Tensor {
   /** `random_` under another name: fills this tensor with random integers (see `random_`). */
   randomInt_: TensorOpMethods['random_'];
 }
+export interface Tensor {
+  /** The n-th derivative of digamma at this tensor: kd.polygamma(n, this). */
+  polygamma(n: number): Tensor;
+}
 /** CUDA-related Tensor methods (lib/cuda.js). */
 export interface Tensor {
   /** A copy of this CPU tensor in pinned host memory (KD_CUDA_UNAVAILABLE without CUDA). */

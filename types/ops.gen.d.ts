@@ -647,6 +647,93 @@ export interface TensorOpMethods {
   /** The sorted unique elements (or slices along dim), with the inverse indices and counts on request. */
   unique(sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean, dim?: number | null, options?: { sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null }): Tensor[];
   unique(options: { sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null }): Tensor[];
+  /** Natural logarithm of |Gamma(self)|; integers compute in float32. */
+  lgamma(options?: Record<string, never>): Tensor;
+  /** In-place lgamma: Natural logarithm of |Gamma(self)|; integers compute in float32. */
+  lgamma_(options?: Record<string, never>): this;
+  /** Logarithmic derivative of Gamma (psi); -inf/+inf at -0/+0, NaN at negative integers. */
+  digamma(options?: Record<string, never>): Tensor;
+  /** In-place digamma: Logarithmic derivative of Gamma (psi); -inf/+inf at -0/+0, NaN at negative integers. */
+  digamma_(options?: Record<string, never>): this;
+  /** Multivariate log-gamma of dimension p: sum of lgamma(self - j / 2), j < p, plus p (p - 1) / 4 log(pi). */
+  mvlgamma(p: number, options?: { p?: number }): Tensor;
+  mvlgamma(options: { p: number }): Tensor;
+  /** Modified Bessel function of the first kind, order 0. */
+  i0(options?: Record<string, never>): Tensor;
+  /** In-place i0: Modified Bessel function of the first kind, order 0. */
+  i0_(options?: Record<string, never>): this;
+  /** Normalized sinc: sin(pi self) / (pi self), 1 at 0. */
+  sinc(options?: Record<string, never>): Tensor;
+  /** In-place sinc: Normalized sinc: sin(pi self) / (pi self), 1 at 0. */
+  sinc_(options?: Record<string, never>): this;
+  /** log(self / (1 - self)), self first clamped to [eps, 1 - eps] when eps is given. */
+  logit(eps?: number | null, options?: { eps?: number | null }): Tensor;
+  logit(options: { eps?: number | null }): Tensor;
+  /** In-place logit: log(self / (1 - self)), self first clamped to [eps, 1 - eps] when eps is given. */
+  logit_(eps?: number | null, options?: { eps?: number | null }): this;
+  logit_(options: { eps?: number | null }): this;
+  /** self = mantissa * 2^exponent with |mantissa| in [0.5, 1) (exponent int32); floating types only. */
+  frexp(options?: Record<string, never>): Tensor[] & { mantissa: Tensor; exponent: Tensor };
+  /** self * log(other), 0 where self is 0 (unless other is NaN). */
+  xlogy(other: Tensor | number | boolean, options?: { other?: Tensor | number | boolean }): Tensor;
+  xlogy(options: { other: Tensor | number | boolean }): Tensor;
+  /** In-place xlogy: self * log(other), 0 where self is 0 (unless other is NaN). */
+  xlogy_(other: Tensor | number | boolean, options?: { other?: Tensor | number | boolean }): this;
+  xlogy_(options: { other: Tensor | number | boolean }): this;
+  /** Regularized lower incomplete gamma function P(self, other); floating types only. */
+  igamma(other: Tensor, options?: { other?: Tensor }): Tensor;
+  igamma(options: { other: Tensor }): Tensor;
+  /** In-place igamma: Regularized lower incomplete gamma function P(self, other); floating types only. */
+  igamma_(other: Tensor, options?: { other?: Tensor }): this;
+  igamma_(options: { other: Tensor }): this;
+  /** Regularized upper incomplete gamma function Q(self, other) = 1 - P; floating types only. */
+  igammac(other: Tensor, options?: { other?: Tensor }): Tensor;
+  igammac(options: { other: Tensor }): Tensor;
+  /** In-place igammac: Regularized upper incomplete gamma function Q(self, other) = 1 - P; floating types only. */
+  igammac_(other: Tensor, options?: { other?: Tensor }): this;
+  igammac_(options: { other: Tensor }): this;
+  /** log(exp(self) + exp(other)) without overflow; floating types only. */
+  logaddexp(other: Tensor, options?: { other?: Tensor }): Tensor;
+  logaddexp(options: { other: Tensor }): Tensor;
+  /** log2(2^self + 2^other) without overflow; floating types only. */
+  logaddexp2(other: Tensor, options?: { other?: Tensor }): Tensor;
+  logaddexp2(options: { other: Tensor }): Tensor;
+  /** The next representable value after self toward other (in self's dtype); floating types only. */
+  nextafter(other: Tensor, options?: { other?: Tensor }): Tensor;
+  nextafter(options: { other: Tensor }): Tensor;
+  /** In-place nextafter: The next representable value after self toward other (in self's dtype); floating types only. */
+  nextafter_(other: Tensor, options?: { other?: Tensor }): this;
+  nextafter_(options: { other: Tensor }): this;
+  /** The magnitude of self with the sign of other; integers compute in float32. */
+  copysign(other: Tensor | number | boolean, options?: { other?: Tensor | number | boolean }): Tensor;
+  copysign(options: { other: Tensor | number | boolean }): Tensor;
+  /** In-place copysign: The magnitude of self with the sign of other; integers compute in float32. */
+  copysign_(other: Tensor | number | boolean, options?: { other?: Tensor | number | boolean }): this;
+  copysign_(options: { other: Tensor | number | boolean }): this;
+  /** Step function: 0 where self < 0, values where self == 0, 1 where self > 0 (same dtypes). */
+  heaviside(values: Tensor, options?: { values?: Tensor }): Tensor;
+  heaviside(options: { values: Tensor }): Tensor;
+  /** In-place heaviside: Step function: 0 where self < 0, values where self == 0, 1 where self > 0 (same dtypes). */
+  heaviside_(values: Tensor, options?: { values?: Tensor }): this;
+  heaviside_(options: { values: Tensor }): this;
+  /** Greatest common divisor of |self| and |other|; integer types only. */
+  gcd(other: Tensor, options?: { other?: Tensor }): Tensor;
+  gcd(options: { other: Tensor }): Tensor;
+  /** In-place gcd: Greatest common divisor of |self| and |other|; integer types only. */
+  gcd_(other: Tensor, options?: { other?: Tensor }): this;
+  gcd_(options: { other: Tensor }): this;
+  /** Least common multiple of |self| and |other|; integer types only. */
+  lcm(other: Tensor, options?: { other?: Tensor }): Tensor;
+  lcm(options: { other: Tensor }): Tensor;
+  /** In-place lcm: Least common multiple of |self| and |other|; integer types only. */
+  lcm_(other: Tensor, options?: { other?: Tensor }): this;
+  lcm_(options: { other: Tensor }): this;
+  /** self * 2^other. */
+  ldexp(other: Tensor, options?: { other?: Tensor }): Tensor;
+  ldexp(options: { other: Tensor }): Tensor;
+  /** pow computed in float64: self and exponent are converted to float64 first. */
+  floatPower(exponent: Tensor | number | boolean, options?: { exponent?: Tensor | number | boolean }): Tensor;
+  floatPower(options: { exponent: Tensor | number | boolean }): Tensor;
   /** Sign of self: -1, 0 or 1 (0 for NaN). */
   sign(options?: Record<string, never>): Tensor;
   /** In-place sign: Sign of self: -1, 0 or 1 (0 for NaN). */
@@ -1388,6 +1475,66 @@ export declare function topk(options: { self: Tensor; k: number; dim?: number; l
 /** The sorted unique elements (or slices along dim), with the inverse indices and counts on request. */
 export declare function unique(self: Tensor, sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean, dim?: number | null, options?: { self?: Tensor; sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null }): Tensor[];
 export declare function unique(options: { self: Tensor; sorted?: boolean; returnInverse?: boolean; returnCounts?: boolean; dim?: number | null }): Tensor[];
+/** Natural logarithm of |Gamma(self)|; integers compute in float32. */
+export declare function lgamma(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function lgamma(options: { self: Tensor }): Tensor;
+/** Logarithmic derivative of Gamma (psi); -inf/+inf at -0/+0, NaN at negative integers. */
+export declare function digamma(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function digamma(options: { self: Tensor }): Tensor;
+/** The n-th derivative of digamma (n >= 0); t.polygamma(n) is the method form. */
+export declare function polygamma(n: number, self: Tensor, options?: { n?: number; self?: Tensor }): Tensor;
+export declare function polygamma(options: { n: number; self: Tensor }): Tensor;
+/** Multivariate log-gamma of dimension p: sum of lgamma(self - j / 2), j < p, plus p (p - 1) / 4 log(pi). */
+export declare function mvlgamma(self: Tensor, p: number, options?: { self?: Tensor; p?: number }): Tensor;
+export declare function mvlgamma(options: { self: Tensor; p: number }): Tensor;
+/** Modified Bessel function of the first kind, order 0. */
+export declare function i0(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function i0(options: { self: Tensor }): Tensor;
+/** Normalized sinc: sin(pi self) / (pi self), 1 at 0. */
+export declare function sinc(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function sinc(options: { self: Tensor }): Tensor;
+/** log(self / (1 - self)), self first clamped to [eps, 1 - eps] when eps is given. */
+export declare function logit(self: Tensor, eps?: number | null, options?: { self?: Tensor; eps?: number | null }): Tensor;
+export declare function logit(options: { self: Tensor; eps?: number | null }): Tensor;
+/** self = mantissa * 2^exponent with |mantissa| in [0.5, 1) (exponent int32); floating types only. */
+export declare function frexp(self: Tensor, options?: { self?: Tensor }): Tensor[] & { mantissa: Tensor; exponent: Tensor };
+export declare function frexp(options: { self: Tensor }): Tensor[] & { mantissa: Tensor; exponent: Tensor };
+/** self * log(other), 0 where self is 0 (unless other is NaN). */
+export declare function xlogy(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
+export declare function xlogy(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+/** Regularized lower incomplete gamma function P(self, other); floating types only. */
+export declare function igamma(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function igamma(options: { self: Tensor; other: Tensor }): Tensor;
+/** Regularized upper incomplete gamma function Q(self, other) = 1 - P; floating types only. */
+export declare function igammac(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function igammac(options: { self: Tensor; other: Tensor }): Tensor;
+/** log(exp(self) + exp(other)) without overflow; floating types only. */
+export declare function logaddexp(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function logaddexp(options: { self: Tensor; other: Tensor }): Tensor;
+/** log2(2^self + 2^other) without overflow; floating types only. */
+export declare function logaddexp2(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function logaddexp2(options: { self: Tensor; other: Tensor }): Tensor;
+/** The next representable value after self toward other (in self's dtype); floating types only. */
+export declare function nextafter(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function nextafter(options: { self: Tensor; other: Tensor }): Tensor;
+/** The magnitude of self with the sign of other; integers compute in float32. */
+export declare function copysign(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
+export declare function copysign(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+/** Step function: 0 where self < 0, values where self == 0, 1 where self > 0 (same dtypes). */
+export declare function heaviside(self: Tensor, values: Tensor, options?: { self?: Tensor; values?: Tensor }): Tensor;
+export declare function heaviside(options: { self: Tensor; values: Tensor }): Tensor;
+/** Greatest common divisor of |self| and |other|; integer types only. */
+export declare function gcd(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function gcd(options: { self: Tensor; other: Tensor }): Tensor;
+/** Least common multiple of |self| and |other|; integer types only. */
+export declare function lcm(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function lcm(options: { self: Tensor; other: Tensor }): Tensor;
+/** self * 2^other. */
+export declare function ldexp(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function ldexp(options: { self: Tensor; other: Tensor }): Tensor;
+/** pow computed in float64: self and exponent are converted to float64 first. */
+export declare function floatPower(self: Tensor, exponent: Tensor | number | boolean, options?: { self?: Tensor; exponent?: Tensor | number | boolean }): Tensor;
+export declare function floatPower(options: { self: Tensor; exponent: Tensor | number | boolean }): Tensor;
 /** Sign of self: -1, 0 or 1 (0 for NaN). */
 export declare function sign(self: Tensor, options?: { self?: Tensor }): Tensor;
 export declare function sign(options: { self: Tensor }): Tensor;
@@ -1813,5 +1960,176 @@ export declare namespace nn.functional {
   /** self * hardsigmoid(self). */
   function hardswish(self: Tensor, options?: { self?: Tensor }): Tensor;
   function hardswish(options: { self: Tensor }): Tensor;
+}
+
+export declare namespace special {
+  /** Alias of sigmoid: 1 / (1 + e^-self). */
+  function expit(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function expit(options: { self: Tensor }): Tensor;
+  /** Alias of logsumexp: log(sum(exp(self))) over dim, computed stably. */
+  function logsumexp(self: Tensor, dim: number | readonly number[], keepdim?: boolean, options?: { self?: Tensor; dim?: number | readonly number[]; keepdim?: boolean }): Tensor;
+  function logsumexp(options: { self: Tensor; dim: number | readonly number[]; keepdim?: boolean }): Tensor;
+  /** Alias of softmax: exp(self) / sum(exp(self)) along dim, computed stably (in dtype when given). */
+  function softmax(self: Tensor, dim: number, options?: { self?: Tensor; dim?: number; dtype?: DTypeLike | null }): Tensor;
+  function softmax(options: { self: Tensor; dim: number; dtype?: DTypeLike | null }): Tensor;
+  /** Alias of logSoftmax: log(softmax(self)) along dim, computed stably (in dtype when given). */
+  function logSoftmax(self: Tensor, dim: number, options?: { self?: Tensor; dim?: number; dtype?: DTypeLike | null }): Tensor;
+  function logSoftmax(options: { self: Tensor; dim: number; dtype?: DTypeLike | null }): Tensor;
+  /** Alias of lgamma: Natural logarithm of |Gamma(self)|; integers compute in float32. */
+  function gammaln(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function gammaln(options: { self: Tensor }): Tensor;
+  /** Alias of digamma: Logarithmic derivative of Gamma (psi); -inf/+inf at -0/+0, NaN at negative integers. */
+  function digamma(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function digamma(options: { self: Tensor }): Tensor;
+  /** Alias of digamma: Logarithmic derivative of Gamma (psi); -inf/+inf at -0/+0, NaN at negative integers. */
+  function psi(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function psi(options: { self: Tensor }): Tensor;
+  /** Alias of polygamma: The n-th derivative of digamma (n >= 0); t.polygamma(n) is the method form. */
+  function polygamma(n: number, self: Tensor, options?: { n?: number; self?: Tensor }): Tensor;
+  function polygamma(options: { n: number; self: Tensor }): Tensor;
+  /** Alias of mvlgamma: Multivariate log-gamma of dimension p: sum of lgamma(self - j / 2), j < p, plus p (p - 1) / 4 log(pi). */
+  function multigammaln(self: Tensor, p: number, options?: { self?: Tensor; p?: number }): Tensor;
+  function multigammaln(options: { self: Tensor; p: number }): Tensor;
+  /** Scaled complementary error function exp(self^2) erfc(self). */
+  function erfcx(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function erfcx(options: { self: Tensor }): Tensor;
+  /** Elementwise entropy -self log(self) (0 at 0, -inf below 0). */
+  function entr(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function entr(options: { self: Tensor }): Tensor;
+  /** Alias of i0: Modified Bessel function of the first kind, order 0. */
+  function i0(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function i0(options: { self: Tensor }): Tensor;
+  /** Exponentially scaled i0: exp(-|self|) i0(self). */
+  function i0e(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function i0e(options: { self: Tensor }): Tensor;
+  /** Modified Bessel function of the first kind, order 1. */
+  function i1(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function i1(options: { self: Tensor }): Tensor;
+  /** Exponentially scaled i1: exp(-|self|) i1(self). */
+  function i1e(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function i1e(options: { self: Tensor }): Tensor;
+  /** The standard normal distribution function (area under the Gaussian from -inf to self). */
+  function ndtr(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function ndtr(options: { self: Tensor }): Tensor;
+  /** The inverse of ndtr: the x with ndtr(x) = self. */
+  function ndtri(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function ndtri(options: { self: Tensor }): Tensor;
+  /** log(ndtr(self)), accurate in both tails. */
+  function logNdtr(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function logNdtr(options: { self: Tensor }): Tensor;
+  /** Normalized sinc: sin(pi self) / (pi self), 1 at 0. */
+  function sinc(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function sinc(options: { self: Tensor }): Tensor;
+  /** Alias of logit: log(self / (1 - self)), self first clamped to [eps, 1 - eps] when eps is given. */
+  function logit(self: Tensor, eps?: number | null, options?: { self?: Tensor; eps?: number | null }): Tensor;
+  function logit(options: { self: Tensor; eps?: number | null }): Tensor;
+  /** Bessel function of the first kind, order 0 (not differentiable, as in PyTorch). */
+  function besselJ0(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function besselJ0(options: { self: Tensor }): Tensor;
+  /** Bessel function of the first kind, order 1 (not differentiable, as in PyTorch). */
+  function besselJ1(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function besselJ1(options: { self: Tensor }): Tensor;
+  /** Bessel function of the second kind, order 0 (NaN below 0). Not differentiable, as in PyTorch. */
+  function besselY0(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function besselY0(options: { self: Tensor }): Tensor;
+  /** Bessel function of the second kind, order 1 (NaN below 0). Not differentiable, as in PyTorch. */
+  function besselY1(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function besselY1(options: { self: Tensor }): Tensor;
+  /** Modified Bessel function of the first kind, order 0. Not differentiable, as in PyTorch. */
+  function modifiedBesselI0(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function modifiedBesselI0(options: { self: Tensor }): Tensor;
+  /** Modified Bessel function of the first kind, order 1. Not differentiable, as in PyTorch. */
+  function modifiedBesselI1(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function modifiedBesselI1(options: { self: Tensor }): Tensor;
+  /** Modified Bessel function of the second kind, order 0. Not differentiable, as in PyTorch. */
+  function modifiedBesselK0(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function modifiedBesselK0(options: { self: Tensor }): Tensor;
+  /** Modified Bessel function of the second kind, order 1. Not differentiable, as in PyTorch. */
+  function modifiedBesselK1(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function modifiedBesselK1(options: { self: Tensor }): Tensor;
+  /** exp(self) modifiedBesselK0(self). Not differentiable, as in PyTorch. */
+  function scaledModifiedBesselK0(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function scaledModifiedBesselK0(options: { self: Tensor }): Tensor;
+  /** exp(self) modifiedBesselK1(self). Not differentiable, as in PyTorch. */
+  function scaledModifiedBesselK1(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function scaledModifiedBesselK1(options: { self: Tensor }): Tensor;
+  /** Spherical Bessel function of the first kind, order 0: sin(self) / self. Not differentiable, as in PyTorch. */
+  function sphericalBesselJ0(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function sphericalBesselJ0(options: { self: Tensor }): Tensor;
+  /** Airy function Ai. Not differentiable, as in PyTorch. */
+  function airyAi(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function airyAi(options: { self: Tensor }): Tensor;
+  /** Chebyshev polynomial of the first kind T_n(x). Not differentiable, as in PyTorch. */
+  function chebyshevPolynomialT(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function chebyshevPolynomialT(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Chebyshev polynomial of the second kind U_n(x). Not differentiable, as in PyTorch. */
+  function chebyshevPolynomialU(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function chebyshevPolynomialU(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Chebyshev polynomial of the third kind V_n(x). Not differentiable, as in PyTorch. */
+  function chebyshevPolynomialV(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function chebyshevPolynomialV(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Chebyshev polynomial of the fourth kind W_n(x). Not differentiable, as in PyTorch. */
+  function chebyshevPolynomialW(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function chebyshevPolynomialW(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Shifted Chebyshev polynomial T_n(2x - 1). Not differentiable, as in PyTorch. */
+  function shiftedChebyshevPolynomialT(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function shiftedChebyshevPolynomialT(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Shifted Chebyshev polynomial U_n(2x - 1). Not differentiable, as in PyTorch. */
+  function shiftedChebyshevPolynomialU(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function shiftedChebyshevPolynomialU(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Shifted Chebyshev polynomial V_n(2x - 1). Not differentiable, as in PyTorch. */
+  function shiftedChebyshevPolynomialV(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function shiftedChebyshevPolynomialV(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Shifted Chebyshev polynomial W_n(2x - 1). Not differentiable, as in PyTorch. */
+  function shiftedChebyshevPolynomialW(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function shiftedChebyshevPolynomialW(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Physicists' Hermite polynomial H_n(x) (NaN above degree 128 in float32, 512 in float64). Not differentiable, as in PyTorch. */
+  function hermitePolynomialH(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function hermitePolynomialH(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Probabilists' Hermite polynomial He_n(x) (NaN above degree 128 in float32, 512 in float64). Not differentiable, as in PyTorch. */
+  function hermitePolynomialHe(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function hermitePolynomialHe(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Laguerre polynomial L_n(x). Not differentiable, as in PyTorch. */
+  function laguerrePolynomialL(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function laguerrePolynomialL(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** Legendre polynomial P_n(x). Not differentiable, as in PyTorch. */
+  function legendrePolynomialP(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
+  function legendrePolynomialP(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
+  /** self * log(other), 0 where self is 0 (unless other is NaN). */
+  function xlogy(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
+  function xlogy(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+  /** self * log1p(other), 0 where self is 0 (unless other is NaN). */
+  function xlog1py(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
+  function xlog1py(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+  /** Hurwitz zeta function zeta(self, other) = sum over k >= 0 of (k + other)^-self. */
+  function zeta(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
+  function zeta(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+  /** Alias of igamma: Regularized lower incomplete gamma function P(self, other); floating types only. */
+  function gammainc(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+  function gammainc(options: { self: Tensor; other: Tensor }): Tensor;
+  /** Alias of igammac: Regularized upper incomplete gamma function Q(self, other) = 1 - P; floating types only. */
+  function gammaincc(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+  function gammaincc(options: { self: Tensor; other: Tensor }): Tensor;
+  /** Alias of exp2: 2^self. */
+  function exp2(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function exp2(options: { self: Tensor }): Tensor;
+  /** Alias of expm1: e^self - 1, accurate near 0. */
+  function expm1(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function expm1(options: { self: Tensor }): Tensor;
+  /** Alias of log1p: log(1 + self), accurate near 0. */
+  function log1p(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function log1p(options: { self: Tensor }): Tensor;
+  /** Alias of erf: Error function. */
+  function erf(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function erf(options: { self: Tensor }): Tensor;
+  /** Alias of erfc: Complementary error function 1 - erf(self). */
+  function erfc(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function erfc(options: { self: Tensor }): Tensor;
+  /** Alias of erfinv: Inverse error function. */
+  function erfinv(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function erfinv(options: { self: Tensor }): Tensor;
+  /** Alias of round: Round half to even, to `decimals` decimal places (negative: tens, hundreds, ...). */
+  function round(self: Tensor, options?: { self?: Tensor; decimals?: number }): Tensor;
+  function round(options: { self: Tensor; decimals?: number }): Tensor;
 }
 export { var_ as var };

@@ -630,6 +630,7 @@ KD_KERNEL(kd_cpu_pointwise_loss);
 KD_KERNEL(kd_cpu_pointwise_loss_backward);
 KD_KERNEL(kd_cpu_act_backward);
 KD_KERNEL(kd_cpu_reduce_backward);
+KD_KERNEL(kd_cpu_special);
 _Static_assert((int)KD_DEV_OP_TRI == (int)KD_CUDA_OP_TRI && (int)KD_DEV_OP_ARANGE == (int)KD_CUDA_OP_ARANGE &&
                    (int)KD_DEV_OP_ONE_HOT == (int)KD_CUDA_OP_ONE_HOT && (int)KD_DEV_OP_MASKED == (int)KD_CUDA_OP_MASKED &&
                    (int)KD_DEV_OP_ACT_BACKWARD == (int)KD_CUDA_OP_ACT_BACKWARD &&
@@ -662,6 +663,9 @@ static const kd_kernel_fn kd_cuda_shared_kernels[] = {
     kd_cpu_masked_select_backward, kd_cpu_pad, kd_cpu_interpolate, kd_cpu_embedding, kd_cpu_embedding_backward,
     kd_cpu_nll_loss, kd_cpu_nll_loss_backward, kd_cpu_pointwise_loss, kd_cpu_pointwise_loss_backward,
     kd_cpu_act_backward, kd_cpu_reduce_backward,
+
+    /* special functions (pointwise family KD_EW_SPECIAL: cuda/ops_special.cu) */
+    kd_cpu_special,
 };
 
 static void kd_cuda_register_kernels(void) {

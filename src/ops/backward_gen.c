@@ -1080,6 +1080,149 @@ static kd_status kd_bw_topk(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_topk_spec = {kd_bw_topk, 0x1u, 0x0u, 0x2u, 0};
 
+static kd_status kd_bw_lgamma(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_digamma, 1, (kd_value[]){kd_f_arg(c, 0)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_lgamma_spec = {kd_bw_lgamma, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_digamma(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_polygamma, 2, (kd_value[]){kd_f_int(1), kd_f_arg(c, 0)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_digamma_spec = {kd_bw_digamma, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_polygamma(kd_bw_ctx *c) {
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_polygamma, 2, (kd_value[]){kd_f_binop(c, KD_OP_add, kd_f_arg(c, 0), kd_f_int(1)), kd_f_arg(c, 1)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_polygamma_spec = {kd_bw_polygamma, 0x2u, 0x2u, 0x0u, 0};
+
+static kd_status kd_bw_erfcx(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_sub, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_out(c, 0)), kd_f_int(2)), kd_f_float(1.1283791670955126))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_erfcx_spec = {kd_bw_erfcx, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_entr(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_neg(c, kd_f_binop(c, KD_OP_add, kd_f_call(c, KD_OP_log, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_int(1)))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_entr_spec = {kd_bw_entr, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_i0(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_i1, 1, (kd_value[]){kd_f_arg(c, 0)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_i0_spec = {kd_bw_i0, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_i0e(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_sub, kd_f_call(c, KD_OP_i1e, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_sgn, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_out(c, 0)))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_i0e_spec = {kd_bw_i0e, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_i1(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_int(0)), kd_f_float(0.5), kd_f_binop(c, KD_OP_sub, kd_f_call(c, KD_OP_i0, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_binop(c, KD_OP_div, kd_f_out(c, 0), kd_f_arg(c, 0)))})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_i1_spec = {kd_bw_i1, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_i1e(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_int(0)), kd_f_float(0.5), kd_f_binop(c, KD_OP_sub, kd_f_call(c, KD_OP_i0e, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_binop(c, KD_OP_mul, kd_f_out(c, 0), kd_f_binop(c, KD_OP_add, kd_f_call(c, KD_OP_sgn, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_call(c, KD_OP_reciprocal, 1, (kd_value[]){kd_f_arg(c, 0)}))))})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_i1e_spec = {kd_bw_i1e, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_ndtr(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_exp, 1, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_arg(c, 0)), kd_f_neg(c, kd_f_float(0.5)))})), kd_f_float(0.3989422804014327)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_ndtr_spec = {kd_bw_ndtr, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_ndtri(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_exp, 1, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_out(c, 0), kd_f_out(c, 0)), kd_f_float(0.5))})), kd_f_float(2.5066282746310002)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_ndtri_spec = {kd_bw_ndtri, 0x1u, 0x0u, 0x1u, 0};
+
+static kd_status kd_bw_logNdtr(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_exp, 1, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_arg(c, 0)), kd_f_neg(c, kd_f_float(0.5))), kd_f_out(c, 0))})), kd_f_float(0.3989422804014327)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_logNdtr_spec = {kd_bw_logNdtr, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_sinc(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_maskedFill, 3, (kd_value[]){kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_sub, kd_f_call(c, KD_OP_cos, 1, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_float(3.141592653589793))}), kd_f_binop(c, KD_OP_div, kd_f_call(c, KD_OP_sin, 1, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_float(3.141592653589793))}), kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_float(3.141592653589793)))), kd_f_arg(c, 0)), kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_int(0)), kd_f_int(0)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_sinc_spec = {kd_bw_sinc, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_logit(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_bool((kd_f_arg(c, 1)).kind == KD_VALUE_NONE)) ? kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_logicalOr, 2, (kd_value[]){kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 0), kd_f_int(0)), kd_f_binop(c, KD_OP_gt, kd_f_arg(c, 0), kd_f_int(1))}), kd_f_call(c, KD_OP_sqrt, 1, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_int(0)), kd_f_int(1))}), kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_arg(c, 0))))}) : kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_logicalOr, 2, (kd_value[]){kd_f_binop(c, KD_OP_lt, kd_f_arg(c, 0), kd_f_arg(c, 1)), kd_f_binop(c, KD_OP_gt, kd_f_arg(c, 0), kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_arg(c, 1)))}), kd_f_int(0), kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_mul, kd_f_arg(c, 0), kd_f_binop(c, KD_OP_sub, kd_f_int(1), kd_f_arg(c, 0))))})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_logit_spec = {kd_bw_logit, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_frexp(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_call(c, KD_OP_exp2, 1, (kd_value[]){kd_f_out(c, 1)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_frexp_spec = {kd_bw_frexp, 0x1u, 0x0u, 0x2u, 0};
+
+static kd_status kd_bw_xlogy(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_maskedFill, 3, (kd_value[]){kd_f_call(c, KD_OP_xlogy, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)}), kd_f_call(c, KD_OP_logicalAnd, 2, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_int(0)), kd_f_binop(c, KD_OP_le, kd_f_binop(c, KD_OP_add, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_arg(c, 0), kd_value_none(), kd_value_none()}), kd_f_arg(c, 1)), kd_f_int(0))}), kd_f_int(0)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 0)), kd_f_arg(c, 1)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_xlogy_spec = {kd_bw_xlogy, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_xlog1py(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_maskedFill, 3, (kd_value[]){kd_f_call(c, KD_OP_xlog1py, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 1)}), kd_f_call(c, KD_OP_logicalAnd, 2, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_int(0)), kd_f_binop(c, KD_OP_le, kd_f_binop(c, KD_OP_add, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_arg(c, 0), kd_value_none(), kd_value_none()}), kd_f_arg(c, 1)), kd_f_neg(c, kd_f_int(1)))}), kd_f_int(0)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_arg(c, 0)), kd_f_binop(c, KD_OP_add, kd_f_arg(c, 1), kd_f_int(1))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_xlog1py_spec = {kd_bw_xlog1py, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_zeta(kd_bw_ctx *c) {
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_neg(c, kd_f_arg(c, 0))), kd_f_call(c, KD_OP_zeta, 2, (kd_value[]){kd_f_binop(c, KD_OP_add, kd_f_arg(c, 0), kd_f_int(1)), kd_f_arg(c, 1)})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_zeta_spec = {kd_bw_zeta, 0x2u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_igamma(kd_bw_ctx *c) {
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_exp, 1, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_binop(c, KD_OP_sub, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 0), kd_f_int(1)), kd_f_call(c, KD_OP_log, 1, (kd_value[]){kd_f_arg(c, 1)})), kd_f_arg(c, 1)), kd_f_call(c, KD_OP_lgamma, 1, (kd_value[]){kd_f_arg(c, 0)}))})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_igamma_spec = {kd_bw_igamma, 0x2u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_igammac(kd_bw_ctx *c) {
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_neg(c, kd_f_grad(c, 0)), kd_f_call(c, KD_OP_exp, 1, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_binop(c, KD_OP_sub, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 0), kd_f_int(1)), kd_f_call(c, KD_OP_log, 1, (kd_value[]){kd_f_arg(c, 1)})), kd_f_arg(c, 1)), kd_f_call(c, KD_OP_lgamma, 1, (kd_value[]){kd_f_arg(c, 0)}))})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_igammac_spec = {kd_bw_igammac, 0x2u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_logaddexp(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_add, kd_f_call(c, KD_OP_exp, 1, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 1), kd_f_arg(c, 0))}), kd_f_int(1))));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_add, kd_f_call(c, KD_OP_exp, 1, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 0), kd_f_arg(c, 1))}), kd_f_int(1))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_logaddexp_spec = {kd_bw_logaddexp, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_logaddexp2(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_add, kd_f_call(c, KD_OP_exp2, 1, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 1), kd_f_arg(c, 0))}), kd_f_int(1))));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_div, kd_f_grad(c, 0), kd_f_binop(c, KD_OP_add, kd_f_call(c, KD_OP_exp2, 1, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 0), kd_f_arg(c, 1))}), kd_f_int(1))));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_logaddexp2_spec = {kd_bw_logaddexp2, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_copysign(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_maskedFill, 3, (kd_value[]){kd_f_binop(c, KD_OP_div, kd_f_out(c, 0), kd_f_arg(c, 0)), kd_f_binop(c, KD_OP_eq, kd_f_arg(c, 0), kd_f_int(0)), kd_f_int(0)})));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_int(0)));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_copysign_spec = {kd_bw_copysign, 0x3u, 0x1u, 0x1u, 1};
+
 static kd_status kd_bw_sign(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_int(0)));
   return c->st;
@@ -1561,6 +1704,38 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_diagonalBackward] = &kd_bw_diagonalBackward_spec,
     [KD_OP_sort] = &kd_bw_sort_spec,
     [KD_OP_topk] = &kd_bw_topk_spec,
+    [KD_OP_lgamma] = &kd_bw_lgamma_spec,
+    [KD_OP_lgamma_] = &kd_bw_lgamma_spec,
+    [KD_OP_digamma] = &kd_bw_digamma_spec,
+    [KD_OP_digamma_] = &kd_bw_digamma_spec,
+    [KD_OP_polygamma] = &kd_bw_polygamma_spec,
+    [KD_OP_erfcx] = &kd_bw_erfcx_spec,
+    [KD_OP_entr] = &kd_bw_entr_spec,
+    [KD_OP_i0] = &kd_bw_i0_spec,
+    [KD_OP_i0_] = &kd_bw_i0_spec,
+    [KD_OP_i0e] = &kd_bw_i0e_spec,
+    [KD_OP_i1] = &kd_bw_i1_spec,
+    [KD_OP_i1e] = &kd_bw_i1e_spec,
+    [KD_OP_ndtr] = &kd_bw_ndtr_spec,
+    [KD_OP_ndtri] = &kd_bw_ndtri_spec,
+    [KD_OP_logNdtr] = &kd_bw_logNdtr_spec,
+    [KD_OP_sinc] = &kd_bw_sinc_spec,
+    [KD_OP_sinc_] = &kd_bw_sinc_spec,
+    [KD_OP_logit] = &kd_bw_logit_spec,
+    [KD_OP_logit_] = &kd_bw_logit_spec,
+    [KD_OP_frexp] = &kd_bw_frexp_spec,
+    [KD_OP_xlogy] = &kd_bw_xlogy_spec,
+    [KD_OP_xlogy_] = &kd_bw_xlogy_spec,
+    [KD_OP_xlog1py] = &kd_bw_xlog1py_spec,
+    [KD_OP_zeta] = &kd_bw_zeta_spec,
+    [KD_OP_igamma] = &kd_bw_igamma_spec,
+    [KD_OP_igamma_] = &kd_bw_igamma_spec,
+    [KD_OP_igammac] = &kd_bw_igammac_spec,
+    [KD_OP_igammac_] = &kd_bw_igammac_spec,
+    [KD_OP_logaddexp] = &kd_bw_logaddexp_spec,
+    [KD_OP_logaddexp2] = &kd_bw_logaddexp2_spec,
+    [KD_OP_copysign] = &kd_bw_copysign_spec,
+    [KD_OP_copysign_] = &kd_bw_copysign_spec,
     [KD_OP_sign] = &kd_bw_sign_spec,
     [KD_OP_sign_] = &kd_bw_sign_spec,
     [KD_OP_sgn] = &kd_bw_sgn_spec,

@@ -26,6 +26,8 @@ enum kd_ew_family {
   KD_EW_WHERE,       /* (out, cond, x, y): out = cond ? x : y, moved as bits                    */
   KD_EW_LOGICAL_NOT, /* (out bool, x any dtype)                                                 */
   KD_EW_BITWISE_NOT, /* (out, x) integer or bool                                                */
+  KD_EW_SPECIAL,     /* (out, x) or (out, a, b): codes KD_SPECIAL_* and KD_SX_* (src/cpu/special.c);
+                        out is the inputs' dtype (int32 for KD_SX_FREXP_EXPONENT)               */
 };
 
 /* Codes beyond the op list's: variants a kernel picks from the arguments. */
@@ -36,12 +38,17 @@ enum {
   KD_BX_THRESHOLD_BW, /* thresholdBackward (src/cpu/autograd_fused.c): b <= threshold ? 0 : a */
 };
 enum { KD_TX_LERP_SCALAR = 100 };
+enum {
+  KD_SX_FREXP_EXPONENT = 100, /* frexp's second pass: the exponent as int32                          */
+  KD_SX_POLYNOMIAL,           /* (out, x, n): the orthogonal polynomial of kind p[0] (special_math.h) */
+};
 
 /* One pointwise launch. Parameters by family:
  *   unary:   p[0..2] = kd_unary_ctx p0..p2
  *   binary:  p[0] = alpha as double, i[0] = alpha as int64; p[1] rtol, p[2] atol, i[1] equal_nan;
  *            KD_BX_THRESHOLD_BW: the threshold in p[0] and, converted to the integer dtype, i[0]
- *   ternary: p[0] = value (addcmul/addcdiv) or lerp's number weight, i[0] = value as int64 */
+ *   ternary: p[0] = value (addcmul/addcdiv) or lerp's number weight, i[0] = value as int64
+ *   special: p[0] = polygamma's n, logit's eps (< 0: none), or KD_SX_POLYNOMIAL's kind */
 typedef struct kd_ew_desc {
   int32_t family;
   int32_t code;

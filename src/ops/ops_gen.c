@@ -17,16 +17,19 @@ kd_status kd_composite_dropout(const kd_op_info *op, kd_keyset ks, kd_value *arg
 kd_status kd_composite_einsum(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_expand_as(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_flatten(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_float_power(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_group_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_hstack(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_isin(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_layer_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_layer_norm_double_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_ldexp(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_like(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_linear(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_matmul(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_max_pool2d_double_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_movedim(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_mvlgamma(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_norm_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_prod_double_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_quantile(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -94,6 +97,7 @@ kd_status kd_cpu_searchsorted(const kd_op_info *op, kd_keyset ks, kd_value *args
 kd_status kd_cpu_select_rows(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_softmax(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_sort(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_special(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_ternary(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_tri(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_unary(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -1905,6 +1909,245 @@ static const kd_arg_schema kd_args_unique[] = {
     {"returnCounts", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
     {"dim", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
 };
+static const kd_arg_schema kd_args_lgamma[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_lgamma_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_digamma[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_digamma_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_polygamma[] = {
+    {"n", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_mvlgamma[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"p", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_erfcx[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_entr[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_i0[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_i0_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_i0e[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_i1[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_i1e[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_ndtr[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_ndtri[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_logNdtr[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_sinc[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_sinc_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_logit[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"eps", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_logit_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"eps", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_besselJ0[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_besselJ1[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_besselY0[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_besselY1[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_modifiedBesselI0[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_modifiedBesselI1[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_modifiedBesselK0[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_modifiedBesselK1[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_scaledModifiedBesselK0[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_scaledModifiedBesselK1[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_sphericalBesselJ0[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_airyAi[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_chebyshevPolynomialT[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_chebyshevPolynomialU[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_chebyshevPolynomialV[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_chebyshevPolynomialW[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_shiftedChebyshevPolynomialT[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_shiftedChebyshevPolynomialU[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_shiftedChebyshevPolynomialV[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_shiftedChebyshevPolynomialW[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_hermitePolynomialH[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_hermitePolynomialHe[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_laguerrePolynomialL[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_legendrePolynomialP[] = {
+    {"x", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"n", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_frexp[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_xlogy[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_xlogy_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_xlog1py[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_zeta[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_igamma[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_igamma_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_igammac[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_igammac_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_logaddexp[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_logaddexp2[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_nextafter[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_nextafter_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_copysign[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_copysign_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_heaviside[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"values", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_heaviside_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"values", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_gcd[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_gcd_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_lcm[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_lcm_[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_ldexp[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_floatPower[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"exponent", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
+};
 static const kd_arg_schema kd_args_sign[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
 };
@@ -2533,6 +2776,73 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_argsort] = {"argsort", KD_OP_argsort, KD_SORT_ARGSORT, KD_OP_FLAG_NONDIFF, 4, kd_args_argsort, 1, -1, -1},
     [KD_OP_topk] = {"topk", KD_OP_topk, KD_SORT_TOPK, 0, 5, kd_args_topk, 2, -1, -1},
     [KD_OP_unique] = {"unique", KD_OP_unique, 0, KD_OP_FLAG_NONDIFF, 5, kd_args_unique, -1, -1, -1},
+    [KD_OP_lgamma] = {"lgamma", KD_OP_lgamma, KD_SPECIAL_LGAMMA, 0, 1, kd_args_lgamma, 1, -1, -1},
+    [KD_OP_lgamma_] = {"lgamma_", KD_OP_lgamma_, KD_SPECIAL_LGAMMA, KD_OP_FLAG_INPLACE, 1, kd_args_lgamma_, 1, -1, -1},
+    [KD_OP_digamma] = {"digamma", KD_OP_digamma, KD_SPECIAL_DIGAMMA, 0, 1, kd_args_digamma, 1, -1, -1},
+    [KD_OP_digamma_] = {"digamma_", KD_OP_digamma_, KD_SPECIAL_DIGAMMA, KD_OP_FLAG_INPLACE, 1, kd_args_digamma_, 1, -1, -1},
+    [KD_OP_polygamma] = {"polygamma", KD_OP_polygamma, KD_SPECIAL_POLYGAMMA, 0, 2, kd_args_polygamma, 1, -1, -1},
+    [KD_OP_mvlgamma] = {"mvlgamma", KD_OP_mvlgamma, 0, 0, 2, kd_args_mvlgamma, 1, -1, -1},
+    [KD_OP_erfcx] = {"erfcx", KD_OP_erfcx, KD_SPECIAL_ERFCX, 0, 1, kd_args_erfcx, 1, -1, -1},
+    [KD_OP_entr] = {"entr", KD_OP_entr, KD_SPECIAL_ENTR, 0, 1, kd_args_entr, 1, -1, -1},
+    [KD_OP_i0] = {"i0", KD_OP_i0, KD_SPECIAL_I0, 0, 1, kd_args_i0, 1, -1, -1},
+    [KD_OP_i0_] = {"i0_", KD_OP_i0_, KD_SPECIAL_I0, KD_OP_FLAG_INPLACE, 1, kd_args_i0_, 1, -1, -1},
+    [KD_OP_i0e] = {"i0e", KD_OP_i0e, KD_SPECIAL_I0E, 0, 1, kd_args_i0e, 1, -1, -1},
+    [KD_OP_i1] = {"i1", KD_OP_i1, KD_SPECIAL_I1, 0, 1, kd_args_i1, 1, -1, -1},
+    [KD_OP_i1e] = {"i1e", KD_OP_i1e, KD_SPECIAL_I1E, 0, 1, kd_args_i1e, 1, -1, -1},
+    [KD_OP_ndtr] = {"ndtr", KD_OP_ndtr, KD_SPECIAL_NDTR, 0, 1, kd_args_ndtr, 1, -1, -1},
+    [KD_OP_ndtri] = {"ndtri", KD_OP_ndtri, KD_SPECIAL_NDTRI, 0, 1, kd_args_ndtri, 1, -1, -1},
+    [KD_OP_logNdtr] = {"logNdtr", KD_OP_logNdtr, KD_SPECIAL_LOG_NDTR, 0, 1, kd_args_logNdtr, 1, -1, -1},
+    [KD_OP_sinc] = {"sinc", KD_OP_sinc, KD_SPECIAL_SINC, 0, 1, kd_args_sinc, 1, -1, -1},
+    [KD_OP_sinc_] = {"sinc_", KD_OP_sinc_, KD_SPECIAL_SINC, KD_OP_FLAG_INPLACE, 1, kd_args_sinc_, 1, -1, -1},
+    [KD_OP_logit] = {"logit", KD_OP_logit, KD_SPECIAL_LOGIT, 0, 2, kd_args_logit, 1, -1, -1},
+    [KD_OP_logit_] = {"logit_", KD_OP_logit_, KD_SPECIAL_LOGIT, KD_OP_FLAG_INPLACE, 2, kd_args_logit_, 1, -1, -1},
+    [KD_OP_besselJ0] = {"besselJ0", KD_OP_besselJ0, KD_SPECIAL_BESSEL_J0, KD_OP_FLAG_NONDIFF, 1, kd_args_besselJ0, 1, -1, -1},
+    [KD_OP_besselJ1] = {"besselJ1", KD_OP_besselJ1, KD_SPECIAL_BESSEL_J1, KD_OP_FLAG_NONDIFF, 1, kd_args_besselJ1, 1, -1, -1},
+    [KD_OP_besselY0] = {"besselY0", KD_OP_besselY0, KD_SPECIAL_BESSEL_Y0, KD_OP_FLAG_NONDIFF, 1, kd_args_besselY0, 1, -1, -1},
+    [KD_OP_besselY1] = {"besselY1", KD_OP_besselY1, KD_SPECIAL_BESSEL_Y1, KD_OP_FLAG_NONDIFF, 1, kd_args_besselY1, 1, -1, -1},
+    [KD_OP_modifiedBesselI0] = {"modifiedBesselI0", KD_OP_modifiedBesselI0, KD_SPECIAL_MODIFIED_BESSEL_I0, KD_OP_FLAG_NONDIFF, 1, kd_args_modifiedBesselI0, 1, -1, -1},
+    [KD_OP_modifiedBesselI1] = {"modifiedBesselI1", KD_OP_modifiedBesselI1, KD_SPECIAL_MODIFIED_BESSEL_I1, KD_OP_FLAG_NONDIFF, 1, kd_args_modifiedBesselI1, 1, -1, -1},
+    [KD_OP_modifiedBesselK0] = {"modifiedBesselK0", KD_OP_modifiedBesselK0, KD_SPECIAL_MODIFIED_BESSEL_K0, KD_OP_FLAG_NONDIFF, 1, kd_args_modifiedBesselK0, 1, -1, -1},
+    [KD_OP_modifiedBesselK1] = {"modifiedBesselK1", KD_OP_modifiedBesselK1, KD_SPECIAL_MODIFIED_BESSEL_K1, KD_OP_FLAG_NONDIFF, 1, kd_args_modifiedBesselK1, 1, -1, -1},
+    [KD_OP_scaledModifiedBesselK0] = {"scaledModifiedBesselK0", KD_OP_scaledModifiedBesselK0, KD_SPECIAL_SCALED_MODIFIED_BESSEL_K0, KD_OP_FLAG_NONDIFF, 1, kd_args_scaledModifiedBesselK0, 1, -1, -1},
+    [KD_OP_scaledModifiedBesselK1] = {"scaledModifiedBesselK1", KD_OP_scaledModifiedBesselK1, KD_SPECIAL_SCALED_MODIFIED_BESSEL_K1, KD_OP_FLAG_NONDIFF, 1, kd_args_scaledModifiedBesselK1, 1, -1, -1},
+    [KD_OP_sphericalBesselJ0] = {"sphericalBesselJ0", KD_OP_sphericalBesselJ0, KD_SPECIAL_SPHERICAL_BESSEL_J0, KD_OP_FLAG_NONDIFF, 1, kd_args_sphericalBesselJ0, 1, -1, -1},
+    [KD_OP_airyAi] = {"airyAi", KD_OP_airyAi, KD_SPECIAL_AIRY_AI, KD_OP_FLAG_NONDIFF, 1, kd_args_airyAi, 1, -1, -1},
+    [KD_OP_chebyshevPolynomialT] = {"chebyshevPolynomialT", KD_OP_chebyshevPolynomialT, KD_SPECIAL_CHEBYSHEV_POLYNOMIAL_T, KD_OP_FLAG_NONDIFF, 2, kd_args_chebyshevPolynomialT, 1, -1, -1},
+    [KD_OP_chebyshevPolynomialU] = {"chebyshevPolynomialU", KD_OP_chebyshevPolynomialU, KD_SPECIAL_CHEBYSHEV_POLYNOMIAL_U, KD_OP_FLAG_NONDIFF, 2, kd_args_chebyshevPolynomialU, 1, -1, -1},
+    [KD_OP_chebyshevPolynomialV] = {"chebyshevPolynomialV", KD_OP_chebyshevPolynomialV, KD_SPECIAL_CHEBYSHEV_POLYNOMIAL_V, KD_OP_FLAG_NONDIFF, 2, kd_args_chebyshevPolynomialV, 1, -1, -1},
+    [KD_OP_chebyshevPolynomialW] = {"chebyshevPolynomialW", KD_OP_chebyshevPolynomialW, KD_SPECIAL_CHEBYSHEV_POLYNOMIAL_W, KD_OP_FLAG_NONDIFF, 2, kd_args_chebyshevPolynomialW, 1, -1, -1},
+    [KD_OP_shiftedChebyshevPolynomialT] = {"shiftedChebyshevPolynomialT", KD_OP_shiftedChebyshevPolynomialT, KD_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_T, KD_OP_FLAG_NONDIFF, 2, kd_args_shiftedChebyshevPolynomialT, 1, -1, -1},
+    [KD_OP_shiftedChebyshevPolynomialU] = {"shiftedChebyshevPolynomialU", KD_OP_shiftedChebyshevPolynomialU, KD_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_U, KD_OP_FLAG_NONDIFF, 2, kd_args_shiftedChebyshevPolynomialU, 1, -1, -1},
+    [KD_OP_shiftedChebyshevPolynomialV] = {"shiftedChebyshevPolynomialV", KD_OP_shiftedChebyshevPolynomialV, KD_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_V, KD_OP_FLAG_NONDIFF, 2, kd_args_shiftedChebyshevPolynomialV, 1, -1, -1},
+    [KD_OP_shiftedChebyshevPolynomialW] = {"shiftedChebyshevPolynomialW", KD_OP_shiftedChebyshevPolynomialW, KD_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_W, KD_OP_FLAG_NONDIFF, 2, kd_args_shiftedChebyshevPolynomialW, 1, -1, -1},
+    [KD_OP_hermitePolynomialH] = {"hermitePolynomialH", KD_OP_hermitePolynomialH, KD_SPECIAL_HERMITE_POLYNOMIAL_H, KD_OP_FLAG_NONDIFF, 2, kd_args_hermitePolynomialH, 1, -1, -1},
+    [KD_OP_hermitePolynomialHe] = {"hermitePolynomialHe", KD_OP_hermitePolynomialHe, KD_SPECIAL_HERMITE_POLYNOMIAL_HE, KD_OP_FLAG_NONDIFF, 2, kd_args_hermitePolynomialHe, 1, -1, -1},
+    [KD_OP_laguerrePolynomialL] = {"laguerrePolynomialL", KD_OP_laguerrePolynomialL, KD_SPECIAL_LAGUERRE_POLYNOMIAL_L, KD_OP_FLAG_NONDIFF, 2, kd_args_laguerrePolynomialL, 1, -1, -1},
+    [KD_OP_legendrePolynomialP] = {"legendrePolynomialP", KD_OP_legendrePolynomialP, KD_SPECIAL_LEGENDRE_POLYNOMIAL_P, KD_OP_FLAG_NONDIFF, 2, kd_args_legendrePolynomialP, 1, -1, -1},
+    [KD_OP_frexp] = {"frexp", KD_OP_frexp, KD_SPECIAL_FREXP, 0, 1, kd_args_frexp, 2, -1, -1},
+    [KD_OP_xlogy] = {"xlogy", KD_OP_xlogy, KD_SPECIAL_XLOGY, 0, 2, kd_args_xlogy, 1, -1, -1},
+    [KD_OP_xlogy_] = {"xlogy_", KD_OP_xlogy_, KD_SPECIAL_XLOGY, KD_OP_FLAG_INPLACE, 2, kd_args_xlogy_, 1, -1, -1},
+    [KD_OP_xlog1py] = {"xlog1py", KD_OP_xlog1py, KD_SPECIAL_XLOG1PY, 0, 2, kd_args_xlog1py, 1, -1, -1},
+    [KD_OP_zeta] = {"zeta", KD_OP_zeta, KD_SPECIAL_ZETA, 0, 2, kd_args_zeta, 1, -1, -1},
+    [KD_OP_igamma] = {"igamma", KD_OP_igamma, KD_SPECIAL_IGAMMA, 0, 2, kd_args_igamma, 1, -1, -1},
+    [KD_OP_igamma_] = {"igamma_", KD_OP_igamma_, KD_SPECIAL_IGAMMA, KD_OP_FLAG_INPLACE, 2, kd_args_igamma_, 1, -1, -1},
+    [KD_OP_igammac] = {"igammac", KD_OP_igammac, KD_SPECIAL_IGAMMAC, 0, 2, kd_args_igammac, 1, -1, -1},
+    [KD_OP_igammac_] = {"igammac_", KD_OP_igammac_, KD_SPECIAL_IGAMMAC, KD_OP_FLAG_INPLACE, 2, kd_args_igammac_, 1, -1, -1},
+    [KD_OP_logaddexp] = {"logaddexp", KD_OP_logaddexp, KD_SPECIAL_LOGADDEXP, 0, 2, kd_args_logaddexp, 1, -1, -1},
+    [KD_OP_logaddexp2] = {"logaddexp2", KD_OP_logaddexp2, KD_SPECIAL_LOGADDEXP2, 0, 2, kd_args_logaddexp2, 1, -1, -1},
+    [KD_OP_nextafter] = {"nextafter", KD_OP_nextafter, KD_SPECIAL_NEXTAFTER, 0, 2, kd_args_nextafter, 1, -1, -1},
+    [KD_OP_nextafter_] = {"nextafter_", KD_OP_nextafter_, KD_SPECIAL_NEXTAFTER, KD_OP_FLAG_INPLACE, 2, kd_args_nextafter_, 1, -1, -1},
+    [KD_OP_copysign] = {"copysign", KD_OP_copysign, KD_SPECIAL_COPYSIGN, 0, 2, kd_args_copysign, 1, -1, -1},
+    [KD_OP_copysign_] = {"copysign_", KD_OP_copysign_, KD_SPECIAL_COPYSIGN, KD_OP_FLAG_INPLACE, 2, kd_args_copysign_, 1, -1, -1},
+    [KD_OP_heaviside] = {"heaviside", KD_OP_heaviside, KD_SPECIAL_HEAVISIDE, 0, 2, kd_args_heaviside, 1, -1, -1},
+    [KD_OP_heaviside_] = {"heaviside_", KD_OP_heaviside_, KD_SPECIAL_HEAVISIDE, KD_OP_FLAG_INPLACE, 2, kd_args_heaviside_, 1, -1, -1},
+    [KD_OP_gcd] = {"gcd", KD_OP_gcd, KD_SPECIAL_GCD, KD_OP_FLAG_NONDIFF, 2, kd_args_gcd, 1, -1, -1},
+    [KD_OP_gcd_] = {"gcd_", KD_OP_gcd_, KD_SPECIAL_GCD, KD_OP_FLAG_NONDIFF | KD_OP_FLAG_INPLACE, 2, kd_args_gcd_, 1, -1, -1},
+    [KD_OP_lcm] = {"lcm", KD_OP_lcm, KD_SPECIAL_LCM, KD_OP_FLAG_NONDIFF, 2, kd_args_lcm, 1, -1, -1},
+    [KD_OP_lcm_] = {"lcm_", KD_OP_lcm_, KD_SPECIAL_LCM, KD_OP_FLAG_NONDIFF | KD_OP_FLAG_INPLACE, 2, kd_args_lcm_, 1, -1, -1},
+    [KD_OP_ldexp] = {"ldexp", KD_OP_ldexp, 0, 0, 2, kd_args_ldexp, 1, -1, -1},
+    [KD_OP_floatPower] = {"floatPower", KD_OP_floatPower, 0, 0, 2, kd_args_floatPower, 1, -1, -1},
     [KD_OP_sign] = {"sign", KD_OP_sign, KD_UNARY_SIGN, 0, 1, kd_args_sign, 1, -1, -1},
     [KD_OP_sign_] = {"sign_", KD_OP_sign_, KD_UNARY_SIGN, KD_OP_FLAG_INPLACE, 1, kd_args_sign_, 1, -1, -1},
     [KD_OP_sgn] = {"sgn", KD_OP_sgn, KD_UNARY_SGN, 0, 1, kd_args_sgn, 1, -1, -1},
@@ -2954,6 +3264,73 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_argsort] = {[KD_KEY_CPU] = kd_cpu_sort},
     [KD_OP_topk] = {[KD_KEY_CPU] = kd_cpu_sort},
     [KD_OP_unique] = {[KD_KEY_CPU] = kd_cpu_unique},
+    [KD_OP_lgamma] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_lgamma_] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_digamma] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_digamma_] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_polygamma] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_mvlgamma] = {[KD_KEY_CPU] = kd_composite_mvlgamma, [KD_KEY_CUDA] = kd_composite_mvlgamma, [KD_KEY_AUTOGRAD] = kd_composite_mvlgamma},
+    [KD_OP_erfcx] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_entr] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_i0] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_i0_] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_i0e] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_i1] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_i1e] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_ndtr] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_ndtri] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_logNdtr] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_sinc] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_sinc_] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_logit] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_logit_] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_besselJ0] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_besselJ1] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_besselY0] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_besselY1] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_modifiedBesselI0] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_modifiedBesselI1] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_modifiedBesselK0] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_modifiedBesselK1] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_scaledModifiedBesselK0] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_scaledModifiedBesselK1] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_sphericalBesselJ0] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_airyAi] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_chebyshevPolynomialT] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_chebyshevPolynomialU] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_chebyshevPolynomialV] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_chebyshevPolynomialW] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_shiftedChebyshevPolynomialT] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_shiftedChebyshevPolynomialU] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_shiftedChebyshevPolynomialV] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_shiftedChebyshevPolynomialW] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_hermitePolynomialH] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_hermitePolynomialHe] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_laguerrePolynomialL] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_legendrePolynomialP] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_frexp] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_xlogy] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_xlogy_] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_xlog1py] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_zeta] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_igamma] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_igamma_] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_igammac] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_igammac_] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_logaddexp] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_logaddexp2] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_nextafter] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_nextafter_] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_copysign] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_copysign_] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_heaviside] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_heaviside_] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_gcd] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_gcd_] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_lcm] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_lcm_] = {[KD_KEY_CPU] = kd_cpu_special},
+    [KD_OP_ldexp] = {[KD_KEY_CPU] = kd_composite_ldexp, [KD_KEY_CUDA] = kd_composite_ldexp, [KD_KEY_AUTOGRAD] = kd_composite_ldexp},
+    [KD_OP_floatPower] = {[KD_KEY_CPU] = kd_composite_float_power, [KD_KEY_CUDA] = kd_composite_float_power, [KD_KEY_AUTOGRAD] = kd_composite_float_power},
     [KD_OP_sign] = {[KD_KEY_CPU] = kd_cpu_unary},
     [KD_OP_sign_] = {[KD_KEY_CPU] = kd_cpu_unary},
     [KD_OP_sgn] = {[KD_KEY_CPU] = kd_cpu_unary},

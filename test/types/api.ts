@@ -397,4 +397,20 @@ use(custom, d, e, f, g, h, i2);
   const l: Tensor = x.logcumsumexp(0);
   const u = x.uniqueConsecutive({ returnCounts: true });
   use(i, j, b, h, c, m, v, mo, lo, mm.max, q, nq, l, u);
+// special functions: kd.special's own ops, its aliases (the ops' signatures), and the named tuple of frexp
+{
+  const x = kd.tensor([0.5, 1.5]);
+  const psi: Tensor = kd.special.psi(x);
+  const l: Tensor = kd.special.logNdtr(x);
+  const z: Tensor = kd.special.zeta(x, 2);
+  const e: Tensor = kd.special.logsumexp(x, [0], true);
+  const pg: Tensor = x.polygamma(2);
+  const lg: Tensor = kd.logit(x, 1e-6);
+  const t: Tensor = kd.special.chebyshevPolynomialT(x, 3);
+  const fr = kd.frexp(x);
+  const m: Tensor = fr.mantissa;
+  const ex: Tensor = fr.exponent;
+  // @ts-expect-error polygamma takes the order first
+  kd.polygamma(x, 2);
+  use(psi, l, z, e, pg, lg, t, m, ex);
 }
