@@ -100,7 +100,9 @@ const BY_TYPE = {
 };
 
 function argArb(type) {
-  const typed = BY_TYPE[type];
+  // int[N] (PyTorch's IntArrayRef[N]: one int or a list) as int|int[]
+  const fixed = /^int\[\d+\](\?)?$/.exec(type);
+  const typed = fixed ? (fixed[1] ? lit(fc.option(fc.oneof(intArb, shapeArb))) : BY_TYPE['int|int[]']) : BY_TYPE[type];
   if (!typed) throw new Error(`fuzz: no arbitrary for argument type '${type}'`);
   return fc.oneof({ weight: 14, arbitrary: typed }, { weight: 1, arbitrary: lit(hostileAny) });
 }
