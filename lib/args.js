@@ -115,7 +115,9 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
       if (!a[2]) positional.push(i);
       byName[a[0]] = i;
     }
-    const varargs = positional.length === 1 && o.args[positional[0]][1] === 'int[]';
+    // int[] shapes spread as numbers; ops marked `varargs` in the op list take their Tensor[]
+    // spread as tensors (kd.meshgrid(x, y) == kd.meshgrid([x, y])).
+    const varargs = positional.length === 1 && (o.args[positional[0]][1] === 'int[]' || (o.varargs === true && o.args[positional[0]][1] === 'Tensor[]'));
     const jsName = o.name.split('.')[0];
     const parts = [];
     for (let i = first; i < o.args.length; i++) {
@@ -136,7 +138,8 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
     if (n > 0 && isOptions(argv[n - 1])) opts = argv[--n];
     const vals = new Array(o.args.length);
     const pos = m.positional;
-    if (m.varargs && (n > 1 || (n === 1 && !Array.isArray(argv[0]) && !ArrayBuffer.isView(argv[0])))) {
+    const spreadNone = m.varargs && o.varargs === true && n === 0 && (opts === null || opts[o.args[pos[0]][0]] === undefined);
+    if (spreadNone || (m.varargs && (n > 1 || (n === 1 && !Array.isArray(argv[0]) && !ArrayBuffer.isView(argv[0]))))) {
       const list = new Array(n);
       for (let i = 0; i < n; i++) list[i] = argv[i];
       vals[pos[0]] = list;
@@ -192,8 +195,19 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
     return null;
   }
 
+  // A bool result (allclose, equal): the native 0-d bool tensor read as a JS boolean and freed.
+  function wrapBool(handle) {
+    const t = new Tensor(handle);
+    try {
+      return t.item();
+    } finally {
+      t.dispose();
+    }
+  }
+
   function wrap(o, self, out, argv) {
     if (o.inplace) return self;
+    if (o.ret === 'bool') return wrapBool(out);
     if (o.ret === 'tensor') return sameInput(out, self, argv) || new Tensor(out);
     if (o.ret === 'list') return wrapList(out);
     return wrapTuple(out, o.names);
@@ -251,5 +265,5 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
     return o;
   }
 
-  return { invoke, wrapList, wrapTuple, namespace };
+  return { invoke, wrapList, wrapTuple, wrapBool, namespace };
 };

@@ -86,6 +86,9 @@ require('./amp')(kd, Tensor, N, rt);
 // PyTorch-style indexing (Tensor#index/indexPut_ keys, kd.slice), nonzero asTuple, unique results.
 require('./indexing')(kd, Tensor);
 
+// kd.tensordot(a, b, dims): PyTorch's dims (an int or a pair of dim lists) over the native op.
+require('./shape_construct')(kd);
+
 // kd.nn.functional.maxPool2d(..., returnIndices) picks values or (values, indices).
 require('./nn_pool')(kd);
 

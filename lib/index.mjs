@@ -52,6 +52,7 @@ export const {
   setNumThreads,
   slice,
   tensor,
+  tensordot,
   tidy,
   train,
   version,
