@@ -52,6 +52,7 @@ kd_cuda_status kd_cu_op(int device, kd_cuda_op *o) {
     case KD_CUDA_OP_POOL: return kd_cu_pool(device, o);
     case KD_CUDA_OP_SCAN: return kd_cu_scan_op(device, o);
     case KD_CUDA_OP_AMP: return kd_cu_amp(device, o);
+    case KD_CUDA_OP_TRI_INDICES: return kd_cu_tri_indices(device, o);
 
     /* shape, factory, padding, loss and activation-backward kinds (ops_shape.cuh) */
     case KD_CUDA_OP_TRI: case KD_CUDA_OP_ARANGE: case KD_CUDA_OP_ONE_HOT: case KD_CUDA_OP_MASKED:

@@ -5,6 +5,8 @@
 //   argument:   kd.sum(x, 1, true)   x.sum({dim: 1, keepdim: true})   x.add(y, {alpha: 2})
 // Varargs shapes: when an op's only positional parameter (after self) is int[], the numbers
 // may be spread: kd.zeros(2, 3) == kd.zeros([2, 3]), t.view(2, -1).
+// Ops marked `varargs` in the op list take their only positional Tensor[] spread the same way:
+// kd.meshgrid(x, y, {indexing: 'xy'}) == kd.meshgrid([x, y], {indexing: 'xy'}).
 // Overloads (max() vs max(dim, keepdim)) are tried in order; the first that binds wins.
 // Anything that does not bind is a KindlingTypeError (code KD_INVALID_TYPE) naming the
 // argument, before any native code runs.
@@ -115,8 +117,6 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
       if (!a[2]) positional.push(i);
       byName[a[0]] = i;
     }
-    // int[] shapes spread as numbers; ops marked `varargs` in the op list take their Tensor[]
-    // spread as tensors (kd.meshgrid(x, y) == kd.meshgrid([x, y])).
     const varargs = positional.length === 1 && (o.args[positional[0]][1] === 'int[]' || (o.varargs === true && o.args[positional[0]][1] === 'Tensor[]'));
     const jsName = o.name.split('.')[0];
     const parts = [];

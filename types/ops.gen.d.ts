@@ -561,7 +561,7 @@ export interface TensorOpMethods {
   /** Splits into `sections` views of (nearly) equal size (an int), or at the listed indices along dim (views). */
   tensorSplit(indicesOrSections: number | readonly number[], dim?: number, options?: { indicesOrSections?: number | readonly number[]; dim?: number }): Tensor[];
   tensorSplit(options: { indicesOrSections: number | readonly number[]; dim?: number }): Tensor[];
-  /** tensorSplit with a CPU int64 tensor: 0-D = the number of sections, 1-D = the indices. */
+  /** tensorSplit with an int64 tensor (read on the host): 0-D = the number of sections, 1-D = the indices. */
   tensorSplit(indicesOrSections: Tensor, dim?: number, options?: { indicesOrSections?: Tensor; dim?: number }): Tensor[];
   tensorSplit(options: { indicesOrSections: Tensor; dim?: number }): Tensor[];
   /** Expands dim into the dims `sizes` (one may be -1), as a view. */
@@ -1270,7 +1270,7 @@ export declare function cartesianProd(options: { tensors: readonly Tensor[] }): 
 /** Splits into `sections` views of (nearly) equal size (an int), or at the listed indices along dim (views). */
 export declare function tensorSplit(self: Tensor, indicesOrSections: number | readonly number[], dim?: number, options?: { self?: Tensor; indicesOrSections?: number | readonly number[]; dim?: number }): Tensor[];
 export declare function tensorSplit(options: { self: Tensor; indicesOrSections: number | readonly number[]; dim?: number }): Tensor[];
-/** tensorSplit with a CPU int64 tensor: 0-D = the number of sections, 1-D = the indices. */
+/** tensorSplit with an int64 tensor (read on the host): 0-D = the number of sections, 1-D = the indices. */
 export declare function tensorSplit(self: Tensor, indicesOrSections: Tensor, dim?: number, options?: { self?: Tensor; indicesOrSections?: Tensor; dim?: number }): Tensor[];
 export declare function tensorSplit(options: { self: Tensor; indicesOrSections: Tensor; dim?: number }): Tensor[];
 /** Expands dim into the dims `sizes` (one may be -1), as a view. */

@@ -54,20 +54,6 @@ static void kd_tri_fill(const kd_tri_ctx *c) {
   }
 }
 
-static const char *kd_tri_torch_name(kd_dtype t) {
-  switch (t) {
-    case KD_DTYPE_F32: return "Float";
-    case KD_DTYPE_F64: return "Double";
-    case KD_DTYPE_F16: return "Half";
-    case KD_DTYPE_BF16: return "BFloat16";
-    case KD_DTYPE_I8: return "Char";
-    case KD_DTYPE_U8: return "Byte";
-    case KD_DTYPE_I16: return "Short";
-    case KD_DTYPE_BOOL: return "Bool";
-    default: return "?";
-  }
-}
-
 KD_KERNEL(kd_cpu_tri_indices) {
   (void)ks;
   bool lower = op->code == KD_TRIIDX_LOWER;
@@ -75,7 +61,7 @@ KD_KERNEL(kd_cpu_tri_indices) {
   int64_t row = args[0].v.i, col = args[1].v.i, offset = args[2].v.i;
   kd_dtype dt = kd_arg_dtype_or(&args[3], KD_DTYPE_I64);
   if (dt != KD_DTYPE_I64 && dt != KD_DTYPE_I32)
-    return kd_error(KD_ERR_NOT_SUPPORTED, "\"%s\" not implemented for '%s'", name, kd_tri_torch_name(dt));
+    return kd_error(KD_ERR_NOT_SUPPORTED, "\"%s\" not implemented for '%s'", name, kd_dtype_torch_name(dt));
   if (row < 0) return kd_error(KD_ERR_INVALID_ARGUMENT, "row must be non-negative, got%lld", (long long)row);
   if (col < 0) return kd_error(KD_ERR_INVALID_ARGUMENT, "col must be non-negative, got%lld", (long long)col);
   /* offsets beyond the matrix change nothing; clamping them keeps the sums below in range */

@@ -24,27 +24,17 @@
 static const int64_t sc_no_ints[1] = {0};
 static kd_value L_(const int64_t *p, int n) { return kd_value_intlist(n ? p : sc_no_ints, n); }
 
-/* PyTorch's scalar type names, for its messages ("Long", "Float"). */
-static const char *sc_torch_name(kd_dtype t) {
-  static const char *const names[KD_DTYPE_COUNT] = {
-      [KD_DTYPE_F32] = "Float", [KD_DTYPE_F64] = "Double", [KD_DTYPE_F16] = "Half", [KD_DTYPE_BF16] = "BFloat16",
-      [KD_DTYPE_I8] = "Char",   [KD_DTYPE_U8] = "Byte",    [KD_DTYPE_I16] = "Short", [KD_DTYPE_I32] = "Int",
-      [KD_DTYPE_I64] = "Long",  [KD_DTYPE_BOOL] = "Bool",
-  };
-  return (unsigned)t < KD_DTYPE_COUNT ? names[t] : "?";
-}
-
-/* Sets outs[0] to a tensor list holding new references of ts[0..n). */
-static kd_status sc_list_out(kd_tensor **ts, int n, kd_value *outs) {
-  kd_tensor **list = (kd_tensor **)calloc(n > 0 ? (size_t)n : 1, sizeof(kd_tensor *));
-  if (!list) return kd_error(KD_ERR_OOM, "out of host memory");
-  for (int i = 0; i < n; i++) {
-    kd_tensor_retain(ts[i]);
-    list[i] = ts[i];
+/* A composite kernel whose result `r` is computed by EXPR in the scope `s`. */
+#define SC_KERNEL(name, EXPR)                                                                 \
+  KD_KERNEL(name) {                                                                           \
+    (void)op;                                                                                 \
+    (void)ks;                                                                                 \
+    kd_scope sc, *s = &sc;                                                                    \
+    kd_scope_init(s);                                                                         \
+    kd_tensor *r = NULL;                                                                      \
+    kd_status st = (EXPR);                                                                    \
+    return kd_scope_finish(s, st, r, outs);                                                   \
   }
-  outs[0] = kd_value_tlist(list, n);
-  return KD_OK;
-}
 
 /* The value of a one-element tensor (any device) as a double: a synchronising read, as
  * PyTorch's item() in the same checks. */
@@ -112,7 +102,7 @@ KD_KERNEL(kd_composite_meshgrid) {
   kd_tensor *grids[KD_MAX_DIMS];
   int n = args[0].v.tlist.n;
   kd_status st = sc_meshgrid(s, args[0].v.tlist.data, n, xy, grids);
-  if (st == KD_OK) st = sc_list_out(grids, n, outs);
+  if (st == KD_OK) st = kd_scope_out_list(grids, n, outs);
   kd_scope_release(s);
   return st;
 }
@@ -137,16 +127,7 @@ static kd_status sc_cartesian_prod(kd_scope *s, kd_tensor **ts, int n, kd_tensor
   return SC_CALL(result, KD_OP_stack, kd_value_tlist(grids, n), I_(1));
 }
 
-KD_KERNEL(kd_composite_cartesian_prod) {
-  (void)op;
-  (void)ks;
-  kd_scope sc;
-  kd_scope *s = &sc;
-  kd_scope_init(s);
-  kd_tensor *r = NULL;
-  kd_status st = sc_cartesian_prod(s, args[0].v.tlist.data, args[0].v.tlist.n, &r);
-  return kd_scope_finish(s, st, r, outs);
-}
+SC_KERNEL(kd_composite_cartesian_prod, sc_cartesian_prod(s, args[0].v.tlist.data, args[0].v.tlist.n, &r))
 
 /* ---- tensorSplit / unflatten (views) ---- */
 
@@ -170,16 +151,16 @@ static kd_status sc_tensor_split(kd_scope *s, kd_tensor *self, const kd_value *h
   int64_t sections = 0, nidx = 0;
   bool by_sections = how->kind == KD_VALUE_INT;
   if (how->kind == KD_VALUE_TENSOR) {
+    /* (PyTorch wants it on the CPU; one on a device is read back here, a synchronising copy) */
     kd_tensor *t = how->v.t, *c;
-    if (kd_tensor_device(t).type != KD_DEVICE_CPU)
-      return kd_error(KD_ERR_DEVICE, "tensor_split expected tensor_indices_or_sections to be on cpu, but it's on a device");
     if (t->dtype != KD_DTYPE_I64)
       return kd_error(KD_ERR_DTYPE, "tensor_split expected tensor_indices_or_sections to have dtype of long, but got %s",
-                      sc_torch_name(t->dtype));
+                      kd_dtype_torch_name(t->dtype));
     if (t->ndim > 1)
       return kd_error(KD_ERR_INVALID_ARGUMENT, "tensor_split expected tensor_indices_or_sections to be a zero-dimensional "
                       "or one-dimensional tensor, but got a tensor with %d dims", t->ndim);
-    KD_TRY(SC_CALL(&c, KD_OP_contiguous, T_(t)));
+    KD_TRY(SC_CALL(&c, KD_OP_to, T_(t), NONE_, kd_value_device(kd_device_cpu()), NONE_));
+    KD_TRY(SC_CALL(&c, KD_OP_contiguous, T_(c)));
     by_sections = t->ndim == 0;
     if (by_sections) sections = *(const int64_t *)kd_tensor_data(c);
     else idx = (const int64_t *)kd_tensor_data(c), nidx = t->sizes[0];
@@ -225,8 +206,8 @@ KD_KERNEL(kd_composite_tensor_split) {
   int n = 0;
   kd_tensor *self = args[0].v.t;
   kd_status st = sc_tensor_split(s, self, &args[1], args[2].v.i, &n);
-  /* the pieces are the last n tensors of the scope (a tensor argument's contiguous copy may precede them) */
-  if (st == KD_OK) st = sc_list_out(s->t + (s->n - n), n, outs);
+  /* the pieces are the last n tensors of the scope (a tensor argument's host copy may precede them) */
+  if (st == KD_OK) st = kd_scope_out_list(s->t + (s->n - n), n, outs);
   kd_scope_release(s);
   return st;
 }
@@ -270,16 +251,7 @@ static kd_status sc_unflatten(kd_scope *s, kd_tensor *self, int64_t dim, const i
   return SC_CALL(result, KD_OP_view, T_(self), L_(shape, k));
 }
 
-KD_KERNEL(kd_composite_unflatten) {
-  (void)op;
-  (void)ks;
-  kd_scope sc;
-  kd_scope *s = &sc;
-  kd_scope_init(s);
-  kd_tensor *r = NULL;
-  kd_status st = sc_unflatten(s, args[0].v.t, args[1].v.i, args[2].v.ilist.data, args[2].v.ilist.n, &r);
-  return kd_scope_finish(s, st, r, outs);
-}
+SC_KERNEL(kd_composite_unflatten, sc_unflatten(s, args[0].v.t, args[1].v.i, args[2].v.ilist.data, args[2].v.ilist.n, &r))
 
 /* ---- rot90 / fliplr / flipud ---- */
 
@@ -319,40 +291,16 @@ static kd_status sc_rot90(kd_scope *s, kd_tensor *self, int64_t k, const kd_valu
   }
 }
 
-KD_KERNEL(kd_composite_rot90) {
-  (void)op;
-  (void)ks;
-  kd_scope sc;
-  kd_scope *s = &sc;
-  kd_scope_init(s);
-  kd_tensor *r = NULL;
-  kd_status st = sc_rot90(s, args[0].v.t, args[1].v.i, &args[2], &r);
-  return kd_scope_finish(s, st, r, outs);
-}
+SC_KERNEL(kd_composite_rot90, sc_rot90(s, args[0].v.t, args[1].v.i, &args[2], &r))
 
 /* fliplr (dim 1, at least 2-D) and flipud (dim 0, at least 1-D). */
-static kd_status sc_flip_side(const kd_value *args, kd_value *outs, int64_t dim) {
-  kd_tensor *self = args[0].v.t;
+static kd_status sc_flip_side(kd_scope *s, kd_tensor *self, int64_t dim, kd_tensor **result) {
   if (self->ndim < dim + 1) return kd_error(KD_ERR_INVALID_ARGUMENT, "Input must be >= %d-d.", (int)dim + 1);
-  kd_scope sc;
-  kd_scope *s = &sc;
-  kd_scope_init(s);
-  kd_tensor *r = NULL;
-  kd_status st = sc_flip(s, self, &dim, 1, &r);
-  return kd_scope_finish(s, st, r, outs);
+  return sc_flip(s, self, &dim, 1, result);
 }
 
-KD_KERNEL(kd_composite_fliplr) {
-  (void)op;
-  (void)ks;
-  return sc_flip_side(args, outs, 1);
-}
-
-KD_KERNEL(kd_composite_flipud) {
-  (void)op;
-  (void)ks;
-  return sc_flip_side(args, outs, 0);
-}
+SC_KERNEL(kd_composite_fliplr, sc_flip_side(s, args[0].v.t, 1, &r))
+SC_KERNEL(kd_composite_flipud, sc_flip_side(s, args[0].v.t, 0, &r))
 
 /* ---- diagEmbed / blockDiag / kron ---- */
 
@@ -374,16 +322,7 @@ static kd_status sc_diag_embed(kd_scope *s, kd_tensor *self, int64_t offset, int
   return SC_CALL(result, KD_OP_diagonalBackward, T_(x), L_(sizes, nd), I_(offset), I_(d1), I_(d2));
 }
 
-KD_KERNEL(kd_composite_diag_embed) {
-  (void)op;
-  (void)ks;
-  kd_scope sc;
-  kd_scope *s = &sc;
-  kd_scope_init(s);
-  kd_tensor *r = NULL;
-  kd_status st = sc_diag_embed(s, args[0].v.t, args[1].v.i, args[2].v.i, args[3].v.i, &r);
-  return kd_scope_finish(s, st, r, outs);
-}
+SC_KERNEL(kd_composite_diag_embed, sc_diag_embed(s, args[0].v.t, args[1].v.i, args[2].v.i, args[3].v.i, &r))
 
 static kd_status sc_zeros(kd_scope *s, int64_t r, int64_t c, kd_dtype dt, kd_device dev, kd_tensor **out) {
   int64_t sz[2] = {r, c};
@@ -442,16 +381,7 @@ static kd_status sc_block_diag(kd_scope *s, kd_tensor **ts, int n, kd_tensor **r
   return st;
 }
 
-KD_KERNEL(kd_composite_block_diag) {
-  (void)op;
-  (void)ks;
-  kd_scope sc;
-  kd_scope *s = &sc;
-  kd_scope_init(s);
-  kd_tensor *r = NULL;
-  kd_status st = sc_block_diag(s, args[0].v.tlist.data, args[0].v.tlist.n, &r);
-  return kd_scope_finish(s, st, r, outs);
-}
+SC_KERNEL(kd_composite_block_diag, sc_block_diag(s, args[0].v.tlist.data, args[0].v.tlist.n, &r))
 
 static kd_status sc_kron(kd_scope *s, kd_tensor *a, kd_tensor *b, kd_tensor **result) {
   int m = a->ndim > b->ndim ? a->ndim : b->ndim;
@@ -473,22 +403,13 @@ static kd_status sc_kron(kd_scope *s, kd_tensor *a, kd_tensor *b, kd_tensor **re
   return SC_CALL(result, KD_OP_reshape, T_(p), L_(rr, m));
 }
 
-KD_KERNEL(kd_composite_kron) {
-  (void)op;
-  (void)ks;
-  kd_scope sc;
-  kd_scope *s = &sc;
-  kd_scope_init(s);
-  kd_tensor *r = NULL;
-  kd_status st = sc_kron(s, args[0].v.t, args[1].v.t, &r);
-  return kd_scope_finish(s, st, r, outs);
-}
+SC_KERNEL(kd_composite_kron, sc_kron(s, args[0].v.t, args[1].v.t, &r))
 
 /* ---- takeAlongDim / tensordot ---- */
 
 static kd_status sc_take_along_dim(kd_scope *s, kd_tensor *self, kd_tensor *ix, const kd_value *dv, kd_tensor **result) {
   if (ix->dtype != KD_DTYPE_I64)
-    return kd_error(KD_ERR_DTYPE, "torch.take_along_dim(): dtype of indices should be Long but got %s", sc_torch_name(ix->dtype));
+    return kd_error(KD_ERR_DTYPE, "torch.take_along_dim(): dtype of indices should be Long but got %s", kd_dtype_torch_name(ix->dtype));
   if (dv->kind != KD_VALUE_INT) {
     int64_t flat = -1;
     kd_tensor *a, *b;
@@ -515,16 +436,7 @@ static kd_status sc_take_along_dim(kd_scope *s, kd_tensor *self, kd_tensor *ix, 
   return SC_CALL(result, KD_OP_gather, T_(sb), I_(d), T_(ib));
 }
 
-KD_KERNEL(kd_composite_take_along_dim) {
-  (void)op;
-  (void)ks;
-  kd_scope sc;
-  kd_scope *s = &sc;
-  kd_scope_init(s);
-  kd_tensor *r = NULL;
-  kd_status st = sc_take_along_dim(s, args[0].v.t, args[1].v.t, &args[2], &r);
-  return kd_scope_finish(s, st, r, outs);
-}
+SC_KERNEL(kd_composite_take_along_dim, sc_take_along_dim(s, args[0].v.t, args[1].v.t, &args[2], &r))
 
 /* PyTorch's tensordot: size-1 contracted dims summed away first, the rest permuted to the
  * inner dims of one mm. */
@@ -584,17 +496,7 @@ static kd_status sc_tensordot(kd_scope *s, kd_tensor *a, kd_tensor *b, const int
   return SC_CALL(result, KD_OP_reshape, T_(p), L_(rs, nr));
 }
 
-KD_KERNEL(kd_composite_tensordot) {
-  (void)op;
-  (void)ks;
-  kd_scope sc;
-  kd_scope *s = &sc;
-  kd_scope_init(s);
-  kd_tensor *r = NULL;
-  kd_status st = sc_tensordot(s, args[0].v.t, args[1].v.t, args[2].v.ilist.data, args[2].v.ilist.n, args[3].v.ilist.data,
-                              args[3].v.ilist.n, &r);
-  return kd_scope_finish(s, st, r, outs);
-}
+SC_KERNEL(kd_composite_tensordot, sc_tensordot(s, args[0].v.t, args[1].v.t, args[2].v.ilist.data, args[2].v.ilist.n, args[3].v.ilist.data, args[3].v.ilist.n, &r))
 
 /* ---- cdist ---- */
 
@@ -634,11 +536,11 @@ static kd_status sc_cdist(kd_scope *s, kd_tensor *x1, kd_tensor *x2, double p, c
   if (c1 != c2)
     return kd_error(KD_ERR_SHAPE, "X1 and X2 must have the same number of columns. X1: %lld X2: %lld", (long long)c1, (long long)c2);
   if (!kd_dtype_is_float(x1->dtype))
-    return kd_error(KD_ERR_DTYPE, "cdist only supports floating-point dtypes, X1 got: %s", sc_torch_name(x1->dtype));
+    return kd_error(KD_ERR_DTYPE, "cdist only supports floating-point dtypes, X1 got: %s", kd_dtype_torch_name(x1->dtype));
   if (!kd_dtype_is_float(x2->dtype))
-    return kd_error(KD_ERR_DTYPE, "cdist only supports floating-point dtypes, X2 got: %s", sc_torch_name(x2->dtype));
+    return kd_error(KD_ERR_DTYPE, "cdist only supports floating-point dtypes, X2 got: %s", kd_dtype_torch_name(x2->dtype));
   if (x1->dtype != x2->dtype)
-    return kd_error(KD_ERR_DTYPE, "expected scalar type %s but found %s", sc_torch_name(x1->dtype), sc_torch_name(x2->dtype));
+    return kd_error(KD_ERR_DTYPE, "expected scalar type %s but found %s", kd_dtype_torch_name(x1->dtype), kd_dtype_torch_name(x2->dtype));
   if (!(p >= 0)) return kd_error(KD_ERR_INVALID_ARGUMENT, "cdist only supports non-negative p values");
   if (!sc_same_device(kd_tensor_device(x1), kd_tensor_device(x2)))
     return kd_error(KD_ERR_DEVICE, "cdist expects X1 and X2 on the same device");
@@ -666,16 +568,7 @@ static kd_status sc_cdist(kd_scope *s, kd_tensor *x1, kd_tensor *x2, double p, c
   return SC_CALL(result, KD_OP_norm, T_(diff), kd_value_double(p), L_(&last, 1), kd_value_bool(false), NONE_);
 }
 
-KD_KERNEL(kd_composite_cdist) {
-  (void)op;
-  (void)ks;
-  kd_scope sc;
-  kd_scope *s = &sc;
-  kd_scope_init(s);
-  kd_tensor *r = NULL;
-  kd_status st = sc_cdist(s, args[0].v.t, args[1].v.t, args[2].v.d, &args[3], &r);
-  return kd_scope_finish(s, st, r, outs);
-}
+SC_KERNEL(kd_composite_cdist, sc_cdist(s, args[0].v.t, args[1].v.t, args[2].v.d, &args[3], &r))
 
 /* ---- cov / corrcoef (PyTorch's at::cov and at::corrcoef) ---- */
 
@@ -685,7 +578,7 @@ static kd_status sc_check_weights(kd_scope *s, kd_tensor *w, const char *what, b
                     what, what, w->ndim);
   if (integral ? !kd_dtype_is_int(w->dtype) : !kd_dtype_is_float(w->dtype))
     return kd_error(KD_ERR_DTYPE, "cov(): expected %s to have %s dtype but got %s with %s dtype", what,
-                    integral ? "integral" : "floating point", what, sc_torch_name(w->dtype));
+                    integral ? "integral" : "floating point", what, kd_dtype_torch_name(w->dtype));
   if (kd_tensor_numel(w) != nobs)
     return kd_error(KD_ERR_SHAPE, "cov(): expected %s to have the same numel as there are observations in the input but got "
                     "%lld != %lld", what, (long long)kd_tensor_numel(w), (long long)nobs);
@@ -766,17 +659,9 @@ static kd_status sc_cov(kd_scope *s, kd_tensor *self, int64_t correction, kd_ten
   return SC_CALL(result, KD_OP_squeeze, T_(c), NONE_);
 }
 
-KD_KERNEL(kd_composite_cov) {
-  (void)op;
-  (void)ks;
-  kd_scope sc;
-  kd_scope *s = &sc;
-  kd_scope_init(s);
-  kd_tensor *r = NULL;
-  kd_tensor *fw = args[2].kind == KD_VALUE_TENSOR ? args[2].v.t : NULL, *aw = args[3].kind == KD_VALUE_TENSOR ? args[3].v.t : NULL;
-  kd_status st = sc_cov(s, args[0].v.t, args[1].v.i, fw, aw, &r);
-  return kd_scope_finish(s, st, r, outs);
-}
+static kd_tensor *sc_opt_tensor(const kd_value *v) { return v->kind == KD_VALUE_TENSOR ? v->v.t : NULL; }
+
+SC_KERNEL(kd_composite_cov, sc_cov(s, args[0].v.t, args[1].v.i, sc_opt_tensor(&args[2]), sc_opt_tensor(&args[3]), &r))
 
 static kd_status sc_corrcoef(kd_scope *s, kd_tensor *self, kd_tensor **result) {
   if (self->ndim > 2)
@@ -795,49 +680,26 @@ static kd_status sc_corrcoef(kd_scope *s, kd_tensor *self, kd_tensor **result) {
   return SC_CALL(result, KD_OP_clip, T_(c), SI_(-1), SI_(1));
 }
 
-KD_KERNEL(kd_composite_corrcoef) {
-  (void)op;
-  (void)ks;
-  kd_scope sc;
-  kd_scope *s = &sc;
-  kd_scope_init(s);
-  kd_tensor *r = NULL;
-  kd_status st = sc_corrcoef(s, args[0].v.t, &r);
-  return kd_scope_finish(s, st, r, outs);
-}
+SC_KERNEL(kd_composite_corrcoef, sc_corrcoef(s, args[0].v.t, &r))
 
 /* ---- allclose / equal: 0-d bool tensors on the inputs' device ---- */
 
-KD_KERNEL(kd_composite_allclose) {
-  (void)op;
-  (void)ks;
-  kd_scope sc;
-  kd_scope *s = &sc;
-  kd_scope_init(s);
-  kd_tensor *c = NULL, *r = NULL;
-  kd_status st = SC_CALL(&c, KD_OP_isclose, args[0], args[1], args[2], args[3], args[4]);
-  if (st == KD_OK) st = SC_CALL(&r, KD_OP_all, T_(c), NONE_, NONE_);
-  return kd_scope_finish(s, st, r, outs);
+static kd_status sc_allclose(kd_scope *s, const kd_value *args, kd_tensor **result) {
+  kd_tensor *c;
+  KD_TRY(SC_CALL(&c, KD_OP_isclose, args[0], args[1], args[2], args[3], args[4]));
+  return SC_CALL(result, KD_OP_all, T_(c), NONE_, NONE_);
 }
 
-KD_KERNEL(kd_composite_equal) {
-  (void)op;
-  (void)ks;
-  kd_tensor *a = args[0].v.t, *b = args[1].v.t;
-  kd_scope sc;
-  kd_scope *s = &sc;
-  kd_scope_init(s);
-  kd_tensor *r = NULL;
-  kd_status st;
+static kd_status sc_equal(kd_scope *s, kd_tensor *a, kd_tensor *b, kd_tensor **result) {
   if (a->ndim != b->ndim || memcmp(a->sizes, b->sizes, sizeof(int64_t) * (size_t)a->ndim) != 0) {
     if (!sc_same_device(kd_tensor_device(a), kd_tensor_device(b)))
-      st = kd_error(KD_ERR_DEVICE, "Cannot compare two tensors on different devices");
-    else
-      st = SC_CALL(&r, KD_OP_zeros, L_(NULL, 0), kd_value_dtype(KD_DTYPE_BOOL), kd_value_device(kd_tensor_device(a)));
-  } else {
-    kd_tensor *e = NULL;
-    st = SC_CALL(&e, KD_OP_eq, T_(a), T_(b));
-    if (st == KD_OK) st = SC_CALL(&r, KD_OP_all, T_(e), NONE_, NONE_);
+      return kd_error(KD_ERR_DEVICE, "Cannot compare two tensors on different devices");
+    return SC_CALL(result, KD_OP_zeros, L_(NULL, 0), kd_value_dtype(KD_DTYPE_BOOL), kd_value_device(kd_tensor_device(a)));
   }
-  return kd_scope_finish(s, st, r, outs);
+  kd_tensor *e;
+  KD_TRY(SC_CALL(&e, KD_OP_eq, T_(a), T_(b)));
+  return SC_CALL(result, KD_OP_all, T_(e), NONE_, NONE_);
 }
+
+SC_KERNEL(kd_composite_allclose, sc_allclose(s, args, &r))
+SC_KERNEL(kd_composite_equal, sc_equal(s, args[0].v.t, args[1].v.t, &r))

@@ -22,7 +22,7 @@ module.exports = [
     doc: 'Splits into `sections` views of (nearly) equal size (an int), or at the listed indices along dim (views).' },
   { name: 'tensorSplit.tensor', args: 'Tensor self, Tensor indicesOrSections, int dim=0', returns: 'Tensor[]',
     variants: fn, kind: 'view', composite: 'kd_composite_tensor_split',
-    doc: 'tensorSplit with a CPU int64 tensor: 0-D = the number of sections, 1-D = the indices.' },
+    doc: 'tensorSplit with an int64 tensor (read on the host): 0-D = the number of sections, 1-D = the indices.' },
   { name: 'unflatten', args: 'Tensor self, int dim, int[] sizes', returns: 'Tensor', variants: fn, kind: 'view',
     composite: 'kd_composite_unflatten', doc: 'Expands dim into the dims `sizes` (one may be -1), as a view.' },
   { name: 'rot90', args: 'Tensor self, int k=1, int[]? dims', returns: 'Tensor', variants: fn, kind: 'composite',
