@@ -144,6 +144,28 @@ describe('shape and construction ops: API details', function () {
     }
   });
 
+  it('hostile integers are errors, never crashes or wrong shapes', function () {
+    const t = x();
+    const MIN = -9223372036854775808n;
+    const MAX = 9223372036854775807n;
+    expectKdError(() => kd.rot90(t, 1, [MIN, 1]), 'KD_INVALID_ARGUMENT');
+    expectKdError(() => kd.rot90(t, 1, [1, MAX]), 'KD_INVALID_ARGUMENT');
+    assert.deepEqual(kd.rot90(t, MAX).shape, [4, 3]);
+    const big = kd.zeros(Array(16).fill(1));
+    expectKdError(() => kd.tensordot(big, big, [Array(16).fill(0), Array(16).fill(0)]), 'KD_INVALID_ARGUMENT');
+    expectKdError(() => kd.unflatten(t, 1, [2n ** 62n, 4]), 'KD_SHAPE_MISMATCH');
+    expectKdError(() => kd.unflatten(t, 1, [MAX, MAX]), 'KD_SHAPE_MISMATCH');
+    expectKdError(() => kd.tensorSplit(t, 2 ** 40), 'KD_INVALID_ARGUMENT');
+    expectKdError(() => kd.trilIndices(2 ** 40, 2 ** 40), 'KD_INVALID_ARGUMENT');
+    expectKdError(() => kd.triuIndices(MAX, 2), 'KD_INVALID_ARGUMENT');
+    expectKdError(() => kd.diagEmbed(t, MAX), 'KD_INVALID_ARGUMENT');
+    expectKdError(() => kd.diagEmbed(t, MIN), 'KD_INVALID_ARGUMENT');
+    for (const correction of [MIN, MAX]) {
+      const c = values(kd.cov(t, { correction }));
+      assert.equal(c.length, 9);
+    }
+  });
+
   it('cdist: the matmul path (more than 25 rows) matches a float64 reference on a large input', function () {
     const A = lcgData(300, 16, 1);
     const B = lcgData(200, 16, 2);
@@ -159,6 +181,19 @@ describe('shape and construction ops: API details', function () {
     const ref1 = [];
     for (const a of A) for (const b of B) ref1.push(a.reduce((s, ai, k) => s + Math.abs(ai - b[k]), 0));
     p1.forEach((g, i) => assert.ok(Math.abs(g - ref1[i]) <= 1e-12 * (1 + ref1[i])));
+  });
+
+  it('cdist: the norm path in blocks of rows (differences over 2^24 elements) matches a float64 reference', function () {
+    const A = lcgData(1100, 16, 11);
+    const B = lcgData(1000, 16, 12);
+    const got = values(kd.cdist(kd.tensor(A, { dtype: 'float64' }), kd.tensor(B, { dtype: 'float64' }), 3));
+    assert.equal(got.length, 1100 * 1000);
+    for (let i = 0; i < 1100; i += 3) {
+      for (let j = 0; j < 1000; j += 5) {
+        const r = A[i].reduce((acc, v, k) => acc + Math.abs(v - B[j][k]) ** 3, 0) ** (1 / 3);
+        assert.ok(Math.abs(got[i * 1000 + j] - r) <= 1e-12 * (1 + r), `[${i}, ${j}] ${got[i * 1000 + j]} vs ${r}`);
+      }
+    }
   });
 
   it('kron, tensordot, cov and takeAlongDim match float64 references on inputs across the parallel grain', function () {

@@ -266,13 +266,12 @@ static kd_status sc_rot90(kd_scope *s, kd_tensor *self, int64_t k, const kd_valu
   int64_t total = self->ndim;
   if (nd != 2) return kd_error(KD_ERR_INVALID_ARGUMENT, "expected total rotation dims == 2, but got dims = %d", nd);
   if (total < 2) return kd_error(KD_ERR_INVALID_ARGUMENT, "expected total dims >= 2, but got total dims = %lld", (long long)total);
-  int64_t d0 = dims[0], d1 = dims[1];
-  bool apart = d0 != d1 && !((d0 - d1 == total) || (d1 - d0 == total));
-  if (!apart || d0 > INT32_MAX || d0 < INT32_MIN || d1 > INT32_MAX || d1 < INT32_MIN) {
-    if (!apart)
-      return kd_error(KD_ERR_INVALID_ARGUMENT, "expected rotation dims to be different, but got dim0 = %lld and dim1 = %lld",
-                      (long long)d0, (long long)d1);
-  }
+  int64_t d0 = dims[0], d1 = dims[1], d1_up, d0_up; /* PyTorch: d0 != d1 and |d0 - d1| != total, checked without overflow */
+  bool apart = d0 != d1 && (kd_add_overflows(d1, total, &d1_up) || d0 != d1_up) &&
+               (kd_add_overflows(d0, total, &d0_up) || d1 != d0_up);
+  if (!apart)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "expected rotation dims to be different, but got dim0 = %lld and dim1 = %lld",
+                    (long long)d0, (long long)d1);
   if (!(d0 < total && d0 >= -total)) return kd_error(KD_ERR_INVALID_ARGUMENT, "Rotation dim0 out of range, dim0 = %lld", (long long)d0);
   if (!(d1 < total && d1 >= -total)) return kd_error(KD_ERR_INVALID_ARGUMENT, "Rotation dim1 out of range, dim1 = %lld", (long long)d1);
   int64_t r = ((k % 4) + 4) % 4;
@@ -464,6 +463,9 @@ static kd_status sc_tensordot(kd_scope *s, kd_tensor *a, kd_tensor *b, const int
     } else {
       csize *= s1;
     }
+    if (ca[wa[i]] || cb[wb[i]])
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "dim %lld appears multiple times in the list of dims",
+                      (long long)(ca[wa[i]] ? da[i] : db[i]));
     ca[wa[i]] = true;
     cb[wb[i]] = true;
   }
@@ -484,7 +486,6 @@ static kd_status sc_tensordot(kd_scope *s, kd_tensor *a, kd_tensor *b, const int
       size2 *= t2->sizes[i];
       rs[nr++] = t2->sizes[i];
     }
-  if (k1 != a->ndim || k2 != b->ndim) return kd_error(KD_ERR_INVALID_ARGUMENT, "tensordot: a dim appears twice in a dimension list");
   if (nr > KD_MAX_DIMS) return kd_error(KD_ERR_INVALID_ARGUMENT, "tensordot: the result would have more than %d dims", KD_MAX_DIMS);
   int64_t s1[2] = {size1, csize}, s2[2] = {csize, size2};
   kd_tensor *m1, *m2, *p;
@@ -520,6 +521,19 @@ static kd_status sc_euclidean_dist(kd_scope *s, kd_tensor *x1, kd_tensor *x2, kd
   KD_TRY(SC_CALL(&r, KD_OP_clampMin, T_(r), SF_(1e-30)));
   return SC_CALL(result, KD_OP_sqrt, T_(r));
 }
+
+/* The p-norms of the differences of every row of a [..., r1, m] with every row of b [..., r2, m]. */
+static kd_status sc_pairwise_norm(kd_scope *s, kd_tensor *a, kd_tensor *b, double p, kd_tensor **result) {
+  kd_tensor *ua, *ub, *diff;
+  int64_t last = -1;
+  KD_TRY(SC_CALL(&ua, KD_OP_unsqueeze, T_(a), I_(-2)));
+  KD_TRY(SC_CALL(&ub, KD_OP_unsqueeze, T_(b), I_(-3)));
+  KD_TRY(SC_CALL(&diff, KD_OP_sub, T_(ua), T_(ub), NONE_));
+  return SC_CALL(result, KD_OP_norm, T_(diff), kd_value_double(p), L_(&last, 1), kd_value_bool(false), NONE_);
+}
+
+/* Elements of pairwise differences one block of cdist's norm path may hold (64 MiB of float32). */
+#define SC_CDIST_BLOCK ((int64_t)1 << 24)
 
 static kd_status sc_cdist(kd_scope *s, kd_tensor *x1, kd_tensor *x2, double p, const kd_value *mode_v, kd_tensor **result) {
   int mode = 0;
@@ -559,13 +573,26 @@ static kd_status sc_cdist(kd_scope *s, kd_tensor *x1, kd_tensor *x2, double p, c
   KD_TRY(SC_CALL(&b, KD_OP_expand, T_(x2), L_(e2, nb + 2)));
   bool empty = kd_tensor_numel(x1) == 0 || kd_tensor_numel(x2) == 0;
   if (!empty && p == 2 && (mode == 1 || (mode == 0 && (r1 > 25 || r2 > 25)))) return sc_euclidean_dist(s, a, b, result);
-  /* the norm of the pairwise differences [..., r1, r2, m] over the last dim */
-  kd_tensor *ua, *ub, *diff;
-  KD_TRY(SC_CALL(&ua, KD_OP_unsqueeze, T_(a), I_(-2)));
-  KD_TRY(SC_CALL(&ub, KD_OP_unsqueeze, T_(b), I_(-3)));
-  KD_TRY(SC_CALL(&diff, KD_OP_sub, T_(ua), T_(ub), NONE_));
-  int64_t last = -1;
-  return SC_CALL(result, KD_OP_norm, T_(diff), kd_value_double(p), L_(&last, 1), kd_value_bool(false), NONE_);
+  /* the norm of the pairwise differences [..., rows, r2, m] over the last dim, for blocks of
+   * the rows of x1 small enough that the differences stay under SC_CDIST_BLOCK elements */
+  int64_t per_row = r2 * c1, nbatch = 1;
+  for (int i = 0; i < nb; i++) nbatch = kd_mul_overflows(nbatch, batch[i], &nbatch) ? INT64_MAX : nbatch;
+  per_row = kd_mul_overflows(per_row, nbatch, &per_row) || per_row == 0 ? 1 : per_row;
+  int64_t block = SC_CDIST_BLOCK / per_row > 0 ? SC_CDIST_BLOCK / per_row : 1;
+  if (block >= r1) return sc_pairwise_norm(s, a, b, p, result);
+  int64_t nblocks = (r1 + block - 1) / block;
+  kd_tensor **parts = (kd_tensor **)calloc((size_t)nblocks, sizeof(kd_tensor *));
+  if (!parts) return kd_error(KD_ERR_OOM, "out of host memory");
+  kd_status st = KD_OK;
+  for (int64_t i = 0; i < nblocks && st == KD_OK; i++) {
+    kd_tensor *rows;
+    int64_t start = i * block, len = r1 - start < block ? r1 - start : block;
+    st = SC_CALL(&rows, KD_OP_narrow, T_(a), I_(nb), I_(start), I_(len));
+    if (st == KD_OK) st = sc_pairwise_norm(s, rows, b, p, &parts[i]);
+  }
+  if (st == KD_OK) st = SC_CALL(result, KD_OP_cat, kd_value_tlist(parts, (int)nblocks), I_(nb));
+  free(parts);
+  return st;
 }
 
 SC_KERNEL(kd_composite_cdist, sc_cdist(s, args[0].v.t, args[1].v.t, args[2].v.d, &args[3], &r))
@@ -653,8 +680,8 @@ static kd_status sc_cov(kd_scope *s, kd_tensor *self, int64_t correction, kd_ten
   if (nf) {
     KD_TRY(SC_CALL(&c, KD_OP_div, T_(c), T_(nf), NONE_));
   } else {
-    int64_t f = nobs - correction;
-    KD_TRY(SC_CALL(&c, KD_OP_div, T_(c), SI_(f > 0 ? f : 0), NONE_));
+    int64_t f = correction >= nobs ? 0 : correction < 0 && nobs - INT64_MAX > correction ? INT64_MAX : nobs - correction;
+    KD_TRY(SC_CALL(&c, KD_OP_div, T_(c), SI_(f), NONE_));
   }
   return SC_CALL(result, KD_OP_squeeze, T_(c), NONE_);
 }
