@@ -313,9 +313,8 @@ static kd_status sc_diag_embed(kd_scope *s, kd_tensor *self, int64_t offset, int
   if (offset == INT64_MIN || kd_add_overflows(last, offset < 0 ? -offset : offset, &n))
     return kd_error(KD_ERR_INVALID_ARGUMENT, "diag_embed: offset %lld is too large", (long long)offset);
   int64_t sizes[KD_MAX_DIMS];
-  int lo = d1 < d2 ? d1 : d2, hi = d1 < d2 ? d2 : d1, k = 0, j = 0;
+  int lo = d1 < d2 ? d1 : d2, hi = d1 < d2 ? d2 : d1, j = 0;
   for (int i = 0; i < nd; i++) sizes[i] = (i == lo || i == hi) ? n : self->sizes[j++];
-  (void)k;
   kd_tensor *x = self;
   if (self->ndim == 0) KD_TRY(SC_CALL(&x, KD_OP_reshape, T_(self), L_(&last, 1)));
   return SC_CALL(result, KD_OP_diagonalBackward, T_(x), L_(sizes, nd), I_(offset), I_(d1), I_(d2));
