@@ -238,6 +238,10 @@ enum kd_cuda_op_kind {
    * code KD_AMP_UPDATE_SCALE, no iteration: i[0] = addr scale (float32), i[1] = addr growth
    * tracker (int32), i[2] = addr found_inf, i[3] = growthInterval; d[0] = growth, d[1] = backoff. */
   KD_CUDA_OP_AMP = 46,
+  /* trilIndices (code 1) / triuIndices (code 0) (ops_shape_construct.cu, src/cpu/tri_indices.c):
+   * op 0 the contiguous [2, n] output of dtype int32/int64; i[0] = rows, i[1] = cols, i[2] =
+   * offset (clamped to [-rows, cols]), i[3] = n. */
+  KD_CUDA_OP_TRI_INDICES = 37,
 
   /* ---- shape, factory, padding, loss and activation-backward kinds (cuda/ops_shape.cu,
    * ops_pad.cu, ops_loss.cu). "addr" = a device address carried in an i[] slot. ---- */

@@ -55,6 +55,7 @@ kd_cuda_status kd_cu_op(int device, kd_cuda_op *o) {
     /* kinds 30..33: searching and counting (ops_search.cu) */
     case KD_CUDA_OP_SEARCH: case KD_CUDA_OP_HIST: case KD_CUDA_OP_UNIQUE_CONSECUTIVE: case KD_CUDA_OP_SELECT:
       return kd_cu_search_op(device, o);
+    case KD_CUDA_OP_TRI_INDICES: return kd_cu_tri_indices(device, o);
 
     /* shape, factory, padding, loss and activation-backward kinds (ops_shape.cuh) */
     case KD_CUDA_OP_TRI: case KD_CUDA_OP_ARANGE: case KD_CUDA_OP_ONE_HOT: case KD_CUDA_OP_MASKED:

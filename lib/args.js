@@ -5,7 +5,8 @@
 //   argument:   kd.sum(x, 1, true)   x.sum({dim: 1, keepdim: true})   x.add(y, {alpha: 2})
 // Varargs shapes: when an op's only positional parameter (after self) is int[], the numbers
 // may be spread: kd.zeros(2, 3) == kd.zeros([2, 3]), t.view(2, -1). Ops marked `varargs` take
-// their last positional Tensor[] spread too: kd.einsum('ij,jk->ik', a, b).
+// their last positional Tensor[] spread too: kd.einsum('ij,jk->ik', a, b), and
+// kd.meshgrid(x, y, {indexing: 'xy'}) == kd.meshgrid([x, y], {indexing: 'xy'}).
 // Overloads (max() vs max(dim, keepdim)) are tried in order; the first that binds wins.
 // Anything that does not bind is a KindlingTypeError (code KD_INVALID_TYPE) naming the
 // argument, before any native code runs.
@@ -158,7 +159,8 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
     if (n > 0 && isOptions(argv[n - 1])) opts = argv[--n];
     const vals = new Array(o.args.length);
     const pos = m.positional;
-    if (m.varargs && (n > 1 || (n === 1 && !Array.isArray(argv[0]) && !ArrayBuffer.isView(argv[0])))) {
+    const spreadNone = m.varargs && o.varargs === true && n === 0 && (opts === null || opts[o.args[pos[0]][0]] === undefined);
+    if (spreadNone || (m.varargs && (n > 1 || (n === 1 && !Array.isArray(argv[0]) && !ArrayBuffer.isView(argv[0]))))) {
       const list = new Array(n);
       for (let i = 0; i < n; i++) list[i] = argv[i];
       vals[pos[0]] = list;
@@ -218,8 +220,19 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
     return null;
   }
 
+  // A bool result (allclose, equal): the native 0-d bool tensor read as a JS boolean and freed.
+  function wrapBool(handle) {
+    const t = new Tensor(handle);
+    try {
+      return t.item();
+    } finally {
+      t.dispose();
+    }
+  }
+
   function wrap(o, self, out, argv) {
     if (o.inplace) return self;
+    if (o.ret === 'bool') return wrapBool(out);
     if (o.ret === 'tensor') return sameInput(out, self, argv) || new Tensor(out);
     if (o.ret === 'list') return wrapList(out);
     return wrapTuple(out, o.names);
@@ -300,5 +313,5 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
     return o;
   }
 
-  return { invoke, wrapList, wrapTuple, namespace };
+  return { invoke, wrapList, wrapTuple, wrapBool, namespace };
 };

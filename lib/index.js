@@ -93,6 +93,9 @@ require('./indexing')(kd, Tensor);
 // uniqueConsecutive's single-tensor result.
 require('./search')(kd, Tensor);
 
+// kd.tensordot(a, b, dims): PyTorch's dims (an int or a pair of dim lists) over the native op.
+require('./shape_construct')(kd);
+
 // kd.nn.functional.maxPool2d(..., returnIndices) picks values or (values, indices).
 require('./nn_pool')(kd);
 

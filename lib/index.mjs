@@ -53,6 +53,7 @@ export const {
   slice,
   special,
   tensor,
+  tensordot,
   tidy,
   train,
   version,

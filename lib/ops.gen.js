@@ -477,6 +477,39 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:diagonalBackward": [{ name: "diagonalBackward", fn: N["diagonalBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["offset", "int", false, false], ["dim1", "int", false, false], ["dim2", "int", false, false]] }],
     "function:trace": [{ name: "trace", fn: N["trace"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
     "method:trace": [{ name: "trace", fn: N["trace"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:meshgrid": [{ name: "meshgrid", fn: N["meshgrid"], ret: "list", varargs: true, args: [["tensors", "Tensor[]", false, false], ["indexing", "str?", true, true]] }],
+    "function:cartesianProd": [{ name: "cartesianProd", fn: N["cartesianProd"], ret: "tensor", varargs: true, args: [["tensors", "Tensor[]", false, false]] }],
+    "function:tensorSplit": [{ name: "tensorSplit", fn: N["tensorSplit"], ret: "list", args: [["self", "Tensor", false, false], ["indicesOrSections", "int|int[]", false, false], ["dim", "int", false, true]] },
+      { name: "tensorSplit.tensor", fn: N["tensorSplit.tensor"], ret: "list", args: [["self", "Tensor", false, false], ["indicesOrSections", "Tensor", false, false], ["dim", "int", false, true]] }],
+    "method:tensorSplit": [{ name: "tensorSplit", fn: N["tensorSplit"], ret: "list", args: [["self", "Tensor", false, false], ["indicesOrSections", "int|int[]", false, false], ["dim", "int", false, true]] },
+      { name: "tensorSplit.tensor", fn: N["tensorSplit.tensor"], ret: "list", args: [["self", "Tensor", false, false], ["indicesOrSections", "Tensor", false, false], ["dim", "int", false, true]] }],
+    "function:unflatten": [{ name: "unflatten", fn: N["unflatten"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["sizes", "int[]", false, false]] }],
+    "method:unflatten": [{ name: "unflatten", fn: N["unflatten"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["sizes", "int[]", false, false]] }],
+    "function:rot90": [{ name: "rot90", fn: N["rot90"], ret: "tensor", args: [["self", "Tensor", false, false], ["k", "int", false, true], ["dims", "int[]?", false, true]] }],
+    "method:rot90": [{ name: "rot90", fn: N["rot90"], ret: "tensor", args: [["self", "Tensor", false, false], ["k", "int", false, true], ["dims", "int[]?", false, true]] }],
+    "function:fliplr": [{ name: "fliplr", fn: N["fliplr"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:fliplr": [{ name: "fliplr", fn: N["fliplr"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:flipud": [{ name: "flipud", fn: N["flipud"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:flipud": [{ name: "flipud", fn: N["flipud"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:diagEmbed": [{ name: "diagEmbed", fn: N["diagEmbed"], ret: "tensor", args: [["self", "Tensor", false, false], ["offset", "int", false, true], ["dim1", "int", false, true], ["dim2", "int", false, true]] }],
+    "method:diagEmbed": [{ name: "diagEmbed", fn: N["diagEmbed"], ret: "tensor", args: [["self", "Tensor", false, false], ["offset", "int", false, true], ["dim1", "int", false, true], ["dim2", "int", false, true]] }],
+    "function:blockDiag": [{ name: "blockDiag", fn: N["blockDiag"], ret: "tensor", varargs: true, args: [["tensors", "Tensor[]", false, false]] }],
+    "function:kron": [{ name: "kron", fn: N["kron"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:kron": [{ name: "kron", fn: N["kron"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "function:trilIndices": [{ name: "trilIndices", fn: N["trilIndices"], ret: "tensor", args: [["row", "int", false, false], ["col", "int", false, false], ["offset", "int", false, true], ["dtype", "dtype?", true, true], ["device", "device?", true, true]] }],
+    "function:triuIndices": [{ name: "triuIndices", fn: N["triuIndices"], ret: "tensor", args: [["row", "int", false, false], ["col", "int", false, false], ["offset", "int", false, true], ["dtype", "dtype?", true, true], ["device", "device?", true, true]] }],
+    "function:takeAlongDim": [{ name: "takeAlongDim", fn: N["takeAlongDim"], ret: "tensor", args: [["self", "Tensor", false, false], ["indices", "Tensor", false, false], ["dim", "int?", false, true]] }],
+    "method:takeAlongDim": [{ name: "takeAlongDim", fn: N["takeAlongDim"], ret: "tensor", args: [["self", "Tensor", false, false], ["indices", "Tensor", false, false], ["dim", "int?", false, true]] }],
+    "function:tensordot": [{ name: "tensordot", fn: N["tensordot"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false], ["dimsSelf", "int[]", false, false], ["dimsOther", "int[]", false, false]] }],
+    "function:cdist": [{ name: "cdist", fn: N["cdist"], ret: "tensor", args: [["x1", "Tensor", false, false], ["x2", "Tensor", false, false], ["p", "float", false, true], ["computeMode", "str?", true, true]] }],
+    "function:cov": [{ name: "cov", fn: N["cov"], ret: "tensor", args: [["self", "Tensor", false, false], ["correction", "int", true, true], ["fweights", "Tensor?", true, true], ["aweights", "Tensor?", true, true]] }],
+    "method:cov": [{ name: "cov", fn: N["cov"], ret: "tensor", args: [["self", "Tensor", false, false], ["correction", "int", true, true], ["fweights", "Tensor?", true, true], ["aweights", "Tensor?", true, true]] }],
+    "function:corrcoef": [{ name: "corrcoef", fn: N["corrcoef"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:corrcoef": [{ name: "corrcoef", fn: N["corrcoef"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:allclose": [{ name: "allclose", fn: N["allclose"], ret: "bool", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false], ["rtol", "float", false, true], ["atol", "float", false, true], ["equalNan", "bool", false, true]] }],
+    "method:allclose": [{ name: "allclose", fn: N["allclose"], ret: "bool", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false], ["rtol", "float", false, true], ["atol", "float", false, true], ["equalNan", "bool", false, true]] }],
+    "function:equal": [{ name: "equal", fn: N["equal"], ret: "bool", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
+    "method:equal": [{ name: "equal", fn: N["equal"], ret: "bool", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false]] }],
     "function:sort": [{ name: "sort", fn: N["sort"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["dim", "int", false, true], ["descending", "bool", false, true], ["stable", "bool", true, true]] }],
     "method:sort": [{ name: "sort", fn: N["sort"], ret: "tuple", names: ["values","indices"], args: [["self", "Tensor", false, false], ["dim", "int", false, true], ["descending", "bool", false, true], ["stable", "bool", true, true]] }],
     "function:argsort": [{ name: "argsort", fn: N["argsort"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, true], ["descending", "bool", false, true], ["stable", "bool", true, true]] }],
@@ -4089,6 +4122,233 @@ module.exports = function install(Tensor, kd, N, rt) {
     const h = N["trace"](this._h); return h === this._h ? this : new Tensor(h);
   }
     return rt.invoke(G["method:trace"], this, arguments);
+  };
+  kd.meshgrid = function meshgrid() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:meshgrid"], null, arguments);
+  };
+  kd.cartesianProd = function cartesianProd() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:cartesianProd"], null, arguments);
+  };
+  kd.tensorSplit = function tensorSplit() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:tensorSplit"], null, arguments);
+  };
+  Tensor.prototype.tensorSplit = function tensorSplit() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:tensorSplit"], this, arguments);
+  };
+  kd.unflatten = function unflatten() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:unflatten"], null, arguments);
+  };
+  Tensor.prototype.unflatten = function unflatten() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:unflatten"], this, arguments);
+  };
+  kd.rot90 = function rot90() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:rot90"], null, arguments);
+  };
+  Tensor.prototype.rot90 = function rot90() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["method:rot90"], this, arguments);
+  };
+  kd.fliplr = function fliplr(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["fliplr"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:fliplr"], null, arguments);
+  };
+  Tensor.prototype.fliplr = function fliplr() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["fliplr"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:fliplr"], this, arguments);
+  };
+  kd.flipud = function flipud(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["flipud"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:flipud"], null, arguments);
+  };
+  Tensor.prototype.flipud = function flipud() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["flipud"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:flipud"], this, arguments);
+  };
+  kd.diagEmbed = function diagEmbed(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    const h = N["diagEmbed"](a0._h, a1, a2, a3); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:diagEmbed"], null, arguments);
+  };
+  Tensor.prototype.diagEmbed = function diagEmbed(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["diagEmbed"](this._h, a0, a1, a2); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:diagEmbed"], this, arguments);
+  };
+  kd.blockDiag = function blockDiag() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:blockDiag"], null, arguments);
+  };
+  kd.kron = function kron(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["kron"](a0._h, a1._h); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:kron"], null, arguments);
+  };
+  Tensor.prototype.kron = function kron(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["kron"](this._h, a0._h); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:kron"], this, arguments);
+  };
+  kd.trilIndices = function trilIndices(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["trilIndices"](a0, a1, a2, undefined, undefined); return new Tensor(h);
+  }
+    return rt.invoke(G["function:trilIndices"], null, arguments);
+  };
+  kd.triuIndices = function triuIndices(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["triuIndices"](a0, a1, a2, undefined, undefined); return new Tensor(h);
+  }
+    return rt.invoke(G["function:triuIndices"], null, arguments);
+  };
+  kd.takeAlongDim = function takeAlongDim(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["takeAlongDim"](a0._h, a1._h, a2); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:takeAlongDim"], null, arguments);
+  };
+  Tensor.prototype.takeAlongDim = function takeAlongDim(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["takeAlongDim"](this._h, a0._h, a1); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:takeAlongDim"], this, arguments);
+  };
+  rt.namespace(kd, "_internal").tensordot = function tensordot() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:tensordot"], null, arguments);
+  };
+  kd.cdist = function cdist(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["cdist"](a0._h, a1._h, a2, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:cdist"], null, arguments);
+  };
+  kd.cov = function cov(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["cov"](a0._h, undefined, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:cov"], null, arguments);
+  };
+  Tensor.prototype.cov = function cov() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["cov"](this._h, undefined, undefined, undefined); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:cov"], this, arguments);
+  };
+  kd.corrcoef = function corrcoef(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["corrcoef"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:corrcoef"], null, arguments);
+  };
+  Tensor.prototype.corrcoef = function corrcoef() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["corrcoef"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:corrcoef"], this, arguments);
+  };
+  kd.allclose = function allclose(a0, a1, a2, a3, a4) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 5) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    return rt.wrapBool(N["allclose"](a0._h, a1._h, a2, a3, a4));
+  }
+    return rt.invoke(G["function:allclose"], null, arguments);
+  };
+  Tensor.prototype.allclose = function allclose(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    return rt.wrapBool(N["allclose"](this._h, a0._h, a1, a2, a3));
+  }
+    return rt.invoke(G["method:allclose"], this, arguments);
+  };
+  kd.equal = function equal(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    return rt.wrapBool(N["equal"](a0._h, a1._h));
+  }
+    return rt.invoke(G["function:equal"], null, arguments);
+  };
+  Tensor.prototype.equal = function equal(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    return rt.wrapBool(N["equal"](this._h, a0._h));
+  }
+    return rt.invoke(G["method:equal"], this, arguments);
   };
   kd.sort = function sort(a0, a1, a2) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

@@ -72,6 +72,12 @@ const REDUCTION_TERMS = {
   baddbmm: (a) => lastDim(a[1]),
   addbmm: (a) => a[1].shape[0] * lastDim(a[1]),
   einsum: (a) => einsumTerms(a[0], Array.isArray(a[1]) ? a[1] : a.slice(1)),
+  // the contracted size: sqrt(numel(a) * numel(b) / numel(out)) (out = the free dims of both)
+  tensordot: (a, kw, out) => Math.round(Math.sqrt((numel(a[0].shape) * numel(a[1].shape)) / Math.max(1, numel(out.shape)))),
+  // the columns; cov/corrcoef: the observations (a mean, then a product of centred rows)
+  cdist: (a) => lastDim(a[0]),
+  cov: (a) => 2 * lastDim(a[0]),
+  corrcoef: (a) => 2 * lastDim(a[0]),
   // weight [C_out, C_in / groups, k...]: each output adds C_in / groups * k... products
   conv1d: (a) => numel(a[1].shape) / a[1].shape[0],
   conv2d: (a) => numel(a[1].shape) / a[1].shape[0],
@@ -328,6 +334,8 @@ const CODE_RULES = [
   [/must have the same dtype|expected both vectors to have same dtype/, ['KD_DTYPE_MISMATCH', 'KD_INVALID_ARGUMENT']],
   [/must be a tensor of long dtype|must be either float or double dtype|q tensor must be same dtype/, ['KD_DTYPE_MISMATCH', 'KD_INVALID_ARGUMENT']],
   [/selected number k out of range/, ['KD_INDEX_OUT_OF_RANGE']],
+  [/to have the same dtype|should be Long but got|to have dtype of long|only supports floating-point dtypes|to have (integral|floating point) dtype/,
+    ['KD_DTYPE_MISMATCH', 'KD_INVALID_ARGUMENT']],
   [/.*/, ['KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH']],
 ];
 

@@ -48,6 +48,8 @@ function parseArgs(s) {
 function parseReturns(r) {
   if (r === 'Tensor') return { kind: 'tensor', n: 1 };
   if (r === 'Tensor[]') return { kind: 'list', n: -1 };
+  // a JS boolean (allclose, equal): the kernel returns a 0-d bool tensor, which JS reads and frees
+  if (r === 'bool') return { kind: 'bool', n: 1 };
   const m = /^\((.*)\)$/.exec(r);
   if (!m) throw new Error(`bad returns '${r}'`);
   const names = m[1].split(',').map((x) => x.trim().split(/\s+/)[1]);
@@ -291,6 +293,7 @@ function jsFast(g) {
   const ret = o.inplace ? `N[${JSON.stringify(o.name)}](${call.join(', ')}); return this;`
     : o.ret.kind === 'tensor' ? `const h = N[${JSON.stringify(o.name)}](${call.join(', ')}); return ${isMethod ? 'h === this._h ? this : ' : ''}${firstTensor(params, isMethod)}new Tensor(h);`
       : o.ret.kind === 'list' ? `return rt.wrapList(N[${JSON.stringify(o.name)}](${call.join(', ')}));`
+        : o.ret.kind === 'bool' ? `return rt.wrapBool(N[${JSON.stringify(o.name)}](${call.join(', ')}));`
         : `return rt.wrapTuple(N[${JSON.stringify(o.name)}](${call.join(', ')}), ${JSON.stringify(o.ret.names)});`;
   return { names, body: `  fast: if (arguments.length <= ${nparams}) {\n${lines.map((l) => '    ' + l).join('\n')}${lines.length ? '\n' : ''}    ${ret}\n  }\n` };
 }
@@ -369,7 +372,7 @@ function tsSig(o, isMethod) {
   const opts = args.length ? `options?: { ${args.map((a) => `${a.name}?: ${tsType(a)}`).join('; ')}${rg} }`
     : 'options?: Record<string, never>';
   const ret = o.inplace ? 'this' : o.ret.kind === 'tensor' ? 'Tensor' : o.ret.kind === 'list' ? 'Tensor[]'
-    : `Tensor[] & { ${o.ret.names.map((n) => `${n}: Tensor`).join('; ')} }`;
+    : o.ret.kind === 'bool' ? 'boolean' : `Tensor[] & { ${o.ret.names.map((n) => `${n}: Tensor`).join('; ')} }`;
   const sigs = [];
   // positional form; a required arg after an optional one cannot be optional in TS
   let lastRequired = -1;
@@ -379,6 +382,9 @@ function tsSig(o, isMethod) {
   if (pos.length === 1 && pos[0].type === 'int[]') sigs.push(`(...${pos[0].name}: number[]): ${ret}`);
   if (o.varargs && pos.length && pos[pos.length - 1].type === 'Tensor[]') {
     sigs.push(`(${[...posStr.slice(0, -1), `...${pos[pos.length - 1].name}: Tensor[]`].join(', ')}): ${ret}`);
+    // the tensors spread, then the keyword options: meshgrid(x, y, {indexing: 'xy'})
+    const kw = args.filter((a) => a.kwonly);
+    if (kw.length && pos.length === 1) sigs.push(`(...args: [...${pos[0].name}: Tensor[], options: { ${kw.map((a) => `${a.name}?: ${tsType(a)}`).join('; ')} }]): ${ret}`);
   }
   // everything by name
   if (pos.length) sigs.push(`(${args.length ? `options: { ${args.map((a) => `${a.name}${optional(a) ? '?' : ''}: ${tsType(a)}`).join('; ')} }` : ''}): ${ret}`);

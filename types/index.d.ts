@@ -290,6 +290,11 @@ export declare function tensor(data: TensorData | Tensor, options?: TensorOption
 
 /** True for kindling tensors. */
 export declare function isTensor(x: unknown): x is Tensor;
+/** The contraction of `a` and `b` over dims: `n` pairs the last n dims of a with the first n of b
+ * (default 2); `[dimsA, dimsB]` pairs the listed dims (after torch.tensordot). */
+export declare function tensordot(a: Tensor, b: Tensor, dims?: number | Tensor | readonly [number | readonly number[], number | readonly number[]],
+  options?: { dims?: number | Tensor | readonly [number | readonly number[], number | readonly number[]] }): Tensor;
+export declare function tensordot(a: Tensor, b: Tensor, options: { dims?: number | Tensor | readonly [number | readonly number[], number | readonly number[]] }): Tensor;
 
 /** The dtype names, float32 (the default) first. */
 export declare const dtypes: readonly DType[];

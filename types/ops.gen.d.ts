@@ -635,6 +635,41 @@ export interface TensorOpMethods {
   diagonal(options: { offset?: number; dim1?: number; dim2?: number }): Tensor;
   /** Sum of the main diagonal of a 2-D tensor. */
   trace(options?: Record<string, never>): Tensor;
+  /** Splits into `sections` views of (nearly) equal size (an int), or at the listed indices along dim (views). */
+  tensorSplit(indicesOrSections: number | readonly number[], dim?: number, options?: { indicesOrSections?: number | readonly number[]; dim?: number }): Tensor[];
+  tensorSplit(options: { indicesOrSections: number | readonly number[]; dim?: number }): Tensor[];
+  /** tensorSplit with an int64 tensor (read on the host): 0-D = the number of sections, 1-D = the indices. */
+  tensorSplit(indicesOrSections: Tensor, dim?: number, options?: { indicesOrSections?: Tensor; dim?: number }): Tensor[];
+  tensorSplit(options: { indicesOrSections: Tensor; dim?: number }): Tensor[];
+  /** Expands dim into the dims `sizes` (one may be -1), as a view. */
+  unflatten(dim: number, sizes: readonly number[], options?: { dim?: number; sizes?: readonly number[] }): Tensor;
+  unflatten(options: { dim: number; sizes: readonly number[] }): Tensor;
+  /** Rotates by 90 degrees k times in the plane of dims (default [0, 1]), from the first towards the second. */
+  rot90(k?: number, dims?: number | readonly number[] | null, options?: { k?: number; dims?: number | readonly number[] | null }): Tensor;
+  rot90(options: { k?: number; dims?: number | readonly number[] | null }): Tensor;
+  /** Reverses dim 1 (left/right) of a tensor of at least 2 dims (a copy). */
+  fliplr(options?: Record<string, never>): Tensor;
+  /** Reverses dim 0 (up/down) of a tensor of at least 1 dim (a copy). */
+  flipud(options?: Record<string, never>): Tensor;
+  /** Zeros with the last dim of self on the offset-th diagonal of the planes (dim1, dim2) of the result. */
+  diagEmbed(offset?: number, dim1?: number, dim2?: number, options?: { offset?: number; dim1?: number; dim2?: number }): Tensor;
+  diagEmbed(options: { offset?: number; dim1?: number; dim2?: number }): Tensor;
+  /** The Kronecker product (dims aligned on the right, missing ones as size 1). */
+  kron(other: Tensor, options?: { other?: Tensor }): Tensor;
+  kron(options: { other: Tensor }): Tensor;
+  /** gather along dim with self and indices broadcast (of the flattened tensor when dim is omitted). */
+  takeAlongDim(indices: Tensor, dim?: number | null, options?: { indices?: Tensor; dim?: number | null }): Tensor;
+  takeAlongDim(options: { indices: Tensor; dim?: number | null }): Tensor;
+  /** The covariance matrix of the rows (variables) over the columns (observations), optionally weighted. */
+  cov(options?: { correction?: number; fweights?: Tensor | null; aweights?: Tensor | null }): Tensor;
+  /** Pearson correlation coefficients of the rows (cov normalised by the standard deviations, clipped to [-1, 1]). */
+  corrcoef(options?: Record<string, never>): Tensor;
+  /** true when isclose(self, other, rtol, atol, equalNan) holds everywhere (a JS boolean). */
+  allclose(other: Tensor, rtol?: number, atol?: number, equalNan?: boolean, options?: { other?: Tensor; rtol?: number; atol?: number; equalNan?: boolean }): boolean;
+  allclose(options: { other: Tensor; rtol?: number; atol?: number; equalNan?: boolean }): boolean;
+  /** true when self and other have the same shape and equal elements (a JS boolean; NaN is never equal). */
+  equal(other: Tensor, options?: { other?: Tensor }): boolean;
+  equal(options: { other: Tensor }): boolean;
   /** Values sorted along dim and their original indices (always stable; NaN sorts as the largest). */
   sort(dim?: number, descending?: boolean, options?: { dim?: number; descending?: boolean; stable?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
   sort(options: { dim?: number; descending?: boolean; stable?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
@@ -1463,6 +1498,67 @@ export declare function diagonal(options: { self: Tensor; offset?: number; dim1?
 /** Sum of the main diagonal of a 2-D tensor. */
 export declare function trace(self: Tensor, options?: { self?: Tensor }): Tensor;
 export declare function trace(options: { self: Tensor }): Tensor;
+/** Coordinate grids of 0-D/1-D tensors (expanded views); indexing 'ij' (the default) or 'xy' (first two dims swapped). */
+export declare function meshgrid(tensors: readonly Tensor[], options?: { tensors?: readonly Tensor[]; indexing?: string | null }): Tensor[];
+export declare function meshgrid(...tensors: Tensor[]): Tensor[];
+export declare function meshgrid(...args: [...tensors: Tensor[], options: { indexing?: string | null }]): Tensor[];
+export declare function meshgrid(options: { tensors: readonly Tensor[]; indexing?: string | null }): Tensor[];
+/** The cartesian product of 1-D tensors: one row per combination (the tensor itself for one input). */
+export declare function cartesianProd(tensors: readonly Tensor[], options?: { tensors?: readonly Tensor[] }): Tensor;
+export declare function cartesianProd(...tensors: Tensor[]): Tensor;
+export declare function cartesianProd(options: { tensors: readonly Tensor[] }): Tensor;
+/** Splits into `sections` views of (nearly) equal size (an int), or at the listed indices along dim (views). */
+export declare function tensorSplit(self: Tensor, indicesOrSections: number | readonly number[], dim?: number, options?: { self?: Tensor; indicesOrSections?: number | readonly number[]; dim?: number }): Tensor[];
+export declare function tensorSplit(options: { self: Tensor; indicesOrSections: number | readonly number[]; dim?: number }): Tensor[];
+/** tensorSplit with an int64 tensor (read on the host): 0-D = the number of sections, 1-D = the indices. */
+export declare function tensorSplit(self: Tensor, indicesOrSections: Tensor, dim?: number, options?: { self?: Tensor; indicesOrSections?: Tensor; dim?: number }): Tensor[];
+export declare function tensorSplit(options: { self: Tensor; indicesOrSections: Tensor; dim?: number }): Tensor[];
+/** Expands dim into the dims `sizes` (one may be -1), as a view. */
+export declare function unflatten(self: Tensor, dim: number, sizes: readonly number[], options?: { self?: Tensor; dim?: number; sizes?: readonly number[] }): Tensor;
+export declare function unflatten(options: { self: Tensor; dim: number; sizes: readonly number[] }): Tensor;
+/** Rotates by 90 degrees k times in the plane of dims (default [0, 1]), from the first towards the second. */
+export declare function rot90(self: Tensor, k?: number, dims?: number | readonly number[] | null, options?: { self?: Tensor; k?: number; dims?: number | readonly number[] | null }): Tensor;
+export declare function rot90(options: { self: Tensor; k?: number; dims?: number | readonly number[] | null }): Tensor;
+/** Reverses dim 1 (left/right) of a tensor of at least 2 dims (a copy). */
+export declare function fliplr(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function fliplr(options: { self: Tensor }): Tensor;
+/** Reverses dim 0 (up/down) of a tensor of at least 1 dim (a copy). */
+export declare function flipud(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function flipud(options: { self: Tensor }): Tensor;
+/** Zeros with the last dim of self on the offset-th diagonal of the planes (dim1, dim2) of the result. */
+export declare function diagEmbed(self: Tensor, offset?: number, dim1?: number, dim2?: number, options?: { self?: Tensor; offset?: number; dim1?: number; dim2?: number }): Tensor;
+export declare function diagEmbed(options: { self: Tensor; offset?: number; dim1?: number; dim2?: number }): Tensor;
+/** A block-diagonal matrix of 0-D, 1-D (one row) and 2-D tensors (dtypes promoted). */
+export declare function blockDiag(tensors: readonly Tensor[], options?: { tensors?: readonly Tensor[] }): Tensor;
+export declare function blockDiag(...tensors: Tensor[]): Tensor;
+export declare function blockDiag(options: { tensors: readonly Tensor[] }): Tensor;
+/** The Kronecker product (dims aligned on the right, missing ones as size 1). */
+export declare function kron(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
+export declare function kron(options: { self: Tensor; other: Tensor }): Tensor;
+/** The [2, N] coordinates of the lower triangle of a row x col matrix (int64 by default), row by row. */
+export declare function trilIndices(row: number, col: number, offset?: number, options?: { row?: number; col?: number; offset?: number; dtype?: DTypeLike | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
+export declare function trilIndices(options: { row: number; col: number; offset?: number; dtype?: DTypeLike | null; device?: DeviceLike | null }): Tensor;
+/** The [2, N] coordinates of the upper triangle of a row x col matrix (int64 by default), row by row. */
+export declare function triuIndices(row: number, col: number, offset?: number, options?: { row?: number; col?: number; offset?: number; dtype?: DTypeLike | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
+export declare function triuIndices(options: { row: number; col: number; offset?: number; dtype?: DTypeLike | null; device?: DeviceLike | null }): Tensor;
+/** gather along dim with self and indices broadcast (of the flattened tensor when dim is omitted). */
+export declare function takeAlongDim(self: Tensor, indices: Tensor, dim?: number | null, options?: { self?: Tensor; indices?: Tensor; dim?: number | null }): Tensor;
+export declare function takeAlongDim(options: { self: Tensor; indices: Tensor; dim?: number | null }): Tensor;
+/** p-norm distances between the rows of x1 and of x2 (batched); p = 2 uses a matmul for more than 25 rows (computeMode). */
+export declare function cdist(x1: Tensor, x2: Tensor, p?: number, options?: { x1?: Tensor; x2?: Tensor; p?: number; computeMode?: string | null }): Tensor;
+export declare function cdist(options: { x1: Tensor; x2: Tensor; p?: number; computeMode?: string | null }): Tensor;
+/** The covariance matrix of the rows (variables) over the columns (observations), optionally weighted. */
+export declare function cov(self: Tensor, options?: { self?: Tensor; correction?: number; fweights?: Tensor | null; aweights?: Tensor | null }): Tensor;
+export declare function cov(options: { self: Tensor; correction?: number; fweights?: Tensor | null; aweights?: Tensor | null }): Tensor;
+/** Pearson correlation coefficients of the rows (cov normalised by the standard deviations, clipped to [-1, 1]). */
+export declare function corrcoef(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function corrcoef(options: { self: Tensor }): Tensor;
+/** true when isclose(self, other, rtol, atol, equalNan) holds everywhere (a JS boolean). */
+export declare function allclose(self: Tensor, other: Tensor, rtol?: number, atol?: number, equalNan?: boolean, options?: { self?: Tensor; other?: Tensor; rtol?: number; atol?: number; equalNan?: boolean }): boolean;
+export declare function allclose(options: { self: Tensor; other: Tensor; rtol?: number; atol?: number; equalNan?: boolean }): boolean;
+/** true when self and other have the same shape and equal elements (a JS boolean; NaN is never equal). */
+export declare function equal(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): boolean;
+export declare function equal(options: { self: Tensor; other: Tensor }): boolean;
 /** Values sorted along dim and their original indices (always stable; NaN sorts as the largest). */
 export declare function sort(self: Tensor, dim?: number, descending?: boolean, options?: { self?: Tensor; dim?: number; descending?: boolean; stable?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
 export declare function sort(options: { self: Tensor; dim?: number; descending?: boolean; stable?: boolean }): Tensor[] & { values: Tensor; indices: Tensor };
@@ -1816,6 +1912,9 @@ export declare namespace _internal {
   /** The gradient of diagonal: zeros of inputSizes with gradOutput on the diagonal. */
   function diagonalBackward(gradOutput: Tensor, inputSizes: readonly number[], offset: number, dim1: number, dim2: number, options?: { gradOutput?: Tensor; inputSizes?: readonly number[]; offset?: number; dim1?: number; dim2?: number }): Tensor;
   function diagonalBackward(options: { gradOutput: Tensor; inputSizes: readonly number[]; offset: number; dim1: number; dim2: number }): Tensor;
+  /** The contraction of dimsSelf of self with dimsOther of other (kd.tensordot takes PyTorch's dims). */
+  function tensordot(self: Tensor, other: Tensor, dimsSelf: readonly number[], dimsOther: readonly number[], options?: { self?: Tensor; other?: Tensor; dimsSelf?: readonly number[]; dimsOther?: readonly number[] }): Tensor;
+  function tensordot(options: { self: Tensor; other: Tensor; dimsSelf: readonly number[]; dimsOther: readonly number[] }): Tensor;
   /** Gradient of gelu: gradOutput * d gelu(self) / d self. */
   function geluBackward(gradOutput: Tensor, self: Tensor, options?: { gradOutput?: Tensor; self?: Tensor; approximate?: string }): Tensor;
   function geluBackward(options: { gradOutput: Tensor; self: Tensor; approximate?: string }): Tensor;

@@ -46,6 +46,15 @@ static inline bool kd_dtype_is_int(kd_dtype t) { return kd_dtype_table[t].kind =
 static inline const char *kd_dtype_name(kd_dtype t) {
   return (unsigned)t < KD_DTYPE_COUNT ? kd_dtype_table[t].name : "invalid";
 }
+/* PyTorch's scalar type name ("Float", "Long", ...), for messages that follow PyTorch's. */
+static inline const char *kd_dtype_torch_name(kd_dtype t) {
+  static const char *const names[KD_DTYPE_COUNT] = {
+      [KD_DTYPE_F32] = "Float", [KD_DTYPE_F64] = "Double", [KD_DTYPE_F16] = "Half", [KD_DTYPE_BF16] = "BFloat16",
+      [KD_DTYPE_I8] = "Char",   [KD_DTYPE_U8] = "Byte",    [KD_DTYPE_I16] = "Short", [KD_DTYPE_I32] = "Int",
+      [KD_DTYPE_I64] = "Long",  [KD_DTYPE_BOOL] = "Bool",
+  };
+  return (unsigned)t < KD_DTYPE_COUNT ? names[t] : "?";
+}
 /* Parses "float32", "float", "half", "int64", "long", ... (an optional "torch." prefix too); returns
  * false if unknown. The one parser of dtype strings: JS reads every name through it
  * (binding.parseDtype, lib/dtypes.js). */

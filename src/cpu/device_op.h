@@ -22,6 +22,8 @@ enum { KD_DEV_OP_SEARCH = 30, KD_DEV_OP_HIST = 31, KD_DEV_OP_UNIQUE_CONSECUTIVE 
 /* gradient scaling (src/cpu/amp.c): code KD_AMP_UNSCALE over one gradient's iteration, or
  * KD_AMP_UPDATE_SCALE with no iteration; device addresses in i[] (see KD_CUDA_OP_AMP). */
 enum { KD_DEV_OP_AMP = 46 };
+/* trilIndices/triuIndices (src/cpu/tri_indices.c, cuda/ops_shape_construct.cu): see KD_CUDA_OP_TRI_INDICES. */
+enum { KD_DEV_OP_TRI_INDICES = 37 };
 enum {
   KD_DEV_POOL_MAX = 0, KD_DEV_POOL_MAX_BACKWARD, KD_DEV_POOL_AVG, KD_DEV_POOL_AVG_BACKWARD,
   KD_DEV_POOL_ADAPTIVE_AVG, KD_DEV_POOL_ADAPTIVE_AVG_BACKWARD,

@@ -590,6 +590,8 @@ KD_KERNEL(kd_cpu_nonzero);
 KD_KERNEL(kd_cpu_optim);
 KD_KERNEL(kd_cpu_amp);
 _Static_assert((int)KD_DEV_OP_AMP == (int)KD_CUDA_OP_AMP, "kd_dev_op kind AMP must equal kd_cuda_op's");
+_Static_assert((int)KD_DEV_OP_TRI_INDICES == (int)KD_CUDA_OP_TRI_INDICES, "kd_dev_op kind TRI_INDICES must equal kd_cuda_op's");
+KD_KERNEL(kd_cpu_tri_indices);
 
 /* sorting, convolution, pooling (device op kinds 40..63) */
 KD_KERNEL(kd_cpu_sort);
@@ -666,6 +668,8 @@ static const kd_kernel_fn kd_cuda_shared_kernels[] = {
 
     /* special functions (pointwise family KD_EW_SPECIAL: cuda/ops_special.cu) */
     kd_cpu_special,
+    /* trilIndices/triuIndices (kind 37: cuda/ops_shape_construct.cu) */
+    kd_cpu_tri_indices,
 };
 
 static void kd_cuda_register_kernels(void) {

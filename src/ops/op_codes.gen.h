@@ -257,6 +257,10 @@ enum kd_tri_code {
   KD_TRI_LOWER = 1,
   KD_TRI_UPPER = 2,
 };
+enum kd_triidx_code {
+  KD_TRIIDX_LOWER = 1,
+  KD_TRIIDX_UPPER = 2,
+};
 enum kd_sort_code {
   KD_SORT_SORT = 1,
   KD_SORT_ARGSORT = 2,

@@ -5,22 +5,33 @@
 
 kd_status kd_autocast_kernel(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_addbmm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_allclose(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_aminmax(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_as_strided_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_batch_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_block_diag(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_cartesian_prod(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_cat_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_cdist(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_chunk(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_clone(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_contiguous(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_corrcoef(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_cov(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_cross_entropy(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_diag_embed(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_dropout(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_einsum(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_equal(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_expand_as(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_flatten(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_fliplr(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_flipud(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_float_power(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_group_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_hstack(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_isin(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_kron(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_layer_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_layer_norm_double_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_ldexp(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -28,6 +39,7 @@ kd_status kd_composite_like(const kd_op_info *op, kd_keyset ks, kd_value *args, 
 kd_status kd_composite_linear(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_matmul(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_max_pool2d_double_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_meshgrid(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_movedim(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_mvlgamma(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_norm_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -37,16 +49,21 @@ kd_status kd_composite_repeat(const kd_op_info *op, kd_keyset ks, kd_value *args
 kd_status kd_composite_repeat_interleave(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_reshape(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_roll(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_rot90(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_sdpa(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_split(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_stack(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_sum_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_swapaxes(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_t(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_take_along_dim(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_tensor_split(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_tensordot(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_tile(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_to(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_trace(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_unbind(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_unflatten(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_var_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_vecprod(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_vstack(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -100,6 +117,7 @@ kd_status kd_cpu_sort(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_val
 kd_status kd_cpu_special(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_ternary(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_tri(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_tri_indices(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_unary(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_unique(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_unique_consecutive(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -1883,6 +1901,103 @@ static const kd_arg_schema kd_args_diagonalBackward[] = {
 static const kd_arg_schema kd_args_trace[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
 };
+static const kd_arg_schema kd_args_meshgrid[] = {
+    {"tensors", KD_ARG_TENSORLIST, false, {.kind = KD_VALUE_NONE}},
+    {"indexing", KD_ARG_STRING_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_cartesianProd[] = {
+    {"tensors", KD_ARG_TENSORLIST, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_tensorSplit[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"indicesOrSections", KD_ARG_INT_OR_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+};
+static const kd_arg_schema kd_args_tensorSplit_tensor[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"indicesOrSections", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+};
+static const kd_arg_schema kd_args_unflatten[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"sizes", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_rot90[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"k", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+    {"dims", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_fliplr[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_flipud[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_diagEmbed[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"offset", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+    {"dim1", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = -2}}},
+    {"dim2", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = -1}}},
+};
+static const kd_arg_schema kd_args_blockDiag[] = {
+    {"tensors", KD_ARG_TENSORLIST, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_kron[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_trilIndices[] = {
+    {"row", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"col", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"offset", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"device", KD_ARG_DEVICE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_triuIndices[] = {
+    {"row", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"col", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"offset", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"device", KD_ARG_DEVICE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_takeAlongDim[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"indices", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_tensordot[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dimsSelf", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"dimsOther", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_cdist[] = {
+    {"x1", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"x2", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"p", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 2}}},
+    {"computeMode", KD_ARG_STRING_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_cov[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"correction", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 1}}},
+    {"fweights", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"aweights", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_corrcoef[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_allclose[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"rtol", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1e-05}}},
+    {"atol", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1e-08}}},
+    {"equalNan", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_equal[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
 static const kd_arg_schema kd_args_sort[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"dim", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = -1}}},
@@ -2772,6 +2887,26 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_diagonal] = {"diagonal", KD_OP_diagonal, 0, KD_OP_FLAG_VIEW, 4, kd_args_diagonal, 1, -1, -1},
     [KD_OP_diagonalBackward] = {"diagonalBackward", KD_OP_diagonalBackward, 0, 0, 5, kd_args_diagonalBackward, 1, -1, -1},
     [KD_OP_trace] = {"trace", KD_OP_trace, 0, 0, 1, kd_args_trace, 1, -1, -1},
+    [KD_OP_meshgrid] = {"meshgrid", KD_OP_meshgrid, 0, KD_OP_FLAG_VIEW, 2, kd_args_meshgrid, -1, -1, -1},
+    [KD_OP_cartesianProd] = {"cartesianProd", KD_OP_cartesianProd, 0, 0, 1, kd_args_cartesianProd, 1, -1, -1},
+    [KD_OP_tensorSplit] = {"tensorSplit", KD_OP_tensorSplit, 0, KD_OP_FLAG_VIEW, 3, kd_args_tensorSplit, -1, -1, -1},
+    [KD_OP_tensorSplit_tensor] = {"tensorSplit.tensor", KD_OP_tensorSplit_tensor, 0, KD_OP_FLAG_VIEW, 3, kd_args_tensorSplit_tensor, -1, -1, -1},
+    [KD_OP_unflatten] = {"unflatten", KD_OP_unflatten, 0, KD_OP_FLAG_VIEW, 3, kd_args_unflatten, 1, -1, -1},
+    [KD_OP_rot90] = {"rot90", KD_OP_rot90, 0, 0, 3, kd_args_rot90, 1, -1, -1},
+    [KD_OP_fliplr] = {"fliplr", KD_OP_fliplr, 0, 0, 1, kd_args_fliplr, 1, -1, -1},
+    [KD_OP_flipud] = {"flipud", KD_OP_flipud, 0, 0, 1, kd_args_flipud, 1, -1, -1},
+    [KD_OP_diagEmbed] = {"diagEmbed", KD_OP_diagEmbed, 0, 0, 4, kd_args_diagEmbed, 1, -1, -1},
+    [KD_OP_blockDiag] = {"blockDiag", KD_OP_blockDiag, 0, 0, 1, kd_args_blockDiag, 1, -1, -1},
+    [KD_OP_kron] = {"kron", KD_OP_kron, 0, 0, 2, kd_args_kron, 1, -1, -1},
+    [KD_OP_trilIndices] = {"trilIndices", KD_OP_trilIndices, KD_TRIIDX_LOWER, KD_OP_FLAG_FACTORY, 5, kd_args_trilIndices, 1, 4, 3},
+    [KD_OP_triuIndices] = {"triuIndices", KD_OP_triuIndices, KD_TRIIDX_UPPER, KD_OP_FLAG_FACTORY, 5, kd_args_triuIndices, 1, 4, 3},
+    [KD_OP_takeAlongDim] = {"takeAlongDim", KD_OP_takeAlongDim, 0, 0, 3, kd_args_takeAlongDim, 1, -1, -1},
+    [KD_OP_tensordot] = {"tensordot", KD_OP_tensordot, 0, 0, 4, kd_args_tensordot, 1, -1, -1},
+    [KD_OP_cdist] = {"cdist", KD_OP_cdist, 0, 0, 4, kd_args_cdist, 1, -1, -1},
+    [KD_OP_cov] = {"cov", KD_OP_cov, 0, 0, 4, kd_args_cov, 1, -1, -1},
+    [KD_OP_corrcoef] = {"corrcoef", KD_OP_corrcoef, 0, 0, 1, kd_args_corrcoef, 1, -1, -1},
+    [KD_OP_allclose] = {"allclose", KD_OP_allclose, 0, 0, 5, kd_args_allclose, 1, -1, -1},
+    [KD_OP_equal] = {"equal", KD_OP_equal, 0, 0, 2, kd_args_equal, 1, -1, -1},
     [KD_OP_sort] = {"sort", KD_OP_sort, KD_SORT_SORT, 0, 4, kd_args_sort, 2, -1, -1},
     [KD_OP_argsort] = {"argsort", KD_OP_argsort, KD_SORT_ARGSORT, KD_OP_FLAG_NONDIFF, 4, kd_args_argsort, 1, -1, -1},
     [KD_OP_topk] = {"topk", KD_OP_topk, KD_SORT_TOPK, 0, 5, kd_args_topk, 2, -1, -1},
@@ -3260,6 +3395,26 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_diagonal] = {[KD_KEY_CPU] = kd_view_diagonal, [KD_KEY_CUDA] = kd_view_diagonal},
     [KD_OP_diagonalBackward] = {[KD_KEY_CPU] = kd_diagonal_backward, [KD_KEY_CUDA] = kd_diagonal_backward},
     [KD_OP_trace] = {[KD_KEY_CPU] = kd_composite_trace, [KD_KEY_CUDA] = kd_composite_trace, [KD_KEY_AUTOGRAD] = kd_composite_trace, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_meshgrid] = {[KD_KEY_CPU] = kd_composite_meshgrid, [KD_KEY_CUDA] = kd_composite_meshgrid, [KD_KEY_AUTOGRAD] = kd_composite_meshgrid},
+    [KD_OP_cartesianProd] = {[KD_KEY_CPU] = kd_composite_cartesian_prod, [KD_KEY_CUDA] = kd_composite_cartesian_prod, [KD_KEY_AUTOGRAD] = kd_composite_cartesian_prod},
+    [KD_OP_tensorSplit] = {[KD_KEY_CPU] = kd_composite_tensor_split, [KD_KEY_CUDA] = kd_composite_tensor_split, [KD_KEY_AUTOGRAD] = kd_composite_tensor_split},
+    [KD_OP_tensorSplit_tensor] = {[KD_KEY_CPU] = kd_composite_tensor_split, [KD_KEY_CUDA] = kd_composite_tensor_split, [KD_KEY_AUTOGRAD] = kd_composite_tensor_split},
+    [KD_OP_unflatten] = {[KD_KEY_CPU] = kd_composite_unflatten, [KD_KEY_CUDA] = kd_composite_unflatten, [KD_KEY_AUTOGRAD] = kd_composite_unflatten},
+    [KD_OP_rot90] = {[KD_KEY_CPU] = kd_composite_rot90, [KD_KEY_CUDA] = kd_composite_rot90, [KD_KEY_AUTOGRAD] = kd_composite_rot90},
+    [KD_OP_fliplr] = {[KD_KEY_CPU] = kd_composite_fliplr, [KD_KEY_CUDA] = kd_composite_fliplr, [KD_KEY_AUTOGRAD] = kd_composite_fliplr},
+    [KD_OP_flipud] = {[KD_KEY_CPU] = kd_composite_flipud, [KD_KEY_CUDA] = kd_composite_flipud, [KD_KEY_AUTOGRAD] = kd_composite_flipud},
+    [KD_OP_diagEmbed] = {[KD_KEY_CPU] = kd_composite_diag_embed, [KD_KEY_CUDA] = kd_composite_diag_embed, [KD_KEY_AUTOGRAD] = kd_composite_diag_embed},
+    [KD_OP_blockDiag] = {[KD_KEY_CPU] = kd_composite_block_diag, [KD_KEY_CUDA] = kd_composite_block_diag, [KD_KEY_AUTOGRAD] = kd_composite_block_diag},
+    [KD_OP_kron] = {[KD_KEY_CPU] = kd_composite_kron, [KD_KEY_CUDA] = kd_composite_kron, [KD_KEY_AUTOGRAD] = kd_composite_kron},
+    [KD_OP_trilIndices] = {[KD_KEY_CPU] = kd_cpu_tri_indices},
+    [KD_OP_triuIndices] = {[KD_KEY_CPU] = kd_cpu_tri_indices},
+    [KD_OP_takeAlongDim] = {[KD_KEY_CPU] = kd_composite_take_along_dim, [KD_KEY_CUDA] = kd_composite_take_along_dim, [KD_KEY_AUTOGRAD] = kd_composite_take_along_dim},
+    [KD_OP_tensordot] = {[KD_KEY_CPU] = kd_composite_tensordot, [KD_KEY_CUDA] = kd_composite_tensordot, [KD_KEY_AUTOGRAD] = kd_composite_tensordot, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_cdist] = {[KD_KEY_CPU] = kd_composite_cdist, [KD_KEY_CUDA] = kd_composite_cdist, [KD_KEY_AUTOGRAD] = kd_composite_cdist, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_cov] = {[KD_KEY_CPU] = kd_composite_cov, [KD_KEY_CUDA] = kd_composite_cov, [KD_KEY_AUTOGRAD] = kd_composite_cov},
+    [KD_OP_corrcoef] = {[KD_KEY_CPU] = kd_composite_corrcoef, [KD_KEY_CUDA] = kd_composite_corrcoef, [KD_KEY_AUTOGRAD] = kd_composite_corrcoef},
+    [KD_OP_allclose] = {[KD_KEY_CPU] = kd_composite_allclose, [KD_KEY_CUDA] = kd_composite_allclose, [KD_KEY_AUTOGRAD] = kd_composite_allclose},
+    [KD_OP_equal] = {[KD_KEY_CPU] = kd_composite_equal, [KD_KEY_CUDA] = kd_composite_equal, [KD_KEY_AUTOGRAD] = kd_composite_equal},
     [KD_OP_sort] = {[KD_KEY_CPU] = kd_cpu_sort},
     [KD_OP_argsort] = {[KD_KEY_CPU] = kd_cpu_sort},
     [KD_OP_topk] = {[KD_KEY_CPU] = kd_cpu_sort},
@@ -3475,6 +3630,8 @@ const unsigned char kd_op_autocast_policy[KD_OP_COUNT][KD_AUTOCAST_NDEV] = {
     [KD_OP_cat] = {KD_AUTOCAST_PROMOTE, KD_AUTOCAST_PROMOTE},
     [KD_OP_stack] = {KD_AUTOCAST_PROMOTE, KD_AUTOCAST_PROMOTE},
     [KD_OP_trace] = {KD_AUTOCAST_FP32, 0},
+    [KD_OP_tensordot] = {0, KD_AUTOCAST_PROMOTE},
+    [KD_OP_cdist] = {KD_AUTOCAST_FP32, KD_AUTOCAST_FP32},
     [KD_OP_expm1] = {0, KD_AUTOCAST_FP32},
     [KD_OP_log2] = {0, KD_AUTOCAST_FP32},
     [KD_OP_log10] = {0, KD_AUTOCAST_FP32},

@@ -56,17 +56,6 @@ static kd_status sc_ensure_copy(kd_scope *s, kd_tensor *self, kd_tensor **r) {
   if ((*r)->storage == self->storage) return sc_clone(s, *r, r);
   return KD_OK;
 }
-/* Sets outs[0] to a tensor list holding new references of ts[0..n). */
-static kd_status sc_out_list(kd_tensor **ts, int n, kd_value *outs) {
-  kd_tensor **list = (kd_tensor **)calloc(n > 0 ? (size_t)n : 1, sizeof(kd_tensor *));
-  if (!list) return kd_error(KD_ERR_OOM, "out of host memory");
-  for (int i = 0; i < n; i++) {
-    kd_tensor_retain(ts[i]);
-    list[i] = ts[i];
-  }
-  outs[0] = kd_value_tlist(list, n);
-  return KD_OK;
-}
 /* The ints of an int|int[] argument. */
 static void sc_ints(const kd_value *v, const int64_t **p, int *n) {
   if (v->kind == KD_VALUE_INT) {
@@ -172,7 +161,7 @@ KD_KERNEL(kd_composite_unbind) {
     kd_tensor *t;
     st = kd_scope_call(&s, KD_OP_select, v, &t);
   }
-  if (st == KD_OK) st = sc_out_list(s.t, n, outs);
+  if (st == KD_OK) st = kd_scope_out_list(s.t, n, outs);
   kd_scope_release(&s);
   return st;
 }
@@ -198,7 +187,7 @@ KD_KERNEL(kd_composite_cat_backward) {
       pos += ts[i]->sizes[d];
     }
   }
-  if (st == KD_OK) st = sc_out_list(s.t, s.n, outs);
+  if (st == KD_OK) st = kd_scope_out_list(s.t, s.n, outs);
   kd_scope_release(&s);
   return st;
 }

@@ -49,6 +49,17 @@ static inline kd_value kd_value_tlist(kd_tensor **ts, int n) {
   v.v.tlist.n = n;
   return v;
 }
+/* outs[0] = a tensor list holding new references of ts[0..n) (composites returning Tensor[]). */
+static inline kd_status kd_scope_out_list(kd_tensor **ts, int n, kd_value *outs) {
+  kd_tensor **list = (kd_tensor **)calloc(n > 0 ? (size_t)n : 1, sizeof(kd_tensor *));
+  if (!list) return kd_error(KD_ERR_OOM, "out of host memory");
+  for (int i = 0; i < n; i++) {
+    kd_tensor_retain(ts[i]);
+    list[i] = ts[i];
+  }
+  outs[0] = kd_value_tlist(list, n);
+  return KD_OK;
+}
 /* The usual end of a composite: outs[0] = result (retained) when st is OK; releases the scope. */
 static inline kd_status kd_scope_finish(kd_scope *s, kd_status st, kd_tensor *result, kd_value *outs) {
   if (st == KD_OK) kd_out_retain(outs, 0, result);

@@ -413,4 +413,24 @@ use(custom, d, e, f, g, h, i2);
   // @ts-expect-error polygamma takes the order first
   kd.polygamma(x, 2);
   use(psi, l, z, e, pg, lg, t, m, ex);
+// shape and construction ops: spread or listed tensors, JS booleans, tensordot's dims
+{
+  const x = kd.arange(12).reshape([3, 4]);
+  const v = kd.tensor([1, 2, 3]);
+  const g1: Tensor[] = kd.meshgrid(v, v);
+  const g2: Tensor[] = kd.meshgrid([v, v], { indexing: 'xy' });
+  const g3: Tensor[] = kd.meshgrid(v, v, { indexing: 'xy' });
+  const cp: Tensor = kd.cartesianProd(v, v);
+  const bd: Tensor = kd.blockDiag(x, v);
+  const parts: Tensor[] = x.tensorSplit([1, 2], 1);
+  const close: boolean = kd.allclose(x, x, 1e-5, 1e-8, true);
+  const same: boolean = x.equal(x);
+  const td: Tensor = kd.tensordot(x, x, [[0, 1], [0, 1]]);
+  const td2: Tensor = kd.tensordot(x, x.t(), 1);
+  const d: Tensor = kd.cdist(x, x, 2, { computeMode: 'use_mm_for_euclid_dist' });
+  const c: Tensor = x.cov({ correction: 0, fweights: kd.tensor([1, 1, 1, 1]) });
+  const ti: Tensor = kd.trilIndices(3, 3, 0, { dtype: 'int32' });
+  // @ts-expect-error allclose is a boolean, not a Tensor
+  const notTensor: Tensor = kd.allclose(x, x);
+  use(g1, g2, g3, cp, bd, parts, close, same, td, td2, d, c, ti, notTensor);
 }

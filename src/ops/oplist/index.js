@@ -11,7 +11,9 @@
 //   args      PyTorch-style schema; '*' starts keyword-only args (options object in JS).
 //             Types: Tensor Tensor? Tensor|Scalar Scalar Scalar? int int? int|int[] int[] int[]?
 //                    float bool dtype? device? str? Tensor[]
-//   returns   'Tensor', 'Tensor[]', or '(Tensor values, Tensor indices)'
+//   returns   'Tensor', 'Tensor[]', '(Tensor values, Tensor indices)', or 'bool' (a JS boolean: the
+//             kernel returns a 0-d bool tensor that JS reads and frees; allclose, equal)
+//   varargs   true: the only positional Tensor[] may also be spread (kd.meshgrid(x, y))
 //   variants  'function' (kd.op), 'method' (t.op), 'inplace' (also generates 'op_', method only)
 //   kind      pointwise | reduction | view | factory | linalg | copy | composite (for docs/OPS.md)
 //   code      selects the operation inside a shared kernel: KD_<GROUP>_<NAME>; the generator
