@@ -164,7 +164,9 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
       const list = new Array(n);
       for (let i = 0; i < n; i++) list[i] = argv[i];
       vals[pos[0]] = list;
-    } else if (m.tensorVarargs >= 0 && n > m.tensorVarargs && argv[m.tensorVarargs] instanceof Tensor) {
+    } else if (m.tensorVarargs >= 0 && ((n > m.tensorVarargs && argv[m.tensorVarargs] instanceof Tensor) ||
+        // no tensors at all (kd.blockDiag()), unless the options object names the list
+        (n === m.tensorVarargs && (opts === null || opts[o.args[pos[m.tensorVarargs]][0]] === undefined)))) {
       const k = m.tensorVarargs;
       for (let i = 0; i < k; i++) vals[pos[i]] = argv[i];
       vals[pos[k]] = Array.prototype.slice.call(argv, k, n);

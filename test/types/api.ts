@@ -397,6 +397,7 @@ use(custom, d, e, f, g, h, i2);
   const l: Tensor = x.logcumsumexp(0);
   const u = x.uniqueConsecutive({ returnCounts: true });
   use(i, j, b, h, c, m, v, mo, lo, mm.max, q, nq, l, u);
+}
 // special functions: kd.special's own ops, its aliases (the ops' signatures), and the named tuple of frexp
 {
   const x = kd.tensor([0.5, 1.5]);
@@ -413,6 +414,7 @@ use(custom, d, e, f, g, h, i2);
   // @ts-expect-error polygamma takes the order first
   kd.polygamma(x, 2);
   use(psi, l, z, e, pg, lg, t, m, ex);
+}
 // shape and construction ops: spread or listed tensors, JS booleans, tensordot's dims
 {
   const x = kd.arange(12).reshape([3, 4]);
