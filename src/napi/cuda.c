@@ -10,6 +10,7 @@
 
 #include "core/device.h"
 #include "cuda_bridge/bridge.h"
+#include "cuda_bridge/deferred_check.h"
 #include "napi/napi_util.h"
 
 /* Reads an optional device argument into *out. Returns a non-NULL value on success, NULL with
@@ -236,6 +237,7 @@ static void kd_cuda_job_call_js(napi_env env, napi_value js_cb, void *context, v
   if (st == KD_OK) {
     int cs = api->peek_error(j->device);
     if (cs != KD_CUDA_OK) st = kd_cuda_status_error(cs);
+    else st = kd_cuda_deferred_take(j->device); /* a sync point (Note [Deferred index errors]) */
   }
   napi_value result = NULL;
   if (st == KD_OK && j->want_buffer) {
