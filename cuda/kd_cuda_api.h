@@ -160,8 +160,11 @@ typedef struct kd_cuda_random {
 #define KD_CUDA_OP_MAX_OPS 8
 enum kd_cuda_op_kind {
   /* data[0]: a contiguous int64 index list of numel elements, checked and wrapped in place:
-   * i[0] = size, i[1] = allow negative (v += size). result[0] = 1 when an index is out of
-   * [-size or 0, size), result[1] = the first (lowest position) bad value. Synchronous. */
+   * i[0] = size, i[1] = allow negative (v += size). i[2] = 0: result[0] = 1 when an index is
+   * out of [-size or 0, size), result[1] = the first (lowest position) bad value (synchronous).
+   * i[2] = the device address of the device's kd_cuda_fault, i[3] = the check's sequence number
+   * (> 0): nothing is read back; the first bad value is recorded there and every bad index is
+   * clamped to 0 (Note [Deferred index errors] in cuda/deferred_check.cuh). */
   KD_CUDA_OP_IX_CHECK = 1,
   /* out (op 0) = src (op 1) at byte offset sum_k idx_k * i[2 + k] (ops 2..): i[0] = number of
    * index operands (<= 6), i[1] = element size. */
@@ -283,8 +286,9 @@ enum kd_cuda_op_kind {
    * w.r.t. target. i[2] = has posWeight; d[0] = beta, d[1] = gradient scale. */
   KD_CUDA_OP_LOSS = 24,
   /* data[0] = the contiguous int64 targets (numel): i[0] = classes, i[1] = ignoreIndex;
-   * result[0] = 1 and result[1] = the first bad target when one is outside [0, classes) and
-   * not ignored. Synchronous. */
+   * i[2] = 0: result[0] = 1 and result[1] = the first bad target when one is outside
+   * [0, classes) and not ignored (synchronous); i[2] = addr of the device's kd_cuda_fault,
+   * i[3] = sequence number: recorded there, as IX_CHECK (KD_CUDA_OP_NLL skips such targets). */
   KD_CUDA_OP_NLL_CHECK = 25,
   /* nllLoss over input [N, C, D] (contiguous, dtype float32/float64; addr i[0]), targets
    * [N, D] (int64, addr i[1]), weight (float64 [C], addr i[2] or 0); i[4] = C, i[5] = D,
@@ -316,6 +320,14 @@ enum {
   KD_CUDA_POOL_ADAPTIVE_AVG, KD_CUDA_POOL_ADAPTIVE_AVG_BACKWARD,
 };
 enum { KD_CUDA_CONV_FORWARD = 0, KD_CUDA_CONV_BACKWARD_INPUT, KD_CUDA_CONV_BACKWARD_WEIGHT };
+/* A device's fault record (Note [Deferred index errors] in cuda/deferred_check.cuh): pinned host
+ * memory the check kernels write; the host reads it at sync points. `claim` 0 = free; the first
+ * check to fail sets it, stores the bad value, then its sequence number (`seq` last). */
+typedef struct kd_cuda_fault {
+  uint64_t claim;
+  uint64_t seq;
+  int64_t value;
+} kd_cuda_fault;
 typedef struct kd_cuda_op {
   int32_t kind, code;
   int32_t dtype;

@@ -6,16 +6,18 @@
  * all land on the two kernels here.
  *
  * Out-of-range indices: checked BEFORE the kernel that uses them (KD_CUDA_OP_IX_CHECK): a small
- * kernel wraps negatives in place and records the lowest bad position with atomicMin; the host
- * reads that one word synchronously and throws PyTorch's message at once (the same error, at the
- * same call, as on the CPU; the cost is one sync per indexing op, as PyTorch's CPU-side checks of
- * nonzero/masked ops). The gather/scatter kernels then trust their indices.
+ * kernel wraps negatives in place, records the first bad value in the device's fault record and
+ * clamps bad indices to 0, without a host read; the host throws the CPU's message at the next
+ * sync point (Note [Deferred index errors] in deferred_check.cuh). Without a record (i[2] = 0)
+ * the host reads the lowest bad position synchronously. The gather/scatter kernels then trust
+ * their indices.
  *
  * Scatter reductions are atomic: atomicAdd for float/double/half/bfloat16/int32/int64 sums, a
  * compare-and-swap loop on the aligned 32- or 64-bit word holding the element otherwise (any
  * dtype, add/mul/max/min; NaN propagates through max/min as on the CPU). Repeated indices thus
  * accumulate in an unspecified order (float sums may differ from the CPU by rounding), and a
  * plain scatter (copy) with repeated indices keeps one of the values, as PyTorch's CUDA does. */
+#include "deferred_check.cuh"
 #include "ops_op.cuh"
 
 typedef kd_cu_iter<KD_CUDA_OP_MAX_OPS> kd_cu_it8;
@@ -51,6 +53,10 @@ kd_cuda_status kd_cu_ix_check(int device, kd_cuda_op *o) {
   if (o->numel == 0) return KD_CUDA_OK;
   if (device < 0 || device >= KD_CU_IX_MAX_DEVICES || !o->data[0])
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "index check: bad arguments");
+  if (o->i[2]) {
+    kd_cu_check_rule r = {o->i[0], 0, (int)o->i[1], 0};
+    return kd_cu_deferred_check(device, (int64_t *)o->data[0], o->numel, r, 1, 1, o->i[2], o->i[3]);
+  }
   cudaStream_t s = kd_cu_stream(device);
   if (!kd_cu_ix_words[device]) KD_CU_CHECK(cudaMalloc((void **)&kd_cu_ix_words[device], sizeof(unsigned long long)));
   unsigned long long *w = kd_cu_ix_words[device], none = ~0ull, got = 0;

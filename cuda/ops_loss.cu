@@ -5,12 +5,15 @@
  *                         broadcast the operands and reduces the result with the sum/mean ops,
  *                         i.e. the CUDA reduction machinery). binaryCrossEntropy's input-range
  *                         check is folded into its pass (one flag word, read synchronously).
- *   KD_CUDA_OP_NLL_CHECK  nllLoss's target check ("Target 5 is out of bounds."): the lowest bad
- *                         position by atomicMin, read synchronously, as ops_index.cu's check.
+ *   KD_CUDA_OP_NLL_CHECK  nllLoss's target check ("Target 5 is out of bounds."): the first bad
+ *                         target goes to the device's fault record, thrown at the next sync
+ *                         point (Note [Deferred index errors] in deferred_check.cuh; read
+ *                         synchronously without a record).
  *   KD_CUDA_OP_NLL        nllLoss's per-element losses and weights (the host sums them with the
  *                         sum op for 'sum'/'mean') and nllLossBackward's scatter (each target
  *                         writes its own element: no atomics).
  * UNVERIFIED: written and compiled without a GPU; test/cuda_parity.test.js checks them on one. */
+#include "deferred_check.cuh"
 #include "ops_math.cuh"
 #include "ops_reduce.cuh"
 #include "ops_shape.cuh"
@@ -142,6 +145,10 @@ __global__ void kd_cu_nll_check_kernel(const int64_t *t, int64_t n, int64_t clas
 static kd_cuda_status kd_cu_nll_check(int device, kd_cuda_op *o) {
   if (o->numel == 0) return KD_CUDA_OK;
   if (!o->data[0]) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "nllLoss check: bad arguments");
+  if (o->i[2]) { /* the targets are the caller's tensor: recorded, not clamped (the nll kernels skip them) */
+    kd_cu_check_rule r = {o->i[0], o->i[1], 0, 1};
+    return kd_cu_deferred_check(device, (int64_t *)o->data[0], o->numel, r, 0, 0, o->i[2], o->i[3]);
+  }
   cudaStream_t s = kd_cu_stream(device);
   kd_cu_scratch w(device);
   KD_CU_TRY(w.alloc(sizeof(unsigned long long)));
@@ -175,7 +182,7 @@ template <typename T>
 __global__ void kd_cu_nll_fwd_kernel(double *loss, const T *x, const kd_cu_nll_p p) {
   KD_CU_FOR(i, p.n) {
     const int64_t cls = p.t[i], b = i / p.d, k = i % p.d;
-    if (cls == p.ignore) {
+    if (cls == p.ignore || cls < 0 || cls >= p.c) { /* out of range: recorded by the check */
       loss[i] = 0.0;
       if (p.tw) p.tw[i] = 0.0;
       continue;
@@ -189,7 +196,7 @@ __global__ void kd_cu_nll_fwd_kernel(double *loss, const T *x, const kd_cu_nll_p
 __global__ void kd_cu_nll_bwd_kernel(double *gi, const kd_cu_nll_p p) {
   KD_CU_FOR(i, p.n) {
     const int64_t cls = p.t[i], b = i / p.d, k = i % p.d;
-    if (cls == p.ignore) continue;
+    if (cls == p.ignore || cls < 0 || cls >= p.c) continue;
     const double gv = p.per_elem ? p.go[i] : p.go[0] * p.scale;
     gi[(b * p.c + cls) * p.d + k] = -(p.w ? p.w[cls] : 1.0) * gv;
   }

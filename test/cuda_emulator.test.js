@@ -131,13 +131,35 @@ describe('the emulated GPU', function () {
       });
     }
 
-    // PyTorch's crossEntropy does not sync (its target check is a device-side assert); kindling's
-    // nllLoss target check reads one word back so a bad target throws at the call, as on the CPU:
-    // one sync (docs/CUDA.md, Known limits). Pinned so that no further sync creeps in.
-    it('crossEntropy: 9 launches, the target check\'s one blocking read, no host-to-device copy', function () {
-      const t = kd.tidy(() => kd.randint(0, 128, [64], { device: dev }));
-      assert.deepEqual(counts(() => kd.nn.functional.crossEntropy(x, t)), { launches: 9, syncs: 1, h2d: 0, d2h: 1 });
-      t.dispose();
+    // The index checks of the indexing ops and nllLoss/crossEntropy record a bad index on the
+    // device and raise it at the next sync point (Note [Deferred index errors] in
+    // cuda/deferred_check.cuh): no sync and no read-back at the call, as PyTorch's device-side
+    // asserts. Pinned so that no sync creeps back.
+    describe('index checks without a sync', function () {
+      let t, ix, rows, pos;
+      before(function () {
+        t = kd.tidy(() => kd.randint(0, 128, [64], { device: dev }));
+        ix = kd.tidy(() => kd.randint(0, 64, [64, 16], { device: dev }));
+        rows = kd.tidy(() => kd.randint(-64, 64, [32], { device: dev }));
+        pos = kd.tidy(() => rows.abs());
+      });
+      after(function () {
+        kd.dispose([t, ix, rows, pos]);
+      });
+      const checked = {
+        crossEntropy: [() => kd.nn.functional.crossEntropy(x, t), 9],
+        nllLoss: [() => kd.nn.functional.nllLoss(x, t), 8],
+        gather: [() => x.gather(1, ix), 2],
+        indexSelect: [() => x.indexSelect(0, pos), 2],
+        'index (negative indices)': [() => x.index([rows]), 2],
+        embedding: [() => kd.nn.functional.embedding(pos, x), 2],
+        scatterAdd: [() => x.scatterAdd(1, ix, y.narrow(1, 0, 16)), 2],
+      };
+      for (const [name, [fn, launches]] of Object.entries(checked)) {
+        it(`${name}: ${launches} launches, no device sync, no host copy`, function () {
+          assert.deepEqual(counts(fn), { launches, syncs: 0, h2d: 0, d2h: 0 });
+        });
+      }
     });
 
     // Every op on CUDA tensors must run on the device: a CPU loop reading device memory works on

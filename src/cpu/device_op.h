@@ -53,6 +53,11 @@ typedef struct kd_dev_op {
   int64_t i[8];
   double d[12];
   int64_t result[2];            /* out */
+  /* IX_CHECK / NLL_CHECK: the error for a bad value v, fail(v, fail_args). A device that checks
+   * without waiting keeps it and raises it at the next sync point (Note [Deferred index errors]
+   * in cuda/deferred_check.cuh); otherwise it sets result[] and the caller raises at once. */
+  kd_status (*fail)(int64_t bad, const int64_t args[3]);
+  int64_t fail_args[3];
 } kd_dev_op;
 
 typedef kd_status (*kd_cpu_device_op_fn)(kd_device dev, kd_dev_op *op);

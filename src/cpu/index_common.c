@@ -23,6 +23,11 @@ static kd_status kd_ix_bad(kd_ix_msg msg, long long bad, long long sz, int dim) 
   }
 }
 
+/* kd_ix_bad for a device check: args = msg, size, dim. */
+static kd_status kd_ix_bad_deferred(int64_t bad, const int64_t args[3]) {
+  return kd_ix_bad((kd_ix_msg)args[0], (long long)bad, (long long)args[1], (int)args[2]);
+}
+
 kd_status kd_ix_prepare(const kd_tensor *index, int64_t size, bool allow_neg, kd_ix_msg msg, int dim,
                         kd_tensor **out) {
   if (index->dtype == KD_DTYPE_I64 && kd_tensor_is_contiguous(index) &&
@@ -51,6 +56,10 @@ kd_status kd_ix_prepare(const kd_tensor *index, int64_t size, bool allow_neg, kd
     d.numel = kd_tensor_numel(r);
     d.i[0] = size;
     d.i[1] = allow_neg;
+    d.fail = kd_ix_bad_deferred;
+    d.fail_args[0] = (int64_t)msg;
+    d.fail_args[1] = size;
+    d.fail_args[2] = dim;
     st = kd_cpu_device_run(kd_tensor_device(r), &d);
     if (st == KD_OK && d.result[0]) st = kd_ix_bad(msg, d.result[1], size, dim);
     if (st != KD_OK) {

@@ -399,6 +399,12 @@ static void kd_nll_dev_release(kd_nll_dev *d) {
   if (d->w) kd_tensor_release(d->w);
 }
 
+/* nllLoss's message for a bad target found on the device. */
+static kd_status kd_nll_bad_target(int64_t bad, const int64_t args[3]) {
+  (void)args;
+  return kd_error(KD_ERR_INDEX, "Target %lld is out of bounds.", (long long)bad);
+}
+
 static kd_status kd_nll_dev_load(const kd_tensor *input, const kd_tensor *target, const kd_tensor *weight,
                                  const kd_nll_geom *g, int64_t ignore, kd_nll_dev *d) {
   memset(d, 0, sizeof *d);
@@ -414,8 +420,9 @@ static kd_status kd_nll_dev_load(const kd_tensor *input, const kd_tensor *target
     o.numel = g->n * g->d;
     o.i[0] = g->c;
     o.i[1] = ignore;
+    o.fail = kd_nll_bad_target;
     st = kd_cpu_device_run(kd_tensor_device(input), &o);
-    if (st == KD_OK && o.result[0]) st = kd_error(KD_ERR_INDEX, "Target %lld is out of bounds.", (long long)o.result[1]);
+    if (st == KD_OK && o.result[0]) st = kd_nll_bad_target(o.result[1], o.fail_args);
   }
   if (st != KD_OK) kd_nll_dev_release(d);
   return st;

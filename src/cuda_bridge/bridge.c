@@ -25,6 +25,7 @@
  * Temporaries keep src's own shape and dtype, so no more bytes than src's cross the bus. */
 #define _GNU_SOURCE
 #include "cuda_bridge/bridge.h"
+#include "cuda_bridge/deferred_check.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -118,8 +119,10 @@ static kd_status kd_cuda_be_memcpy(void *dst, kd_device dst_dev, const void *src
     KD_CUDA_TRY(kd_cuda->memcpy_h2d_async(dst_dev.index, dst, src, n));
   else if (dst_dev.type == KD_DEVICE_CUDA)
     KD_CUDA_TRY(kd_cuda->memcpy_h2d(dst_dev.index, dst, src, n));
-  else if (src_dev.type == KD_DEVICE_CUDA)
+  else if (src_dev.type == KD_DEVICE_CUDA) { /* a sync point: deferred index errors surface here */
     KD_CUDA_TRY(kd_cuda->memcpy_d2h(src_dev.index, dst, src, n));
+    return kd_cuda_deferred_take(src_dev.index);
+  }
   else
     memmove(dst, src, n);
   return KD_OK;
@@ -127,7 +130,7 @@ static kd_status kd_cuda_be_memcpy(void *dst, kd_device dst_dev, const void *src
 
 static kd_status kd_cuda_be_synchronize(int index) {
   KD_CUDA_TRY(kd_cuda->synchronize(index));
-  return KD_OK;
+  return kd_cuda_deferred_take(index);
 }
 
 static const kd_device_backend kd_cuda_backend = {
@@ -553,6 +556,11 @@ static kd_status kd_cuda_dev_op(kd_device dev, kd_dev_op *d) {
     o->data[0] = d->data;
     o->dtypes[0] = (int32_t)KD_DTYPE_I64;
   }
+  /* index checks report at the next sync point (an index list into an empty dim cannot be
+   * clamped into range: checked at once) */
+  if ((d->kind == KD_DEV_OP_IX_CHECK || d->kind == KD_DEV_OP_NLL_CHECK) && d->fail && d->numel > 0 &&
+      !(d->kind == KD_DEV_OP_IX_CHECK && d->i[0] <= 0))
+    (void)kd_cuda_deferred_begin(kd_cuda, dev.index, d->fail, d->fail_args, &o->i[2], &o->i[3]);
   kd_cuda_status cs = kd_cuda->op(dev.index, o);
   if (cs != KD_CUDA_OK) st = kd_cuda_fail(cs);
   d->result[0] = o->result[0];
@@ -836,7 +844,7 @@ kd_status kd_cuda_get_properties(int index, kd_cuda_properties *out) {
 kd_status kd_cuda_synchronize(int index) {
   KD_TRY(kd_cuda_bridge_load());
   KD_CUDA_TRY(kd_cuda->synchronize(index));
-  return KD_OK;
+  return kd_cuda_deferred_take(index);
 }
 
 /* ---- streams, events, memory, pinned memory ---- */

@@ -10,6 +10,7 @@
 
 #include "core/device.h"
 #include "cuda_bridge/bridge.h"
+#include "cuda_bridge/deferred_check.h"
 #include "napi/napi_util.h"
 
 /* Reads an optional device argument into *out. Returns a non-NULL value on success, NULL with

@@ -99,6 +99,7 @@ static void kd_cuda_job_call_js(napi_env env, napi_value js_cb, void *context, v
     if (cs != KD_CUDA_OK) st = kd_cuda_status_error(cs);
     else if (__atomic_load_n(&j->state, __ATOMIC_ACQUIRE) == KD_JOB_FAULTED)
       st = kd_error(KD_ERR_CUDA, "CUDA error: device %d faulted before this work completed", j->device);
+    else st = kd_cuda_deferred_take(j->device); /* a sync point (Note [Deferred index errors]) */
   }
   napi_value result = NULL;
   if (st == KD_OK && j->want_buffer) {

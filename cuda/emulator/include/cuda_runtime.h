@@ -265,6 +265,7 @@ static inline long long clock64(void) { return kd_emu::clock64(); }
 static inline void __trap(void) { kd_emu::trap(); }
 static inline void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_block(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __threadfence_system(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 template <typename T>
 static inline T kd_emu_shfl(unsigned mask, T v, int src) {
