@@ -332,6 +332,7 @@ const CODE_RULES = [
 function codesForTorchError(e) {
   if (/Expected reduction dim/.test(e.message)) return ['KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH', 'KD_INDEX_OUT_OF_RANGE'];
   if (e.type === 'IndexError') return ['KD_INDEX_OUT_OF_RANGE'];
+  if (/LinAlgError/.test(e.type)) return ['KD_LINALG_ERROR'];
   for (const [re, codes] of CODE_RULES) if (re.test(e.message)) return codes;
   return ['KD_INVALID_ARGUMENT'];
 }
@@ -343,7 +344,7 @@ function isTorchUnimplemented(e) {
 
 const ALL_CODES = new Set(['KD_INVALID_ARGUMENT', 'KD_INVALID_TYPE', 'KD_SHAPE_MISMATCH', 'KD_DTYPE_MISMATCH',
   'KD_DEVICE_MISMATCH', 'KD_INDEX_OUT_OF_RANGE', 'KD_OUT_OF_MEMORY', 'KD_DISPOSED', 'KD_NOT_SUPPORTED',
-  'KD_CUDA_UNAVAILABLE', 'KD_CUDA_ERROR', 'KD_CUDA_OOM']);
+  'KD_CUDA_UNAVAILABLE', 'KD_CUDA_ERROR', 'KD_CUDA_OOM', 'KD_LINALG_ERROR']);
 
 /** Asserts that err is a kindling error: an Error with a known code of the right class. */
 function assertKdError(err, codes, what = '') {

@@ -65,7 +65,9 @@ for (const e of oplist) {
       flags: [...base.flags, 'KD_OP_FLAG_INPLACE'], doc: `In-place ${e.name}: ${e.doc}` });
   }
 }
-ops.forEach((o, i) => { o.id = i; o.cname = o.name.replace('.', '_'); o.jsname = o.name.split('.')[0]; });
+// `jsname` (optional): the JS name when it differs from the op's name, for ops that share a JS
+// name with another op in another namespace (kd.linalg.norm is op 'linalgNorm', kd.norm is 'norm').
+ops.forEach((o, i) => { o.id = i; o.cname = o.name.replace('.', '_'); o.jsname = o.jsname || o.name.split('.')[0]; });
 {
   const seen = new Map();
   for (const o of ops) {
@@ -98,12 +100,12 @@ const autocastMissing = { cpu: [], cuda: [] };
     if (o.inplace) continue;
     for (const dev of AUTOCAST_DEVS) {
       const own = o.autocast0 && o.autocast0[dev];
-      const pol = own !== undefined ? own : byName[dev].get(o.jsname);
+      const pol = own !== undefined ? own : byName[dev].get(o.name.split('.')[0]);
       if (pol && !AUTOCAST_C[pol]) throw new Error(`op '${o.name}': unknown autocast policy '${pol}'`);
       if (pol) o.autocast[dev] = pol;
     }
   }
-  const have = new Set(ops.map((o) => o.jsname));
+  const have = new Set(ops.map((o) => o.name.split('.')[0]));
   for (const dev of AUTOCAST_DEVS) autocastMissing[dev] = [...byName[dev].keys()].filter((n) => !have.has(n));
 }
 const hasAutocast = (o) => Object.keys(o.autocast).length > 0;
@@ -216,7 +218,8 @@ function jsGroups() {
   const groups = new Map();
   for (const o of ops) {
     for (const v of o.variants) {
-      const key = `${v}:${o.jsname}`;
+      // an op renamed by `jsname` lives in its own namespace: its group is keyed by it
+      const key = o.jsname !== o.name.split('.')[0] ? `${v}:${o.ns[0]}.${o.jsname}` : `${v}:${o.jsname}`;
       if (!groups.has(key)) groups.set(key, { variant: v, name: o.jsname, overloads: [] });
       groups.get(key).overloads.push(o);
     }
