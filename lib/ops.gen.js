@@ -357,35 +357,35 @@ module.exports = function install(Tensor, kd, N, rt) {
     "method:slogdet": [{ name: "slogdet", fn: N["slogdet"], ret: "tuple", names: ["sign","logabsdet"], args: [["self", "Tensor", false, false]] }],
     "function:logdet": [{ name: "logdet", fn: N["logdet"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
     "method:logdet": [{ name: "logdet", fn: N["logdet"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
-    "function:inv": [{ name: "linalgInv", fn: N["linalgInv"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:linalg.inv": [{ name: "linalgInv", fn: N["linalgInv"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
     "function:inverse": [{ name: "inverse", fn: N["inverse"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
     "method:inverse": [{ name: "inverse", fn: N["inverse"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
-    "function:solve": [{ name: "linalgSolve", fn: N["linalgSolve"], ret: "tensor", args: [["self", "Tensor", false, false], ["B", "Tensor", false, false], ["left", "bool", true, true]] }],
+    "function:linalg.solve": [{ name: "linalgSolve", fn: N["linalgSolve"], ret: "tensor", args: [["self", "Tensor", false, false], ["B", "Tensor", false, false], ["left", "bool", true, true]] }],
     "function:linalgSolveMatrix": [{ name: "linalgSolveMatrix", fn: N["linalgSolveMatrix"], ret: "tensor", args: [["self", "Tensor", false, false], ["B", "Tensor", false, false], ["left", "bool", false, false]] }],
-    "function:solveTriangular": [{ name: "linalgSolveTriangular", fn: N["linalgSolveTriangular"], ret: "tensor", args: [["self", "Tensor", false, false], ["B", "Tensor", false, false], ["upper", "bool", true, false], ["left", "bool", true, true], ["unitriangular", "bool", true, true]] }],
-    "function:cholesky": [{ name: "linalgCholesky", fn: N["linalgCholesky"], ret: "tensor", args: [["self", "Tensor", false, false], ["upper", "bool", true, true]] }],
+    "function:linalg.solveTriangular": [{ name: "linalgSolveTriangular", fn: N["linalgSolveTriangular"], ret: "tensor", args: [["self", "Tensor", false, false], ["B", "Tensor", false, false], ["upper", "bool", true, false], ["left", "bool", true, true], ["unitriangular", "bool", true, true]] }],
+    "function:linalg.cholesky": [{ name: "linalgCholesky", fn: N["linalgCholesky"], ret: "tensor", args: [["self", "Tensor", false, false], ["upper", "bool", true, true]] }],
     "function:cholesky": [{ name: "cholesky", fn: N["cholesky"], ret: "tensor", args: [["self", "Tensor", false, false], ["upper", "bool", false, true]] }],
     "method:cholesky": [{ name: "cholesky", fn: N["cholesky"], ret: "tensor", args: [["self", "Tensor", false, false], ["upper", "bool", false, true]] }],
-    "function:qr": [{ name: "linalgQr", fn: N["linalgQr"], ret: "tuple", names: ["Q","R"], args: [["self", "Tensor", false, false], ["mode", "str", false, true]] }],
+    "function:linalg.qr": [{ name: "linalgQr", fn: N["linalgQr"], ret: "tuple", names: ["Q","R"], args: [["self", "Tensor", false, false], ["mode", "str", false, true]] }],
     "function:qr": [{ name: "qr", fn: N["qr"], ret: "tuple", names: ["Q","R"], args: [["self", "Tensor", false, false], ["some", "bool", false, true]] }],
     "method:qr": [{ name: "qr", fn: N["qr"], ret: "tuple", names: ["Q","R"], args: [["self", "Tensor", false, false], ["some", "bool", false, true]] }],
-    "function:svd": [{ name: "linalgSvd", fn: N["linalgSvd"], ret: "tuple", names: ["U","S","Vh"], args: [["self", "Tensor", false, false], ["fullMatrices", "bool", false, true], ["driver", "str?", true, true]] }],
+    "function:linalg.svd": [{ name: "linalgSvd", fn: N["linalgSvd"], ret: "tuple", names: ["U","S","Vh"], args: [["self", "Tensor", false, false], ["fullMatrices", "bool", false, true], ["driver", "str?", true, true]] }],
     "function:svd": [{ name: "svd", fn: N["svd"], ret: "tuple", names: ["U","S","V"], args: [["self", "Tensor", false, false], ["some", "bool", false, true], ["computeUv", "bool", false, true]] }],
     "method:svd": [{ name: "svd", fn: N["svd"], ret: "tuple", names: ["U","S","V"], args: [["self", "Tensor", false, false], ["some", "bool", false, true], ["computeUv", "bool", false, true]] }],
-    "function:svdvals": [{ name: "linalgSvdvals", fn: N["linalgSvdvals"], ret: "tensor", args: [["self", "Tensor", false, false], ["driver", "str?", true, true]] }],
-    "function:eigh": [{ name: "linalgEigh", fn: N["linalgEigh"], ret: "tuple", names: ["eigenvalues","eigenvectors"], args: [["self", "Tensor", false, false], ["UPLO", "str", false, true]] }],
-    "function:eigvalsh": [{ name: "linalgEigvalsh", fn: N["linalgEigvalsh"], ret: "tensor", args: [["self", "Tensor", false, false], ["UPLO", "str", false, true]] }],
-    "function:lstsq": [{ name: "linalgLstsq", fn: N["linalgLstsq"], ret: "tuple", names: ["solution","residuals","rank","singularValues"], args: [["self", "Tensor", false, false], ["b", "Tensor", false, false], ["rcond", "float?", false, true], ["driver", "str?", true, true]] }],
-    "function:pinv": [{ name: "linalgPinv", fn: N["linalgPinv"], ret: "tensor", args: [["self", "Tensor", false, false], ["atol", "float?", true, true], ["rtol", "float?", true, true], ["hermitian", "bool", true, true]] }],
+    "function:linalg.svdvals": [{ name: "linalgSvdvals", fn: N["linalgSvdvals"], ret: "tensor", args: [["self", "Tensor", false, false], ["driver", "str?", true, true]] }],
+    "function:linalg.eigh": [{ name: "linalgEigh", fn: N["linalgEigh"], ret: "tuple", names: ["eigenvalues","eigenvectors"], args: [["self", "Tensor", false, false], ["UPLO", "str", false, true]] }],
+    "function:linalg.eigvalsh": [{ name: "linalgEigvalsh", fn: N["linalgEigvalsh"], ret: "tensor", args: [["self", "Tensor", false, false], ["UPLO", "str", false, true]] }],
+    "function:linalg.lstsq": [{ name: "linalgLstsq", fn: N["linalgLstsq"], ret: "tuple", names: ["solution","residuals","rank","singularValues"], args: [["self", "Tensor", false, false], ["b", "Tensor", false, false], ["rcond", "float?", false, true], ["driver", "str?", true, true]] }],
+    "function:linalg.pinv": [{ name: "linalgPinv", fn: N["linalgPinv"], ret: "tensor", args: [["self", "Tensor", false, false], ["atol", "float?", true, true], ["rtol", "float?", true, true], ["hermitian", "bool", true, true]] }],
     "function:pinverse": [{ name: "pinverse", fn: N["pinverse"], ret: "tensor", args: [["self", "Tensor", false, false], ["rcond", "float", false, true]] }],
     "method:pinverse": [{ name: "pinverse", fn: N["pinverse"], ret: "tensor", args: [["self", "Tensor", false, false], ["rcond", "float", false, true]] }],
-    "function:matrixRank": [{ name: "linalgMatrixRank", fn: N["linalgMatrixRank"], ret: "tensor", args: [["self", "Tensor", false, false], ["atol", "float?", true, true], ["rtol", "float?", true, true], ["hermitian", "bool", true, true]] }],
-    "function:vectorNorm": [{ name: "linalgVectorNorm", fn: N["linalgVectorNorm"], ret: "tensor", args: [["self", "Tensor", false, false], ["ord", "float", false, true], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
-    "function:matrixNorm": [{ name: "linalgMatrixNorm", fn: N["linalgMatrixNorm"], ret: "tensor", args: [["self", "Tensor", false, false], ["ord", "float", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] },
+    "function:linalg.matrixRank": [{ name: "linalgMatrixRank", fn: N["linalgMatrixRank"], ret: "tensor", args: [["self", "Tensor", false, false], ["atol", "float?", true, true], ["rtol", "float?", true, true], ["hermitian", "bool", true, true]] }],
+    "function:linalg.vectorNorm": [{ name: "linalgVectorNorm", fn: N["linalgVectorNorm"], ret: "tensor", args: [["self", "Tensor", false, false], ["ord", "float", false, true], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
+    "function:linalg.matrixNorm": [{ name: "linalgMatrixNorm", fn: N["linalgMatrixNorm"], ret: "tensor", args: [["self", "Tensor", false, false], ["ord", "float", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] },
       { name: "linalgMatrixNorm.strOrd", fn: N["linalgMatrixNorm.strOrd"], ret: "tensor", args: [["self", "Tensor", false, false], ["ord", "str", false, true], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
-    "function:norm": [{ name: "linalgNorm", fn: N["linalgNorm"], ret: "tensor", args: [["self", "Tensor", false, false], ["ord", "float?", false, true], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] },
+    "function:linalg.norm": [{ name: "linalgNorm", fn: N["linalgNorm"], ret: "tensor", args: [["self", "Tensor", false, false], ["ord", "float?", false, true], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] },
       { name: "linalgNorm.ordStr", fn: N["linalgNorm.ordStr"], ret: "tensor", args: [["self", "Tensor", false, false], ["ord", "str", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
-    "function:cross": [{ name: "linalgCross", fn: N["linalgCross"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false], ["dim", "int", true, true]] }],
+    "function:linalg.cross": [{ name: "linalgCross", fn: N["linalgCross"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false], ["dim", "int", true, true]] }],
     "function:cross": [{ name: "cross", fn: N["cross"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false], ["dim", "int?", false, true]] }],
     "method:cross": [{ name: "cross", fn: N["cross"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false], ["dim", "int?", false, true]] }],
     "function:linalgQrBackward": [{ name: "linalgQrBackward", fn: N["linalgQrBackward"], ret: "tensor", args: [["gradQ", "Tensor", false, false], ["gradR", "Tensor", false, false], ["Q", "Tensor", false, false], ["R", "Tensor", false, false], ["mode", "str", false, false]] }],
@@ -3137,7 +3137,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["linalgInv"](a0._h); return h === a0._h ? a0 : new Tensor(h);
   }
-    return rt.invoke(G["function:inv"], null, arguments);
+    return rt.invoke(G["function:linalg.inv"], null, arguments);
   };
   kd.inverse = function inverse(a0) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -3161,7 +3161,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a1 instanceof Tensor)) break fast;
     const h = N["linalgSolve"](a0._h, a1._h, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
   }
-    return rt.invoke(G["function:solve"], null, arguments);
+    return rt.invoke(G["function:linalg.solve"], null, arguments);
   };
   rt.namespace(kd, "_internal").linalgSolveMatrix = function linalgSolveMatrix(a0, a1, a2) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -3180,7 +3180,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a1 instanceof Tensor)) break fast;
     const h = N["linalgSolveTriangular"](a0._h, a1._h, undefined, undefined, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
   }
-    return rt.invoke(G["function:solveTriangular"], null, arguments);
+    return rt.invoke(G["function:linalg.solveTriangular"], null, arguments);
   };
   rt.namespace(kd, "linalg").cholesky = function cholesky(a0) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -3188,7 +3188,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["linalgCholesky"](a0._h, undefined); return h === a0._h ? a0 : new Tensor(h);
   }
-    return rt.invoke(G["function:cholesky"], null, arguments);
+    return rt.invoke(G["function:linalg.cholesky"], null, arguments);
   };
   kd.cholesky = function cholesky(a0, a1) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -3214,7 +3214,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (a1 !== null && typeof a1 === 'object') break fast;
     return rt.wrapTuple(N["linalgQr"](a0._h, a1), ["Q","R"]);
   }
-    return rt.invoke(G["function:qr"], null, arguments);
+    return rt.invoke(G["function:linalg.qr"], null, arguments);
   };
   kd.qr = function qr(a0, a1) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -3240,7 +3240,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (a1 !== null && typeof a1 === 'object') break fast;
     return rt.wrapTuple(N["linalgSvd"](a0._h, a1, undefined), ["U","S","Vh"]);
   }
-    return rt.invoke(G["function:svd"], null, arguments);
+    return rt.invoke(G["function:linalg.svd"], null, arguments);
   };
   kd.svd = function svd(a0, a1, a2) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -3267,7 +3267,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["linalgSvdvals"](a0._h, undefined); return h === a0._h ? a0 : new Tensor(h);
   }
-    return rt.invoke(G["function:svdvals"], null, arguments);
+    return rt.invoke(G["function:linalg.svdvals"], null, arguments);
   };
   rt.namespace(kd, "linalg").eigh = function eigh(a0, a1) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -3276,7 +3276,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (a1 !== null && typeof a1 === 'object') break fast;
     return rt.wrapTuple(N["linalgEigh"](a0._h, a1), ["eigenvalues","eigenvectors"]);
   }
-    return rt.invoke(G["function:eigh"], null, arguments);
+    return rt.invoke(G["function:linalg.eigh"], null, arguments);
   };
   rt.namespace(kd, "linalg").eigvalsh = function eigvalsh(a0, a1) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -3285,7 +3285,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (a1 !== null && typeof a1 === 'object') break fast;
     const h = N["linalgEigvalsh"](a0._h, a1); return h === a0._h ? a0 : new Tensor(h);
   }
-    return rt.invoke(G["function:eigvalsh"], null, arguments);
+    return rt.invoke(G["function:linalg.eigvalsh"], null, arguments);
   };
   rt.namespace(kd, "linalg").lstsq = function lstsq(a0, a1, a2) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -3295,7 +3295,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (a2 !== null && typeof a2 === 'object') break fast;
     return rt.wrapTuple(N["linalgLstsq"](a0._h, a1._h, a2, undefined), ["solution","residuals","rank","singularValues"]);
   }
-    return rt.invoke(G["function:lstsq"], null, arguments);
+    return rt.invoke(G["function:linalg.lstsq"], null, arguments);
   };
   rt.namespace(kd, "linalg").pinv = function pinv(a0) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -3303,7 +3303,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["linalgPinv"](a0._h, undefined, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
   }
-    return rt.invoke(G["function:pinv"], null, arguments);
+    return rt.invoke(G["function:linalg.pinv"], null, arguments);
   };
   kd.pinverse = function pinverse(a0, a1) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -3328,19 +3328,19 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a0 instanceof Tensor)) break fast;
     const h = N["linalgMatrixRank"](a0._h, undefined, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
   }
-    return rt.invoke(G["function:matrixRank"], null, arguments);
+    return rt.invoke(G["function:linalg.matrixRank"], null, arguments);
   };
   rt.namespace(kd, "linalg").vectorNorm = function vectorNorm() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
-    return rt.invoke(G["function:vectorNorm"], null, arguments);
+    return rt.invoke(G["function:linalg.vectorNorm"], null, arguments);
   };
   rt.namespace(kd, "linalg").matrixNorm = function matrixNorm() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
-    return rt.invoke(G["function:matrixNorm"], null, arguments);
+    return rt.invoke(G["function:linalg.matrixNorm"], null, arguments);
   };
   rt.namespace(kd, "linalg").norm = function norm() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
-    return rt.invoke(G["function:norm"], null, arguments);
+    return rt.invoke(G["function:linalg.norm"], null, arguments);
   };
   rt.namespace(kd, "linalg").cross = function cross(a0, a1) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
@@ -3349,7 +3349,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (!(a1 instanceof Tensor)) break fast;
     const h = N["linalgCross"](a0._h, a1._h, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
   }
-    return rt.invoke(G["function:cross"], null, arguments);
+    return rt.invoke(G["function:linalg.cross"], null, arguments);
   };
   kd.cross = function cross(a0, a1, a2) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

@@ -21,7 +21,7 @@ const NONDIFF = {
   bitwiseOr: 'integer/bool-only op (PyTorch refuses floating inputs)',
   bitwiseXor: 'integer/bool-only op (PyTorch refuses floating inputs)',
   bitwiseNot: 'integer/bool-only op (PyTorch refuses floating inputs)',
-  argmax: INT, argmin: INT, argsort: INT, countNonzero: INT, nonzero: INT, oneHot: INT,
+  argmax: INT, argmin: INT, argsort: INT, countNonzero: INT, nonzero: INT, oneHot: INT, linalgMatrixRank: INT,
   unique: "PyTorch has no derivative either (_unique2: 'not implemented' at backward); kept nondiff so " +
     'the forward runs on tensors that require grad, its values never require grad',
   sgdStep_: OPTIM, foreachSgdStep_: OPTIM, adamStep_: OPTIM, foreachAdamStep_: OPTIM, adamwStep_: OPTIM,
@@ -94,7 +94,7 @@ describe('autograd: nondiff ops', function () {
       logicalNot: () => kd.logicalNot(a), isnan: () => kd.isnan(a), isinf: () => kd.isinf(a), isfinite: () => kd.isfinite(a),
       isposinf: () => kd.isposinf(a), isneginf: () => kd.isneginf(a), all: () => kd.all(a), any: () => kd.any(a),
       argmax: () => kd.argmax(a), argmin: () => kd.argmin(a, 1), argsort: () => kd.argsort(a),
-      countNonzero: () => kd.countNonzero(a), nonzero: () => kd.nonzero(a),
+      countNonzero: () => kd.countNonzero(a), nonzero: () => kd.nonzero(a), linalgMatrixRank: () => kd.linalg.matrixRank(a),
     };
     for (const [name, reason] of Object.entries(NONDIFF)) {
       if (reason !== BOOL && reason !== INT) continue;

@@ -220,7 +220,7 @@ function jsGroups() {
     for (const v of o.variants) {
       // an op renamed by `jsname` lives in its own namespace: its group is keyed by it
       const key = o.jsname !== o.name.split('.')[0] ? `${v}:${o.ns[0]}.${o.jsname}` : `${v}:${o.jsname}`;
-      if (!groups.has(key)) groups.set(key, { variant: v, name: o.jsname, overloads: [] });
+      if (!groups.has(key)) groups.set(key, { key, variant: v, name: o.jsname, overloads: [] });
       groups.get(key).overloads.push(o);
     }
   }
@@ -280,10 +280,10 @@ function genJS() {
   s += `// positional calls; everything else (options objects, varargs shapes, errors) goes\n`;
   s += `// through rt.invoke, which binds arguments by the op's schema (lib/args.js).\n'use strict';\n\n`;
   s += `module.exports = function install(Tensor, kd, N, rt) {\n  const G = {\n`;
-  for (const g of jsGroups()) s += `    ${JSON.stringify(g.variant + ':' + g.name)}: [${g.overloads.map(jsSchema).join(',\n      ')}],\n`;
+  for (const g of jsGroups()) s += `    ${JSON.stringify(g.key)}: [${g.overloads.map(jsSchema).join(',\n      ')}],\n`;
   s += '  };\n';
   for (const g of jsGroups()) {
-    const key = JSON.stringify(g.variant + ':' + g.name);
+    const key = JSON.stringify(g.key);
     const fast = jsFast(g);
     const params = fast ? fast.names.join(', ') : '';
     const nss = g.variant === 'function' ? [...new Set(g.overloads.flatMap((o) => o.ns))] : [];
@@ -437,7 +437,8 @@ function genDocs() {
     const cpu = o.composite ? 'composite' : o.generic ? 'generic' : o.cpu ? 'kernel' : '-';
     const cuda = o.composite ? 'composite' : o.generic ? 'generic'
       : (o.cpu && shared.has(o.cpu)) || direct.has(o.cname) ? 'kernel*' : '-';
-    const set = dts.get(o.name) || dts.get(o.name.split('.')[0] + (o.inplace ? '_' : '')) || new Set();
+    const path = o.jsname !== o.name.split('.')[0] ? `${o.ns[0]}.${o.jsname}${o.name.includes('.') ? o.name.slice(o.name.indexOf('.')) : ''}` : o.name;
+    const set = dts.get(path) || dts.get(o.name.split('.')[0] + (o.inplace ? '_' : '')) || new Set();
     const dt = DTYPE_ORDER.filter((d) => set.has(d)).map((d) => DTYPE_SHORT[d]).join(' ') || '-';
     s += `| \`${o.name}\` | \`${o.args.map((a) => `${a.kwonly ? '*' : ''}${a.type} ${a.name}${a.def !== undefined ? '=' + a.def : ''}`).join(', ')}\` | ${o.kind} | ${forms} | ${dt} | ${cpu} | ${cuda} | ${AUTOCAST_DEVS.filter((d) => o.autocast[d]).map((d) => `${d}: ${o.autocast[d]}`).join('; ') || '-'} | ${o.doc} |\n`;
   }

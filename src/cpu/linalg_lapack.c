@@ -297,6 +297,8 @@ static kd_status la_solve(kd_tensor *A, kd_tensor *Bm, bool left, kd_value *outs
 
 static kd_status la_cholesky(int code, kd_tensor *A, bool upper, kd_value *outs) {
   const char *fn = code == KD_LAPACK_CHOLESKY ? "linalg.cholesky" : "cholesky";
+  if (code == KD_LAPACK_CHOLESKY_OLD && A->ndim >= 2 && !kd_dtype_is_float(A->dtype))
+    return kd_error(KD_ERR_NOT_SUPPORTED, "\"cholesky_cpu\" not implemented for '%s'", kd_cpu_torch_name(A->dtype));
   KD_TRY(la_check_matrix(fn, A, true));
   int64_t n = A->sizes[A->ndim - 1], B = la_batch(A);
   KD_TRY(la_check_int(fn, n));
@@ -535,6 +537,29 @@ static kd_status la_lstsq(kd_tensor *A, kd_tensor *Bm, const kd_value *rcond, co
     return kd_error(KD_ERR_DTYPE, "%s: Expected input and other to have the same dtype, but got input's dtype %s and other's dtype %s",
                     fn, kd_cpu_torch_name(A->dtype), kd_cpu_torch_name(Bm->dtype));
   if (A->ndim < 2) return kd_error(KD_ERR_SHAPE, "%s: input must have at least 2 dimensions.", fn);
+  if (Bm->ndim == A->ndim - 1) { /* a batch of vectors: one-column matrices, the solution squeezed back */
+    if (A->sizes[A->ndim - 2] != Bm->sizes[Bm->ndim - 1])
+      return kd_error(KD_ERR_SHAPE, "%s: input.size(-2) should match other.size(-1)", fn);
+    int64_t sz[KD_MAX_DIMS], sd[KD_MAX_DIMS];
+    memcpy(sz, Bm->sizes, sizeof(int64_t) * (size_t)Bm->ndim);
+    memcpy(sd, Bm->strides, sizeof(int64_t) * (size_t)Bm->ndim);
+    sz[Bm->ndim] = 1;
+    sd[Bm->ndim] = 1;
+    kd_tensor *col = NULL;
+    KD_TRY(kd_tensor_new_view(Bm, sz, sd, Bm->ndim + 1, Bm->offset, &col));
+    kd_status st = la_lstsq(A, col, rcond, driver, outs);
+    kd_tensor_release(col);
+    if (st != KD_OK) return st;
+    kd_tensor *X = outs[0].v.t, *x = NULL;
+    st = kd_tensor_new_view(X, X->sizes, X->strides, X->ndim - 1, X->offset, &x);
+    kd_tensor_release(X);
+    if (st != KD_OK) {
+      for (int i = 1; i < 4; i++) kd_tensor_release(outs[i].v.t);
+      return st;
+    }
+    outs[0] = kd_value_tensor(x);
+    return KD_OK;
+  }
   if (Bm->ndim < 2) return kd_error(KD_ERR_SHAPE, "%s: other must have at least 2 dimensions.", fn);
   if (driver->kind == KD_VALUE_STRING) {
     const char *d = driver->v.str;
@@ -689,8 +714,8 @@ KD_KERNEL(kd_cpu_linalg) {
   (void)ks;
   int code = op->code;
   kd_tensor *A = args[0].v.t;
-  for (int i = 0; i < 2; i++)
-    if ((i == 0 || args[i].kind == KD_VALUE_TENSOR) && kd_tensor_device(args[i].v.t).type != KD_DEVICE_CPU)
+  for (int i = 0; i < 2 && i < op->nargs; i++)
+    if (args[i].kind == KD_VALUE_TENSOR && kd_tensor_device(args[i].v.t).type != KD_DEVICE_CPU)
       return kd_error(KD_ERR_NOT_SUPPORTED, "%s: no kernel for tensors on %s yet", la_fn_name(code),
                       kd_tensor_device(args[i].v.t).type == KD_DEVICE_CUDA ? "CUDA" : "this device");
   if (code == KD_LAPACK_SOLVE_TRIANGULAR)

@@ -769,7 +769,7 @@ static kd_status kd_bw_maskedSelectBackward(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_maskedSelectBackward_spec = {kd_bw_maskedSelectBackward, 0x3u, 0x4u, 0x0u, 0};
 
 static kd_status kd_bw_det(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(1))}), kd_f_neg(c, kd_f_int(1))})), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_call(c, KD_OP_linalgInv, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_out(c, 0)), kd_f_neg(c, kd_f_int(1))}), kd_f_neg(c, kd_f_int(1))}), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_call(c, KD_OP_linalgInv, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})));
   return c->st;
 }
 static const kd_backward_spec kd_bw_det_spec = {kd_bw_det, 0x1u, 0x1u, 0x1u, 1};
@@ -781,10 +781,10 @@ static kd_status kd_bw_slogdet(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_slogdet_spec = {kd_bw_slogdet, 0x1u, 0x1u, 0x0u, 1};
 
 static kd_status kd_bw_logdet(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_neg(c, kd_f_int(1))}), kd_f_neg(c, kd_f_int(1))}), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_call(c, KD_OP_linalgInv, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_isnan, 1, (kd_value[]){kd_f_out(c, 0)}), kd_f_int(0), kd_f_grad(c, 0)}), kd_f_neg(c, kd_f_int(1))}), kd_f_neg(c, kd_f_int(1))}), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_call(c, KD_OP_linalgInv, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})));
   return c->st;
 }
-static const kd_backward_spec kd_bw_logdet_spec = {kd_bw_logdet, 0x1u, 0x1u, 0x0u, 1};
+static const kd_backward_spec kd_bw_logdet_spec = {kd_bw_logdet, 0x1u, 0x1u, 0x1u, 1};
 
 static kd_status kd_bw_linalgInv(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_neg(c, kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})})})));
@@ -860,6 +860,18 @@ static kd_status kd_bw_linalgLstsq(kd_bw_ctx *c) {
   return c->st;
 }
 static const kd_backward_spec kd_bw_linalgLstsq_spec = {kd_bw_linalgLstsq, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_linalgPinv(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_pinvBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_out(c, 0), kd_f_arg(c, 0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_linalgPinv_spec = {kd_bw_linalgPinv, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_pinverse(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_pinvBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_out(c, 0), kd_f_arg(c, 0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_pinverse_spec = {kd_bw_pinverse, 0x1u, 0x1u, 0x1u, 1};
 
 static kd_status kd_bw_softmax(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_out(c, 0), kd_f_binop(c, KD_OP_sub, kd_f_grad(c, 0), kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_out(c, 0)), kd_f_arg(c, 1), kd_f_bool(true), kd_value_none()}))));
@@ -1476,6 +1488,8 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_svd] = &kd_bw_svd_spec,
     [KD_OP_linalgEigh] = &kd_bw_linalgEigh_spec,
     [KD_OP_linalgLstsq] = &kd_bw_linalgLstsq_spec,
+    [KD_OP_linalgPinv] = &kd_bw_linalgPinv_spec,
+    [KD_OP_pinverse] = &kd_bw_pinverse_spec,
     [KD_OP_softmax] = &kd_bw_softmax_spec,
     [KD_OP_logSoftmax] = &kd_bw_logSoftmax_spec,
     [KD_OP_nativeLayerNorm] = &kd_bw_nativeLayerNorm_spec,

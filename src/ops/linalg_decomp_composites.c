@@ -87,11 +87,10 @@ static kd_status lc_solve(kd_scope *s, kd_value *args, kd_tensor **result) {
   kd_tensor *A = args[0].v.t, *B = args[1].v.t;
   bool left = args[2].v.b;
   if (A->ndim < 2) return kd_error(KD_ERR_SHAPE, "linalg.solve: The input tensor A must have at least 2 dimensions.");
-  bool vec = B->ndim == 1;
-  if (B->ndim == A->ndim - 1) {
-    vec = true;
-    for (int d = 0; d < B->ndim; d++) vec = vec && B->sizes[d] == A->sizes[d];
-  }
+  /* PyTorch's linalg_solve_is_vector_rhs */
+  bool vec = B->ndim == A->ndim - 1;
+  for (int d = 0; vec && d < B->ndim; d++) vec = B->sizes[d] == A->sizes[d];
+  vec = vec || B->ndim == 1;
   if (!vec) {
     LC(result, KD_OP_linalgSolveMatrix, V_T(A), V_T(B), V_B(left));
     return KD_OK;
@@ -243,9 +242,9 @@ static kd_status lc_matrix_norm(kd_scope *s, kd_tensor *A, double ord, const cha
                                 (long long)dims[0], (long long)dims[1]);
   bool spectral = str ? !strcmp(str, "nuc") : fabs(ord) == 2;
   if (str && strcmp(str, "fro") && strcmp(str, "nuc"))
-    return kd_error(KD_ERR_INVALID_ARGUMENT, "linalg.matrix_norm: Order %s not supported.", str);
+    return kd_error(KD_ERR_NOT_SUPPORTED, "linalg.matrix_norm: Order %s not supported.", str);
   if (!str && fabs(ord) != 1 && fabs(ord) != 2 && !isinf(ord))
-    return kd_error(KD_ERR_INVALID_ARGUMENT, "linalg.matrix_norm: Order %g not supported.", ord);
+    return kd_error(KD_ERR_NOT_SUPPORTED, "linalg.matrix_norm: Order %g not supported.", ord);
   if (str && !strcmp(str, "fro")) {
     int64_t dd[2] = {d0, d1};
     return lc_vector_norm(s, A, 2, kd_value_intlist(dd, 2), keepdim, dtype, result);

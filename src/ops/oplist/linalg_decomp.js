@@ -13,7 +13,7 @@ const LA = ['linalg'];
 const MT = (x) => `${x}.transpose(-2, -1)`;
 // diag_embed(v): v on the diagonal of a square matrix (tril of triu of the rows v_i)
 const DIAG = (v) => `triu(tril(${v}.unsqueeze(-1) * onesLike(${v}).unsqueeze(-2)))`;
-const UNSQ2 = (x) => `${x}.unsqueeze(-1).unsqueeze(-1)`;
+const UNSQ2 = (x) => `(${x}).unsqueeze(-1).unsqueeze(-1)`;
 // d log|det A| / dA = A^{-T} (det: times det, as PyTorch's linalg_det_backward for invertible A)
 const INV_T = MT('linalgInv(self)');
 
@@ -42,7 +42,7 @@ module.exports = [
     kind: 'linalg', code: 'KD_LAPACK_SLOGDET', cpu: 'kd_cpu_linalg', backward: { self: `${UNSQ2('grad1')} * ${INV_T}` },
     doc: 'Sign and log of the absolute value of the determinant (sign 0, logabsdet -inf for a singular matrix).' },
   { name: 'logdet', args: 'Tensor self', returns: 'Tensor', variants: fn, kind: 'linalg', code: 'KD_LAPACK_LOGDET',
-    cpu: 'kd_cpu_linalg', backward: { self: `${UNSQ2('grad')} * ${INV_T}` },
+    cpu: 'kd_cpu_linalg', backward: { self: `${UNSQ2('where(isnan(result), 0, grad)')} * ${INV_T}` },
     doc: 'Log of the determinant: NaN for a negative determinant, -inf for a singular matrix.' },
 
   // ---- inverse and solves ----
@@ -122,11 +122,14 @@ module.exports = [
     doc: "Least-squares solution of A X = B (driver 'gelsy', PyTorch's CPU default): solution, residuals (empty), rank, singularValues (empty)." },
 
   // ---- pseudo-inverse and rank ----
+  // pinv is a composite below autograd (`generic`) with PyTorch's own pinv_backward, so that its
+  // gradient does not depend on the triangle eigh reads (hermitian=true)
   { name: 'linalgPinv', jsname: 'pinv', args: 'Tensor self, *, float? atol, float? rtol, bool hermitian=false',
-    returns: 'Tensor', variants: ['function'], ns: LA, kind: 'composite', code: 'KD_LACOMP_PINV', composite: 'kd_composite_linalg_pinv',
+    returns: 'Tensor', variants: ['function'], ns: LA, kind: 'composite', code: 'KD_LACOMP_PINV', generic: 'kd_composite_linalg_pinv',
+    backward: { self: 'pinvBackward(grad, result, self)' },
     doc: 'Moore-Penrose pseudo-inverse (SVD, or eigh when hermitian); singular values <= max(atol, rtol * max(S)) are dropped.' },
   { name: 'pinverse', args: 'Tensor self, float rcond=1e-15', returns: 'Tensor', variants: fn, kind: 'composite',
-    code: 'KD_LACOMP_PINVERSE', composite: 'kd_composite_linalg_pinv', doc: 'torch.pinverse: linalg.pinv with rtol=rcond.' },
+    code: 'KD_LACOMP_PINVERSE', generic: 'kd_composite_linalg_pinv', backward: { self: 'pinvBackward(grad, result, self)' }, doc: 'torch.pinverse: linalg.pinv with rtol=rcond.' },
   { name: 'linalgMatrixRank', jsname: 'matrixRank', args: 'Tensor self, *, float? atol, float? rtol, bool hermitian=false',
     returns: 'Tensor', variants: ['function'], ns: LA, kind: 'composite', composite: 'kd_composite_linalg_matrix_rank',
     flags: ['nondiff'], doc: 'Number of singular values > max(atol, rtol * max(S)) (int64).' },
