@@ -204,3 +204,14 @@ describe('linalg: API', function () {
     assert.equal(kd.linalg.slogdet(S).logabsdet.item(), -Infinity);
   });
 });
+
+describe('linalg: autocast', function () {
+  it("CPU autocast runs PyTorch 1.13's float32 linalg ops (inv, cholesky, qr, svd, eigh, eigvalsh) in float32", function () {
+    const A = kd.tensor([[4, 1], [1, 3]]).to({ dtype: 'bfloat16' });
+    assert.throws(() => kd.linalg.inv(A), (e) => e.code === 'KD_NOT_SUPPORTED');
+    kd.autocast({ deviceType: 'cpu' }, () => {
+      for (const r of [kd.linalg.inv(A), kd.inverse(A), kd.linalg.cholesky(A), kd.linalg.qr(A).R, kd.linalg.svd(A).S,
+        kd.linalg.eigh(A).eigenvalues, kd.linalg.eigvalsh(A)]) assert.equal(r.dtype, 'float32');
+    });
+  });
+});
