@@ -1,6 +1,6 @@
 // cuda_emulator.test.js - the emulated GPU (cuda/emulator, KINDLING_CUDA=emulate): its self-test
 // program (CUDA semantics: barriers, shuffles, atomics, launch limits, order, streams, memory,
-// cuBLAS, CUB, sticky faults), the counters that stand in for GPU performance (the launch and
+// cuBLAS, cuSOLVER, CUB, sticky faults), the counters that stand in for GPU performance (the launch and
 // sync counts of the hot ops are pinned: an op that synchronises the device where PyTorch does
 // not is a bug), and its configuration (out-of-memory paths). Runs when the emulated GPU is built
 // (npm run build:emulator); `npm test` runs this file again with KINDLING_CUDA=emulate.
@@ -48,7 +48,7 @@ describe('the emulated GPU', function () {
       });
       assert.equal(r.status, 0, `seed ${seed}:\n${r.stdout}${r.stderr}`);
       assert.match(r.stdout, /^passed: 0 failed$/m);
-      assert.equal((r.stdout.match(/^ok /gm) || []).length, 11, r.stdout);
+      assert.equal((r.stdout.match(/^ok /gm) || []).length, 18, r.stdout);
     }
   });
 

@@ -87,6 +87,15 @@ describe('installation', function () {
       assert.equal(build.isDependencyInstall(ROOT), false);
     });
 
+    it('the CUDA library links cuBLAS, and cuSOLVER once a file of cuda/ includes cusolverDn.h', function () {
+      const pkg = fs.mkdtempSync(path.join(tmp, 'pkg-libs-'));
+      touch(path.join(pkg, 'cuda', 'a.cu'));
+      fs.writeFileSync(path.join(pkg, 'cuda', 'notes.h'), '// cusolverDn.h is not included here\n');
+      assert.deepEqual(build.cudaLibraries(pkg), ['-lcublas']);
+      fs.writeFileSync(path.join(pkg, 'cuda', 'ops_linalg.cu'), '#include <cublas_v2.h>\n#include <cusolverDn.h>\n');
+      assert.deepEqual(build.cudaLibraries(pkg), ['-lcublas', '-lcusolver']);
+    });
+
     // buildCuda with a stand-in nvcc (CUDA_HOME/bin/nvcc) that writes its -o file, in a child
     describe('CUDA object files are deleted once the library is linked', function () {
       function buildWithFakeNvcc(failLink) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Builds the emulated GPU: the same cuda/*.cu sources as the CUDA backend, compiled by the host
 // C++ compiler against cuda/emulator (a CPU implementation of the parts of the CUDA runtime,
-// cuBLAS and CUB they use) into build/Release/libkindling_cuda_emu.so. With KINDLING_CUDA=emulate
+// cuBLAS, cuSOLVER and CUB they use) into build/Release/libkindling_cuda_emu.so. With KINDLING_CUDA=emulate
 // in the environment, kindling loads it as its CUDA backend (docs/CUDA.md, "The emulated GPU").
 // Needs no CUDA toolkit. Incremental: a source is recompiled when it or any header is newer
 // than its object.
@@ -93,12 +93,15 @@ async function main() {
   });
   console.log(`kindling: built ${path.relative(root, out)} (the emulated GPU; use it with KINDLING_CUDA=emulate)`);
   // The emulator's own test program (test/cuda_emulator.test.js runs it): the runtime's objects
-  // and cuda/emulator/test/selftest.cu, without kindling's kernels.
-  const selftest = await compile(path.join(cudaDir, 'emulator', 'test', 'selftest.cu'));
+  // and the .cu files of cuda/emulator/test/, without kindling's kernels.
+  const testDir = path.join(cudaDir, 'emulator', 'test');
+  const selftest = [];
+  for (const f of fs.readdirSync(testDir).filter((x) => x.endsWith('.cu')).sort())
+    selftest.push(await compile(path.join(testDir, f)));
   const runtimeObjs = objs.filter((o) => path.basename(o).startsWith('emulator-'));
   const exe = path.join(root, 'build', 'Release', `kd_emu_selftest${variant ? '_' + variant : ''}`);
   await new Promise((resolve, reject) => {
-    const p = spawn(cxx, [...linkFlags, '-o', exe, selftest, ...runtimeObjs, ...linkLibs], { stdio: 'inherit', cwd: root });
+    const p = spawn(cxx, [...linkFlags, '-o', exe, ...selftest, ...runtimeObjs, ...linkLibs], { stdio: 'inherit', cwd: root });
     p.on('error', reject);
     p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error('linking the self-test failed'))));
   });

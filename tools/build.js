@@ -94,6 +94,15 @@ function findNvcc() {
   return null;
 }
 
+// The CUDA libraries the backend at dir links: cuBLAS always, cuSOLVER when a file of cuda/
+// includes its header (libcusolver is large and pulls in cuSPARSE and cuBLASLt when loaded).
+function cudaLibraries(dir) {
+  const cudaDir = path.join(dir, 'cuda');
+  const usesSolver = fs.readdirSync(cudaDir).filter((f) => /\.(cu|cuh|h)$/.test(f))
+    .some((f) => /#\s*include\s*[<"]cusolverDn\.h[>"]/.test(fs.readFileSync(path.join(cudaDir, f), 'utf8')));
+  return usesSolver ? ['-lcublas', '-lcusolver'] : ['-lcublas'];
+}
+
 // The CUDA backend of the package at dir (its cuda/*.cu) into dir/build/Release.
 function buildCuda(dir = root) {
   const cuda = findNvcc();
@@ -123,7 +132,7 @@ function buildCuda(dir = root) {
       objs.push(obj);
     }
     run(cuda.nvcc, ['-shared', ...gencode, '-o', out, ...objs, '-cudart', 'static',
-      `-L${path.join(cuda.home, 'lib64')}`, '-lcublas', '-Xlinker', `-rpath=${path.join(cuda.home, 'lib64')}`], { cwd: dir });
+      `-L${path.join(cuda.home, 'lib64')}`, ...cudaLibraries(dir), '-Xlinker', `-rpath=${path.join(cuda.home, 'lib64')}`], { cwd: dir });
   } finally {
     fs.rmSync(objDir, { recursive: true, force: true });
   }
@@ -149,4 +158,4 @@ function main() {
 }
 
 if (require.main === module) main();
-module.exports = { buildCuda, pruneBuild, isDependencyInstall, BuildError, RUNTIME_FILES };
+module.exports = { buildCuda, cudaLibraries, pruneBuild, isDependencyInstall, BuildError, RUNTIME_FILES };

@@ -12,16 +12,11 @@
 #include "cublas_v2.h"
 #include "cuda_bf16.h"
 #include "cuda_fp16.h"
+#include "cublas_handle.h"
 #include "emu.h"
 
 #include KD_EMU_CBLAS_HEADER
 
-struct cublasContext {
-  cudaStream_t stream = nullptr;
-  void *workspace = nullptr;
-  size_t workspace_bytes = 0;
-  cublasMath_t math = CUBLAS_DEFAULT_MATH;
-};
 
 cublasStatus_t cublasCreate(cublasHandle_t *h) {
   if (!h) return CUBLAS_STATUS_INVALID_VALUE;

@@ -1,6 +1,7 @@
 /* cublas_v2.h (emulated GPU) - the cuBLAS entry points kindling calls, with cuBLAS's
  * column-major semantics, run on the stream of the handle by cuda/emulator/cublas.cpp over
- * OpenBLAS (float32/float64; 16-bit types accumulate in float32; TF32 rounds the inputs). */
+ * OpenBLAS (float32/float64; 16-bit types accumulate in float32; TF32 rounds the inputs), and
+ * the triangular solves and batched LU routines by cuda/emulator/cublas_lu.cpp over LAPACK. */
 #ifndef KD_EMU_CUBLAS_V2_H
 #define KD_EMU_CUBLAS_V2_H
 
@@ -21,6 +22,9 @@ typedef enum {
 } cublasStatus_t;
 
 typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1, CUBLAS_OP_C = 2 } cublasOperation_t;
+typedef enum { CUBLAS_FILL_MODE_LOWER = 0, CUBLAS_FILL_MODE_UPPER = 1, CUBLAS_FILL_MODE_FULL = 2 } cublasFillMode_t;
+typedef enum { CUBLAS_DIAG_NON_UNIT = 0, CUBLAS_DIAG_UNIT = 1 } cublasDiagType_t;
+typedef enum { CUBLAS_SIDE_LEFT = 0, CUBLAS_SIDE_RIGHT = 1 } cublasSideMode_t;
 
 typedef enum {
   CUDA_R_16F = 2,
@@ -69,5 +73,39 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
                                           long long strideB, const void *beta, void *C, cudaDataType_t Ctype, int ldc,
                                           long long strideC, int batchCount, cublasComputeType_t computeType,
                                           cublasGemmAlgo_t algo);
+
+/* Triangular solves (alpha in host memory) and batched LU: the arrays of matrices are device
+ * arrays of device pointers, read when the call runs on the stream. getrsBatched's info is a host
+ * pointer (the argument check); the others' are device arrays, one per matrix. */
+cublasStatus_t cublasStrsm(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo, cublasOperation_t trans,
+                           cublasDiagType_t diag, int m, int n, const float *alpha, const float *A, int lda, float *B,
+                           int ldb);
+cublasStatus_t cublasDtrsm(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo, cublasOperation_t trans,
+                           cublasDiagType_t diag, int m, int n, const double *alpha, const double *A, int lda, double *B,
+                           int ldb);
+cublasStatus_t cublasStrsmBatched(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
+                                  cublasOperation_t trans, cublasDiagType_t diag, int m, int n, const float *alpha,
+                                  const float *const A[], int lda, float *const B[], int ldb, int batchCount);
+cublasStatus_t cublasDtrsmBatched(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
+                                  cublasOperation_t trans, cublasDiagType_t diag, int m, int n, const double *alpha,
+                                  const double *const A[], int lda, double *const B[], int ldb, int batchCount);
+cublasStatus_t cublasSgetrfBatched(cublasHandle_t handle, int n, float *const A[], int lda, int *P, int *info,
+                                   int batchSize);
+cublasStatus_t cublasDgetrfBatched(cublasHandle_t handle, int n, double *const A[], int lda, int *P, int *info,
+                                   int batchSize);
+cublasStatus_t cublasSgetrsBatched(cublasHandle_t handle, cublasOperation_t trans, int n, int nrhs,
+                                   const float *const Aarray[], int lda, const int *devIpiv, float *const Barray[],
+                                   int ldb, int *info, int batchSize);
+cublasStatus_t cublasDgetrsBatched(cublasHandle_t handle, cublasOperation_t trans, int n, int nrhs,
+                                   const double *const Aarray[], int lda, const int *devIpiv, double *const Barray[],
+                                   int ldb, int *info, int batchSize);
+cublasStatus_t cublasSgetriBatched(cublasHandle_t handle, int n, const float *const A[], int lda, const int *P,
+                                   float *const C[], int ldc, int *info, int batchSize);
+cublasStatus_t cublasDgetriBatched(cublasHandle_t handle, int n, const double *const A[], int lda, const int *P,
+                                   double *const C[], int ldc, int *info, int batchSize);
+cublasStatus_t cublasSmatinvBatched(cublasHandle_t handle, int n, const float *const A[], int lda,
+                                    float *const Ainv[], int lda_inv, int *info, int batchSize);
+cublasStatus_t cublasDmatinvBatched(cublasHandle_t handle, int n, const double *const A[], int lda,
+                                    double *const Ainv[], int lda_inv, int *info, int batchSize);
 
 #endif

@@ -2,9 +2,10 @@
  * depend on it: built-in indices, barriers, warp shuffles, atomics, an H100's launch limits with
  * CUDA's error codes (sticky and not), a varying thread and block order, asynchronous streams
  * (legacy default stream semantics, events, stream waits, host functions, races between streams),
- * device memory rules, cuBLAS and CUB. Written in CUDA C++ with KD_LAUNCH, as kindling's kernels
- * are; it reads the emulator's counters, so it is built for the emulator only: by
- * `node tools/build-emulator.js` as build/Release/kd_emu_selftest, run (with 3 emulated devices)
+ * device memory rules, cuBLAS and CUB (cuSOLVER and cuBLAS's LU routines: selftest_solver.cu).
+ * Written in CUDA C++ with KD_LAUNCH, as kindling's kernels are; it reads the emulator's
+ * counters, so it is built for the emulator only: by `node tools/build-emulator.js` (with every
+ * .cu file of this folder) as build/Release/kd_emu_selftest, run (with 3 emulated devices)
  * by test/cuda_emulator.test.js. Prints one line per check; exits 1 if any failed. */
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
@@ -21,38 +22,11 @@
 #include <vector>
 
 #include "kd_cuda_internal.h"
+#include "selftest.h"
 
 extern "C" int kd_cuda_emulator_stats(kd_cuda_emu_stats *out);
 
-static int g_failed = 0;
-#define CHECK(cond, ...)                          \
-  do {                                            \
-    if (!(cond)) {                                \
-      printf("FAIL %s:%d: ", __func__, __LINE__); \
-      printf(__VA_ARGS__);                        \
-      printf("\n");                               \
-      g_failed++;                                 \
-      return;                                     \
-    }                                             \
-  } while (0)
-#define CK(call) CHECK((call) == cudaSuccess, "%s: %s", #call, cudaGetErrorName(cudaGetLastError()))
-
-template <typename T>
-struct dev_buf {
-  T *p = nullptr;
-  size_t n;
-  explicit dev_buf(size_t count) : n(count) {
-    if (cudaMalloc(&p, n * sizeof(T)) != cudaSuccess) p = nullptr;
-    if (p) cudaMemset(p, 0, n * sizeof(T));
-  }
-  ~dev_buf() { cudaFree(p); }
-  std::vector<T> get() const {
-    std::vector<T> v(n);
-    cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost);
-    return v;
-  }
-  void put(const std::vector<T> &v) { cudaMemcpy(p, v.data(), n * sizeof(T), cudaMemcpyHostToDevice); }
-};
+int g_failed = 0;
 
 /* ---- built-in variables ---- */
 __global__ void k_ids(unsigned *out) {
@@ -545,7 +519,14 @@ int main() {
   test_memory();
   test_cublas();
   test_cub();
+  test_cusolver_lu();
+  test_cusolver_cholesky();
+  test_cusolver_qr();
+  test_cusolver_svd();
+  test_cusolver_eig();
+  test_cublas_lu();
   test_faults();
+  test_solver_array_fault(); /* leaves device 0 faulted */
   printf("%s: %d failed\n", g_failed ? "FAILED" : "passed", g_failed);
   return g_failed ? 1 : 0;
 }
