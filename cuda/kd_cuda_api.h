@@ -217,6 +217,18 @@ enum kd_cuda_op_kind {
    * code KD_AMP_UPDATE_SCALE, no iteration: i[0] = addr scale (float32), i[1] = addr growth
    * tracker (int32), i[2] = addr found_inf, i[3] = growthInterval; d[0] = growth, d[1] = backoff. */
   KD_CUDA_OP_AMP = 46,
+  /* kd.linalg's factorizations through cuSOLVER (ops_linalg.cu): contiguous column-major batches
+   * of n x n matrices of dtype (float32/float64). LU code 0: getrf of data[0] in place, int32
+   * pivots to data[1] (batch x n), int32 infos to data[2] (batch); code 1: getrs, data[2] (n x k
+   * per matrix) = A^{-1} data[2] from data[0] and data[1]. i[] = n, batch, k. CHOLESKY: potrf
+   * (lower) of data[0] in place, infos to data[1]; i[] = n, batch. getrf/potrf: result[0] = 1 +
+   * the first matrix whose info is > 0 (0: none), result[1] = its info (synchronous). 49..51
+   * (QR, SVD, eigh) are reserved for the other factorizations. */
+  KD_CUDA_OP_LINALG_LU = 47,
+  KD_CUDA_OP_LINALG_CHOLESKY = 48,
+  KD_CUDA_OP_LINALG_QR = 49,
+  KD_CUDA_OP_LINALG_SVD = 50,
+  KD_CUDA_OP_LINALG_EIGH = 51,
 
   /* ---- shape, factory, padding, loss and activation-backward kinds (cuda/ops_shape.cu,
    * ops_pad.cu, ops_loss.cu). "addr" = a device address carried in an i[] slot. ---- */

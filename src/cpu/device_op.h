@@ -18,6 +18,10 @@ enum { KD_DEV_OP_SORT = 40, KD_DEV_OP_UNIQUE = 41, KD_DEV_OP_MEDIAN = 42, KD_DEV
 /* gradient scaling (src/cpu/amp.c): code KD_AMP_UNSCALE over one gradient's iteration, or
  * KD_AMP_UPDATE_SCALE with no iteration; device addresses in i[] (see KD_CUDA_OP_AMP). */
 enum { KD_DEV_OP_AMP = 46 };
+/* kd.linalg's factorizations (src/cpu/linalg_lapack.c; KD_CUDA_OP_LINALG_* in cuda/kd_cuda_api.h):
+ * pointer operands as the kinds 40..63. */
+enum { KD_DEV_OP_LINALG_LU = 47, KD_DEV_OP_LINALG_CHOLESKY = 48, KD_DEV_OP_LINALG_QR = 49, KD_DEV_OP_LINALG_SVD = 50,
+       KD_DEV_OP_LINALG_EIGH = 51 };
 enum {
   KD_DEV_POOL_MAX = 0, KD_DEV_POOL_MAX_BACKWARD, KD_DEV_POOL_AVG, KD_DEV_POOL_AVG_BACKWARD,
   KD_DEV_POOL_ADAPTIVE_AVG, KD_DEV_POOL_ADAPTIVE_AVG_BACKWARD,

@@ -17,13 +17,18 @@
  * input dtype), factored, and written to contiguous outputs. Errors found in a batch element
  * use PyTorch's "(Batch element i): " prefix. Builds without LAPACK (no OpenBLAS found at build
  * time) keep the ops, which then fail with KD_NOT_SUPPORTED (see docs/LINALG.md).
- * Tensors on a device: KD_NOT_SUPPORTED until the device kernels (cuSOLVER) are connected. */
+ * Tensors on a device (CUDA: cuda/ops_linalg.cu, cuSOLVER): det/slogdet/logdet, inv, solve and
+ * cholesky copy their inputs into column-major batches with kindling ops on the device and run
+ * the device's getrf/getrs/potrf (kinds KD_DEV_OP_LINALG_*); the other factorizations are not
+ * connected there yet (KD_NOT_SUPPORTED). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu/cpu_loops.h"
+#include "cpu/device_op_ptrs.h"
+#include "ops/shape_scope.h"
 
 #ifndef KD_HAVE_CBLAS
 #define KD_HAVE_CBLAS 0
@@ -156,6 +161,12 @@ static kd_status la_check_matrix(const char *fn, const kd_tensor *t, bool square
     return kd_error(KD_ERR_SHAPE, "%s: A must be batches of square matrices, but they are %lld by %lld matrices", fn,
                     (long long)t->sizes[t->ndim - 2], (long long)t->sizes[t->ndim - 1]);
   return la_check_dtype(fn, t);
+}
+/* torch.cholesky's dtype message (its kernel's name; linalg.cholesky checks first). */
+static kd_status la_check_cholesky_old(int code, const kd_tensor *A) {
+  if (code == KD_LAPACK_CHOLESKY_OLD && A->ndim >= 2 && !kd_dtype_is_float(A->dtype))
+    return kd_error(KD_ERR_NOT_SUPPORTED, "\"cholesky_cpu\" not implemented for '%s'", kd_cpu_torch_name(A->dtype));
+  return KD_OK;
 }
 static kd_status __attribute__((unused)) la_no_lapack(const char *fn) {
   return kd_error(KD_ERR_NOT_SUPPORTED,
@@ -297,8 +308,7 @@ static kd_status la_solve(kd_tensor *A, kd_tensor *Bm, bool left, kd_value *outs
 
 static kd_status la_cholesky(int code, kd_tensor *A, bool upper, kd_value *outs) {
   const char *fn = code == KD_LAPACK_CHOLESKY ? "linalg.cholesky" : "cholesky";
-  if (code == KD_LAPACK_CHOLESKY_OLD && A->ndim >= 2 && !kd_dtype_is_float(A->dtype))
-    return kd_error(KD_ERR_NOT_SUPPORTED, "\"cholesky_cpu\" not implemented for '%s'", kd_cpu_torch_name(A->dtype));
+  KD_TRY(la_check_cholesky_old(code, A));
   KD_TRY(la_check_matrix(fn, A, true));
   int64_t n = A->sizes[A->ndim - 1], B = la_batch(A);
   KD_TRY(la_check_int(fn, n));
@@ -710,14 +720,202 @@ static const char *la_fn_name(int code) {
   }
 }
 
+
+/* ---- tensors on a device: column-major batches through the device's getrf/getrs/potrf ---- */
+#define LD(out, op, ...) KD_TRY(kd_scope_call(s, (op), (kd_value[]){__VA_ARGS__}, (out)))
+
+/* A fresh contiguous copy of x on its device (the factorizations work in place); transpose:
+ * of x^T, i.e. x's matrices column-major. */
+static kd_status ld_copy(kd_scope *s, kd_tensor *x, bool transpose, kd_tensor **out) {
+  kd_tensor *src = x, *dst, *r;
+  if (transpose) LD(&src, KD_OP_transpose, kd_value_tensor(x), kd_value_int(-2), kd_value_int(-1));
+  KD_TRY(kd_tensor_empty(src->sizes, src->ndim, x->dtype, kd_tensor_device(x), &dst));
+  KD_TRY(kd_scope_keep(s, dst));
+  LD(&r, KD_OP_copy_, kd_value_tensor(dst), kd_value_tensor(src));
+  *out = dst;
+  return KD_OK;
+}
+static kd_status ld_expand(kd_scope *s, kd_tensor *x, const int64_t *bs, int nb, kd_tensor **out) {
+  int64_t sz[KD_MAX_DIMS];
+  memcpy(sz, bs, sizeof(int64_t) * (size_t)nb);
+  sz[nb] = x->sizes[x->ndim - 2];
+  sz[nb + 1] = x->sizes[x->ndim - 1];
+  LD(out, KD_OP_expand, kd_value_tensor(x), kd_value_intlist(sz, nb + 2));
+  return KD_OK;
+}
+static kd_status ld_int32(kd_scope *s, kd_tensor *like, int nb, int64_t last, kd_tensor **out) {
+  int64_t sz[KD_MAX_DIMS];
+  memcpy(sz, like->sizes, sizeof(int64_t) * (size_t)nb);
+  sz[nb] = last;
+  KD_TRY(kd_tensor_empty(sz, last ? nb + 1 : nb, KD_DTYPE_I32, kd_tensor_device(like), out));
+  return kd_scope_keep(s, *out);
+}
+/* getrf (code 0) / getrs (code 1) / potrf (kind CHOLESKY) on n x n column-major batches. */
+static kd_status ld_run(kd_tensor *a, int kind, int code, int64_t n, int64_t batch, int64_t k, kd_tensor *p1, kd_tensor *p2,
+                        int64_t *bad, int64_t *info) {
+  kd_dev_op op;
+  memset(&op, 0, sizeof op);
+  op.kind = kind;
+  op.code = code;
+  op.dtype = a->dtype;
+  op.i[0] = n;
+  op.i[1] = batch;
+  op.i[2] = k;
+  void *p[3] = {kd_dev_ptr(a), kd_dev_ptr(p1), kd_dev_ptr(p2)};
+  const kd_dtype dts[3] = {a->dtype, p1 ? p1->dtype : a->dtype, p2 ? p2->dtype : a->dtype};
+  KD_TRY(kd_dev_op_run_ptrs(kd_tensor_device(a), &op, p2 ? 3 : 2, p, dts));
+  if (bad) *bad = op.result[0];
+  if (info) *info = op.result[1];
+  return KD_OK;
+}
+
+/* det / slogdet / logdet / inv / solve / cholesky of device tensors (checks done by the caller's
+ * checks, repeated here on shapes only). */
+static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs) {
+  kd_tensor *A = args[0].v.t;
+  const char *fn = la_fn_name(code);
+  bool square = code != KD_LAPACK_QR && code != KD_LAPACK_QR_OLD && code != KD_LAPACK_SVD && code != KD_LAPACK_SVD_OLD &&
+                code != KD_LAPACK_LSTSQ;
+  if (code == KD_LAPACK_SOLVE_TRIANGULAR || !square || code == KD_LAPACK_EIGH)
+    return kd_error(KD_ERR_NOT_SUPPORTED, "%s: no kernel for tensors on CUDA yet (only det, slogdet, logdet, inv, solve and "
+                    "cholesky)", fn);
+  KD_TRY(la_check_cholesky_old(code, A));
+  KD_TRY(la_check_matrix(fn, A, true));
+  int64_t n = A->sizes[A->ndim - 1];
+  KD_TRY(la_check_int(fn, n));
+  char pre[48];
+  if (code == KD_LAPACK_CHOLESKY || code == KD_LAPACK_CHOLESKY_OLD) {
+    int nb = A->ndim - 2;
+    kd_tensor *a, *info, *t, *r;
+    KD_TRY(ld_copy(s, A, true, &a));
+    int64_t batch = la_batch(A), bad = 0, i = 0;
+    KD_TRY(ld_int32(s, A, nb, 0, &info));
+    if (n > 0 && batch > 0) KD_TRY(ld_run(a, KD_DEV_OP_LINALG_CHOLESKY, 0, n, batch, 0, info, NULL, &bad, &i));
+    if (bad)
+      return kd_error(LA_ERR, "%s: %sThe factorization could not be completed because the input is not positive-definite "
+                      "(the leading minor of order %lld is not positive-definite).", fn, la_batch_prefix(A, bad - 1, pre, sizeof pre),
+                      (long long)i);
+    /* a holds L^T row-major: its upper triangle is L^T */
+    LD(&t, KD_OP_triu, kd_value_tensor(a), kd_value_int(0));
+    if (args[1].v.b) {
+      kd_out_retain(outs, 0, t);
+      return KD_OK;
+    }
+    LD(&t, KD_OP_transpose, kd_value_tensor(t), kd_value_int(-2), kd_value_int(-1));
+    LD(&r, KD_OP_contiguous, kd_value_tensor(t));
+    kd_out_retain(outs, 0, r);
+    return KD_OK;
+  }
+  /* LU: A X = B (left) on column-major A and B; X A = B as A^T X^T = B^T (the row-major memory) */
+  kd_tensor *Bm = NULL;
+  bool left = true;
+  if (code == KD_LAPACK_SOLVE) {
+    Bm = args[1].v.t;
+    left = args[2].v.b;
+    if (Bm->ndim < 2) return kd_error(KD_ERR_SHAPE, "%s: The input tensor B must have at least 2 dimensions.", fn);
+    if (A->dtype != Bm->dtype)
+      return kd_error(KD_ERR_DTYPE, "%s: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead",
+                      fn, kd_cpu_torch_name(A->dtype), kd_cpu_torch_name(Bm->dtype));
+    int64_t br = Bm->sizes[Bm->ndim - 2], bc = Bm->sizes[Bm->ndim - 1];
+    if ((left ? br : bc) != n)
+      return kd_error(KD_ERR_SHAPE, "%s: Incompatible shapes of A and B for the equation %s = B (%lldx%lld and %lldx%lld)", fn,
+                      left ? "AX" : "XA", (long long)n, (long long)n, (long long)br, (long long)bc);
+  }
+  int64_t bs[KD_MAX_DIMS];
+  int nb = A->ndim - 2;
+  memcpy(bs, A->sizes, sizeof(int64_t) * (size_t)nb);
+  if (Bm) KD_TRY(kd_shape_broadcast(A->sizes, A->ndim - 2, Bm->sizes, Bm->ndim - 2, bs, &nb));
+  int64_t batch = 1;
+  for (int d = 0; d < nb; d++) batch *= bs[d];
+  kd_tensor *Ae, *a, *piv, *info;
+  KD_TRY(ld_expand(s, A, bs, nb, &Ae));
+  KD_TRY(ld_copy(s, Ae, left, &a));
+  KD_TRY(ld_int32(s, a, nb, n, &piv));
+  KD_TRY(ld_int32(s, a, nb, 0, &info));
+  int64_t bad = 0, i = 0;
+  if (n > 0 && batch > 0) KD_TRY(ld_run(a, KD_DEV_OP_LINALG_LU, 0, n, batch, 0, piv, info, &bad, &i));
+  if (code == KD_LAPACK_INV || code == KD_LAPACK_SOLVE) {
+    if (bad && code == KD_LAPACK_INV)
+      return kd_error(LA_ERR, "%s: %sThe diagonal element %lld is zero, the inversion could not be completed because the input "
+                      "matrix is singular.", fn, la_batch_prefix(A, bad - 1, pre, sizeof pre), (long long)i);
+    if (bad)
+      return kd_error(LA_ERR, "torch.linalg.solve: %sThe solver failed because the input matrix is singular.",
+                      nb > 0 ? la_batch_prefix(A->ndim > 2 ? A : Bm, bad - 1, pre, sizeof pre) : "");
+    kd_tensor *b, *x, *r;
+    if (code == KD_LAPACK_INV) {
+      kd_tensor *I;
+      LD(&I, KD_OP_eye, kd_value_int(n), kd_value_none(), kd_value_dtype(A->dtype), kd_value_device(kd_tensor_device(A)));
+      KD_TRY(ld_expand(s, I, bs, nb, &I));
+      KD_TRY(ld_copy(s, I, false, &b));
+    } else {
+      kd_tensor *Be;
+      KD_TRY(ld_expand(s, Bm, bs, nb, &Be));
+      KD_TRY(ld_copy(s, Be, left, &b)); /* column-major B (left) or B^T */
+    }
+    int64_t k = b->sizes[b->ndim - 2];
+    if (n > 0 && k > 0 && batch > 0) KD_TRY(ld_run(a, KD_DEV_OP_LINALG_LU, 1, n, batch, k, piv, b, NULL, NULL));
+    if (!left) {
+      kd_out_retain(outs, 0, b);
+      return KD_OK;
+    }
+    LD(&x, KD_OP_transpose, kd_value_tensor(b), kd_value_int(-2), kd_value_int(-1));
+    LD(&r, KD_OP_contiguous, kd_value_tensor(x));
+    kd_out_retain(outs, 0, r);
+    return KD_OK;
+  }
+  /* det family from the LU factors: product of U's diagonal, sign of the pivot permutation */
+  int64_t last = -1;
+  kd_tensor *diag, *ar, *moved, *cnt, *odd, *psign, *r;
+  LD(&diag, KD_OP_diagonal, kd_value_tensor(a), kd_value_int(0), kd_value_int(-2), kd_value_int(-1));
+  LD(&ar, KD_OP_arange, kd_value_scalar(kd_scalar_i(1)), kd_value_scalar(kd_scalar_i(n + 1)), kd_value_scalar(kd_scalar_i(1)),
+     kd_value_dtype(KD_DTYPE_I32), kd_value_device(kd_tensor_device(A)));
+  LD(&moved, KD_OP_ne, kd_value_tensor(piv), kd_value_tensor(ar));
+  LD(&cnt, KD_OP_sum, kd_value_tensor(moved), kd_value_intlist(&last, 1), kd_value_bool(false), kd_value_dtype(KD_DTYPE_I64));
+  LD(&odd, KD_OP_remainder, kd_value_tensor(cnt), kd_value_scalar(kd_scalar_i(2)));
+  LD(&psign, KD_OP_mul, kd_value_tensor(odd), kd_value_scalar(kd_scalar_i(-2)));
+  LD(&psign, KD_OP_add, kd_value_tensor(psign), kd_value_scalar(kd_scalar_i(1)), kd_value_scalar(kd_scalar_i(1)));
+  if (code == KD_LAPACK_DET) {
+    kd_tensor *p;
+    LD(&p, KD_OP_prod, kd_value_tensor(diag), kd_value_int(-1), kd_value_bool(false), kd_value_none());
+    LD(&r, KD_OP_mul, kd_value_tensor(p), kd_value_tensor(psign));
+    LD(&r, KD_OP_to, kd_value_tensor(r), kd_value_dtype(A->dtype), kd_value_none(), kd_value_bool(false));
+    kd_out_retain(outs, 0, r);
+    return KD_OK;
+  }
+  kd_tensor *sg, *dsign, *sign, *ab, *lg, *logabs;
+  LD(&sg, KD_OP_sign, kd_value_tensor(diag));
+  LD(&dsign, KD_OP_prod, kd_value_tensor(sg), kd_value_int(-1), kd_value_bool(false), kd_value_none());
+  LD(&sign, KD_OP_mul, kd_value_tensor(dsign), kd_value_tensor(psign));
+  LD(&sign, KD_OP_to, kd_value_tensor(sign), kd_value_dtype(A->dtype), kd_value_none(), kd_value_bool(false));
+  LD(&ab, KD_OP_abs, kd_value_tensor(diag));
+  LD(&lg, KD_OP_log, kd_value_tensor(ab));
+  LD(&logabs, KD_OP_sum, kd_value_tensor(lg), kd_value_intlist(&last, 1), kd_value_bool(false), kd_value_none());
+  if (code == KD_LAPACK_SLOGDET) {
+    kd_out_retain(outs, 0, sign);
+    kd_out_retain(outs, 1, logabs);
+    return KD_OK;
+  }
+  kd_tensor *neg;
+  LD(&neg, KD_OP_lt, kd_value_tensor(sign), kd_value_scalar(kd_scalar_i(0)));
+  LD(&r, KD_OP_where, kd_value_tensor(neg), kd_value_scalar(kd_scalar_f(NAN)), kd_value_tensor(logabs));
+  kd_out_retain(outs, 0, r);
+  return KD_OK;
+}
+
 KD_KERNEL(kd_cpu_linalg) {
   (void)ks;
   int code = op->code;
   kd_tensor *A = args[0].v.t;
   for (int i = 0; i < 2 && i < op->nargs; i++)
-    if (args[i].kind == KD_VALUE_TENSOR && kd_tensor_device(args[i].v.t).type != KD_DEVICE_CPU)
-      return kd_error(KD_ERR_NOT_SUPPORTED, "%s: no kernel for tensors on %s yet", la_fn_name(code),
-                      kd_tensor_device(args[i].v.t).type == KD_DEVICE_CUDA ? "CUDA" : "this device");
+    if (args[i].kind == KD_VALUE_TENSOR && kd_tensor_device(args[i].v.t).type != KD_DEVICE_CPU) {
+      if (i == 1 && kd_tensor_device(A).type != kd_tensor_device(args[1].v.t).type)
+        return kd_error(KD_ERR_DEVICE, "Expected all tensors to be on the same device");
+      kd_scope sc;
+      kd_scope_init(&sc);
+      kd_status st = la_device(&sc, code, args, outs);
+      kd_scope_release(&sc);
+      return st;
+    }
   if (code == KD_LAPACK_SOLVE_TRIANGULAR)
     return la_solve_triangular(A, args[1].v.t, args[2].v.b, args[3].v.b, args[4].v.b, outs);
 #if KD_HAVE_LAPACK

@@ -1,0 +1,138 @@
+/* ops_linalg.cu - the factorizations of kd.linalg on the GPU through cuSOLVER (kinds 47..51 of
+ * kd_cuda_op; the host side is src/cpu/linalg_lapack.c, which hands over contiguous
+ * column-major batches and composes det/inv/solve/cholesky from these calls):
+ *   KD_CUDA_OP_LINALG_LU (47)        code 0 getrf of every n x n matrix of data[0] (in place), pivots
+ *                                    to data[1] (int32, batch x n), infos to data[2] (int32, batch);
+ *                                    code 1 getrs: data[2] (n x k per matrix) = A^{-1} data[2] from
+ *                                    the LU factors data[0] and pivots data[1]. i[] = n, batch, k.
+ *   KD_CUDA_OP_LINALG_CHOLESKY (48)  potrf (lower) of every n x n matrix of data[0] in place, infos
+ *                                    to data[1] (int32, batch). i[] = n, batch.
+ * getrf/potrf report the first matrix whose info is > 0: result[0] = its index + 1 (0: none),
+ * result[1] = the info (reading the infos waits for the stream, as PyTorch's error checks do).
+ * Kinds 49..51 (QR, SVD, eigh) are not connected yet: KD_CUDA_ERR_NOT_SUPPORTED.
+ * One handle per device on the device's current stream; workspaces from the caching allocator.
+ * Matrices are factored one call each, in order on the stream. */
+#include <cusolverDn.h>
+
+#include "iter.cuh"
+#include "scratch.cuh"
+
+#define KD_CU_LA_MAX_DEVICES 64
+static cusolverDnHandle_t kd_cu_solver[KD_CU_LA_MAX_DEVICES];
+
+static kd_cuda_status kd_cu_solver_fail(cusolverStatus_t s, const char *what) {
+  return kd_cu_error(s == CUSOLVER_STATUS_ALLOC_FAILED ? KD_CUDA_ERR_OOM : KD_CUDA_ERR_RUNTIME, "cuSOLVER error %d in %s",
+                     (int)s, what);
+}
+#define KD_CU_SOLVER_CHECK(call)                                                            \
+  do {                                                                                      \
+    cusolverStatus_t kd_ss_ = (call);                                                       \
+    if (kd_ss_ != CUSOLVER_STATUS_SUCCESS) return kd_cu_solver_fail(kd_ss_, #call);         \
+  } while (0)
+
+/* The device's handle, created on first use, set to the device's current stream. */
+static kd_cuda_status kd_cu_solver_handle(int device, cusolverDnHandle_t *out) {
+  if (device < 0 || device >= KD_CU_LA_MAX_DEVICES) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "bad device %d", device);
+  if (!kd_cu_solver[device]) {
+    cusolverDnHandle_t h;
+    KD_CU_SOLVER_CHECK(cusolverDnCreate(&h));
+    kd_cu_solver[device] = h; /* lives as long as the process */
+  }
+  KD_CU_SOLVER_CHECK(cusolverDnSetStream(kd_cu_solver[device], kd_cu_stream(device)));
+  *out = kd_cu_solver[device];
+  return KD_CUDA_OK;
+}
+
+/* float / double overloads of the calls used here. */
+static cusolverStatus_t kd_cu_getrf_ws(cusolverDnHandle_t h, int n, float *a, int *lw) { return cusolverDnSgetrf_bufferSize(h, n, n, a, n, lw); }
+static cusolverStatus_t kd_cu_getrf_ws(cusolverDnHandle_t h, int n, double *a, int *lw) { return cusolverDnDgetrf_bufferSize(h, n, n, a, n, lw); }
+static cusolverStatus_t kd_cu_getrf(cusolverDnHandle_t h, int n, float *a, float *w, int *p, int *info) { return cusolverDnSgetrf(h, n, n, a, n, w, p, info); }
+static cusolverStatus_t kd_cu_getrf(cusolverDnHandle_t h, int n, double *a, double *w, int *p, int *info) { return cusolverDnDgetrf(h, n, n, a, n, w, p, info); }
+static cusolverStatus_t kd_cu_getrs(cusolverDnHandle_t h, int n, int k, const float *a, const int *p, float *b, int *info) {
+  return cusolverDnSgetrs(h, CUBLAS_OP_N, n, k, a, n, p, b, n, info);
+}
+static cusolverStatus_t kd_cu_getrs(cusolverDnHandle_t h, int n, int k, const double *a, const int *p, double *b, int *info) {
+  return cusolverDnDgetrs(h, CUBLAS_OP_N, n, k, a, n, p, b, n, info);
+}
+static cusolverStatus_t kd_cu_potrf_ws(cusolverDnHandle_t h, int n, float *a, int *lw) { return cusolverDnSpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, a, n, lw); }
+static cusolverStatus_t kd_cu_potrf_ws(cusolverDnHandle_t h, int n, double *a, int *lw) { return cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, a, n, lw); }
+static cusolverStatus_t kd_cu_potrf(cusolverDnHandle_t h, int n, float *a, float *w, int lw, int *info) { return cusolverDnSpotrf(h, CUBLAS_FILL_MODE_LOWER, n, a, n, w, lw, info); }
+static cusolverStatus_t kd_cu_potrf(cusolverDnHandle_t h, int n, double *a, double *w, int lw, int *info) { return cusolverDnDpotrf(h, CUBLAS_FILL_MODE_LOWER, n, a, n, w, lw, info); }
+
+/* result[] = the first info > 0 of the batch's infos (device int32). */
+static kd_cuda_status kd_cu_la_report(int device, const int *infos, int64_t batch, kd_cuda_op *o) {
+  if (batch <= 0) return KD_CUDA_OK;
+  int *host = (int *)malloc(sizeof(int) * (size_t)batch);
+  if (!host) return kd_cu_error(KD_CUDA_ERR_OOM, "out of host memory");
+  cudaStream_t s = kd_cu_stream(device);
+  cudaError_t e = cudaMemcpyAsync(host, infos, sizeof(int) * (size_t)batch, cudaMemcpyDeviceToHost, s);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+  if (e != cudaSuccess) {
+    free(host);
+    return kd_cu_fail(e, "reading the factorization infos");
+  }
+  for (int64_t b = 0; b < batch; b++)
+    if (host[b] > 0) {
+      o->result[0] = b + 1;
+      o->result[1] = host[b];
+      break;
+    }
+  free(host);
+  return KD_CUDA_OK;
+}
+
+template <typename T>
+static kd_cuda_status kd_cu_la_lu(int device, kd_cuda_op *o) {
+  const int64_t n = o->i[0], batch = o->i[1], k = o->i[2];
+  if (n < 1 || batch < 1 || n > INT32_MAX / 2 || (o->code == 1 && (k < 1 || k > INT32_MAX / 2)))
+    return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "linalg LU: bad sizes n=%lld batch=%lld", (long long)n, (long long)batch);
+  cusolverDnHandle_t h;
+  KD_CU_TRY(kd_cu_solver_handle(device, &h));
+  T *a = (T *)o->data[0];
+  int *piv = (int *)o->data[1];
+  const int ni = (int)n;
+  if (o->code == 0) {
+    int *info = (int *)o->data[2];
+    int lw = 0;
+    KD_CU_SOLVER_CHECK(kd_cu_getrf_ws(h, ni, a, &lw));
+    kd_cu_scratch ws(device);
+    KD_CU_TRY(ws.alloc(sizeof(T) * (size_t)(lw > 0 ? lw : 1)));
+    for (int64_t b = 0; b < batch; b++)
+      KD_CU_SOLVER_CHECK(kd_cu_getrf(h, ni, a + b * n * n, ws.as<T>(), piv + b * n, info + b));
+    return kd_cu_la_report(device, info, batch, o);
+  }
+  T *x = (T *)o->data[2];
+  kd_cu_scratch info(device);
+  KD_CU_TRY(info.alloc(sizeof(int)));
+  for (int64_t b = 0; b < batch; b++)
+    KD_CU_SOLVER_CHECK(kd_cu_getrs(h, ni, (int)k, a + b * n * n, piv + b * n, x + b * n * k, info.as<int>()));
+  return KD_CUDA_OK;
+}
+
+template <typename T>
+static kd_cuda_status kd_cu_la_cholesky(int device, kd_cuda_op *o) {
+  const int64_t n = o->i[0], batch = o->i[1];
+  if (n < 1 || batch < 1 || n > INT32_MAX / 2)
+    return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "linalg cholesky: bad sizes n=%lld batch=%lld", (long long)n, (long long)batch);
+  cusolverDnHandle_t h;
+  KD_CU_TRY(kd_cu_solver_handle(device, &h));
+  T *a = (T *)o->data[0];
+  int *info = (int *)o->data[1];
+  const int ni = (int)n;
+  int lw = 0;
+  KD_CU_SOLVER_CHECK(kd_cu_potrf_ws(h, ni, a, &lw));
+  kd_cu_scratch ws(device);
+  KD_CU_TRY(ws.alloc(sizeof(T) * (size_t)(lw > 0 ? lw : 1)));
+  for (int64_t b = 0; b < batch; b++) KD_CU_SOLVER_CHECK(kd_cu_potrf(h, ni, a + b * n * n, ws.as<T>(), lw, info + b));
+  return kd_cu_la_report(device, info, batch, o);
+}
+
+kd_cuda_status kd_cu_linalg(int device, kd_cuda_op *o) {
+  const bool f64 = o->dtype == KD_DTYPE_F64;
+  if (!f64 && o->dtype != KD_DTYPE_F32) return kd_cu_not_supported("linalg", o->dtype);
+  switch (o->kind) {
+    case KD_CUDA_OP_LINALG_LU: return f64 ? kd_cu_la_lu<double>(device, o) : kd_cu_la_lu<float>(device, o);
+    case KD_CUDA_OP_LINALG_CHOLESKY: return f64 ? kd_cu_la_cholesky<double>(device, o) : kd_cu_la_cholesky<float>(device, o);
+    default: return kd_cu_error(KD_CUDA_ERR_NOT_SUPPORTED, "linalg: kind %d has no CUDA kernel yet", (int)o->kind);
+  }
+}
