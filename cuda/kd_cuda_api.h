@@ -222,8 +222,9 @@ enum kd_cuda_op_kind {
    * pivots to data[1] (batch x n), int32 infos to data[2] (batch); code 1: getrs, data[2] (n x k
    * per matrix) = A^{-1} data[2] from data[0] and data[1]. i[] = n, batch, k. CHOLESKY: potrf
    * (lower) of data[0] in place, infos to data[1]; i[] = n, batch. getrf/potrf: result[0] = 1 +
-   * the first matrix whose info is > 0 (0: none), result[1] = its info (synchronous). 49..51
-   * (QR, SVD, eigh) are reserved for the other factorizations. */
+   * the first matrix whose info is > 0 (0: none), result[1] = its info (synchronous). EIGH:
+   * syevd, eigenvectors in place of data[0], ascending eigenvalues to data[1] (dtype, batch x n),
+   * infos to data[2]; i[] = n, batch, upper; reports as getrf. 49, 50 (QR, SVD) are reserved. */
   KD_CUDA_OP_LINALG_LU = 47,
   KD_CUDA_OP_LINALG_CHOLESKY = 48,
   KD_CUDA_OP_LINALG_QR = 49,

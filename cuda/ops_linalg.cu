@@ -7,9 +7,12 @@
  *                                    the LU factors data[0] and pivots data[1]. i[] = n, batch, k.
  *   KD_CUDA_OP_LINALG_CHOLESKY (48)  potrf (lower) of every n x n matrix of data[0] in place, infos
  *                                    to data[1] (int32, batch). i[] = n, batch.
- * getrf/potrf report the first matrix whose info is > 0: result[0] = its index + 1 (0: none),
+ * getrf/potrf/syevd report the first matrix whose info is > 0: result[0] = its index + 1 (0: none),
  * result[1] = the info (reading the infos waits for the stream, as PyTorch's error checks do).
- * Kinds 49..51 (QR, SVD, eigh) are not connected yet: KD_CUDA_ERR_NOT_SUPPORTED.
+ *   KD_CUDA_OP_LINALG_EIGH (51)      syevd of every n x n matrix of data[0] (eigenvectors in place),
+ *                                    ascending eigenvalues to data[1] (dtype, batch x n), infos to
+ *                                    data[2]; i[] = n, batch, upper (read the upper triangle).
+ * Kinds 49, 50 (QR, SVD) are not connected yet: KD_CUDA_ERR_NOT_SUPPORTED.
  * One handle per device on the device's current stream; workspaces from the caching allocator.
  * Matrices are factored one call each, in order on the stream. */
 #include <cusolverDn.h>
@@ -58,6 +61,19 @@ static cusolverStatus_t kd_cu_potrf_ws(cusolverDnHandle_t h, int n, float *a, in
 static cusolverStatus_t kd_cu_potrf_ws(cusolverDnHandle_t h, int n, double *a, int *lw) { return cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, a, n, lw); }
 static cusolverStatus_t kd_cu_potrf(cusolverDnHandle_t h, int n, float *a, float *w, int lw, int *info) { return cusolverDnSpotrf(h, CUBLAS_FILL_MODE_LOWER, n, a, n, w, lw, info); }
 static cusolverStatus_t kd_cu_potrf(cusolverDnHandle_t h, int n, double *a, double *w, int lw, int *info) { return cusolverDnDpotrf(h, CUBLAS_FILL_MODE_LOWER, n, a, n, w, lw, info); }
+
+static cusolverStatus_t kd_cu_syevd_ws(cusolverDnHandle_t h, cublasFillMode_t u, int n, float *a, float *w, int *lw) {
+  return cusolverDnSsyevd_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR, u, n, a, n, w, lw);
+}
+static cusolverStatus_t kd_cu_syevd_ws(cusolverDnHandle_t h, cublasFillMode_t u, int n, double *a, double *w, int *lw) {
+  return cusolverDnDsyevd_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR, u, n, a, n, w, lw);
+}
+static cusolverStatus_t kd_cu_syevd(cusolverDnHandle_t h, cublasFillMode_t u, int n, float *a, float *w, float *ws, int lw, int *info) {
+  return cusolverDnSsyevd(h, CUSOLVER_EIG_MODE_VECTOR, u, n, a, n, w, ws, lw, info);
+}
+static cusolverStatus_t kd_cu_syevd(cusolverDnHandle_t h, cublasFillMode_t u, int n, double *a, double *w, double *ws, int lw, int *info) {
+  return cusolverDnDsyevd(h, CUSOLVER_EIG_MODE_VECTOR, u, n, a, n, w, ws, lw, info);
+}
 
 /* result[] = the first info > 0 of the batch's infos (device int32). */
 static kd_cuda_status kd_cu_la_report(int device, const int *infos, int64_t batch, kd_cuda_op *o) {
@@ -127,12 +143,33 @@ static kd_cuda_status kd_cu_la_cholesky(int device, kd_cuda_op *o) {
   return kd_cu_la_report(device, info, batch, o);
 }
 
+template <typename T>
+static kd_cuda_status kd_cu_la_eigh(int device, kd_cuda_op *o) {
+  const int64_t n = o->i[0], batch = o->i[1];
+  if (n < 1 || batch < 1 || n > INT32_MAX / 2)
+    return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "linalg eigh: bad sizes n=%lld batch=%lld", (long long)n, (long long)batch);
+  cusolverDnHandle_t h;
+  KD_CU_TRY(kd_cu_solver_handle(device, &h));
+  T *a = (T *)o->data[0], *w = (T *)o->data[1];
+  int *info = (int *)o->data[2];
+  const cublasFillMode_t uplo = o->i[2] ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+  const int ni = (int)n;
+  int lw = 0;
+  KD_CU_SOLVER_CHECK(kd_cu_syevd_ws(h, uplo, ni, a, w, &lw));
+  kd_cu_scratch ws(device);
+  KD_CU_TRY(ws.alloc(sizeof(T) * (size_t)(lw > 0 ? lw : 1)));
+  for (int64_t b = 0; b < batch; b++)
+    KD_CU_SOLVER_CHECK(kd_cu_syevd(h, uplo, ni, a + b * n * n, w + b * n, ws.as<T>(), lw, info + b));
+  return kd_cu_la_report(device, info, batch, o);
+}
+
 kd_cuda_status kd_cu_linalg(int device, kd_cuda_op *o) {
   const bool f64 = o->dtype == KD_DTYPE_F64;
   if (!f64 && o->dtype != KD_DTYPE_F32) return kd_cu_not_supported("linalg", o->dtype);
   switch (o->kind) {
     case KD_CUDA_OP_LINALG_LU: return f64 ? kd_cu_la_lu<double>(device, o) : kd_cu_la_lu<float>(device, o);
     case KD_CUDA_OP_LINALG_CHOLESKY: return f64 ? kd_cu_la_cholesky<double>(device, o) : kd_cu_la_cholesky<float>(device, o);
+    case KD_CUDA_OP_LINALG_EIGH: return f64 ? kd_cu_la_eigh<double>(device, o) : kd_cu_la_eigh<float>(device, o);
     default: return kd_cu_error(KD_CUDA_ERR_NOT_SUPPORTED, "linalg: kind %d has no CUDA kernel yet", (int)o->kind);
   }
 }

@@ -1,6 +1,6 @@
 // linalg_decomp_cuda.test.js - kd.linalg on CUDA (cuSOLVER: cuda/ops_linalg.cu) against the CPU
 // (LAPACK): det/slogdet/logdet, inv, solve (matrix, vector and broadcast right-hand sides, both
-// sides), cholesky (lower/upper), float32 and float64, batched and non-contiguous inputs, the
+// sides), cholesky (lower/upper), eigh/eigvalsh, float32 and float64, batched and non-contiguous inputs, the
 // singular / not positive-definite errors, gradients computed on the device, and the clean
 // KD_NOT_SUPPORTED of the factorizations not connected yet. Runs where CUDA is available: on a
 // GPU, or on the emulated GPU (test/emulated-gpu.mocharc.json).
@@ -54,6 +54,20 @@ describe('linalg on CUDA (CUDA vs CPU)', function () {
       close(kd.linalg.cholesky(cuda(P)), kd.linalg.cholesky(P), dtype, 'cholesky');
       close(kd.linalg.cholesky(cuda(P), { upper: true }), kd.linalg.cholesky(P, { upper: true }), dtype, 'cholesky upper');
       close(kd.cholesky(cuda(P.expand([2, 3, 3]))), kd.cholesky(P.expand([2, 3, 3])), dtype, 'torch.cholesky batched');
+    });
+
+    it(`eigh, eigvalsh (${dtype}): eigenvalues, and eigenvectors up to their signs`, function () {
+      const S = kd.add(A, A.transpose(-2, -1)); // symmetric, distinct eigenvalues
+      for (const uplo of ['L', 'U']) {
+        const g = kd.linalg.eigh(cuda(S), uplo);
+        const c = kd.linalg.eigh(S, uplo);
+        close(g.eigenvalues, c.eigenvalues, dtype, `eigh ${uplo} eigenvalues`);
+        close(g.eigenvectors.abs(), c.eigenvectors.abs(), dtype, `eigh ${uplo} |eigenvectors|`);
+        const V = g.eigenvectors;
+        close(kd.matmul(V.mul(g.eigenvalues.unsqueeze(-2)), V.transpose(-2, -1)), S, dtype, `eigh ${uplo} rebuilds A`);
+      }
+      close(kd.linalg.eigvalsh(cuda(kd.tril(S))), kd.linalg.eigvalsh(S), dtype, 'eigvalsh reads the lower triangle');
+      close(kd.linalg.matrixRank(cuda(S), { hermitian: true }), kd.linalg.matrixRank(S, { hermitian: true }), dtype, 'matrixRank hermitian');
     });
 
     it(`errors: singular, not positive-definite, not connected (${dtype})`, function () {

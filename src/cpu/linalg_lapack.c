@@ -162,6 +162,7 @@ static kd_status la_check_matrix(const char *fn, const kd_tensor *t, bool square
                     (long long)t->sizes[t->ndim - 2], (long long)t->sizes[t->ndim - 1]);
   return la_check_dtype(fn, t);
 }
+static bool la_is_float(const kd_tensor *t) { return t->dtype == KD_DTYPE_F32 || t->dtype == KD_DTYPE_F64; }
 /* torch.cholesky's dtype message (its kernel's name; linalg.cholesky checks first). */
 static kd_status la_check_cholesky_old(int code, const kd_tensor *A) {
   if (code == KD_LAPACK_CHOLESKY_OLD && A->ndim >= 2 && !kd_dtype_is_float(A->dtype))
@@ -776,9 +777,16 @@ static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs
   const char *fn = la_fn_name(code);
   bool square = code != KD_LAPACK_QR && code != KD_LAPACK_QR_OLD && code != KD_LAPACK_SVD && code != KD_LAPACK_SVD_OLD &&
                 code != KD_LAPACK_LSTSQ;
-  if (code == KD_LAPACK_SOLVE_TRIANGULAR || !square || code == KD_LAPACK_EIGH)
-    return kd_error(KD_ERR_NOT_SUPPORTED, "%s: no kernel for tensors on CUDA yet (only det, slogdet, logdet, inv, solve and "
-                    "cholesky)", fn);
+  if (code == KD_LAPACK_SOLVE_TRIANGULAR || !square)
+    return kd_error(KD_ERR_NOT_SUPPORTED, "%s: no kernel for tensors on CUDA yet (only det, slogdet, logdet, inv, solve, "
+                    "cholesky and eigh)", fn);
+  if (code == KD_LAPACK_EIGH) {
+    const char *uplo = args[1].v.str;
+    if (strcmp(uplo, "L") != 0 && strcmp(uplo, "U") != 0)
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "Expected UPLO argument to be 'L' or 'U', but got %s", uplo);
+    if (A->ndim >= 2 && A->sizes[A->ndim - 1] == A->sizes[A->ndim - 2] && !la_is_float(A))
+      return kd_error(KD_ERR_NOT_SUPPORTED, "\"linalg_eigh_cpu\" not implemented for '%s'", kd_cpu_torch_name(A->dtype));
+  }
   KD_TRY(la_check_cholesky_old(code, A));
   KD_TRY(la_check_matrix(fn, A, true));
   int64_t n = A->sizes[A->ndim - 1];
@@ -804,6 +812,38 @@ static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs
     LD(&t, KD_OP_transpose, kd_value_tensor(t), kd_value_int(-2), kd_value_int(-1));
     LD(&r, KD_OP_contiguous, kd_value_tensor(t));
     kd_out_retain(outs, 0, r);
+    return KD_OK;
+  }
+  if (code == KD_LAPACK_EIGH) { /* syevd on column-major A: eigenvectors column-major in place */
+    int nb = A->ndim - 2;
+    kd_tensor *a, *w, *info, *v, *r;
+    KD_TRY(ld_copy(s, A, true, &a));
+    int64_t sz[KD_MAX_DIMS], batch = la_batch(A), bad = 0, i = 0;
+    memcpy(sz, A->sizes, sizeof(int64_t) * (size_t)(nb + 1));
+    KD_TRY(kd_tensor_empty(sz, nb + 1, A->dtype, kd_tensor_device(A), &w));
+    KD_TRY(kd_scope_keep(s, w));
+    KD_TRY(ld_int32(s, A, nb, 0, &info));
+    if (n > 0 && batch > 0) {
+      kd_dev_op op;
+      memset(&op, 0, sizeof op);
+      op.kind = KD_DEV_OP_LINALG_EIGH;
+      op.dtype = A->dtype;
+      op.i[0] = n;
+      op.i[1] = batch;
+      op.i[2] = !strcmp(args[1].v.str, "U");
+      void *p[3] = {kd_dev_ptr(a), kd_dev_ptr(w), kd_dev_ptr(info)};
+      const kd_dtype dts[3] = {A->dtype, A->dtype, KD_DTYPE_I32};
+      KD_TRY(kd_dev_op_run_ptrs(kd_tensor_device(A), &op, 3, p, dts));
+      bad = op.result[0];
+      i = op.result[1];
+    }
+    if (bad)
+      return kd_error(LA_ERR, "%s: %sThe algorithm failed to converge because the input matrix is ill-conditioned or has "
+                      "too many repeated eigenvalues (error code: %lld).", fn, la_batch_prefix(A, bad - 1, pre, sizeof pre), (long long)i);
+    LD(&v, KD_OP_transpose, kd_value_tensor(a), kd_value_int(-2), kd_value_int(-1));
+    LD(&r, KD_OP_contiguous, kd_value_tensor(v));
+    kd_out_retain(outs, 0, w);
+    kd_out_retain(outs, 1, r);
     return KD_OK;
   }
   /* LU: A X = B (left) on column-major A and B; X A = B as A^T X^T = B^T (the row-major memory) */
