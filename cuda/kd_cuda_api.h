@@ -224,7 +224,9 @@ enum kd_cuda_op_kind {
    * (lower) of data[0] in place, infos to data[1]; i[] = n, batch. getrf/potrf: result[0] = 1 +
    * the first matrix whose info is > 0 (0: none), result[1] = its info (synchronous). EIGH:
    * syevd, eigenvectors in place of data[0], ascending eigenvalues to data[1] (dtype, batch x n),
-   * infos to data[2]; i[] = n, batch, upper; reports as getrf. 49, 50 (QR, SVD) are reserved. */
+   * infos to data[2]; i[] = n, batch, upper; reports as getrf. QR code 0: geqrf of data[0]
+   * (m x n, lda m) in place, tau to data[1] (batch x k); code 1: orgqr, the first q columns of
+   * data[0] (m x c per matrix) become Q; i[] = m, n, batch, k, q, c. 50 (SVD) is reserved. */
   KD_CUDA_OP_LINALG_LU = 47,
   KD_CUDA_OP_LINALG_CHOLESKY = 48,
   KD_CUDA_OP_LINALG_QR = 49,

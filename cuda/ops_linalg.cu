@@ -12,7 +12,12 @@
  *   KD_CUDA_OP_LINALG_EIGH (51)      syevd of every n x n matrix of data[0] (eigenvectors in place),
  *                                    ascending eigenvalues to data[1] (dtype, batch x n), infos to
  *                                    data[2]; i[] = n, batch, upper (read the upper triangle).
- * Kinds 49, 50 (QR, SVD) are not connected yet: KD_CUDA_ERR_NOT_SUPPORTED.
+ *   KD_CUDA_OP_LINALG_QR (49)        code 0 geqrf of every m x n matrix of data[0] in place (lda m),
+ *                                    tau to data[1] (dtype, batch x k); code 1 orgqr: the first q
+ *                                    columns of every matrix of data[0] (m x c each, lda m) become
+ *                                    Q from the k reflectors there and data[1]. i[] = m, n, batch,
+ *                                    k, q, c (code 0: c = n).
+ * Kind 50 (SVD) is not connected yet: KD_CUDA_ERR_NOT_SUPPORTED.
  * One handle per device on the device's current stream; workspaces from the caching allocator.
  * Matrices are factored one call each, in order on the stream. */
 #include <cusolverDn.h>
@@ -74,6 +79,15 @@ static cusolverStatus_t kd_cu_syevd(cusolverDnHandle_t h, cublasFillMode_t u, in
 static cusolverStatus_t kd_cu_syevd(cusolverDnHandle_t h, cublasFillMode_t u, int n, double *a, double *w, double *ws, int lw, int *info) {
   return cusolverDnDsyevd(h, CUSOLVER_EIG_MODE_VECTOR, u, n, a, n, w, ws, lw, info);
 }
+
+static cusolverStatus_t kd_cu_geqrf_ws(cusolverDnHandle_t h, int m, int n, float *a, int *lw) { return cusolverDnSgeqrf_bufferSize(h, m, n, a, m, lw); }
+static cusolverStatus_t kd_cu_geqrf_ws(cusolverDnHandle_t h, int m, int n, double *a, int *lw) { return cusolverDnDgeqrf_bufferSize(h, m, n, a, m, lw); }
+static cusolverStatus_t kd_cu_geqrf(cusolverDnHandle_t h, int m, int n, float *a, float *t, float *w, int lw, int *info) { return cusolverDnSgeqrf(h, m, n, a, m, t, w, lw, info); }
+static cusolverStatus_t kd_cu_geqrf(cusolverDnHandle_t h, int m, int n, double *a, double *t, double *w, int lw, int *info) { return cusolverDnDgeqrf(h, m, n, a, m, t, w, lw, info); }
+static cusolverStatus_t kd_cu_orgqr_ws(cusolverDnHandle_t h, int m, int q, int k, float *a, float *t, int *lw) { return cusolverDnSorgqr_bufferSize(h, m, q, k, a, m, t, lw); }
+static cusolverStatus_t kd_cu_orgqr_ws(cusolverDnHandle_t h, int m, int q, int k, double *a, double *t, int *lw) { return cusolverDnDorgqr_bufferSize(h, m, q, k, a, m, t, lw); }
+static cusolverStatus_t kd_cu_orgqr(cusolverDnHandle_t h, int m, int q, int k, float *a, float *t, float *w, int lw, int *info) { return cusolverDnSorgqr(h, m, q, k, a, m, t, w, lw, info); }
+static cusolverStatus_t kd_cu_orgqr(cusolverDnHandle_t h, int m, int q, int k, double *a, double *t, double *w, int lw, int *info) { return cusolverDnDorgqr(h, m, q, k, a, m, t, w, lw, info); }
 
 /* result[] = the first info > 0 of the batch's infos (device int32). */
 static kd_cuda_status kd_cu_la_report(int device, const int *infos, int64_t batch, kd_cuda_op *o) {
@@ -163,12 +177,38 @@ static kd_cuda_status kd_cu_la_eigh(int device, kd_cuda_op *o) {
   return kd_cu_la_report(device, info, batch, o);
 }
 
+template <typename T>
+static kd_cuda_status kd_cu_la_qr(int device, kd_cuda_op *o) {
+  const int64_t m = o->i[0], n = o->i[1], batch = o->i[2], k = o->i[3], q = o->i[4], c = o->code == 0 ? n : o->i[5];
+  if (m < 1 || n < 1 || batch < 1 || k < 1 || k > m || k > n || m > INT32_MAX / 2 || n > INT32_MAX / 2 ||
+      (o->code == 1 && (q < k || q > m || c < q)))
+    return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "linalg qr: bad sizes m=%lld n=%lld batch=%lld", (long long)m, (long long)n,
+                       (long long)batch);
+  cusolverDnHandle_t h;
+  KD_CU_TRY(kd_cu_solver_handle(device, &h));
+  T *a = (T *)o->data[0], *tau = (T *)o->data[1];
+  int lw = 0;
+  if (o->code == 0) KD_CU_SOLVER_CHECK(kd_cu_geqrf_ws(h, (int)m, (int)n, a, &lw));
+  else KD_CU_SOLVER_CHECK(kd_cu_orgqr_ws(h, (int)m, (int)q, (int)k, a, tau, &lw));
+  kd_cu_scratch ws(device), info(device);
+  KD_CU_TRY(ws.alloc(sizeof(T) * (size_t)(lw > 0 ? lw : 1)));
+  KD_CU_TRY(info.alloc(sizeof(int)));
+  for (int64_t b = 0; b < batch; b++) {
+    if (o->code == 0)
+      KD_CU_SOLVER_CHECK(kd_cu_geqrf(h, (int)m, (int)n, a + b * m * c, tau + b * k, ws.as<T>(), lw, info.as<int>()));
+    else
+      KD_CU_SOLVER_CHECK(kd_cu_orgqr(h, (int)m, (int)q, (int)k, a + b * m * c, tau + b * k, ws.as<T>(), lw, info.as<int>()));
+  }
+  return KD_CUDA_OK;
+}
+
 kd_cuda_status kd_cu_linalg(int device, kd_cuda_op *o) {
   const bool f64 = o->dtype == KD_DTYPE_F64;
   if (!f64 && o->dtype != KD_DTYPE_F32) return kd_cu_not_supported("linalg", o->dtype);
   switch (o->kind) {
     case KD_CUDA_OP_LINALG_LU: return f64 ? kd_cu_la_lu<double>(device, o) : kd_cu_la_lu<float>(device, o);
     case KD_CUDA_OP_LINALG_CHOLESKY: return f64 ? kd_cu_la_cholesky<double>(device, o) : kd_cu_la_cholesky<float>(device, o);
+    case KD_CUDA_OP_LINALG_QR: return f64 ? kd_cu_la_qr<double>(device, o) : kd_cu_la_qr<float>(device, o);
     case KD_CUDA_OP_LINALG_EIGH: return f64 ? kd_cu_la_eigh<double>(device, o) : kd_cu_la_eigh<float>(device, o);
     default: return kd_cu_error(KD_CUDA_ERR_NOT_SUPPORTED, "linalg: kind %d has no CUDA kernel yet", (int)o->kind);
   }

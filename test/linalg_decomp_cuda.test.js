@@ -1,6 +1,6 @@
 // linalg_decomp_cuda.test.js - kd.linalg on CUDA (cuSOLVER: cuda/ops_linalg.cu) against the CPU
 // (LAPACK): det/slogdet/logdet, inv, solve (matrix, vector and broadcast right-hand sides, both
-// sides), cholesky (lower/upper), eigh/eigvalsh, float32 and float64, batched and non-contiguous inputs, the
+// sides), cholesky (lower/upper), eigh/eigvalsh, qr (every mode), float32 and float64, batched and non-contiguous inputs, the
 // singular / not positive-definite errors, gradients computed on the device, and the clean
 // KD_NOT_SUPPORTED of the factorizations not connected yet. Runs where CUDA is available: on a
 // GPU, or on the emulated GPU (test/emulated-gpu.mocharc.json).
@@ -70,13 +70,28 @@ describe('linalg on CUDA (CUDA vs CPU)', function () {
       close(kd.linalg.matrixRank(cuda(S), { hermitian: true }), kd.linalg.matrixRank(S, { hermitian: true }), dtype, 'matrixRank hermitian');
     });
 
+    it(`qr (${dtype}): Q R = A, orthonormal Q, R as the CPU's up to row signs, every mode`, function () {
+      const M = kd.tensor([[[2, 1, 0], [1, 3, 1], [0, 1, 4], [1, 0, 1]], [[1, 2, 0], [0, 1, 1], [1, 0, 1], [2, 2, 2]]], { dtype });
+      for (const [X, mode] of [[M, 'reduced'], [M, 'complete'], [M.transpose(-2, -1), 'reduced'], [M.transpose(-2, -1), 'complete']]) {
+        const { Q, R } = kd.linalg.qr(cuda(X), mode);
+        const c = kd.linalg.qr(X, mode);
+        assert.deepEqual(Q.shape, c.Q.shape, `${mode} Q shape`);
+        close(kd.matmul(Q, R), X, dtype, `qr ${mode} rebuilds A`);
+        const qc = Q.shape[Q.shape.length - 1];
+        close(kd.matmul(Q.transpose(-2, -1), Q), kd.eye(qc, { dtype }).expand([2, qc, qc]), dtype, `qr ${mode} Q orthonormal`);
+        close(R.abs(), c.R.abs(), dtype, `qr ${mode} |R|`);
+      }
+      assert.deepEqual(kd.linalg.qr(cuda(M), 'r').Q.shape, [0]);
+      close(kd.qr(cuda(M)).R.abs(), kd.qr(M).R.abs(), dtype, 'torch.qr');
+    });
+
     it(`errors: singular, not positive-definite, not connected (${dtype})`, function () {
       const S = cuda(kd.tensor([[[1, 0], [0, 1]], [[1, 2], [2, 4]]], { dtype }));
       assert.throws(() => kd.linalg.inv(S), (e) => e.code === 'KD_LINALG_ERROR' && /\(Batch element 1\): The diagonal element 2 is zero/.test(e.message));
       assert.throws(() => kd.linalg.solve(S, cuda(kd.ones([2], { dtype }))), (e) => e.code === 'KD_LINALG_ERROR' && /singular/.test(e.message));
       assert.throws(() => kd.linalg.cholesky(cuda(A)), (e) => e.code === 'KD_LINALG_ERROR' &&
         /\(Batch element 1\): .*leading minor of order 1 is not positive-definite/.test(e.message));
-      assert.throws(() => kd.linalg.qr(cuda(A)), (e) => e.code === 'KD_NOT_SUPPORTED');
+      assert.throws(() => kd.linalg.svd(cuda(A)), (e) => e.code === 'KD_NOT_SUPPORTED');
     });
 
     it(`gradients on the device (${dtype})`, function () {

@@ -770,6 +770,83 @@ static kd_status ld_run(kd_tensor *a, int kind, int code, int64_t n, int64_t bat
   return KD_OK;
 }
 
+/* qr of device tensors: geqrf on column-major A, R from its upper triangle, Q by orgqr in place
+ * (complete with m > n: in an m x m buffer whose columns beyond n start as zeros). */
+static kd_status la_device_qr(kd_scope *s, int code, kd_value *args, kd_value *outs) {
+  kd_tensor *A = args[0].v.t;
+  const char *fn = "linalg.qr";
+  int mode = 0;
+  if (code == KD_LAPACK_QR) {
+    const char *md = args[1].v.str;
+    mode = !strcmp(md, "reduced") ? 0 : !strcmp(md, "complete") ? 1 : !strcmp(md, "r") ? 2 : -1;
+    if (mode < 0)
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "qr received unrecognized mode '%s' but expected one of 'reduced' (default), "
+                      "'r', or 'complete'", md);
+  } else {
+    mode = args[1].v.b ? 0 : 1;
+  }
+  KD_TRY(la_check_matrix(fn, A, false));
+  int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], k = m < n ? m : n, batch = la_batch(A);
+  KD_TRY(la_check_int(fn, m));
+  KD_TRY(la_check_int(fn, n));
+  if (m == 0 || n == 0 || batch == 0)
+    return kd_error(KD_ERR_NOT_SUPPORTED, "%s: empty matrices on CUDA are not supported yet", fn);
+  int nb = A->ndim - 2;
+  int64_t qc = mode == 1 ? m : k, rr = mode == 1 ? m : k;
+  kd_tensor *a, *tau, *t, *R, *Q;
+  KD_TRY(ld_copy(s, A, true, &a)); /* [.., n, m] row-major: column-major m x n */
+  int64_t sz[KD_MAX_DIMS];
+  memcpy(sz, A->sizes, sizeof(int64_t) * (size_t)nb);
+  sz[nb] = k;
+  KD_TRY(kd_tensor_empty(sz, nb + 1, A->dtype, kd_tensor_device(A), &tau));
+  KD_TRY(kd_scope_keep(s, tau));
+  kd_dev_op op;
+  memset(&op, 0, sizeof op);
+  op.kind = KD_DEV_OP_LINALG_QR;
+  op.dtype = A->dtype;
+  int64_t iv[6] = {m, n, batch, k, 0, n};
+  memcpy(op.i, iv, sizeof iv);
+  void *p[2] = {kd_dev_ptr(a), kd_dev_ptr(tau)};
+  const kd_dtype dts[2] = {A->dtype, A->dtype};
+  KD_TRY(kd_dev_op_run_ptrs(kd_tensor_device(A), &op, 2, p, dts));
+  LD(&t, KD_OP_transpose, kd_value_tensor(a), kd_value_int(-2), kd_value_int(-1)); /* m x n: R in its upper triangle */
+  if (rr < m) LD(&t, KD_OP_narrow, kd_value_tensor(t), kd_value_int(-2), kd_value_int(0), kd_value_int(rr));
+  LD(&R, KD_OP_triu, kd_value_tensor(t), kd_value_int(0));
+  if (mode == 2) {
+    int64_t z = 0;
+    KD_TRY(kd_tensor_empty(&z, 1, A->dtype, kd_tensor_device(A), &Q));
+    KD_TRY(kd_scope_keep(s, Q));
+  } else {
+    kd_tensor *qb = a;
+    int64_t cols = n;
+    if (qc > n) { /* complete, m > n: m columns, the ones beyond n zero */
+      kd_tensor *z, *parts[2], *cat;
+      int64_t zs[KD_MAX_DIMS];
+      memcpy(zs, A->sizes, sizeof(int64_t) * (size_t)nb);
+      zs[nb] = qc - n;
+      zs[nb + 1] = m;
+      LD(&z, KD_OP_zeros, kd_value_intlist(zs, nb + 2), kd_value_dtype(A->dtype), kd_value_device(kd_tensor_device(A)));
+      parts[0] = a;
+      parts[1] = z;
+      LD(&cat, KD_OP_cat, kd_value_tlist(parts, 2), kd_value_int(-2));
+      KD_TRY(ld_copy(s, cat, false, &qb));
+      cols = qc;
+    }
+    op.code = 1;
+    int64_t iq[6] = {m, n, batch, k, qc, cols};
+    memcpy(op.i, iq, sizeof iq);
+    void *pq[2] = {kd_dev_ptr(qb), kd_dev_ptr(tau)};
+    KD_TRY(kd_dev_op_run_ptrs(kd_tensor_device(A), &op, 2, pq, dts));
+    if (qc < cols) LD(&qb, KD_OP_narrow, kd_value_tensor(qb), kd_value_int(-2), kd_value_int(0), kd_value_int(qc));
+    LD(&t, KD_OP_transpose, kd_value_tensor(qb), kd_value_int(-2), kd_value_int(-1));
+    LD(&Q, KD_OP_contiguous, kd_value_tensor(t));
+  }
+  LD(&R, KD_OP_contiguous, kd_value_tensor(R));
+  kd_out_retain(outs, 0, Q);
+  kd_out_retain(outs, 1, R);
+  return KD_OK;
+}
+
 /* det / slogdet / logdet / inv / solve / cholesky of device tensors (checks done by the caller's
  * checks, repeated here on shapes only). */
 static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs) {
@@ -777,9 +854,10 @@ static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs
   const char *fn = la_fn_name(code);
   bool square = code != KD_LAPACK_QR && code != KD_LAPACK_QR_OLD && code != KD_LAPACK_SVD && code != KD_LAPACK_SVD_OLD &&
                 code != KD_LAPACK_LSTSQ;
+  if (code == KD_LAPACK_QR || code == KD_LAPACK_QR_OLD) return la_device_qr(s, code, args, outs);
   if (code == KD_LAPACK_SOLVE_TRIANGULAR || !square)
     return kd_error(KD_ERR_NOT_SUPPORTED, "%s: no kernel for tensors on CUDA yet (only det, slogdet, logdet, inv, solve, "
-                    "cholesky and eigh)", fn);
+                    "cholesky, qr and eigh)", fn);
   if (code == KD_LAPACK_EIGH) {
     const char *uplo = args[1].v.str;
     if (strcmp(uplo, "L") != 0 && strcmp(uplo, "U") != 0)
