@@ -226,7 +226,9 @@ enum kd_cuda_op_kind {
    * syevd, eigenvectors in place of data[0], ascending eigenvalues to data[1] (dtype, batch x n),
    * infos to data[2]; i[] = n, batch, upper; reports as getrf. QR code 0: geqrf of data[0]
    * (m x n, lda m) in place, tau to data[1] (batch x k); code 1: orgqr, the first q columns of
-   * data[0] (m x c per matrix) become Q; i[] = m, n, batch, k, q, c. 50 (SVD) is reserved. */
+   * data[0] (m x c per matrix) become Q; i[] = m, n, batch, k, q, c. SVD: gesvd of data[0]
+   * (m x n, m >= n, destroyed): S to data[1] (batch x n), U to data[2] (m x m if i[3] else m x n),
+   * V^T to data[3] (n x n), infos to data[4]; i[] = m, n, batch, full; reports as getrf. */
   KD_CUDA_OP_LINALG_LU = 47,
   KD_CUDA_OP_LINALG_CHOLESKY = 48,
   KD_CUDA_OP_LINALG_QR = 49,

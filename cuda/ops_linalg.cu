@@ -17,7 +17,11 @@
  *                                    columns of every matrix of data[0] (m x c each, lda m) become
  *                                    Q from the k reflectors there and data[1]. i[] = m, n, batch,
  *                                    k, q, c (code 0: c = n).
- * Kind 50 (SVD) is not connected yet: KD_CUDA_ERR_NOT_SUPPORTED.
+ *   KD_CUDA_OP_LINALG_SVD (50)       gesvd of every m x n (m >= n) matrix of data[0] (destroyed):
+ *                                    singular values to data[1] (dtype, batch x n), U to data[2]
+ *                                    (m x m if full else m x n per matrix, lda m), V^T to data[3]
+ *                                    (n x n), infos to data[4]. i[] = m, n, batch, full. Reports
+ *                                    as getrf (the host transposes wide matrices first).
  * One handle per device on the device's current stream; workspaces from the caching allocator.
  * Matrices are factored one call each, in order on the stream. */
 #include <cusolverDn.h>
@@ -88,6 +92,17 @@ static cusolverStatus_t kd_cu_orgqr_ws(cusolverDnHandle_t h, int m, int q, int k
 static cusolverStatus_t kd_cu_orgqr_ws(cusolverDnHandle_t h, int m, int q, int k, double *a, double *t, int *lw) { return cusolverDnDorgqr_bufferSize(h, m, q, k, a, m, t, lw); }
 static cusolverStatus_t kd_cu_orgqr(cusolverDnHandle_t h, int m, int q, int k, float *a, float *t, float *w, int lw, int *info) { return cusolverDnSorgqr(h, m, q, k, a, m, t, w, lw, info); }
 static cusolverStatus_t kd_cu_orgqr(cusolverDnHandle_t h, int m, int q, int k, double *a, double *t, double *w, int lw, int *info) { return cusolverDnDorgqr(h, m, q, k, a, m, t, w, lw, info); }
+
+static cusolverStatus_t kd_cu_gesvd_ws(cusolverDnHandle_t h, int m, int n, float *, int *lw) { return cusolverDnSgesvd_bufferSize(h, m, n, lw); }
+static cusolverStatus_t kd_cu_gesvd_ws(cusolverDnHandle_t h, int m, int n, double *, int *lw) { return cusolverDnDgesvd_bufferSize(h, m, n, lw); }
+static cusolverStatus_t kd_cu_gesvd(cusolverDnHandle_t h, signed char ju, int m, int n, float *a, float *s, float *u, float *vt, float *w,
+                                    int lw, float *rw, int *info) {
+  return cusolverDnSgesvd(h, ju, 'A', m, n, a, m, s, u, m, vt, n, w, lw, rw, info);
+}
+static cusolverStatus_t kd_cu_gesvd(cusolverDnHandle_t h, signed char ju, int m, int n, double *a, double *s, double *u, double *vt,
+                                    double *w, int lw, double *rw, int *info) {
+  return cusolverDnDgesvd(h, ju, 'A', m, n, a, m, s, u, m, vt, n, w, lw, rw, info);
+}
 
 /* result[] = the first info > 0 of the batch's infos (device int32). */
 static kd_cuda_status kd_cu_la_report(int device, const int *infos, int64_t batch, kd_cuda_op *o) {
@@ -202,12 +217,36 @@ static kd_cuda_status kd_cu_la_qr(int device, kd_cuda_op *o) {
   return KD_CUDA_OK;
 }
 
+template <typename T>
+static kd_cuda_status kd_cu_la_svd(int device, kd_cuda_op *o) {
+  const int64_t m = o->i[0], n = o->i[1], batch = o->i[2];
+  const bool full = o->i[3] != 0;
+  if (n < 1 || m < n || batch < 1 || m > INT32_MAX / 2)
+    return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "linalg svd: bad sizes m=%lld n=%lld batch=%lld", (long long)m, (long long)n,
+                       (long long)batch);
+  cusolverDnHandle_t h;
+  KD_CU_TRY(kd_cu_solver_handle(device, &h));
+  T *a = (T *)o->data[0], *sv = (T *)o->data[1], *u = (T *)o->data[2], *vt = (T *)o->data[3];
+  int *info = (int *)o->data[4];
+  const int64_t uc = full ? m : n;
+  int lw = 0;
+  KD_CU_SOLVER_CHECK(kd_cu_gesvd_ws(h, (int)m, (int)n, a, &lw));
+  kd_cu_scratch ws(device), rw(device);
+  KD_CU_TRY(ws.alloc(sizeof(T) * (size_t)(lw > 0 ? lw : 1)));
+  KD_CU_TRY(rw.alloc(sizeof(T) * (size_t)n));
+  for (int64_t b = 0; b < batch; b++)
+    KD_CU_SOLVER_CHECK(kd_cu_gesvd(h, full ? 'A' : 'S', (int)m, (int)n, a + b * m * n, sv + b * n, u + b * m * uc, vt + b * n * n,
+                                   ws.as<T>(), lw, rw.as<T>(), info + b));
+  return kd_cu_la_report(device, info, batch, o);
+}
+
 kd_cuda_status kd_cu_linalg(int device, kd_cuda_op *o) {
   const bool f64 = o->dtype == KD_DTYPE_F64;
   if (!f64 && o->dtype != KD_DTYPE_F32) return kd_cu_not_supported("linalg", o->dtype);
   switch (o->kind) {
     case KD_CUDA_OP_LINALG_LU: return f64 ? kd_cu_la_lu<double>(device, o) : kd_cu_la_lu<float>(device, o);
     case KD_CUDA_OP_LINALG_CHOLESKY: return f64 ? kd_cu_la_cholesky<double>(device, o) : kd_cu_la_cholesky<float>(device, o);
+    case KD_CUDA_OP_LINALG_SVD: return f64 ? kd_cu_la_svd<double>(device, o) : kd_cu_la_svd<float>(device, o);
     case KD_CUDA_OP_LINALG_QR: return f64 ? kd_cu_la_qr<double>(device, o) : kd_cu_la_qr<float>(device, o);
     case KD_CUDA_OP_LINALG_EIGH: return f64 ? kd_cu_la_eigh<double>(device, o) : kd_cu_la_eigh<float>(device, o);
     default: return kd_cu_error(KD_CUDA_ERR_NOT_SUPPORTED, "linalg: kind %d has no CUDA kernel yet", (int)o->kind);

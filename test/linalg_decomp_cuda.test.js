@@ -1,6 +1,6 @@
 // linalg_decomp_cuda.test.js - kd.linalg on CUDA (cuSOLVER: cuda/ops_linalg.cu) against the CPU
 // (LAPACK): det/slogdet/logdet, inv, solve (matrix, vector and broadcast right-hand sides, both
-// sides), cholesky (lower/upper), eigh/eigvalsh, qr (every mode), float32 and float64, batched and non-contiguous inputs, the
+// sides), cholesky (lower/upper), eigh/eigvalsh, qr (every mode), svd/svdvals/pinv, float32 and float64, batched and non-contiguous inputs, the
 // singular / not positive-definite errors, gradients computed on the device, and the clean
 // KD_NOT_SUPPORTED of the factorizations not connected yet. Runs where CUDA is available: on a
 // GPU, or on the emulated GPU (test/emulated-gpu.mocharc.json).
@@ -85,13 +85,38 @@ describe('linalg on CUDA (CUDA vs CPU)', function () {
       close(kd.qr(cuda(M)).R.abs(), kd.qr(M).R.abs(), dtype, 'torch.qr');
     });
 
+    it(`svd, svdvals (${dtype}): singular values, U diag(S) Vh = A, orthonormal factors, tall and wide`, function () {
+      const M = kd.tensor([[[2, 1, 0], [1, 3, 1], [0, 1, 4], [1, 0, 1]], [[1, 2, 0], [0, 1, 1], [1, 0, 1], [2, 2, 2]]], { dtype });
+      for (const X of [M, M.transpose(-2, -1)]) {
+        for (const full of [false, true]) {
+          const { U, S, Vh } = kd.linalg.svd(cuda(X), full);
+          const c = kd.linalg.svd(X, full);
+          assert.deepEqual(U.shape, c.U.shape);
+          assert.deepEqual(Vh.shape, c.Vh.shape);
+          close(S, c.S, dtype, 'singular values');
+          const k = S.shape[S.shape.length - 1];
+          const Uk = U.narrow(-1, 0, k);
+          const Vk = Vh.narrow(-2, 0, k);
+          close(kd.matmul(Uk.mul(S.unsqueeze(-2)), Vk), X, dtype, 'U diag(S) Vh = A');
+          const uc = U.shape[U.shape.length - 1];
+          const vr = Vh.shape[Vh.shape.length - 2];
+          close(kd.matmul(U.transpose(-2, -1), U), kd.eye(uc, { dtype }).expand([2, uc, uc]), dtype, 'U orthonormal');
+          close(kd.matmul(Vh, Vh.transpose(-2, -1)), kd.eye(vr, { dtype }).expand([2, vr, vr]), dtype, 'Vh orthonormal');
+        }
+        close(kd.linalg.svdvals(cuda(X)), kd.linalg.svdvals(X), dtype, 'svdvals');
+        close(kd.svd(cuda(X)).V.abs(), kd.svd(X).V.abs(), dtype, 'torch.svd |V|');
+        close(kd.linalg.pinv(cuda(X)), kd.linalg.pinv(X), dtype, 'pinv');
+        close(kd.linalg.matrixNorm(cuda(X), 'nuc'), kd.linalg.matrixNorm(X, 'nuc'), dtype, 'nuclear norm');
+      }
+    });
+
     it(`errors: singular, not positive-definite, not connected (${dtype})`, function () {
       const S = cuda(kd.tensor([[[1, 0], [0, 1]], [[1, 2], [2, 4]]], { dtype }));
       assert.throws(() => kd.linalg.inv(S), (e) => e.code === 'KD_LINALG_ERROR' && /\(Batch element 1\): The diagonal element 2 is zero/.test(e.message));
       assert.throws(() => kd.linalg.solve(S, cuda(kd.ones([2], { dtype }))), (e) => e.code === 'KD_LINALG_ERROR' && /singular/.test(e.message));
       assert.throws(() => kd.linalg.cholesky(cuda(A)), (e) => e.code === 'KD_LINALG_ERROR' &&
         /\(Batch element 1\): .*leading minor of order 1 is not positive-definite/.test(e.message));
-      assert.throws(() => kd.linalg.svd(cuda(A)), (e) => e.code === 'KD_NOT_SUPPORTED');
+      assert.throws(() => kd.linalg.lstsq(cuda(A), cuda(A)), (e) => e.code === 'KD_NOT_SUPPORTED');
     });
 
     it(`gradients on the device (${dtype})`, function () {

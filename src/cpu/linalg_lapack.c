@@ -847,6 +847,89 @@ static kd_status la_device_qr(kd_scope *s, int code, kd_value *args, kd_value *o
   return KD_OK;
 }
 
+/* svd of device tensors: gesvd takes m >= n, so a wide A is factored as A^T = U' S V'^T (its
+ * row-major memory is A^T column-major), giving U = V' and Vh = U'^T, which are then already
+ * row-major in the buffers. */
+static kd_status la_device_svd(kd_scope *s, int code, kd_value *args, kd_value *outs) {
+  kd_tensor *A = args[0].v.t;
+  const char *fn = "linalg.svd";
+  bool old = code == KD_LAPACK_SVD_OLD, full = old ? !args[1].v.b || !args[2].v.b : args[1].v.b;
+  KD_TRY(la_check_matrix(fn, A, false));
+  int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], batch = la_batch(A);
+  KD_TRY(la_check_int(fn, m));
+  KD_TRY(la_check_int(fn, n));
+  if (m == 0 || n == 0 || batch == 0)
+    return kd_error(KD_ERR_NOT_SUPPORTED, "%s: empty matrices on CUDA are not supported yet", fn);
+  { /* PyTorch's check for non-finite input (one sync) */
+    kd_tensor *fin, *all, *h;
+    LD(&fin, KD_OP_isfinite, kd_value_tensor(A));
+    LD(&all, KD_OP_all, kd_value_tensor(fin), kd_value_none(), kd_value_bool(false));
+    LD(&h, KD_OP_to, kd_value_tensor(all), kd_value_none(), kd_value_device(kd_device_cpu()), kd_value_bool(false));
+    if (!*(const bool *)kd_tensor_data(h))
+      return kd_error(LA_ERR, "%s: The algorithm failed to converge because the input matrix contained non-finite values.", fn);
+  }
+  bool wide = m < n;
+  int64_t M = wide ? n : m, N = wide ? m : n, uc = full ? M : N;
+  int nb = A->ndim - 2;
+  kd_tensor *a, *S, *u, *vt, *info, *U, *Vh;
+  KD_TRY(ld_copy(s, A, !wide, &a));
+  int64_t sz[KD_MAX_DIMS];
+  memcpy(sz, A->sizes, sizeof(int64_t) * (size_t)nb);
+  kd_device dev = kd_tensor_device(A);
+  sz[nb] = N;
+  KD_TRY(kd_tensor_empty(sz, nb + 1, A->dtype, dev, &S));
+  KD_TRY(kd_scope_keep(s, S));
+  sz[nb] = uc;
+  sz[nb + 1] = M;
+  KD_TRY(kd_tensor_empty(sz, nb + 2, A->dtype, dev, &u)); /* column-major M x uc */
+  KD_TRY(kd_scope_keep(s, u));
+  sz[nb] = N;
+  sz[nb + 1] = N;
+  KD_TRY(kd_tensor_empty(sz, nb + 2, A->dtype, dev, &vt)); /* column-major N x N */
+  KD_TRY(kd_scope_keep(s, vt));
+  KD_TRY(ld_int32(s, A, nb, 0, &info));
+  kd_dev_op op;
+  memset(&op, 0, sizeof op);
+  op.kind = KD_DEV_OP_LINALG_SVD;
+  op.dtype = A->dtype;
+  op.i[0] = M;
+  op.i[1] = N;
+  op.i[2] = batch;
+  op.i[3] = full;
+  void *p[5] = {kd_dev_ptr(a), kd_dev_ptr(S), kd_dev_ptr(u), kd_dev_ptr(vt), kd_dev_ptr(info)};
+  const kd_dtype dts[5] = {A->dtype, A->dtype, A->dtype, A->dtype, KD_DTYPE_I32};
+  KD_TRY(kd_dev_op_run_ptrs(dev, &op, 5, p, dts));
+  if (op.result[0]) {
+    char pre[48];
+    return kd_error(LA_ERR, "%s: %sThe algorithm failed to converge because the input matrix is ill-conditioned or has too "
+                    "many repeated singular values (error code: %lld).", fn, la_batch_prefix(A, op.result[0] - 1, pre, sizeof pre),
+                    (long long)op.result[1] - 1);
+  }
+  if (wide) {
+    U = vt;
+    Vh = u;
+  } else {
+    kd_tensor *t;
+    LD(&t, KD_OP_transpose, kd_value_tensor(u), kd_value_int(-2), kd_value_int(-1));
+    LD(&U, KD_OP_contiguous, kd_value_tensor(t));
+    LD(&t, KD_OP_transpose, kd_value_tensor(vt), kd_value_int(-2), kd_value_int(-1));
+    LD(&Vh, KD_OP_contiguous, kd_value_tensor(t));
+  }
+  if (old) { /* torch.svd: V, zero-filled U and V without computeUv */
+    kd_tensor *t;
+    LD(&t, KD_OP_transpose, kd_value_tensor(Vh), kd_value_int(-2), kd_value_int(-1));
+    LD(&Vh, KD_OP_contiguous, kd_value_tensor(t));
+    if (!args[2].v.b) {
+      LD(&U, KD_OP_zerosLike, kd_value_tensor(U), kd_value_none(), kd_value_none());
+      LD(&Vh, KD_OP_zerosLike, kd_value_tensor(Vh), kd_value_none(), kd_value_none());
+    }
+  }
+  kd_out_retain(outs, 0, U);
+  kd_out_retain(outs, 1, S);
+  kd_out_retain(outs, 2, Vh);
+  return KD_OK;
+}
+
 /* det / slogdet / logdet / inv / solve / cholesky of device tensors (checks done by the caller's
  * checks, repeated here on shapes only). */
 static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs) {
@@ -855,6 +938,7 @@ static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs
   bool square = code != KD_LAPACK_QR && code != KD_LAPACK_QR_OLD && code != KD_LAPACK_SVD && code != KD_LAPACK_SVD_OLD &&
                 code != KD_LAPACK_LSTSQ;
   if (code == KD_LAPACK_QR || code == KD_LAPACK_QR_OLD) return la_device_qr(s, code, args, outs);
+  if (code == KD_LAPACK_SVD || code == KD_LAPACK_SVD_OLD) return la_device_svd(s, code, args, outs);
   if (code == KD_LAPACK_SOLVE_TRIANGULAR || !square)
     return kd_error(KD_ERR_NOT_SUPPORTED, "%s: no kernel for tensors on CUDA yet (only det, slogdet, logdet, inv, solve, "
                     "cholesky, qr and eigh)", fn);
