@@ -220,7 +220,9 @@ enum kd_cuda_op_kind {
   /* kd.linalg's factorizations through cuSOLVER (ops_linalg.cu): contiguous column-major batches
    * of n x n matrices of dtype (float32/float64). LU code 0: getrf of data[0] in place, int32
    * pivots to data[1] (batch x n), int32 infos to data[2] (batch); code 1: getrs, data[2] (n x k
-   * per matrix) = A^{-1} data[2] from data[0] and data[1]. i[] = n, batch, k. CHOLESKY: potrf
+   * per matrix) = A^{-1} data[2] from data[0] and data[1]. i[] = n, batch, k; code 2: trsm,
+   * data[2] = T^{-1} data[2] with T the upper (i[3]) or lower triangle of data[0], unit diagonal
+   * if i[4] (data[1] unused). CHOLESKY: potrf
    * (lower) of data[0] in place, infos to data[1]; i[] = n, batch. getrf/potrf: result[0] = 1 +
    * the first matrix whose info is > 0 (0: none), result[1] = its info (synchronous). EIGH:
    * syevd, eigenvectors in place of data[0], ascending eigenvalues to data[1] (dtype, batch x n),

@@ -4,7 +4,9 @@
  *   KD_CUDA_OP_LINALG_LU (47)        code 0 getrf of every n x n matrix of data[0] (in place), pivots
  *                                    to data[1] (int32, batch x n), infos to data[2] (int32, batch);
  *                                    code 1 getrs: data[2] (n x k per matrix) = A^{-1} data[2] from
- *                                    the LU factors data[0] and pivots data[1]. i[] = n, batch, k.
+ *                                    the LU factors data[0] and pivots data[1]. i[] = n, batch, k;
+ *                                    code 2 trsm: data[2] (n x k) = T^{-1} data[2], T the upper
+ *                                    (i[3]) or lower triangle of data[0], unit diagonal if i[4].
  *   KD_CUDA_OP_LINALG_CHOLESKY (48)  potrf (lower) of every n x n matrix of data[0] in place, infos
  *                                    to data[1] (int32, batch). i[] = n, batch.
  * getrf/potrf/syevd report the first matrix whose info is > 0: result[0] = its index + 1 (0: none),
@@ -24,6 +26,7 @@
  *                                    as getrf (the host transposes wide matrices first).
  * One handle per device on the device's current stream; workspaces from the caching allocator.
  * Matrices are factored one call each, in order on the stream. */
+#include <cublas_v2.h>
 #include <cusolverDn.h>
 
 #include "iter.cuh"
@@ -53,6 +56,28 @@ static kd_cuda_status kd_cu_solver_handle(int device, cusolverDnHandle_t *out) {
   KD_CU_SOLVER_CHECK(cusolverDnSetStream(kd_cu_solver[device], kd_cu_stream(device)));
   *out = kd_cu_solver[device];
   return KD_CUDA_OK;
+}
+
+static cublasHandle_t kd_cu_la_blas[KD_CU_LA_MAX_DEVICES];
+/* A cuBLAS handle of the device for the triangular solves, on its current stream. */
+static kd_cuda_status kd_cu_la_blas_handle(int device, cublasHandle_t *out) {
+  if (device < 0 || device >= KD_CU_LA_MAX_DEVICES) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "bad device %d", device);
+  if (!kd_cu_la_blas[device] && cublasCreate(&kd_cu_la_blas[device]) != CUBLAS_STATUS_SUCCESS) {
+    kd_cu_la_blas[device] = NULL;
+    return kd_cu_error(KD_CUDA_ERR_RUNTIME, "cuBLAS: cublasCreate failed");
+  }
+  if (cublasSetStream(kd_cu_la_blas[device], kd_cu_stream(device)) != CUBLAS_STATUS_SUCCESS)
+    return kd_cu_error(KD_CUDA_ERR_RUNTIME, "cuBLAS: cublasSetStream failed");
+  *out = kd_cu_la_blas[device];
+  return KD_CUDA_OK;
+}
+static cublasStatus_t kd_cu_trsm(cublasHandle_t h, cublasFillMode_t u, cublasDiagType_t d, int n, int k, const float *a, float *b) {
+  const float one = 1;
+  return cublasStrsm(h, CUBLAS_SIDE_LEFT, u, CUBLAS_OP_N, d, n, k, &one, a, n, b, n);
+}
+static cublasStatus_t kd_cu_trsm(cublasHandle_t h, cublasFillMode_t u, cublasDiagType_t d, int n, int k, const double *a, double *b) {
+  const double one = 1;
+  return cublasDtrsm(h, CUBLAS_SIDE_LEFT, u, CUBLAS_OP_N, d, n, k, &one, a, n, b, n);
 }
 
 /* float / double overloads of the calls used here. */
@@ -147,6 +172,16 @@ static kd_cuda_status kd_cu_la_lu(int device, kd_cuda_op *o) {
     return kd_cu_la_report(device, info, batch, o);
   }
   T *x = (T *)o->data[2];
+  if (o->code == 2) {
+    cublasHandle_t bh;
+    KD_CU_TRY(kd_cu_la_blas_handle(device, &bh));
+    const cublasFillMode_t u = o->i[3] ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+    const cublasDiagType_t d = o->i[4] ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
+    for (int64_t b = 0; b < batch; b++)
+      if (kd_cu_trsm(bh, u, d, ni, (int)k, a + b * n * n, x + b * n * k) != CUBLAS_STATUS_SUCCESS)
+        return kd_cu_error(KD_CUDA_ERR_RUNTIME, "cuBLAS: trsm failed");
+    return KD_CUDA_OK;
+  }
   kd_cu_scratch info(device);
   KD_CU_TRY(info.alloc(sizeof(int)));
   for (int64_t b = 0; b < batch; b++)

@@ -1,6 +1,6 @@
 // linalg_decomp_cuda.test.js - kd.linalg on CUDA (cuSOLVER: cuda/ops_linalg.cu) against the CPU
 // (LAPACK): det/slogdet/logdet, inv, solve (matrix, vector and broadcast right-hand sides, both
-// sides), cholesky (lower/upper), eigh/eigvalsh, qr (every mode), svd/svdvals/pinv, float32 and float64, batched and non-contiguous inputs, the
+// sides), solveTriangular, cholesky (lower/upper), eigh/eigvalsh, qr (every mode), svd/svdvals/pinv, float32 and float64, batched and non-contiguous inputs, the
 // singular / not positive-definite errors, gradients computed on the device, and the clean
 // KD_NOT_SUPPORTED of the factorizations not connected yet. Runs where CUDA is available: on a
 // GPU, or on the emulated GPU (test/emulated-gpu.mocharc.json).
@@ -108,6 +108,31 @@ describe('linalg on CUDA (CUDA vs CPU)', function () {
         close(kd.linalg.pinv(cuda(X)), kd.linalg.pinv(X), dtype, 'pinv');
         close(kd.linalg.matrixNorm(cuda(X), 'nuc'), kd.linalg.matrixNorm(X, 'nuc'), dtype, 'nuclear norm');
       }
+    });
+
+    it(`solveTriangular (${dtype}): both sides, both triangles, unit diagonal, broadcast`, function () {
+      const T = kd.add(A, kd.eye(3, { dtype }).mul(4)); // nonzero diagonals
+      for (const upper of [true, false]) {
+        for (const unitriangular of [false, true]) {
+          const o = { upper, unitriangular };
+          close(kd.linalg.solveTriangular(cuda(T), cuda(B), o), kd.linalg.solveTriangular(T, B, o), dtype, `left ${upper} ${unitriangular}`);
+          const ol = { upper, unitriangular, left: false };
+          close(kd.linalg.solveTriangular(cuda(T), cuda(B.t()), ol), kd.linalg.solveTriangular(T, B.t(), ol), dtype, `right ${upper} ${unitriangular}`);
+        }
+      }
+    });
+
+    it(`gradients of cholesky and qr on the device (${dtype})`, function () {
+      const y = cuda(P).requiresGrad_();
+      const yc = P.clone().requiresGrad_();
+      kd.linalg.cholesky(y).sum().backward();
+      kd.linalg.cholesky(yc).sum().backward();
+      close(y.grad, yc.grad, dtype, 'cholesky gradient');
+      const z = cuda(P).requiresGrad_();
+      const zc = P.clone().requiresGrad_();
+      kd.linalg.qr(z).R.abs().sum().backward(); // |R|: the same on both whatever the signs
+      kd.linalg.qr(zc).R.abs().sum().backward();
+      close(z.grad, zc.grad, dtype, 'qr gradient');
     });
 
     it(`errors: singular, not positive-definite, not connected (${dtype})`, function () {

@@ -930,6 +930,60 @@ static kd_status la_device_svd(kd_scope *s, int code, kd_value *args, kd_value *
   return KD_OK;
 }
 
+/* solve_triangular of device tensors: cuBLAS trsm on column-major A and B (X A = B as
+ * A^T X^T = B^T on the row-major copies, the triangle flipped). */
+static kd_status la_device_solve_triangular(kd_scope *s, kd_value *args, kd_value *outs) {
+  kd_tensor *A = args[0].v.t, *Bm = args[1].v.t;
+  bool upper = args[2].v.b, left = args[3].v.b, unit = args[4].v.b;
+  const char *fn = "linalg.solve_triangular";
+  if (A->ndim < 2) return kd_error(KD_ERR_SHAPE, "%s: The input tensor A must have at least 2 dimensions.", fn);
+  if (Bm->ndim < 2) return kd_error(KD_ERR_SHAPE, "%s: The input tensor B must have at least 2 dimensions.", fn);
+  int64_t n = A->sizes[A->ndim - 1];
+  if (A->sizes[A->ndim - 2] != n)
+    return kd_error(KD_ERR_SHAPE, "%s: A must be batches of square matrices, but they are %lld by %lld matrices", fn,
+                    (long long)A->sizes[A->ndim - 2], (long long)n);
+  if (A->dtype != Bm->dtype)
+    return kd_error(KD_ERR_DTYPE, "%s: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead",
+                    fn, kd_cpu_torch_name(A->dtype), kd_cpu_torch_name(Bm->dtype));
+  if (!la_is_float(A))
+    return kd_error(KD_ERR_NOT_SUPPORTED, "\"triangular_solve_cpu\" not implemented for '%s'", kd_cpu_torch_name(A->dtype));
+  int64_t br = Bm->sizes[Bm->ndim - 2], bc = Bm->sizes[Bm->ndim - 1];
+  if ((left ? br : bc) != n)
+    return kd_error(KD_ERR_SHAPE, "%s: Incompatible shapes of A and B for the equation %s = B (%lldx%lld and %lldx%lld)", fn,
+                    left ? "AX" : "XA", (long long)n, (long long)n, (long long)br, (long long)bc);
+  KD_TRY(la_check_int(fn, n));
+  int64_t bs[KD_MAX_DIMS], batch = 1;
+  int nb;
+  KD_TRY(kd_shape_broadcast(A->sizes, A->ndim - 2, Bm->sizes, Bm->ndim - 2, bs, &nb));
+  for (int d = 0; d < nb; d++) batch *= bs[d];
+  kd_tensor *Ae, *Be, *a, *b, *x, *r;
+  KD_TRY(ld_expand(s, A, bs, nb, &Ae));
+  KD_TRY(ld_expand(s, Bm, bs, nb, &Be));
+  KD_TRY(ld_copy(s, Ae, left, &a));
+  KD_TRY(ld_copy(s, Be, left, &b));
+  int64_t k = left ? bc : br;
+  if (n > 0 && k > 0 && batch > 0) {
+    kd_dev_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = KD_DEV_OP_LINALG_LU;
+    op.code = 2;
+    op.dtype = A->dtype;
+    int64_t iv[5] = {n, batch, k, left ? upper : !upper, unit};
+    memcpy(op.i, iv, sizeof iv);
+    void *p[3] = {kd_dev_ptr(a), NULL, kd_dev_ptr(b)};
+    const kd_dtype dts[3] = {A->dtype, KD_DTYPE_I32, A->dtype};
+    KD_TRY(kd_dev_op_run_ptrs(kd_tensor_device(A), &op, 3, p, dts));
+  }
+  if (!left) {
+    kd_out_retain(outs, 0, b);
+    return KD_OK;
+  }
+  LD(&x, KD_OP_transpose, kd_value_tensor(b), kd_value_int(-2), kd_value_int(-1));
+  LD(&r, KD_OP_contiguous, kd_value_tensor(x));
+  kd_out_retain(outs, 0, r);
+  return KD_OK;
+}
+
 /* det / slogdet / logdet / inv / solve / cholesky of device tensors (checks done by the caller's
  * checks, repeated here on shapes only). */
 static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs) {
@@ -939,7 +993,8 @@ static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs
                 code != KD_LAPACK_LSTSQ;
   if (code == KD_LAPACK_QR || code == KD_LAPACK_QR_OLD) return la_device_qr(s, code, args, outs);
   if (code == KD_LAPACK_SVD || code == KD_LAPACK_SVD_OLD) return la_device_svd(s, code, args, outs);
-  if (code == KD_LAPACK_SOLVE_TRIANGULAR || !square)
+  if (code == KD_LAPACK_SOLVE_TRIANGULAR) return la_device_solve_triangular(s, args, outs);
+  if (!square)
     return kd_error(KD_ERR_NOT_SUPPORTED, "%s: no kernel for tensors on CUDA yet (only det, slogdet, logdet, inv, solve, "
                     "cholesky, qr and eigh)", fn);
   if (code == KD_LAPACK_EIGH) {
