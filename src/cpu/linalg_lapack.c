@@ -145,6 +145,16 @@ static const char *la_batch_prefix(const kd_tensor *t, int64_t b, char *buf, siz
   return buf;
 }
 
+/* The end of a kernel with n outputs ts[]: on success outs[] take them over, else they are
+ * released (NULL ones skipped). */
+static kd_status la_finish(kd_status st, kd_tensor **ts, int n, kd_value *outs) {
+  for (int i = 0; i < n; i++) {
+    if (st == KD_OK) kd_out_take(outs, i, ts[i]);
+    else if (ts[i]) kd_tensor_release(ts[i]);
+  }
+  return st;
+}
+
 /* ---- PyTorch's checks ---- */
 
 /* The float dtypes LAPACK takes: others get PyTorch's messages. */
@@ -242,14 +252,7 @@ static kd_status la_lu_family(int code, kd_tensor *A, kd_value *outs) {
   free(a);
   free(piv);
   free(work);
-  if (st != KD_OK) {
-    if (o0) kd_tensor_release(o0);
-    if (o1) kd_tensor_release(o1);
-    return st;
-  }
-  kd_out_take(outs, 0, o0);
-  if (o1) kd_out_take(outs, 1, o1);
-  return KD_OK;
+  return la_finish(st, (kd_tensor *[]){o0, o1}, o1 || st != KD_OK ? 2 : 1, outs);
 }
 
 /* Broadcast batch dims of A and B (both with >= 2 dims) into bs; returns their count. */
@@ -299,12 +302,7 @@ static kd_status la_solve(kd_tensor *A, kd_tensor *Bm, bool left, kd_value *outs
   free(a);
   free(b);
   free(piv);
-  if (st != KD_OK) {
-    kd_tensor_release(X);
-    return st;
-  }
-  kd_out_take(outs, 0, X);
-  return KD_OK;
+  return la_finish(st, &X, 1, outs);
 }
 
 static kd_status la_cholesky(int code, kd_tensor *A, bool upper, kd_value *outs) {
@@ -333,12 +331,7 @@ static kd_status la_cholesky(int code, kd_tensor *A, bool upper, kd_value *outs)
     la_store(L, b, a, lda, n, n, upper);
   }
   free(a);
-  if (st != KD_OK) {
-    kd_tensor_release(L);
-    return st;
-  }
-  kd_out_take(outs, 0, L);
-  return KD_OK;
+  return la_finish(st, &L, 1, outs);
 }
 
 /* mode: 0 reduced, 1 complete, 2 r. */
@@ -397,14 +390,7 @@ static kd_status la_qr(kd_tensor *A, int mode, kd_value *outs) {
   free(tau);
   free(r);
   free(work);
-  if (st != KD_OK) {
-    if (Q) kd_tensor_release(Q);
-    if (R) kd_tensor_release(R);
-    return st;
-  }
-  kd_out_take(outs, 0, Q);
-  kd_out_take(outs, 1, R);
-  return KD_OK;
+  return la_finish(st, (kd_tensor *[]){Q, R}, 2, outs);
 }
 
 /* gesdd: U (m x ucols), S (k), Vh (vrows x n); full: ucols = m, vrows = n. old: torch.svd's V
@@ -471,16 +457,7 @@ static kd_status la_svd(kd_tensor *A, bool full, bool compute_uv, bool old, kd_v
   free(vt);
   free(iwork);
   free(work);
-  if (st != KD_OK) {
-    if (U) kd_tensor_release(U);
-    if (S) kd_tensor_release(S);
-    if (V) kd_tensor_release(V);
-    return st;
-  }
-  kd_out_take(outs, 0, U);
-  kd_out_take(outs, 1, S);
-  kd_out_take(outs, 2, V);
-  return KD_OK;
+  return la_finish(st, (kd_tensor *[]){U, S, V}, 3, outs);
 }
 
 static kd_status la_eigh(kd_tensor *A, const char *uplo, kd_value *outs) {
@@ -525,14 +502,7 @@ static kd_status la_eigh(kd_tensor *A, const char *uplo, kd_value *outs) {
   free(w);
   free(work);
   free(iwork);
-  if (st != KD_OK) {
-    if (W) kd_tensor_release(W);
-    if (V) kd_tensor_release(V);
-    return st;
-  }
-  kd_out_take(outs, 0, W);
-  kd_out_take(outs, 1, V);
-  return KD_OK;
+  return la_finish(st, (kd_tensor *[]){W, V}, 2, outs);
 }
 
 /* gelsy on A (m x n), B (m x k): solution (n x k), residuals (empty: gelsy gives none, as
@@ -627,18 +597,7 @@ static kd_status la_lstsq(kd_tensor *A, kd_tensor *Bm, const kd_value *rcond, co
   free(b);
   free(jpvt);
   free(work);
-  if (st != KD_OK) {
-    if (X) kd_tensor_release(X);
-    if (res) kd_tensor_release(res);
-    if (rank) kd_tensor_release(rank);
-    if (sv) kd_tensor_release(sv);
-    return st;
-  }
-  kd_out_take(outs, 0, X);
-  kd_out_take(outs, 1, res);
-  kd_out_take(outs, 2, rank);
-  kd_out_take(outs, 3, sv);
-  return KD_OK;
+  return la_finish(st, (kd_tensor *[]){X, res, rank, sv}, 4, outs);
 }
 #endif /* KD_HAVE_LAPACK */
 
@@ -696,12 +655,7 @@ static kd_status la_solve_triangular(kd_tensor *A, kd_tensor *Bm, bool upper, bo
   }
   free(a);
   free(b);
-  if (st != KD_OK) {
-    kd_tensor_release(X);
-    return st;
-  }
-  kd_out_take(outs, 0, X);
-  return KD_OK;
+  return la_finish(st, &X, 1, outs);
 }
 
 static const char *la_fn_name(int code) {
