@@ -245,6 +245,25 @@ enum kd_cuda_op_kind {
    * op 0 the contiguous [2, n] output of dtype int32/int64; i[0] = rows, i[1] = cols, i[2] =
    * offset (clamped to [-rows, cols]), i[3] = n. */
   KD_CUDA_OP_TRI_INDICES = 37,
+  /* kd.linalg's factorizations through cuSOLVER (ops_linalg.cu): contiguous column-major batches
+   * of n x n matrices of dtype (float32/float64). LU code 0: getrf of data[0] in place, int32
+   * pivots to data[1] (batch x n), int32 infos to data[2] (batch); code 1: getrs, data[2] (n x k
+   * per matrix) = A^{-1} data[2] from data[0] and data[1]. i[] = n, batch, k; code 2: trsm,
+   * data[2] = T^{-1} data[2] with T the upper (i[3]) or lower triangle of data[0], unit diagonal
+   * if i[4] (data[1] unused). CHOLESKY: potrf
+   * (lower) of data[0] in place, infos to data[1]; i[] = n, batch. getrf/potrf: result[0] = 1 +
+   * the first matrix whose info is > 0 (0: none), result[1] = its info (synchronous). EIGH:
+   * syevd, eigenvectors in place of data[0], ascending eigenvalues to data[1] (dtype, batch x n),
+   * infos to data[2]; i[] = n, batch, upper; reports as getrf. QR code 0: geqrf of data[0]
+   * (m x n, lda m) in place, tau to data[1] (batch x k); code 1: orgqr, the first q columns of
+   * data[0] (m x c per matrix) become Q; i[] = m, n, batch, k, q, c. SVD: gesvd of data[0]
+   * (m x n, m >= n, destroyed): S to data[1] (batch x n), U to data[2] (m x m if i[3] else m x n),
+   * V^T to data[3] (n x n), infos to data[4]; i[] = m, n, batch, full; reports as getrf. */
+  KD_CUDA_OP_LINALG_LU = 47,
+  KD_CUDA_OP_LINALG_CHOLESKY = 48,
+  KD_CUDA_OP_LINALG_QR = 49,
+  KD_CUDA_OP_LINALG_SVD = 50,
+  KD_CUDA_OP_LINALG_EIGH = 51,
 
   /* ---- shape, factory, padding, loss and activation-backward kinds (cuda/ops_shape.cu,
    * ops_pad.cu, ops_loss.cu). "addr" = a device address carried in an i[] slot. ---- */

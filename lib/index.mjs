@@ -34,6 +34,7 @@ export const {
   isInferenceModeEnabled,
   isTensor,
   keep,
+  linalg,
   load,
   loadCheckpoint,
   loadCheckpointSync,

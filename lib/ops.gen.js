@@ -359,6 +359,46 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:nonzero": [{ name: "nonzero", fn: N["nonzero"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
     "method:nonzero": [{ name: "nonzero", fn: N["nonzero"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
     "function:oneHot": [{ name: "oneHot", fn: N["oneHot"], ret: "tensor", args: [["self", "Tensor", false, false], ["numClasses", "int", false, true]] }],
+    "function:det": [{ name: "det", fn: N["det"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:det": [{ name: "det", fn: N["det"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:slogdet": [{ name: "slogdet", fn: N["slogdet"], ret: "tuple", names: ["sign","logabsdet"], args: [["self", "Tensor", false, false]] }],
+    "method:slogdet": [{ name: "slogdet", fn: N["slogdet"], ret: "tuple", names: ["sign","logabsdet"], args: [["self", "Tensor", false, false]] }],
+    "function:logdet": [{ name: "logdet", fn: N["logdet"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:logdet": [{ name: "logdet", fn: N["logdet"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:linalg.inv": [{ name: "linalgInv", fn: N["linalgInv"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:inverse": [{ name: "inverse", fn: N["inverse"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "method:inverse": [{ name: "inverse", fn: N["inverse"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
+    "function:linalg.solve": [{ name: "linalgSolve", fn: N["linalgSolve"], ret: "tensor", args: [["self", "Tensor", false, false], ["B", "Tensor", false, false], ["left", "bool", true, true]] }],
+    "function:linalgSolveMatrix": [{ name: "linalgSolveMatrix", fn: N["linalgSolveMatrix"], ret: "tensor", args: [["self", "Tensor", false, false], ["B", "Tensor", false, false], ["left", "bool", false, false]] }],
+    "function:linalg.solveTriangular": [{ name: "linalgSolveTriangular", fn: N["linalgSolveTriangular"], ret: "tensor", args: [["self", "Tensor", false, false], ["B", "Tensor", false, false], ["upper", "bool", true, false], ["left", "bool", true, true], ["unitriangular", "bool", true, true]] }],
+    "function:linalg.cholesky": [{ name: "linalgCholesky", fn: N["linalgCholesky"], ret: "tensor", args: [["self", "Tensor", false, false], ["upper", "bool", true, true]] }],
+    "function:cholesky": [{ name: "cholesky", fn: N["cholesky"], ret: "tensor", args: [["self", "Tensor", false, false], ["upper", "bool", false, true]] }],
+    "method:cholesky": [{ name: "cholesky", fn: N["cholesky"], ret: "tensor", args: [["self", "Tensor", false, false], ["upper", "bool", false, true]] }],
+    "function:linalg.qr": [{ name: "linalgQr", fn: N["linalgQr"], ret: "tuple", names: ["Q","R"], args: [["self", "Tensor", false, false], ["mode", "str", false, true]] }],
+    "function:qr": [{ name: "qr", fn: N["qr"], ret: "tuple", names: ["Q","R"], args: [["self", "Tensor", false, false], ["some", "bool", false, true]] }],
+    "method:qr": [{ name: "qr", fn: N["qr"], ret: "tuple", names: ["Q","R"], args: [["self", "Tensor", false, false], ["some", "bool", false, true]] }],
+    "function:linalg.svd": [{ name: "linalgSvd", fn: N["linalgSvd"], ret: "tuple", names: ["U","S","Vh"], args: [["self", "Tensor", false, false], ["fullMatrices", "bool", false, true], ["driver", "str?", true, true]] }],
+    "function:svd": [{ name: "svd", fn: N["svd"], ret: "tuple", names: ["U","S","V"], args: [["self", "Tensor", false, false], ["some", "bool", false, true], ["computeUv", "bool", false, true]] }],
+    "method:svd": [{ name: "svd", fn: N["svd"], ret: "tuple", names: ["U","S","V"], args: [["self", "Tensor", false, false], ["some", "bool", false, true], ["computeUv", "bool", false, true]] }],
+    "function:linalg.svdvals": [{ name: "linalgSvdvals", fn: N["linalgSvdvals"], ret: "tensor", args: [["self", "Tensor", false, false], ["driver", "str?", true, true]] }],
+    "function:linalg.eigh": [{ name: "linalgEigh", fn: N["linalgEigh"], ret: "tuple", names: ["eigenvalues","eigenvectors"], args: [["self", "Tensor", false, false], ["UPLO", "str", false, true]] }],
+    "function:linalg.eigvalsh": [{ name: "linalgEigvalsh", fn: N["linalgEigvalsh"], ret: "tensor", args: [["self", "Tensor", false, false], ["UPLO", "str", false, true]] }],
+    "function:linalg.lstsq": [{ name: "linalgLstsq", fn: N["linalgLstsq"], ret: "tuple", names: ["solution","residuals","rank","singularValues"], args: [["self", "Tensor", false, false], ["b", "Tensor", false, false], ["rcond", "float?", false, true], ["driver", "str?", true, true]] }],
+    "function:linalg.pinv": [{ name: "linalgPinv", fn: N["linalgPinv"], ret: "tensor", args: [["self", "Tensor", false, false], ["atol", "float?", true, true], ["rtol", "float?", true, true], ["hermitian", "bool", true, true]] }],
+    "function:pinverse": [{ name: "pinverse", fn: N["pinverse"], ret: "tensor", args: [["self", "Tensor", false, false], ["rcond", "float", false, true]] }],
+    "method:pinverse": [{ name: "pinverse", fn: N["pinverse"], ret: "tensor", args: [["self", "Tensor", false, false], ["rcond", "float", false, true]] }],
+    "function:linalg.matrixRank": [{ name: "linalgMatrixRank", fn: N["linalgMatrixRank"], ret: "tensor", args: [["self", "Tensor", false, false], ["atol", "float?", true, true], ["rtol", "float?", true, true], ["hermitian", "bool", true, true]] }],
+    "function:linalg.vectorNorm": [{ name: "linalgVectorNorm", fn: N["linalgVectorNorm"], ret: "tensor", args: [["self", "Tensor", false, false], ["ord", "float", false, true], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
+    "function:linalg.matrixNorm": [{ name: "linalgMatrixNorm", fn: N["linalgMatrixNorm"], ret: "tensor", args: [["self", "Tensor", false, false], ["ord", "float", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] },
+      { name: "linalgMatrixNorm.strOrd", fn: N["linalgMatrixNorm.strOrd"], ret: "tensor", args: [["self", "Tensor", false, false], ["ord", "str", false, true], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
+    "function:linalg.norm": [{ name: "linalgNorm", fn: N["linalgNorm"], ret: "tensor", args: [["self", "Tensor", false, false], ["ord", "float?", false, true], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] },
+      { name: "linalgNorm.ordStr", fn: N["linalgNorm.ordStr"], ret: "tensor", args: [["self", "Tensor", false, false], ["ord", "str", false, false], ["dim", "int[]?", false, true], ["keepdim", "bool", false, true], ["dtype", "dtype?", true, true]] }],
+    "function:linalg.cross": [{ name: "linalgCross", fn: N["linalgCross"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false], ["dim", "int", true, true]] }],
+    "function:cross": [{ name: "cross", fn: N["cross"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false], ["dim", "int?", false, true]] }],
+    "method:cross": [{ name: "cross", fn: N["cross"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false], ["dim", "int?", false, true]] }],
+    "function:linalgQrBackward": [{ name: "linalgQrBackward", fn: N["linalgQrBackward"], ret: "tensor", args: [["gradQ", "Tensor", false, false], ["gradR", "Tensor", false, false], ["Q", "Tensor", false, false], ["R", "Tensor", false, false], ["mode", "str", false, false]] }],
+    "function:linalgSvdBackward": [{ name: "linalgSvdBackward", fn: N["linalgSvdBackward"], ret: "tensor", args: [["gradU", "Tensor", false, false], ["gradS", "Tensor", false, false], ["gradVh", "Tensor", false, false], ["U", "Tensor", false, false], ["S", "Tensor", false, false], ["Vh", "Tensor", false, false], ["fullMatrices", "bool", false, false]] }],
+    "function:pinvBackward": [{ name: "pinvBackward", fn: N["pinvBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["pinvA", "Tensor", false, false], ["A", "Tensor", false, false]] }],
     "function:softmax": [{ name: "softmax", fn: N["softmax"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["dtype", "dtype?", true, true]] }],
     "method:softmax": [{ name: "softmax", fn: N["softmax"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["dtype", "dtype?", true, true]] }],
     "function:logSoftmax": [{ name: "logSoftmax", fn: N["logSoftmax"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["dtype", "dtype?", true, true]] }],
@@ -3216,6 +3256,328 @@ module.exports = function install(Tensor, kd, N, rt) {
     const h = N["oneHot"](a0._h, a1); return h === a0._h ? a0 : new Tensor(h);
   }
     return rt.invoke(G["function:oneHot"], null, arguments);
+  };
+  kd.det = function det(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["det"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:det"], null, arguments);
+  };
+  rt.namespace(kd, "linalg").det = kd.det;
+  Tensor.prototype.det = function det() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["det"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:det"], this, arguments);
+  };
+  kd.slogdet = function slogdet(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    return rt.wrapTuple(N["slogdet"](a0._h), ["sign","logabsdet"]);
+  }
+    return rt.invoke(G["function:slogdet"], null, arguments);
+  };
+  rt.namespace(kd, "linalg").slogdet = kd.slogdet;
+  Tensor.prototype.slogdet = function slogdet() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    return rt.wrapTuple(N["slogdet"](this._h), ["sign","logabsdet"]);
+  }
+    return rt.invoke(G["method:slogdet"], this, arguments);
+  };
+  kd.logdet = function logdet(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["logdet"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:logdet"], null, arguments);
+  };
+  Tensor.prototype.logdet = function logdet() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["logdet"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:logdet"], this, arguments);
+  };
+  rt.namespace(kd, "linalg").inv = function inv(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["linalgInv"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:linalg.inv"], null, arguments);
+  };
+  kd.inverse = function inverse(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["inverse"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:inverse"], null, arguments);
+  };
+  Tensor.prototype.inverse = function inverse() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 0) {
+    const h = N["inverse"](this._h); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:inverse"], this, arguments);
+  };
+  rt.namespace(kd, "linalg").solve = function solve(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["linalgSolve"](a0._h, a1._h, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:linalg.solve"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").linalgSolveMatrix = function linalgSolveMatrix(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["linalgSolveMatrix"](a0._h, a1._h, a2); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:linalgSolveMatrix"], null, arguments);
+  };
+  rt.namespace(kd, "linalg").solveTriangular = function solveTriangular(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["linalgSolveTriangular"](a0._h, a1._h, undefined, undefined, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:linalg.solveTriangular"], null, arguments);
+  };
+  rt.namespace(kd, "linalg").cholesky = function cholesky(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["linalgCholesky"](a0._h, undefined); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:linalg.cholesky"], null, arguments);
+  };
+  kd.cholesky = function cholesky(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["cholesky"](a0._h, a1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:cholesky"], null, arguments);
+  };
+  Tensor.prototype.cholesky = function cholesky(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    const h = N["cholesky"](this._h, a0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:cholesky"], this, arguments);
+  };
+  rt.namespace(kd, "linalg").qr = function qr(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    return rt.wrapTuple(N["linalgQr"](a0._h, a1), ["Q","R"]);
+  }
+    return rt.invoke(G["function:linalg.qr"], null, arguments);
+  };
+  kd.qr = function qr(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    return rt.wrapTuple(N["qr"](a0._h, a1), ["Q","R"]);
+  }
+    return rt.invoke(G["function:qr"], null, arguments);
+  };
+  Tensor.prototype.qr = function qr(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    return rt.wrapTuple(N["qr"](this._h, a0), ["Q","R"]);
+  }
+    return rt.invoke(G["method:qr"], this, arguments);
+  };
+  rt.namespace(kd, "linalg").svd = function svd(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    return rt.wrapTuple(N["linalgSvd"](a0._h, a1, undefined), ["U","S","Vh"]);
+  }
+    return rt.invoke(G["function:linalg.svd"], null, arguments);
+  };
+  kd.svd = function svd(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    return rt.wrapTuple(N["svd"](a0._h, a1, a2), ["U","S","V"]);
+  }
+    return rt.invoke(G["function:svd"], null, arguments);
+  };
+  Tensor.prototype.svd = function svd(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    return rt.wrapTuple(N["svd"](this._h, a0, a1), ["U","S","V"]);
+  }
+    return rt.invoke(G["method:svd"], this, arguments);
+  };
+  rt.namespace(kd, "linalg").svdvals = function svdvals(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["linalgSvdvals"](a0._h, undefined); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:linalg.svdvals"], null, arguments);
+  };
+  rt.namespace(kd, "linalg").eigh = function eigh(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    return rt.wrapTuple(N["linalgEigh"](a0._h, a1), ["eigenvalues","eigenvectors"]);
+  }
+    return rt.invoke(G["function:linalg.eigh"], null, arguments);
+  };
+  rt.namespace(kd, "linalg").eigvalsh = function eigvalsh(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["linalgEigvalsh"](a0._h, a1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:linalg.eigvalsh"], null, arguments);
+  };
+  rt.namespace(kd, "linalg").lstsq = function lstsq(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    return rt.wrapTuple(N["linalgLstsq"](a0._h, a1._h, a2, undefined), ["solution","residuals","rank","singularValues"]);
+  }
+    return rt.invoke(G["function:linalg.lstsq"], null, arguments);
+  };
+  rt.namespace(kd, "linalg").pinv = function pinv(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["linalgPinv"](a0._h, undefined, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:linalg.pinv"], null, arguments);
+  };
+  kd.pinverse = function pinverse(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["pinverse"](a0._h, a1); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:pinverse"], null, arguments);
+  };
+  Tensor.prototype.pinverse = function pinverse(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (a0 !== null && typeof a0 === 'object') break fast;
+    const h = N["pinverse"](this._h, a0); return h === this._h ? this : new Tensor(h);
+  }
+    return rt.invoke(G["method:pinverse"], this, arguments);
+  };
+  rt.namespace(kd, "linalg").matrixRank = function matrixRank(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["linalgMatrixRank"](a0._h, undefined, undefined, undefined); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:linalg.matrixRank"], null, arguments);
+  };
+  rt.namespace(kd, "linalg").vectorNorm = function vectorNorm() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:linalg.vectorNorm"], null, arguments);
+  };
+  rt.namespace(kd, "linalg").matrixNorm = function matrixNorm() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:linalg.matrixNorm"], null, arguments);
+  };
+  rt.namespace(kd, "linalg").norm = function norm() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:linalg.norm"], null, arguments);
+  };
+  rt.namespace(kd, "linalg").cross = function cross(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    const h = N["linalgCross"](a0._h, a1._h, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:linalg.cross"], null, arguments);
+  };
+  kd.cross = function cross(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    const h = N["cross"](a0._h, a1._h, a2); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:cross"], null, arguments);
+  };
+  Tensor.prototype.cross = function cross(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (a1 !== null && typeof a1 === 'object') break fast;
+    const h = N["cross"](this._h, a0._h, a1); return h === this._h ? this : h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["method:cross"], this, arguments);
+  };
+  rt.namespace(kd, "_internal").linalgQrBackward = function linalgQrBackward(a0, a1, a2, a3, a4) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 5) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    const h = N["linalgQrBackward"](a0._h, a1._h, a2._h, a3._h, a4); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : h === a3._h ? a3 : new Tensor(h);
+  }
+    return rt.invoke(G["function:linalgQrBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").linalgSvdBackward = function linalgSvdBackward(a0, a1, a2, a3, a4, a5, a6) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 7) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    if (!(a4 instanceof Tensor)) break fast;
+    if (!(a5 instanceof Tensor)) break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    const h = N["linalgSvdBackward"](a0._h, a1._h, a2._h, a3._h, a4._h, a5._h, a6); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : h === a3._h ? a3 : h === a4._h ? a4 : h === a5._h ? a5 : new Tensor(h);
+  }
+    return rt.invoke(G["function:linalgSvdBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").pinvBackward = function pinvBackward(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    const h = N["pinvBackward"](a0._h, a1._h, a2._h); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:pinvBackward"], null, arguments);
   };
   kd.softmax = function softmax(a0, a1) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

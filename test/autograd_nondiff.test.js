@@ -24,6 +24,7 @@ const NONDIFF = {
   argmax: INT, argmin: INT, argsort: INT, countNonzero: INT, nonzero: INT, oneHot: INT,
   multinomial: INT,
   'bernoulli.p': "PyTorch's bernoulli(self, p=...) output does not require grad (its value does not depend on self's)",
+  linalgMatrixRank: INT,
   unique: "PyTorch has no derivative either (_unique2: 'not implemented' at backward); kept nondiff so " +
     'the forward runs on tensors that require grad, its values never require grad',
   searchsorted: INT, bucketize: INT, uniqueConsecutive: "PyTorch has no derivative either (unique_consecutive: 'not implemented'); " +
@@ -118,6 +119,7 @@ describe('autograd: nondiff ops', function () {
       countNonzero: () => kd.countNonzero(a), nonzero: () => kd.nonzero(a),
       multinomial: () => kd.multinomial(a.abs(), 2),
       searchsorted: () => kd.searchsorted(b, a), bucketize: () => kd.bucketize(a, b), isin: () => kd.isin(a, b),
+      linalgMatrixRank: () => kd.linalg.matrixRank(a),
     };
     for (const [name, reason] of Object.entries(NONDIFF)) {
       if (reason !== BOOL && reason !== INT) continue;

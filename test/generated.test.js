@@ -18,7 +18,7 @@ describe('generated files', function () {
     const ops = require(path.join(ROOT, 'src', 'ops', 'oplist'));
     const missing = [];
     for (const op of ops) {
-      const name = op.name.split('.')[0];
+      const name = op.jsname || op.name.split('.')[0]; // `jsname`: kd.linalg.inv is op 'linalgInv'
       const v = op.variants || [];
       for (const ns of v.includes('function') ? op.ns || [''] : []) {
         const obj = ns ? ns.split('.').reduce((o, k) => (o ? o[k] : undefined), kd) : kd;

@@ -336,12 +336,15 @@ const CODE_RULES = [
   [/selected number k out of range/, ['KD_INDEX_OUT_OF_RANGE']],
   [/to have the same dtype|should be Long but got|to have dtype of long|only supports floating-point dtypes|to have (integral|floating point) dtype/,
     ['KD_DTYPE_MISMATCH', 'KD_INVALID_ARGUMENT']],
+  [/Expected a floating point or complex tensor|Expected (A and B|input and other) to have the same dtype|doesn't handle types other than|expected a tensor with 2 or more dimensions of float/,
+    ['KD_DTYPE_MISMATCH', 'KD_INVALID_ARGUMENT']],
   [/.*/, ['KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH']],
 ];
 
 function codesForTorchError(e) {
   if (/Expected reduction dim/.test(e.message)) return ['KD_INVALID_ARGUMENT', 'KD_SHAPE_MISMATCH', 'KD_INDEX_OUT_OF_RANGE'];
   if (e.type === 'IndexError') return ['KD_INDEX_OUT_OF_RANGE'];
+  if (/LinAlgError/.test(e.type)) return ['KD_LINALG_ERROR'];
   for (const [re, codes] of CODE_RULES) if (re.test(e.message)) return codes;
   return ['KD_INVALID_ARGUMENT'];
 }
@@ -353,7 +356,7 @@ function isTorchUnimplemented(e) {
 
 const ALL_CODES = new Set(['KD_INVALID_ARGUMENT', 'KD_INVALID_TYPE', 'KD_SHAPE_MISMATCH', 'KD_DTYPE_MISMATCH',
   'KD_DEVICE_MISMATCH', 'KD_INDEX_OUT_OF_RANGE', 'KD_OUT_OF_MEMORY', 'KD_DISPOSED', 'KD_NOT_SUPPORTED',
-  'KD_CUDA_UNAVAILABLE', 'KD_CUDA_ERROR', 'KD_CUDA_OOM']);
+  'KD_CUDA_UNAVAILABLE', 'KD_CUDA_ERROR', 'KD_CUDA_OOM', 'KD_LINALG_ERROR']);
 
 /** Asserts that err is a kindling error: an Error with a known code of the right class. */
 function assertKdError(err, codes, what = '') {
@@ -455,8 +458,11 @@ function runOpCase(c) {
   if (c.tuple) {
     assert.ok(Array.isArray(r), `${c.name}: expected [values, indices], got ${r}`);
     assert.equal(r.length, c.expected.length, `${c.name}: tuple length`);
-    // (values, indices), or the names the case gives (aminmax: min, max; frexp: mantissa, exponent)
-    (c.names || (r.indices !== undefined ? ['values', 'indices'] : [])).forEach((name, i) => assert.equal(r[name], r[i], `${c.name}: .${name}`));
+    // (values, indices), or the names the case gives (aminmax: min, max; frexp: mantissa, exponent;
+    // linalg's PyTorch field names, camelCased)
+    (c.names || c.tupleNames || (r.indices !== undefined ? ['values', 'indices'] : []))
+      .map((n) => n.replace(/_([a-z])/g, (_, x) => x.toUpperCase()))
+      .forEach((n, i) => assert.equal(r[n], r[i], `${c.name}: .${n}`));
     c.expected.forEach((e, i) => assertTensorClose(r[i], e, `${c.name} [${i}]`, { terms }));
     return;
   }

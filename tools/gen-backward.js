@@ -127,8 +127,9 @@ function resolver(ops) {
   for (const o of ops) {
     if (o.inplace) continue;
     byName.set(o.name, o);
-    if (!byJs.has(o.jsname)) byJs.set(o.jsname, []);
-    byJs.get(o.jsname).push(o);
+    const base = o.name.split('.')[0]; // formulas name ops by their op name, not a `jsname`
+    if (!byJs.has(base)) byJs.set(base, []);
+    byJs.get(base).push(o);
   }
   // Static types of arguments where they are known (a forward argument's schema type, a string
   // literal) pick between overloads that differ by type (conv2dBackwardInput with int[] or str

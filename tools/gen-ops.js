@@ -71,7 +71,9 @@ for (const e of oplist) {
       flags: [...base.flags, 'KD_OP_FLAG_INPLACE'], doc: `In-place ${e.name}: ${e.doc}` });
   }
 }
-ops.forEach((o, i) => { o.id = i; o.cname = o.name.replace('.', '_'); o.jsname = o.name.split('.')[0]; });
+// `jsname` (optional): the JS name when it differs from the op's name, for ops that share a JS
+// name with another op in another namespace (kd.linalg.norm is op 'linalgNorm', kd.norm is 'norm').
+ops.forEach((o, i) => { o.id = i; o.cname = o.name.replace('.', '_'); o.jsname = o.jsname || o.name.split('.')[0]; });
 {
   const seen = new Map();
   for (const o of ops) {
@@ -121,12 +123,12 @@ const autocastMissing = { cpu: [], cuda: [] };
     if (o.inplace) continue;
     for (const dev of AUTOCAST_DEVS) {
       const own = o.autocast0 && o.autocast0[dev];
-      const pol = own !== undefined ? own : byName[dev].get(o.jsname);
+      const pol = own !== undefined ? own : byName[dev].get(o.name.split('.')[0]);
       if (pol && !AUTOCAST_C[pol]) throw new Error(`op '${o.name}': unknown autocast policy '${pol}'`);
       if (pol) o.autocast[dev] = pol;
     }
   }
-  const have = new Set(ops.map((o) => o.jsname));
+  const have = new Set(ops.map((o) => o.name.split('.')[0]));
   for (const dev of AUTOCAST_DEVS) autocastMissing[dev] = [...byName[dev].keys()].filter((n) => !have.has(n));
 }
 const hasAutocast = (o) => Object.keys(o.autocast).length > 0;
@@ -239,8 +241,9 @@ function jsGroups() {
   const groups = new Map();
   for (const o of ops) {
     for (const v of o.variants) {
-      const key = `${v}:${o.jsname}`;
-      if (!groups.has(key)) groups.set(key, { variant: v, name: o.jsname, overloads: [] });
+      // an op renamed by `jsname` lives in its own namespace: its group is keyed by it
+      const key = o.jsname !== o.name.split('.')[0] ? `${v}:${o.ns[0]}.${o.jsname}` : `${v}:${o.jsname}`;
+      if (!groups.has(key)) groups.set(key, { key, variant: v, name: o.jsname, overloads: [] });
       groups.get(key).overloads.push(o);
     }
   }
@@ -304,10 +307,10 @@ function genJS() {
   s += `// positional calls; everything else (options objects, varargs shapes, errors) goes\n`;
   s += `// through rt.invoke, which binds arguments by the op's schema (lib/args.js).\n'use strict';\n\n`;
   s += `module.exports = function install(Tensor, kd, N, rt) {\n  const G = {\n`;
-  for (const g of jsGroups()) s += `    ${JSON.stringify(g.variant + ':' + g.name)}: [${g.overloads.map(jsSchema).join(',\n      ')}],\n`;
+  for (const g of jsGroups()) s += `    ${JSON.stringify(g.key)}: [${g.overloads.map(jsSchema).join(',\n      ')}],\n`;
   s += '  };\n';
   for (const g of jsGroups()) {
-    const key = JSON.stringify(g.variant + ':' + g.name);
+    const key = JSON.stringify(g.key);
     const fast = jsFast(g);
     const params = fast ? fast.names.join(', ') : '';
     const nss = g.variant === 'function' ? [...new Set(g.overloads.flatMap((o) => o.ns))] : [];
@@ -485,7 +488,8 @@ function genDocs() {
     const cpu = o.composite ? 'composite' : o.generic ? 'generic' : o.cpu ? 'kernel' : '-';
     const cuda = o.composite ? 'composite' : o.generic ? 'generic'
       : (o.cpu && shared.has(o.cpu)) || direct.has(o.cname) ? 'kernel*' : '-';
-    const set = dts.get(o.name) || dts.get(o.name.split('.')[0] + (o.inplace ? '_' : '')) || new Set();
+    const path = o.jsname !== o.name.split('.')[0] ? `${o.ns[0]}.${o.jsname}${o.name.includes('.') ? o.name.slice(o.name.indexOf('.')) : ''}` : o.name;
+    const set = dts.get(path) || dts.get(o.name.split('.')[0] + (o.inplace ? '_' : '')) || new Set();
     const dt = DTYPE_ORDER.filter((d) => set.has(d)).map((d) => DTYPE_SHORT[d]).join(' ') || '-';
     s += `| \`${o.name}\` | \`${o.args.map((a) => `${a.kwonly ? '*' : ''}${schemaType(a)} ${a.name}${a.def !== undefined ? '=' + a.def : ''}`).join(', ')}\` | ${o.kind} | ${forms} | ${dt} | ${cpu} | ${cuda} | ${AUTOCAST_DEVS.filter((d) => o.autocast[d]).map((d) => `${d}: ${o.autocast[d]}`).join('; ') || '-'} | ${o.doc} |\n`;
   }

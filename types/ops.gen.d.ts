@@ -505,6 +505,29 @@ export interface TensorOpMethods {
   maskedSelect(options: { mask: Tensor }): Tensor;
   /** The indices of the non-zero elements, one row per element ([n, ndim], int64); {asTuple: true} gives one tensor per dim. */
   nonzero(options?: Record<string, never>): Tensor;
+  /** Determinant of each square matrix of the batch (LU factorization). */
+  det(options?: Record<string, never>): Tensor;
+  /** Sign and log of the absolute value of the determinant (sign 0, logabsdet -inf for a singular matrix). */
+  slogdet(options?: Record<string, never>): Tensor[] & { sign: Tensor; logabsdet: Tensor };
+  /** Log of the determinant: NaN for a negative determinant, -inf for a singular matrix. */
+  logdet(options?: Record<string, never>): Tensor;
+  /** Alias of linalg.inv. */
+  inverse(options?: Record<string, never>): Tensor;
+  /** torch.cholesky: as linalg.cholesky with upper positional. */
+  cholesky(upper?: boolean, options?: { upper?: boolean }): Tensor;
+  cholesky(options: { upper?: boolean }): Tensor;
+  /** torch.qr: linalg.qr with mode 'reduced' (some) or 'complete'. */
+  qr(some?: boolean, options?: { some?: boolean }): Tensor[] & { Q: Tensor; R: Tensor };
+  qr(options: { some?: boolean }): Tensor[] & { Q: Tensor; R: Tensor };
+  /** torch.svd: U, S and V (not Vh); some=false for the full U and V; computeUv=false gives zero U and V. */
+  svd(some?: boolean, computeUv?: boolean, options?: { some?: boolean; computeUv?: boolean }): Tensor[] & { U: Tensor; S: Tensor; V: Tensor };
+  svd(options: { some?: boolean; computeUv?: boolean }): Tensor[] & { U: Tensor; S: Tensor; V: Tensor };
+  /** torch.pinverse: linalg.pinv with rtol=rcond. */
+  pinverse(rcond?: number, options?: { rcond?: number }): Tensor;
+  pinverse(options: { rcond?: number }): Tensor;
+  /** torch.cross: dim defaults to the first dim of size 3. */
+  cross(other: Tensor, dim?: number | null, options?: { other?: Tensor; dim?: number | null }): Tensor;
+  cross(options: { other: Tensor; dim?: number | null }): Tensor;
   /** exp(self) / sum(exp(self)) along dim, computed stably (in dtype when given). */
   softmax(dim: number, options?: { dim?: number; dtype?: DTypeLike | null }): Tensor;
   softmax(options: { dim: number; dtype?: DTypeLike | null }): Tensor;
@@ -1372,6 +1395,33 @@ export declare function maskedSelect(options: { self: Tensor; mask: Tensor }): T
 /** The indices of the non-zero elements, one row per element ([n, ndim], int64); {asTuple: true} gives one tensor per dim. */
 export declare function nonzero(self: Tensor, options?: { self?: Tensor }): Tensor;
 export declare function nonzero(options: { self: Tensor }): Tensor;
+/** Determinant of each square matrix of the batch (LU factorization). */
+export declare function det(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function det(options: { self: Tensor }): Tensor;
+/** Sign and log of the absolute value of the determinant (sign 0, logabsdet -inf for a singular matrix). */
+export declare function slogdet(self: Tensor, options?: { self?: Tensor }): Tensor[] & { sign: Tensor; logabsdet: Tensor };
+export declare function slogdet(options: { self: Tensor }): Tensor[] & { sign: Tensor; logabsdet: Tensor };
+/** Log of the determinant: NaN for a negative determinant, -inf for a singular matrix. */
+export declare function logdet(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function logdet(options: { self: Tensor }): Tensor;
+/** Alias of linalg.inv. */
+export declare function inverse(self: Tensor, options?: { self?: Tensor }): Tensor;
+export declare function inverse(options: { self: Tensor }): Tensor;
+/** torch.cholesky: as linalg.cholesky with upper positional. */
+export declare function cholesky(self: Tensor, upper?: boolean, options?: { self?: Tensor; upper?: boolean }): Tensor;
+export declare function cholesky(options: { self: Tensor; upper?: boolean }): Tensor;
+/** torch.qr: linalg.qr with mode 'reduced' (some) or 'complete'. */
+export declare function qr(self: Tensor, some?: boolean, options?: { self?: Tensor; some?: boolean }): Tensor[] & { Q: Tensor; R: Tensor };
+export declare function qr(options: { self: Tensor; some?: boolean }): Tensor[] & { Q: Tensor; R: Tensor };
+/** torch.svd: U, S and V (not Vh); some=false for the full U and V; computeUv=false gives zero U and V. */
+export declare function svd(self: Tensor, some?: boolean, computeUv?: boolean, options?: { self?: Tensor; some?: boolean; computeUv?: boolean }): Tensor[] & { U: Tensor; S: Tensor; V: Tensor };
+export declare function svd(options: { self: Tensor; some?: boolean; computeUv?: boolean }): Tensor[] & { U: Tensor; S: Tensor; V: Tensor };
+/** torch.pinverse: linalg.pinv with rtol=rcond. */
+export declare function pinverse(self: Tensor, rcond?: number, options?: { self?: Tensor; rcond?: number }): Tensor;
+export declare function pinverse(options: { self: Tensor; rcond?: number }): Tensor;
+/** torch.cross: dim defaults to the first dim of size 3. */
+export declare function cross(self: Tensor, other: Tensor, dim?: number | null, options?: { self?: Tensor; other?: Tensor; dim?: number | null }): Tensor;
+export declare function cross(options: { self: Tensor; other: Tensor; dim?: number | null }): Tensor;
 /** exp(self) / sum(exp(self)) along dim, computed stably (in dtype when given). */
 export declare function softmax(self: Tensor, dim: number, options?: { self?: Tensor; dim?: number; dtype?: DTypeLike | null }): Tensor;
 export declare function softmax(options: { self: Tensor; dim: number; dtype?: DTypeLike | null }): Tensor;
@@ -1855,6 +1905,18 @@ export declare namespace _internal {
   /** The gradient of maskedSelect: zeros of the broadcast shape with grad put where mask is true. */
   function maskedSelectBackward(gradOutput: Tensor, self: Tensor, mask: Tensor, options?: { gradOutput?: Tensor; self?: Tensor; mask?: Tensor }): Tensor;
   function maskedSelectBackward(options: { gradOutput: Tensor; self: Tensor; mask: Tensor }): Tensor;
+  /** linalg.solve on a batch of matrix right-hand sides (getrf + getrs), batch dims broadcast. */
+  function linalgSolveMatrix(self: Tensor, B: Tensor, left: boolean, options?: { self?: Tensor; B?: Tensor; left?: boolean }): Tensor;
+  function linalgSolveMatrix(options: { self: Tensor; B: Tensor; left: boolean }): Tensor;
+  /** Gradient of linalg.qr (PyTorch's linalg_qr_backward). */
+  function linalgQrBackward(gradQ: Tensor, gradR: Tensor, Q: Tensor, R: Tensor, mode: string, options?: { gradQ?: Tensor; gradR?: Tensor; Q?: Tensor; R?: Tensor; mode?: string }): Tensor;
+  function linalgQrBackward(options: { gradQ: Tensor; gradR: Tensor; Q: Tensor; R: Tensor; mode: string }): Tensor;
+  /** Gradient of linalg.svd (PyTorch's svd_backward; full U/Vh narrowed to the k singular vectors). */
+  function linalgSvdBackward(gradU: Tensor, gradS: Tensor, gradVh: Tensor, U: Tensor, S: Tensor, Vh: Tensor, fullMatrices: boolean, options?: { gradU?: Tensor; gradS?: Tensor; gradVh?: Tensor; U?: Tensor; S?: Tensor; Vh?: Tensor; fullMatrices?: boolean }): Tensor;
+  function linalgSvdBackward(options: { gradU: Tensor; gradS: Tensor; gradVh: Tensor; U: Tensor; S: Tensor; Vh: Tensor; fullMatrices: boolean }): Tensor;
+  /** Gradient of the pseudo-inverse (PyTorch's pinv_backward). */
+  function pinvBackward(grad: Tensor, pinvA: Tensor, A: Tensor, options?: { grad?: Tensor; pinvA?: Tensor; A?: Tensor }): Tensor;
+  function pinvBackward(options: { grad: Tensor; pinvA: Tensor; A: Tensor }): Tensor;
   /** Layer normalisation over the trailing normalizedShape dims; also returns the mean and 1/std (keepdim shape, float32 for half inputs). */
   function nativeLayerNorm(input: Tensor, normalizedShape: readonly number[], weight: Tensor | null | undefined, bias: Tensor | null | undefined, eps: number, options?: { input?: Tensor; normalizedShape?: readonly number[]; weight?: Tensor | null; bias?: Tensor | null; eps?: number }): Tensor[] & { output: Tensor; mean: Tensor; rstd: Tensor };
   function nativeLayerNorm(options: { input: Tensor; normalizedShape: readonly number[]; weight?: Tensor | null; bias?: Tensor | null; eps: number }): Tensor[] & { output: Tensor; mean: Tensor; rstd: Tensor };
@@ -1927,6 +1989,69 @@ export declare namespace _internal {
   /** Gradient of elu/selu, from the input (isResult false) or from the result (isResult true). */
   function eluBackward(gradOutput: Tensor, alpha: number, scale: number, inputScale: number, isResult: boolean, selfOrResult: Tensor, options?: { gradOutput?: Tensor; alpha?: number; scale?: number; inputScale?: number; isResult?: boolean; selfOrResult?: Tensor }): Tensor;
   function eluBackward(options: { gradOutput: Tensor; alpha: number; scale: number; inputScale: number; isResult: boolean; selfOrResult: Tensor }): Tensor;
+}
+
+export declare namespace linalg {
+  /** Determinant of each square matrix of the batch (LU factorization). */
+  function det(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function det(options: { self: Tensor }): Tensor;
+  /** Sign and log of the absolute value of the determinant (sign 0, logabsdet -inf for a singular matrix). */
+  function slogdet(self: Tensor, options?: { self?: Tensor }): Tensor[] & { sign: Tensor; logabsdet: Tensor };
+  function slogdet(options: { self: Tensor }): Tensor[] & { sign: Tensor; logabsdet: Tensor };
+  /** Inverse of each square matrix (LinAlgError for a singular one). */
+  function inv(self: Tensor, options?: { self?: Tensor }): Tensor;
+  function inv(options: { self: Tensor }): Tensor;
+  /** X with A X = B (left) or X A = B; B a batch of matrices or of vectors (A.shape[:-1]). */
+  function solve(self: Tensor, B: Tensor, options?: { self?: Tensor; B?: Tensor; left?: boolean }): Tensor;
+  function solve(options: { self: Tensor; B: Tensor; left?: boolean }): Tensor;
+  /** X with A X = B (left) or X A = B for triangular A (only its upper or lower triangle is read). */
+  function solveTriangular(self: Tensor, B: Tensor, options?: { self?: Tensor; B?: Tensor; upper?: boolean; left?: boolean; unitriangular?: boolean }): Tensor;
+  function solveTriangular(options: { self: Tensor; B: Tensor; upper: boolean; left?: boolean; unitriangular?: boolean }): Tensor;
+  /** Cholesky factor L (A = L L^T; upper: U = L^T) of symmetric positive-definite matrices (reads the lower triangle). */
+  function cholesky(self: Tensor, options?: { self?: Tensor; upper?: boolean }): Tensor;
+  function cholesky(options: { self: Tensor; upper?: boolean }): Tensor;
+  /** QR decomposition (geqrf + orgqr), mode 'reduced', 'complete' or 'r' (Q empty). */
+  function qr(self: Tensor, mode?: string, options?: { self?: Tensor; mode?: string }): Tensor[] & { Q: Tensor; R: Tensor };
+  function qr(options: { self: Tensor; mode?: string }): Tensor[] & { Q: Tensor; R: Tensor };
+  /** Singular value decomposition A = U diag(S) Vh (gesdd), singular values descending. */
+  function svd(self: Tensor, fullMatrices?: boolean, options?: { self?: Tensor; fullMatrices?: boolean; driver?: string | null }): Tensor[] & { U: Tensor; S: Tensor; Vh: Tensor };
+  function svd(options: { self: Tensor; fullMatrices?: boolean; driver?: string | null }): Tensor[] & { U: Tensor; S: Tensor; Vh: Tensor };
+  /** Singular values, descending. */
+  function svdvals(self: Tensor, options?: { self?: Tensor; driver?: string | null }): Tensor;
+  function svdvals(options: { self: Tensor; driver?: string | null }): Tensor;
+  /** Eigenvalues (ascending) and orthonormal eigenvectors of symmetric matrices (syevd; UPLO: the triangle read). */
+  function eigh(self: Tensor, UPLO?: string, options?: { self?: Tensor; UPLO?: string }): Tensor[] & { eigenvalues: Tensor; eigenvectors: Tensor };
+  function eigh(options: { self: Tensor; UPLO?: string }): Tensor[] & { eigenvalues: Tensor; eigenvectors: Tensor };
+  /** Eigenvalues (ascending) of symmetric matrices. */
+  function eigvalsh(self: Tensor, UPLO?: string, options?: { self?: Tensor; UPLO?: string }): Tensor;
+  function eigvalsh(options: { self: Tensor; UPLO?: string }): Tensor;
+  /** Least-squares solution of A X = B (driver 'gelsy', PyTorch's CPU default): solution, residuals (empty), rank, singularValues (empty). */
+  function lstsq(self: Tensor, b: Tensor, rcond?: number | null, options?: { self?: Tensor; b?: Tensor; rcond?: number | null; driver?: string | null }): Tensor[] & { solution: Tensor; residuals: Tensor; rank: Tensor; singularValues: Tensor };
+  function lstsq(options: { self: Tensor; b: Tensor; rcond?: number | null; driver?: string | null }): Tensor[] & { solution: Tensor; residuals: Tensor; rank: Tensor; singularValues: Tensor };
+  /** Moore-Penrose pseudo-inverse (SVD, or eigh when hermitian); singular values <= max(atol, rtol * max(S)) are dropped. */
+  function pinv(self: Tensor, options?: { self?: Tensor; atol?: number | null; rtol?: number | null; hermitian?: boolean }): Tensor;
+  function pinv(options: { self: Tensor; atol?: number | null; rtol?: number | null; hermitian?: boolean }): Tensor;
+  /** Number of singular values > max(atol, rtol * max(S)) (int64). */
+  function matrixRank(self: Tensor, options?: { self?: Tensor; atol?: number | null; rtol?: number | null; hermitian?: boolean }): Tensor;
+  function matrixRank(options: { self: Tensor; atol?: number | null; rtol?: number | null; hermitian?: boolean }): Tensor;
+  /** Vector ord-norm over dim (all elements when omitted): ord any number, Infinity, -Infinity or 0. */
+  function vectorNorm(self: Tensor, ord?: number, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; ord?: number; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
+  function vectorNorm(options: { self: Tensor; ord?: number; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
+  /** Matrix norm over the two dims: ord 1, -1, 2, -2, Infinity, -Infinity. */
+  function matrixNorm(self: Tensor, ord: number, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; ord?: number; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
+  function matrixNorm(options: { self: Tensor; ord: number; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
+  /** Matrix norm over the two dims: ord 'fro' (default) or 'nuc'. */
+  function matrixNorm(self: Tensor, ord?: string, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; ord?: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
+  function matrixNorm(options: { self: Tensor; ord?: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
+  /** linalg.vector_norm or linalg.matrix_norm, by ord and dim (2-norm of all elements by default). */
+  function norm(self: Tensor, ord?: number | null, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; ord?: number | null; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
+  function norm(options: { self: Tensor; ord?: number | null; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
+  /** linalg.matrix_norm with ord 'fro' or 'nuc'. */
+  function norm(self: Tensor, ord: string, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; ord?: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
+  function norm(options: { self: Tensor; ord: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
+  /** Cross product of 3-vectors along dim (inputs broadcast, same number of dims). */
+  function cross(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor; dim?: number }): Tensor;
+  function cross(options: { self: Tensor; other: Tensor; dim?: number }): Tensor;
 }
 
 export declare namespace nn.functional {

@@ -24,6 +24,8 @@ typedef enum kd_status {
   KD_ERR_CUDA,             /* KD_CUDA_ERROR: a CUDA runtime call failed                    */
   KD_ERR_CUDA_OOM,         /* KD_CUDA_OOM                                                  */
   KD_ERR_INTERNAL,         /* KD_INTERNAL: a bug in kindling                              */
+  KD_ERR_LINALG,           /* KD_LINALG_ERROR: a singular / not positive-definite input or no
+                            * convergence in a factorization (PyTorch's torch.linalg.LinAlgError) */
   KD_STATUS_COUNT
 } kd_status;
 

@@ -600,6 +600,11 @@ KD_KERNEL(kd_cpu_amp);
 _Static_assert((int)KD_DEV_OP_AMP == (int)KD_CUDA_OP_AMP, "kd_dev_op kind AMP must equal kd_cuda_op's");
 _Static_assert((int)KD_DEV_OP_TRI_INDICES == (int)KD_CUDA_OP_TRI_INDICES, "kd_dev_op kind TRI_INDICES must equal kd_cuda_op's");
 KD_KERNEL(kd_cpu_tri_indices);
+KD_KERNEL(kd_cpu_linalg); /* kd.linalg (kinds 47..51: cuda/ops_linalg.cu) */
+_Static_assert((int)KD_DEV_OP_LINALG_LU == (int)KD_CUDA_OP_LINALG_LU && (int)KD_DEV_OP_LINALG_CHOLESKY == (int)KD_CUDA_OP_LINALG_CHOLESKY &&
+                   (int)KD_DEV_OP_LINALG_QR == (int)KD_CUDA_OP_LINALG_QR && (int)KD_DEV_OP_LINALG_SVD == (int)KD_CUDA_OP_LINALG_SVD &&
+                   (int)KD_DEV_OP_LINALG_EIGH == (int)KD_CUDA_OP_LINALG_EIGH,
+               "kd_dev_op linalg kinds must equal kd_cuda_op's");
 
 /* sorting, convolution, pooling (device op kinds 40..63) */
 KD_KERNEL(kd_cpu_sort);
@@ -660,7 +665,7 @@ static const kd_kernel_fn kd_cuda_shared_kernels[] = {
     kd_cpu_random, kd_cpu_native_dropout,
 
     /* cpu/device_op.h's hook (kd_cuda_dev_op) */
-    kd_cpu_gather, kd_cpu_scatter, kd_cpu_nonzero, kd_cpu_optim, kd_cpu_amp,
+    kd_cpu_gather, kd_cpu_scatter, kd_cpu_nonzero, kd_cpu_optim, kd_cpu_amp, kd_cpu_linalg,
 
     /* ---- sorting, convolution, pooling (device op kinds 40..63: cuda/ops_sort.cu, ops_conv.cu, ops_pool.cu) ---- */
     kd_cpu_sort, kd_cpu_unique, kd_cpu_median, kd_cpu_conv, kd_cpu_pool,

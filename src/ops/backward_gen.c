@@ -794,6 +794,111 @@ static kd_status kd_bw_maskedSelectBackward(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_maskedSelectBackward_spec = {kd_bw_maskedSelectBackward, 0x3u, 0x4u, 0x0u, 0};
 
+static kd_status kd_bw_det(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_out(c, 0)), kd_f_neg(c, kd_f_int(1))}), kd_f_neg(c, kd_f_int(1))}), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_call(c, KD_OP_linalgInv, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_det_spec = {kd_bw_det, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_slogdet(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_grad(c, 1), kd_f_neg(c, kd_f_int(1))}), kd_f_neg(c, kd_f_int(1))}), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_call(c, KD_OP_linalgInv, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_slogdet_spec = {kd_bw_slogdet, 0x1u, 0x1u, 0x0u, 1};
+
+static kd_status kd_bw_logdet(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_call(c, KD_OP_isnan, 1, (kd_value[]){kd_f_out(c, 0)}), kd_f_int(0), kd_f_grad(c, 0)}), kd_f_neg(c, kd_f_int(1))}), kd_f_neg(c, kd_f_int(1))}), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_call(c, KD_OP_linalgInv, 1, (kd_value[]){kd_f_arg(c, 0)}), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_logdet_spec = {kd_bw_logdet, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_linalgInv(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_neg(c, kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})})})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_linalgInv_spec = {kd_bw_linalgInv, 0x1u, 0x0u, 0x1u, 0};
+
+static kd_status kd_bw_inverse(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_neg(c, kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})})})));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_inverse_spec = {kd_bw_inverse, 0x1u, 0x0u, 0x1u, 0};
+
+static kd_status kd_bw_linalgSolveMatrix(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_neg(c, kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_linalgSolveMatrix, 3, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_grad(c, 0), kd_f_bool(true)}), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})})) : kd_f_neg(c, kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_call(c, KD_OP_linalgSolveMatrix, 3, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_grad(c, 0), kd_f_bool(false)})}))));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_linalgSolveMatrix, 3, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_grad(c, 0), kd_f_arg(c, 2)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_linalgSolveMatrix_spec = {kd_bw_linalgSolveMatrix, 0x3u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_linalgSolveTriangular(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_call(c, KD_OP_triu, 2, (kd_value[]){(kd_f_truthy(c, kd_f_arg(c, 3)) ? kd_f_neg(c, kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_linalgSolveTriangular, 5, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_grad(c, 0), kd_f_bool(false), kd_f_arg(c, 3), kd_f_arg(c, 4)}), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})})) : kd_f_neg(c, kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_call(c, KD_OP_linalgSolveTriangular, 5, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_grad(c, 0), kd_f_bool(false), kd_f_arg(c, 3), kd_f_arg(c, 4)})}))), (kd_f_truthy(c, kd_f_arg(c, 4)) ? kd_f_int(1) : kd_f_int(0))}) : kd_f_call(c, KD_OP_tril, 2, (kd_value[]){(kd_f_truthy(c, kd_f_arg(c, 3)) ? kd_f_neg(c, kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_linalgSolveTriangular, 5, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_grad(c, 0), kd_f_bool(true), kd_f_arg(c, 3), kd_f_arg(c, 4)}), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})})) : kd_f_neg(c, kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_call(c, KD_OP_linalgSolveTriangular, 5, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_grad(c, 0), kd_f_bool(true), kd_f_arg(c, 3), kd_f_arg(c, 4)})}))), (kd_f_truthy(c, kd_f_arg(c, 4)) ? kd_f_neg(c, kd_f_int(1)) : kd_f_int(0))})));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_linalgSolveTriangular, 5, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_grad(c, 0), (kd_f_truthy(c, kd_f_arg(c, 2)) ? kd_f_bool(false) : kd_f_bool(true)), kd_f_arg(c, 3), kd_f_arg(c, 4)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_linalgSolveTriangular_spec = {kd_bw_linalgSolveTriangular, 0x3u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_linalgCholesky(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_linalgSolveTriangular, 5, (kd_value[]){(kd_f_truthy(c, kd_f_arg(c, 1)) ? kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}) : kd_f_out(c, 0)), kd_f_call(c, KD_OP_linalgSolveTriangular, 5, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){(kd_f_truthy(c, kd_f_arg(c, 1)) ? kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}) : kd_f_out(c, 0)), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_add, kd_f_call(c, KD_OP_tril, 2, (kd_value[]){kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){(kd_f_truthy(c, kd_f_arg(c, 1)) ? kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}) : kd_f_out(c, 0)), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), (kd_f_truthy(c, kd_f_arg(c, 1)) ? kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}) : kd_f_grad(c, 0))}), kd_value_none()}), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_call(c, KD_OP_tril, 2, (kd_value[]){kd_f_call(c, KD_OP_tril, 2, (kd_value[]){kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){(kd_f_truthy(c, kd_f_arg(c, 1)) ? kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}) : kd_f_out(c, 0)), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), (kd_f_truthy(c, kd_f_arg(c, 1)) ? kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}) : kd_f_grad(c, 0))}), kd_value_none()}), kd_f_neg(c, kd_f_int(1))}), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})), kd_f_float(0.5)), kd_f_bool(true), kd_f_bool(true), kd_value_none()}), kd_f_bool(false), kd_f_bool(false), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_linalgCholesky_spec = {kd_bw_linalgCholesky, 0x1u, 0x0u, 0x1u, 0};
+
+static kd_status kd_bw_cholesky(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_linalgSolveTriangular, 5, (kd_value[]){(kd_f_truthy(c, kd_f_arg(c, 1)) ? kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}) : kd_f_out(c, 0)), kd_f_call(c, KD_OP_linalgSolveTriangular, 5, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){(kd_f_truthy(c, kd_f_arg(c, 1)) ? kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}) : kd_f_out(c, 0)), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_add, kd_f_call(c, KD_OP_tril, 2, (kd_value[]){kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){(kd_f_truthy(c, kd_f_arg(c, 1)) ? kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}) : kd_f_out(c, 0)), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), (kd_f_truthy(c, kd_f_arg(c, 1)) ? kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}) : kd_f_grad(c, 0))}), kd_value_none()}), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_call(c, KD_OP_tril, 2, (kd_value[]){kd_f_call(c, KD_OP_tril, 2, (kd_value[]){kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){(kd_f_truthy(c, kd_f_arg(c, 1)) ? kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}) : kd_f_out(c, 0)), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), (kd_f_truthy(c, kd_f_arg(c, 1)) ? kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}) : kd_f_grad(c, 0))}), kd_value_none()}), kd_f_neg(c, kd_f_int(1))}), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})), kd_f_float(0.5)), kd_f_bool(true), kd_f_bool(true), kd_value_none()}), kd_f_bool(false), kd_f_bool(false), kd_value_none()}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_cholesky_spec = {kd_bw_cholesky, 0x1u, 0x0u, 0x1u, 0};
+
+static kd_status kd_bw_linalgQr(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_linalgQrBackward, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_grad(c, 1), kd_f_out(c, 0), kd_f_out(c, 1), kd_f_arg(c, 1)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_linalgQr_spec = {kd_bw_linalgQr, 0x1u, 0x0u, 0x3u, 0};
+
+static kd_status kd_bw_qr(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_linalgQrBackward, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_grad(c, 1), kd_f_out(c, 0), kd_f_out(c, 1), (kd_f_truthy(c, kd_f_arg(c, 1)) ? kd_f_str("reduced") : kd_f_str("complete"))}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_qr_spec = {kd_bw_qr, 0x1u, 0x0u, 0x3u, 0};
+
+static kd_status kd_bw_linalgSvd(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_linalgSvdBackward, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_grad(c, 1), kd_f_grad(c, 2), kd_f_out(c, 0), kd_f_out(c, 1), kd_f_out(c, 2), kd_f_arg(c, 1)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_linalgSvd_spec = {kd_bw_linalgSvd, 0x1u, 0x0u, 0x7u, 0};
+
+static kd_status kd_bw_svd(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_linalgSvdBackward, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_grad(c, 1), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_grad(c, 2), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_out(c, 0), kd_f_out(c, 1), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 2), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), (kd_f_truthy(c, kd_f_arg(c, 1)) ? kd_f_bool(false) : kd_f_bool(true))}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_svd_spec = {kd_bw_svd, 0x1u, 0x0u, 0x7u, 0};
+
+static kd_status kd_bw_linalgEigh(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_out(c, 1), kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_binop(c, KD_OP_add, kd_f_call(c, KD_OP_where, 3, (kd_value[]){kd_f_binop(c, KD_OP_eq, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_sub, kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 1), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_grad(c, 1)}), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 1), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_grad(c, 1)}), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})), kd_f_float(0.5)), kd_f_int(0)), kd_f_int(0), kd_f_binop(c, KD_OP_div, kd_f_binop(c, KD_OP_mul, kd_f_binop(c, KD_OP_sub, kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 1), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_grad(c, 1)}), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 1), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_grad(c, 1)}), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})), kd_f_float(0.5)), kd_f_binop(c, KD_OP_sub, kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(2))}), kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_out(c, 0), kd_f_neg(c, kd_f_int(1))})))}), kd_f_call(c, KD_OP_triu, 2, (kd_value[]){kd_f_call(c, KD_OP_tril, 2, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_neg(c, kd_f_int(1))}), kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_call(c, KD_OP_onesLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}), kd_f_neg(c, kd_f_int(2))})), kd_value_none()}), kd_value_none()})), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_out(c, 1), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})})}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_linalgEigh_spec = {kd_bw_linalgEigh, 0x1u, 0x0u, 0x3u, 0};
+
+static kd_status kd_bw_linalgLstsq(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_pinvBackward, 3, (kd_value[]){kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 1), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})}), kd_f_call(c, KD_OP_linalgPinv, 4, (kd_value[]){kd_f_arg(c, 0), kd_value_none(), kd_value_none(), kd_value_none()}), kd_f_arg(c, 0)}));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_call(c, KD_OP_linalgPinv, 4, (kd_value[]){kd_f_arg(c, 0), kd_value_none(), kd_value_none(), kd_value_none()}), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))}), kd_f_grad(c, 0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_linalgLstsq_spec = {kd_bw_linalgLstsq, 0x3u, 0x3u, 0x0u, 1};
+
+static kd_status kd_bw_linalgPinv(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_pinvBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_out(c, 0), kd_f_arg(c, 0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_linalgPinv_spec = {kd_bw_linalgPinv, 0x1u, 0x1u, 0x1u, 1};
+
+static kd_status kd_bw_pinverse(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_pinvBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_out(c, 0), kd_f_arg(c, 0)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_pinverse_spec = {kd_bw_pinverse, 0x1u, 0x1u, 0x1u, 1};
+
 static kd_status kd_bw_softmax(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_out(c, 0), kd_f_binop(c, KD_OP_sub, kd_f_grad(c, 0), kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_out(c, 0)), kd_f_arg(c, 1), kd_f_bool(true), kd_value_none()}))));
   return c->st;
@@ -1657,6 +1762,23 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_indexPut_] = &kd_bw_indexPut_spec,
     [KD_OP_maskedSelect] = &kd_bw_maskedSelect_spec,
     [KD_OP_maskedSelectBackward] = &kd_bw_maskedSelectBackward_spec,
+    [KD_OP_det] = &kd_bw_det_spec,
+    [KD_OP_slogdet] = &kd_bw_slogdet_spec,
+    [KD_OP_logdet] = &kd_bw_logdet_spec,
+    [KD_OP_linalgInv] = &kd_bw_linalgInv_spec,
+    [KD_OP_inverse] = &kd_bw_inverse_spec,
+    [KD_OP_linalgSolveMatrix] = &kd_bw_linalgSolveMatrix_spec,
+    [KD_OP_linalgSolveTriangular] = &kd_bw_linalgSolveTriangular_spec,
+    [KD_OP_linalgCholesky] = &kd_bw_linalgCholesky_spec,
+    [KD_OP_cholesky] = &kd_bw_cholesky_spec,
+    [KD_OP_linalgQr] = &kd_bw_linalgQr_spec,
+    [KD_OP_qr] = &kd_bw_qr_spec,
+    [KD_OP_linalgSvd] = &kd_bw_linalgSvd_spec,
+    [KD_OP_svd] = &kd_bw_svd_spec,
+    [KD_OP_linalgEigh] = &kd_bw_linalgEigh_spec,
+    [KD_OP_linalgLstsq] = &kd_bw_linalgLstsq_spec,
+    [KD_OP_linalgPinv] = &kd_bw_linalgPinv_spec,
+    [KD_OP_pinverse] = &kd_bw_pinverse_spec,
     [KD_OP_softmax] = &kd_bw_softmax_spec,
     [KD_OP_logSoftmax] = &kd_bw_logSoftmax_spec,
     [KD_OP_nativeLayerNorm] = &kd_bw_nativeLayerNorm_spec,

@@ -207,6 +207,26 @@ enum kd_scatter_code {
   KD_SCATTER_INDEX_FILL = 6,
   KD_SCATTER_INDEX_PUT = 7,
 };
+enum kd_lapack_code {
+  KD_LAPACK_DET = 1,
+  KD_LAPACK_SLOGDET = 2,
+  KD_LAPACK_LOGDET = 3,
+  KD_LAPACK_INV = 4,
+  KD_LAPACK_SOLVE = 5,
+  KD_LAPACK_SOLVE_TRIANGULAR = 6,
+  KD_LAPACK_CHOLESKY = 7,
+  KD_LAPACK_CHOLESKY_OLD = 8,
+  KD_LAPACK_QR = 9,
+  KD_LAPACK_QR_OLD = 10,
+  KD_LAPACK_SVD = 11,
+  KD_LAPACK_SVD_OLD = 12,
+  KD_LAPACK_EIGH = 13,
+  KD_LAPACK_LSTSQ = 14,
+};
+enum kd_lacomp_code {
+  KD_LACOMP_PINV = 1,
+  KD_LACOMP_PINVERSE = 2,
+};
 enum kd_softmax_code {
   KD_SOFTMAX_SOFTMAX = 1,
   KD_SOFTMAX_LOG = 2,

@@ -36,6 +36,17 @@ kd_status kd_composite_layer_norm(const kd_op_info *op, kd_keyset ks, kd_value *
 kd_status kd_composite_layer_norm_double_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_ldexp(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_like(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_linalg_cross(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_linalg_eigvalsh(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_linalg_matrix_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_linalg_matrix_rank(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_linalg_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_linalg_pinv(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_linalg_qr_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_linalg_solve(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_linalg_svd_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_linalg_svdvals(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_linalg_vector_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_linear(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_matmul(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_max_pool2d_double_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -43,6 +54,7 @@ kd_status kd_composite_meshgrid(const kd_op_info *op, kd_keyset ks, kd_value *ar
 kd_status kd_composite_movedim(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_mvlgamma(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_norm_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_pinv_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_prod_double_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_quantile(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_repeat(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -89,6 +101,7 @@ kd_status kd_cpu_histc(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_va
 kd_status kd_cpu_interpolate(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_layer_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_layer_norm_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_linalg(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_linspace(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_masked_fill(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_masked_select(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -1353,6 +1366,164 @@ static const kd_arg_schema kd_args_nonzero[] = {
 static const kd_arg_schema kd_args_oneHot[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"numClasses", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = -1}}},
+};
+static const kd_arg_schema kd_args_det[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_slogdet[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_logdet[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_linalgInv[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_inverse[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_linalgSolve[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"B", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"left", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = true}}},
+};
+static const kd_arg_schema kd_args_linalgSolveMatrix[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"B", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"left", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_linalgSolveTriangular[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"B", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"upper", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+    {"left", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = true}}},
+    {"unitriangular", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_linalgCholesky[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"upper", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_cholesky[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"upper", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_linalgQr[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"mode", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "reduced"}}},
+};
+static const kd_arg_schema kd_args_qr[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"some", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = true}}},
+};
+static const kd_arg_schema kd_args_linalgSvd[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"fullMatrices", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = true}}},
+    {"driver", KD_ARG_STRING_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_svd[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"some", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = true}}},
+    {"computeUv", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = true}}},
+};
+static const kd_arg_schema kd_args_linalgSvdvals[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"driver", KD_ARG_STRING_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_linalgEigh[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"UPLO", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "L"}}},
+};
+static const kd_arg_schema kd_args_linalgEigvalsh[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"UPLO", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "L"}}},
+};
+static const kd_arg_schema kd_args_linalgLstsq[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"b", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"rcond", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"driver", KD_ARG_STRING_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_linalgPinv[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"atol", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"rtol", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"hermitian", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_pinverse[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"rcond", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1e-15}}},
+};
+static const kd_arg_schema kd_args_linalgMatrixRank[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"atol", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"rtol", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"hermitian", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_linalgVectorNorm[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"ord", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 2}}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_linalgMatrixNorm[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"ord", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_linalgMatrixNorm_strOrd[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"ord", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "fro"}}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_linalgNorm[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"ord", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_linalgNorm_ordStr[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"ord", KD_ARG_STRING, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"keepdim", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_linalgCross[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = -1}}},
+};
+static const kd_arg_schema kd_args_cross[] = {
+    {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"other", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dim", KD_ARG_INT_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_linalgQrBackward[] = {
+    {"gradQ", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"gradR", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"Q", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"R", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"mode", KD_ARG_STRING, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_linalgSvdBackward[] = {
+    {"gradU", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"gradS", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"gradVh", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"U", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"S", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"Vh", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"fullMatrices", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_pinvBackward[] = {
+    {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"pinvA", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"A", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
 };
 static const kd_arg_schema kd_args_softmax[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
@@ -2798,6 +2969,37 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_maskedSelectBackward] = {"maskedSelectBackward", KD_OP_maskedSelectBackward, 0, 0, 3, kd_args_maskedSelectBackward, 1, -1, -1},
     [KD_OP_nonzero] = {"nonzero", KD_OP_nonzero, 0, KD_OP_FLAG_NONDIFF, 1, kd_args_nonzero, 1, -1, -1},
     [KD_OP_oneHot] = {"oneHot", KD_OP_oneHot, 0, KD_OP_FLAG_NONDIFF, 2, kd_args_oneHot, 1, -1, -1},
+    [KD_OP_det] = {"det", KD_OP_det, KD_LAPACK_DET, 0, 1, kd_args_det, 1, -1, -1},
+    [KD_OP_slogdet] = {"slogdet", KD_OP_slogdet, KD_LAPACK_SLOGDET, 0, 1, kd_args_slogdet, 2, -1, -1},
+    [KD_OP_logdet] = {"logdet", KD_OP_logdet, KD_LAPACK_LOGDET, 0, 1, kd_args_logdet, 1, -1, -1},
+    [KD_OP_linalgInv] = {"linalgInv", KD_OP_linalgInv, KD_LAPACK_INV, 0, 1, kd_args_linalgInv, 1, -1, -1},
+    [KD_OP_inverse] = {"inverse", KD_OP_inverse, KD_LAPACK_INV, 0, 1, kd_args_inverse, 1, -1, -1},
+    [KD_OP_linalgSolve] = {"linalgSolve", KD_OP_linalgSolve, 0, 0, 3, kd_args_linalgSolve, 1, -1, -1},
+    [KD_OP_linalgSolveMatrix] = {"linalgSolveMatrix", KD_OP_linalgSolveMatrix, KD_LAPACK_SOLVE, 0, 3, kd_args_linalgSolveMatrix, 1, -1, -1},
+    [KD_OP_linalgSolveTriangular] = {"linalgSolveTriangular", KD_OP_linalgSolveTriangular, KD_LAPACK_SOLVE_TRIANGULAR, 0, 5, kd_args_linalgSolveTriangular, 1, -1, -1},
+    [KD_OP_linalgCholesky] = {"linalgCholesky", KD_OP_linalgCholesky, KD_LAPACK_CHOLESKY, 0, 2, kd_args_linalgCholesky, 1, -1, -1},
+    [KD_OP_cholesky] = {"cholesky", KD_OP_cholesky, KD_LAPACK_CHOLESKY_OLD, 0, 2, kd_args_cholesky, 1, -1, -1},
+    [KD_OP_linalgQr] = {"linalgQr", KD_OP_linalgQr, KD_LAPACK_QR, 0, 2, kd_args_linalgQr, 2, -1, -1},
+    [KD_OP_qr] = {"qr", KD_OP_qr, KD_LAPACK_QR_OLD, 0, 2, kd_args_qr, 2, -1, -1},
+    [KD_OP_linalgSvd] = {"linalgSvd", KD_OP_linalgSvd, KD_LAPACK_SVD, 0, 3, kd_args_linalgSvd, 3, -1, -1},
+    [KD_OP_svd] = {"svd", KD_OP_svd, KD_LAPACK_SVD_OLD, 0, 3, kd_args_svd, 3, -1, -1},
+    [KD_OP_linalgSvdvals] = {"linalgSvdvals", KD_OP_linalgSvdvals, 0, 0, 2, kd_args_linalgSvdvals, 1, -1, -1},
+    [KD_OP_linalgEigh] = {"linalgEigh", KD_OP_linalgEigh, KD_LAPACK_EIGH, 0, 2, kd_args_linalgEigh, 2, -1, -1},
+    [KD_OP_linalgEigvalsh] = {"linalgEigvalsh", KD_OP_linalgEigvalsh, 0, 0, 2, kd_args_linalgEigvalsh, 1, -1, -1},
+    [KD_OP_linalgLstsq] = {"linalgLstsq", KD_OP_linalgLstsq, KD_LAPACK_LSTSQ, 0, 4, kd_args_linalgLstsq, 4, -1, -1},
+    [KD_OP_linalgPinv] = {"linalgPinv", KD_OP_linalgPinv, KD_LACOMP_PINV, 0, 4, kd_args_linalgPinv, 1, -1, -1},
+    [KD_OP_pinverse] = {"pinverse", KD_OP_pinverse, KD_LACOMP_PINVERSE, 0, 2, kd_args_pinverse, 1, -1, -1},
+    [KD_OP_linalgMatrixRank] = {"linalgMatrixRank", KD_OP_linalgMatrixRank, 0, KD_OP_FLAG_NONDIFF, 4, kd_args_linalgMatrixRank, 1, -1, -1},
+    [KD_OP_linalgVectorNorm] = {"linalgVectorNorm", KD_OP_linalgVectorNorm, 0, 0, 5, kd_args_linalgVectorNorm, 1, -1, 4},
+    [KD_OP_linalgMatrixNorm] = {"linalgMatrixNorm", KD_OP_linalgMatrixNorm, 0, 0, 5, kd_args_linalgMatrixNorm, 1, -1, 4},
+    [KD_OP_linalgMatrixNorm_strOrd] = {"linalgMatrixNorm.strOrd", KD_OP_linalgMatrixNorm_strOrd, 0, 0, 5, kd_args_linalgMatrixNorm_strOrd, 1, -1, 4},
+    [KD_OP_linalgNorm] = {"linalgNorm", KD_OP_linalgNorm, 0, 0, 5, kd_args_linalgNorm, 1, -1, 4},
+    [KD_OP_linalgNorm_ordStr] = {"linalgNorm.ordStr", KD_OP_linalgNorm_ordStr, 0, 0, 5, kd_args_linalgNorm_ordStr, 1, -1, 4},
+    [KD_OP_linalgCross] = {"linalgCross", KD_OP_linalgCross, 0, 0, 3, kd_args_linalgCross, 1, -1, -1},
+    [KD_OP_cross] = {"cross", KD_OP_cross, 0, 0, 3, kd_args_cross, 1, -1, -1},
+    [KD_OP_linalgQrBackward] = {"linalgQrBackward", KD_OP_linalgQrBackward, 0, 0, 5, kd_args_linalgQrBackward, 1, -1, -1},
+    [KD_OP_linalgSvdBackward] = {"linalgSvdBackward", KD_OP_linalgSvdBackward, 0, 0, 7, kd_args_linalgSvdBackward, 1, -1, -1},
+    [KD_OP_pinvBackward] = {"pinvBackward", KD_OP_pinvBackward, 0, 0, 3, kd_args_pinvBackward, 1, -1, -1},
     [KD_OP_softmax] = {"softmax", KD_OP_softmax, KD_SOFTMAX_SOFTMAX, 0, 3, kd_args_softmax, 1, -1, 2},
     [KD_OP_logSoftmax] = {"logSoftmax", KD_OP_logSoftmax, KD_SOFTMAX_LOG, 0, 3, kd_args_logSoftmax, 1, -1, 2},
     [KD_OP_nativeLayerNorm] = {"nativeLayerNorm", KD_OP_nativeLayerNorm, 0, 0, 5, kd_args_nativeLayerNorm, 3, -1, -1},
@@ -3306,6 +3508,37 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_maskedSelectBackward] = {[KD_KEY_CPU] = kd_cpu_masked_select_backward},
     [KD_OP_nonzero] = {[KD_KEY_CPU] = kd_cpu_nonzero},
     [KD_OP_oneHot] = {[KD_KEY_CPU] = kd_cpu_one_hot},
+    [KD_OP_det] = {[KD_KEY_CPU] = kd_cpu_linalg},
+    [KD_OP_slogdet] = {[KD_KEY_CPU] = kd_cpu_linalg},
+    [KD_OP_logdet] = {[KD_KEY_CPU] = kd_cpu_linalg},
+    [KD_OP_linalgInv] = {[KD_KEY_CPU] = kd_cpu_linalg, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_inverse] = {[KD_KEY_CPU] = kd_cpu_linalg, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_linalgSolve] = {[KD_KEY_CPU] = kd_composite_linalg_solve, [KD_KEY_CUDA] = kd_composite_linalg_solve, [KD_KEY_AUTOGRAD] = kd_composite_linalg_solve},
+    [KD_OP_linalgSolveMatrix] = {[KD_KEY_CPU] = kd_cpu_linalg},
+    [KD_OP_linalgSolveTriangular] = {[KD_KEY_CPU] = kd_cpu_linalg},
+    [KD_OP_linalgCholesky] = {[KD_KEY_CPU] = kd_cpu_linalg, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_cholesky] = {[KD_KEY_CPU] = kd_cpu_linalg, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_linalgQr] = {[KD_KEY_CPU] = kd_cpu_linalg, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_qr] = {[KD_KEY_CPU] = kd_cpu_linalg, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_linalgSvd] = {[KD_KEY_CPU] = kd_cpu_linalg, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_svd] = {[KD_KEY_CPU] = kd_cpu_linalg, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_linalgSvdvals] = {[KD_KEY_CPU] = kd_composite_linalg_svdvals, [KD_KEY_CUDA] = kd_composite_linalg_svdvals, [KD_KEY_AUTOGRAD] = kd_composite_linalg_svdvals},
+    [KD_OP_linalgEigh] = {[KD_KEY_CPU] = kd_cpu_linalg, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_linalgEigvalsh] = {[KD_KEY_CPU] = kd_composite_linalg_eigvalsh, [KD_KEY_CUDA] = kd_composite_linalg_eigvalsh, [KD_KEY_AUTOGRAD] = kd_composite_linalg_eigvalsh, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_linalgLstsq] = {[KD_KEY_CPU] = kd_cpu_linalg},
+    [KD_OP_linalgPinv] = {[KD_KEY_CPU] = kd_composite_linalg_pinv, [KD_KEY_CUDA] = kd_composite_linalg_pinv},
+    [KD_OP_pinverse] = {[KD_KEY_CPU] = kd_composite_linalg_pinv, [KD_KEY_CUDA] = kd_composite_linalg_pinv, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_linalgMatrixRank] = {[KD_KEY_CPU] = kd_composite_linalg_matrix_rank, [KD_KEY_CUDA] = kd_composite_linalg_matrix_rank, [KD_KEY_AUTOGRAD] = kd_composite_linalg_matrix_rank},
+    [KD_OP_linalgVectorNorm] = {[KD_KEY_CPU] = kd_composite_linalg_vector_norm, [KD_KEY_CUDA] = kd_composite_linalg_vector_norm, [KD_KEY_AUTOGRAD] = kd_composite_linalg_vector_norm},
+    [KD_OP_linalgMatrixNorm] = {[KD_KEY_CPU] = kd_composite_linalg_matrix_norm, [KD_KEY_CUDA] = kd_composite_linalg_matrix_norm, [KD_KEY_AUTOGRAD] = kd_composite_linalg_matrix_norm},
+    [KD_OP_linalgMatrixNorm_strOrd] = {[KD_KEY_CPU] = kd_composite_linalg_matrix_norm, [KD_KEY_CUDA] = kd_composite_linalg_matrix_norm, [KD_KEY_AUTOGRAD] = kd_composite_linalg_matrix_norm},
+    [KD_OP_linalgNorm] = {[KD_KEY_CPU] = kd_composite_linalg_norm, [KD_KEY_CUDA] = kd_composite_linalg_norm, [KD_KEY_AUTOGRAD] = kd_composite_linalg_norm},
+    [KD_OP_linalgNorm_ordStr] = {[KD_KEY_CPU] = kd_composite_linalg_norm, [KD_KEY_CUDA] = kd_composite_linalg_norm, [KD_KEY_AUTOGRAD] = kd_composite_linalg_norm},
+    [KD_OP_linalgCross] = {[KD_KEY_CPU] = kd_composite_linalg_cross, [KD_KEY_CUDA] = kd_composite_linalg_cross, [KD_KEY_AUTOGRAD] = kd_composite_linalg_cross},
+    [KD_OP_cross] = {[KD_KEY_CPU] = kd_composite_linalg_cross, [KD_KEY_CUDA] = kd_composite_linalg_cross, [KD_KEY_AUTOGRAD] = kd_composite_linalg_cross, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_linalgQrBackward] = {[KD_KEY_CPU] = kd_composite_linalg_qr_backward, [KD_KEY_CUDA] = kd_composite_linalg_qr_backward, [KD_KEY_AUTOGRAD] = kd_composite_linalg_qr_backward},
+    [KD_OP_linalgSvdBackward] = {[KD_KEY_CPU] = kd_composite_linalg_svd_backward, [KD_KEY_CUDA] = kd_composite_linalg_svd_backward, [KD_KEY_AUTOGRAD] = kd_composite_linalg_svd_backward},
+    [KD_OP_pinvBackward] = {[KD_KEY_CPU] = kd_composite_pinv_backward, [KD_KEY_CUDA] = kd_composite_pinv_backward, [KD_KEY_AUTOGRAD] = kd_composite_pinv_backward},
     [KD_OP_softmax] = {[KD_KEY_CPU] = kd_cpu_softmax, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
     [KD_OP_logSoftmax] = {[KD_KEY_CPU] = kd_cpu_softmax, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
     [KD_OP_nativeLayerNorm] = {[KD_KEY_CPU] = kd_cpu_layer_norm, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
@@ -3612,6 +3845,18 @@ const unsigned char kd_op_autocast_policy[KD_OP_COUNT][KD_AUTOCAST_NDEV] = {
     [KD_OP_scatterAdd] = {0, KD_AUTOCAST_PROMOTE},
     [KD_OP_indexCopy] = {KD_AUTOCAST_PROMOTE, KD_AUTOCAST_PROMOTE},
     [KD_OP_indexPut] = {0, KD_AUTOCAST_PROMOTE},
+    [KD_OP_linalgInv] = {KD_AUTOCAST_FP32, 0},
+    [KD_OP_inverse] = {KD_AUTOCAST_FP32, 0},
+    [KD_OP_linalgCholesky] = {KD_AUTOCAST_FP32, 0},
+    [KD_OP_cholesky] = {KD_AUTOCAST_FP32, 0},
+    [KD_OP_linalgQr] = {KD_AUTOCAST_FP32, 0},
+    [KD_OP_qr] = {KD_AUTOCAST_FP32, 0},
+    [KD_OP_linalgSvd] = {KD_AUTOCAST_FP32, 0},
+    [KD_OP_svd] = {KD_AUTOCAST_FP32, 0},
+    [KD_OP_linalgEigh] = {KD_AUTOCAST_FP32, 0},
+    [KD_OP_linalgEigvalsh] = {KD_AUTOCAST_FP32, 0},
+    [KD_OP_pinverse] = {KD_AUTOCAST_FP32, 0},
+    [KD_OP_cross] = {0, KD_AUTOCAST_PROMOTE},
     [KD_OP_softmax] = {0, KD_AUTOCAST_FP32_SET_OPT_DTYPE},
     [KD_OP_logSoftmax] = {0, KD_AUTOCAST_FP32_SET_OPT_DTYPE},
     [KD_OP_nativeLayerNorm] = {0, KD_AUTOCAST_FP32},
