@@ -117,3 +117,14 @@ describe('special: big inputs against a float64 reference', () => {
     });
   }
 });
+
+describe('special: polynomial degrees past the recurrence limit', function () {
+  it('a degree above 2^20 gives NaN at once instead of an O(n) loop per element (1e15 would take days)', function () {
+    for (const f of ['legendrePolynomialP', 'laguerrePolynomialL', 'chebyshevPolynomialT', 'shiftedChebyshevPolynomialU']) {
+      const x = kd.tensor([0.5, 1.5], { dtype: 'float64' });
+      assert.ok(kd.special[f](x, 1e15).dataSync().every(Number.isNaN), f);
+      assert.ok(kd.special[f](x, 2 ** 20 + 1).dataSync().every(Number.isNaN), f);
+      assert.ok(kd.special[f](x, 3).dataSync().every(Number.isFinite), f);
+    }
+  });
+});

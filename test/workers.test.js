@@ -203,8 +203,9 @@ describe('worker_threads', function () {
     const threads0 = threadCount();
     for (let i = 0; i < 6; i++) await runSrc(leaky, {});
     await new Promise((r) => setTimeout(r, 50)); // exited threads leave /proc/self/task
-    assert.equal(kd.memory().liveTensors, live0, 'tensors a worker left alive are freed when its env goes');
-    assert.equal(kd.memory().hostBytesInUse, bytes0, 'and their bytes');
+    // (<=: the counters are the process's, and garbage of earlier tests may be finalized meanwhile)
+    assert.ok(kd.memory().liveTensors <= live0, 'tensors a worker left alive are freed when its env goes');
+    assert.ok(kd.memory().hostBytesInUse <= bytes0, 'and their bytes');
     if (threads0 !== null) assert.ok(threadCount() <= threads0, `threads: ${threads0} before, ${threadCount()} after six workers`);
   });
 });

@@ -158,6 +158,13 @@ function programArb(ops, { maxCalls = 12 } = {}) {
 function resolve(kd, key) {
   const [form, name] = key.split(':');
   if (form === 'method') return { method: name };
+  // a dotted key names its namespace: 'linalg.vectorNorm'
+  const dot = name.lastIndexOf('.');
+  if (dot > 0) {
+    const ns = name.slice(0, dot).split('.').reduce((o, k) => (o ? o[k] : undefined), kd);
+    const fn = ns && ns[name.slice(dot + 1)];
+    if (typeof fn === 'function') return { fn };
+  }
   for (const ns of [kd, kd.nn && kd.nn.functional, kd._internal, kd.linalg, kd.special, kd.fft]) {
     if (ns && typeof ns[name] === 'function') return { fn: ns[name] };
   }
