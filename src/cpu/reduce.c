@@ -92,22 +92,20 @@ static bool kd_rk_int_acc(int kind, kd_dtype in) {
     }                                                                                         \
   } while (0)
 
-/* 16 float lanes (a zmm register with AVX-512, two ymm with AVX2: gcc splits it). The helpers
- * taking and returning them are static inline, so no call crosses the ABI gcc warns about in the
- * default and avx2 copies of this file (Note [CPU capability dispatch]). */
-#pragma GCC diagnostic ignored "-Wpsabi"
-typedef float kd_v16f __attribute__((vector_size(64)));
+/* 8 float lanes: a ymm register with AVX2 and AVX-512, two xmm at the baseline. (A 16-lane
+ * vector type would be one zmm with AVX-512, but gcc lowers it through the stack in the avx2 copy
+ * of this file, Note [CPU capability dispatch]: half the speed of the baseline.) The helpers take
+ * pointers: a vector passed by value is an ABI that differs between the copies (gcc's -Wpsabi). */
 typedef float kd_v8f __attribute__((vector_size(32)));
 typedef float kd_v4f __attribute__((vector_size(16)));
-static inline kd_v16f kd_v16f_load(const float *p) {
-  kd_v16f v;
+static inline void kd_v8f_add_load(kd_v8f *acc, const float *p) {
+  kd_v8f v;
   memcpy(&v, p, sizeof v);
-  return v;
+  *acc += v;
 }
-/* Lanes summed by halving: (l[k] + l[k + 8]), then + 4, + 2, + 1. */
-static inline float kd_v16f_hsum(kd_v16f v) {
-  kd_v8f h = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) + __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-  kd_v4f q = __builtin_shufflevector(h, h, 0, 1, 2, 3) + __builtin_shufflevector(h, h, 4, 5, 6, 7);
+/* Lanes summed by halving: (l[k] + l[k + 4]), then + 2, + 1. */
+static inline float kd_v8f_hsum(const kd_v8f *h) {
+  kd_v4f q = __builtin_shufflevector(*h, *h, 0, 1, 2, 3) + __builtin_shufflevector(*h, *h, 4, 5, 6, 7);
   float a = q[0] + q[2], b = q[1] + q[3];
   return a + b;
 }
@@ -121,12 +119,15 @@ static double kd_sum_f32_run(const float *x, int64_t n) {
   int64_t i = 0;
   while (n - i >= 32) {
     int64_t end = n - i >= 2048 ? i + 2048 : n - (n - i) % 32;
-    kd_v16f a = {0}, b = {0};
+    kd_v8f a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0}; /* lanes 0-7, 8-15, 16-23, 24-31 of a block row */
     for (; i < end; i += 32) {
-      a += kd_v16f_load(x + i);
-      b += kd_v16f_load(x + i + 16);
+      kd_v8f_add_load(&a0, x + i);
+      kd_v8f_add_load(&a1, x + i + 8);
+      kd_v8f_add_load(&b0, x + i + 16);
+      kd_v8f_add_load(&b1, x + i + 24);
     }
-    total += kd_v16f_hsum(a + b);
+    const kd_v8f h = (a0 + b0) + (a1 + b1); /* lane k + lane k + 16, then + 8, + 4, + 2, + 1 */
+    total += kd_v8f_hsum(&h);
   }
   for (; i < n; i++) total += x[i];
   return total;
