@@ -78,8 +78,11 @@ kd.KindlingRangeError = errors.KindlingRangeError;
 
 /** Facts about this build: CPU matmul uses a BLAS; the CUDA backend library was built (it is
  * next to the addon, or at $KINDLING_CUDA_LIBRARY; with KINDLING_CUDA=emulate, the emulated
- * GPU's library). kd.cuda.isAvailable() says if it can run. */
-kd.build = Object.freeze({ blas: !!N.hasBlas, cuda: N.cuda.libraryFound() });
+ * GPU's library). kd.cuda.isAvailable() says if it can run. cpuCapability: the instruction-set
+ * level the hot CPU kernels run at ('default', 'avx2' or 'avx512'; the best this CPU supports,
+ * or KINDLING_CPU_CAPABILITY), as torch.backends.cpu.get_cpu_capability(). */
+kd.build = Object.freeze({ blas: !!N.hasBlas, cuda: N.cuda.libraryFound(), cpuCapability: N.cpuCapability });
+if (N.cpuCapabilityWarning) process.emitWarning(N.cpuCapabilityWarning, { code: 'KD_CPU_CAPABILITY' });
 kd.version = require('../package.json').version;
 
 kd.cuda = require('./cuda')(N);

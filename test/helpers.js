@@ -427,6 +427,8 @@ module.exports = {
  * Runs one op fixture case (pointwise.json, reductions.json, matmul.json): builds the inputs,
  * calls the op in the case's form, and checks the result (or the error) against PyTorch's.
  */
+// Tuples are [values, indices] but for varMean/stdMean: [var, mean] named .var/.mean (.std/.mean).
+const TUPLE_NAMES = { varMean: ['var', 'mean'], stdMean: ['std', 'mean'] };
 function runOpCase(c) {
   const built = c.args.map((a, i) => (i === 0 && c.form === 'inplace' ? buildWithBase(a) : { t: buildArg(a) }));
   const args = built.map((b) => b.t);
@@ -456,11 +458,12 @@ function runOpCase(c) {
   const terms = reductionLength(c, args); // before the call: an in-place op may change args[0]
   const r = callOp(c, args);
   if (c.tuple) {
-    assert.ok(Array.isArray(r), `${c.name}: expected [values, indices], got ${r}`);
+    const names = TUPLE_NAMES[c.op] || ['values', 'indices'];
+    assert.ok(Array.isArray(r), `${c.name}: expected [${names}], got ${r}`);
     assert.equal(r.length, c.expected.length, `${c.name}: tuple length`);
-    // (values, indices), or the names the case gives (aminmax: min, max; frexp: mantissa, exponent;
+    // (values, indices), or the op's names (varMean: var, mean), or the names the case gives (aminmax: min, max; frexp: mantissa, exponent;
     // linalg's PyTorch field names, camelCased)
-    (c.names || c.tupleNames || (r.indices !== undefined ? ['values', 'indices'] : []))
+    (TUPLE_NAMES[c.op] || c.names || c.tupleNames || (r.indices !== undefined ? ['values', 'indices'] : []))
       .map((n) => n.replace(/_([a-z])/g, (_, x) => x.toUpperCase()))
       .forEach((n, i) => assert.equal(r[n], r[i], `${c.name}: .${n}`));
     c.expected.forEach((e, i) => assertTensorClose(r[i], e, `${c.name} [${i}]`, { terms }));

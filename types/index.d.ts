@@ -351,8 +351,15 @@ export interface BuildInfo {
    * It is not loaded to answer this; whether a driver and a GPU let it run is `cuda.isAvailable()`.
    */
   readonly cuda: boolean;
+  /**
+   * The instruction-set level the hot CPU kernels (pointwise, reductions, softmax, layer norm,
+   * conversions, pooling, the bfloat16 GEMM) run at: the best this CPU supports, or the level
+   * forced with KINDLING_CPU_CAPABILITY=default|avx2|avx512 (an unknown or unsupported value is
+   * ignored with a warning). 'default' on CPUs other than x86-64.
+   */
+  readonly cpuCapability: 'default' | 'avx2' | 'avx512';
 }
-/** Facts about this build: a BLAS for CPU matmul, the CUDA backend library. */
+/** Facts about this build: a BLAS for CPU matmul, the CUDA backend library, the CPU level. */
 export declare const build: BuildInfo;
 /** The package version. */
 export declare const version: string;

@@ -64,7 +64,8 @@ bool kd_dtype_parse(const char *name, kd_dtype *out);
 static inline float kd_f32_from_bits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline uint32_t kd_bits_from_f32(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
-/* With F16C (x86 builds with -march=native on a CPU that has it) the conversions are single
+/* With F16C (the avx2 and avx512 copies of the dispatched kernel files, Note [CPU capability
+ * dispatch] in cpu/cpu_capability.h; the baseline build has no F16C) the conversions are single
  * instructions, which the compiler also vectorises in conversion loops. They round and treat
  * infinities and subnormals exactly as the portable code below (checked over every float32 and
  * float16 bit pattern when this was written); a signalling NaN half widens to a quiet NaN (the

@@ -140,7 +140,7 @@ static inline bool kd_cpu_is_neg(int64_t v) { return v < 0; }
 const char *kd_cpu_torch_name(kd_dtype t);
 
 /* Writes src (broadcast to dst's shape) into dst, converting dtypes: THE conversion loop.
- * Both on the CPU; no overlap handling (see kd_cpu_copy for that). */
+ * Both on the CPU; no overlap handling (see kd_cpu_copy for that). In copy.c. */
 kd_status kd_cpu_copy_into(kd_tensor *dst, const kd_tensor *src);
 /* The last step of a pointwise kernel: for an in-place op computed into a separate `out`, copies
  * it back into self; then sets outs[0] (taking over out's reference), or releases out on error. */

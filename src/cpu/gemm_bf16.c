@@ -11,7 +11,9 @@
  * k loop: per k pair, two B loads, eight broadcasts of A words and sixteen dot products. Tiles
  * run in parallel on kindling's pool, column panel by column panel so that a panel stays in
  * cache while the row tiles sweep it. Like oneDNN's kernel, VDPBF16PS treats bfloat16 subnormals
- * as zero. Builds without AVX512-BF16 compile this file to a stub that declines every call, and
+ * as zero. The avx512 copy of this file (Note [CPU capability dispatch]) is the one with the
+ * kernel, compiled for AVX512-BF16 too and used only where the CPU has it
+ * (kd_cpu_has_avx512_bf16); the other levels compile a stub that declines every call, and
  * matmul.c's float32 route (widen, sgemm, round) takes the product. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,7 +24,12 @@
 #include "core/parallel.h"
 #include "core/status.h"
 
+#include "cpu/cpu_capability.h"
 #include "cpu/gemm_bf16.h"
+
+#if defined(__AVX512F__) && defined(__x86_64__) && defined(__GNUC__)
+#pragma GCC target("avx512bf16") /* run only when kd_cpu_has_avx512_bf16() */
+#endif
 
 #if defined(__AVX512BF16__) && defined(__AVX512F__)
 #include <immintrin.h>
@@ -110,11 +117,12 @@ static void kd_bf_pack_b(void *ctx, int64_t p0, int64_t p1) {
   }
 }
 
-bool kd_gemm_bf16_available(void) { return true; }
+bool kd_gemm_bf16_available(void) { return kd_cpu_has_avx512_bf16(); }
 
 kd_status kd_gemm_bf16(int64_t batch, int64_t m, int64_t n, int64_t k, const char *a, int64_t a_bs, int64_t a_rs,
                        int64_t a_cs, const char *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, char *c, bool *done) {
   *done = false;
+  if (!kd_cpu_has_avx512_bf16()) return KD_OK;
   const int64_t kp = (k + 1) / 2, mtiles = (m + KD_BF_MR - 1) / KD_BF_MR, mp = mtiles * KD_BF_MR;
   const int64_t panels = (n + KD_BF_NR - 1) / KD_BF_NR, np = panels * KD_BF_NR; /* padded columns */
   size_t bytes = ((size_t)mp * (size_t)kp + (size_t)np * (size_t)kp) * 4;
@@ -143,7 +151,7 @@ kd_status kd_gemm_bf16(int64_t batch, int64_t m, int64_t n, int64_t k, const cha
   return KD_OK;
 }
 
-#else /* no AVX512-BF16 in this build */
+#else /* not the avx512 copy */
 
 bool kd_gemm_bf16_available(void) { return false; }
 

@@ -8,7 +8,7 @@
 
 #include "core/status.h"
 
-/* Whether this build has the kernel (compiled for a CPU with AVX512-BF16). */
+/* Whether the kernel runs here (the avx512 level is in use and the CPU has AVX512-BF16). */
 bool kd_gemm_bf16_available(void);
 
 /* C[b] (contiguous batch x m x n bfloat16) = A[b] @ B[b], bfloat16 operands given by data and

@@ -34,8 +34,6 @@
 #include "cpu/device_hooks.h"
 #include "cpu/device_op.h"
 
-kd_cpu_device_reduce_fn kd_cpu_device_reduce = NULL;
-
 /* ---- accumulate kinds (what one pass computes) ---- */
 enum kd_rk {
   KD_RK_SUM, KD_RK_NANSUM, KD_RK_PROD, KD_RK_MAX, KD_RK_MIN, KD_RK_ALL, KD_RK_ANY, KD_RK_COUNT_NZ,
@@ -94,19 +92,20 @@ static bool kd_rk_int_acc(int kind, kd_dtype in) {
     }                                                                                         \
   } while (0)
 
-/* 16 float lanes (a zmm register with AVX-512, two ymm with AVX2: gcc splits it). */
-typedef float kd_v16f __attribute__((vector_size(64)));
+/* 8 float lanes: a ymm register with AVX2 and AVX-512, two xmm at the baseline. (A 16-lane
+ * vector type would be one zmm with AVX-512, but gcc lowers it through the stack in the avx2 copy
+ * of this file, Note [CPU capability dispatch]: half the speed of the baseline.) The helpers take
+ * pointers: a vector passed by value is an ABI that differs between the copies (gcc's -Wpsabi). */
 typedef float kd_v8f __attribute__((vector_size(32)));
 typedef float kd_v4f __attribute__((vector_size(16)));
-static inline kd_v16f kd_v16f_load(const float *p) {
-  kd_v16f v;
+static inline void kd_v8f_add_load(kd_v8f *acc, const float *p) {
+  kd_v8f v;
   memcpy(&v, p, sizeof v);
-  return v;
+  *acc += v;
 }
-/* Lanes summed by halving: (l[k] + l[k + 8]), then + 4, + 2, + 1. */
-static inline float kd_v16f_hsum(kd_v16f v) {
-  kd_v8f h = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) + __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-  kd_v4f q = __builtin_shufflevector(h, h, 0, 1, 2, 3) + __builtin_shufflevector(h, h, 4, 5, 6, 7);
+/* Lanes summed by halving: (l[k] + l[k + 4]), then + 2, + 1. */
+static inline float kd_v8f_hsum(const kd_v8f *h) {
+  kd_v4f q = __builtin_shufflevector(*h, *h, 0, 1, 2, 3) + __builtin_shufflevector(*h, *h, 4, 5, 6, 7);
   float a = q[0] + q[2], b = q[1] + q[3];
   return a + b;
 }
@@ -120,12 +119,15 @@ static double kd_sum_f32_run(const float *x, int64_t n) {
   int64_t i = 0;
   while (n - i >= 32) {
     int64_t end = n - i >= 2048 ? i + 2048 : n - (n - i) % 32;
-    kd_v16f a = {0}, b = {0};
+    kd_v8f a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0}; /* lanes 0-7, 8-15, 16-23, 24-31 of a block row */
     for (; i < end; i += 32) {
-      a += kd_v16f_load(x + i);
-      b += kd_v16f_load(x + i + 16);
+      kd_v8f_add_load(&a0, x + i);
+      kd_v8f_add_load(&a1, x + i + 8);
+      kd_v8f_add_load(&b0, x + i + 16);
+      kd_v8f_add_load(&b1, x + i + 24);
     }
-    total += kd_v16f_hsum(a + b);
+    const kd_v8f h = (a0 + b0) + (a1 + b1); /* lane k + lane k + 16, then + 8, + 4, + 2, + 1 */
+    total += kd_v8f_hsum(&h);
   }
   for (; i < n; i++) total += x[i];
   return total;
@@ -342,102 +344,6 @@ static void kd_rk_combine(int kind, bool iacc, void *dst, const void *src, int64
       }
     }
   }
-}
-
-/* ---- shared geometry and the parallel runner (reduce.h) ---- */
-kd_status kd_red_parse_dims(const kd_tensor *self, const kd_value *dim, bool reduced[KD_MAX_DIMS]) {
-  int nd = self->ndim;
-  memset(reduced, 0, sizeof(bool) * KD_MAX_DIMS);
-  if (dim->kind == KD_VALUE_NONE || (dim->kind == KD_VALUE_INTLIST && dim->v.ilist.n == 0)) {
-    for (int d = 0; d < nd; d++) reduced[d] = true;
-    return KD_OK;
-  }
-  if (dim->kind == KD_VALUE_INT) { /* tolerate a bare int */
-    int w;
-    KD_TRY(kd_shape_wrap_dim(dim->v.i, nd, &w));
-    if (nd) reduced[w] = true;
-    return KD_OK;
-  }
-  if (dim->kind != KD_VALUE_INTLIST) return kd_error(KD_ERR_TYPE, "dim must be an integer or a list of integers");
-  bool seen[KD_MAX_DIMS] = {false};
-  for (int i = 0; i < dim->v.ilist.n; i++) {
-    int w;
-    KD_TRY(kd_shape_wrap_dim(dim->v.ilist.data[i], nd, &w));
-    if (seen[w]) return kd_error(KD_ERR_INVALID_ARGUMENT, "dim %d appears multiple times in the list of dims", w);
-    seen[w] = true;
-    if (nd) reduced[w] = true;
-  }
-  return KD_OK;
-}
-
-void kd_red_geometry(const kd_tensor *self, const bool reduced[KD_MAX_DIMS], bool keepdim, int64_t *out_sizes,
-                     int *out_nd, int64_t *op_strides, int64_t *count) {
-  int64_t keep[KD_MAX_DIMS];
-  int n = 0;
-  *count = 1;
-  for (int d = 0; d < self->ndim; d++) {
-    keep[d] = reduced[d] ? 1 : self->sizes[d];
-    if (reduced[d]) *count *= self->sizes[d];
-    if (!reduced[d] || keepdim) out_sizes[n++] = keep[d];
-  }
-  *out_nd = n;
-  kd_shape_contiguous_strides(keep, self->ndim, op_strides);
-  for (int d = 0; d < self->ndim; d++)
-    if (reduced[d]) op_strides[d] = 0;
-}
-
-kd_iter_operand kd_red_operand(const kd_tensor *t, const kd_tensor *shape_of, const int64_t *strides) {
-  kd_iter_operand o = kd_iter_operand_of(t);
-  o.ndim = shape_of->ndim;
-  o.sizes = shape_of->sizes;
-  o.strides = strides;
-  return o;
-}
-
-void kd_red_sub_iter(const kd_iter *it, int d, int64_t begin, int64_t end, kd_iter *sub) {
-  *sub = *it;
-  sub->flags |= KD_ITER_SERIAL;
-  sub->numel = it->numel / it->shape[d] * (end - begin);
-  sub->shape[d] = end - begin;
-  for (int k = 0; k < it->nops; k++) sub->data[k] = it->data[k] + begin * it->strides[k][d];
-}
-
-typedef struct kd_split_job {
-  const kd_iter *it;
-  kd_iter_loop_fn loop;
-  void *ctx;
-  int dim;
-} kd_split_job;
-
-static void kd_split_body(void *p, int64_t begin, int64_t end) {
-  kd_split_job *j = (kd_split_job *)p;
-  kd_iter sub;
-  kd_red_sub_iter(j->it, j->dim, begin, end, &sub);
-  kd_iter_for_each(&sub, j->loop, j->ctx);
-}
-
-bool kd_red_run_owned(const kd_iter *it, kd_iter_loop_fn loop, void *ctx, int64_t work_per_elem) {
-  int nt = kd_get_num_threads();
-  if (it->numel == 0) return true;
-  if (it->numel * work_per_elem < KD_PARALLEL_GRAIN || nt < 2 || it->ndim == 0) {
-    kd_iter serial = *it;
-    serial.flags |= KD_ITER_SERIAL;
-    kd_iter_for_each(&serial, loop, ctx);
-    return true;
-  }
-  for (int d = it->ndim - 1; d >= 0; d--) {
-    bool owned = true;
-    for (int k = 0; k < it->nout && owned; k++) owned = it->strides[k][d] != 0;
-    int64_t minlen = d == 0 && it->ndim > 1 ? 64 * nt : 2 * nt; /* keep inner runs long enough */
-    if (!owned || it->shape[d] < minlen) continue;
-    int64_t inner = it->numel / it->shape[d] * work_per_elem;
-    int64_t grain = (KD_PARALLEL_GRAIN + inner - 1) / inner;
-    if (d == 0) grain = (it->shape[0] + nt - 1) / nt; /* inner dim: one long strip per thread */
-    kd_split_job j = {it, loop, ctx, d};
-    kd_parallel_for(0, it->shape[d], grain, kd_split_body, &j);
-    return true;
-  }
-  return false;
 }
 
 /* ---- one accumulate pass with the reduced-range split ---- */

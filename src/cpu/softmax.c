@@ -19,8 +19,6 @@
 #include "cpu/cpu_loops.h"
 #include "cpu/device_hooks.h"
 
-kd_cpu_device_rows_fn kd_cpu_device_rows = NULL;
-
 /* exp(x) for float32 without libm, vectorisable: 2^n * p(r), r = x - n ln2 in [-ln2/2, ln2/2].
  * Below -87.3 the result is 0 (so exp(-inf) == 0); above 88.7 it is inf; NaN stays NaN. */
 static inline float kd_sm_expf(float x) {

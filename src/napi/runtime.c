@@ -1,5 +1,6 @@
 /* runtime.c (napi) - process and thread settings exposed to JS: the error factory, the random
- * seed, memory statistics, the host cache, thread count, build facts, and the dtype-name parser. */
+ * seed, memory statistics, the host cache, thread count, build facts (BLAS, the CPU capability
+ * level in use), and the dtype-name parser. */
 #include <string.h>
 
 #include "core/alloc_host.h"
@@ -7,6 +8,7 @@
 #include "core/parallel.h"
 #include "core/random.h"
 #include "core/storage.h"
+#include "cpu/cpu_capability.h"
 #include "napi/napi_util.h"
 
 static napi_value kd_napi_set_error_factory(napi_env env, napi_callback_info info) {
@@ -128,5 +130,12 @@ napi_status kd_napi_register_runtime(napi_env env, napi_value exports) {
   napi_value b;
   if (st == napi_ok) st = napi_get_boolean(env, KD_HAVE_CBLAS != 0, &b);
   if (st == napi_ok) st = napi_set_named_property(env, exports, "hasBlas", b);
+  /* the CPU level is chosen here, at load (Note [CPU capability dispatch]); JS reports the warning */
+  napi_value level, warning;
+  if (st == napi_ok) st = napi_create_string_utf8(env, kd_cpu_capability_name(kd_cpu_capability()), NAPI_AUTO_LENGTH, &level);
+  if (st == napi_ok) st = napi_set_named_property(env, exports, "cpuCapability", level);
+  const char *why = kd_cpu_capability_warning();
+  if (st == napi_ok) st = why ? napi_create_string_utf8(env, why, NAPI_AUTO_LENGTH, &warning) : napi_get_null(env, &warning);
+  if (st == napi_ok) st = napi_set_named_property(env, exports, "cpuCapabilityWarning", warning);
   return st;
 }

@@ -169,10 +169,11 @@ use(aliased, kd.zeros([2], { dtype: 'int' }), kd.tensor([1], { dtype: 'short' })
 // @ts-expect-error not a dtype
 kd.zeros([2], { dtype: 'float128' });
 const blas: boolean = kd.build.blas || kd.build.cuda;
+const cpuLevel: 'default' | 'avx2' | 'avx512' = kd.build.cpuCapability;
 const ver: string = kd.version;
 const maybe: unknown = a;
 if (kd.isTensor(maybe)) use(maybe.shape);
-use(seed, threads, dts, blas, ver, readBack, asyncTidy);
+use(seed, threads, dts, blas, cpuLevel, ver, readBack, asyncTidy);
 
 // ---- errors ------------------------------------------------------------------------------------
 try {
