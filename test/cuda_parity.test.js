@@ -15,7 +15,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { kd, assert, fixture, isTensorSpec, buildContiguous, applyView, callOp, values, decode } = require('./helpers');
+const { kd, assert, fixture, isTensorSpec, buildContiguous, applyView, callOp, values, decode, deviceSyncPoint } = require('./helpers');
 
 const absAll = (r) => (Array.isArray(r) ? r.map((t) => t.abs()) : r.abs());
 
@@ -52,22 +52,13 @@ function buildArgOn(a, device) {
 
 const hasTensorInput = (c) => c.args.some((a) => isTensorSpec(a) || (Array.isArray(a) && a.some(isTensorSpec)));
 
-/** A sync point after a CUDA call: its result's values are read (and one element when it has no
- * non-empty tensor), so an error found on the device (an index out of range, reported at the
- * next sync point: Note [Deferred index errors] in cuda/deferred_check.cuh) is raised here. */
-function syncPoint(r) {
-  const tensors = [r].flat(2).filter((t) => t instanceof kd.Tensor && t.numel() > 0);
-  for (const t of tensors) t.dataSync();
-  if (!tensors.length) kd.tidy(() => kd.zeros([1], { device: 'cuda' }).item());
-}
-
 function run(c, device, leaves) {
   const built = c.args.map((a) => buildArgOn(a, device));
   let args = built.map((b) => b.t);
   if (leaves) args = args.map((t, i) => (c.expectedGrads[i] && t instanceof kd.Tensor ? t.detach().requiresGrad_() : t));
   try {
     const r = callOp(c, args, (a) => buildArgOn(a, device).t);
-    if (device === 'cuda') syncPoint(r);
+    if (device === 'cuda') deviceSyncPoint(r);
     return { built, args, r, err: null };
   } catch (err) {
     return { built, args, r: null, err };

@@ -511,3 +511,14 @@ function uniformValues(n, lo, hi, seed = 7) {
   return out;
 }
 module.exports.uniformValues = uniformValues;
+
+/** A sync point after a device call: its result's values are read (and one element of a new
+ * tensor when it has no non-empty tensor), so an error found on the device (an index out of range,
+ * reported at the next sync point: Note [Deferred index errors] in cuda/deferred_check.cuh) is
+ * raised here, inside the caller's error capture. */
+function deviceSyncPoint(r) {
+  const tensors = [r].flat(2).filter((t) => t instanceof kd.Tensor && t.numel() > 0);
+  for (const t of tensors) t.dataSync();
+  if (!tensors.length) kd.tidy(() => kd.zeros([1], { device: 'cuda' }).item());
+}
+module.exports.deviceSyncPoint = deviceSyncPoint;
