@@ -84,7 +84,7 @@ function spawnServer(extraArgs) {
  * Hostile clients alongside the load (faults.js): `clients` loops, each sending the faults in
  * turn, until stop() is called; resolves to {sent, byStatus, unexpected: [name status]}.
  */
-function runFaults(url, { clients = 4, inFeatures = 784, maxBatch = 64 } = {}) {
+function runFaults(url, { clients = 4, inFeatures = 784, maxBatch = 64, rate = 100 } = {}) {
   const { FAULTS } = require('./faults');
   const u = new URL(url);
   const target = { host: u.hostname, port: Number(u.port) };
@@ -107,14 +107,18 @@ function runFaults(url, { clients = 4, inFeatures = 784, maxBatch = 64 } = {}) {
         slow.add(p);
         continue;
       }
+      const t0 = performance.now();
       record(name, await FAULTS[name].send(target, model));
+      // `rate` faults per second in all: each client waits out its share
+      const wait = (clients * 1000) / rate - (performance.now() - t0);
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
   };
   const loops = Array.from({ length: clients }, (_, k) => loop(k));
   return { stop: async () => { stopped = true; await Promise.all(loops); await Promise.all([...slow]); return result; } };
 }
 
-async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, healthEveryMs = 5, inFeatures = 784, warmup = 1, faults = 0, maxBatch = 64 }) {
+async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, healthEveryMs = 5, inFeatures = 784, warmup = 1, faults = 0, faultRate = 100, maxBatch = 64 }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   // a few pre-serialised bodies (random "images"), so the client spends little time on JSON
   const bodies = Array.from({ length: 16 }, () => JSON.stringify({
@@ -145,7 +149,7 @@ async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, health
   const poller = new Worker(POLLER_SRC, { eval: true, workerData: { url: `${url}/health`, everyMs: healthEveryMs, loadTest: __filename } });
   const pollerDone = new Promise((resolve, reject) => { poller.once('message', resolve); poller.once('error', reject); });
   const tasks = Array.from({ length: concurrency }, (_, k) => client(k));
-  const faulty = faults > 0 ? runFaults(url, { clients: faults, inFeatures, maxBatch }) : null;
+  const faulty = faults > 0 ? runFaults(url, { clients: faults, inFeatures, maxBatch, rate: faultRate }) : null;
   await new Promise((res) => setTimeout(res, warmup * 1000));
   measuring = true;
   poller.postMessage('start');
@@ -200,6 +204,7 @@ const OPTIONS = {
   'max-batch': { type: 'string', default: '64', help: 'server.js --max-batch' },
   'max-wait-ms': { type: 'string', default: '2', help: 'server.js --max-wait-ms' },
   faults: { type: 'string', default: '0', help: 'hostile clients (faults.js) sending bad requests alongside the load' },
+  'fault-rate': { type: 'string', default: '100', help: 'bad requests per second, all fault clients together' },
   compare: { type: 'boolean', default: false, help: 'run twice, without and then with --faults clients, and compare /predict latency' },
   json: { type: 'boolean', default: false, help: 'also print the results as one JSON line' },
   help: { type: 'boolean', default: false, help: 'this message' },
@@ -214,7 +219,8 @@ async function main(values) {
     ({ url, child } = await spawnServer(extra));
   }
   const opts = { url, duration: Number(values.duration), concurrency: Number(values.concurrency), rows: Number(values.rows),
-    healthEveryMs: Number(values['health-every-ms']), maxBatch: Number(values['max-batch']), faults: Number(values.faults) };
+    healthEveryMs: Number(values['health-every-ms']), maxBatch: Number(values['max-batch']), faults: Number(values.faults),
+    faultRate: Number(values['fault-rate']) };
   try {
     if (values.compare) {
       const faults = opts.faults || 4;

@@ -28,6 +28,15 @@ const { Batcher } = require('./batcher');
 const { HttpError, checkContentType, readBody, parseInputs } = require('./request');
 const { UsageError, runCli } = require('../cli');
 
+/** Reads and drops what is left of a refused request (at most 1 s), then closes its connection. */
+function drainThenClose(req) {
+  if (req.complete) { req.socket.destroySoon(); return; }
+  const timer = setTimeout(() => req.socket.destroy(), 1000);
+  req.on('end', () => { clearTimeout(timer); req.socket.destroySoon(); });
+  req.on('error', () => { clearTimeout(timer); req.socket.destroy(); });
+  req.resume();
+}
+
 /**
  * Starts the server. Options: modelPath, port (0 = ephemeral), host, device, worker, maxBatch,
  * maxWaitMs, maxQueueRows, threads, requestTimeoutMs (answer within, or 503 TIMEOUT),
@@ -117,7 +126,9 @@ async function startServer(options = {}) {
     } catch (e) {
       sendError(res, e);
       // the rest of a refused body is not read: close the connection once the answer is out
-      if (e instanceof HttpError && e.headers.connection === 'close') res.once('finish', () => req.socket.destroySoon());
+      // (closing a socket with unread bytes resets it, and the client may lose the answer: read
+      // the rest and drop it, for at most a second, then close)
+      if (e instanceof HttpError && e.headers.connection === 'close') res.once('finish', () => drainThenClose(req));
     }
   });
   server.keepAliveTimeout = 5000;
