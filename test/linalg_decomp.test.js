@@ -215,3 +215,17 @@ describe('linalg: autocast', function () {
     });
   });
 });
+
+describe('linalg: the backward ops are callable and validate what they index', function () {
+  it('linalgQrBackward and linalgSvdBackward refuse tensors with too few dims (KD_INVALID_ARGUMENT, no out-of-bounds read)', function () {
+    const m = kd.ones([2, 2]);
+    const cases = [
+      () => kd._internal.linalgQrBackward(m, m, kd.ones([2]), m, 'reduced'),
+      () => kd._internal.linalgQrBackward(m, m, m, kd.ones([]), 'reduced'),
+      () => kd._internal.linalgSvdBackward(m, kd.ones([2]), m, m, kd.ones([]), m, false),
+      () => kd._internal.linalgSvdBackward(m, kd.ones([2]), m, kd.ones([2]), kd.ones([2]), m, false),
+      () => kd._internal.linalgSvdBackward(m, kd.ones([2]), m, m, kd.ones([2]), kd.ones([2]), true),
+    ];
+    for (const f of cases) assert.throws(f, (e) => e.code === 'KD_INVALID_ARGUMENT' && /at least \d dimensions/.test(e.message));
+  });
+});

@@ -337,9 +337,18 @@ static kd_status lc_cross(kd_scope *s, kd_value *args, kd_tensor **result) {
 
 /* ---- backward helpers ---- */
 /* linalg_qr_backward. */
+/* The backward ops are callable by users (kd._internal): what they index as matrices must be. */
+static kd_status lc_need_dims(const char *op, const char *what, const kd_tensor *t, int nd) {
+  if (t && t->ndim < nd)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "%s: expected %s to have at least %d dimensions, but got %d", op, what, nd, t->ndim);
+  return KD_OK;
+}
+
 static kd_status lc_qr_backward(kd_scope *s, kd_value *args, kd_tensor **result) {
   kd_tensor *gQ = args[0].v.t, *gR = args[1].v.t, *Q = args[2].v.t, *R = args[3].v.t;
   const char *mode = args[4].v.str;
+  KD_TRY(lc_need_dims("linalg_qr_backward", "Q", Q, 2));
+  KD_TRY(lc_need_dims("linalg_qr_backward", "R", R, 2));
   if (!strcmp(mode, "r"))
     return kd_error(KD_ERR_INVALID_ARGUMENT, "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
                     "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
@@ -382,6 +391,9 @@ static kd_status lc_qr_backward(kd_scope *s, kd_value *args, kd_tensor **result)
 /* svd_backward (real case). */
 static kd_status lc_svd_backward(kd_scope *s, kd_value *args, kd_tensor **result) {
   kd_tensor *gU = args[0].v.t, *gS = args[1].v.t, *gVh = args[2].v.t, *U = args[3].v.t, *S = args[4].v.t, *Vh = args[5].v.t;
+  KD_TRY(lc_need_dims("svd_backward", "S", S, 1));
+  KD_TRY(lc_need_dims("svd_backward", "U", U, 2));
+  KD_TRY(lc_need_dims("svd_backward", "Vh", Vh, 2));
   int64_t k = S->sizes[S->ndim - 1];
   if (args[6].v.b) { /* full matrices: only the first k singular vectors carry a gradient */
     LC(&gU, KD_OP_narrow, V_T(gU), V_I(-1), V_I(0), V_I(k));
