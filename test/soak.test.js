@@ -26,6 +26,9 @@ function soak(body, env = {}) {
 }
 
 const MB = (b) => `${(b / 2 ** 20).toFixed(1)} MB`;
+// Under AddressSanitizer (npm run test:asan, which preloads libasan) RSS also holds its shadow
+// memory and allocator metadata: the RSS bounds are checked on plain runs, the counters on both.
+const underAsan = /libasan/.test(process.env.LD_PRELOAD || '');
 
 describe('soak', function () {
   this.timeout(300000);
@@ -47,7 +50,7 @@ describe('soak', function () {
       const end = kd.memory();
       return { rss, base, end };`);
     const growth = (r.rss.at1e5 - r.rss.at1e4) / r.rss.at1e4;
-    assert.ok(growth < 0.05, `RSS ${MB(r.rss.at1e4)} at op 10^4, ${MB(r.rss.at1e5)} at op 10^5: ${(growth * 100).toFixed(1)}% growth`);
+    if (!underAsan) assert.ok(growth < 0.05, `RSS ${MB(r.rss.at1e4)} at op 10^4, ${MB(r.rss.at1e5)} at op 10^5: ${(growth * 100).toFixed(1)}% growth`);
     assert.equal(r.end.liveTensors, r.base.liveTensors);
     assert.equal(r.end.hostBytesInUse, r.base.hostBytesInUse);
   });
@@ -83,7 +86,7 @@ describe('soak', function () {
       await new Promise((res) => setImmediate(res));
       return { first: losses[0], last: losses[losses.length - 1], rssAt500, rssEnd, liveDuring: live, base, after: kd.memory().liveTensors };`);
     assert.ok(r.last < r.first / 10, `loss ${r.first} -> ${r.last}`);
-    assert.ok((r.rssEnd - r.rssAt500) / r.rssAt500 < 0.05, `RSS ${MB(r.rssAt500)} at step 500, ${MB(r.rssEnd)} at 3000`);
+    if (!underAsan) assert.ok((r.rssEnd - r.rssAt500) / r.rssAt500 < 0.05, `RSS ${MB(r.rssAt500)} at step 500, ${MB(r.rssEnd)} at 3000`);
     assert.equal(r.after, r.base, 'every tensor of the loop is freed once the model and optimizer are disposed');
   });
 
@@ -101,7 +104,7 @@ describe('soak', function () {
       for (let k = 0; k < 5; k++) { global.gc(); await new Promise((res) => setImmediate(res)); }
       return { peak, base, end: kd.memory() };`);
     // 4000 x 2 tensors x 64 KiB = 500 MB if nothing were freed
-    assert.ok(r.peak < 400 * 2 ** 20, `peak RSS ${MB(r.peak)}`);
+    if (!underAsan) assert.ok(r.peak < 400 * 2 ** 20, `peak RSS ${MB(r.peak)}`);
     assert.equal(r.end.liveTensors, r.base.liveTensors);
     assert.equal(r.end.hostBytesInUse, r.base.hostBytesInUse);
   });

@@ -347,11 +347,11 @@ static kd_status lc_need_dims(const char *op, const char *what, const kd_tensor 
 static kd_status lc_qr_backward(kd_scope *s, kd_value *args, kd_tensor **result) {
   kd_tensor *gQ = args[0].v.t, *gR = args[1].v.t, *Q = args[2].v.t, *R = args[3].v.t;
   const char *mode = args[4].v.str;
-  KD_TRY(lc_need_dims("linalg_qr_backward", "Q", Q, 2));
-  KD_TRY(lc_need_dims("linalg_qr_backward", "R", R, 2));
   if (!strcmp(mode, "r"))
     return kd_error(KD_ERR_INVALID_ARGUMENT, "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
                     "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
+  KD_TRY(lc_need_dims("linalg_qr_backward", "Q", Q, 2));
+  KD_TRY(lc_need_dims("linalg_qr_backward", "R", R, 2));
   int64_t m = Q->sizes[Q->ndim - 2], n = R->sizes[R->ndim - 1];
   if (!strcmp(mode, "complete") && m > n)
     return kd_error(KD_ERR_INVALID_ARGUMENT, "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.");
