@@ -601,8 +601,9 @@ static kd_status la_lstsq(kd_tensor *A, kd_tensor *Bm, const kd_value *rcond, co
 }
 #endif /* KD_HAVE_LAPACK */
 
-/* linalg.solve_triangular: substitution, any float dtype (computed in double). */
-static kd_status la_solve_triangular(kd_tensor *A, kd_tensor *Bm, bool upper, bool left, bool unit, kd_value *outs) {
+/* linalg.solve_triangular's argument checks (PyTorch's messages), shared by both paths; *out_n:
+ * the order of A. */
+static kd_status la_check_solve_triangular(const kd_tensor *A, const kd_tensor *Bm, bool left, int64_t *out_n) {
   const char *fn = "linalg.solve_triangular";
   if (A->ndim < 2) return kd_error(KD_ERR_SHAPE, "%s: The input tensor A must have at least 2 dimensions.", fn);
   if (Bm->ndim < 2) return kd_error(KD_ERR_SHAPE, "%s: The input tensor B must have at least 2 dimensions.", fn);
@@ -613,12 +614,22 @@ static kd_status la_solve_triangular(kd_tensor *A, kd_tensor *Bm, bool upper, bo
   if (A->dtype != Bm->dtype)
     return kd_error(KD_ERR_DTYPE, "%s: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead",
                     fn, kd_cpu_torch_name(A->dtype), kd_cpu_torch_name(Bm->dtype));
-  if (A->dtype != KD_DTYPE_F32 && A->dtype != KD_DTYPE_F64)
+  if (!la_is_float(A))
     return kd_error(KD_ERR_NOT_SUPPORTED, "\"triangular_solve_cpu\" not implemented for '%s'", kd_cpu_torch_name(A->dtype));
   int64_t br = Bm->sizes[Bm->ndim - 2], bc = Bm->sizes[Bm->ndim - 1];
   if ((left ? br : bc) != n)
     return kd_error(KD_ERR_SHAPE, "%s: Incompatible shapes of A and B for the equation %s = B (%lldx%lld and %lldx%lld)", fn,
                     left ? "AX" : "XA", (long long)n, (long long)n, (long long)br, (long long)bc);
+  *out_n = n;
+  return KD_OK;
+}
+
+/* linalg.solve_triangular: substitution, any float dtype (computed in double). */
+static kd_status la_solve_triangular(kd_tensor *A, kd_tensor *Bm, bool upper, bool left, bool unit, kd_value *outs) {
+  const char *fn = "linalg.solve_triangular";
+  int64_t n;
+  KD_TRY(la_check_solve_triangular(A, Bm, left, &n));
+  int64_t br = Bm->sizes[Bm->ndim - 2], bc = Bm->sizes[Bm->ndim - 1];
   int64_t bs[KD_MAX_DIMS];
   int nb;
   KD_TRY(kd_shape_broadcast(A->sizes, A->ndim - 2, Bm->sizes, Bm->ndim - 2, bs, &nb));
@@ -890,21 +901,9 @@ static kd_status la_device_solve_triangular(kd_scope *s, kd_value *args, kd_valu
   kd_tensor *A = args[0].v.t, *Bm = args[1].v.t;
   bool upper = args[2].v.b, left = args[3].v.b, unit = args[4].v.b;
   const char *fn = "linalg.solve_triangular";
-  if (A->ndim < 2) return kd_error(KD_ERR_SHAPE, "%s: The input tensor A must have at least 2 dimensions.", fn);
-  if (Bm->ndim < 2) return kd_error(KD_ERR_SHAPE, "%s: The input tensor B must have at least 2 dimensions.", fn);
-  int64_t n = A->sizes[A->ndim - 1];
-  if (A->sizes[A->ndim - 2] != n)
-    return kd_error(KD_ERR_SHAPE, "%s: A must be batches of square matrices, but they are %lld by %lld matrices", fn,
-                    (long long)A->sizes[A->ndim - 2], (long long)n);
-  if (A->dtype != Bm->dtype)
-    return kd_error(KD_ERR_DTYPE, "%s: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead",
-                    fn, kd_cpu_torch_name(A->dtype), kd_cpu_torch_name(Bm->dtype));
-  if (!la_is_float(A))
-    return kd_error(KD_ERR_NOT_SUPPORTED, "\"triangular_solve_cpu\" not implemented for '%s'", kd_cpu_torch_name(A->dtype));
+  int64_t n;
+  KD_TRY(la_check_solve_triangular(A, Bm, left, &n));
   int64_t br = Bm->sizes[Bm->ndim - 2], bc = Bm->sizes[Bm->ndim - 1];
-  if ((left ? br : bc) != n)
-    return kd_error(KD_ERR_SHAPE, "%s: Incompatible shapes of A and B for the equation %s = B (%lldx%lld and %lldx%lld)", fn,
-                    left ? "AX" : "XA", (long long)n, (long long)n, (long long)br, (long long)bc);
   KD_TRY(la_check_int(fn, n));
   int64_t bs[KD_MAX_DIMS], batch = 1;
   int nb;
