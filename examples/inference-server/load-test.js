@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // load-test.js - load test for server.js on loopback: `--concurrency` clients send /predict
 // requests back to back over keep-alive connections (node:http Agent) for `--duration` seconds,
-// while a poller in its own worker_thread GETs /health every `--health-every-ms`; reports latency percentiles
+// while a poller in its own worker_thread GETs /health every `--health-every-ms` (and, with --faults, hostile
+// clients in another send bad requests); reports latency percentiles
 // (p50/p90/p99/max), throughput, the server's mean batch size, and whether the event loop stayed
 // responsive (p99 of /health below 10 ms). Without --url it starts the server itself (a child
 // process on a free port; it writes the model first if missing) and stops it at the end.
@@ -39,6 +40,23 @@ parentPort.on('message', (m) => { if (m === 'start') recording = true; else stop
   parentPort.close();
 })();
 `;
+
+// The hostile clients (a worker_thread running runFaults until 'stop', then posting its result):
+// building and sending bad requests (a 65-row JSON body, a megabyte of chunks) takes CPU time, which
+// on this thread would delay reading the good clients' answers and count as server latency.
+const FAULTS_SRC = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { runFaults } = require(workerData.loadTest);
+const run = runFaults(workerData.url, workerData.options);
+parentPort.once('message', async () => { parentPort.postMessage(await run.stop()); parentPort.close(); });
+`;
+
+/** runFaults in its own thread: resolves stop() to the same result. */
+function runFaultsInWorker(url, options) {
+  const worker = new Worker(FAULTS_SRC, { eval: true, workerData: { url, options, loadTest: __filename } });
+  const result = new Promise((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+  return { stop: () => { worker.postMessage('stop'); return result; } };
+}
 
 function percentile(sorted, q) {
   if (sorted.length === 0) return NaN;
@@ -149,7 +167,7 @@ async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, health
   const poller = new Worker(POLLER_SRC, { eval: true, workerData: { url: `${url}/health`, everyMs: healthEveryMs, loadTest: __filename } });
   const pollerDone = new Promise((resolve, reject) => { poller.once('message', resolve); poller.once('error', reject); });
   const tasks = Array.from({ length: concurrency }, (_, k) => client(k));
-  const faulty = faults > 0 ? runFaults(url, { clients: faults, inFeatures, maxBatch, rate: faultRate }) : null;
+  const faulty = faults > 0 ? runFaultsInWorker(url, { clients: faults, inFeatures, maxBatch, rate: faultRate }) : null;
   await new Promise((res) => setTimeout(res, warmup * 1000));
   measuring = true;
   poller.postMessage('start');
