@@ -90,6 +90,9 @@ kd.backends = require('./backends')(N);
 require('./autograd')(kd, Tensor, N, rt);
 // kd.autocast / isAutocastEnabled / getAutocastDtype and kd.amp (GradScaler): mixed precision.
 require('./amp')(kd, Tensor, N, rt);
+// kd.library (define / impl / registerAutograd / registerAutocast) and kd.ops.<namespace>: ops
+// defined at run time, dispatched like the generated ones.
+require('./library')(kd, Tensor, N);
 
 // PyTorch-style indexing (Tensor#index/indexPut_ keys, kd.slice), nonzero asTuple, unique results.
 require('./indexing')(kd, Tensor);
