@@ -59,5 +59,6 @@ export const {
   tensordot,
   tidy,
   train,
+  utils,
   version,
 } = kd;

@@ -91,6 +91,18 @@ module.exports = function installLibrary(kd, Tensor, N) {
     };
   }
 
+  // Makes a defined op (from define, or from a C extension) callable as kd.ops.ns.name, with the
+  // recorder that makes its autograd node.
+  function adopt(info) {
+    const op = { info, autograd: null, callable: makeCallable(info) };
+    ops[info.name] = op;
+    N.library.setRecorder(info.id, makeRecorder(op));
+    const [ns, name] = info.name.split('::');
+    if (!opsByNamespace[ns]) opsByNamespace[ns] = {};
+    opsByNamespace[ns][name] = op.callable;
+    return op.callable;
+  }
+
   const library = {
     /**
      * Defines an op from its schema (PyTorch's syntax, 'ns::name(Tensor x, float alpha=1.0) ->
@@ -98,14 +110,7 @@ module.exports = function installLibrary(kd, Tensor, N) {
      */
     define(schema) {
       if (typeof schema !== 'string') throw typeError('define(schema): schema must be a string');
-      const info = N.library.define(schema);
-      const op = { info, autograd: null, callable: makeCallable(info) };
-      ops[info.name] = op;
-      N.library.setRecorder(info.id, makeRecorder(op));
-      const [ns, name] = info.name.split('::');
-      if (!opsByNamespace[ns]) opsByNamespace[ns] = {};
-      opsByNamespace[ns][name] = op.callable;
-      return op.callable;
+      return adopt(N.library.define(schema));
     },
 
     /**
@@ -165,4 +170,5 @@ module.exports = function installLibrary(kd, Tensor, N) {
 
   kd.library = library;
   kd.ops = opsByNamespace;
+  return { adopt };
 };

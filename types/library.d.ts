@@ -25,3 +25,24 @@ export declare namespace library {
 
 /** The ops defined with kd.library, by namespace: kd.ops.mylib.scale(x, 2). */
 export declare const ops: { [namespace: string]: { [name: string]: LibraryOp } };
+
+/** The result of utils.cppExtension.load. */
+export interface CppExtension {
+  readonly name: string;
+  /** The shared object (in the cache dir). */
+  readonly path: string;
+  /** Whether this load compiled it (false: found in the cache). */
+  readonly built: boolean;
+  /** The ops it defined, by name (also ops.<namespace>.<name>). */
+  readonly ops: { readonly [name: string]: LibraryOp };
+}
+
+export declare namespace utils {
+  /** C extensions written against include/kindling.h (docs/EXTENDING.md). */
+  namespace cppExtension {
+    /** Compiles the sources with the system C compiler (cached by content hash under
+     * $KINDLING_EXTENSIONS_DIR or ~/.cache/kindling/extensions), loads the shared object and
+     * registers its ops. */
+    function load(options: { name: string; sources: readonly string[]; extraCflags?: readonly string[]; verbose?: boolean }): CppExtension;
+  }
+}

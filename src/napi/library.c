@@ -267,7 +267,39 @@ static kd_status kd_js_record(void *data, const kd_op_info *op, kd_value *args, 
   return st;
 }
 
-/* define(schema) -> { id, name, nouts, args: [{name, type, hasDefault}], fn } */
+/* { id, name, nouts, args: [{name, type, hasDefault}], fn } of a runtime op (also for the ops of
+ * C extensions, src/napi/extension.c). */
+napi_status kd_napi_library_op_object(napi_env env, int id, napi_value *out) {
+  const kd_op_info *op = kd_op_info_of(id);
+  const kd_op_schema *s = kd_op_schema_of(id);
+  napi_value r, v, args;
+  napi_status st = napi_create_object(env, &r);
+  if (st == napi_ok) st = napi_create_int32(env, id, &v);
+  if (st == napi_ok) st = napi_set_named_property(env, r, "id", v);
+  if (st == napi_ok) st = napi_create_string_utf8(env, op->name, NAPI_AUTO_LENGTH, &v);
+  if (st == napi_ok) st = napi_set_named_property(env, r, "name", v);
+  if (st == napi_ok) st = napi_create_int32(env, op->nouts, &v);
+  if (st == napi_ok) st = napi_set_named_property(env, r, "nouts", v);
+  if (st == napi_ok) st = napi_create_array_with_length(env, (size_t)op->nargs, &args);
+  for (int i = 0; i < op->nargs && st == napi_ok; i++) {
+    napi_value a;
+    st = napi_create_object(env, &a);
+    if (st == napi_ok) st = napi_create_string_utf8(env, op->args[i].name, NAPI_AUTO_LENGTH, &v);
+    if (st == napi_ok) st = napi_set_named_property(env, a, "name", v);
+    if (st == napi_ok) st = napi_create_string_utf8(env, s->type_names[i], NAPI_AUTO_LENGTH, &v);
+    if (st == napi_ok) st = napi_set_named_property(env, a, "type", v);
+    if (st == napi_ok) st = napi_get_boolean(env, op->args[i].has_default, &v);
+    if (st == napi_ok) st = napi_set_named_property(env, a, "hasDefault", v);
+    if (st == napi_ok) st = napi_set_element(env, args, (uint32_t)i, a);
+  }
+  if (st == napi_ok) st = napi_set_named_property(env, r, "args", args);
+  if (st == napi_ok) st = kd_napi_op_function(env, op, &v);
+  if (st == napi_ok) st = napi_set_named_property(env, r, "fn", v);
+  if (st == napi_ok) *out = r;
+  return st;
+}
+
+/* define(schema) -> the op object */
 static napi_value kd_lib_define(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -278,31 +310,8 @@ static napi_value kd_lib_define(napi_env env, napi_callback_info info) {
   int id = -1;
   kd_status st = kd_runtime_op_define(schema, &id);
   if (st != KD_OK) return kd_napi_throw(env, st);
-  const kd_op_info *op = kd_op_info_of(id);
-  const kd_op_schema *s = kd_op_schema_of(id);
-  napi_value r, v, args;
-  KD_NAPI_CALL(env, napi_create_object(env, &r));
-  KD_NAPI_CALL(env, napi_create_int32(env, id, &v));
-  KD_NAPI_CALL(env, napi_set_named_property(env, r, "id", v));
-  KD_NAPI_CALL(env, napi_create_string_utf8(env, op->name, NAPI_AUTO_LENGTH, &v));
-  KD_NAPI_CALL(env, napi_set_named_property(env, r, "name", v));
-  KD_NAPI_CALL(env, napi_create_int32(env, op->nouts, &v));
-  KD_NAPI_CALL(env, napi_set_named_property(env, r, "nouts", v));
-  KD_NAPI_CALL(env, napi_create_array_with_length(env, (size_t)op->nargs, &args));
-  for (int i = 0; i < op->nargs; i++) {
-    napi_value a;
-    KD_NAPI_CALL(env, napi_create_object(env, &a));
-    KD_NAPI_CALL(env, napi_create_string_utf8(env, op->args[i].name, NAPI_AUTO_LENGTH, &v));
-    KD_NAPI_CALL(env, napi_set_named_property(env, a, "name", v));
-    KD_NAPI_CALL(env, napi_create_string_utf8(env, s->type_names[i], NAPI_AUTO_LENGTH, &v));
-    KD_NAPI_CALL(env, napi_set_named_property(env, a, "type", v));
-    KD_NAPI_CALL(env, napi_get_boolean(env, op->args[i].has_default, &v));
-    KD_NAPI_CALL(env, napi_set_named_property(env, a, "hasDefault", v));
-    KD_NAPI_CALL(env, napi_set_element(env, args, (uint32_t)i, a));
-  }
-  KD_NAPI_CALL(env, napi_set_named_property(env, r, "args", args));
-  KD_NAPI_CALL(env, kd_napi_op_function(env, op, &v));
-  KD_NAPI_CALL(env, napi_set_named_property(env, r, "fn", v));
+  napi_value r;
+  KD_NAPI_CALL(env, kd_napi_library_op_object(env, id, &r));
   return r;
 }
 

@@ -448,5 +448,7 @@ export function libraryOps(x: Tensor): void {
   const y = kd.ops.tsdoc.scale(x, 2) as Tensor;
   // @ts-expect-error the device is 'cpu' or 'cuda'
   kd.library.impl('tsdoc::scale', 'tpu', (t: Tensor) => t);
-  use(scale, y);
+  const ext: kd.CppExtension = kd.utils.cppExtension.load({ name: 'demo', sources: ['demo.c'], extraCflags: ['-O3'] });
+  const built: boolean = ext.built;
+  use(scale, y, ext.ops.demo, built);
 }
