@@ -30,8 +30,9 @@
  * Kernels run on the thread that called the op, with arguments already checked against the schema
  * (defaults filled in, all tensors on one device). Tensors given to a kernel are borrowed; outputs
  * are made with new_output and belong to the call. A kernel returns KD_SUCCESS or the status of
- * kd->error(...), which becomes a JS KindlingError with that code and message. Autograd: register
- * the backward from JS (kd.library.registerAutograd, often calling a second C op). */
+ * kd->error(...), which becomes a JS KindlingError with that code and message. Autograd: a second
+ * op computing the input gradients, named with set_backward (or a JS backward registered with
+ * kd.library.registerAutograd). */
 #ifndef KINDLING_H
 #define KINDLING_H
 
@@ -94,6 +95,9 @@ typedef struct kindling_api {
   /* ---- registration (inside kindling_extension_init) ---- */
   int (*define)(const char *schema, int *op);         /* the op's id in *op */
   int (*impl)(int op, int device_type, kd_kernel fn);
+  /* Makes backward_op the backward of op: it takes one gradient per output of op (contiguous),
+   * then op's arguments, and returns one gradient per tensor argument of op. */
+  int (*set_backward)(int op, int backward_op);
 } kindling_api;
 
 /* Defined by the extension; returns 0 on success. */

@@ -91,10 +91,29 @@ module.exports = function installLibrary(kd, Tensor, N) {
     };
   }
 
+  // The formula of an op whose backward is another op (C extensions' set_backward): that op gets
+  // the gradients (contiguous), then the op's arguments, and returns one gradient per tensor
+  // argument.
+  function backwardOpFormula(info) {
+    return {
+      setupContext(ctx, inputs) {
+        ctx.saveForBackward(...inputs.filter((a) => a instanceof Tensor));
+        ctx.inputs = inputs;
+      },
+      backward(ctx, ...grads) {
+        ctx.savedTensors; // eslint-disable-line no-unused-expressions -- checks in-place changes
+        const r = ops[info.backward].callable(...grads.map((g) => g.contiguous()), ...ctx.inputs);
+        const list = Array.isArray(r) ? r : [r];
+        let k = 0;
+        return ctx.inputs.map((a) => (a instanceof Tensor ? list[k++] : null));
+      },
+    };
+  }
+
   // Makes a defined op (from define, or from a C extension) callable as kd.ops.ns.name, with the
   // recorder that makes its autograd node.
   function adopt(info) {
-    const op = { info, autograd: null, callable: makeCallable(info) };
+    const op = { info, autograd: info.backward ? backwardOpFormula(info) : null, callable: makeCallable(info) };
     ops[info.name] = op;
     N.library.setRecorder(info.id, makeRecorder(op));
     const [ns, name] = info.name.split('::');

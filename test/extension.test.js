@@ -1,8 +1,9 @@
 // extension.test.js - C extensions (include/kindling.h) through kd.utils.cppExtension.load: the
-// example extension (examples/extension/scaled_tanh.c, a fused op and its fused backward) compiled
-// into a fresh cache dir, its values against Math.tanh, gradcheck, the cache (same process, another
-// process), errors (a kernel's error code, compile errors, no entry point, a failing init, .cu
-// sources) and that calls leave no tensor behind.
+// example extension (examples/extension/scaled_tanh.c, a fused op whose backward is a fused C op)
+// compiled into a fresh cache dir, its values against Math.tanh, gradcheck, a C op with a JS
+// backward (gradgradcheck), the cache (same process, another process), errors (a kernel's error
+// code, compile errors, no entry point, a failing init, a mismatched backward op, .cu sources) and
+// that calls leave no tensor behind.
 'use strict';
 
 const fs = require('node:fs');
@@ -70,6 +71,44 @@ describe('kd.utils.cppExtension', function () {
     assert.equal(r.status, 0, r.stderr);
     const out = JSON.parse(r.stdout);
     assert.deepEqual(out, { built: false, path: ext.path, y: Math.tanh(1) });
+  });
+
+  it('a C op can take its backward from JS instead (registerAutograd)', function () {
+    const src = writeSource('square', `#include <kindling.h>
+static const kindling_api *kd;
+static int square(kd_op_call *c) {
+  kd_tensor *x = kd->arg_tensor(c, 0);
+  if (kd->dtype(x) != KD_FLOAT64 || !kd->is_contiguous(x)) return kd->error(KD_ERROR_DTYPE, "square: float64 only");
+  kd_tensor *y = kd->new_output(c, 0, kd->sizes(x), kd->ndim(x), KD_FLOAT64);
+  if (!y) return kd->last_status();
+  const double *in = kd->data(x); double *out = kd->data(y);
+  for (int64_t i = 0; i < kd->numel(x); i++) out[i] = in[i] * in[i];
+  return KD_SUCCESS;
+}
+int kindling_extension_init(const kindling_api *api) {
+  int op; kd = api;
+  return kd->define("extjs::square(Tensor x) -> Tensor", &op) || kd->impl(op, KD_DEVICE_TYPE_CPU, square);
+}
+`);
+    const m = kd.utils.cppExtension.load({ name: 'square', sources: [src] });
+    kd.library.registerAutograd('extjs::square', (ctx, g) => g.mul(ctx.savedTensors[0]).mul(2),
+      { setupContext: (ctx, [x]) => ctx.saveForBackward(x) });
+    const x = kd.tensor([0.5, -1.5, 2], { dtype: 'float64' }).requiresGrad_();
+    assert.deepEqual(Array.from(m.ops.square(x).dataSync()), [0.25, 2.25, 4]);
+    assert.ok(kd.autograd.gradcheck((t) => kd.ops.extjs.square(t), [x]));
+    assert.ok(kd.autograd.gradgradcheck((t) => kd.ops.extjs.square(t), [x])); // the JS backward is made of kd ops
+  });
+
+  it('set_backward checks the backward op against the forward', function () {
+    const src = writeSource('mismatch', `#include <kindling.h>
+int kindling_extension_init(const kindling_api *kd) {
+  int f, b;
+  if (kd->define("extmis::f(Tensor x, float a) -> Tensor", &f) || kd->define("extmis::f_bw(Tensor g) -> Tensor", &b)) return -1;
+  return kd->set_backward(f, b);
+}
+`);
+    assert.throws(() => kd.utils.cppExtension.load({ name: 'mismatch', sources: [src] }),
+      (e) => e.code === 'KD_INVALID_ARGUMENT' && /must take 1 gradient\(s\) then the op's 2 arguments and return 1 tensor/.test(e.message));
   });
 
   it("a kernel's error reaches JS with its code and message", function () {

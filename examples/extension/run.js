@@ -1,22 +1,14 @@
-// run.js - loads the example C extension (scaled_tanh.c) with kd.utils.cppExtension.load, gives
-// its op a backward (the extension's fused backward op) and checks it: values against
-// Math.tanh, gradients with kd.autograd.gradcheck. `node examples/extension/run.js`
+// run.js - loads the example C extension (scaled_tanh.c, a fused op whose backward is a second
+// fused op) with kd.utils.cppExtension.load and checks it: values against Math.tanh, gradients
+// with kd.autograd.gradcheck. `node examples/extension/run.js`
 'use strict';
 
 const path = require('node:path');
 const kd = require('../..');
 
-let withBackward = false;
-
-/** Loads the extension (compiled once, then from the cache) and registers the op's backward. */
+/** Loads the extension (compiled once, then from the cache). */
 function loadScaledTanh() {
-  const ext = kd.utils.cppExtension.load({ name: 'scaled_tanh', sources: [path.join(__dirname, 'scaled_tanh.c')] });
-  if (withBackward) return ext;
-  kd.library.registerAutograd('extdemo::scaled_tanh',
-    (ctx, g) => [kd.ops.extdemo.scaled_tanh_backward(g.contiguous(), ctx.savedTensors[0], ctx.alpha), null],
-    { setupContext: (ctx, [x, alpha]) => { ctx.saveForBackward(x); ctx.alpha = alpha; } });
-  withBackward = true;
-  return ext;
+  return kd.utils.cppExtension.load({ name: 'scaled_tanh', sources: [path.join(__dirname, 'scaled_tanh.c')] });
 }
 
 if (require.main === module) {

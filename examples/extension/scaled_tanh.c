@@ -3,8 +3,8 @@
  * and its backward, a second fused op
  *   extdemo::scaled_tanh_backward(Tensor grad, Tensor x, float alpha) -> Tensor
  *                                                                    grad * alpha * (1 - tanh(alpha x)^2)
- * for contiguous float32 and float64 tensors on the CPU. run.js loads it with
- * kd.utils.cppExtension.load and connects the two with kd.library.registerAutograd. */
+ * for contiguous float32 and float64 tensors on the CPU; set_backward makes the second the first's
+ * backward. run.js loads it with kd.utils.cppExtension.load. */
 #include <kindling.h>
 #include <math.h>
 
@@ -74,5 +74,6 @@ int kindling_extension_init(const kindling_api *api) {
   if (kd->define("extdemo::scaled_tanh(Tensor x, float alpha=1.0) -> Tensor", &fwd)) return -1;
   if (kd->define("extdemo::scaled_tanh_backward(Tensor grad, Tensor x, float alpha) -> Tensor", &bwd)) return -1;
   if (kd->impl(fwd, KD_DEVICE_TYPE_CPU, forward_cpu)) return -1;
-  return kd->impl(bwd, KD_DEVICE_TYPE_CPU, backward_cpu);
+  if (kd->impl(bwd, KD_DEVICE_TYPE_CPU, backward_cpu)) return -1;
+  return kd->set_backward(fwd, bwd);
 }

@@ -16,6 +16,7 @@ typedef struct kd_runtime_op {
   unsigned char autocast[KD_AUTOCAST_NDEV];
   kd_op_record_fn record;
   void *record_data;
+  int backward_op; /* -1: none */
 } kd_runtime_op;
 
 static kd_runtime_op *kd_runtime_ops[KD_RUNTIME_OP_MAX];
@@ -62,6 +63,7 @@ kd_status kd_op_define(const char *text, int *id) {
       if (op->args[i].type == KD_ARG_DTYPE_OPT && op->dtype_arg < 0) op->dtype_arg = i;
     }
     r->kernels[KD_KEY_AUTOCAST] = kd_autocast_kernel;
+    r->backward_op = -1;
     kd_runtime_ops[kd_runtime_count] = r;
     *id = op->id;
     __atomic_store_n(&kd_runtime_count, kd_runtime_count + 1, __ATOMIC_RELEASE);
@@ -143,4 +145,24 @@ kd_op_record_fn kd_op_recorder(int id, void **data) {
   if (!r) return NULL;
   *data = r->record_data;
   return r->record;
+}
+
+kd_status kd_op_set_backward(int id, int backward_op) {
+  kd_runtime_op *r = kd_runtime(id);
+  const kd_op_schema *b = kd_op_schema_of(backward_op);
+  if (!r || !b) return kd_unknown_op(r ? backward_op : id);
+  if (r->backward_op >= 0) return kd_error(KD_ERR_ALREADY_DEFINED, "op '%s' already has a backward", r->info.name);
+  int nouts = r->info.nouts < 0 ? 1 : r->info.nouts, ntensors = 0;
+  for (int i = 0; i < r->info.nargs; i++) ntensors += r->info.args[i].type == KD_ARG_TENSOR || r->info.args[i].type == KD_ARG_TENSOR_OPT;
+  if (b->nargs != nouts + r->info.nargs || (b->nouts != ntensors && !(b->nouts == -1)))
+    return kd_error(KD_ERR_INVALID_ARGUMENT,
+                    "the backward '%s' of '%s' must take %d gradient(s) then the op's %d arguments and return %d tensor(s)",
+                    b->name, r->info.name, nouts, r->info.nargs, ntensors);
+  r->backward_op = backward_op;
+  return KD_OK;
+}
+
+int kd_op_backward(int id) {
+  kd_runtime_op *r = kd_runtime(id);
+  return r ? r->backward_op : -1;
 }

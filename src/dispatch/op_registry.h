@@ -43,6 +43,10 @@ int kd_op_runtime_autocast(int id, int dev);
 /* The autograd recorder of a runtime op (its Autograd kernel calls it). */
 kd_status kd_op_set_recorder(int id, kd_op_record_fn fn, void *data, bool replace);
 kd_op_record_fn kd_op_recorder(int id, void **data);
+/* The op computing a runtime op's input gradients (C extensions): it takes one gradient per
+ * output, then the op's arguments, and returns one gradient per tensor argument. -1: none. */
+kd_status kd_op_set_backward(int id, int backward_op);
+int kd_op_backward(int id);
 
 #ifdef __cplusplus
 }

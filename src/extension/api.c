@@ -157,6 +157,11 @@ static int kd_ext_impl(int op, int device_type, kd_kernel fn) {
   return st == KD_OK ? KD_SUCCESS : kd_ext_fail(st);
 }
 
+static int kd_ext_set_backward(int op, int backward_op) {
+  kd_status st = kd_op_set_backward(op, backward_op);
+  return st == KD_OK ? KD_SUCCESS : kd_ext_fail(st);
+}
+
 static const kindling_api kd_ext_api = {
     KINDLING_EXTENSION_ABI,
     kd_ext_ndim, kd_ext_sizes, kd_ext_strides, kd_ext_numel, kd_ext_dtype, kd_ext_device_type, kd_ext_device_index,
@@ -164,7 +169,7 @@ static const kindling_api kd_ext_api = {
     kd_ext_nargs, kd_ext_arg_tensor, kd_ext_arg_double, kd_ext_arg_int, kd_ext_arg_bool, kd_ext_new_output,
     kd_ext_cuda_stream,
     kd_ext_error, kd_ext_last,
-    kd_ext_define, kd_ext_impl,
+    kd_ext_define, kd_ext_impl, kd_ext_set_backward,
 };
 
 kd_status kd_extension_init(kd_extension_init_fn init, const char *path, int **ops, int *nops) {

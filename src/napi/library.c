@@ -267,7 +267,7 @@ static kd_status kd_js_record(void *data, const kd_op_info *op, kd_value *args, 
   return st;
 }
 
-/* { id, name, nouts, args: [{name, type, hasDefault}], fn } of a runtime op (also for the ops of
+/* { id, name, nouts, args: [{name, type, hasDefault}], fn, backward? } of a runtime op (also for the ops of
  * C extensions, src/napi/extension.c). */
 napi_status kd_napi_library_op_object(napi_env env, int id, napi_value *out) {
   const kd_op_info *op = kd_op_info_of(id);
@@ -293,6 +293,9 @@ napi_status kd_napi_library_op_object(napi_env env, int id, napi_value *out) {
     if (st == napi_ok) st = napi_set_element(env, args, (uint32_t)i, a);
   }
   if (st == napi_ok) st = napi_set_named_property(env, r, "args", args);
+  const kd_op_info *bw = kd_op_info_of(kd_op_backward(id));
+  if (st == napi_ok && bw) st = napi_create_string_utf8(env, bw->name, NAPI_AUTO_LENGTH, &v);
+  if (st == napi_ok && bw) st = napi_set_named_property(env, r, "backward", v);
   if (st == napi_ok) st = kd_napi_op_function(env, op, &v);
   if (st == napi_ok) st = napi_set_named_property(env, r, "fn", v);
   if (st == napi_ok) *out = r;
