@@ -69,9 +69,34 @@ module.exports = function installLibrary(kd, Tensor, N) {
     return call;
   }
 
+  // Note [What a context holds]
+  // setupContext gets handles made for the call (src/napi/library.c) and may keep some, with
+  // saveForBackward or as properties of ctx. Those it keeps are exempt from tidy scopes (kd.keep:
+  // the backward may run after the scope of the call); the others are disposed at once. A kept
+  // output becomes an alias without history (detach): the output's node holds ctx, so the output
+  // itself there would be a reference cycle that is never freed. Its formula can then not be
+  // differentiated through that output: a backward with createGraph says so.
+  function holdForBackward(ctx, outs, madeForCall) {
+    const outSet = new Set(outs);
+    let keptOutput = false;
+    const hold = (t) => {
+      if (Array.isArray(t)) return t.map(hold);
+      if (!(t instanceof Tensor) || !madeForCall.has(t)) return t;
+      if (!outSet.has(t)) return kd.keep(t);
+      keptOutput = true;
+      return kd.keep(kd.noGrad(() => t.detach()));
+    };
+    if (ctx._saved) ctx._saved = ctx._saved.map(hold);
+    for (const k of Object.keys(ctx)) if (!k.startsWith('_')) ctx[k] = hold(ctx[k]);
+    const held = new Set([...(ctx._saved || []), ...Object.values(ctx)].flat(2));
+    for (const t of madeForCall) if (!held.has(t)) t.dispose();
+    return keptOutput;
+  }
+
   // The recorder of every op (Autograd kernel, src/autograd/runtime_op.c): a custom node whose
   // backward is the registered formula, or one that says there is none.
   function makeRecorder(op) {
+    const name = op.info.name;
     return (rawArgs, rawOuts) => {
       const inputs = rawArgs.map(toUser);
       const outs = Array.isArray(rawOuts) ? rawOuts.map(toUser) : [toUser(rawOuts)];
@@ -79,15 +104,20 @@ module.exports = function installLibrary(kd, Tensor, N) {
       const ctx = new kd.autograd.FunctionCtx(needs);
       const ag = op.autograd;
       if (ag && ag.setupContext) ag.setupContext(ctx, inputs, op.info.nouts === 1 ? outs[0] : outs);
+      let keptOutput = false;
       const backward = ag
-        ? (grads) => ag.backward(ctx, ...grads)
+        ? (grads) => {
+          if (keptOutput && N.autograd.isGradEnabled()) { // the engine sets it to createGraph
+            throw new KindlingError(`${name}: its backward uses a saved output, which double backward cannot differentiate through; save the inputs instead`, 'KD_NOT_SUPPORTED');
+          }
+          return ag.backward(ctx, ...grads);
+        }
         : () => {
-          throw new KindlingError(`${op.info.name}: an autograd formula was not registered (kd.library.registerAutograd) but we are trying to backprop through it`, 'KD_NOT_SUPPORTED');
+          throw new KindlingError(`${name}: an autograd formula was not registered (kd.library.registerAutograd) but we are trying to backprop through it`, 'KD_NOT_SUPPORTED');
         };
-      kd.autograd._recordCustomNode(`${op.info.name}Backward`, ctx, inputs, outs, backward, true);
-      // the handles made for this call: the ones the context did not save go now
-      const saved = new Set(ctx._saved || []);
-      for (const t of [...inputs.flat(), ...outs]) if (t instanceof Tensor && !saved.has(t)) t.dispose();
+      kd.autograd._recordCustomNode(`${name}Backward`, ctx, inputs, outs, backward, true);
+      const made = new Set([...inputs.flat(), ...outs].filter((t) => t instanceof Tensor));
+      keptOutput = holdForBackward(ctx, outs, made); // See Note [What a context holds]
     };
   }
 

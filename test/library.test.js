@@ -165,6 +165,47 @@ describe('kd.library', function () {
       close(w.grad, [1, 2]);
     });
 
+    it('tensors kept on ctx (saved or as properties) outlive the tidy scope of the call', function () {
+      const ns = fresh('ag');
+      L.define(`${ns}::sq(Tensor x) -> Tensor`);
+      L.impl(`${ns}::sq`, 'cpu', (x) => x.mul(x));
+      L.registerAutograd(`${ns}::sq`, (ctx, g) => g.mul(ctx.x).mul(2), { setupContext: (ctx, [x]) => { ctx.x = x; } });
+      const x = f64([1, -2, 3]).requiresGrad_();
+      const s = kd.tidy(() => kd.ops[ns].sq(x).sum());
+      s.backward();
+      close(x.grad, [2, -4, 6]);
+    });
+
+    it('a saved output: first derivatives are right, double backward says it cannot', function () {
+      const ns = fresh('ag');
+      L.define(`${ns}::texp(Tensor x) -> Tensor`);
+      L.impl(`${ns}::texp`, 'cpu', (x) => x.exp());
+      L.registerAutograd(`${ns}::texp`, (ctx, g) => g.mul(ctx.savedTensors[0]), { setupContext: (ctx, inputs, y) => ctx.saveForBackward(y) });
+      const x = f64([0.5, -1]).requiresGrad_();
+      assert.ok(kd.autograd.gradcheck((t) => kd.ops[ns].texp(t), [x]));
+      assert.throws(() => kd.autograd.gradgradcheck((t) => kd.ops[ns].texp(t), [x]), /double backward cannot differentiate through/);
+    });
+
+    it('saving an output or keeping it on ctx makes no reference cycle (freed after GC)', function () {
+      const script = `const kd = require(${JSON.stringify(path.join(__dirname, '..'))});
+        const x = kd.randn([100]).requiresGrad_();
+        kd.library.define('cyc::a(Tensor x) -> Tensor');
+        kd.library.impl('cyc::a', 'cpu', (x) => x.exp());
+        kd.library.registerAutograd('cyc::a', (ctx, g) => g.mul(ctx.savedTensors[0]), { setupContext: (ctx, i, y) => ctx.saveForBackward(y) });
+        kd.library.define('cyc::b(Tensor x) -> Tensor');
+        kd.library.impl('cyc::b', 'cpu', (x) => x.exp());
+        kd.library.registerAutograd('cyc::b', (ctx, g) => g.mul(ctx.y), { setupContext: (ctx, i, y) => { ctx.y = y; } });
+        (async () => {
+          const before = kd.memory().liveTensors;
+          for (let i = 0; i < 10; i++) { kd.ops.cyc.a(x).dispose(); kd.ops.cyc.b(x).dispose(); }
+          for (let i = 0; i < 10; i++) { global.gc(); await new Promise((r) => setImmediate(r)); }
+          process.stdout.write(String(kd.memory().liveTensors - before));
+        })();`;
+      const r = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout, '0');
+    });
+
     it('registering a formula twice is KD_ALREADY_DEFINED', function () {
       const { name } = defineMulAdd();
       assert.throws(() => L.registerAutograd(name, (ctx, g) => g), code('KD_ALREADY_DEFINED'));
