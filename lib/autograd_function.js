@@ -46,6 +46,50 @@ module.exports = function installFunction(autograd, kd, Tensor, A) {
     setMaterializeGrads(v) { this.materializeGrads = !!v; }
   }
 
+  const FLOATS = ['float32', 'float64', 'float16', 'bfloat16'];
+  /**
+   * Connects `outs` (the floating ones not marked non-differentiable) to one new graph node named
+   * `name` with an edge per tensor in `args` (Tensor[] arguments: one per element). The node's
+   * backward calls callBackward(grads) with one gradient per connected output (zeros, or null
+   * without materializeGrads, for those that got none) and expects one gradient (or null) per
+   * argument (with `lists`, an array of them for a Tensor[] argument; else arrays get none).
+   * Used by kd.autograd.Function and by the ops of kd.library (lib/library.js).
+   */
+  function recordCustomNode(name, ctx, args, outs, callBackward, lists = false) {
+    const isList = (a) => lists && Array.isArray(a);
+    const diff = outs.map((o) => o instanceof Tensor && !ctx._nonDiff.has(o) && FLOATS.includes(o.dtype));
+    const diffOuts = outs.filter((_, i) => diff[i]);
+    const shapes = diffOuts.map((o) => [o.shape, o.dtype, o.device]);
+    const inputs = [];
+    for (const a of args) {
+      if (isList(a)) for (const e of a) inputs.push(e instanceof Tensor ? e : null);
+      else inputs.push(a instanceof Tensor ? a : null);
+    }
+    A.makeCustomNode(name, inputs.map((a) => (a ? a._h : null)), diffOuts.map((o) => o._h), (gh) => {
+      const grads = gh.map((h, i) => {
+        if (h !== null) return new Tensor(h);
+        return ctx.materializeGrads ? kd.zeros(shapes[i][0], { dtype: shapes[i][1], device: shapes[i][2] }) : null;
+      });
+      let r = callBackward(grads);
+      if (!Array.isArray(r)) r = [r];
+      if (r.length < args.filter((a) => a instanceof Tensor || isList(a)).length && r.length !== args.length) {
+        throw new KindlingError(`function ${name} returned an incorrect number of gradients (expected ${args.length}, got ${r.length})`, 'KD_INVALID_ARGUMENT');
+      }
+      const out = [];
+      args.forEach((a, i) => {
+        if (isList(a)) {
+          a.forEach((e, j) => {
+            const g = Array.isArray(r[i]) ? r[i][j] : null;
+            out.push(e instanceof Tensor && e.requiresGrad && g instanceof Tensor ? g._h : null);
+          });
+        } else {
+          out.push(a instanceof Tensor && ctx.needsInputGrad[i] && r[i] instanceof Tensor ? r[i]._h : null);
+        }
+      });
+      return out;
+    });
+  }
+
   class Function {
     static forward() { throw new KindlingError(`${this.name}.forward is not implemented`, 'KD_NOT_SUPPORTED'); }
     static backward() { throw new KindlingError(`${this.name}.backward is not implemented`, 'KD_NOT_SUPPORTED'); }
@@ -63,27 +107,13 @@ module.exports = function installFunction(autograd, kd, Tensor, A) {
       for (let i = 0; i < outs.length; i++) {
         if (args.includes(outs[i])) outs[i] = outs[i].detach();
       }
-      const diff = outs.map((o) => o instanceof Tensor && !ctx._nonDiff.has(o) && ['float32', 'float64', 'float16', 'bfloat16'].includes(o.dtype));
-      const diffOuts = outs.filter((_, i) => diff[i]);
-      const shapes = diffOuts.map((o) => [o.shape, o.dtype, o.device]);
-      const cls = this;
-      A.makeCustomNode(`${this.name}Backward`, args.map((a) => (a instanceof Tensor ? a._h : null)), diffOuts.map((o) => o._h), (gh) => {
-        const grads = gh.map((h, i) => {
-          if (h !== null) return new Tensor(h);
-          return ctx.materializeGrads ? kd.zeros(shapes[i][0], { dtype: shapes[i][1], device: shapes[i][2] }) : null;
-        });
-        let r = cls.backward(ctx, ...grads);
-        if (!Array.isArray(r)) r = [r];
-        if (r.length < args.filter((a) => a instanceof Tensor).length && r.length !== args.length) {
-          throw new KindlingError(`function ${cls.name}Backward returned an incorrect number of gradients (expected ${args.length}, got ${r.length})`, 'KD_INVALID_ARGUMENT');
-        }
-        return args.map((a, i) => (a instanceof Tensor && needs[i] && r[i] instanceof Tensor ? r[i]._h : null));
-      });
+      recordCustomNode(`${this.name}Backward`, ctx, args, outs, (grads) => this.backward(ctx, ...grads));
       if (Array.isArray(out)) return outs;
       return outs[0];
     }
   }
 
   autograd.Function = Function;
+  autograd._recordCustomNode = recordCustomNode;
   autograd.FunctionCtx = FunctionCtx;
 };

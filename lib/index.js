@@ -90,6 +90,11 @@ kd.backends = require('./backends')(N);
 require('./autograd')(kd, Tensor, N, rt);
 // kd.autocast / isAutocastEnabled / getAutocastDtype and kd.amp (GradScaler): mixed precision.
 require('./amp')(kd, Tensor, N, rt);
+// kd.library (define / impl / registerAutograd / registerAutocast) and kd.ops.<namespace>: ops
+// defined at run time, dispatched like the generated ones.
+const library = require('./library')(kd, Tensor, N);
+// kd.utils.cppExtension.load: C extensions (include/kindling.h) compiled and loaded at run time.
+kd.utils = { cppExtension: require('./cpp_extension')(N, library.adopt) };
 
 // PyTorch-style indexing (Tensor#index/indexPut_ keys, kd.slice), nonzero asTuple, unique results.
 require('./indexing')(kd, Tensor);

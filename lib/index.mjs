@@ -34,6 +34,7 @@ export const {
   isInferenceModeEnabled,
   isTensor,
   keep,
+  library,
   linalg,
   load,
   loadCheckpoint,
@@ -43,6 +44,7 @@ export const {
   memory,
   nn,
   noGrad,
+  ops,
   optim,
   safetensors,
   save,
@@ -57,5 +59,6 @@ export const {
   tensordot,
   tidy,
   train,
+  utils,
   version,
 } = kd;

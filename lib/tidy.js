@@ -130,16 +130,8 @@ async function runAsync(scope, fn) {
   return result;
 }
 
-/**
- * Runs fn and disposes every tensor created during it that it does not return.
- * fn may be async: `await kd.tidy(async () => ...)`.
- */
-function tidy(nameOrFn, maybeFn) {
-  const fn = typeof nameOrFn === 'function' ? nameOrFn : maybeFn;
-  if (typeof fn !== 'function') throw typeError('tidy(fn): fn must be a function');
-  const scope = new Scope(currentScope());
-  if (isAsyncFunction(fn)) return runAsync(scope, fn);
-
+/** Runs fn with scope current (a throw closes the scope and propagates). */
+function runSync(scope, fn) {
   const prev = state.sync;
   state.sync = scope;
   state.active++;
@@ -154,6 +146,32 @@ function tidy(nameOrFn, maybeFn) {
   }
   state.sync = prev;
   state.active--;
+  return result;
+}
+
+/**
+ * tidy for a synchronous fn that also says which tensors fn made: returns [result, made] (a Set
+ * of the tensors created during fn; those it returns stay alive, as with tidy).
+ */
+function tidyMade(fn) {
+  const scope = new Scope(currentScope());
+  const result = runSync(scope, fn);
+  const made = new Set(scope.tensors);
+  close(scope, result);
+  return [result, made];
+}
+
+/**
+ * Runs fn and disposes every tensor created during it that it does not return.
+ * fn may be async: `await kd.tidy(async () => ...)`.
+ */
+function tidy(nameOrFn, maybeFn) {
+  const fn = typeof nameOrFn === 'function' ? nameOrFn : maybeFn;
+  if (typeof fn !== 'function') throw typeError('tidy(fn): fn must be a function');
+  const scope = new Scope(currentScope());
+  if (isAsyncFunction(fn)) return runAsync(scope, fn);
+
+  const result = runSync(scope, fn);
   if (isThenable(result)) {
     // A non-async function that returned a promise (e.g. transpiled async code): what it made
     // synchronously is tracked; tensors made after its first await belong to the enclosing
@@ -183,4 +201,4 @@ function dispose(x) {
 
 function bind(TensorClass) { Tensor = TensorClass; }
 
-module.exports = { state, track, tidy, keep, dispose, bind, currentScope };
+module.exports = { state, track, tidy, tidyMade, keep, dispose, bind, currentScope };

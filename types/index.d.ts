@@ -541,6 +541,10 @@ export * as optim from './optim';
 /** Mixed precision: autocast, isAutocastEnabled, getAutocastDtype, amp.GradScaler; see ./amp.d.ts. */
 export * from './amp';
 
+/** Ops defined at run time: library.define / impl / registerAutograd / registerAutocast, and
+ * ops.<namespace>.<name>; see ./library.d.ts. */
+export * from './library';
+
 /** Process-wide backend switches, after `torch.backends` (lib/backends.js). */
 export declare const backends: {
   readonly cuda: {

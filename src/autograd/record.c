@@ -57,6 +57,11 @@ static bool kd_any_requires_grad(const kd_op_info *op, const kd_value *args) {
   return false;
 }
 
+kd_status kd_autograd_run_below(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs) {
+  return kd_run_below(op, ks, args, outs);
+}
+bool kd_autograd_any_requires_grad(const kd_op_info *op, const kd_value *args) { return kd_any_requires_grad(op, args); }
+
 static kd_status kd_not_differentiable(const kd_op_info *op, const char *arg) {
   if (arg)
     return kd_error(KD_ERR_NOT_SUPPORTED, "the derivative for '%s' w.r.t. '%s' is not implemented", op->name, arg);

@@ -26,6 +26,8 @@ typedef enum kd_status {
   KD_ERR_INTERNAL,         /* KD_INTERNAL: a bug in kindling                              */
   KD_ERR_LINALG,           /* KD_LINALG_ERROR: a singular / not positive-definite input or no
                             * convergence in a factorization (PyTorch's torch.linalg.LinAlgError) */
+  KD_ERR_SCHEMA,           /* KD_INVALID_SCHEMA: an op schema that does not parse (kd.library.define) */
+  KD_ERR_ALREADY_DEFINED,  /* KD_ALREADY_DEFINED: an op, kernel or formula registered twice */
   KD_STATUS_COUNT
 } kd_status;
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "autograd/autograd.h"
+#include "dispatch/op_registry.h"
 
 typedef struct kd_cast_entry {
   kd_tensor *src, *dst; /* both retained: src cannot die, so its address stays a valid key */
@@ -137,6 +138,7 @@ void kd_autocast_override(int op, int dev, int policy) {
 }
 
 int kd_autocast_policy_of(int op, int dev) {
+  if (op >= KD_OP_COUNT) return kd_op_runtime_autocast(op, dev); /* a runtime op */
   if (kd_ac_overridden && kd_ac_override[op][dev] != 0xff) return kd_ac_override[op][dev];
   return kd_op_autocast_policy[op][dev];
 }

@@ -2,6 +2,8 @@
  * device checks, version bumps of in-place ops, and the trace. See dispatch.h. */
 #include "dispatch/dispatch.h"
 
+#include "dispatch/op_registry.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +44,7 @@ kd_status kd_redispatch(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_v
   kd_keyset all = ks;
   while (ks) {
     int k = kd_keyset_highest(ks);
-    kd_kernel_fn fn = kd_kernel_table[op->id][k];
+    kd_kernel_fn fn = kd_op_kernel(op->id, k);
     if (fn) {
       if (kd_trace) fprintf(stderr, "[kindling dispatch] %s -> %s\n", op->name, kd_key_name(k));
       return fn(op, ks, args, outs);
@@ -65,7 +67,8 @@ static kd_status kd_device_mismatch(const kd_op_info *op, kd_device a, kd_device
 }
 
 kd_status kd_call(kd_op_id id, kd_value *args, kd_value *outs) {
-  const kd_op_info *op = &kd_ops[id];
+  const kd_op_info *op = kd_op_info_of(id); /* generated or runtime (op_registry.h) */
+  if (!op) return kd_error(KD_ERR_INTERNAL, "no op with id %d", (int)id);
   kd_keyset ks = 0;
   bool have_device = false;
   kd_device dev = kd_device_cpu();
@@ -107,7 +110,7 @@ kd_status kd_call1(kd_op_id op, kd_value *args, kd_tensor **out) {
   KD_TRY(kd_call(op, args, outs));
   if (outs[0].kind != KD_VALUE_TENSOR) {
     for (int i = 0; i < KD_OP_MAX_OUTS; i++) kd_value_release(&outs[i]);
-    return kd_error(KD_ERR_INTERNAL, "op '%s' did not return a tensor", kd_ops[op].name);
+    return kd_error(KD_ERR_INTERNAL, "op '%s' did not return a tensor", kd_op_info_of(op)->name);
   }
   *out = outs[0].v.t;
   for (int i = 1; i < KD_OP_MAX_OUTS; i++) kd_value_release(&outs[i]);

@@ -13,6 +13,8 @@
 #include "napi/napi_util.h"
 
 napi_status kd_napi_register_autocast(napi_env env, napi_value exports); /* napi/autocast.c */
+napi_status kd_napi_register_library(napi_env env, napi_value exports);  /* napi/library.c */
+napi_status kd_napi_register_extension(napi_env env, napi_value exports); /* napi/extension.c */
 
 /* Runs when the environment shuts down, before the instance-data finalizer: drops the error
  * factory reference and gives back the external memory this isolate was told about. */
@@ -81,5 +83,7 @@ napi_value NAPI_MODULE_INITIALIZER(napi_env env, napi_value exports) {
   KD_NAPI_CALL(env, kd_napi_register_file_map(env, exports));
   KD_NAPI_CALL(env, kd_napi_register_data_async(env, exports));
   KD_NAPI_CALL(env, kd_napi_register_autocast(env, exports));
+  KD_NAPI_CALL(env, kd_napi_register_library(env, exports));
+  KD_NAPI_CALL(env, kd_napi_register_extension(env, exports));
   return exports;
 }

@@ -391,6 +391,12 @@ static napi_value kd_napi_op_entry(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* A JS function running `op` through the generic entry (runtime ops, src/napi/library.c). */
+napi_status kd_napi_op_function(napi_env env, const kd_op_info *op, napi_value *out) {
+  if (op->nargs > KD_NAPI_MAX_ARGS) return napi_invalid_arg;
+  return napi_create_function(env, op->name, NAPI_AUTO_LENGTH, kd_napi_op_entry, (void *)op, out);
+}
+
 napi_status kd_napi_register_ops(napi_env env, napi_value exports) {
   napi_value ops;
   napi_status st = napi_create_object(env, &ops);

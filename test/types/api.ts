@@ -437,3 +437,18 @@ use(custom, d, e, f, g, h, i2);
   const notTensor: Tensor = kd.allclose(x, x);
   use(g1, g2, g3, cp, bd, parts, close, same, td, td2, d, c, ti, notTensor);
 }
+
+// kd.library: an op defined at run time, with its backward and autocast policy.
+export function libraryOps(x: Tensor): void {
+  const scale: kd.LibraryOp = kd.library.define('tsdoc::scale(Tensor x, float alpha=1.0) -> Tensor');
+  kd.library.impl('tsdoc::scale', ['cpu', 'cuda'], (t: Tensor, alpha: number) => t.mul(alpha));
+  kd.library.registerAutograd('tsdoc::scale', (ctx, g) => [g.mul(ctx.alpha as number), null],
+    { setupContext: (ctx, [, alpha]) => { ctx.alpha = alpha; } });
+  kd.library.registerAutocast('tsdoc::scale', { cuda: 'fp32' });
+  const y = kd.ops.tsdoc.scale(x, 2) as Tensor;
+  // @ts-expect-error the device is 'cpu' or 'cuda'
+  kd.library.impl('tsdoc::scale', 'tpu', (t: Tensor) => t);
+  const ext: kd.CppExtension = kd.utils.cppExtension.load({ name: 'demo', sources: ['demo.c'], extraCflags: ['-O3'] });
+  const built: boolean = ext.built;
+  use(scale, y, ext.ops.demo, built);
+}

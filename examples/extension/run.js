@@ -1,0 +1,25 @@
+// run.js - loads the example C extension (scaled_tanh.c, a fused op whose backward is a second
+// fused op) with kd.utils.cppExtension.load and checks it: values against Math.tanh, gradients
+// with kd.autograd.gradcheck. `node examples/extension/run.js`
+'use strict';
+
+const path = require('node:path');
+const kd = require('../..');
+
+/** Loads the extension (compiled once, then from the cache). */
+function loadScaledTanh() {
+  return kd.utils.cppExtension.load({ name: 'scaled_tanh', sources: [path.join(__dirname, 'scaled_tanh.c')] });
+}
+
+if (require.main === module) {
+  const ext = loadScaledTanh();
+  console.log(`loaded ${ext.path}${ext.built ? ' (compiled now)' : ' (from the cache)'}`);
+  const x = kd.randn([5], { dtype: 'float64', requiresGrad: true });
+  const y = kd.ops.extdemo.scaled_tanh(x, 1.5);
+  const expected = Array.from(x.dataSync(), (v) => Math.tanh(1.5 * v));
+  console.log('y        ', Array.from(y.dataSync(), (v) => v.toFixed(6)).join(' '));
+  console.log('expected ', expected.map((v) => v.toFixed(6)).join(' '));
+  console.log('gradcheck', kd.autograd.gradcheck((t) => kd.ops.extdemo.scaled_tanh(t, 1.5), [x]));
+}
+
+module.exports = { loadScaledTanh };

@@ -1,0 +1,223 @@
+// library.js - kd.library: ops defined at run time, as PyTorch's torch.library. An op defined here
+// joins the dispatcher like a built-in (src/dispatch/op_registry.h): it has a schema, a kernel per
+// device written in JS, an autograd formula and an autocast policy, and is called as
+// kd.ops.<namespace>.<name>(...):
+//   kd.library.define('mylib::scale(Tensor x, float alpha=1.0) -> Tensor');
+//   kd.library.impl('mylib::scale', 'cpu', (x, alpha) => x.mul(alpha));
+//   kd.library.registerAutograd('mylib::scale', (ctx, g) => [g.mul(ctx.alpha), null],
+//     { setupContext: (ctx, [x, alpha]) => { ctx.alpha = alpha; } });
+//   kd.ops.mylib.scale(x, 2);
+// Implementations run below autograd (the ops they call are not recorded); the node of a call is
+// recorded by the op's Autograd kernel, through the same custom node as kd.autograd.Function. See
+// Note [JS kernels and their tensors] in src/napi/library.c for who disposes what.
+'use strict';
+
+const { KindlingError, typeError } = require('./errors');
+const { tidyMade } = require('./tidy');
+
+const POLICIES = { none: 0, lower: 1, fp32: 2, promote: 4 };
+const DEVICE_KEYS = { cpu: 'CPU', cuda: 'CUDA' };
+
+module.exports = function installLibrary(kd, Tensor, N) {
+  const ops = {}; // qualified name -> { info, autograd }
+  const opsByNamespace = Object.create(null);
+
+  function lookup(name, what) {
+    if (typeof name !== 'string') throw typeError(`${what}: the op name must be a string ('namespace::name')`);
+    const op = ops[name];
+    if (!op) throw new KindlingError(`${what}: op '${name}' is not defined (call kd.library.define first)`, 'KD_INVALID_ARGUMENT');
+    return op;
+  }
+
+  // JS values of a call as the user sees them: handles become Tensors (lists of handles, arrays).
+  const toUser = (v) => {
+    if (Array.isArray(v)) return v.map(toUser);
+    if (v !== null && typeof v === 'object') return new Tensor(v);
+    return v;
+  };
+  // ... and back: Tensors become handles.
+  const toNative = (v) => {
+    if (v instanceof Tensor) return v._h;
+    if (Array.isArray(v)) return v.map(toNative);
+    return v;
+  };
+
+  // The callable kd.ops.ns.name: positional arguments in schema order, optionally followed by an
+  // options object naming any of them.
+  function makeCallable(info) {
+    const names = info.args.map((a) => a.name);
+    const call = function (...given) {
+      let args = given;
+      const last = given[given.length - 1];
+      if (given.length > 0 && last !== null && typeof last === 'object' && !Array.isArray(last) &&
+          !(last instanceof Tensor) && Object.getPrototypeOf(last) === Object.prototype) {
+        args = given.slice(0, -1);
+        for (const k of Object.keys(last)) {
+          const i = names.indexOf(k);
+          if (i < 0) throw typeError(`${info.name}() got an unexpected keyword argument '${k}'`);
+          if (i < args.length) throw typeError(`${info.name}() got multiple values for argument '${k}'`);
+          args[i] = last[k];
+        }
+      }
+      if (args.length > names.length) {
+        throw typeError(`${info.name}() takes ${names.length} arguments but ${args.length} were given`);
+      }
+      const r = info.fn(...args.map(toNative));
+      return toUser(r);
+    };
+    Object.defineProperty(call, 'name', { value: info.name });
+    return call;
+  }
+
+  // Note [What a context holds]
+  // setupContext gets handles made for the call (src/napi/library.c) and may keep some, with
+  // saveForBackward or as properties of ctx. Those it keeps are exempt from tidy scopes (kd.keep:
+  // the backward may run after the scope of the call); the others are disposed at once. A kept
+  // output becomes an alias without history (detach): the output's node holds ctx, so the output
+  // itself there would be a reference cycle that is never freed. Its formula can then not be
+  // differentiated through that output: a backward with createGraph says so.
+  function holdForBackward(ctx, outs, madeForCall) {
+    const outSet = new Set(outs);
+    let keptOutput = false;
+    const hold = (t) => {
+      if (Array.isArray(t)) return t.map(hold);
+      if (!(t instanceof Tensor) || !madeForCall.has(t)) return t;
+      if (!outSet.has(t)) return kd.keep(t);
+      keptOutput = true;
+      return kd.keep(kd.noGrad(() => t.detach()));
+    };
+    if (ctx._saved) ctx._saved = ctx._saved.map(hold);
+    for (const k of Object.keys(ctx)) if (!k.startsWith('_')) ctx[k] = hold(ctx[k]);
+    const held = new Set([...(ctx._saved || []), ...Object.values(ctx)].flat(2));
+    for (const t of madeForCall) if (!held.has(t)) t.dispose();
+    return keptOutput;
+  }
+
+  // The recorder of every op (Autograd kernel, src/autograd/runtime_op.c): a custom node whose
+  // backward is the registered formula, or one that says there is none.
+  function makeRecorder(op) {
+    const name = op.info.name;
+    return (rawArgs, rawOuts) => {
+      const inputs = rawArgs.map(toUser);
+      const outs = Array.isArray(rawOuts) ? rawOuts.map(toUser) : [toUser(rawOuts)];
+      const needs = inputs.map((a) => (a instanceof Tensor ? a.requiresGrad : Array.isArray(a) && a.some((e) => e instanceof Tensor && e.requiresGrad)));
+      const ctx = new kd.autograd.FunctionCtx(needs);
+      const ag = op.autograd;
+      if (ag && ag.setupContext) ag.setupContext(ctx, inputs, op.info.nouts === 1 ? outs[0] : outs);
+      let keptOutput = false;
+      const backward = ag
+        ? (grads) => {
+          if (keptOutput && N.autograd.isGradEnabled()) { // the engine sets it to createGraph
+            throw new KindlingError(`${name}: its backward uses a saved output, which double backward cannot differentiate through; save the inputs instead`, 'KD_NOT_SUPPORTED');
+          }
+          return ag.backward(ctx, ...grads);
+        }
+        : () => {
+          throw new KindlingError(`${name}: an autograd formula was not registered (kd.library.registerAutograd) but we are trying to backprop through it`, 'KD_NOT_SUPPORTED');
+        };
+      kd.autograd._recordCustomNode(`${name}Backward`, ctx, inputs, outs, backward, true);
+      const made = new Set([...inputs.flat(), ...outs].filter((t) => t instanceof Tensor));
+      keptOutput = holdForBackward(ctx, outs, made); // See Note [What a context holds]
+    };
+  }
+
+  // The formula of an op whose backward is another op (C extensions' set_backward): that op gets
+  // the gradients (contiguous), then the op's arguments, and returns one gradient per tensor
+  // argument.
+  function backwardOpFormula(info) {
+    return {
+      setupContext(ctx, inputs) {
+        ctx.saveForBackward(...inputs.filter((a) => a instanceof Tensor));
+        ctx.inputs = inputs;
+      },
+      backward(ctx, ...grads) {
+        ctx.savedTensors; // eslint-disable-line no-unused-expressions -- checks in-place changes
+        const r = ops[info.backward].callable(...grads.map((g) => g.contiguous()), ...ctx.inputs);
+        const list = Array.isArray(r) ? r : [r];
+        let k = 0;
+        return ctx.inputs.map((a) => (a instanceof Tensor ? list[k++] : null));
+      },
+    };
+  }
+
+  // Makes a defined op (from define, or from a C extension) callable as kd.ops.ns.name, with the
+  // recorder that makes its autograd node.
+  function adopt(info) {
+    const op = { info, autograd: info.backward ? backwardOpFormula(info) : null, callable: makeCallable(info) };
+    ops[info.name] = op;
+    N.library.setRecorder(info.id, makeRecorder(op));
+    const [ns, name] = info.name.split('::');
+    if (!opsByNamespace[ns]) opsByNamespace[ns] = {};
+    opsByNamespace[ns][name] = op.callable;
+    return op.callable;
+  }
+
+  const library = {
+    /**
+     * Defines an op from its schema (PyTorch's syntax, 'ns::name(Tensor x, float alpha=1.0) ->
+     * Tensor'); returns the callable, also reachable as kd.ops.ns.name.
+     */
+    define(schema) {
+      if (typeof schema !== 'string') throw typeError('define(schema): schema must be a string');
+      return adopt(N.library.define(schema));
+    },
+
+    /**
+     * Registers fn as the implementation of op `name` for a device type ('cpu', 'cuda', or an
+     * array of them). fn gets the arguments in schema order (Tensors, numbers, ...) and returns
+     * a Tensor (or an array, per the schema's returns). It runs synchronously; tensors it makes and
+     * does not return are disposed.
+     */
+    impl(name, device, fn) {
+      const op = lookup(name, 'impl');
+      if (typeof fn !== 'function') throw typeError('impl(name, device, fn): fn must be a function');
+      const devices = Array.isArray(device) ? device : [device];
+      for (const d of devices) {
+        const key = DEVICE_KEYS[typeof d === 'string' ? d.toLowerCase() : d];
+        if (!key) throw typeError(`impl(name, device, fn): device must be 'cpu' or 'cuda', got ${String(d)}`);
+        N.library.impl(op.info.id, key, (rawArgs) => {
+          const args = rawArgs.map(toUser);
+          const [result, made] = tidyMade(() => fn(...args));
+          if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+            throw typeError(`the implementation of '${op.info.name}' returned a promise: implementations are synchronous`);
+          }
+          const list = op.info.nouts === 1 ? [result] : (Array.isArray(result) ? result : [result]);
+          return [list.map((t) => (t instanceof Tensor ? t._h : t)), list.map((t) => made.has(t))];
+        });
+      }
+    },
+
+    /**
+     * Registers the backward of op `name` (PyTorch 2's torch.library.register_autograd):
+     * backward(ctx, ...gradOutputs) returns one gradient (or null) per input; setupContext(ctx,
+     * inputs, output) saves what backward needs (ctx.saveForBackward, or plain properties).
+     * backward is written with kd ops, so it can itself be differentiated.
+     */
+    registerAutograd(name, backward, { setupContext } = {}) {
+      const op = lookup(name, 'registerAutograd');
+      if (typeof backward !== 'function') throw typeError('registerAutograd(name, backward): backward must be a function');
+      if (setupContext !== undefined && typeof setupContext !== 'function') throw typeError('registerAutograd: setupContext must be a function');
+      if (op.autograd) throw new KindlingError(`op '${name}' already has an autograd formula`, 'KD_ALREADY_DEFINED');
+      op.autograd = { backward, setupContext };
+    },
+
+    /**
+     * Sets the autocast policy of op `name` ('lower', 'fp32' or 'promote', see
+     * src/ops/autocast_policy.js), for both device types or per device type: { cpu, cuda }.
+     */
+    registerAutocast(name, policy) {
+      const op = lookup(name, 'registerAutocast');
+      const per = typeof policy === 'string' ? { cpu: policy, cuda: policy } : policy;
+      if (per === null || typeof per !== 'object') throw typeError("registerAutocast(name, policy): policy must be 'lower', 'fp32', 'promote' or { cpu, cuda }");
+      ['cpu', 'cuda'].forEach((dev, i) => {
+        if (per[dev] === undefined) return;
+        if (!(per[dev] in POLICIES)) throw typeError(`registerAutocast: unknown policy '${per[dev]}' (expected 'lower', 'fp32', 'promote' or 'none')`);
+        N.library.setAutocast(op.info.id, i, POLICIES[per[dev]]);
+      });
+    },
+  };
+
+  kd.library = library;
+  kd.ops = opsByNamespace;
+  return { adopt };
+};
