@@ -44,6 +44,7 @@ export const {
   nn,
   noGrad,
   optim,
+  profiler,
   safetensors,
   save,
   saveCheckpoint,

@@ -13,6 +13,7 @@
 #include "napi/napi_util.h"
 
 napi_status kd_napi_register_autocast(napi_env env, napi_value exports); /* napi/autocast.c */
+napi_status kd_napi_register_profiler(napi_env env, napi_value exports); /* napi/profiler.c */
 
 /* Runs when the environment shuts down, before the instance-data finalizer: drops the error
  * factory reference and gives back the external memory this isolate was told about. */
@@ -81,5 +82,6 @@ napi_value NAPI_MODULE_INITIALIZER(napi_env env, napi_value exports) {
   KD_NAPI_CALL(env, kd_napi_register_file_map(env, exports));
   KD_NAPI_CALL(env, kd_napi_register_data_async(env, exports));
   KD_NAPI_CALL(env, kd_napi_register_autocast(env, exports));
+  KD_NAPI_CALL(env, kd_napi_register_profiler(env, exports));
   return exports;
 }

@@ -1,0 +1,75 @@
+// profiler/events.js - turns the native profiler's raw events (src/profiler/) into PyTorch's
+// FunctionEvents: names ("add" -> "aten::add"), times in microseconds, children, self times
+// (total minus the children's totals), input shapes; and groups them into key averages.
+'use strict';
+
+/** PyTorch's name of an op event: "max.dim" -> "aten::max", "logSoftmax" -> "aten::log_softmax";
+ * names with a namespace ("mylib::scale") stay as they are. */
+function opDisplayName(name) {
+  if (name.includes('::')) return name;
+  return `aten::${name.split('.')[0].replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase()}`;
+}
+
+/** Raw events (startNs/endNs/parent) -> FunctionEvents with ids, children and self times. */
+function buildEvents(raw, threadId) {
+  const events = raw.map((r, id) => ({
+    id,
+    name: r.kind === 'op' ? opDisplayName(r.name) : r.name,
+    kind: r.kind,
+    threadId,
+    startUs: r.startNs / 1e3,
+    endUs: r.endNs / 1e3,
+    cpuTimeTotal: (r.endNs - r.startNs) / 1e3,
+    selfCpuTimeTotal: 0,
+    cudaTimeTotal: 0,
+    selfCudaTimeTotal: 0,
+    parent: r.parent,
+    children: [],
+    inputShapes: r.shapes == null ? null : JSON.parse(r.shapes),
+    kernels: [],
+  }));
+  for (const e of events) if (e.parent >= 0) events[e.parent].children.push(e.id);
+  for (const e of events) {
+    let childCpu = 0;
+    for (const c of e.children) childCpu += events[c].cpuTimeTotal;
+    e.selfCpuTimeTotal = Math.max(0, e.cpuTimeTotal - childCpu);
+  }
+  return events;
+}
+
+/** Adds each event's CUDA time (its own kernels' time) to it and, as total, to its ancestors. */
+function addCudaTimes(events) {
+  for (const e of events) {
+    e.selfCudaTimeTotal = e.kernels.reduce((s, k) => s + k.durationUs, 0);
+    for (let a = e; a; a = a.parent >= 0 ? events[a.parent] : null) a.cudaTimeTotal += e.selfCudaTimeTotal;
+  }
+}
+
+/** PyTorch's key_averages: one row per name (and input shapes when groupByInputShape). */
+function keyAverages(events, groupByInputShape) {
+  const rows = new Map();
+  for (const e of events) {
+    const shapes = groupByInputShape ? JSON.stringify(e.inputShapes || []) : '';
+    const key = `${e.name}\u0000${shapes}`;
+    let r = rows.get(key);
+    if (!r) {
+      r = {
+        key: e.name, count: 0, cpuTimeTotal: 0, selfCpuTimeTotal: 0, cudaTimeTotal: 0, selfCudaTimeTotal: 0,
+        inputShapes: groupByInputShape ? (e.inputShapes || []) : null,
+      };
+      rows.set(key, r);
+    }
+    r.count++;
+    r.cpuTimeTotal += e.cpuTimeTotal;
+    r.selfCpuTimeTotal += e.selfCpuTimeTotal;
+    r.cudaTimeTotal += e.cudaTimeTotal;
+    r.selfCudaTimeTotal += e.selfCudaTimeTotal;
+  }
+  for (const r of rows.values()) {
+    r.cpuTime = r.cpuTimeTotal / r.count;
+    r.cudaTime = r.cudaTimeTotal / r.count;
+  }
+  return [...rows.values()];
+}
+
+module.exports = { opDisplayName, buildEvents, addCudaTimes, keyAverages };
