@@ -2,7 +2,7 @@
 // torch.profiler: profile, recordFunction, key averages, the table and the Chrome trace.
 // Re-exported by ./index.d.ts as `profiler`.
 
-/** What a profile records: 'cpu' (ops, autograd nodes, user ranges) and 'cuda' (each op's kernels). */
+/** What a profile records: 'cpu' (ops, autograd nodes, user ranges) and 'cuda' (CUDA ops' GPU time). */
 export type ProfilerActivityName = 'cpu' | 'cuda';
 export declare const ProfilerActivity: { readonly CPU: 'cpu'; readonly CUDA: 'cuda' };
 
@@ -13,15 +13,6 @@ export interface ProfileOptions {
   recordShapes?: boolean;
   /** Not supported: true throws a KindlingError (KD_NOT_SUPPORTED). */
   withStack?: boolean;
-}
-
-/** A kernel an op launched (on a machine with a GPU, or the emulated one). */
-export interface ProfilerKernel {
-  name: string;
-  device: number;
-  stream: number;
-  startUs: number;
-  durationUs: number;
 }
 
 /** One recorded op, autograd node ('backward') or user range ('user'); times in microseconds. */
@@ -42,7 +33,8 @@ export interface ProfilerEvent {
   children: number[];
   /** With recordShapes: one entry per argument, [] for non-tensors. */
   inputShapes: number[][] | null;
-  kernels: ProfilerKernel[];
+  /** With 'cuda' activity, a CUDA op's GPU time (events around it on the current stream); else null. */
+  cudaUs: number | null;
 }
 
 /** One row of key averages (times in microseconds). */

@@ -1,6 +1,6 @@
 // profiler/events.js - turns the native profiler's raw events (src/profiler/) into PyTorch's
 // FunctionEvents: names ("add" -> "aten::add"), times in microseconds, children, self times
-// (total minus the children's totals), input shapes; and groups them into key averages.
+// (total minus the children's totals), CUDA times, input shapes; and groups them into key averages.
 'use strict';
 
 /** PyTorch's name of an op event: "max.dim" -> "aten::max", "logSoftmax" -> "aten::log_softmax";
@@ -26,7 +26,7 @@ function buildEvents(raw, threadId) {
     parent: r.parent,
     children: [],
     inputShapes: r.shapes == null ? null : JSON.parse(r.shapes),
-    kernels: [],
+    cudaUs: r.cudaNs === undefined ? null : r.cudaNs / 1e3,
   }));
   for (const e of events) if (e.parent >= 0) events[e.parent].children.push(e.id);
   for (const e of events) {
@@ -37,11 +37,15 @@ function buildEvents(raw, threadId) {
   return events;
 }
 
-/** Adds each event's CUDA time (its own kernels' time) to it and, as total, to its ancestors. */
+/** CUDA times: an op timed on its device has that total, others the sum of their children's;
+ * self is the total minus the children's totals. Children come after their parent. */
 function addCudaTimes(events) {
-  for (const e of events) {
-    e.selfCudaTimeTotal = e.kernels.reduce((s, k) => s + k.durationUs, 0);
-    for (let a = e; a; a = a.parent >= 0 ? events[a.parent] : null) a.cudaTimeTotal += e.selfCudaTimeTotal;
+  const childCuda = new Float64Array(events.length);
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    e.cudaTimeTotal = e.cudaUs === null ? childCuda[i] : Math.max(e.cudaUs, 0);
+    e.selfCudaTimeTotal = Math.max(0, e.cudaTimeTotal - childCuda[i]);
+    if (e.parent >= 0) childCuda[e.parent] += e.cudaTimeTotal;
   }
 }
 

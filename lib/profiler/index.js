@@ -63,7 +63,7 @@ class Profile {
 
   start() {
     if (this._state !== 'new') throw makeError('KD_INVALID_ARGUMENT', 'profile: start() may be called once per profile');
-    this._N.profiler.start(this._opts.recordShapes);
+    this._N.profiler.start(this._opts.recordShapes, this._opts.cuda);
     this._state = 'running';
     return this;
   }

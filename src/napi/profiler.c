@@ -12,14 +12,15 @@ static void kd_prof_env_cleanup(void *arg) {
   kd_profiler_session_free(kd_profiler_stop());
 }
 
-/* start(recordShapes) */
+/* start(recordShapes, cuda) */
 static napi_value kd_prof_start(napi_env env, napi_callback_info info) {
-  napi_value argv[1];
-  size_t argc = 1;
-  bool shapes = false;
+  napi_value argv[2];
+  size_t argc = 2;
+  bool shapes = false, cuda = false;
   KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   if (argc >= 1) KD_NAPI_CALL(env, napi_get_value_bool(env, argv[0], &shapes));
-  kd_status st = kd_profiler_start(shapes);
+  if (argc >= 2) KD_NAPI_CALL(env, napi_get_value_bool(env, argv[1], &cuda));
+  kd_status st = kd_profiler_start(shapes, cuda);
   if (st != KD_OK) return kd_napi_throw(env, st);
   KD_NAPI_CALL(env, napi_add_env_cleanup_hook(env, kd_prof_env_cleanup, NULL));
   return NULL;
@@ -51,6 +52,7 @@ static napi_status kd_prof_events_to_js(napi_env env, const kd_prof_session *s, 
     if (st == napi_ok) st = kd_prof_set_num(env, o, "endNs", (double)e->end_ns);
     if (st == napi_ok) st = kd_prof_set_num(env, o, "parent", e->parent);
     if (st == napi_ok) st = kd_prof_set_str(env, o, "shapes", e->shapes);
+    if (st == napi_ok && e->cuda_ns >= 0) st = kd_prof_set_num(env, o, "cudaNs", e->cuda_ns);
     if (st == napi_ok) st = napi_set_element(env, list, (uint32_t)i, o);
   }
   if (st == napi_ok) st = napi_set_named_property(env, r, "events", list);
@@ -59,7 +61,7 @@ static napi_status kd_prof_events_to_js(napi_env env, const kd_prof_session *s, 
   return st;
 }
 
-/* stop() -> { events: [{ name, kind, startNs, endNs, parent, shapes }], dropped } | null */
+/* stop() -> { events: [{ name, kind, startNs, endNs, parent, shapes, cudaNs? }], dropped } | null */
 static napi_value kd_prof_stop(napi_env env, napi_callback_info info) {
   (void)info;
   kd_prof_session *s = kd_profiler_stop();

@@ -18,11 +18,12 @@ static int64_t kd_prof_now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-kd_status kd_profiler_start(bool record_shapes) {
+kd_status kd_profiler_start(bool record_shapes, bool cuda) {
   if (kd_prof_tls) return kd_error(KD_ERR_INVALID_ARGUMENT, "Profiler is already enabled on this thread");
   kd_prof_session *s = (kd_prof_session *)calloc(1, sizeof *s);
   if (!s) return kd_error(KD_ERR_OOM, "out of memory starting the profiler");
   s->record_shapes = record_shapes;
+  s->cuda = cuda;
   s->serial = ++kd_prof_serial;
   s->t0_ns = kd_prof_now_ns();
   kd_prof_tls = s;
@@ -44,12 +45,24 @@ kd_prof_session *kd_profiler_stop(void) {
       s->events[i].open = false;
     }
   s->depth = 0;
+  /* one wait per device for its last mark, then every op's GPU time */
+  for (int d = 0; d < KD_PROF_MAX_DEVICES; d++)
+    if (s->cuda_last[d]) kd_profiler_cuda_wait(s->cuda_last[d]);
+  for (int64_t i = 0; i < s->n; i++) {
+    kd_prof_event *e = &s->events[i];
+    if (e->cuda_start && e->cuda_end) e->cuda_ns = kd_profiler_cuda_elapsed_ns(e->cuda_start, e->cuda_end);
+    kd_profiler_cuda_release(e->cuda_start);
+    kd_profiler_cuda_release(e->cuda_end);
+    e->cuda_start = e->cuda_end = NULL;
+  }
   return s;
 }
 
 void kd_profiler_session_free(kd_prof_session *s) {
   if (!s) return;
   for (int64_t i = 0; i < s->n; i++) {
+    kd_profiler_cuda_release(s->events[i].cuda_start);
+    kd_profiler_cuda_release(s->events[i].cuda_end);
     free(s->events[i].owned_name);
     free(s->events[i].shapes);
   }
@@ -80,6 +93,9 @@ static int64_t kd_prof_push(kd_prof_session *s, kd_prof_kind kind, const char *n
   e->parent = s->depth ? s->stack[s->depth - 1] : -1;
   e->kind = (uint8_t)kind;
   e->open = true;
+  e->cuda_device = -1;
+  e->cuda_start = e->cuda_end = NULL;
+  e->cuda_ns = -1;
   s->stack[s->depth++] = (int32_t)s->n;
   e->start_ns = kd_prof_now_ns() - s->t0_ns;
   e->end_ns = e->start_ns;
@@ -127,16 +143,47 @@ static char *kd_prof_shapes(const kd_op_info *op, const kd_value *args) {
   return buf;
 }
 
+/* The CUDA device an op runs on: its first CUDA tensor or device argument; -1 for none. */
+static int kd_prof_cuda_device(const kd_op_info *op, const kd_value *args) {
+  for (int i = 0; i < op->nargs; i++) {
+    const kd_value *a = &args[i];
+    if (a->kind == KD_VALUE_TENSOR && a->v.t && kd_tensor_device(a->v.t).type == KD_DEVICE_CUDA)
+      return kd_tensor_device(a->v.t).index;
+    if (a->kind == KD_VALUE_DEVICE && a->v.device.type == KD_DEVICE_CUDA) return a->v.device.index;
+    if (a->kind == KD_VALUE_TENSORLIST)
+      for (int j = 0; j < a->v.tlist.n; j++)
+        if (a->v.tlist.data[j] && kd_tensor_device(a->v.tlist.data[j]).type == KD_DEVICE_CUDA)
+          return kd_tensor_device(a->v.tlist.data[j]).index;
+  }
+  return -1;
+}
+
 kd_status kd_profiler_call(const kd_op_info *op, kd_value *args, kd_value *outs, kd_profiler_call_fn body) {
   kd_prof_session *s = kd_prof_tls;
   if (!s) return body(op, args, outs);
-  /* shapes first, so their formatting is not timed as the op's */
+  /* shapes and the start mark first, so that they are not timed as the op's CPU time */
   char *shapes = s->record_shapes ? kd_prof_shapes(op, args) : NULL;
+  int dev = s->cuda ? kd_prof_cuda_device(op, args) : -1;
+  if (dev >= KD_PROF_MAX_DEVICES) dev = -1;
+  void *cuda_start = dev >= 0 ? kd_profiler_cuda_mark(dev) : NULL;
   int64_t id = kd_prof_push(s, KD_PROF_OP, op->name, NULL);
   if (id >= 0) s->events[id].shapes = shapes;
   else free(shapes);
   kd_status st = body(op, args, outs);
-  if (kd_prof_tls == s) kd_prof_pop(s, id); /* the op may not stop the profile, but be safe */
+  if (kd_prof_tls != s) { /* the op may not stop the profile, but be safe */
+    kd_profiler_cuda_release(cuda_start);
+    return st;
+  }
+  kd_prof_pop(s, id);
+  if (id >= 0 && cuda_start) {
+    kd_prof_event *e = &s->events[id]; /* the body may have grown the array */
+    e->cuda_device = (int16_t)dev;
+    e->cuda_start = cuda_start;
+    e->cuda_end = kd_profiler_cuda_mark(dev);
+    if (e->cuda_end) s->cuda_last[dev] = e->cuda_end;
+  } else {
+    kd_profiler_cuda_release(cuda_start);
+  }
   return st;
 }
 

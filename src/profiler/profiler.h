@@ -2,7 +2,9 @@
  * on a thread, every kd_call on that thread, every autograd node the engine runs there and every
  * user range (kd.profiler.recordFunction) becomes an event: a name, start and end (monotonic
  * nanoseconds from the profile's start), the parent (the innermost event open when it began) and,
- * when asked for, the input shapes in PyTorch's text form ("[[2, 3], [3], []]").
+ * when asked for, the input shapes in PyTorch's text form ("[[2, 3], [3], []]"). With CUDA
+ * activity, an op on a CUDA device also gets its CUDA time: timing events recorded on the current
+ * stream before and after it, read when the profile stops (profiler_cuda.c).
  * With no profile anywhere, kd_call pays one predictable branch on kd_profiler_enabled.
  * Profiles are per thread (each worker_thread profiles its own ops); one at a time per thread. */
 #ifndef KD_PROFILER_H
@@ -31,7 +33,12 @@ typedef struct kd_prof_event {
   int32_t parent;    /* index of the enclosing event, -1 at the top */
   uint8_t kind;      /* kd_prof_kind */
   bool open;
+  int16_t cuda_device;      /* the op's CUDA device, -1 for none */
+  void *cuda_start, *cuda_end; /* timing events (owned until the profile stops) */
+  double cuda_ns;           /* GPU time between them, -1 when not measured */
 } kd_prof_event;
+
+#define KD_PROF_MAX_DEVICES 16
 
 typedef struct kd_prof_session {
   kd_prof_event *events;
@@ -41,6 +48,8 @@ typedef struct kd_prof_session {
   int64_t t0_ns;      /* CLOCK_MONOTONIC at start */
   int32_t serial;     /* which profile of this thread (range ids carry it) */
   bool record_shapes;
+  bool cuda;          /* time CUDA ops with events */
+  void *cuda_last[KD_PROF_MAX_DEVICES]; /* each device's last mark: waited on at stop */
   int64_t dropped;    /* events lost to a failed allocation (the op itself still ran) */
 } kd_prof_session;
 
@@ -48,7 +57,7 @@ typedef struct kd_prof_session {
 extern int kd_profiler_enabled;
 
 /* Starts a profile on this thread (an error if one is already active here). */
-kd_status kd_profiler_start(bool record_shapes);
+kd_status kd_profiler_start(bool record_shapes, bool cuda);
 /* Whether this thread has an active profile. */
 bool kd_profiler_active(void);
 /* Ends this thread's profile and hands its events over (open ranges end now); NULL if none.
@@ -64,6 +73,13 @@ kd_status kd_profiler_call(const kd_op_info *op, kd_value *args, kd_value *outs,
  * not profiling. kd_profiler_end(-1) does nothing, so callers need no check of their own. */
 int64_t kd_profiler_begin(kd_prof_kind kind, const char *prefix, const char *name);
 void kd_profiler_end(int64_t id);
+
+/* profiler_cuda.c: a timing event on the current stream of a CUDA device (NULL on failure),
+ * waiting for one, the GPU nanoseconds between two (-1 on failure), and releasing one. */
+void *kd_profiler_cuda_mark(int device);
+bool kd_profiler_cuda_wait(void *mark);
+double kd_profiler_cuda_elapsed_ns(void *start, void *end);
+void kd_profiler_cuda_release(void *mark);
 
 #ifdef __cplusplus
 }

@@ -368,7 +368,8 @@ use(custom, d, e, f, g, h, i2);
   range.end();
   const manual = kd.profiler.profile().start();
   manual.stop().exportChromeTrace('/tmp/trace.json');
-  use(pending, rows, text, ev.name, y);
+  const gpu: number | null = ev.cudaUs;
+  use(pending, rows, text, ev.name, y, gpu);
 }
 
 // mixed precision (lib/autocast.js, lib/amp.js)
