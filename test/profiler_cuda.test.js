@@ -1,11 +1,15 @@
 // profiler_cuda.test.js - kd.profiler with the 'cuda' activity (src/profiler/profiler_cuda.c):
 // each op on a CUDA device gets its GPU time from events recorded on the current stream around it,
-// read once the profile stops; the CUDA columns of the table, totals and self times over nested
-// ops, and no device synchronisation per op. Skipped when kd.cuda.isAvailable() is false (run on
+// and the kernels it launched by name (the CUDA library's launch observer), read once the profile
+// stops; the CUDA columns of the table, totals and self times over nested ops, kernel rows in the
+// Chrome trace, and no device synchronisation per op. Skipped when kd.cuda.isAvailable() is false (run on
 // the emulated GPU by test/emulated-gpu.mocharc.json, whose event times are host clock readings of
 // when the emulated stream ran the work, not GPU timings).
 'use strict';
 
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 const { kd, assert } = require('./helpers');
 
 const available = kd.cuda.isAvailable();
@@ -41,6 +45,42 @@ const F = kd.nn.functional;
     const text = rows.table({ sortBy: 'cuda_time_total', rowLimit: 3 });
     assert.match(text, /Self CUDA {2,}Self CUDA % {2,}CUDA total {2,}CUDA time avg {2,}# of Calls/);
     assert.match(text.split('\n')[3], /^\s+forward\s/); // the range holds every op's GPU time
+  });
+
+  it('lists the kernels each op launched, by name, timed, and puts them in the Chrome trace', () => {
+    const x = kd.randn(256).to('cuda');
+    const prof = kd.profiler.profile({ activities: ['cuda'] }, () => x.relu().add(x).sum());
+    const events = prof.events();
+    for (const name of ['aten::relu', 'aten::add', 'aten::sum']) {
+      const e = events.find((v) => v.name === name);
+      assert.ok(e.kernels.length >= 1, `${name} launched a kernel`);
+      for (const k of e.kernels) {
+        assert.match(k.name, /^[A-Za-z_][\w:]*(<.*>)?$/, k.name);
+        assert.strictEqual(k.device, 0);
+        assert.ok(k.durationUs >= 0 && k.startUs >= 0, `${k.name} timed`);
+      }
+    }
+    assert.notStrictEqual(events.find((v) => v.name === 'aten::relu').kernels[0].name,
+      events.find((v) => v.name === 'aten::sum').kernels[0].name);
+    const file = path.join(os.tmpdir(), `kd-cuda-trace-${process.pid}.json`);
+    try {
+      prof.exportChromeTrace(file);
+      const trace = JSON.parse(fs.readFileSync(file, 'utf8')).traceEvents;
+      const kernels = trace.filter((e) => e.cat === 'kernel');
+      assert.strictEqual(kernels.length, events.reduce((n, e) => n + e.kernels.length, 0));
+      for (const k of kernels) {
+        assert.strictEqual(k.ph, 'X');
+        assert.strictEqual(k.pid, 'GPU 0');
+        assert.match(k.tid, /^stream \d+$/);
+        assert.ok(events[k.args['External id']].kernels.some((v) => v.name === k.name));
+      }
+      assert.ok(trace.some((e) => e.ph === 'M' && e.pid === 'GPU 0'));
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
+    // no profile: no kernel is recorded anywhere
+    const quiet = kd.profiler.profile({ activities: ['cpu'] }, () => x.relu());
+    assert.deepStrictEqual(quiet.events()[0].kernels, []);
   });
 
   it('only the cpu activity records no CUDA times', () => {

@@ -2,7 +2,7 @@
 // torch.profiler: profile, recordFunction, key averages, the table and the Chrome trace.
 // Re-exported by ./index.d.ts as `profiler`.
 
-/** What a profile records: 'cpu' (ops, autograd nodes, user ranges) and 'cuda' (CUDA ops' GPU time). */
+/** What a profile records: 'cpu' (ops, autograd nodes, user ranges) and 'cuda' (CUDA ops' GPU time and kernels). */
 export type ProfilerActivityName = 'cpu' | 'cuda';
 export declare const ProfilerActivity: { readonly CPU: 'cpu'; readonly CUDA: 'cuda' };
 
@@ -13,6 +13,18 @@ export interface ProfileOptions {
   recordShapes?: boolean;
   /** Not supported: true throws a KindlingError (KD_NOT_SUPPORTED). */
   withStack?: boolean;
+}
+
+/** A kernel an op launched (through KD_LAUNCH; library calls such as cuBLAS are not listed). */
+export interface ProfilerKernel {
+  /** As written at the launch: "kd_cu_binary_kernel<T, int32_t>" */
+  name: string;
+  device: number;
+  stream: number;
+  /** On the profile's clock, aligned with the CPU at the device's first event; null if unknown. */
+  startUs: number | null;
+  /** To the next event on its stream; null if unknown. */
+  durationUs: number | null;
 }
 
 /** One recorded op, autograd node ('backward') or user range ('user'); times in microseconds. */
@@ -35,6 +47,7 @@ export interface ProfilerEvent {
   inputShapes: number[][] | null;
   /** With 'cuda' activity, a CUDA op's GPU time (events around it on the current stream); else null. */
   cudaUs: number | null;
+  kernels: ProfilerKernel[];
 }
 
 /** One row of key averages (times in microseconds). */

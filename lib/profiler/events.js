@@ -10,8 +10,9 @@ function opDisplayName(name) {
   return `aten::${name.split('.')[0].replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase()}`;
 }
 
-/** Raw events (startNs/endNs/parent) -> FunctionEvents with ids, children and self times. */
-function buildEvents(raw, threadId) {
+/** Raw events (startNs/endNs/parent) and kernels -> FunctionEvents with ids, children, self times
+ * and the kernels each op launched. */
+function buildEvents(raw, rawKernels, threadId) {
   const events = raw.map((r, id) => ({
     id,
     name: r.kind === 'op' ? opDisplayName(r.name) : r.name,
@@ -27,7 +28,12 @@ function buildEvents(raw, threadId) {
     children: [],
     inputShapes: r.shapes == null ? null : JSON.parse(r.shapes),
     cudaUs: r.cudaNs === undefined ? null : r.cudaNs / 1e3,
+    kernels: [],
   }));
+  for (const k of rawKernels) {
+    events[k.event].kernels.push({ name: k.name.replace(/^\(|\)$/g, '').trim(), device: k.device, stream: k.stream,
+      startUs: k.startNs < 0 ? null : k.startNs / 1e3, durationUs: k.durNs < 0 ? null : k.durNs / 1e3 });
+  }
   for (const e of events) if (e.parent >= 0) events[e.parent].children.push(e.id);
   for (const e of events) {
     let childCpu = 0;

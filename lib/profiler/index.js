@@ -72,7 +72,7 @@ class Profile {
     if (this._state !== 'running') throw makeError('KD_INVALID_ARGUMENT', 'profile: stop() without a running start()');
     const raw = this._N.profiler.stop();
     this._state = 'stopped';
-    this._events = buildEvents(raw ? raw.events : [], threadId);
+    this._events = buildEvents(raw ? raw.events : [], raw ? raw.kernels : [], threadId);
     this.dropped = raw ? raw.dropped : 0;
     addCudaTimes(this._events);
     return this;

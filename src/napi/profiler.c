@@ -56,12 +56,28 @@ static napi_status kd_prof_events_to_js(napi_env env, const kd_prof_session *s, 
     if (st == napi_ok) st = napi_set_element(env, list, (uint32_t)i, o);
   }
   if (st == napi_ok) st = napi_set_named_property(env, r, "events", list);
+  napi_value kernels;
+  if (st == napi_ok) st = napi_create_array_with_length(env, (size_t)s->n_kernels, &kernels);
+  for (int32_t i = 0; st == napi_ok && i < s->n_kernels; i++) {
+    const kd_prof_kernel *k = &s->kernels[i];
+    napi_value o;
+    st = napi_create_object(env, &o);
+    if (st == napi_ok) st = kd_prof_set_str(env, o, "name", k->name);
+    if (st == napi_ok) st = kd_prof_set_num(env, o, "event", k->event);
+    if (st == napi_ok) st = kd_prof_set_num(env, o, "device", k->device);
+    if (st == napi_ok) st = kd_prof_set_num(env, o, "stream", (double)k->stream);
+    if (st == napi_ok) st = kd_prof_set_num(env, o, "startNs", k->start_ns);
+    if (st == napi_ok) st = kd_prof_set_num(env, o, "durNs", k->dur_ns);
+    if (st == napi_ok) st = napi_set_element(env, kernels, (uint32_t)i, o);
+  }
+  if (st == napi_ok) st = napi_set_named_property(env, r, "kernels", kernels);
   if (st == napi_ok) st = kd_prof_set_num(env, r, "dropped", (double)s->dropped);
   *out = r;
   return st;
 }
 
-/* stop() -> { events: [{ name, kind, startNs, endNs, parent, shapes, cudaNs? }], dropped } | null */
+/* stop() -> { events: [{ name, kind, startNs, endNs, parent, shapes, cudaNs? }],
+ *             kernels: [{ name, event, device, stream, startNs, durNs }], dropped } | null */
 static napi_value kd_prof_stop(napi_env env, napi_callback_info info) {
   (void)info;
   kd_prof_session *s = kd_profiler_stop();

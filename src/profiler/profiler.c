@@ -28,16 +28,19 @@ kd_status kd_profiler_start(bool record_shapes, bool cuda) {
   s->t0_ns = kd_prof_now_ns();
   kd_prof_tls = s;
   __atomic_add_fetch(&kd_profiler_enabled, 1, __ATOMIC_RELAXED);
+  if (cuda) kd_profiler_cuda_observe(true);
   return KD_OK;
 }
 
 bool kd_profiler_active(void) { return kd_prof_tls != NULL; }
+kd_prof_session *kd_profiler_session(void) { return kd_prof_tls; }
+int64_t kd_profiler_now(const kd_prof_session *s) { return kd_prof_now_ns() - s->t0_ns; }
 
 kd_prof_session *kd_profiler_stop(void) {
   kd_prof_session *s = kd_prof_tls;
   if (!s) return NULL;
   kd_prof_tls = NULL;
-  __atomic_sub_fetch(&kd_profiler_enabled, 1, __ATOMIC_RELAXED);
+  if (__atomic_sub_fetch(&kd_profiler_enabled, 1, __ATOMIC_RELAXED) == 0 && s->cuda) kd_profiler_cuda_observe(false);
   int64_t now = kd_prof_now_ns() - s->t0_ns;
   for (int64_t i = 0; i < s->n; i++)
     if (s->events[i].open) {
@@ -45,24 +48,14 @@ kd_prof_session *kd_profiler_stop(void) {
       s->events[i].open = false;
     }
   s->depth = 0;
-  /* one wait per device for its last mark, then every op's GPU time */
-  for (int d = 0; d < KD_PROF_MAX_DEVICES; d++)
-    if (s->cuda_last[d]) kd_profiler_cuda_wait(s->cuda_last[d]);
-  for (int64_t i = 0; i < s->n; i++) {
-    kd_prof_event *e = &s->events[i];
-    if (e->cuda_start && e->cuda_end) e->cuda_ns = kd_profiler_cuda_elapsed_ns(e->cuda_start, e->cuda_end);
-    kd_profiler_cuda_release(e->cuda_start);
-    kd_profiler_cuda_release(e->cuda_end);
-    e->cuda_start = e->cuda_end = NULL;
-  }
+  if (s->n_marks) kd_profiler_cuda_finish(s);
   return s;
 }
 
 void kd_profiler_session_free(kd_prof_session *s) {
   if (!s) return;
+  kd_profiler_cuda_free(s);
   for (int64_t i = 0; i < s->n; i++) {
-    kd_profiler_cuda_release(s->events[i].cuda_start);
-    kd_profiler_cuda_release(s->events[i].cuda_end);
     free(s->events[i].owned_name);
     free(s->events[i].shapes);
   }
@@ -93,8 +86,7 @@ static int64_t kd_prof_push(kd_prof_session *s, kd_prof_kind kind, const char *n
   e->parent = s->depth ? s->stack[s->depth - 1] : -1;
   e->kind = (uint8_t)kind;
   e->open = true;
-  e->cuda_device = -1;
-  e->cuda_start = e->cuda_end = NULL;
+  e->cuda_start = e->cuda_end = -1;
   e->cuda_ns = -1;
   s->stack[s->depth++] = (int32_t)s->n;
   e->start_ns = kd_prof_now_ns() - s->t0_ns;
@@ -164,25 +156,17 @@ kd_status kd_profiler_call(const kd_op_info *op, kd_value *args, kd_value *outs,
   /* shapes and the start mark first, so that they are not timed as the op's CPU time */
   char *shapes = s->record_shapes ? kd_prof_shapes(op, args) : NULL;
   int dev = s->cuda ? kd_prof_cuda_device(op, args) : -1;
-  if (dev >= KD_PROF_MAX_DEVICES) dev = -1;
-  void *cuda_start = dev >= 0 ? kd_profiler_cuda_mark(dev) : NULL;
+  int32_t cuda_start = dev >= 0 ? kd_profiler_cuda_mark(s, dev) : -1;
   int64_t id = kd_prof_push(s, KD_PROF_OP, op->name, NULL);
   if (id >= 0) s->events[id].shapes = shapes;
   else free(shapes);
   kd_status st = body(op, args, outs);
-  if (kd_prof_tls != s) { /* the op may not stop the profile, but be safe */
-    kd_profiler_cuda_release(cuda_start);
-    return st;
-  }
+  if (kd_prof_tls != s) return st; /* the op may not stop the profile, but be safe */
   kd_prof_pop(s, id);
-  if (id >= 0 && cuda_start) {
+  if (id >= 0 && cuda_start >= 0) {
     kd_prof_event *e = &s->events[id]; /* the body may have grown the array */
-    e->cuda_device = (int16_t)dev;
     e->cuda_start = cuda_start;
-    e->cuda_end = kd_profiler_cuda_mark(dev);
-    if (e->cuda_end) s->cuda_last[dev] = e->cuda_end;
-  } else {
-    kd_profiler_cuda_release(cuda_start);
+    e->cuda_end = kd_profiler_cuda_mark(s, dev);
   }
   return st;
 }

@@ -3,8 +3,10 @@
  * user range (kd.profiler.recordFunction) becomes an event: a name, start and end (monotonic
  * nanoseconds from the profile's start), the parent (the innermost event open when it began) and,
  * when asked for, the input shapes in PyTorch's text form ("[[2, 3], [3], []]"). With CUDA
- * activity, an op on a CUDA device also gets its CUDA time: timing events recorded on the current
- * stream before and after it, read when the profile stops (profiler_cuda.c).
+ * activity, an op on a CUDA device also gets its CUDA time (timing events recorded on the current
+ * stream before and after it) and the kernels it launched (reported by the CUDA library's launch
+ * observer, each timed from an event recorded just before it to the stream's next event), all
+ * read when the profile stops (profiler_cuda.c).
  * With no profile anywhere, kd_call pays one predictable branch on kd_profiler_enabled.
  * Profiles are per thread (each worker_thread profiles its own ops); one at a time per thread. */
 #ifndef KD_PROFILER_H
@@ -33,12 +35,27 @@ typedef struct kd_prof_event {
   int32_t parent;    /* index of the enclosing event, -1 at the top */
   uint8_t kind;      /* kd_prof_kind */
   bool open;
-  int16_t cuda_device;      /* the op's CUDA device, -1 for none */
-  void *cuda_start, *cuda_end; /* timing events (owned until the profile stops) */
+  int32_t cuda_start, cuda_end; /* marks around a CUDA op, -1 for none */
   double cuda_ns;           /* GPU time between them, -1 when not measured */
 } kd_prof_event;
 
-#define KD_PROF_MAX_DEVICES 16
+/* A timing event recorded on a stream (owned by the session until the profile stops). */
+typedef struct kd_prof_mark {
+  void *event;
+  int16_t device;
+  uintptr_t stream;
+  int64_t cpu_ns;    /* when it was recorded, on the profile's clock */
+} kd_prof_mark;
+
+/* A kernel launched inside an op: its mark, and after the stop its time on the GPU. */
+typedef struct kd_prof_kernel {
+  const char *name;  /* as written at the launch (static storage of the CUDA library) */
+  int32_t event;     /* the op (innermost open event) that launched it */
+  int32_t mark;
+  int16_t device;
+  uintptr_t stream;
+  double start_ns, dur_ns; /* start on the profile's clock (aligned at the device's first mark); -1 unknown */
+} kd_prof_kernel;
 
 typedef struct kd_prof_session {
   kd_prof_event *events;
@@ -48,8 +65,11 @@ typedef struct kd_prof_session {
   int64_t t0_ns;      /* CLOCK_MONOTONIC at start */
   int32_t serial;     /* which profile of this thread (range ids carry it) */
   bool record_shapes;
-  bool cuda;          /* time CUDA ops with events */
-  void *cuda_last[KD_PROF_MAX_DEVICES]; /* each device's last mark: waited on at stop */
+  bool cuda;          /* time CUDA ops and their kernels with events */
+  kd_prof_mark *marks;
+  int32_t n_marks, cap_marks;
+  kd_prof_kernel *kernels;
+  int32_t n_kernels, cap_kernels;
   int64_t dropped;    /* events lost to a failed allocation (the op itself still ran) */
 } kd_prof_session;
 
@@ -74,12 +94,18 @@ kd_status kd_profiler_call(const kd_op_info *op, kd_value *args, kd_value *outs,
 int64_t kd_profiler_begin(kd_prof_kind kind, const char *prefix, const char *name);
 void kd_profiler_end(int64_t id);
 
-/* profiler_cuda.c: a timing event on the current stream of a CUDA device (NULL on failure),
- * waiting for one, the GPU nanoseconds between two (-1 on failure), and releasing one. */
-void *kd_profiler_cuda_mark(int device);
-bool kd_profiler_cuda_wait(void *mark);
-double kd_profiler_cuda_elapsed_ns(void *start, void *end);
-void kd_profiler_cuda_release(void *mark);
+/* This thread's active profile, NULL if none. */
+kd_prof_session *kd_profiler_session(void);
+/* The current time on s's clock. */
+int64_t kd_profiler_now(const kd_prof_session *s);
+
+/* profiler_cuda.c: a mark on the current stream of a CUDA device (its index, -1 on failure);
+ * turning the launch observer on/off (off once no thread profiles); at stop, waiting for each
+ * stream's last mark and computing op and kernel times; freeing the marks. */
+int32_t kd_profiler_cuda_mark(kd_prof_session *s, int device);
+void kd_profiler_cuda_observe(bool on);
+void kd_profiler_cuda_finish(kd_prof_session *s);
+void kd_profiler_cuda_free(kd_prof_session *s);
 
 #ifdef __cplusplus
 }
