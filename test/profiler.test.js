@@ -1,10 +1,11 @@
 // profiler.test.js - kd.profiler (lib/profiler/, src/profiler/) on the CPU: op names and nesting
 // (linear -> matmul -> mm), autograd nodes under backward(), counts, input shapes, self <= total,
 // key averages and PyTorch's table, the Chrome trace file, user ranges, async profiles, and that
-// a throwing fn, a failing op or an abandoned range leave no profile running.
+// a throwing fn, a failing op or an abandoned range leave no profile running; profiles are per thread.
 'use strict';
 
 const fs = require('node:fs');
+const { Worker } = require('node:worker_threads');
 const os = require('node:os');
 const path = require('node:path');
 const { kd, assert, expectKdError } = require('./helpers');
@@ -247,6 +248,37 @@ describe('profiler', () => {
     });
     const [mine] = byName(second, 'mine');
     assert.deepStrictEqual(childNames(second, mine), ['aten::mul']);
+  });
+
+  it('profiles are per thread: a worker profiles its own ops while the main thread profiles its own', async () => {
+    const src = `
+      const { parentPort, workerData } = require('node:worker_threads');
+      const kd = require(workerData.root);
+      const a = kd.ones(4);
+      parentPort.once('message', () => {
+        const prof = kd.profiler.profile({}, () => { for (let i = 0; i < 5; i++) a.mul(a); });
+        parentPort.postMessage(prof.events().map((e) => e.name));
+      });
+      parentPort.postMessage('ready');
+    `;
+    const w = new Worker(src, { eval: true, workerData: { root: path.join(__dirname, '..') } });
+    try {
+      const messages = [];
+      let wake = null;
+      w.on('message', (m) => { messages.push(m); if (wake) wake(); });
+      const next = () => new Promise((res) => { if (messages.length) res(messages.shift()); else wake = () => { wake = null; res(messages.shift()); }; });
+      assert.strictEqual(await next(), 'ready');
+      const a = kd.ones(4);
+      const prof = await kd.profiler.profile({}, async () => {
+        w.postMessage('go');
+        const names = await next();
+        assert.deepStrictEqual(names, Array(5).fill('aten::mul'));
+        a.add(a);
+      });
+      assert.deepStrictEqual(prof.events().map((e) => e.name), ['aten::add']);
+    } finally {
+      await w.terminate();
+    }
   });
 
   it('holds no tensors: the memory in use is the same after a profile', () => {

@@ -331,7 +331,7 @@ static kd_status kd_accumulate_grad(kd_node *n, kd_tensor *grad, bool create_gra
 /* Opens the profiler's event for running node n, named as PyTorch's
  * "autograd::engine::evaluate_function: MulBackward0"; -1 when not profiling. */
 static int64_t kd_profile_node(const kd_node *n) {
-  if (!kd_profiler_enabled) return -1;
+  if (!__atomic_load_n(&kd_profiler_enabled, __ATOMIC_RELAXED)) return -1;
   char nb[96];
   return kd_profiler_begin(KD_PROF_BACKWARD,
                            n->kind == KD_NODE_ACCUMULATE ? "autograd::engine::evaluate_function: torch::autograd::"

@@ -104,7 +104,7 @@ static kd_status kd_call_op(const kd_op_info *op, kd_value *args, kd_value *outs
 
 kd_status kd_call(kd_op_id id, kd_value *args, kd_value *outs) {
   const kd_op_info *op = &kd_ops[id];
-  if (__builtin_expect(kd_profiler_enabled != 0, 0)) return kd_profiler_call(op, args, outs, kd_call_op);
+  if (__builtin_expect(__atomic_load_n(&kd_profiler_enabled, __ATOMIC_RELAXED) != 0, 0)) return kd_profiler_call(op, args, outs, kd_call_op);
   return kd_call_op(op, args, outs);
 }
 

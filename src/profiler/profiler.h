@@ -73,7 +73,8 @@ typedef struct kd_prof_session {
   int64_t dropped;    /* events lost to a failed allocation (the op itself still ran) */
 } kd_prof_session;
 
-/* Number of threads with an active profile: kd_call's only check when profiling is off. */
+/* Number of threads with an active profile: kd_call's only check when profiling is off (read
+ * with a relaxed atomic load, a plain load on x86-64 and arm64). */
 extern int kd_profiler_enabled;
 
 /* Starts a profile on this thread (an error if one is already active here). */
