@@ -40,7 +40,7 @@ kd_prof_session *kd_profiler_stop(void) {
   kd_prof_session *s = kd_prof_tls;
   if (!s) return NULL;
   kd_prof_tls = NULL;
-  if (__atomic_sub_fetch(&kd_profiler_enabled, 1, __ATOMIC_RELAXED) == 0 && s->cuda) kd_profiler_cuda_observe(false);
+  if (__atomic_sub_fetch(&kd_profiler_enabled, 1, __ATOMIC_RELAXED) == 0) kd_profiler_cuda_observe(false);
   int64_t now = kd_prof_now_ns() - s->t0_ns;
   for (int64_t i = 0; i < s->n; i++)
     if (s->events[i].open) {

@@ -61,9 +61,14 @@ static void kd_prof_on_launch(void *user, const char *kernel, int device, uintpt
   s->kernels[s->n_kernels++] = (kd_prof_kernel){.name = kernel, .event = s->stack[s->depth - 1], .mark = mark, .device = (int16_t)device, .stream = stream, .start_ns = -1, .dur_ns = -1};
 }
 
+static int kd_prof_observing; /* whether the observer is set (turning it off never loads CUDA) */
+
 void kd_profiler_cuda_observe(bool on) {
+  if (!on && !__atomic_load_n(&kd_prof_observing, __ATOMIC_RELAXED)) return;
   const kd_cuda_api *api = kd_prof_api();
-  if (api) api->set_launch_observer(on ? kd_prof_on_launch : NULL, NULL);
+  if (!api) return;
+  api->set_launch_observer(on ? kd_prof_on_launch : NULL, NULL);
+  __atomic_store_n(&kd_prof_observing, on, __ATOMIC_RELAXED);
 }
 
 static double kd_prof_elapsed_ns(const kd_cuda_api *api, const kd_prof_mark *a, const kd_prof_mark *b) {
