@@ -210,7 +210,6 @@ describe('profiler', () => {
     assert.deepStrictEqual(prof.events().map((e) => e.name), ['aten::add']);
     expectError(() => prof.start(), 'KD_INVALID_ARGUMENT', /once per profile/);
     expectError(() => kd.profiler.profile({ activities: ['tpu'] }), 'KD_INVALID_ARGUMENT', /unknown activity 'tpu'/);
-    expectError(() => kd.profiler.profile({ withStack: true }), 'KD_NOT_SUPPORTED', /withStack/);
   });
 
   it('an error thrown inside fn, or a rejected Promise, still stops the profiler', async () => {
@@ -279,6 +278,36 @@ describe('profiler', () => {
     } finally {
       await w.terminate();
     }
+  });
+
+  it('withStack records the JS stack of ops called from JS, and groupByStackN splits rows by it', () => {
+    const x = kd.randn(4, 3);
+    const w = kd.randn(5, 3);
+    function callerA() { return x.add(x); }
+    function callerB() { return x.add(x); }
+    const prof = kd.profiler.profile({ withStack: true }, () => { callerA(); callerB(); F.linear(x, w); });
+    const adds = byName(prof, 'aten::add');
+    assert.match(adds[0].stack[0], /callerA .*profiler\.test\.js:\d+:\d+/);
+    assert.match(adds[1].stack[0], /callerB /);
+    for (const e of prof.events()) {
+      if (e.parent >= 0) assert.strictEqual(e.stack, null, `${e.name} inside a composite has no stack`);
+      else assert.ok(e.stack.every((f) => !f.includes(path.join(__dirname, '..', 'lib'))), 'no kindling frames');
+    }
+    const rows = prof.keyAverages({ groupByStackN: 1 }).filter((r) => r.key === 'aten::add');
+    assert.strictEqual(rows.length, 2);
+    assert.strictEqual(prof.keyAverages().filter((r) => r.key === 'aten::add').length, 1);
+    const text = prof.table({ groupByStackN: 2 });
+    assert.match(text, /Source Location/);
+    assert.match(text, /callerA /);
+    const file = path.join(os.tmpdir(), `kd-stack-trace-${process.pid}.json`);
+    try {
+      prof.exportChromeTrace(file);
+      const ev = JSON.parse(fs.readFileSync(file, 'utf8')).traceEvents.find((e) => e.name === 'aten::add');
+      assert.match(ev.args['Call stack'], /callerA/);
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
+    assert.strictEqual(kd.profiler.profile({}, () => x.add(x)).events()[0].stack, null);
   });
 
   it('holds no tensors: the memory in use is the same after a profile', () => {

@@ -11,7 +11,7 @@ export interface ProfileOptions {
   activities?: ProfilerActivityName[];
   /** Record each op's input shapes (default false). */
   recordShapes?: boolean;
-  /** Not supported: true throws a KindlingError (KD_NOT_SUPPORTED). */
+  /** Record the JS stack of each op called from JS (not of the ops inside composite ops). */
   withStack?: boolean;
 }
 
@@ -45,6 +45,8 @@ export interface ProfilerEvent {
   children: number[];
   /** With recordShapes: one entry per argument, [] for non-tensors. */
   inputShapes: number[][] | null;
+  /** With withStack, the JS frames (outside kindling) that called an op from JS; else null. */
+  stack: string[] | null;
   /** With 'cuda' activity, a CUDA op's GPU time (events around it on the current stream); else null. */
   cudaUs: number | null;
   kernels: ProfilerKernel[];
@@ -61,6 +63,8 @@ export interface ProfilerKeyAverage {
   selfCudaTimeTotal: number;
   cudaTime: number;
   inputShapes: number[][] | null;
+  /** With groupByStackN: the first frames of the rows' JS stack. */
+  stack: string[] | null;
 }
 
 export type ProfilerSortBy =
@@ -84,9 +88,10 @@ export declare class Profile {
   start(): this;
   stop(): this;
   events(): ProfilerEvent[];
-  keyAverages(opts?: { groupByInputShape?: boolean }): KeyAverages;
+  /** groupByStackN: with withStack, rows also split by the first N frames (a Source Location column). */
+  keyAverages(opts?: { groupByInputShape?: boolean; groupByStackN?: number }): KeyAverages;
   /** keyAverages(opts).table(opts). */
-  table(opts?: ProfilerTableOptions & { groupByInputShape?: boolean }): string;
+  table(opts?: ProfilerTableOptions & { groupByInputShape?: boolean; groupByStackN?: number }): string;
   /** Writes Chrome trace JSON (chrome://tracing, Perfetto) to path; returns path. */
   exportChromeTrace(path: string): string;
 }

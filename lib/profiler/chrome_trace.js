@@ -16,6 +16,7 @@ function chromeTrace(events, pid) {
     const args = { 'External id': e.id };
     if (e.inputShapes) args['Input Dims'] = e.inputShapes;
     if (e.cudaUs !== null) args['cuda time us'] = e.cudaUs;
+    if (e.stack) args['Call stack'] = e.stack.join(';');
     trace.push({ ph: 'X', cat: CATEGORY[e.kind], name: e.name, pid, tid: e.threadId, ts: e.startUs,
       dur: e.endUs - e.startUs, args });
     for (const k of e.kernels) {

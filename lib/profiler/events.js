@@ -3,6 +3,16 @@
 // (total minus the children's totals), CUDA times, input shapes; and groups them into key averages.
 'use strict';
 
+const path = require('node:path');
+
+const LIB_DIR = path.resolve(__dirname, '..');
+
+/** The frames of an Error's stack text outside kindling's own lib/ and Node's internals. */
+function userFrames(stack) {
+  return stack.split('\n').slice(1).map((l) => l.trim().replace(/^at /, ''))
+    .filter((f) => f && !f.includes(LIB_DIR) && !f.includes('node:internal'));
+}
+
 /** PyTorch's name of an op event: "max.dim" -> "aten::max", "logSoftmax" -> "aten::log_softmax";
  * names with a namespace ("mylib::scale") stay as they are. */
 function opDisplayName(name) {
@@ -27,6 +37,7 @@ function buildEvents(raw, rawKernels, threadId) {
     parent: r.parent,
     children: [],
     inputShapes: r.shapes == null ? null : JSON.parse(r.shapes),
+    stack: r.stack == null ? null : userFrames(r.stack),
     cudaUs: r.cudaNs === undefined ? null : r.cudaNs / 1e3,
     kernels: [],
   }));
@@ -55,17 +66,20 @@ function addCudaTimes(events) {
   }
 }
 
-/** PyTorch's key_averages: one row per name (and input shapes when groupByInputShape). */
-function keyAverages(events, groupByInputShape) {
+/** PyTorch's key_averages: one row per name (and input shapes when groupByInputShape, and the
+ * first groupByStackN frames of the JS stack when that is > 0). */
+function keyAverages(events, groupByInputShape, groupByStackN = 0) {
   const rows = new Map();
   for (const e of events) {
     const shapes = groupByInputShape ? JSON.stringify(e.inputShapes || []) : '';
-    const key = `${e.name}\u0000${shapes}`;
+    const stack = groupByStackN > 0 ? (e.stack || []).slice(0, groupByStackN) : null;
+    const key = `${e.name}\u0000${shapes}\u0000${stack ? stack.join('\n') : ''}`;
     let r = rows.get(key);
     if (!r) {
       r = {
         key: e.name, count: 0, cpuTimeTotal: 0, selfCpuTimeTotal: 0, cudaTimeTotal: 0, selfCudaTimeTotal: 0,
         inputShapes: groupByInputShape ? (e.inputShapes || []) : null,
+        stack,
       };
       rows.set(key, r);
     }

@@ -40,8 +40,7 @@ function parseOptions(opts) {
   if (!Array.isArray(activities)) throw typeError("profile: activities must be an array of 'cpu' and 'cuda'");
   for (const a of activities)
     if (a !== 'cpu' && a !== 'cuda') throw makeError('KD_INVALID_ARGUMENT', `profile: unknown activity '${a}' (expected 'cpu' or 'cuda')`);
-  if (opts.withStack) throw makeError('KD_NOT_SUPPORTED', 'profile: withStack is not supported');
-  return { cuda: activities.includes('cuda'), recordShapes: !!opts.recordShapes };
+  return { cuda: activities.includes('cuda'), recordShapes: !!opts.recordShapes, withStack: !!opts.withStack };
 }
 
 /** A list of key-average rows; .table() prints it as PyTorch does. */
@@ -63,7 +62,7 @@ class Profile {
 
   start() {
     if (this._state !== 'new') throw makeError('KD_INVALID_ARGUMENT', 'profile: start() may be called once per profile');
-    this._N.profiler.start(this._opts.recordShapes, this._opts.cuda);
+    this._N.profiler.start(this._opts.recordShapes, this._opts.cuda, this._opts.withStack);
     this._state = 'running';
     return this;
   }
@@ -89,7 +88,8 @@ class Profile {
   }
 
   keyAverages(opts = {}) {
-    const rows = KeyAverages.from(keyAverages(this._stopped('keyAverages()'), !!(opts && opts.groupByInputShape)));
+    const o = opts || {};
+    const rows = KeyAverages.from(keyAverages(this._stopped('keyAverages()'), !!o.groupByInputShape, o.groupByStackN | 0));
     rows.cuda = this._opts.cuda;
     return rows;
   }

@@ -15,6 +15,7 @@ for (const v of Object.values(SORT_KEYS)) SORT_KEYS[v] = v;
 const COLUMN_WIDTH = 12;
 const MAX_NAME_WIDTH = 55;
 const MAX_SHAPES_WIDTH = 80;
+const MAX_SOURCE_WIDTH = 75;
 
 function formatTime(us) {
   if (us >= 1e6) return `${(us / 1e6).toFixed(3)}s`;
@@ -43,6 +44,7 @@ function buildTable(rows, opts) {
   const sorted = sortBy ? [...rows].sort((a, b) => b[sortBy] - a[sortBy]) : [...rows];
   const shown = sorted.slice(0, rowLimit);
   const withShapes = rows.some((r) => r.inputShapes);
+  const withStack = rows.some((r) => r.stack);
   const cuda = !!opts.cuda;
 
   const nameWidth = Math.min(MAX_NAME_WIDTH, Math.max(4, ...rows.map((r) => r.key.length)) + 4);
@@ -56,7 +58,12 @@ function buildTable(rows, opts) {
     headers.push('Input Shapes');
     widths.push(shapesWidth);
   }
-  const line = (cells) => cells.map((c, i) => String(c).padStart(widths[i])).join('  ') + '  ';
+  if (withStack) {
+    headers.push('Source Location');
+    widths.push(Math.min(MAX_SOURCE_WIDTH, Math.max(15, ...rows.flatMap((r) => (r.stack || []).map((f) => f.length))) + 4));
+  }
+  const sourceColumn = withStack ? widths.length - 1 : -1; // left-aligned, as PyTorch's
+  const line = (cells) => cells.map((c, i) => (i === sourceColumn ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ') + '  ';
   const sep = widths.map((w) => '-'.repeat(w)).join('  ') + '  ';
 
   const selfCpuSum = rows.reduce((s, r) => s + r.selfCpuTimeTotal, 0);
@@ -68,7 +75,10 @@ function buildTable(rows, opts) {
     if (cuda) cells.push(formatTime(r.selfCudaTimeTotal), formatShare(r.selfCudaTimeTotal, selfCudaSum), formatTime(r.cudaTimeTotal), formatTime(r.cudaTime));
     cells.push(r.count);
     if (withShapes) cells.push(truncate(shapesText(r.inputShapes), shapesWidth - 3));
+    const frames = withStack ? (r.stack || []) : [];
+    if (withStack) cells.push(truncate(frames[0] || '', widths[sourceColumn] - 3));
     out.push(line(cells));
+    for (const f of frames.slice(1)) out.push(line(cells.map((c, i) => (i === sourceColumn ? truncate(f, widths[i] - 3) : ''))));
   }
   out.push(sep, `Self CPU time total: ${formatTime(selfCpuSum)}`);
   if (cuda) out.push(`Self CUDA time total: ${formatTime(selfCudaSum)}`);

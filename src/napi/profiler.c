@@ -1,10 +1,27 @@
 /* profiler.c (napi) - src/profiler/ for lib/profiler.js (binding.profiler.*): start and stop
  * this thread's profile, and user ranges. stop() hands the raw events to JS, which computes
  * self times, key averages, the table and the Chrome trace. */
+#include <stdlib.h>
+
 #include "napi/napi_util.h"
 #include "profiler/profiler.h"
 
 static const char *const kd_prof_kind_names[] = {[KD_PROF_OP] = "op", [KD_PROF_BACKWARD] = "backward", [KD_PROF_USER] = "user"};
+
+/* With withStack, before an op called from JS: the JS stack there (an Error's .stack, which
+ * Node-API can read), handed to the profiler for the op's event. Failures leave no stack. */
+void kd_napi_profiler_note_stack(napi_env env) {
+  if (!kd_profiler_wants_stack()) return;
+  napi_value msg, err, stack;
+  size_t len = 0;
+  if (napi_create_string_utf8(env, "", 0, &msg) != napi_ok || napi_create_error(env, NULL, msg, &err) != napi_ok ||
+      napi_get_named_property(env, err, "stack", &stack) != napi_ok ||
+      napi_get_value_string_utf8(env, stack, NULL, 0, &len) != napi_ok)
+    return;
+  char *text = (char *)malloc(len + 1);
+  if (text && napi_get_value_string_utf8(env, stack, text, len + 1, &len) == napi_ok) kd_profiler_set_stack(text);
+  else free(text);
+}
 
 /* A profile still running when the environment shuts down is dropped with it. */
 static void kd_prof_env_cleanup(void *arg) {
@@ -12,15 +29,16 @@ static void kd_prof_env_cleanup(void *arg) {
   kd_profiler_session_free(kd_profiler_stop());
 }
 
-/* start(recordShapes, cuda) */
+/* start(recordShapes, cuda, withStack) */
 static napi_value kd_prof_start(napi_env env, napi_callback_info info) {
-  napi_value argv[2];
-  size_t argc = 2;
-  bool shapes = false, cuda = false;
+  napi_value argv[3];
+  size_t argc = 3;
+  bool shapes = false, cuda = false, stack = false;
   KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   if (argc >= 1) KD_NAPI_CALL(env, napi_get_value_bool(env, argv[0], &shapes));
   if (argc >= 2) KD_NAPI_CALL(env, napi_get_value_bool(env, argv[1], &cuda));
-  kd_status st = kd_profiler_start(shapes, cuda);
+  if (argc >= 3) KD_NAPI_CALL(env, napi_get_value_bool(env, argv[2], &stack));
+  kd_status st = kd_profiler_start(shapes, cuda, stack);
   if (st != KD_OK) return kd_napi_throw(env, st);
   KD_NAPI_CALL(env, napi_add_env_cleanup_hook(env, kd_prof_env_cleanup, NULL));
   return NULL;
@@ -52,6 +70,7 @@ static napi_status kd_prof_events_to_js(napi_env env, const kd_prof_session *s, 
     if (st == napi_ok) st = kd_prof_set_num(env, o, "endNs", (double)e->end_ns);
     if (st == napi_ok) st = kd_prof_set_num(env, o, "parent", e->parent);
     if (st == napi_ok) st = kd_prof_set_str(env, o, "shapes", e->shapes);
+    if (st == napi_ok) st = kd_prof_set_str(env, o, "stack", e->stack);
     if (st == napi_ok && e->cuda_ns >= 0) st = kd_prof_set_num(env, o, "cudaNs", e->cuda_ns);
     if (st == napi_ok) st = napi_set_element(env, list, (uint32_t)i, o);
   }
@@ -76,7 +95,7 @@ static napi_status kd_prof_events_to_js(napi_env env, const kd_prof_session *s, 
   return st;
 }
 
-/* stop() -> { events: [{ name, kind, startNs, endNs, parent, shapes, cudaNs? }],
+/* stop() -> { events: [{ name, kind, startNs, endNs, parent, shapes, stack, cudaNs? }],
  *             kernels: [{ name, event, device, stream, startNs, durNs }], dropped } | null */
 static napi_value kd_prof_stop(napi_env env, napi_callback_info info) {
   (void)info;

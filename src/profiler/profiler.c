@@ -18,12 +18,13 @@ static int64_t kd_prof_now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-kd_status kd_profiler_start(bool record_shapes, bool cuda) {
+kd_status kd_profiler_start(bool record_shapes, bool cuda, bool with_stack) {
   if (kd_prof_tls) return kd_error(KD_ERR_INVALID_ARGUMENT, "Profiler is already enabled on this thread");
   kd_prof_session *s = (kd_prof_session *)calloc(1, sizeof *s);
   if (!s) return kd_error(KD_ERR_OOM, "out of memory starting the profiler");
   s->record_shapes = record_shapes;
   s->cuda = cuda;
+  s->with_stack = with_stack;
   s->serial = ++kd_prof_serial;
   s->t0_ns = kd_prof_now_ns();
   kd_prof_tls = s;
@@ -33,6 +34,21 @@ kd_status kd_profiler_start(bool record_shapes, bool cuda) {
 }
 
 bool kd_profiler_active(void) { return kd_prof_tls != NULL; }
+
+bool kd_profiler_wants_stack(void) {
+  const kd_prof_session *s = kd_prof_tls;
+  return s && s->with_stack && s->depth == 0;
+}
+
+void kd_profiler_set_stack(char *stack) {
+  kd_prof_session *s = kd_prof_tls;
+  if (!s) {
+    free(stack);
+    return;
+  }
+  free(s->pending_stack);
+  s->pending_stack = stack;
+}
 kd_prof_session *kd_profiler_session(void) { return kd_prof_tls; }
 int64_t kd_profiler_now(const kd_prof_session *s) { return kd_prof_now_ns() - s->t0_ns; }
 
@@ -55,7 +71,9 @@ kd_prof_session *kd_profiler_stop(void) {
 void kd_profiler_session_free(kd_prof_session *s) {
   if (!s) return;
   kd_profiler_cuda_free(s);
+  free(s->pending_stack);
   for (int64_t i = 0; i < s->n; i++) {
+    free(s->events[i].stack);
     free(s->events[i].owned_name);
     free(s->events[i].shapes);
   }
@@ -83,6 +101,7 @@ static int64_t kd_prof_push(kd_prof_session *s, kd_prof_kind kind, const char *n
   e->name = owned_name ? owned_name : name;
   e->owned_name = owned_name;
   e->shapes = NULL;
+  e->stack = NULL;
   e->parent = s->depth ? s->stack[s->depth - 1] : -1;
   e->kind = (uint8_t)kind;
   e->open = true;
@@ -158,8 +177,15 @@ kd_status kd_profiler_call(const kd_op_info *op, kd_value *args, kd_value *outs,
   int dev = s->cuda ? kd_prof_cuda_device(op, args) : -1;
   int32_t cuda_start = dev >= 0 ? kd_profiler_cuda_mark(s, dev) : -1;
   int64_t id = kd_prof_push(s, KD_PROF_OP, op->name, NULL);
-  if (id >= 0) s->events[id].shapes = shapes;
-  else free(shapes);
+  char *stack = s->pending_stack;
+  s->pending_stack = NULL;
+  if (id >= 0) {
+    s->events[id].shapes = shapes;
+    s->events[id].stack = stack;
+  } else {
+    free(shapes);
+    free(stack);
+  }
   kd_status st = body(op, args, outs);
   if (kd_prof_tls != s) return st; /* the op may not stop the profile, but be safe */
   kd_prof_pop(s, id);

@@ -31,6 +31,7 @@ typedef struct kd_prof_event {
   const char *name;  /* static (an op's name) or owned_name */
   char *owned_name;
   char *shapes;      /* input shapes text, NULL when shapes are not recorded */
+  char *stack;       /* with_stack: the JS stack of an op called from JS, else NULL */
   int64_t start_ns, end_ns;
   int32_t parent;    /* index of the enclosing event, -1 at the top */
   uint8_t kind;      /* kd_prof_kind */
@@ -65,6 +66,8 @@ typedef struct kd_prof_session {
   int64_t t0_ns;      /* CLOCK_MONOTONIC at start */
   int32_t serial;     /* which profile of this thread (range ids carry it) */
   bool record_shapes;
+  bool with_stack;    /* ops called from JS get the caller's JS stack */
+  char *pending_stack;/* the stack for the next op event (kd_profiler_set_stack) */
   bool cuda;          /* time CUDA ops and their kernels with events */
   kd_prof_mark *marks;
   int32_t n_marks, cap_marks;
@@ -78,7 +81,11 @@ typedef struct kd_prof_session {
 extern int kd_profiler_enabled;
 
 /* Starts a profile on this thread (an error if one is already active here). */
-kd_status kd_profiler_start(bool record_shapes, bool cuda);
+kd_status kd_profiler_start(bool record_shapes, bool cuda, bool with_stack);
+/* Whether the next op would be a top-level op of a profile that records stacks. */
+bool kd_profiler_wants_stack(void);
+/* Hands over (malloc'ed) the JS stack of the op about to be called; the next op event takes it. */
+void kd_profiler_set_stack(char *stack);
 /* Whether this thread has an active profile. */
 bool kd_profiler_active(void);
 /* Ends this thread's profile and hands its events over (open ranges end now); NULL if none.
