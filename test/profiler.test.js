@@ -47,6 +47,9 @@ describe('profiler', () => {
     // camelCase op names read as PyTorch's
     const lsm = kd.profiler.profile({}, () => F.logSoftmax(x, 1));
     assert.ok(lsm.events().some((e) => e.name === 'aten::log_softmax'), lsm.events().map((e) => e.name).join());
+    // overloads drop their suffix; ops registered with a namespace keep their name
+    const { opDisplayName } = require('../lib/profiler/events');
+    assert.deepStrictEqual(['max.dim', 'add_', 'mylib::scale'].map(opDisplayName), ['aten::max', 'aten::add_', 'mylib::scale']);
   });
 
   it('counts calls, and self time <= total time for every event and row', () => {

@@ -366,10 +366,11 @@ use(custom, d, e, f, g, h, i2);
   const y: Tensor = kd.profiler.recordFunction('step', () => x.mul(2));
   const range = kd.profiler.recordFunction('load');
   range.end();
+  const stacks: string = kd.profiler.profile({ withStack: true }, () => x.add(x)).table({ groupByStackN: 2 });
   const manual = kd.profiler.profile().start();
   manual.stop().exportChromeTrace('/tmp/trace.json');
   const gpu: number | null = ev.cudaUs;
-  use(pending, rows, text, ev.name, y, gpu);
+  use(pending, rows, text, ev.name, y, gpu, stacks, ev.stack);
 }
 
 // mixed precision (lib/autocast.js, lib/amp.js)
