@@ -13,6 +13,7 @@ kd_cuda_status kd_cu_rows(int device, const kd_cuda_rows *r);                   
 kd_cuda_status kd_cu_random(int device, const kd_cuda_random *r);                  /* ops_random.cu */
 
 kd_cuda_status kd_cu_op(int device, kd_cuda_op *op);                              /* ops_op.cu */
+void kd_cu_set_launch_observer(void (*fn)(void *, const char *, int, uintptr_t), void *user); /* launch_observer.cu */
 
 static thread_local char kd_cu_message[1024];
 
@@ -141,6 +142,9 @@ static const kd_cuda_api kd_cu_api = {
 
     /* ---- version 5 ---- */
     /* .op                = */ kd_cu_op,
+
+    /* ---- version 6 ---- */
+    /* .set_launch_observer = */ kd_cu_set_launch_observer,
 };
 
 extern "C" __attribute__((visibility("default"))) const kd_cuda_api *kd_cuda_get_api(int abi_version) {

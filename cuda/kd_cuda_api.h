@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define KD_CUDA_ABI_VERSION 5
+#define KD_CUDA_ABI_VERSION 6
 #define KD_CUDA_MAX_DIMS 16 /* == KD_MAX_DIMS of core/tensor.h */
 
 typedef enum kd_cuda_status {
@@ -485,6 +485,12 @@ typedef struct kd_cuda_api {
   /* One launch of a non-pointwise family (kd_cuda_op); an op/dtype the library lacks is
    * KD_CUDA_ERR_NOT_SUPPORTED. */
   kd_cuda_status (*op)(int device, kd_cuda_op *op);
+
+  /* ==== version 6: the profiler's launch observer ==== */
+  /* fn(user, kernel, device, stream) runs on the launching thread just before each kernel launch
+   * (KD_LAUNCH; not library calls such as cuBLAS), with the kernel's name as written at the launch
+   * ("kd_cu_binary_kernel<T, int32_t>", static storage). NULL turns it off. */
+  void (*set_launch_observer)(void (*fn)(void *user, const char *kernel, int device, uintptr_t stream), void *user);
 } kd_cuda_api;
 
 typedef const kd_cuda_api *(*kd_cuda_get_api_fn)(int abi_version);

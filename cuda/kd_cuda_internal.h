@@ -12,11 +12,14 @@
 
 /* KD_LAUNCH(grid, block, smem, stream, kernel)(args...) is kernel<<<grid, block, smem, stream>>>(args...),
  * written as a macro so that the same line also builds for the emulated GPU (cuda/emulator), where
- * the host compiler turns it into a call that enqueues the grid on the stream. */
+ * the host compiler turns it into a call that enqueues the grid on the stream. Either way the
+ * launch is first reported to the profiler's observer, when one is set (launch_observer.cu). */
+void kd_cu_note_launch(const char *kernel, cudaStream_t stream);
 #ifdef KD_CUDA_EMULATED
-#define KD_LAUNCH(grid, block, smem, stream, ...) kd_emu::launch(grid, block, smem, stream, #__VA_ARGS__, __VA_ARGS__)
+#define KD_LAUNCH(grid, block, smem, stream, ...) \
+  kd_cu_note_launch(#__VA_ARGS__, stream), kd_emu::launch(grid, block, smem, stream, #__VA_ARGS__, __VA_ARGS__)
 #else
-#define KD_LAUNCH(grid, block, smem, stream, ...) __VA_ARGS__<<<grid, block, smem, stream>>>
+#define KD_LAUNCH(grid, block, smem, stream, ...) kd_cu_note_launch(#__VA_ARGS__, stream), __VA_ARGS__<<<grid, block, smem, stream>>>
 #endif
 
 /* ---- errors (api.cu) ---- */

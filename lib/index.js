@@ -110,6 +110,9 @@ require('./nn_pool')(kd);
 // kd.nn modules, layers, losses, init and utils (lib/nn/), next to kd.nn.functional.
 require('./nn')(kd);
 
+// kd.profiler: torch.profiler's profile (table, key averages, Chrome trace) and recordFunction.
+kd.profiler = require('./profiler')(N);
+
 // kd.data (datasets, DataLoader) and safetensors serialization (kd.save/load, checkpoints).
 kd.data = require('./data')(kd, Tensor, N);
 require('./serialization')(kd, Tensor, N);

@@ -46,6 +46,7 @@ export const {
   noGrad,
   ops,
   optim,
+  profiler,
   safetensors,
   save,
   saveCheckpoint,

@@ -93,12 +93,13 @@ async function main() {
   });
   console.log(`kindling: built ${path.relative(root, out)} (the emulated GPU; use it with KINDLING_CUDA=emulate)`);
   // The emulator's own test program (test/cuda_emulator.test.js runs it): the runtime's objects
-  // and the .cu files of cuda/emulator/test/, without kindling's kernels.
+  // and the .cu files of cuda/emulator/test/, without kindling's kernels (but with the launch
+  // observer that KD_LAUNCH reports to).
   const testDir = path.join(cudaDir, 'emulator', 'test');
   const selftest = [];
   for (const f of fs.readdirSync(testDir).filter((x) => x.endsWith('.cu')).sort())
     selftest.push(await compile(path.join(testDir, f)));
-  const runtimeObjs = objs.filter((o) => path.basename(o).startsWith('emulator-'));
+  const runtimeObjs = objs.filter((o) => path.basename(o).startsWith('emulator-') || path.basename(o) === 'launch_observer.o');
   const exe = path.join(root, 'build', 'Release', `kd_emu_selftest${variant ? '_' + variant : ''}`);
   await new Promise((resolve, reject) => {
     const p = spawn(cxx, [...linkFlags, '-o', exe, ...selftest, ...runtimeObjs, ...linkLibs], { stdio: 'inherit', cwd: root });

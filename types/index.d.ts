@@ -538,6 +538,9 @@ export * from './serialization';
 /** Optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and `optim.lrScheduler`; see ./optim.d.ts. */
 export * as optim from './optim';
 
+/** The profiler (torch.profiler): profile, recordFunction, tables and Chrome traces; see ./profiler.d.ts. */
+export * as profiler from './profiler';
+
 /** Mixed precision: autocast, isAutocastEnabled, getAutocastDtype, amp.GradScaler; see ./amp.d.ts. */
 export * from './amp';
 

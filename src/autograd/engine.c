@@ -10,6 +10,7 @@
 
 #include "autograd/formula.h"
 #include "core/shape.h"
+#include "profiler/profiler.h"
 
 /* ---- per-run node table (open addressing on the node pointer) -------------------------------- */
 typedef struct kd_run_node {
@@ -327,6 +328,17 @@ static kd_status kd_accumulate_grad(kd_node *n, kd_tensor *grad, bool create_gra
   return st;
 }
 
+/* Opens the profiler's event for running node n, named as PyTorch's
+ * "autograd::engine::evaluate_function: MulBackward0"; -1 when not profiling. */
+static int64_t kd_profile_node(const kd_node *n) {
+  if (!__atomic_load_n(&kd_profiler_enabled, __ATOMIC_RELAXED)) return -1;
+  char nb[96];
+  return kd_profiler_begin(KD_PROF_BACKWARD,
+                           n->kind == KD_NODE_ACCUMULATE ? "autograd::engine::evaluate_function: torch::autograd::"
+                                                         : "autograd::engine::evaluate_function: ",
+                           kd_node_name(n, nb, sizeof nb));
+}
+
 /* Calls a node's backward: grads_out gets one gradient per edge (NULL: none). */
 kd_status kd_node_apply(kd_node *n, kd_tensor **grads_in, kd_tensor **grads_out) {
   if (n->kind == KD_NODE_CUSTOM) return n->custom_apply(n, grads_in, grads_out);
@@ -553,7 +565,10 @@ kd_status kd_autograd_run(kd_tensor **roots, kd_tensor **grads, int n_roots, kd_
     }
     if (n->kind == KD_NODE_ACCUMULATE) {
       if (run_it && opts->accumulate) {
-        if ((st = kd_accumulate_grad(n, x->buf[0], opts->create_graph)) != KD_OK) goto done;
+        int64_t prof = kd_profile_node(n);
+        st = kd_accumulate_grad(n, x->buf[0], opts->create_graph);
+        kd_profiler_end(prof);
+        if (st != KD_OK) goto done;
       }
       continue;
     }
@@ -567,7 +582,9 @@ kd_status kd_autograd_run(kd_tensor **roots, kd_tensor **grads, int n_roots, kd_
     kd_tensor *gout_small[8] = {NULL};
     kd_tensor **gout = n->n_edges <= 8 ? gout_small : (kd_tensor **)calloc((size_t)n->n_edges + 1, sizeof(kd_tensor *));
     if (!gout) { st = kd_error(KD_ERR_OOM, "out of memory in backward"); goto done; }
+    int64_t prof = kd_profile_node(n);
     st = kd_node_apply(n, x->buf, gout);
+    kd_profiler_end(prof);
     if (st == KD_OK && kd_anomaly_enabled()) {
       for (int e = 0; e < n->n_edges; e++) {
         if (gout[e] && kd_dtype_is_float(gout[e]->dtype) && kd_has_nan(gout[e])) {

@@ -1,6 +1,7 @@
 /* dispatch.c - keyset computation, the fall-through walk over kernel[op][key], defaults,
  * device checks, version bumps of in-place ops, and the trace. See dispatch.h. */
 #include "dispatch/dispatch.h"
+#include "profiler/profiler.h"
 
 #include "dispatch/op_registry.h"
 
@@ -66,9 +67,7 @@ static kd_status kd_device_mismatch(const kd_op_info *op, kd_device a, kd_device
                   sa, sb, op->name);
 }
 
-kd_status kd_call(kd_op_id id, kd_value *args, kd_value *outs) {
-  const kd_op_info *op = kd_op_info_of(id); /* generated or runtime (op_registry.h) */
-  if (!op) return kd_error(KD_ERR_INTERNAL, "no op with id %d", (int)id);
+static kd_status kd_call_op(const kd_op_info *op, kd_value *args, kd_value *outs) {
   kd_keyset ks = 0;
   bool have_device = false;
   kd_device dev = kd_device_cpu();
@@ -103,6 +102,13 @@ kd_status kd_call(kd_op_id id, kd_value *args, kd_value *outs) {
   kd_status st = kd_redispatch(op, ks, args, outs);
   if (st == KD_OK && (op->flags & KD_OP_FLAG_INPLACE)) kd_storage_bump_version(args[0].v.t->storage);
   return st;
+}
+
+kd_status kd_call(kd_op_id id, kd_value *args, kd_value *outs) {
+  const kd_op_info *op = kd_op_info_of(id); /* generated or runtime (op_registry.h) */
+  if (!op) return kd_error(KD_ERR_INTERNAL, "no op with id %d", (int)id);
+  if (__builtin_expect(__atomic_load_n(&kd_profiler_enabled, __ATOMIC_RELAXED) != 0, 0)) return kd_profiler_call(op, args, outs, kd_call_op);
+  return kd_call_op(op, args, outs);
 }
 
 kd_status kd_call1(kd_op_id op, kd_value *args, kd_tensor **out) {

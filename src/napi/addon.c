@@ -15,6 +15,7 @@
 napi_status kd_napi_register_autocast(napi_env env, napi_value exports); /* napi/autocast.c */
 napi_status kd_napi_register_library(napi_env env, napi_value exports);  /* napi/library.c */
 napi_status kd_napi_register_extension(napi_env env, napi_value exports); /* napi/extension.c */
+napi_status kd_napi_register_profiler(napi_env env, napi_value exports); /* napi/profiler.c */
 
 /* Runs when the environment shuts down, before the instance-data finalizer: drops the error
  * factory reference and gives back the external memory this isolate was told about. */
@@ -85,5 +86,6 @@ napi_value NAPI_MODULE_INITIALIZER(napi_env env, napi_value exports) {
   KD_NAPI_CALL(env, kd_napi_register_autocast(env, exports));
   KD_NAPI_CALL(env, kd_napi_register_library(env, exports));
   KD_NAPI_CALL(env, kd_napi_register_extension(env, exports));
+  KD_NAPI_CALL(env, kd_napi_register_profiler(env, exports));
   return exports;
 }

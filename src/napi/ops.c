@@ -16,6 +16,9 @@
 
 #include "dispatch/dispatch.h"
 #include "napi/napi_util.h"
+#include "profiler/profiler.h"
+
+void kd_napi_profiler_note_stack(napi_env env); /* napi/profiler.c */
 
 #define KD_NAPI_MAX_ARGS 12
 #define KD_NAPI_INLINE_INTS 64
@@ -358,6 +361,7 @@ static napi_value kd_napi_op_entry(napi_env env, napi_callback_info info) {
   for (int i = 0; i < op->nargs && st == KD_OK; i++)
     st = kd_unbox(env, &op->args[i], i, i < (int)argc ? argv[i] : undefined, &scratch, &args[i]);
   kd_value outs[KD_OP_MAX_OUTS];
+  if (st == KD_OK && __atomic_load_n(&kd_profiler_enabled, __ATOMIC_RELAXED)) kd_napi_profiler_note_stack(env);
   if (st == KD_OK) st = kd_call((kd_op_id)op->id, args, outs);
   kd_scratch_free(&scratch);
   if (st != KD_OK) {

@@ -355,6 +355,24 @@ use(custom, d, e, f, g, h, i2);
   use(loss, ids, lrs);
 }
 
+// the profiler (lib/profiler/)
+{
+  const x = kd.randn(4, 3);
+  const prof: kd.profiler.Profile = kd.profiler.profile({ activities: ['cpu', kd.profiler.ProfilerActivity.CUDA], recordShapes: true }, () => x.add(x));
+  const pending: Promise<kd.profiler.Profile> = kd.profiler.profile({}, async () => { await x.data(); });
+  const rows: kd.profiler.ProfilerKeyAverage[] = prof.keyAverages({ groupByInputShape: true });
+  const text: string = prof.keyAverages().table({ sortBy: 'self_cpu_time_total', rowLimit: 10 });
+  const ev: kd.profiler.ProfilerEvent = prof.events()[0];
+  const y: Tensor = kd.profiler.recordFunction('step', () => x.mul(2));
+  const range = kd.profiler.recordFunction('load');
+  range.end();
+  const stacks: string = kd.profiler.profile({ withStack: true }, () => x.add(x)).table({ groupByStackN: 2 });
+  const manual = kd.profiler.profile().start();
+  manual.stop().exportChromeTrace('/tmp/trace.json');
+  const gpu: number | null = ev.cudaUs;
+  use(pending, rows, text, ev.name, y, gpu, stacks, ev.stack);
+}
+
 // mixed precision (lib/autocast.js, lib/amp.js)
 {
   const w = kd.randn(3, 3).requiresGrad_();
