@@ -163,7 +163,7 @@ describe('prebuilt binaries', function () {
       const r = child(pkg, CUDA);
       assert.equal(r.found, true);
       assert.equal(r.available, false);
-      assert.match(r.reason, /^libcublas\.so\.99, a CUDA runtime library that .*libkindling_cuda\.so needs, is not installed or not on the library path: install the CUDA Toolkit's runtime libraries/);
+      assert.match(r.reason, /^libcublas\.so\.99, a CUDA 99 runtime library that .*libkindling_cuda\.so needs, is not installed or not on the library path: install the CUDA 99 runtime libraries .*nvidia-cublas-cu99/);
     });
 
     it('the emulated GPU, packaged as the CUDA library, runs from node_modules', function () {

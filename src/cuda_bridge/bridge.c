@@ -776,17 +776,25 @@ bool kd_cuda_library_found(void) {
 }
 
 /* dlopen's message when a library libkindling_cuda.so links is missing names it ("libcublas.so.13:
- * cannot open shared object file"); the reason says where that library comes from. */
+ * cannot open shared object file"); the reason says where that library comes from, for the CUDA
+ * major version in its soname. */
 static void kd_cuda_set_dlopen_reason(const char *path, const char *err) {
   static const char *const runtime_libs[] = {"libcublasLt", "libcublas", "libcusolver", "libcusparse", "libnvJitLink"};
-  for (size_t i = 0; err && i < sizeof runtime_libs / sizeof runtime_libs[0]; i++) {
+  for (size_t i = 0; err && strstr(err, "cannot open shared object file") && i < sizeof runtime_libs / sizeof runtime_libs[0]; i++) {
     const char *at = strstr(err, runtime_libs[i]);
-    if (!at || !strstr(err, "cannot open shared object file")) continue;
-    size_t len = strcspn(at, ": ");
-    kd_cuda_set_reason("%.*s, a CUDA runtime library that %s needs, is not installed or not on the library path: "
-                       "install the CUDA Toolkit's runtime libraries for your driver (e.g. `apt-get install cuda-libraries-13-0` "
-                       "from NVIDIA's repository, or `pip install nvidia-cublas-cu13` and add its lib/ to LD_LIBRARY_PATH) (%s)",
-                       (int)len, at, path, err);
+    if (!at) continue;
+    int len = (int)strcspn(at, ": ");
+    const char *so = strstr(at, ".so.");
+    int major = so && so - at < len ? atoi(so + 4) : 0;
+    char cuda[32] = "CUDA", wheel[16] = "<major>";
+    if (major > 0) {
+      snprintf(cuda, sizeof cuda, "CUDA %d", major);
+      snprintf(wheel, sizeof wheel, "%d", major);
+    }
+    kd_cuda_set_reason("%.*s, a %s runtime library that %s needs, is not installed or not on the library path: "
+                       "install the %s runtime libraries (NVIDIA's cuda-libraries-<version> package, or the pip wheels "
+                       "nvidia-cublas-cu%s and nvidia-cusolver-cu%s with their lib/ folders on LD_LIBRARY_PATH) (%s)",
+                       len, at, cuda, path, cuda, wheel, wheel, err);
     return;
   }
   kd_cuda_set_reason("could not load %s: %s", path, err ? err : "unknown dlopen error");
