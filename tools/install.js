@@ -33,7 +33,12 @@ function main() {
     return;
   }
   console.log(`kindling: using the prebuilt binary for ${process.platform}-${process.arch} (npm install --build-from-source to compile it here)`);
-  if (process.env.KINDLING_CUDA === 'emulate') runNode('build-emulator.js');
+  if (process.env.KINDLING_CUDA === 'emulate') {
+    runNode('build-emulator.js');
+    // as tools/build.js does: a dependency install keeps only the library of build/
+    const { pruneBuild, isDependencyInstall } = require('./build');
+    if (isDependencyInstall() && process.env.KINDLING_KEEP_BUILD !== '1') pruneBuild(path.join(__dirname, '..', 'build'));
+  }
 }
 
 if (require.main === module) main();
