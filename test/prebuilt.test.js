@@ -166,6 +166,35 @@ describe('prebuilt binaries', function () {
       assert.match(r.reason, /^libcublas\.so\.99, a CUDA 99 runtime library that .*libkindling_cuda\.so needs, is not installed or not on the library path: install the CUDA 99 runtime libraries .*nvidia-cublas-cu99/);
     });
 
+    it('npm run prebuilt -- --cuda compiles for sm_80, sm_86, sm_89, sm_90 and PTX, into the package', function () {
+      // tools/build.js buildCuda as tools/prebuild.js calls it, with a stand-in nvcc that logs its arguments
+      const cudaHome = fs.mkdtempSync(path.join(tmp, 'cuda-home-'));
+      const nvcc = path.join(cudaHome, 'bin', 'nvcc');
+      fs.mkdirSync(path.dirname(nvcc));
+      fs.writeFileSync(nvcc, `#!/bin/sh
+echo "$@" >> "${cudaHome}/calls"
+out=""; while [ $# -gt 0 ]; do [ "$1" = -o ] && out="$2"; shift; done; printf x > "$out"
+`);
+      fs.chmodSync(nvcc, 0o755);
+      const pkg = fs.mkdtempSync(path.join(tmp, 'pkg-cu-'));
+      fs.mkdirSync(path.join(pkg, 'cuda'));
+      fs.writeFileSync(path.join(pkg, 'cuda', 'a.cu'), '');
+      const out = path.join(pkg, 'kindling-cuda-linux-x64', 'libkindling_cuda.so');
+      const r = child(ROOT, `const b = require('./tools/build.js');
+        console.log(JSON.stringify(b.buildCuda(${JSON.stringify(pkg)}, { archs: ['80', '86', '89', '90'], out: ${JSON.stringify(out)} })))`,
+      { CUDA_HOME: cudaHome });
+      assert.equal(r, true);
+      assert.ok(fs.existsSync(out));
+      const calls = fs.readFileSync(path.join(cudaHome, 'calls'), 'utf8').trim().split('\n');
+      assert.equal(calls.length, 2); // compile a.cu, link
+      for (const call of calls) {
+        const gencode = call.split(' ').filter((a) => a.startsWith('-gencode='));
+        assert.deepEqual(gencode, ['80', '86', '89', '90'].map((a) => `-gencode=arch=compute_${a},code=sm_${a}`)
+          .concat('-gencode=arch=compute_90,code=compute_90'));
+      }
+      assert.match(calls[1], /^-shared .* -o \S+libkindling_cuda\.so .* -cudart static .*-lcublas/);
+    });
+
     it('the emulated GPU, packaged as the CUDA library, runs from node_modules', function () {
       const emu = path.join(RELEASE, 'libkindling_cuda_emu.so');
       if (!fs.existsSync(emu)) this.skip(); // npm run build:emulator
