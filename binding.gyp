@@ -27,12 +27,12 @@
   'targets': [
     {
       'target_name': 'kindling',
-      'sources': [ '<!@(node tools/list-sources.js)' ],
+      'sources': [ '<!@(node tools/list-sources.js)', '<!@(node tools/find-blas.js sources)' ],
       'dependencies': [ 'kindling_cpu_default' ],
       'conditions': [
         [ 'target_arch=="x64"', { 'dependencies': [ 'kindling_cpu_avx2', 'kindling_cpu_avx512' ] } ],
       ],
-      'libraries': [ '<!(node tools/find-blas.js libraries)', '-lpthread', '-ldl', '-lm' ],
+      'libraries': [ '<!@(node tools/find-blas.js libraries)', '-lpthread', '-ldl', '-lm' ],
     },
     # The dispatched kernel files at the baseline (every CPU).
     {

@@ -3,7 +3,6 @@
 // on Tensor.prototype, and exports the public API.
 'use strict';
 
-const path = require('node:path');
 const errors = require('./errors');
 const { Tensor, DTYPES, bind: bindTensor, setGeneratedTo, describe } = require('./tensor');
 const dtypes = require('./dtypes');
@@ -11,17 +10,19 @@ const tidyMod = require('./tidy');
 const makeRuntime = require('./args');
 const makeCreation = require('./creation');
 
-// The native addon. When it is missing (the install step did not build it, e.g. scripts were
-// ignored) or cannot be loaded (built for another Node.js, a library it links is gone), the error
-// says how to get a working one: rebuild it.
+// The native addon (lib/binary.js chooses the build or the prebuilt binary). When it is missing
+// (no prebuilt binary fits and the install step did not build it, e.g. scripts were ignored) or
+// cannot be loaded (built for another Node.js, a library it links is gone), the error says how to
+// get a working one: rebuild it.
+const binary = require('./binary').chooseBinary();
 function loadBinding() {
-  const file = path.join(__dirname, '..', 'build', 'Release', 'kindling.node');
+  const file = binary.file;
   try {
     return require(file);
   } catch (e) {
     const missing = e && e.code === 'MODULE_NOT_FOUND' && String(e.message).includes(file);
     if (!missing && !(e && e.code === 'ERR_DLOPEN_FAILED')) throw e;
-    const what = missing ? `kindling's native addon is not built (no ${file})`
+    const what = missing ? `kindling's native addon is not built (no ${file}${binary.why ? `; ${binary.why}` : ''})`
       : `kindling's native addon could not be loaded (${String(e.message).split('\n')[0]})`;
     const err = new errors.KindlingError(
       `${what}: run \`npm rebuild kindling\` (it needs python3, make and a C compiler)`, 'KD_NOT_BUILT');
@@ -31,6 +32,7 @@ function loadBinding() {
 }
 
 const N = loadBinding();
+for (const dir of require('./binary').cudaLibraryDirs(binary)) N.cuda.addLibraryDir(dir);
 N.setErrorFactory(errors.makeError);
 dtypes.bind(N);
 bindTensor(N);
@@ -76,12 +78,23 @@ kd.KindlingError = errors.KindlingError;
 kd.KindlingTypeError = errors.KindlingTypeError;
 kd.KindlingRangeError = errors.KindlingRangeError;
 
-/** Facts about this build: CPU matmul uses a BLAS; the CUDA backend library was built (it is
- * next to the addon, or at $KINDLING_CUDA_LIBRARY; with KINDLING_CUDA=emulate, the emulated
- * GPU's library). kd.cuda.isAvailable() says if it can run. cpuCapability: the instruction-set
- * level the hot CPU kernels run at ('default', 'avx2' or 'avx512'; the best this CPU supports,
- * or KINDLING_CPU_CAPABILITY), as torch.backends.cpu.get_cpu_capability(). */
-kd.build = Object.freeze({ blas: !!N.hasBlas, cuda: N.cuda.libraryFound(), cpuCapability: N.cpuCapability });
+/** Facts about this build: CPU matmul uses a BLAS (blasLibrary: OpenBLAS's own description, and
+ * how it is linked); the CUDA backend library was found (next to the addon, at
+ * $KINDLING_CUDA_LIBRARY, or in the optional package kindling-cuda-linux-x64; with
+ * KINDLING_CUDA=emulate, the emulated GPU's library). kd.cuda.isAvailable() says if it can run.
+ * cpuCapability: the instruction-set level the hot CPU kernels run at ('default', 'avx2' or
+ * 'avx512'; the best this CPU supports, or KINDLING_CPU_CAPABILITY), as
+ * torch.backends.cpu.get_cpu_capability(). binary: 'prebuilt' (shipped in the package) or
+ * 'build' (compiled from source on this machine); binaryPath: the addon's file. */
+const blasLink = binary.manifest && binary.manifest.blasLink === 'static' ? 'linked into the addon' : 'the system libopenblas';
+kd.build = Object.freeze({
+  blas: !!N.hasBlas,
+  blasLibrary: N.blasConfig ? `${N.blasConfig} (${blasLink})` : null,
+  cuda: N.cuda.libraryFound(),
+  cpuCapability: N.cpuCapability,
+  binary: binary.source,
+  binaryPath: binary.file,
+});
 if (N.cpuCapabilityWarning) process.emitWarning(N.cpuCapabilityWarning, { code: 'KD_CPU_CAPABILITY' });
 kd.version = require('../package.json').version;
 

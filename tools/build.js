@@ -69,15 +69,27 @@ function nodeGypCommand() {
   process.exit(1);
 }
 
-function buildAddon() {
+/** Runs node-gyp with args (rebuild, configure, build) on the package at root, offline. */
+function nodeGyp(args, env = process.env) {
   const gyp = nodeGypCommand();
   const nodedir = path.join(root, 'tools', 'nodedir');
-  const env = { ...process.env };
+  env = { ...env };
   // Never let a user's npmrc or environment point node-gyp at another nodedir.
   delete env.npm_config_nodedir;
   delete env.NPM_CONFIG_NODEDIR;
-  run(process.execPath, [gyp, 'rebuild', `--nodedir=${nodedir}`, `--jobs=max`], { env });
+  run(process.execPath, [gyp, ...args, `--nodedir=${nodedir}`, ...(args[0] === 'configure' ? [] : ['--jobs=max'])], { env });
 }
+
+function buildAddon() {
+  nodeGyp(['rebuild']);
+  const blas = spawnSync(process.execPath, [path.join(__dirname, 'find-blas.js'), 'defines'], { encoding: 'utf8' }).stdout;
+  if (blas !== 'KD_HAVE_CBLAS=1') console.warn(NO_BLAS_WARNING);
+}
+
+const NO_BLAS_WARNING = 'kindling: WARNING: built without OpenBLAS (its CBLAS header and libopenblas were not found): '
+  + 'matmul, conv and linear layers use kindling\'s own kernels, about 2-5x slower, and the LAPACK-based linalg '
+  + 'functions (solve, inv, qr, svd, eigh, lstsq, cholesky) are unavailable. To fix: `apt-get install libopenblas-dev` '
+  + '(Fedora: openblas-devel) and `npm rebuild kindling`.';
 
 function findNvcc() {
   if (process.env.KINDLING_CUDA === '0') return null;
@@ -103,15 +115,16 @@ function cudaLibraries(dir) {
   return usesSolver ? ['-lcublas', '-lcusolver'] : ['-lcublas'];
 }
 
-// The CUDA backend of the package at dir (its cuda/*.cu) into dir/build/Release.
-function buildCuda(dir = root) {
+// The CUDA backend of the package at dir (its cuda/*.cu) into out (dir/build/Release by default),
+// for archs (KINDLING_CUDA_ARCHS, 80,90 by default): a fatbin per arch, PTX for the last.
+function buildCuda(dir = root, { archs = (process.env.KINDLING_CUDA_ARCHS || '80,90').split(','),
+  out = path.join(dir, 'build', 'Release', 'libkindling_cuda.so') } = {}) {
   const cuda = findNvcc();
-  const out = path.join(dir, 'build', 'Release', 'libkindling_cuda.so');
   if (!cuda) {
     console.log('kindling: nvcc not found; building without the CUDA backend (kd.cuda.isAvailable() will be false)');
-    return;
+    return false;
   }
-  const archs = (process.env.KINDLING_CUDA_ARCHS || '80,90').split(',').map((s) => s.trim()).filter(Boolean);
+  archs = archs.map((s) => String(s).trim()).filter(Boolean);
   const gencode = [];
   for (const a of archs) gencode.push(`-gencode=arch=compute_${a},code=sm_${a}`);
   // PTX for the newest arch so future GPUs can JIT it.
@@ -137,6 +150,7 @@ function buildCuda(dir = root) {
     fs.rmSync(objDir, { recursive: true, force: true });
   }
   console.log(`kindling: built ${path.relative(dir, out)} for sm_${archs.join(', sm_')}`);
+  return true;
 }
 
 function main() {
@@ -158,4 +172,4 @@ function main() {
 }
 
 if (require.main === module) main();
-module.exports = { buildCuda, cudaLibraries, pruneBuild, isDependencyInstall, BuildError, RUNTIME_FILES };
+module.exports = { nodeGyp, buildCuda, cudaLibraries, pruneBuild, isDependencyInstall, BuildError, RUNTIME_FILES, NO_BLAS_WARNING };

@@ -358,6 +358,15 @@ export interface BuildInfo {
    * ignored with a warning). 'default' on CPUs other than x86-64.
    */
   readonly cpuCapability: 'default' | 'avx2' | 'avx512';
+  /** OpenBLAS's description of itself (version, target core, threads) and how it is linked
+   * ('linked into the addon' for the prebuilt binary, 'the system libopenblas' for a source
+   * build); null without a BLAS. */
+  readonly blasLibrary: string | null;
+  /** Where the addon came from: 'prebuilt' (shipped in the package, prebuilds/<os>-<arch>) or
+   * 'build' (compiled from source into build/Release). */
+  readonly binary: 'prebuilt' | 'build';
+  /** The addon's file. */
+  readonly binaryPath: string;
 }
 /** Facts about this build: a BLAS for CPU matmul, the CUDA backend library, the CPU level. */
 export declare const build: BuildInfo;

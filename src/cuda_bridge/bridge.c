@@ -4,8 +4,9 @@
  *
  * Note [CUDA loading]
  * The first call that needs CUDA (kd_device_backend_get(KD_DEVICE_CUDA), kd.cuda.*) runs
- * kd_cuda_do_load exactly once per process (pthread_once): find the library (next to
- * kindling.node, found with dladdr, or $KINDLING_CUDA_LIBRARY), dlopen it, look up
+ * kd_cuda_do_load exactly once per process (pthread_once): find the library ($KINDLING_CUDA_LIBRARY,
+ * else next to kindling.node, found with dladdr, else in a directory lib/index.js added: the
+ * optional package kindling-cuda-linux-x64, build/Release under a prebuilt addon), dlopen it, look up
  * kd_cuda_get_api, check the ABI version, call init (driver and GPU discovery). Any failure is
  * remembered as a reason string and every later call fails with KD_ERR_CUDA_UNAVAILABLE and that
  * reason, without trying again. On success the CUDA device backend and the CUDA kernels
@@ -719,35 +720,90 @@ static const char *kd_cuda_library_name(void) {
   return kd_cuda_emulated() ? "libkindling_cuda_emu.so" : "libkindling_cuda.so";
 }
 
-/* Path of the library: $KINDLING_CUDA_LIBRARY, else next to the module holding this code. */
-static bool kd_cuda_library_path(char *buf, size_t n, bool *from_env, char *dir, size_t dn) {
+/* Directories searched after the addon's own (kd_cuda_add_library_dir): the optional package
+ * kindling-cuda-linux-x64, and build/Release when the addon loaded is a prebuilt one. */
+#define KD_CUDA_MAX_LIBRARY_DIRS 4
+static char kd_cuda_library_dirs[KD_CUDA_MAX_LIBRARY_DIRS][4096];
+static int kd_cuda_library_dir_count;
+
+kd_status kd_cuda_add_library_dir(const char *dir) {
+  if (kd_cuda_library_dir_count == KD_CUDA_MAX_LIBRARY_DIRS)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "at most %d CUDA library directories can be added", KD_CUDA_MAX_LIBRARY_DIRS);
+  if (strlen(dir) >= sizeof kd_cuda_library_dirs[0])
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "CUDA library directory path is too long (%zu bytes)", strlen(dir));
+  snprintf(kd_cuda_library_dirs[kd_cuda_library_dir_count++], sizeof kd_cuda_library_dirs[0], "%s", dir);
+  return KD_OK;
+}
+
+/* Path of the library: $KINDLING_CUDA_LIBRARY, else the first of (the directory of the module
+ * holding this code, the added directories) that holds it, else the path next to the module.
+ * looked: the directories searched, for the reason. */
+static bool kd_cuda_library_path(char *buf, size_t n, bool *from_env, char *looked, size_t ln) {
   const char *env = getenv("KINDLING_CUDA_LIBRARY");
   *from_env = env && *env;
   if (*from_env) {
     snprintf(buf, n, "%s", env);
-    snprintf(dir, dn, "%s", env);
+    snprintf(looked, ln, "%s", env);
     return true;
   }
   Dl_info info;
   memset(&info, 0, sizeof info);
   if (!dladdr((void *)&kd_cuda_bridge_load, &info) || !info.dli_fname) return false;
   const char *slash = strrchr(info.dli_fname, '/');
-  if (slash) snprintf(dir, dn, "%.*s", (int)(slash - info.dli_fname), info.dli_fname);
-  else snprintf(dir, dn, ".");
-  snprintf(buf, n, "%s/%s", dir, kd_cuda_library_name());
+  char own[4096];
+  if (slash) snprintf(own, sizeof own, "%.*s", (int)(slash - info.dli_fname), info.dli_fname);
+  else snprintf(own, sizeof own, ".");
+  snprintf(buf, n, "%s/%s", own, kd_cuda_library_name());
+  snprintf(looked, ln, "%s", own);
+  if (access(buf, F_OK) == 0) return true;
+  for (int i = 0; i < kd_cuda_library_dir_count; i++) {
+    char candidate[4096 + 32];
+    snprintf(candidate, sizeof candidate, "%s/%s", kd_cuda_library_dirs[i], kd_cuda_library_name());
+    size_t used = strlen(looked);
+    snprintf(looked + used, ln - used, ", %s", kd_cuda_library_dirs[i]);
+    if (access(candidate, F_OK) == 0) {
+      snprintf(buf, n, "%s", candidate);
+      return true;
+    }
+  }
   return true;
 }
 
 bool kd_cuda_library_found(void) {
-  char dir[4096], path[4096 + 32];
+  char looked[8192], path[4096 + 32];
   bool from_env = false;
-  return kd_cuda_library_path(path, sizeof path, &from_env, dir, sizeof dir) && access(path, F_OK) == 0;
+  return kd_cuda_library_path(path, sizeof path, &from_env, looked, sizeof looked) && access(path, F_OK) == 0;
+}
+
+/* dlopen's message when a library libkindling_cuda.so links is missing names it ("libcublas.so.13:
+ * cannot open shared object file"); the reason says where that library comes from, for the CUDA
+ * major version in its soname. */
+static void kd_cuda_set_dlopen_reason(const char *path, const char *err) {
+  static const char *const runtime_libs[] = {"libcublasLt", "libcublas", "libcusolver", "libcusparse", "libnvJitLink"};
+  for (size_t i = 0; err && strstr(err, "cannot open shared object file") && i < sizeof runtime_libs / sizeof runtime_libs[0]; i++) {
+    const char *at = strstr(err, runtime_libs[i]);
+    if (!at) continue;
+    int len = (int)strcspn(at, ": ");
+    const char *so = strstr(at, ".so.");
+    int major = so && so - at < len ? atoi(so + 4) : 0;
+    char cuda[32] = "CUDA", wheel[16] = "<major>";
+    if (major > 0) {
+      snprintf(cuda, sizeof cuda, "CUDA %d", major);
+      snprintf(wheel, sizeof wheel, "%d", major);
+    }
+    kd_cuda_set_reason("%.*s, a %s runtime library that %s needs, is not installed or not on the library path: "
+                       "install the %s runtime libraries (NVIDIA's cuda-libraries-<version> package, or the pip wheels "
+                       "nvidia-cublas-cu%s and nvidia-cusolver-cu%s with their lib/ folders on LD_LIBRARY_PATH) (%s)",
+                       len, at, cuda, path, cuda, wheel, wheel, err);
+    return;
+  }
+  kd_cuda_set_reason("could not load %s: %s", path, err ? err : "unknown dlopen error");
 }
 
 static void kd_cuda_do_load(void) {
-  char dir[4096], path[4096 + 32];
+  char looked[8192], path[4096 + 32];
   bool from_env = false;
-  if (!kd_cuda_library_path(path, sizeof path, &from_env, dir, sizeof dir)) {
+  if (!kd_cuda_library_path(path, sizeof path, &from_env, looked, sizeof looked)) {
     kd_cuda_set_reason("libkindling_cuda.so not found (could not locate kindling.node to look next to it; "
                        "set KINDLING_CUDA_LIBRARY to its path)");
     return;
@@ -757,15 +813,15 @@ static void kd_cuda_do_load(void) {
       kd_cuda_set_reason("libkindling_cuda.so not found at KINDLING_CUDA_LIBRARY=%s", path);
     else if (kd_cuda_emulated())
       kd_cuda_set_reason("KINDLING_CUDA=emulate, but the emulated GPU is not built (run `npm run build:emulator`; "
-                         "looked in %s)", dir);
+                         "looked in %s)", looked);
     else
-      kd_cuda_set_reason("libkindling_cuda.so not found (kindling was built without nvcc; looked in %s)", dir);
+      kd_cuda_set_reason("libkindling_cuda.so not found: install the optional package kindling-cuda-linux-x64 "
+                         "(npm install kindling-cuda-linux-x64) or build kindling with nvcc (looked in %s)", looked);
     return;
   }
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
-    const char *e = dlerror();
-    kd_cuda_set_reason("could not load %s: %s", path, e ? e : "unknown dlopen error");
+    kd_cuda_set_dlopen_reason(path, dlerror());
     return;
   }
   void *sym = dlsym(h, KD_CUDA_GET_API_SYMBOL);

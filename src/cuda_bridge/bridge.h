@@ -1,6 +1,6 @@
 /* bridge.h - the CPU addon's side of the CUDA backend. kindling.node never links CUDA: on
- * first CUDA use it dlopens libkindling_cuda.so (next to kindling.node, or
- * KINDLING_CUDA_LIBRARY), checks the ABI version, registers the CUDA device backend and the
+ * first CUDA use it dlopens libkindling_cuda.so (KINDLING_CUDA_LIBRARY, next to kindling.node,
+ * or in a directory added by kd_cuda_add_library_dir), checks the ABI version, registers the CUDA device backend and the
  * CUDA kernels it exports. Every failure (no library, no driver, no GPU) is remembered and
  * reported as KD_ERR_CUDA_UNAVAILABLE with the reason; nothing crashes. */
 #ifndef KD_CUDA_BRIDGE_H
@@ -28,6 +28,9 @@ const char *kd_cuda_unavailable_reason(void);
 /* Whether the CUDA library exists where kd_cuda_bridge_load looks for it (kd.build.cuda), without
  * loading it: true when kindling was built with nvcc, whether or not a driver and GPU are here. */
 bool kd_cuda_library_found(void);
+/* Adds a directory searched for the CUDA library when it is not next to kindling.node (at most
+ * four; before the first load). */
+kd_status kd_cuda_add_library_dir(const char *dir);
 
 /* Device queries for kindling.cuda (src/napi/cuda.c). Each loads the library if needed and
  * fails with KD_ERR_CUDA_UNAVAILABLE when CUDA cannot be used, KD_ERR_INVALID_ARGUMENT for a

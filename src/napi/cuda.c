@@ -74,6 +74,19 @@ static napi_value kd_napi_cuda_library_found(napi_env env, napi_callback_info in
   return r;
 }
 
+/* addLibraryDir(dir): another directory to look for the CUDA library in (lib/index.js). */
+static napi_value kd_napi_cuda_add_library_dir(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(1);
+  char dir[4096];
+  if (argc < 1) return kd_napi_throw_msg(env, KD_ERR_TYPE, "addLibraryDir(dir) takes a directory path");
+  KD_NAPI_CALL(env, kd_napi_string_arg(env, argv[0], dir, sizeof dir));
+  kd_status st = kd_cuda_add_library_dir(dir);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  napi_value r;
+  KD_NAPI_CALL(env, napi_get_undefined(env, &r));
+  return r;
+}
+
 /* deviceCount() -> number, 0 when CUDA is unavailable. */
 static napi_value kd_napi_cuda_device_count(napi_env env, napi_callback_info info) {
   int n = 0;
@@ -644,6 +657,7 @@ napi_status kd_napi_register_cuda(napi_env env, napi_value exports) {
       {"isAvailable", kd_napi_cuda_is_available},
       {"unavailableReason", kd_napi_cuda_unavailable_reason},
       {"libraryFound", kd_napi_cuda_library_found},
+      {"addLibraryDir", kd_napi_cuda_add_library_dir},
       {"emulatorStats", kd_napi_cuda_emulator_stats},
       {"deviceCount", kd_napi_cuda_device_count},
       {"currentDevice", kd_napi_cuda_current_device},

@@ -11,6 +11,10 @@
 #include "cpu/cpu_capability.h"
 #include "napi/napi_util.h"
 
+#if KD_HAVE_CBLAS
+char *openblas_get_config(void); /* OpenBLAS's build string: version, target core, threading */
+#endif
+
 static napi_value kd_napi_set_error_factory(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   size_t argc = 1;
@@ -130,6 +134,13 @@ napi_status kd_napi_register_runtime(napi_env env, napi_value exports) {
   napi_value b;
   if (st == napi_ok) st = napi_get_boolean(env, KD_HAVE_CBLAS != 0, &b);
   if (st == napi_ok) st = napi_set_named_property(env, exports, "hasBlas", b);
+  napi_value blas_config;
+#if KD_HAVE_CBLAS
+  if (st == napi_ok) st = napi_create_string_utf8(env, openblas_get_config(), NAPI_AUTO_LENGTH, &blas_config);
+#else
+  if (st == napi_ok) st = napi_get_null(env, &blas_config);
+#endif
+  if (st == napi_ok) st = napi_set_named_property(env, exports, "blasConfig", blas_config);
   /* the CPU level is chosen here, at load (Note [CPU capability dispatch]); JS reports the warning */
   napi_value level, warning;
   if (st == napi_ok) st = napi_create_string_utf8(env, kd_cpu_capability_name(kd_cpu_capability()), NAPI_AUTO_LENGTH, &level);
