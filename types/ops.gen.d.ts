@@ -1595,7 +1595,7 @@ export declare function triuIndices(options: { row: number; col: number; offset?
 export declare function takeAlongDim(self: Tensor, indices: Tensor, dim?: number | null, options?: { self?: Tensor; indices?: Tensor; dim?: number | null }): Tensor;
 export declare function takeAlongDim(options: { self: Tensor; indices: Tensor; dim?: number | null }): Tensor;
 /** p-norm distances between the rows of x1 and of x2 (batched); p = 2 uses a matmul for more than 25 rows (computeMode). */
-export declare function cdist(x1: Tensor, x2: Tensor, p?: number, options?: { x1?: Tensor; x2?: Tensor; p?: number; computeMode?: string | null }): Tensor;
+export declare function cdist(x1: Tensor, x2: Tensor, p?: number, computeMode?: string | null, options?: { x1?: Tensor; x2?: Tensor; p?: number; computeMode?: string | null }): Tensor;
 export declare function cdist(options: { x1: Tensor; x2: Tensor; p?: number; computeMode?: string | null }): Tensor;
 /** The covariance matrix of the rows (variables) over the columns (observations), optionally weighted. */
 export declare function cov(self: Tensor, options?: { self?: Tensor; correction?: number; fweights?: Tensor | null; aweights?: Tensor | null }): Tensor;

@@ -9,7 +9,7 @@
  *   QR(_OLD)                 geqrf + orgqr (modes reduced, complete, r)
  *   SVD(_OLD)                gesdd (U, S, Vh; torch.svd returns V)
  *   EIGH                     syevd (ascending eigenvalues, orthonormal eigenvectors)
- *   LSTSQ                    gelsy (PyTorch's CPU default driver) with rcond
+ *   LSTSQ                    gelsy (PyTorch's CPU default driver), gels, gelsd or gelss with rcond
  *   SOLVE_TRIANGULAR         substitution in C (no LAPACK needed)
  *
  * Batches (..., m, n): every matrix is copied into a column-major float64 buffer (any strides
@@ -55,6 +55,12 @@ void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const 
              const int *lwork, int *iwork, const int *liwork, int *info);
 void dgelsy_(const int *m, const int *n, const int *nrhs, double *a, const int *lda, double *b, const int *ldb,
              int *jpvt, const double *rcond, int *rank, double *work, const int *lwork, int *info);
+void dgels_(const char *trans, const int *m, const int *n, const int *nrhs, double *a, const int *lda, double *b,
+            const int *ldb, double *work, const int *lwork, int *info);
+void dgelsd_(const int *m, const int *n, const int *nrhs, double *a, const int *lda, double *b, const int *ldb,
+             double *s, const double *rcond, int *rank, double *work, const int *lwork, int *iwork, int *info);
+void dgelss_(const int *m, const int *n, const int *nrhs, double *a, const int *lda, double *b, const int *ldb,
+             double *s, const double *rcond, int *rank, double *work, const int *lwork, int *info);
 #endif
 
 /* ---- batches of matrices ---- */
@@ -505,8 +511,27 @@ static kd_status la_eigh(kd_tensor *A, const char *uplo, kd_value *outs) {
   return la_finish(st, (kd_tensor *[]){W, V}, 2, outs);
 }
 
-/* gelsy on A (m x n), B (m x k): solution (n x k), residuals (empty: gelsy gives none, as
- * PyTorch's), rank (int64), singularValues (empty). */
+/* linalg.lstsq's LAPACK drivers, as PyTorch's CPU names them. */
+typedef enum { LA_GELSY, LA_GELS, LA_GELSD, LA_GELSS } la_lstsq_driver;
+
+/* One driver call on the column-major a (m x n, lda) and b (ldb x k); iwork is gelsd's. With
+ * lwork == -1 it is a workspace query: *work gets the size (and *iwork gelsd's integer size). */
+static int la_lstsq_call(la_lstsq_driver drv, int m, int n, int k, double *a, int lda, double *b, int ldb, int *jpvt,
+                         double *sv, double rc, int *rank, double *work, int lwork, int *iwork) {
+  int info = 0;
+  switch (drv) {
+    case LA_GELSY: dgelsy_(&m, &n, &k, a, &lda, b, &ldb, jpvt, &rc, rank, work, &lwork, &info); break;
+    case LA_GELS: dgels_("N", &m, &n, &k, a, &lda, b, &ldb, work, &lwork, &info); break;
+    case LA_GELSD: dgelsd_(&m, &n, &k, a, &lda, b, &ldb, sv, &rc, rank, work, &lwork, iwork, &info); break;
+    case LA_GELSS: dgelss_(&m, &n, &k, a, &lda, b, &ldb, sv, &rc, rank, work, &lwork, &info); break;
+  }
+  return info;
+}
+
+/* A (m x n), B (m x k) -> solution (n x k); residuals (k squared norms of the rows past n, when
+ * m > n and the driver is not gelsy, and gelsd/gelss found every matrix of full rank; else
+ * empty); rank (int64; empty for gels); singularValues (min(m, n) for gelsd/gelss; else empty).
+ * Output shapes as PyTorch's. */
 static kd_status la_lstsq(kd_tensor *A, kd_tensor *Bm, const kd_value *rcond, const kd_value *driver, kd_value *outs) {
   const char *fn = "torch.linalg.lstsq";
   if (A->dtype != Bm->dtype && kd_dtype_is_float(A->dtype) && kd_dtype_is_float(Bm->dtype))
@@ -542,13 +567,16 @@ static kd_status la_lstsq(kd_tensor *A, kd_tensor *Bm, const kd_value *rcond, co
     return KD_OK;
   }
   if (Bm->ndim < 2) return kd_error(KD_ERR_SHAPE, "%s: other must have at least 2 dimensions.", fn);
+  la_lstsq_driver drv = LA_GELSY;
   if (driver->kind == KD_VALUE_STRING) {
     const char *d = driver->v.str;
-    if (strcmp(d, "gels") && strcmp(d, "gelsy") && strcmp(d, "gelsd") && strcmp(d, "gelss"))
+    if (!strcmp(d, "gels")) drv = LA_GELS;
+    else if (!strcmp(d, "gelsd")) drv = LA_GELSD;
+    else if (!strcmp(d, "gelss")) drv = LA_GELSS;
+    else if (strcmp(d, "gelsy"))
       return kd_error(KD_ERR_INVALID_ARGUMENT, "%s: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)", fn);
-    if (strcmp(d, "gelsy"))
-      return kd_error(KD_ERR_NOT_SUPPORTED, "%s: driver '%s' is not supported by kindling (only the default 'gelsy')", fn, d);
   }
+  bool has_rank = drv != LA_GELS, has_sv = drv == LA_GELSD || drv == LA_GELSS;
   int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], k = Bm->sizes[Bm->ndim - 1];
   if (Bm->sizes[Bm->ndim - 2] != m) return kd_error(KD_ERR_SHAPE, "%s: input.size(-2) should match other.size(-2)", fn);
   KD_TRY(la_check_int(fn, m));
@@ -561,42 +589,78 @@ static kd_status la_lstsq(kd_tensor *A, kd_tensor *Bm, const kd_value *rcond, co
   for (int d = 0; d < nb; d++) batch *= bs[d];
   double eps = A->dtype == KD_DTYPE_F64 ? 2.220446049250313e-16 : 1.1920928955078125e-07;
   double rc = rcond->kind == KD_VALUE_DOUBLE ? rcond->v.d : eps * (double)(m > n ? m : n);
+  int64_t mn = m < n ? m : n, ldb = m > n ? m : n;
+  if (ldb < 1) ldb = 1;
   kd_tensor *X = NULL, *res = NULL, *rank = NULL, *sv = NULL;
   int64_t z = 0;
   kd_status st = la_out(bs, nb, 2, n, k, A->dtype, &X);
-  if (st == KD_OK) st = kd_tensor_empty(&z, 1, A->dtype, kd_device_cpu(), &res);
-  if (st == KD_OK) st = la_out(bs, nb, 0, 0, 0, KD_DTYPE_I64, &rank);
-  if (st == KD_OK) st = kd_tensor_empty(&z, 1, A->dtype, kd_device_cpu(), &sv);
-  int64_t ldb = m > n ? m : n;
-  if (ldb < 1) ldb = 1;
-  double *a = la_alloc(m * n), *b = la_alloc(ldb * k), *work = NULL;
-  int *jpvt = (int *)malloc(sizeof(int) * (size_t)(n + 1));
-  if (st == KD_OK && (!a || !b || !jpvt)) st = LA_OOM();
-  int mi = (int)m, ni = (int)n, ki = (int)k, lda = mi ? mi : 1, ldbi = (int)ldb, lwork = -1, info = 0, r = 0;
-  double wq = 0;
-  if (st == KD_OK && m > 0 && n > 0 && k > 0) {
-    dgelsy_(&mi, &ni, &ki, a, &lda, b, &ldbi, jpvt, &rc, &r, &wq, &lwork, &info);
+  if (st == KD_OK) st = has_rank ? la_out(bs, nb, 0, 0, 0, KD_DTYPE_I64, &rank) : kd_tensor_empty(&z, 1, KD_DTYPE_I64, kd_device_cpu(), &rank);
+  if (st == KD_OK) st = has_sv ? la_out(bs, nb, 1, mn, 0, A->dtype, &sv) : kd_tensor_empty(&z, 1, A->dtype, kd_device_cpu(), &sv);
+  /* the rows past n of every solved b, kept for the residuals */
+  bool want_res = m > n && drv != LA_GELSY;
+  double *a = la_alloc(m * n), *b = la_alloc(ldb * k), *s = la_alloc(mn), *work = NULL;
+  double *sq = want_res ? la_alloc(batch * k) : NULL;
+  int *jpvt = (int *)malloc(sizeof(int) * (size_t)(n + 1)), *iwork = NULL;
+  if (st == KD_OK && (!a || !b || !s || !jpvt || (want_res && !sq))) st = LA_OOM();
+  int mi = (int)m, ni = (int)n, ki = (int)k, lda = mi ? mi : 1, ldbi = (int)ldb, lwork = 0, r = 0;
+  bool solve = m > 0 && n > 0 && k > 0, full_rank = true;
+  if (st == KD_OK && solve) {
+    double wq = 0;
+    int iq = 1;
+    la_lstsq_call(drv, mi, ni, ki, a, lda, b, ldbi, jpvt, s, rc, &r, &wq, -1, &iq);
     lwork = (int)wq + 1;
     work = la_alloc(lwork);
-    if (!work) st = LA_OOM();
+    iwork = (int *)malloc(sizeof(int) * (size_t)(iq > 1 ? iq : 1));
+    if (!work || !iwork) st = LA_OOM();
   }
+  char pre[48];
   for (int64_t i = 0; st == KD_OK && i < batch; i++) {
     la_load(A, la_offset(A, bs, nb, i), a, lda, false);
     la_load(Bm, la_offset(Bm, bs, nb, i), b, ldbi, false);
-    r = 0;
-    if (m > 0 && n > 0 && k > 0) {
+    r = (int)mn;
+    for (int64_t j = 0; j < mn; j++) s[j] = 0;
+    if (solve) {
       for (int64_t j = 0; j < n; j++) jpvt[j] = 0;
-      dgelsy_(&mi, &ni, &ki, a, &lda, b, &ldbi, jpvt, &rc, &r, work, &lwork, &info);
+      int info = la_lstsq_call(drv, mi, ni, ki, a, lda, b, ldbi, jpvt, s, rc, &r, work, lwork, iwork);
+      if (info > 0 && drv == LA_GELS)
+        st = kd_error(LA_ERR, "%storch.linalg.lstsq: The least squares solution could not be computed because the input "
+                      "matrix does not have full rank (error code: %d).", la_batch_prefix(A, i, pre, sizeof pre), info);
+      else if (info > 0)
+        st = kd_error(LA_ERR, "%storch.linalg.lstsq: The algorithm failed to converge because the input matrix is "
+                      "ill-conditioned or has too many repeated singular values (error code: %d).",
+                      la_batch_prefix(A, i, pre, sizeof pre), info);
     } else {
       for (int64_t j = 0; j < ldb * k; j++) b[j] = 0;
+      r = 0;
     }
+    if (st != KD_OK) break;
     la_store(X, i, b, ldbi, n, k, false);
-    la_set(rank, i, r);
+    if (has_rank) la_set(rank, i, r);
+    if (has_sv)
+      for (int64_t j = 0; j < mn; j++) la_set(sv, i * mn + j, s[j]);
+    if (r < n) full_rank = false;
+    for (int64_t c = 0; want_res && c < k; c++) {
+      double acc = 0;
+      for (int64_t j = n; j < m; j++) acc += b[j + c * ldb] * b[j + c * ldb];
+      sq[i * k + c] = acc;
+    }
+  }
+  /* PyTorch: gels always has them (full rank is assumed); gelsd/gelss when every rank is n */
+  if (st == KD_OK) {
+    if (want_res && (drv == LA_GELS || full_rank)) {
+      st = la_out(bs, nb, 1, k, 0, A->dtype, &res);
+      for (int64_t i = 0; st == KD_OK && i < batch * k; i++) la_set(res, i, sq[i]);
+    } else {
+      st = kd_tensor_empty(&z, 1, A->dtype, kd_device_cpu(), &res);
+    }
   }
   free(a);
   free(b);
+  free(s);
+  free(sq);
   free(jpvt);
   free(work);
+  free(iwork);
   return la_finish(st, (kd_tensor *[]){X, res, rank, sv}, 4, outs);
 }
 #endif /* KD_HAVE_LAPACK */

@@ -318,8 +318,8 @@ def generate_op(op, key, target):
 
 def write_fixture(key, target, samples):
     doc = {'opinfo': key, 'fn': target['fn'], 'form': target['form'], 'samples': samples}
-    for k in ('compare', 'compareInts', 'note', 'random', 'cloneSelf'):
-        if target.get(k):
+    for k in ('compare', 'compareInts', 'note', 'random', 'cloneSelf', 'output'):
+        if target.get(k) or (k == 'output' and k in target):  # output may be 0
             doc[k] = target[k]
     data = json.dumps(doc, separators=(',', ':')).encode()  # kwargs keep their order (gradients follow it)
     with open(os.path.join(OUT, key + '.json.gz'), 'wb') as f:

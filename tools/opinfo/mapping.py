@@ -18,6 +18,8 @@ Entry fields (all optional):
             only), 'abs' (sign-ambiguous factors: absolute values), or a list of the output
             indices to compare
   random    True: a random op (values are not compared, no gradients)
+  output    i: the OpInfo's op is a lambda returning output i of the kindling op's tuple
+            (lstsq(...)[0]): the replay takes that output
   missing   why kindling does not cover this OpInfo (listed in docs/OPS.md); the default reason
             is that kindling has no op of that name
   note      how the mapping differs from PyTorch's call
@@ -207,10 +209,13 @@ MAP = {
     'scatter_reduce.amin': {'js': 'scatterReduce'},
     'scatter_reduce.amax': {'js': 'scatterReduce'},
     'linalg.det.singular': {'js': 'linalg.det'},
-    'linalg.lstsq.grad_oriented': {'js': 'linalg.lstsq'},
+    'linalg.lstsq.grad_oriented': {'js': 'linalg.lstsq', 'output': 0,
+                                   'note': "the OpInfo's op is lstsq(a, b, driver=driver)[0]: the solution"},
     'linalg.norm.subgradients_at_zero': {'js': 'linalg.norm'},
     'linalg.matrix_rank.hermitian': {'js': 'linalg.matrixRank'},
-    'linalg.pinv.singular': {'js': 'linalg.pinv'},
+    'linalg.pinv.singular': {'js': 'linalg.pinv', 'call': lambda s: ([(s.input @ s.args[0].mT).detach()], s.kwargs),
+                             'note': "the OpInfo's op is pinv(a @ b.mT) (rank-preserving factors): "
+                                     'kindling is given the product, so no gradients'},
     'linalg.pinv.hermitian': {'js': 'linalg.pinv'},
     # sign-ambiguous factorisations: compare absolute values (their gradients are recorded only
     # where OpInfo's samples make them gauge-invariant, which needs its output transform)
