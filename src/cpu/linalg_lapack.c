@@ -773,11 +773,13 @@ static kd_status ld_expand(kd_scope *s, kd_tensor *x, const int64_t *bs, int nb,
   LD(out, KD_OP_expand, kd_value_tensor(x), kd_value_intlist(sz, nb + 2));
   return KD_OK;
 }
+/* An int32 scratch on like's device: one value per matrix of the nb batch dims (last < 0: the
+ * infos), or last of them (pivots; 0 for 0 x 0 matrices). */
 static kd_status ld_int32(kd_scope *s, kd_tensor *like, int nb, int64_t last, kd_tensor **out) {
   int64_t sz[KD_MAX_DIMS];
   memcpy(sz, like->sizes, sizeof(int64_t) * (size_t)nb);
   sz[nb] = last;
-  KD_TRY(kd_tensor_empty(sz, last ? nb + 1 : nb, KD_DTYPE_I32, kd_tensor_device(like), out));
+  KD_TRY(kd_tensor_empty(sz, last >= 0 ? nb + 1 : nb, KD_DTYPE_I32, kd_tensor_device(like), out));
   return kd_scope_keep(s, *out);
 }
 /* getrf (code 0) / getrs (code 1) / potrf (kind CHOLESKY) on n x n column-major batches. */
@@ -801,6 +803,35 @@ static kd_status ld_run(kd_tensor *a, int kind, int code, int64_t n, int64_t bat
 
 /* qr of device tensors: geqrf on column-major A, R from its upper triangle, Q by orgqr in place
  * (complete with m > n: in an m x m buffer whose columns beyond n start as zeros). */
+/* Empty matrices on a device (a 0 dim or an empty batch): nothing to factor, so the CPU kernel
+ * runs on an empty CPU copy and its outputs (identity factors where PyTorch has them, e.g. Q of
+ * a 5 x 0 matrix in complete mode) move to the device. code: QR(_OLD) or SVD(_OLD). */
+static kd_status la_device_empty(kd_scope *s, int code, kd_tensor *A, int mode, bool full, bool compute_uv, kd_value *outs) {
+#if KD_HAVE_LAPACK
+  kd_tensor *a;
+  LD(&a, KD_OP_to, kd_value_tensor(A), kd_value_none(), kd_value_device(kd_device_cpu()), kd_value_bool(false));
+  kd_value tmp[3];
+  memset(tmp, 0, sizeof tmp);
+  int n = code == KD_LAPACK_QR || code == KD_LAPACK_QR_OLD ? 2 : 3;
+  KD_TRY(n == 2 ? la_qr(a, mode, tmp) : la_svd(a, full, compute_uv, code == KD_LAPACK_SVD_OLD, tmp));
+  kd_status st = KD_OK;
+  for (int i = 0; i < n; i++) { /* the scope owns them from here */
+    kd_status k = kd_scope_keep(s, tmp[i].v.t);
+    if (st == KD_OK) st = k;
+  }
+  if (st != KD_OK) return st;
+  for (int i = 0; i < n; i++) {
+    kd_tensor *t;
+    LD(&t, KD_OP_to, kd_value_tensor(tmp[i].v.t), kd_value_none(), kd_value_device(kd_tensor_device(A)), kd_value_bool(false));
+    kd_out_retain(outs, i, t);
+  }
+  return KD_OK;
+#else
+  (void)s, (void)code, (void)A, (void)mode, (void)full, (void)compute_uv, (void)outs;
+  return la_no_lapack(la_fn_name(code));
+#endif
+}
+
 static kd_status la_device_qr(kd_scope *s, int code, kd_value *args, kd_value *outs) {
   kd_tensor *A = args[0].v.t;
   const char *fn = "linalg.qr";
@@ -818,8 +849,7 @@ static kd_status la_device_qr(kd_scope *s, int code, kd_value *args, kd_value *o
   int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], k = m < n ? m : n, batch = la_batch(A);
   KD_TRY(la_check_int(fn, m));
   KD_TRY(la_check_int(fn, n));
-  if (m == 0 || n == 0 || batch == 0)
-    return kd_error(KD_ERR_NOT_SUPPORTED, "%s: empty matrices on CUDA are not supported yet", fn);
+  if (m == 0 || n == 0 || batch == 0) return la_device_empty(s, code, A, mode, false, false, outs);
   int nb = A->ndim - 2;
   int64_t qc = mode == 1 ? m : k, rr = mode == 1 ? m : k;
   kd_tensor *a, *tau, *t, *R, *Q;
@@ -887,8 +917,7 @@ static kd_status la_device_svd(kd_scope *s, int code, kd_value *args, kd_value *
   int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], batch = la_batch(A);
   KD_TRY(la_check_int(fn, m));
   KD_TRY(la_check_int(fn, n));
-  if (m == 0 || n == 0 || batch == 0)
-    return kd_error(KD_ERR_NOT_SUPPORTED, "%s: empty matrices on CUDA are not supported yet", fn);
+  if (m == 0 || n == 0 || batch == 0) return la_device_empty(s, code, A, 0, old ? !args[1].v.b : full, !old || args[2].v.b, outs);
   { /* PyTorch's check for non-finite input (one sync) */
     kd_tensor *fin, *all, *h;
     LD(&fin, KD_OP_isfinite, kd_value_tensor(A));
@@ -916,7 +945,7 @@ static kd_status la_device_svd(kd_scope *s, int code, kd_value *args, kd_value *
   sz[nb + 1] = N;
   KD_TRY(kd_tensor_empty(sz, nb + 2, A->dtype, dev, &vt)); /* column-major N x N */
   KD_TRY(kd_scope_keep(s, vt));
-  KD_TRY(ld_int32(s, A, nb, 0, &info));
+  KD_TRY(ld_int32(s, A, nb, -1, &info));
   kd_dev_op op;
   memset(&op, 0, sizeof op);
   op.kind = KD_DEV_OP_LINALG_SVD;
@@ -1031,7 +1060,7 @@ static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs
     kd_tensor *a, *info, *t, *r;
     KD_TRY(ld_copy(s, A, true, &a));
     int64_t batch = la_batch(A), bad = 0, i = 0;
-    KD_TRY(ld_int32(s, A, nb, 0, &info));
+    KD_TRY(ld_int32(s, A, nb, -1, &info));
     if (n > 0 && batch > 0) KD_TRY(ld_run(a, KD_DEV_OP_LINALG_CHOLESKY, 0, n, batch, 0, info, NULL, &bad, &i));
     if (bad)
       return kd_error(LA_ERR, "%s: %sThe factorization could not be completed because the input is not positive-definite "
@@ -1056,7 +1085,7 @@ static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs
     memcpy(sz, A->sizes, sizeof(int64_t) * (size_t)(nb + 1));
     KD_TRY(kd_tensor_empty(sz, nb + 1, A->dtype, kd_tensor_device(A), &w));
     KD_TRY(kd_scope_keep(s, w));
-    KD_TRY(ld_int32(s, A, nb, 0, &info));
+    KD_TRY(ld_int32(s, A, nb, -1, &info));
     if (n > 0 && batch > 0) {
       kd_dev_op op;
       memset(&op, 0, sizeof op);
@@ -1105,7 +1134,7 @@ static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs
   KD_TRY(ld_expand(s, A, bs, nb, &Ae));
   KD_TRY(ld_copy(s, Ae, left, &a));
   KD_TRY(ld_int32(s, a, nb, n, &piv));
-  KD_TRY(ld_int32(s, a, nb, 0, &info));
+  KD_TRY(ld_int32(s, a, nb, -1, &info));
   int64_t bad = 0, i = 0;
   if (n > 0 && batch > 0) KD_TRY(ld_run(a, KD_DEV_OP_LINALG_LU, 0, n, batch, 0, piv, info, &bad, &i));
   if (code == KD_LAPACK_INV || code == KD_LAPACK_SOLVE) {
