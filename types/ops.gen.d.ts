@@ -2025,7 +2025,7 @@ export declare namespace linalg {
   /** Eigenvalues (ascending) of symmetric matrices. */
   function eigvalsh(self: Tensor, UPLO?: string, options?: { self?: Tensor; UPLO?: string }): Tensor;
   function eigvalsh(options: { self: Tensor; UPLO?: string }): Tensor;
-  /** Least-squares solution of A X = B (driver 'gelsy', PyTorch's CPU default): solution, residuals (empty), rank, singularValues (empty). */
+  /** Least-squares solution of A X = B (driver 'gelsy', the CPU default, 'gels', 'gelsd' or 'gelss'; 'gels' on CUDA): solution, residuals, rank, singularValues (as PyTorch's per driver). */
   function lstsq(self: Tensor, b: Tensor, rcond?: number | null, options?: { self?: Tensor; b?: Tensor; rcond?: number | null; driver?: string | null }): Tensor[] & { solution: Tensor; residuals: Tensor; rank: Tensor; singularValues: Tensor };
   function lstsq(options: { self: Tensor; b: Tensor; rcond?: number | null; driver?: string | null }): Tensor[] & { solution: Tensor; residuals: Tensor; rank: Tensor; singularValues: Tensor };
   /** Moore-Penrose pseudo-inverse (SVD, or eigh when hermitian); singular values <= max(atol, rtol * max(S)) are dropped. */

@@ -1,6 +1,6 @@
 /* linalg_lapack.c - the factorizations of torch.linalg on the CPU, through LAPACK (the one
- * OpenBLAS ships: dgetrf_, dpotrf_, dgeqrf_/dorgqr_, dgesdd_, dsyevd_, dgelsy_), as PyTorch's
- * CPU backend uses them. One kernel, kd_cpu_linalg, with one code per op:
+ * OpenBLAS ships: dgetrf_, dpotrf_, dgeqrf_/dorgqr_, dgesdd_, dsyevd_, dgelsy_/dgels_/dgelsd_/
+ * dgelss_), as PyTorch's CPU backend uses them. One kernel, kd_cpu_linalg, with one code per op:
  *   DET / SLOGDET / LOGDET   LU (getrf): the product of U's diagonal and the pivots' sign
  *   INV                      getrf + getri; a zero pivot is PyTorch's "singular" error
  *   SOLVE                    getrf + getrs of A X = B or X A = B on matrix right-hand sides
@@ -19,8 +19,8 @@
  * time) keep the ops, which then fail with KD_NOT_SUPPORTED (see docs/LINALG.md).
  * Tensors on a device (CUDA: cuda/ops_linalg.cu, cuSOLVER): det/slogdet/logdet, inv, solve and
  * cholesky copy their inputs into column-major batches with kindling ops on the device and run
- * the device's getrf/getrs/potrf (kinds KD_DEV_OP_LINALG_*); the other factorizations are not
- * connected there yet (KD_NOT_SUPPORTED). */
+ * the device's getrf/getrs/potrf (kinds KD_DEV_OP_LINALG_*); qr, svd and eigh likewise, and
+ * lstsq (driver gels) through the device qr and trsm. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,6 +193,37 @@ static kd_status __attribute__((unused)) la_no_lapack(const char *fn) {
 /* LAPACK takes int sizes. */
 static kd_status la_check_int(const char *fn, int64_t v) {
   if (v > 0x3fffffff) return kd_error(KD_ERR_NOT_SUPPORTED, "%s: matrices of %lld rows or columns are too large for LAPACK", fn, (long long)v);
+  return KD_OK;
+}
+
+/* linalg.lstsq's LAPACK drivers, as PyTorch names them. */
+typedef enum { LA_GELSY, LA_GELS, LA_GELSD, LA_GELSS } la_lstsq_driver;
+
+/* The driver argument (None: dflt, PyTorch's default of the device). */
+static kd_status la_lstsq_driver_of(const kd_value *driver, la_lstsq_driver dflt, la_lstsq_driver *out) {
+  *out = dflt;
+  if (driver->kind != KD_VALUE_STRING) return KD_OK;
+  const char *d = driver->v.str;
+  if (!strcmp(d, "gels")) *out = LA_GELS;
+  else if (!strcmp(d, "gelsy")) *out = LA_GELSY;
+  else if (!strcmp(d, "gelsd")) *out = LA_GELSD;
+  else if (!strcmp(d, "gelss")) *out = LA_GELSS;
+  else return kd_error(KD_ERR_INVALID_ARGUMENT, "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
+  return KD_OK;
+}
+
+/* linalg.lstsq's dtype and dims checks (PyTorch's messages), shared by both paths. */
+static kd_status la_check_lstsq(const kd_tensor *A, const kd_tensor *Bm) {
+  const char *fn = "torch.linalg.lstsq";
+  if (A->dtype != Bm->dtype && kd_dtype_is_float(A->dtype) && kd_dtype_is_float(Bm->dtype))
+    return kd_error(KD_ERR_DTYPE, "%s: Expected input and other to have the same dtype, but got input's dtype %s and other's dtype %s",
+                    fn, kd_cpu_torch_name(A->dtype), kd_cpu_torch_name(Bm->dtype));
+  if ((A->dtype != KD_DTYPE_F32 && A->dtype != KD_DTYPE_F64) || (Bm->dtype != KD_DTYPE_F32 && Bm->dtype != KD_DTYPE_F64))
+    return kd_error(KD_ERR_DTYPE, "This function doesn't handle types other than float and double");
+  if (A->dtype != Bm->dtype)
+    return kd_error(KD_ERR_DTYPE, "%s: Expected input and other to have the same dtype, but got input's dtype %s and other's dtype %s",
+                    fn, kd_cpu_torch_name(A->dtype), kd_cpu_torch_name(Bm->dtype));
+  if (A->ndim < 2) return kd_error(KD_ERR_SHAPE, "%s: input must have at least 2 dimensions.", fn);
   return KD_OK;
 }
 
@@ -511,9 +542,6 @@ static kd_status la_eigh(kd_tensor *A, const char *uplo, kd_value *outs) {
   return la_finish(st, (kd_tensor *[]){W, V}, 2, outs);
 }
 
-/* linalg.lstsq's LAPACK drivers, as PyTorch's CPU names them. */
-typedef enum { LA_GELSY, LA_GELS, LA_GELSD, LA_GELSS } la_lstsq_driver;
-
 /* One driver call on the column-major a (m x n, lda) and b (ldb x k); iwork is gelsd's. With
  * lwork == -1 it is a workspace query: *work gets the size (and *iwork gelsd's integer size). */
 static int la_lstsq_call(la_lstsq_driver drv, int m, int n, int k, double *a, int lda, double *b, int ldb, int *jpvt,
@@ -534,15 +562,7 @@ static int la_lstsq_call(la_lstsq_driver drv, int m, int n, int k, double *a, in
  * Output shapes as PyTorch's. */
 static kd_status la_lstsq(kd_tensor *A, kd_tensor *Bm, const kd_value *rcond, const kd_value *driver, kd_value *outs) {
   const char *fn = "torch.linalg.lstsq";
-  if (A->dtype != Bm->dtype && kd_dtype_is_float(A->dtype) && kd_dtype_is_float(Bm->dtype))
-    return kd_error(KD_ERR_DTYPE, "%s: Expected input and other to have the same dtype, but got input's dtype %s and other's dtype %s",
-                    fn, kd_cpu_torch_name(A->dtype), kd_cpu_torch_name(Bm->dtype));
-  if ((A->dtype != KD_DTYPE_F32 && A->dtype != KD_DTYPE_F64) || (Bm->dtype != KD_DTYPE_F32 && Bm->dtype != KD_DTYPE_F64))
-    return kd_error(KD_ERR_DTYPE, "This function doesn't handle types other than float and double");
-  if (A->dtype != Bm->dtype)
-    return kd_error(KD_ERR_DTYPE, "%s: Expected input and other to have the same dtype, but got input's dtype %s and other's dtype %s",
-                    fn, kd_cpu_torch_name(A->dtype), kd_cpu_torch_name(Bm->dtype));
-  if (A->ndim < 2) return kd_error(KD_ERR_SHAPE, "%s: input must have at least 2 dimensions.", fn);
+  KD_TRY(la_check_lstsq(A, Bm));
   if (Bm->ndim == A->ndim - 1) { /* a batch of vectors: one-column matrices, the solution squeezed back */
     if (A->sizes[A->ndim - 2] != Bm->sizes[Bm->ndim - 1])
       return kd_error(KD_ERR_SHAPE, "%s: input.size(-2) should match other.size(-1)", fn);
@@ -567,15 +587,8 @@ static kd_status la_lstsq(kd_tensor *A, kd_tensor *Bm, const kd_value *rcond, co
     return KD_OK;
   }
   if (Bm->ndim < 2) return kd_error(KD_ERR_SHAPE, "%s: other must have at least 2 dimensions.", fn);
-  la_lstsq_driver drv = LA_GELSY;
-  if (driver->kind == KD_VALUE_STRING) {
-    const char *d = driver->v.str;
-    if (!strcmp(d, "gels")) drv = LA_GELS;
-    else if (!strcmp(d, "gelsd")) drv = LA_GELSD;
-    else if (!strcmp(d, "gelss")) drv = LA_GELSS;
-    else if (strcmp(d, "gelsy"))
-      return kd_error(KD_ERR_INVALID_ARGUMENT, "%s: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)", fn);
-  }
+  la_lstsq_driver drv;
+  KD_TRY(la_lstsq_driver_of(driver, LA_GELSY, &drv));
   bool has_rank = drv != LA_GELS, has_sv = drv == LA_GELSD || drv == LA_GELSS;
   int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], k = Bm->sizes[Bm->ndim - 1];
   if (Bm->sizes[Bm->ndim - 2] != m) return kd_error(KD_ERR_SHAPE, "%s: input.size(-2) should match other.size(-2)", fn);
@@ -691,7 +704,7 @@ static kd_status la_check_solve_triangular(const kd_tensor *A, const kd_tensor *
 /* linalg.solve_triangular: substitution, any float dtype (computed in double). */
 static kd_status la_solve_triangular(kd_tensor *A, kd_tensor *Bm, bool upper, bool left, bool unit, kd_value *outs) {
   const char *fn = "linalg.solve_triangular";
-  int64_t n;
+  int64_t n = 0;
   KD_TRY(la_check_solve_triangular(A, Bm, left, &n));
   int64_t br = Bm->sizes[Bm->ndim - 2], bc = Bm->sizes[Bm->ndim - 1];
   int64_t bs[KD_MAX_DIMS];
@@ -994,7 +1007,7 @@ static kd_status la_device_solve_triangular(kd_scope *s, kd_value *args, kd_valu
   kd_tensor *A = args[0].v.t, *Bm = args[1].v.t;
   bool upper = args[2].v.b, left = args[3].v.b, unit = args[4].v.b;
   const char *fn = "linalg.solve_triangular";
-  int64_t n;
+  int64_t n = 0;
   KD_TRY(la_check_solve_triangular(A, Bm, left, &n));
   int64_t br = Bm->sizes[Bm->ndim - 2], bc = Bm->sizes[Bm->ndim - 1];
   KD_TRY(la_check_int(fn, n));
@@ -1032,6 +1045,81 @@ static kd_status la_device_solve_triangular(kd_scope *s, kd_value *args, kd_valu
 
 /* det / slogdet / logdet / inv / solve / cholesky of device tensors (checks done by the caller's
  * checks, repeated here on shapes only). */
+/* lstsq of device tensors: driver gels only, as PyTorch's CUDA (full rank assumed), through the
+ * device QR and triangular solve: m >= n: A = Q R, X = R^-1 Q^T B; m < n (the minimum-norm
+ * solution): A^T = Q R, X = Q R^-T B. Residuals (m > n): |A X - B|^2 summed over the rows;
+ * rank and singular values empty, as gels gives them. */
+static kd_status la_device_lstsq(kd_scope *s, kd_value *args, kd_value *outs) {
+  kd_tensor *A = args[0].v.t, *Bm = args[1].v.t;
+  KD_TRY(la_check_lstsq(A, Bm));
+  la_lstsq_driver drv;
+  KD_TRY(la_lstsq_driver_of(&args[3], LA_GELS, &drv));
+  if (drv != LA_GELS)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "torch.linalg.lstsq: `driver` other than `gels` is not supported on CUDA");
+  if (Bm->ndim == A->ndim - 1) { /* a batch of vectors: one-column matrices, the solution squeezed back */
+    if (A->sizes[A->ndim - 2] != Bm->sizes[Bm->ndim - 1])
+      return kd_error(KD_ERR_SHAPE, "torch.linalg.lstsq: input.size(-2) should match other.size(-1)");
+    kd_tensor *col, *x;
+    LD(&col, KD_OP_unsqueeze, kd_value_tensor(Bm), kd_value_int(-1));
+    kd_value a2[4] = {args[0], kd_value_tensor(col), args[2], args[3]}, o[4];
+    KD_TRY(la_device_lstsq(s, a2, o));
+    for (int i = 0; i < 4; i++) KD_TRY(kd_scope_keep(s, o[i].v.t));
+    int64_t lastd = -1;
+    LD(&x, KD_OP_squeeze, kd_value_tensor(o[0].v.t), kd_value_intlist(&lastd, 1));
+    kd_out_retain(outs, 0, x);
+    for (int i = 1; i < 4; i++) kd_out_retain(outs, i, o[i].v.t);
+    return KD_OK;
+  }
+  if (Bm->ndim < 2) return kd_error(KD_ERR_SHAPE, "torch.linalg.lstsq: other must have at least 2 dimensions.");
+  int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1];
+  if (Bm->sizes[Bm->ndim - 2] != m)
+    return kd_error(KD_ERR_SHAPE, "torch.linalg.lstsq: input.size(-2) should match other.size(-2)");
+  bool tall = m >= n;
+  kd_tensor *F = A, *qr[2], *X, *t, *res, *rank, *sv;
+  if (!tall) LD(&F, KD_OP_transpose, kd_value_tensor(A), kd_value_int(-2), kd_value_int(-1));
+  kd_value qa[2] = {kd_value_tensor(F), {.kind = KD_VALUE_STRING, .v.str = "reduced"}}, qo[2];
+  KD_TRY(la_device_qr(s, KD_LAPACK_QR, qa, qo));
+  for (int i = 0; i < 2; i++) KD_TRY(kd_scope_keep(s, qo[i].v.t));
+  qr[0] = qo[0].v.t;
+  qr[1] = qo[1].v.t;
+  kd_value so[1];
+  if (tall) { /* X = R^-1 (Q^T B) */
+    kd_tensor *qt;
+    LD(&qt, KD_OP_transpose, kd_value_tensor(qr[0]), kd_value_int(-2), kd_value_int(-1));
+    LD(&t, KD_OP_matmul, kd_value_tensor(qt), kd_value_tensor(Bm));
+    kd_value sa[5] = {kd_value_tensor(qr[1]), kd_value_tensor(t), kd_value_bool(true), kd_value_bool(true), kd_value_bool(false)};
+    KD_TRY(la_device_solve_triangular(s, sa, so));
+    KD_TRY(kd_scope_keep(s, so[0].v.t));
+    X = so[0].v.t;
+  } else { /* X = Q (R^-T B): R^T is lower triangular */
+    kd_tensor *rt;
+    LD(&rt, KD_OP_transpose, kd_value_tensor(qr[1]), kd_value_int(-2), kd_value_int(-1));
+    kd_value sa[5] = {kd_value_tensor(rt), kd_value_tensor(Bm), kd_value_bool(false), kd_value_bool(true), kd_value_bool(false)};
+    KD_TRY(la_device_solve_triangular(s, sa, so));
+    KD_TRY(kd_scope_keep(s, so[0].v.t));
+    LD(&X, KD_OP_matmul, kd_value_tensor(qr[0]), kd_value_tensor(so[0].v.t));
+  }
+  LD(&X, KD_OP_contiguous, kd_value_tensor(X));
+  int64_t z = 0, last = -2;
+  kd_device dev = kd_tensor_device(A);
+  if (m > n) {
+    kd_tensor *ax, *d;
+    LD(&ax, KD_OP_matmul, kd_value_tensor(A), kd_value_tensor(X));
+    LD(&d, KD_OP_sub, kd_value_tensor(ax), kd_value_tensor(Bm), kd_value_scalar(kd_scalar_i(1)));
+    LD(&d, KD_OP_mul, kd_value_tensor(d), kd_value_tensor(d));
+    LD(&res, KD_OP_sum, kd_value_tensor(d), kd_value_intlist(&last, 1), kd_value_bool(false), kd_value_none());
+  } else {
+    LD(&res, KD_OP_empty, kd_value_intlist(&z, 1), kd_value_dtype(A->dtype), kd_value_device(dev));
+  }
+  LD(&rank, KD_OP_empty, kd_value_intlist(&z, 1), kd_value_dtype(KD_DTYPE_I64), kd_value_device(dev));
+  LD(&sv, KD_OP_empty, kd_value_intlist(&z, 1), kd_value_dtype(A->dtype), kd_value_device(dev));
+  kd_out_retain(outs, 0, X);
+  kd_out_retain(outs, 1, res);
+  kd_out_retain(outs, 2, rank);
+  kd_out_retain(outs, 3, sv);
+  return KD_OK;
+}
+
 static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs) {
   kd_tensor *A = args[0].v.t;
   const char *fn = la_fn_name(code);
@@ -1040,6 +1128,7 @@ static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs
   if (code == KD_LAPACK_QR || code == KD_LAPACK_QR_OLD) return la_device_qr(s, code, args, outs);
   if (code == KD_LAPACK_SVD || code == KD_LAPACK_SVD_OLD) return la_device_svd(s, code, args, outs);
   if (code == KD_LAPACK_SOLVE_TRIANGULAR) return la_device_solve_triangular(s, args, outs);
+  if (code == KD_LAPACK_LSTSQ) return la_device_lstsq(s, args, outs);
   if (!square)
     return kd_error(KD_ERR_NOT_SUPPORTED, "%s: no kernel for tensors on CUDA yet (only det, slogdet, logdet, inv, solve, "
                     "cholesky, qr and eigh)", fn);
