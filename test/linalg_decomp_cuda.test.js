@@ -146,6 +146,31 @@ describe('linalg on CUDA (CUDA vs CPU)', function () {
         (e) => e.code === 'KD_INVALID_ARGUMENT' && /other than `gels` is not supported on CUDA/.test(e.message));
     });
 
+    it(`empty matrices: det family of 0 x 0 batches, qr and svd with a 0 dim or an empty batch (${dtype})`, function () {
+      const same = (g, c, what) => { // close() for results that may have no elements
+        if (c.numel()) return close(g, c, dtype, what);
+        assert.ok(g.device.startsWith('cuda'), `${what}: result on ${g.device}`);
+        return assert.deepEqual(g.shape, c.shape, what);
+      };
+      const E = kd.zeros([3, 0, 0], { dtype });
+      close(kd.linalg.det(cuda(E)), kd.linalg.det(E), dtype, 'det of 0 x 0 matrices');
+      close(kd.linalg.slogdet(cuda(E)).logabsdet, kd.linalg.slogdet(E).logabsdet, dtype, 'slogdet of 0 x 0 matrices');
+      for (const shape of [[5, 0], [0, 3], [0, 4, 2]]) {
+        const Z = kd.zeros(shape, { dtype });
+        for (const mode of ['reduced', 'complete', 'r']) {
+          const g = kd.linalg.qr(cuda(Z), mode);
+          const c = kd.linalg.qr(Z, mode);
+          same(g.Q, c.Q, `qr ${mode} of [${shape}]: Q`);
+          same(g.R, c.R, `qr ${mode} of [${shape}]: R`);
+        }
+        for (const full of [true, false]) {
+          const g = kd.linalg.svd(cuda(Z), full);
+          const c = kd.linalg.svd(Z, full);
+          ['U', 'S', 'Vh'].forEach((k) => same(g[k], c[k], `svd full=${full} of [${shape}]: ${k}`));
+        }
+      }
+    });
+
     it(`lstsq (gels through QR): tall, square, wide, batched, vector right-hand sides, residuals (${dtype})`, function () {
       const T = kd.tensor([[2, -1, 0.5], [1, 3, -2], [0, 1, 4], [1.5, -0.5, 1]], { dtype });
       const R = kd.tensor([[1, -2], [0.5, 3], [2, 1], [-1, 0.25]], { dtype });
