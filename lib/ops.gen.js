@@ -541,7 +541,7 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:takeAlongDim": [{ name: "takeAlongDim", fn: N["takeAlongDim"], ret: "tensor", args: [["self", "Tensor", false, false], ["indices", "Tensor", false, false], ["dim", "int?", false, true]] }],
     "method:takeAlongDim": [{ name: "takeAlongDim", fn: N["takeAlongDim"], ret: "tensor", args: [["self", "Tensor", false, false], ["indices", "Tensor", false, false], ["dim", "int?", false, true]] }],
     "function:tensordot": [{ name: "tensordot", fn: N["tensordot"], ret: "tensor", args: [["self", "Tensor", false, false], ["other", "Tensor", false, false], ["dimsSelf", "int[]", false, false], ["dimsOther", "int[]", false, false]] }],
-    "function:cdist": [{ name: "cdist", fn: N["cdist"], ret: "tensor", args: [["x1", "Tensor", false, false], ["x2", "Tensor", false, false], ["p", "float", false, true], ["computeMode", "str?", true, true]] }],
+    "function:cdist": [{ name: "cdist", fn: N["cdist"], ret: "tensor", args: [["x1", "Tensor", false, false], ["x2", "Tensor", false, false], ["p", "float", false, true], ["computeMode", "str?", false, true]] }],
     "function:cov": [{ name: "cov", fn: N["cov"], ret: "tensor", args: [["self", "Tensor", false, false], ["correction", "int", true, true], ["fweights", "Tensor?", true, true], ["aweights", "Tensor?", true, true]] }],
     "method:cov": [{ name: "cov", fn: N["cov"], ret: "tensor", args: [["self", "Tensor", false, false], ["correction", "int", true, true], ["fweights", "Tensor?", true, true], ["aweights", "Tensor?", true, true]] }],
     "function:corrcoef": [{ name: "corrcoef", fn: N["corrcoef"], ret: "tensor", args: [["self", "Tensor", false, false]] }],
@@ -4632,13 +4632,14 @@ module.exports = function install(Tensor, kd, N, rt) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:tensordot"], null, arguments);
   };
-  kd.cdist = function cdist(a0, a1, a2) {
+  kd.cdist = function cdist(a0, a1, a2, a3) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
-  fast: if (arguments.length <= 3) {
+  fast: if (arguments.length <= 4) {
     if (!(a0 instanceof Tensor)) break fast;
     if (!(a1 instanceof Tensor)) break fast;
     if (a2 !== null && typeof a2 === 'object') break fast;
-    const h = N["cdist"](a0._h, a1._h, a2, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    const h = N["cdist"](a0._h, a1._h, a2, a3); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
   }
     return rt.invoke(G["function:cdist"], null, arguments);
   };

@@ -122,6 +122,42 @@ describe('linalg: factorizations rebuild their input (large float64 batches)', f
     assert.equal(kd.linalg.matrixRank(G, { rtol: 0.05 }).item(), 2);
     assert.equal(kd.linalg.matrixRank(G, { atol: 0.5 }).item(), 2);
   });
+
+  it("lstsq drivers gels, gelsd, gelss as PyTorch's: solution, residuals, rank and singular values", function () {
+    // PyTorch 1.13 values (torch.linalg.lstsq(A, B, driver=d) in float64)
+    const A = kd.tensor([[2, -1, 0.5], [1, 3, -2], [0, 1, 4], [1.5, -0.5, 1]], f64);
+    const B = kd.tensor([[1, -2], [0.5, 3], [2, 1], [-1, 0.25]], f64);
+    const X = [[0.10113119621180813, -0.12456311774211734], [0.3588635424104625, 1.0646773648013828],
+      [0.3541658837235521, 0.023826524860009784]];
+    const res = [2.7701999323537154, 1.4071272877597802];
+    const sv = [4.700273575196037, 3.23457588222232, 2.6823398704227563];
+    const close = (t, want) => assert.ok(maxAbsDiff(t, kd.tensor(want, f64)) < 1e-12, `${t.arraySync()} vs ${want}`);
+    const want = { // residuals, rank (null: an empty tensor), singular values
+      gels: [res, null, null], gelsy: [null, 3, null], gelsd: [res, 3, sv], gelss: [res, 3, sv],
+    };
+    for (const [driver, [r, rank, s]] of Object.entries(want)) {
+      const out = kd.linalg.lstsq(A, B, { driver });
+      close(out.solution, X);
+      if (r) close(out.residuals, r); else assert.deepEqual(out.residuals.shape, [0], driver);
+      if (rank === null) assert.deepEqual(out.rank.shape, [0], driver); else assert.equal(out.rank.item(), rank, driver);
+      if (s) close(out.singularValues, s); else assert.deepEqual(out.singularValues.shape, [0], driver);
+    }
+    // a vector right-hand side: the residual of its one column
+    const v = kd.linalg.lstsq(A, B.select(1, 0), { driver: 'gels' });
+    close(v.solution, X.map((row) => row[0]));
+    close(v.residuals, [res[0]]);
+    // rank-deficient (rank 2 of 3): gelsd/gelss give the minimum-norm solution and no residuals
+    const G = kd.tensor([[1, 2, 3], [2, 4, 6], [1, 0, 1], [0, 1, 1]], f64);
+    for (const driver of ['gelsd', 'gelss']) {
+      const out = kd.linalg.lstsq(G, B, { driver });
+      close(out.solution, [[1.6666666666666667, 0.5833333333333341], [-1.2564102564102562, -0.301282051282052],
+        [0.4102564102564102, 0.2820512820512821]]);
+      assert.deepEqual(out.residuals.shape, [0]);
+      assert.equal(out.rank.item(), 2);
+      close(out.singularValues, [8.539934920503985, 1.0341719168284527, 1.4604279606362004e-16]);
+    }
+    assert.throws(() => kd.linalg.lstsq(A, B, { driver: 'gelsx' }), (e) => e.code === 'KD_INVALID_ARGUMENT');
+  });
 });
 
 describe('linalg: gradients', function () {

@@ -1,8 +1,8 @@
 // linalg_decomp_cuda.test.js - kd.linalg on CUDA (cuSOLVER: cuda/ops_linalg.cu) against the CPU
 // (LAPACK): det/slogdet/logdet, inv, solve (matrix, vector and broadcast right-hand sides, both
 // sides), solveTriangular, cholesky (lower/upper), eigh/eigvalsh, qr (every mode), svd/svdvals/pinv, float32 and float64, batched and non-contiguous inputs, the
-// singular / not positive-definite errors, gradients computed on the device, and the clean
-// KD_NOT_SUPPORTED of the factorizations not connected yet. Runs where CUDA is available: on a
+// lstsq (driver gels, through QR), the singular / not positive-definite errors, gradients computed
+// on the device, and the clean KD_NOT_SUPPORTED of the factorizations not connected yet. Runs where CUDA is available: on a
 // GPU, or on the emulated GPU (test/emulated-gpu.mocharc.json).
 'use strict';
 
@@ -141,7 +141,54 @@ describe('linalg on CUDA (CUDA vs CPU)', function () {
       assert.throws(() => kd.linalg.solve(S, cuda(kd.ones([2], { dtype }))), (e) => e.code === 'KD_LINALG_ERROR' && /singular/.test(e.message));
       assert.throws(() => kd.linalg.cholesky(cuda(A)), (e) => e.code === 'KD_LINALG_ERROR' &&
         /\(Batch element 1\): .*leading minor of order 1 is not positive-definite/.test(e.message));
-      assert.throws(() => kd.linalg.lstsq(cuda(A), cuda(A)), (e) => e.code === 'KD_NOT_SUPPORTED');
+      // PyTorch's CUDA lstsq has the driver gels only
+      assert.throws(() => kd.linalg.lstsq(cuda(A), cuda(A), { driver: 'gelsy' }),
+        (e) => e.code === 'KD_INVALID_ARGUMENT' && /other than `gels` is not supported on CUDA/.test(e.message));
+    });
+
+    it(`empty matrices: det family of 0 x 0 batches, qr and svd with a 0 dim or an empty batch (${dtype})`, function () {
+      const same = (g, c, what) => { // close() for results that may have no elements
+        if (c.numel()) return close(g, c, dtype, what);
+        assert.ok(g.device.startsWith('cuda'), `${what}: result on ${g.device}`);
+        return assert.deepEqual(g.shape, c.shape, what);
+      };
+      const E = kd.zeros([3, 0, 0], { dtype });
+      close(kd.linalg.det(cuda(E)), kd.linalg.det(E), dtype, 'det of 0 x 0 matrices');
+      close(kd.linalg.slogdet(cuda(E)).logabsdet, kd.linalg.slogdet(E).logabsdet, dtype, 'slogdet of 0 x 0 matrices');
+      for (const shape of [[5, 0], [0, 3], [0, 4, 2]]) {
+        const Z = kd.zeros(shape, { dtype });
+        for (const mode of ['reduced', 'complete', 'r']) {
+          const g = kd.linalg.qr(cuda(Z), mode);
+          const c = kd.linalg.qr(Z, mode);
+          same(g.Q, c.Q, `qr ${mode} of [${shape}]: Q`);
+          same(g.R, c.R, `qr ${mode} of [${shape}]: R`);
+        }
+        for (const full of [true, false]) {
+          const g = kd.linalg.svd(cuda(Z), full);
+          const c = kd.linalg.svd(Z, full);
+          ['U', 'S', 'Vh'].forEach((k) => same(g[k], c[k], `svd full=${full} of [${shape}]: ${k}`));
+        }
+      }
+    });
+
+    it(`lstsq (gels through QR): tall, square, wide, batched, vector right-hand sides, residuals (${dtype})`, function () {
+      const T = kd.tensor([[2, -1, 0.5], [1, 3, -2], [0, 1, 4], [1.5, -0.5, 1]], { dtype });
+      const R = kd.tensor([[1, -2], [0.5, 3], [2, 1], [-1, 0.25]], { dtype });
+      const cases = [[T, R, 'tall'], [A, B.unsqueeze(0), 'square batch, broadcast B'], [T.t(), R.narrow(0, 0, 3), 'wide (minimum norm)'],
+        [T, R.select(1, 0), 'vector'], [T.unsqueeze(0).expand([2, 4, 3]).contiguous(), R.unsqueeze(0).expand([2, 4, 2]), 'batched tall']];
+      for (const [a, b, what] of cases) {
+        const g = kd.linalg.lstsq(cuda(a), cuda(b));
+        const c = kd.linalg.lstsq(a, b, { driver: 'gels' });
+        close(g.solution, c.solution, dtype, `lstsq ${what}: solution`);
+        if (c.residuals.numel()) close(g.residuals, c.residuals, dtype, `lstsq ${what}: residuals`);
+        else assert.deepEqual(g.residuals.shape, [0], what);
+        assert.deepEqual([g.rank.shape, g.singularValues.shape], [[0], [0]], what);
+      }
+      const x = cuda(T).requiresGrad_();
+      const xc = T.clone().requiresGrad_();
+      kd.linalg.lstsq(x, cuda(R)).solution.sum().backward();
+      kd.linalg.lstsq(xc, R, { driver: 'gels' }).solution.sum().backward();
+      close(x.grad, xc.grad, dtype, 'lstsq gradient');
     });
 
     it(`gradients on the device (${dtype})`, function () {

@@ -202,6 +202,7 @@ function runSample(doc, s, device = 'cpu') {
   let r;
   try {
     r = callOp(doc, args, kwargs);
+    if (doc.output !== undefined) r = r[doc.output]; // the OpInfo's op takes one output of the tuple
     // on a device, errors found while computing (an index out of range) come at the next sync
     // point (docs/CUDA.md): reach one inside the capture, as a user reading the result would
     if (device !== 'cpu') deviceSyncPoint(r);

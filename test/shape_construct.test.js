@@ -97,6 +97,9 @@ describe('shape and construction ops: API details', function () {
     assert.deepEqual(t.diagEmbed({ offset: 1 }).shape, [3, 5, 5]);
     assert.deepEqual(kd.cdist(t, t, { p: 1, computeMode: 'donot_use_mm_for_euclid_dist' }).arraySync()[0], [0, 16, 32]);
     expectKdError(() => kd.cdist(t, t, { computeMode: 'sometimes' }), 'KD_INVALID_ARGUMENT');
+    // PyTorch's cdist(x1, x2, p, compute_mode) takes compute_mode positionally too
+    assert.deepEqual(kd.cdist(t, t, 1, 'donot_use_mm_for_euclid_dist').arraySync()[0], [0, 16, 32]);
+    expectKdError(() => kd.cdist(t, t, 2, 'sometimes'), 'KD_INVALID_ARGUMENT');
     assert.deepEqual(t.cov({ correction: 0, fweights: kd.tensor([1, 1, 1, 1]) }).shape, [3, 3]);
     assert.strictEqual(kd.allclose(t, t.add(1e-3), { atol: 1e-2 }), true);
     assert.deepEqual(t.takeAlongDim(kd.tensor([[3], [2], [1]]), { dim: 1 }).arraySync(), [[3], [6], [9]]);

@@ -498,6 +498,22 @@ function genDocs() {
   return s + opinfoDocs();
 }
 
+// The samples of the covered OpInfos that pass, per device, from tools/opinfo/pass_rates.json
+// (written by `node tools/opinfo/report.js --write-known`).
+function opinfoPassRates() {
+  const file = path.join(root, 'tools', 'opinfo', 'pass_rates.json');
+  if (!fs.existsSync(file)) return '';
+  const rates = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const pct = ([a, b]) => `${a} / ${b} (${b ? ((100 * a) / b).toFixed(2) : '-'}%)`;
+  let s = '\n## PyTorch OpInfo samples kindling passes\n\n' +
+    'Replayed by `test/opinfo.test.js` (the failures left are listed, each with its reason, in ' +
+    '`test/opinfo_known_failures.json`):\n\n| device | forward samples | gradient samples | error samples |\n|---|---|---|---|\n';
+  for (const [dev, r] of Object.entries(rates)) {
+    s += `| ${dev === 'cuda' ? `CUDA (${r.device || 'GPU'})` : 'CPU'} | ${pct(r.forward)} | ${pct(r.grad)} | ${pct(r.errors)} |\n`;
+  }
+  return s;
+}
+
 // The section on PyTorch's OpInfo database, from tools/opinfo/coverage.json (written by
 // tools/opinfo/generate.py): the OpInfos kindling does not cover, grouped, with the reason.
 function opinfoDocs() {
@@ -511,6 +527,7 @@ function opinfoDocs() {
     'recorded by `tools/opinfo/generate.py` and replayed on kindling by `test/opinfo.test.js` ' +
     '(`npm run opinfo:report` prints the pass rates). These ' + `${missing.length} are not, by group and reason ` +
     '(from `tools/opinfo/coverage.json`):\n';
+  s = opinfoPassRates() + s;
   const groups = new Map();
   for (const e of missing) {
     if (!groups.has(e.group)) groups.set(e.group, new Map());

@@ -1595,7 +1595,7 @@ export declare function triuIndices(options: { row: number; col: number; offset?
 export declare function takeAlongDim(self: Tensor, indices: Tensor, dim?: number | null, options?: { self?: Tensor; indices?: Tensor; dim?: number | null }): Tensor;
 export declare function takeAlongDim(options: { self: Tensor; indices: Tensor; dim?: number | null }): Tensor;
 /** p-norm distances between the rows of x1 and of x2 (batched); p = 2 uses a matmul for more than 25 rows (computeMode). */
-export declare function cdist(x1: Tensor, x2: Tensor, p?: number, options?: { x1?: Tensor; x2?: Tensor; p?: number; computeMode?: string | null }): Tensor;
+export declare function cdist(x1: Tensor, x2: Tensor, p?: number, computeMode?: string | null, options?: { x1?: Tensor; x2?: Tensor; p?: number; computeMode?: string | null }): Tensor;
 export declare function cdist(options: { x1: Tensor; x2: Tensor; p?: number; computeMode?: string | null }): Tensor;
 /** The covariance matrix of the rows (variables) over the columns (observations), optionally weighted. */
 export declare function cov(self: Tensor, options?: { self?: Tensor; correction?: number; fweights?: Tensor | null; aweights?: Tensor | null }): Tensor;
@@ -2025,7 +2025,7 @@ export declare namespace linalg {
   /** Eigenvalues (ascending) of symmetric matrices. */
   function eigvalsh(self: Tensor, UPLO?: string, options?: { self?: Tensor; UPLO?: string }): Tensor;
   function eigvalsh(options: { self: Tensor; UPLO?: string }): Tensor;
-  /** Least-squares solution of A X = B (driver 'gelsy', PyTorch's CPU default): solution, residuals (empty), rank, singularValues (empty). */
+  /** Least-squares solution of A X = B (driver 'gelsy', the CPU default, 'gels', 'gelsd' or 'gelss'; 'gels' on CUDA): solution, residuals, rank, singularValues (as PyTorch's per driver). */
   function lstsq(self: Tensor, b: Tensor, rcond?: number | null, options?: { self?: Tensor; b?: Tensor; rcond?: number | null; driver?: string | null }): Tensor[] & { solution: Tensor; residuals: Tensor; rank: Tensor; singularValues: Tensor };
   function lstsq(options: { self: Tensor; b: Tensor; rcond?: number | null; driver?: string | null }): Tensor[] & { solution: Tensor; residuals: Tensor; rank: Tensor; singularValues: Tensor };
   /** Moore-Penrose pseudo-inverse (SVD, or eigh when hermitian); singular values <= max(atol, rtol * max(S)) are dropped. */

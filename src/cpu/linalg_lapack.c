@@ -1,6 +1,6 @@
 /* linalg_lapack.c - the factorizations of torch.linalg on the CPU, through LAPACK (the one
- * OpenBLAS ships: dgetrf_, dpotrf_, dgeqrf_/dorgqr_, dgesdd_, dsyevd_, dgelsy_), as PyTorch's
- * CPU backend uses them. One kernel, kd_cpu_linalg, with one code per op:
+ * OpenBLAS ships: dgetrf_, dpotrf_, dgeqrf_/dorgqr_, dgesdd_, dsyevd_, dgelsy_/dgels_/dgelsd_/
+ * dgelss_), as PyTorch's CPU backend uses them. One kernel, kd_cpu_linalg, with one code per op:
  *   DET / SLOGDET / LOGDET   LU (getrf): the product of U's diagonal and the pivots' sign
  *   INV                      getrf + getri; a zero pivot is PyTorch's "singular" error
  *   SOLVE                    getrf + getrs of A X = B or X A = B on matrix right-hand sides
@@ -9,7 +9,7 @@
  *   QR(_OLD)                 geqrf + orgqr (modes reduced, complete, r)
  *   SVD(_OLD)                gesdd (U, S, Vh; torch.svd returns V)
  *   EIGH                     syevd (ascending eigenvalues, orthonormal eigenvectors)
- *   LSTSQ                    gelsy (PyTorch's CPU default driver) with rcond
+ *   LSTSQ                    gelsy (PyTorch's CPU default driver), gels, gelsd or gelss with rcond
  *   SOLVE_TRIANGULAR         substitution in C (no LAPACK needed)
  *
  * Batches (..., m, n): every matrix is copied into a column-major float64 buffer (any strides
@@ -19,8 +19,8 @@
  * time) keep the ops, which then fail with KD_NOT_SUPPORTED (see docs/LINALG.md).
  * Tensors on a device (CUDA: cuda/ops_linalg.cu, cuSOLVER): det/slogdet/logdet, inv, solve and
  * cholesky copy their inputs into column-major batches with kindling ops on the device and run
- * the device's getrf/getrs/potrf (kinds KD_DEV_OP_LINALG_*); the other factorizations are not
- * connected there yet (KD_NOT_SUPPORTED). */
+ * the device's getrf/getrs/potrf (kinds KD_DEV_OP_LINALG_*); qr, svd and eigh likewise, and
+ * lstsq (driver gels) through the device qr and trsm. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +55,12 @@ void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const 
              const int *lwork, int *iwork, const int *liwork, int *info);
 void dgelsy_(const int *m, const int *n, const int *nrhs, double *a, const int *lda, double *b, const int *ldb,
              int *jpvt, const double *rcond, int *rank, double *work, const int *lwork, int *info);
+void dgels_(const char *trans, const int *m, const int *n, const int *nrhs, double *a, const int *lda, double *b,
+            const int *ldb, double *work, const int *lwork, int *info);
+void dgelsd_(const int *m, const int *n, const int *nrhs, double *a, const int *lda, double *b, const int *ldb,
+             double *s, const double *rcond, int *rank, double *work, const int *lwork, int *iwork, int *info);
+void dgelss_(const int *m, const int *n, const int *nrhs, double *a, const int *lda, double *b, const int *ldb,
+             double *s, const double *rcond, int *rank, double *work, const int *lwork, int *info);
 #endif
 
 /* ---- batches of matrices ---- */
@@ -187,6 +193,37 @@ static kd_status __attribute__((unused)) la_no_lapack(const char *fn) {
 /* LAPACK takes int sizes. */
 static kd_status la_check_int(const char *fn, int64_t v) {
   if (v > 0x3fffffff) return kd_error(KD_ERR_NOT_SUPPORTED, "%s: matrices of %lld rows or columns are too large for LAPACK", fn, (long long)v);
+  return KD_OK;
+}
+
+/* linalg.lstsq's LAPACK drivers, as PyTorch names them. */
+typedef enum { LA_GELSY, LA_GELS, LA_GELSD, LA_GELSS } la_lstsq_driver;
+
+/* The driver argument (None: dflt, PyTorch's default of the device). */
+static kd_status la_lstsq_driver_of(const kd_value *driver, la_lstsq_driver dflt, la_lstsq_driver *out) {
+  *out = dflt;
+  if (driver->kind != KD_VALUE_STRING) return KD_OK;
+  const char *d = driver->v.str;
+  if (!strcmp(d, "gels")) *out = LA_GELS;
+  else if (!strcmp(d, "gelsy")) *out = LA_GELSY;
+  else if (!strcmp(d, "gelsd")) *out = LA_GELSD;
+  else if (!strcmp(d, "gelss")) *out = LA_GELSS;
+  else return kd_error(KD_ERR_INVALID_ARGUMENT, "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
+  return KD_OK;
+}
+
+/* linalg.lstsq's dtype and dims checks (PyTorch's messages), shared by both paths. */
+static kd_status la_check_lstsq(const kd_tensor *A, const kd_tensor *Bm) {
+  const char *fn = "torch.linalg.lstsq";
+  if (A->dtype != Bm->dtype && kd_dtype_is_float(A->dtype) && kd_dtype_is_float(Bm->dtype))
+    return kd_error(KD_ERR_DTYPE, "%s: Expected input and other to have the same dtype, but got input's dtype %s and other's dtype %s",
+                    fn, kd_cpu_torch_name(A->dtype), kd_cpu_torch_name(Bm->dtype));
+  if ((A->dtype != KD_DTYPE_F32 && A->dtype != KD_DTYPE_F64) || (Bm->dtype != KD_DTYPE_F32 && Bm->dtype != KD_DTYPE_F64))
+    return kd_error(KD_ERR_DTYPE, "This function doesn't handle types other than float and double");
+  if (A->dtype != Bm->dtype)
+    return kd_error(KD_ERR_DTYPE, "%s: Expected input and other to have the same dtype, but got input's dtype %s and other's dtype %s",
+                    fn, kd_cpu_torch_name(A->dtype), kd_cpu_torch_name(Bm->dtype));
+  if (A->ndim < 2) return kd_error(KD_ERR_SHAPE, "%s: input must have at least 2 dimensions.", fn);
   return KD_OK;
 }
 
@@ -505,19 +542,27 @@ static kd_status la_eigh(kd_tensor *A, const char *uplo, kd_value *outs) {
   return la_finish(st, (kd_tensor *[]){W, V}, 2, outs);
 }
 
-/* gelsy on A (m x n), B (m x k): solution (n x k), residuals (empty: gelsy gives none, as
- * PyTorch's), rank (int64), singularValues (empty). */
+/* One driver call on the column-major a (m x n, lda) and b (ldb x k); iwork is gelsd's. With
+ * lwork == -1 it is a workspace query: *work gets the size (and *iwork gelsd's integer size). */
+static int la_lstsq_call(la_lstsq_driver drv, int m, int n, int k, double *a, int lda, double *b, int ldb, int *jpvt,
+                         double *sv, double rc, int *rank, double *work, int lwork, int *iwork) {
+  int info = 0;
+  switch (drv) {
+    case LA_GELSY: dgelsy_(&m, &n, &k, a, &lda, b, &ldb, jpvt, &rc, rank, work, &lwork, &info); break;
+    case LA_GELS: dgels_("N", &m, &n, &k, a, &lda, b, &ldb, work, &lwork, &info); break;
+    case LA_GELSD: dgelsd_(&m, &n, &k, a, &lda, b, &ldb, sv, &rc, rank, work, &lwork, iwork, &info); break;
+    case LA_GELSS: dgelss_(&m, &n, &k, a, &lda, b, &ldb, sv, &rc, rank, work, &lwork, &info); break;
+  }
+  return info;
+}
+
+/* A (m x n), B (m x k) -> solution (n x k); residuals (k squared norms of the rows past n, when
+ * m > n and the driver is not gelsy, and gelsd/gelss found every matrix of full rank; else
+ * empty); rank (int64; empty for gels); singularValues (min(m, n) for gelsd/gelss; else empty).
+ * Output shapes as PyTorch's. */
 static kd_status la_lstsq(kd_tensor *A, kd_tensor *Bm, const kd_value *rcond, const kd_value *driver, kd_value *outs) {
   const char *fn = "torch.linalg.lstsq";
-  if (A->dtype != Bm->dtype && kd_dtype_is_float(A->dtype) && kd_dtype_is_float(Bm->dtype))
-    return kd_error(KD_ERR_DTYPE, "%s: Expected input and other to have the same dtype, but got input's dtype %s and other's dtype %s",
-                    fn, kd_cpu_torch_name(A->dtype), kd_cpu_torch_name(Bm->dtype));
-  if ((A->dtype != KD_DTYPE_F32 && A->dtype != KD_DTYPE_F64) || (Bm->dtype != KD_DTYPE_F32 && Bm->dtype != KD_DTYPE_F64))
-    return kd_error(KD_ERR_DTYPE, "This function doesn't handle types other than float and double");
-  if (A->dtype != Bm->dtype)
-    return kd_error(KD_ERR_DTYPE, "%s: Expected input and other to have the same dtype, but got input's dtype %s and other's dtype %s",
-                    fn, kd_cpu_torch_name(A->dtype), kd_cpu_torch_name(Bm->dtype));
-  if (A->ndim < 2) return kd_error(KD_ERR_SHAPE, "%s: input must have at least 2 dimensions.", fn);
+  KD_TRY(la_check_lstsq(A, Bm));
   if (Bm->ndim == A->ndim - 1) { /* a batch of vectors: one-column matrices, the solution squeezed back */
     if (A->sizes[A->ndim - 2] != Bm->sizes[Bm->ndim - 1])
       return kd_error(KD_ERR_SHAPE, "%s: input.size(-2) should match other.size(-1)", fn);
@@ -542,13 +587,9 @@ static kd_status la_lstsq(kd_tensor *A, kd_tensor *Bm, const kd_value *rcond, co
     return KD_OK;
   }
   if (Bm->ndim < 2) return kd_error(KD_ERR_SHAPE, "%s: other must have at least 2 dimensions.", fn);
-  if (driver->kind == KD_VALUE_STRING) {
-    const char *d = driver->v.str;
-    if (strcmp(d, "gels") && strcmp(d, "gelsy") && strcmp(d, "gelsd") && strcmp(d, "gelss"))
-      return kd_error(KD_ERR_INVALID_ARGUMENT, "%s: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)", fn);
-    if (strcmp(d, "gelsy"))
-      return kd_error(KD_ERR_NOT_SUPPORTED, "%s: driver '%s' is not supported by kindling (only the default 'gelsy')", fn, d);
-  }
+  la_lstsq_driver drv;
+  KD_TRY(la_lstsq_driver_of(driver, LA_GELSY, &drv));
+  bool has_rank = drv != LA_GELS, has_sv = drv == LA_GELSD || drv == LA_GELSS;
   int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], k = Bm->sizes[Bm->ndim - 1];
   if (Bm->sizes[Bm->ndim - 2] != m) return kd_error(KD_ERR_SHAPE, "%s: input.size(-2) should match other.size(-2)", fn);
   KD_TRY(la_check_int(fn, m));
@@ -561,42 +602,78 @@ static kd_status la_lstsq(kd_tensor *A, kd_tensor *Bm, const kd_value *rcond, co
   for (int d = 0; d < nb; d++) batch *= bs[d];
   double eps = A->dtype == KD_DTYPE_F64 ? 2.220446049250313e-16 : 1.1920928955078125e-07;
   double rc = rcond->kind == KD_VALUE_DOUBLE ? rcond->v.d : eps * (double)(m > n ? m : n);
+  int64_t mn = m < n ? m : n, ldb = m > n ? m : n;
+  if (ldb < 1) ldb = 1;
   kd_tensor *X = NULL, *res = NULL, *rank = NULL, *sv = NULL;
   int64_t z = 0;
   kd_status st = la_out(bs, nb, 2, n, k, A->dtype, &X);
-  if (st == KD_OK) st = kd_tensor_empty(&z, 1, A->dtype, kd_device_cpu(), &res);
-  if (st == KD_OK) st = la_out(bs, nb, 0, 0, 0, KD_DTYPE_I64, &rank);
-  if (st == KD_OK) st = kd_tensor_empty(&z, 1, A->dtype, kd_device_cpu(), &sv);
-  int64_t ldb = m > n ? m : n;
-  if (ldb < 1) ldb = 1;
-  double *a = la_alloc(m * n), *b = la_alloc(ldb * k), *work = NULL;
-  int *jpvt = (int *)malloc(sizeof(int) * (size_t)(n + 1));
-  if (st == KD_OK && (!a || !b || !jpvt)) st = LA_OOM();
-  int mi = (int)m, ni = (int)n, ki = (int)k, lda = mi ? mi : 1, ldbi = (int)ldb, lwork = -1, info = 0, r = 0;
-  double wq = 0;
-  if (st == KD_OK && m > 0 && n > 0 && k > 0) {
-    dgelsy_(&mi, &ni, &ki, a, &lda, b, &ldbi, jpvt, &rc, &r, &wq, &lwork, &info);
+  if (st == KD_OK) st = has_rank ? la_out(bs, nb, 0, 0, 0, KD_DTYPE_I64, &rank) : kd_tensor_empty(&z, 1, KD_DTYPE_I64, kd_device_cpu(), &rank);
+  if (st == KD_OK) st = has_sv ? la_out(bs, nb, 1, mn, 0, A->dtype, &sv) : kd_tensor_empty(&z, 1, A->dtype, kd_device_cpu(), &sv);
+  /* the rows past n of every solved b, kept for the residuals */
+  bool want_res = m > n && drv != LA_GELSY;
+  double *a = la_alloc(m * n), *b = la_alloc(ldb * k), *s = la_alloc(mn), *work = NULL;
+  double *sq = want_res ? la_alloc(batch * k) : NULL;
+  int *jpvt = (int *)malloc(sizeof(int) * (size_t)(n + 1)), *iwork = NULL;
+  if (st == KD_OK && (!a || !b || !s || !jpvt || (want_res && !sq))) st = LA_OOM();
+  int mi = (int)m, ni = (int)n, ki = (int)k, lda = mi ? mi : 1, ldbi = (int)ldb, lwork = 0, r = 0;
+  bool solve = m > 0 && n > 0 && k > 0, full_rank = true;
+  if (st == KD_OK && solve) {
+    double wq = 0;
+    int iq = 1;
+    la_lstsq_call(drv, mi, ni, ki, a, lda, b, ldbi, jpvt, s, rc, &r, &wq, -1, &iq);
     lwork = (int)wq + 1;
     work = la_alloc(lwork);
-    if (!work) st = LA_OOM();
+    iwork = (int *)malloc(sizeof(int) * (size_t)(iq > 1 ? iq : 1));
+    if (!work || !iwork) st = LA_OOM();
   }
+  char pre[48];
   for (int64_t i = 0; st == KD_OK && i < batch; i++) {
     la_load(A, la_offset(A, bs, nb, i), a, lda, false);
     la_load(Bm, la_offset(Bm, bs, nb, i), b, ldbi, false);
-    r = 0;
-    if (m > 0 && n > 0 && k > 0) {
+    r = (int)mn;
+    for (int64_t j = 0; j < mn; j++) s[j] = 0;
+    if (solve) {
       for (int64_t j = 0; j < n; j++) jpvt[j] = 0;
-      dgelsy_(&mi, &ni, &ki, a, &lda, b, &ldbi, jpvt, &rc, &r, work, &lwork, &info);
+      int info = la_lstsq_call(drv, mi, ni, ki, a, lda, b, ldbi, jpvt, s, rc, &r, work, lwork, iwork);
+      if (info > 0 && drv == LA_GELS)
+        st = kd_error(LA_ERR, "%storch.linalg.lstsq: The least squares solution could not be computed because the input "
+                      "matrix does not have full rank (error code: %d).", la_batch_prefix(A, i, pre, sizeof pre), info);
+      else if (info > 0)
+        st = kd_error(LA_ERR, "%storch.linalg.lstsq: The algorithm failed to converge because the input matrix is "
+                      "ill-conditioned or has too many repeated singular values (error code: %d).",
+                      la_batch_prefix(A, i, pre, sizeof pre), info);
     } else {
       for (int64_t j = 0; j < ldb * k; j++) b[j] = 0;
+      r = 0;
     }
+    if (st != KD_OK) break;
     la_store(X, i, b, ldbi, n, k, false);
-    la_set(rank, i, r);
+    if (has_rank) la_set(rank, i, r);
+    if (has_sv)
+      for (int64_t j = 0; j < mn; j++) la_set(sv, i * mn + j, s[j]);
+    if (r < n) full_rank = false;
+    for (int64_t c = 0; want_res && c < k; c++) {
+      double acc = 0;
+      for (int64_t j = n; j < m; j++) acc += b[j + c * ldb] * b[j + c * ldb];
+      sq[i * k + c] = acc;
+    }
+  }
+  /* PyTorch: gels always has them (full rank is assumed); gelsd/gelss when every rank is n */
+  if (st == KD_OK) {
+    if (want_res && (drv == LA_GELS || full_rank)) {
+      st = la_out(bs, nb, 1, k, 0, A->dtype, &res);
+      for (int64_t i = 0; st == KD_OK && i < batch * k; i++) la_set(res, i, sq[i]);
+    } else {
+      st = kd_tensor_empty(&z, 1, A->dtype, kd_device_cpu(), &res);
+    }
   }
   free(a);
   free(b);
+  free(s);
+  free(sq);
   free(jpvt);
   free(work);
+  free(iwork);
   return la_finish(st, (kd_tensor *[]){X, res, rank, sv}, 4, outs);
 }
 #endif /* KD_HAVE_LAPACK */
@@ -627,7 +704,7 @@ static kd_status la_check_solve_triangular(const kd_tensor *A, const kd_tensor *
 /* linalg.solve_triangular: substitution, any float dtype (computed in double). */
 static kd_status la_solve_triangular(kd_tensor *A, kd_tensor *Bm, bool upper, bool left, bool unit, kd_value *outs) {
   const char *fn = "linalg.solve_triangular";
-  int64_t n;
+  int64_t n = 0;
   KD_TRY(la_check_solve_triangular(A, Bm, left, &n));
   int64_t br = Bm->sizes[Bm->ndim - 2], bc = Bm->sizes[Bm->ndim - 1];
   int64_t bs[KD_MAX_DIMS];
@@ -709,11 +786,13 @@ static kd_status ld_expand(kd_scope *s, kd_tensor *x, const int64_t *bs, int nb,
   LD(out, KD_OP_expand, kd_value_tensor(x), kd_value_intlist(sz, nb + 2));
   return KD_OK;
 }
+/* An int32 scratch on like's device: one value per matrix of the nb batch dims (last < 0: the
+ * infos), or last of them (pivots; 0 for 0 x 0 matrices). */
 static kd_status ld_int32(kd_scope *s, kd_tensor *like, int nb, int64_t last, kd_tensor **out) {
   int64_t sz[KD_MAX_DIMS];
   memcpy(sz, like->sizes, sizeof(int64_t) * (size_t)nb);
   sz[nb] = last;
-  KD_TRY(kd_tensor_empty(sz, last ? nb + 1 : nb, KD_DTYPE_I32, kd_tensor_device(like), out));
+  KD_TRY(kd_tensor_empty(sz, last >= 0 ? nb + 1 : nb, KD_DTYPE_I32, kd_tensor_device(like), out));
   return kd_scope_keep(s, *out);
 }
 /* getrf (code 0) / getrs (code 1) / potrf (kind CHOLESKY) on n x n column-major batches. */
@@ -737,6 +816,35 @@ static kd_status ld_run(kd_tensor *a, int kind, int code, int64_t n, int64_t bat
 
 /* qr of device tensors: geqrf on column-major A, R from its upper triangle, Q by orgqr in place
  * (complete with m > n: in an m x m buffer whose columns beyond n start as zeros). */
+/* Empty matrices on a device (a 0 dim or an empty batch): nothing to factor, so the CPU kernel
+ * runs on an empty CPU copy and its outputs (identity factors where PyTorch has them, e.g. Q of
+ * a 5 x 0 matrix in complete mode) move to the device. code: QR(_OLD) or SVD(_OLD). */
+static kd_status la_device_empty(kd_scope *s, int code, kd_tensor *A, int mode, bool full, bool compute_uv, kd_value *outs) {
+#if KD_HAVE_LAPACK
+  kd_tensor *a;
+  LD(&a, KD_OP_to, kd_value_tensor(A), kd_value_none(), kd_value_device(kd_device_cpu()), kd_value_bool(false));
+  kd_value tmp[3];
+  memset(tmp, 0, sizeof tmp);
+  int n = code == KD_LAPACK_QR || code == KD_LAPACK_QR_OLD ? 2 : 3;
+  KD_TRY(n == 2 ? la_qr(a, mode, tmp) : la_svd(a, full, compute_uv, code == KD_LAPACK_SVD_OLD, tmp));
+  kd_status st = KD_OK;
+  for (int i = 0; i < n; i++) { /* the scope owns them from here */
+    kd_status k = kd_scope_keep(s, tmp[i].v.t);
+    if (st == KD_OK) st = k;
+  }
+  if (st != KD_OK) return st;
+  for (int i = 0; i < n; i++) {
+    kd_tensor *t;
+    LD(&t, KD_OP_to, kd_value_tensor(tmp[i].v.t), kd_value_none(), kd_value_device(kd_tensor_device(A)), kd_value_bool(false));
+    kd_out_retain(outs, i, t);
+  }
+  return KD_OK;
+#else
+  (void)s, (void)code, (void)A, (void)mode, (void)full, (void)compute_uv, (void)outs;
+  return la_no_lapack(la_fn_name(code));
+#endif
+}
+
 static kd_status la_device_qr(kd_scope *s, int code, kd_value *args, kd_value *outs) {
   kd_tensor *A = args[0].v.t;
   const char *fn = "linalg.qr";
@@ -754,8 +862,7 @@ static kd_status la_device_qr(kd_scope *s, int code, kd_value *args, kd_value *o
   int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], k = m < n ? m : n, batch = la_batch(A);
   KD_TRY(la_check_int(fn, m));
   KD_TRY(la_check_int(fn, n));
-  if (m == 0 || n == 0 || batch == 0)
-    return kd_error(KD_ERR_NOT_SUPPORTED, "%s: empty matrices on CUDA are not supported yet", fn);
+  if (m == 0 || n == 0 || batch == 0) return la_device_empty(s, code, A, mode, false, false, outs);
   int nb = A->ndim - 2;
   int64_t qc = mode == 1 ? m : k, rr = mode == 1 ? m : k;
   kd_tensor *a, *tau, *t, *R, *Q;
@@ -823,8 +930,7 @@ static kd_status la_device_svd(kd_scope *s, int code, kd_value *args, kd_value *
   int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], batch = la_batch(A);
   KD_TRY(la_check_int(fn, m));
   KD_TRY(la_check_int(fn, n));
-  if (m == 0 || n == 0 || batch == 0)
-    return kd_error(KD_ERR_NOT_SUPPORTED, "%s: empty matrices on CUDA are not supported yet", fn);
+  if (m == 0 || n == 0 || batch == 0) return la_device_empty(s, code, A, 0, old ? !args[1].v.b : full, !old || args[2].v.b, outs);
   { /* PyTorch's check for non-finite input (one sync) */
     kd_tensor *fin, *all, *h;
     LD(&fin, KD_OP_isfinite, kd_value_tensor(A));
@@ -852,7 +958,7 @@ static kd_status la_device_svd(kd_scope *s, int code, kd_value *args, kd_value *
   sz[nb + 1] = N;
   KD_TRY(kd_tensor_empty(sz, nb + 2, A->dtype, dev, &vt)); /* column-major N x N */
   KD_TRY(kd_scope_keep(s, vt));
-  KD_TRY(ld_int32(s, A, nb, 0, &info));
+  KD_TRY(ld_int32(s, A, nb, -1, &info));
   kd_dev_op op;
   memset(&op, 0, sizeof op);
   op.kind = KD_DEV_OP_LINALG_SVD;
@@ -901,7 +1007,7 @@ static kd_status la_device_solve_triangular(kd_scope *s, kd_value *args, kd_valu
   kd_tensor *A = args[0].v.t, *Bm = args[1].v.t;
   bool upper = args[2].v.b, left = args[3].v.b, unit = args[4].v.b;
   const char *fn = "linalg.solve_triangular";
-  int64_t n;
+  int64_t n = 0;
   KD_TRY(la_check_solve_triangular(A, Bm, left, &n));
   int64_t br = Bm->sizes[Bm->ndim - 2], bc = Bm->sizes[Bm->ndim - 1];
   KD_TRY(la_check_int(fn, n));
@@ -939,6 +1045,81 @@ static kd_status la_device_solve_triangular(kd_scope *s, kd_value *args, kd_valu
 
 /* det / slogdet / logdet / inv / solve / cholesky of device tensors (checks done by the caller's
  * checks, repeated here on shapes only). */
+/* lstsq of device tensors: driver gels only, as PyTorch's CUDA (full rank assumed), through the
+ * device QR and triangular solve: m >= n: A = Q R, X = R^-1 Q^T B; m < n (the minimum-norm
+ * solution): A^T = Q R, X = Q R^-T B. Residuals (m > n): |A X - B|^2 summed over the rows;
+ * rank and singular values empty, as gels gives them. */
+static kd_status la_device_lstsq(kd_scope *s, kd_value *args, kd_value *outs) {
+  kd_tensor *A = args[0].v.t, *Bm = args[1].v.t;
+  KD_TRY(la_check_lstsq(A, Bm));
+  la_lstsq_driver drv;
+  KD_TRY(la_lstsq_driver_of(&args[3], LA_GELS, &drv));
+  if (drv != LA_GELS)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "torch.linalg.lstsq: `driver` other than `gels` is not supported on CUDA");
+  if (Bm->ndim == A->ndim - 1) { /* a batch of vectors: one-column matrices, the solution squeezed back */
+    if (A->sizes[A->ndim - 2] != Bm->sizes[Bm->ndim - 1])
+      return kd_error(KD_ERR_SHAPE, "torch.linalg.lstsq: input.size(-2) should match other.size(-1)");
+    kd_tensor *col, *x;
+    LD(&col, KD_OP_unsqueeze, kd_value_tensor(Bm), kd_value_int(-1));
+    kd_value a2[4] = {args[0], kd_value_tensor(col), args[2], args[3]}, o[4];
+    KD_TRY(la_device_lstsq(s, a2, o));
+    for (int i = 0; i < 4; i++) KD_TRY(kd_scope_keep(s, o[i].v.t));
+    int64_t lastd = -1;
+    LD(&x, KD_OP_squeeze, kd_value_tensor(o[0].v.t), kd_value_intlist(&lastd, 1));
+    kd_out_retain(outs, 0, x);
+    for (int i = 1; i < 4; i++) kd_out_retain(outs, i, o[i].v.t);
+    return KD_OK;
+  }
+  if (Bm->ndim < 2) return kd_error(KD_ERR_SHAPE, "torch.linalg.lstsq: other must have at least 2 dimensions.");
+  int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1];
+  if (Bm->sizes[Bm->ndim - 2] != m)
+    return kd_error(KD_ERR_SHAPE, "torch.linalg.lstsq: input.size(-2) should match other.size(-2)");
+  bool tall = m >= n;
+  kd_tensor *F = A, *qr[2], *X, *t, *res, *rank, *sv;
+  if (!tall) LD(&F, KD_OP_transpose, kd_value_tensor(A), kd_value_int(-2), kd_value_int(-1));
+  kd_value qa[2] = {kd_value_tensor(F), {.kind = KD_VALUE_STRING, .v.str = "reduced"}}, qo[2];
+  KD_TRY(la_device_qr(s, KD_LAPACK_QR, qa, qo));
+  for (int i = 0; i < 2; i++) KD_TRY(kd_scope_keep(s, qo[i].v.t));
+  qr[0] = qo[0].v.t;
+  qr[1] = qo[1].v.t;
+  kd_value so[1];
+  if (tall) { /* X = R^-1 (Q^T B) */
+    kd_tensor *qt;
+    LD(&qt, KD_OP_transpose, kd_value_tensor(qr[0]), kd_value_int(-2), kd_value_int(-1));
+    LD(&t, KD_OP_matmul, kd_value_tensor(qt), kd_value_tensor(Bm));
+    kd_value sa[5] = {kd_value_tensor(qr[1]), kd_value_tensor(t), kd_value_bool(true), kd_value_bool(true), kd_value_bool(false)};
+    KD_TRY(la_device_solve_triangular(s, sa, so));
+    KD_TRY(kd_scope_keep(s, so[0].v.t));
+    X = so[0].v.t;
+  } else { /* X = Q (R^-T B): R^T is lower triangular */
+    kd_tensor *rt;
+    LD(&rt, KD_OP_transpose, kd_value_tensor(qr[1]), kd_value_int(-2), kd_value_int(-1));
+    kd_value sa[5] = {kd_value_tensor(rt), kd_value_tensor(Bm), kd_value_bool(false), kd_value_bool(true), kd_value_bool(false)};
+    KD_TRY(la_device_solve_triangular(s, sa, so));
+    KD_TRY(kd_scope_keep(s, so[0].v.t));
+    LD(&X, KD_OP_matmul, kd_value_tensor(qr[0]), kd_value_tensor(so[0].v.t));
+  }
+  LD(&X, KD_OP_contiguous, kd_value_tensor(X));
+  int64_t z = 0, last = -2;
+  kd_device dev = kd_tensor_device(A);
+  if (m > n) {
+    kd_tensor *ax, *d;
+    LD(&ax, KD_OP_matmul, kd_value_tensor(A), kd_value_tensor(X));
+    LD(&d, KD_OP_sub, kd_value_tensor(ax), kd_value_tensor(Bm), kd_value_scalar(kd_scalar_i(1)));
+    LD(&d, KD_OP_mul, kd_value_tensor(d), kd_value_tensor(d));
+    LD(&res, KD_OP_sum, kd_value_tensor(d), kd_value_intlist(&last, 1), kd_value_bool(false), kd_value_none());
+  } else {
+    LD(&res, KD_OP_empty, kd_value_intlist(&z, 1), kd_value_dtype(A->dtype), kd_value_device(dev));
+  }
+  LD(&rank, KD_OP_empty, kd_value_intlist(&z, 1), kd_value_dtype(KD_DTYPE_I64), kd_value_device(dev));
+  LD(&sv, KD_OP_empty, kd_value_intlist(&z, 1), kd_value_dtype(A->dtype), kd_value_device(dev));
+  kd_out_retain(outs, 0, X);
+  kd_out_retain(outs, 1, res);
+  kd_out_retain(outs, 2, rank);
+  kd_out_retain(outs, 3, sv);
+  return KD_OK;
+}
+
 static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs) {
   kd_tensor *A = args[0].v.t;
   const char *fn = la_fn_name(code);
@@ -947,6 +1128,7 @@ static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs
   if (code == KD_LAPACK_QR || code == KD_LAPACK_QR_OLD) return la_device_qr(s, code, args, outs);
   if (code == KD_LAPACK_SVD || code == KD_LAPACK_SVD_OLD) return la_device_svd(s, code, args, outs);
   if (code == KD_LAPACK_SOLVE_TRIANGULAR) return la_device_solve_triangular(s, args, outs);
+  if (code == KD_LAPACK_LSTSQ) return la_device_lstsq(s, args, outs);
   if (!square)
     return kd_error(KD_ERR_NOT_SUPPORTED, "%s: no kernel for tensors on CUDA yet (only det, slogdet, logdet, inv, solve, "
                     "cholesky, qr and eigh)", fn);
@@ -967,7 +1149,7 @@ static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs
     kd_tensor *a, *info, *t, *r;
     KD_TRY(ld_copy(s, A, true, &a));
     int64_t batch = la_batch(A), bad = 0, i = 0;
-    KD_TRY(ld_int32(s, A, nb, 0, &info));
+    KD_TRY(ld_int32(s, A, nb, -1, &info));
     if (n > 0 && batch > 0) KD_TRY(ld_run(a, KD_DEV_OP_LINALG_CHOLESKY, 0, n, batch, 0, info, NULL, &bad, &i));
     if (bad)
       return kd_error(LA_ERR, "%s: %sThe factorization could not be completed because the input is not positive-definite "
@@ -992,7 +1174,7 @@ static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs
     memcpy(sz, A->sizes, sizeof(int64_t) * (size_t)(nb + 1));
     KD_TRY(kd_tensor_empty(sz, nb + 1, A->dtype, kd_tensor_device(A), &w));
     KD_TRY(kd_scope_keep(s, w));
-    KD_TRY(ld_int32(s, A, nb, 0, &info));
+    KD_TRY(ld_int32(s, A, nb, -1, &info));
     if (n > 0 && batch > 0) {
       kd_dev_op op;
       memset(&op, 0, sizeof op);
@@ -1041,7 +1223,7 @@ static kd_status la_device(kd_scope *s, int code, kd_value *args, kd_value *outs
   KD_TRY(ld_expand(s, A, bs, nb, &Ae));
   KD_TRY(ld_copy(s, Ae, left, &a));
   KD_TRY(ld_int32(s, a, nb, n, &piv));
-  KD_TRY(ld_int32(s, a, nb, 0, &info));
+  KD_TRY(ld_int32(s, a, nb, -1, &info));
   int64_t bad = 0, i = 0;
   if (n > 0 && batch > 0) KD_TRY(ld_run(a, KD_DEV_OP_LINALG_LU, 0, n, batch, 0, piv, info, &bad, &i));
   if (code == KD_LAPACK_INV || code == KD_LAPACK_SOLVE) {

@@ -156,7 +156,16 @@ static kd_status kd_rc_norm_backward(kd_rc_scope *s, kd_value *args, kd_tensor *
     KD_TRY(kd_rc_bin(s, KD_OP_mul, t, kd_value_tensor(mask), &u));
     return kd_rc_bin(s, KD_OP_div, u, kd_value_tensor(cnt), out);
   }
-  /* sign(x) |x|^(p-1) grad / norm^(p-1), 0 where the norm is 0 */
+  if (p < 1) { /* PyTorch's: sign(x) |x|^(p-1) (0 where x is 0) grad norm^(1-p), which is 0 at a zero norm */
+    kd_tensor *rp;
+    KD_TRY(kd_rc_bin(s, KD_OP_pow, ab, kd_rc_num(p - 1), &u));
+    KD_TRY(kd_rc_bin(s, KD_OP_mul, sg, kd_value_tensor(u), &t));
+    KD_TRY(kd_rc_zero_where(s, z, t, &t));
+    KD_TRY(kd_rc_bin(s, KD_OP_mul, t, kd_value_tensor(g), &t));
+    KD_TRY(kd_rc_bin(s, KD_OP_pow, r, kd_rc_num(1 - p), &rp));
+    return kd_rc_bin(s, KD_OP_mul, t, kd_value_tensor(rp), out);
+  }
+  /* sign(x) |x|^(p-1) grad / norm^(p-1), 0 where the norm is 0 (p > 1: where norm^(p-1) is) */
   if (p == 2) {
     KD_TRY(kd_rc_bin(s, KD_OP_mul, self, kd_value_tensor(g), &t));
   } else {

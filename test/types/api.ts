@@ -450,7 +450,7 @@ use(custom, d, e, f, g, h, i2);
   const same: boolean = x.equal(x);
   const td: Tensor = kd.tensordot(x, x, [[0, 1], [0, 1]]);
   const td2: Tensor = kd.tensordot(x, x.t(), 1);
-  const d: Tensor = kd.cdist(x, x, 2, { computeMode: 'use_mm_for_euclid_dist' });
+  const d: Tensor = kd.cdist(x, x, 2, 'use_mm_for_euclid_dist');
   const c: Tensor = x.cov({ correction: 0, fweights: kd.tensor([1, 1, 1, 1]) });
   const ti: Tensor = kd.trilIndices(3, 3, 0, { dtype: 'int32' });
   // @ts-expect-error allclose is a boolean, not a Tensor

@@ -58,7 +58,7 @@ DT_NAME = {torch.float32: 'float32', torch.float64: 'float64', torch.float16: 'f
 FLOATS = (torch.float32, torch.float64)
 
 # Size limits that keep the committed fixtures small (samples past them are counted as skipped).
-MAX_SAMPLE_NUMEL = 3000      # elements of all the inputs and outputs of one sample
+MAX_SAMPLE_NUMEL = 3000      # elements of all the inputs and outputs of one sample (mapping's maxNumel: more)
 MAX_SAMPLES_PER_DTYPE = 40   # samples of one OpInfo for one dtype (the first ones are kept)
 
 
@@ -81,7 +81,7 @@ def enc_tensor(t, numel_budget):
         raise Unsupported('%s tensor' % (t.dtype if t.layout == torch.strided else t.layout))
     d = t.detach()
     numel_budget[0] += d.numel()
-    if numel_budget[0] > MAX_SAMPLE_NUMEL:
+    if numel_budget[0] > numel_budget[1]:
         raise TooBig()
     spec = {'$t': DT_NAME[d.dtype], 'shape': list(d.shape)}
     if d.is_contiguous() or d.numel() <= 1:
@@ -140,7 +140,7 @@ def enc_out(v, budget):
         if d.is_complex() or d.dtype not in DT_NAME or d.layout != torch.strided:
             raise Unsupported('%s output' % d.dtype)
         budget[0] += d.numel()
-        if budget[0] > MAX_SAMPLE_NUMEL:
+        if budget[0] > budget[1]:
             raise TooBig()
         return {'$t': DT_NAME[d.dtype], 'shape': list(d.shape), 'b64': b64(d.contiguous().reshape(-1))}
     if isinstance(v, (list, tuple)):
@@ -193,7 +193,7 @@ def skip(stats, reason):
 
 def record_sample(op, key, target, sample, dtype, want_grad, stats):
     """The JSON record of one sample, or None (skipped; the reason is counted in stats)."""
-    budget = [0]
+    budget = [0, mapping.MAP.get(key, {}).get('maxNumel', MAX_SAMPLE_NUMEL)]  # [elements so far, limit]
     try:
         call = mapping.kindling_call(key, target, sample)
         rec = {'args': enc(call.args, budget)}
@@ -318,8 +318,8 @@ def generate_op(op, key, target):
 
 def write_fixture(key, target, samples):
     doc = {'opinfo': key, 'fn': target['fn'], 'form': target['form'], 'samples': samples}
-    for k in ('compare', 'compareInts', 'note', 'random', 'cloneSelf'):
-        if target.get(k):
+    for k in ('compare', 'compareInts', 'note', 'random', 'cloneSelf', 'output'):
+        if target.get(k) or (k == 'output' and k in target):  # output may be 0
             doc[k] = target[k]
     data = json.dumps(doc, separators=(',', ':')).encode()  # kwargs keep their order (gradients follow it)
     with open(os.path.join(OUT, key + '.json.gz'), 'wb') as f:

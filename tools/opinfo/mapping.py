@@ -18,6 +18,10 @@ Entry fields (all optional):
             only), 'abs' (sign-ambiguous factors: absolute values), or a list of the output
             indices to compare
   random    True: a random op (values are not compared, no gradients)
+  maxNumel  a larger element budget per sample than generate.py's MAX_SAMPLE_NUMEL, for an OpInfo
+            whose every sample is past it
+  output    i: the OpInfo's op is a lambda returning output i of the kindling op's tuple
+            (lstsq(...)[0]): the replay takes that output
   missing   why kindling does not cover this OpInfo (listed in docs/OPS.md); the default reason
             is that kindling has no op of that name
   note      how the mapping differs from PyTorch's call
@@ -142,6 +146,8 @@ MAP = {
     'zero_': {'form': 'method', 'cloneSelf': True, 'note': 'on a clone of the input, as the OpInfo does'},
     'fill': {'js': 'fill_', 'form': 'method', 'cloneSelf': True, 'note': 'torch.fill(t, v) is t.clone().fill_(v)'},
     'slice': {'form': 'method', 'note': 'Tensor.slice(dim, start, end, step)'},
+    # its one sample, (5, 5) x (10, 20), has a 5000-element output (and as large a gradOutput)
+    'kron': {'maxNumel': 11000},
     'topk': {'compareInts': [0], 'note': 'integer samples: values only (which of equal values is returned is unspecified)'},
     'bfloat16': {'js': 'to', 'form': 'method', 'call': to_dtype(torch.bfloat16)},
     'bool': {'js': 'to', 'form': 'method', 'call': to_dtype(torch.bool)},
@@ -207,10 +213,13 @@ MAP = {
     'scatter_reduce.amin': {'js': 'scatterReduce'},
     'scatter_reduce.amax': {'js': 'scatterReduce'},
     'linalg.det.singular': {'js': 'linalg.det'},
-    'linalg.lstsq.grad_oriented': {'js': 'linalg.lstsq'},
+    'linalg.lstsq.grad_oriented': {'js': 'linalg.lstsq', 'output': 0,
+                                   'note': "the OpInfo's op is lstsq(a, b, driver=driver)[0]: the solution"},
     'linalg.norm.subgradients_at_zero': {'js': 'linalg.norm'},
     'linalg.matrix_rank.hermitian': {'js': 'linalg.matrixRank'},
-    'linalg.pinv.singular': {'js': 'linalg.pinv'},
+    'linalg.pinv.singular': {'js': 'linalg.pinv', 'call': lambda s: ([(s.input @ s.args[0].mT).detach()], s.kwargs),
+                             'note': "the OpInfo's op is pinv(a @ b.mT) (rank-preserving factors): "
+                                     'kindling is given the product, so no gradients'},
     'linalg.pinv.hermitian': {'js': 'linalg.pinv'},
     # sign-ambiguous factorisations: compare absolute values (their gradients are recorded only
     # where OpInfo's samples make them gauge-invariant, which needs its output transform)

@@ -6,7 +6,9 @@
 //   node tools/opinfo/report.js --device cuda   one device
 //   node tools/opinfo/report.js --failures      also list every failing sample with its reason
 //   node tools/opinfo/report.js --write-known   rewrite test/opinfo_known_failures.json to the
-//                                               failures seen (reasons already written are kept)
+//                                               failures seen (reasons already written are kept),
+//                                               and the pass rates in tools/opinfo/pass_rates.json
+//                                               (rendered into docs/OPS.md by npm run gen)
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -19,9 +21,11 @@ const devArg = argv.includes('--device') ? argv[argv.indexOf('--device') + 1] : 
 const devices = devArg ? [devArg] : ['cpu', ...(kd.cuda.isAvailable() ? ['cuda'] : [])];
 const coverage = JSON.parse(fs.readFileSync(path.join(__dirname, 'coverage.json'), 'utf8'));
 
+const PASS_RATES = path.join(__dirname, 'pass_rates.json');
 const docs = loadAll();
 const known = loadKnownFailures();
 const seen = {};
+const rates = {};
 for (const device of devices) {
   const fails = {};
   let fwd = 0; let fwdPass = 0; let grad = 0; let gradPass = 0; let err = 0; let errPass = 0;
@@ -45,6 +49,7 @@ for (const device of devices) {
     }
   }
   seen[device] = fails;
+  rates[device] = { forward: [fwdPass, fwd], grad: [gradPass, grad], errors: [errPass, err] };
   const pct = (a, b) => (b ? ((100 * a) / b).toFixed(2) : '-');
   const covered = coverage.entries.filter((e) => !e.missing).length;
   console.log(`OpInfo parity on ${device} (PyTorch ${coverage.torch} op_db):`);
@@ -74,4 +79,10 @@ if (argv.includes('--write-known')) {
   }
   fs.writeFileSync(KNOWN_FAILURES, `${JSON.stringify(out, null, 1)}\n`);
   console.log(`wrote ${path.relative(process.cwd(), KNOWN_FAILURES)}`);
+  // [passing, total] per device; a device not run keeps its numbers
+  const old = fs.existsSync(PASS_RATES) ? JSON.parse(fs.readFileSync(PASS_RATES, 'utf8')) : {};
+  const next = { ...old, ...rates };
+  if (rates.cuda) next.cuda.device = kd.cuda.isAvailable() && process.env.KINDLING_CUDA === 'emulate' ? 'emulated GPU' : 'GPU';
+  fs.writeFileSync(PASS_RATES, `${JSON.stringify(next, null, 1)}\n`);
+  console.log(`wrote ${path.relative(process.cwd(), PASS_RATES)}`);
 }

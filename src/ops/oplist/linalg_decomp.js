@@ -119,7 +119,7 @@ module.exports = [
       self: `pinvBackward(matmul(grad, ${MT('b')}), linalgPinv(self), self)`,
       b: `matmul(${MT('linalgPinv(self)')}, grad)`,
     },
-    doc: "Least-squares solution of A X = B (driver 'gelsy', PyTorch's CPU default): solution, residuals (empty), rank, singularValues (empty)." },
+    doc: "Least-squares solution of A X = B (driver 'gelsy', the CPU default, 'gels', 'gelsd' or 'gelss'; 'gels' on CUDA): solution, residuals, rank, singularValues (as PyTorch's per driver)." },
 
   // ---- pseudo-inverse and rank ----
   // pinv is a composite below autograd (`generic`) with PyTorch's own pinv_backward, so that its

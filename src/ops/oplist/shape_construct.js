@@ -52,7 +52,7 @@ module.exports = [
   { name: 'tensordot', args: 'Tensor self, Tensor other, int[] dimsSelf, int[] dimsOther', returns: 'Tensor',
     variants: ['function'], ns: ['_internal'], kind: 'linalg', composite: 'kd_composite_tensordot',
     doc: 'The contraction of dimsSelf of self with dimsOther of other (kd.tensordot takes PyTorch\'s dims).' },
-  { name: 'cdist', args: 'Tensor x1, Tensor x2, float p=2, *, str? computeMode', returns: 'Tensor', variants: ['function'],
+  { name: 'cdist', args: 'Tensor x1, Tensor x2, float p=2, str? computeMode', returns: 'Tensor', variants: ['function'],
     kind: 'linalg', composite: 'kd_composite_cdist',
     doc: "p-norm distances between the rows of x1 and of x2 (batched); p = 2 uses a matmul for more than 25 rows (computeMode)." },
   { name: 'cov', args: 'Tensor self, *, int correction=1, Tensor? fweights, Tensor? aweights', returns: 'Tensor', variants: fn,
