@@ -50,7 +50,7 @@ generate().then((s) => {
       process.exitCode = 1;
     }
   } else {
-    fs.writeFileSync(file, s);
+    if (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== s) fs.writeFileSync(file, s);
     console.log(`gen-esm: ${s.split('\n').filter((l) => /^ {2}\w/.test(l)).length} names -> lib/index.mjs`);
   }
 }, (e) => {

@@ -561,9 +561,12 @@ if (process.argv.includes('--check')) {
   const stale = Object.entries(outputs).filter(([f, c]) => !fs.existsSync(path.join(root, f)) || fs.readFileSync(path.join(root, f), 'utf8') !== c);
   if (stale.length) { console.error(`stale generated files: ${stale.map(([f]) => f).join(', ')} (run npm run gen)`); process.exit(1); }
 } else {
+  // a file whose text is unchanged keeps its timestamp, so make rebuilds only what changed
   for (const [f, c] of Object.entries(outputs)) {
-    fs.mkdirSync(path.dirname(path.join(root, f)), { recursive: true });
-    fs.writeFileSync(path.join(root, f), c);
+    const file = path.join(root, f);
+    if (fs.existsSync(file) && fs.readFileSync(file, 'utf8') === c) continue;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, c);
   }
   console.log(`gen-ops: ${ops.length} ops -> ${Object.keys(outputs).join(', ')}`);
 }
