@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "cuda_bridge/bridge.h"
+#include "cuda_bridge/deferred_check.h"
 #include "napi/cuda_async.h"
 #include "../../cuda/kd_cuda_api.h"
 
