@@ -313,6 +313,24 @@ describe('profiler', () => {
     assert.strictEqual(kd.profiler.profile({}, () => x.add(x)).events()[0].stack, null);
   });
 
+  it('an op defined with kd.library shows under its own name, with the ops its implementation calls as children, and its backward node', () => {
+    kd.library.define('proftest::muladd(Tensor x, Tensor w, float alpha) -> Tensor');
+    kd.library.impl('proftest::muladd', 'cpu', (x, w, alpha) => x.mul(w).add(alpha));
+    kd.library.registerAutograd('proftest::muladd', (ctx, g) => [g.mul(ctx.savedTensors[1]), g.mul(ctx.savedTensors[0])],
+      { setupContext: (ctx, [x, w]) => ctx.saveForBackward(x, w) });
+    const x = kd.randn([3]).requiresGrad_();
+    const w = kd.randn([3]);
+    const prof = kd.profiler.profile({ recordShapes: true }, () => kd.ops.proftest.muladd(x, w, 2).sum().backward());
+    const [op] = byName(prof, 'proftest::muladd');
+    assert.ok(op, prof.events().map((e) => e.name).join());
+    assert.strictEqual(op.parent, -1);
+    assert.deepStrictEqual(op.inputShapes.slice(0, 2), [[3], [3]]);
+    assert.deepStrictEqual(childNames(prof, op).filter((n) => n === 'aten::mul' || n === 'aten::add'), ['aten::mul', 'aten::add']);
+    const nodes = prof.events().filter((e) => e.name.startsWith('autograd::engine::evaluate_function: ')).map((e) => e.name);
+    assert.ok(nodes.some((n) => /proftest::muladd/.test(n)), nodes.join());
+    assert.ok(prof.table().includes('proftest::muladd'));
+  });
+
   it('holds no tensors: the memory in use is the same after a profile', () => {
     const a = kd.ones(64);
     const before = kd.memory();
