@@ -386,6 +386,8 @@ module.exports = (binding) => {
     /** @private test hook: a kernel that faults (a trap, sticky) after about `ms` milliseconds. */
     _fault: (ms, device) => native.spin(deviceIndex(device), -Math.max(ms, 0.001)),
   };
+  // CUDA graphs: CUDAGraph, graph, graphPoolHandle, makeGraphedCallables (lib/cuda_graphs.js)
+  Object.assign(api, require('./cuda_graphs')(native, api));
   installTensorMethods(binding, streamArg);
   return api;
 };

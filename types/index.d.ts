@@ -440,6 +440,33 @@ export interface EmulatorStats {
   seed: number;
   /** What made a device's error sticky ('' if nothing did). */
   fault: string;
+  /** CUDA graph replays (each also counts as one of `launches`) and the kernels they ran. */
+  graphLaunches: number;
+  graphKernels: number;
+}
+
+/** A memory pool of CUDA graphs (kd.cuda.graphPoolHandle(), graph.pool()), to share between captures. */
+export interface CudaGraphPoolHandle {
+  readonly device: number;
+  /** How many captured graphs use the pool now. */
+  uses(): number;
+}
+
+/**
+ * A CUDA graph (torch.cuda.CUDAGraph): captured work replayed with one launch. Inputs are
+ * static tensors updated in place between replays; outputs are overwritten by each replay.
+ * Host reads, device syncs and data-dependent shapes fail during capture (KD_CUDA_GRAPH_CAPTURE).
+ */
+export declare class CudaGraph {
+  constructor();
+  /** Begins capturing this thread's current stream (not the default stream). */
+  captureBegin(options?: { pool?: CudaGraphPoolHandle }): void;
+  captureEnd(): void;
+  /** One launch of the captured work on the current stream. */
+  replay(): void;
+  /** Frees the graph and its use of its memory pool. */
+  reset(): void;
+  pool(): CudaGraphPoolHandle;
 }
 
 export interface CudaNamespace {
@@ -488,6 +515,13 @@ export interface CudaNamespace {
   defaultStream(device?: CudaDeviceLike): CudaStream;
   /** Runs fn with `stream` current; restores the previous stream when fn returns or its Promise settles. */
   withStream<T>(stream: CudaStream | null | undefined, fn: () => T): T;
+  CUDAGraph: typeof CudaGraph;
+  /** Captures fn into g on a side stream (torch.cuda.graph); returns what fn returns (a Promise for an async fn). */
+  graph<T>(g: CudaGraph, fn: () => T, options?: { pool?: CudaGraphPoolHandle; stream?: CudaStream }): T;
+  /** A new pool handle for captures that share memory (torch.cuda.graph_pool_handle). */
+  graphPoolHandle(device?: CudaDeviceLike): CudaGraphPoolHandle;
+  /** Whether this thread's current stream is capturing a graph. */
+  isCurrentStreamCapturing(): boolean;
 }
 
 /** One segment of kd.cuda.memorySnapshot(). */

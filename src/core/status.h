@@ -26,6 +26,8 @@ typedef enum kd_status {
   KD_ERR_INTERNAL,         /* KD_INTERNAL: a bug in kindling                              */
   KD_ERR_LINALG,           /* KD_LINALG_ERROR: a singular / not positive-definite input or no
                             * convergence in a factorization (PyTorch's torch.linalg.LinAlgError) */
+  KD_ERR_CUDA_GRAPH_CAPTURE, /* KD_CUDA_GRAPH_CAPTURE: an operation a CUDA graph capture cannot
+                              * record (a host read, a device sync, a data-dependent shape)      */
   KD_STATUS_COUNT
 } kd_status;
 
