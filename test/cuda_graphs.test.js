@@ -155,6 +155,25 @@ describe('CUDA graphs', function () {
     same(kd.noGrad(() => graphed.forward(x)), kd.noGrad(() => eager.forward(x)), 'eval mode runs the module itself');
   });
 
+  it('deferred index checks are captured: a bad index in a replay is reported at the next sync point', function () {
+    const x = kd.arange(12, { dtype: 'float32', device: 'cuda' }).reshape([4, 3]);
+    const idx = kd.tensor([2, 0], { dtype: 'int64', device: 'cuda' });
+    x.indexSelect(0, idx).dispose(); // warm-up (the device's fault record)
+    const g = new kd.cuda.CUDAGraph();
+    const y = kd.cuda.graph(g, () => x.indexSelect(0, idx));
+    idx.copy_(kd.tensor([3, 1], { dtype: 'int64', device: 'cuda' }));
+    g.replay();
+    assert.deepStrictEqual(Array.from(y.dataSync()), [9, 10, 11, 3, 4, 5]);
+    idx.copy_(kd.tensor([1, 4], { dtype: 'int64', device: 'cuda' }));
+    g.replay();
+    assert.throws(() => y.dataSync(), (e) => e.code === 'KD_INDEX_OUT_OF_RANGE' && /out of range/.test(e.message));
+    idx.copy_(kd.tensor([0, 0], { dtype: 'int64', device: 'cuda' }));
+    g.replay();
+    assert.deepStrictEqual(Array.from(y.dataSync()), [0, 1, 2, 0, 1, 2], 'later replays run normally');
+    g.reset();
+    kd.dispose([x, idx, y]);
+  });
+
   it('an async function can be captured', async function () {
     const x = kd.randn([4, 4], { device: 'cuda' });
     x.exp().dispose();

@@ -522,6 +522,13 @@ export interface CudaNamespace {
   graphPoolHandle(device?: CudaDeviceLike): CudaGraphPoolHandle;
   /** Whether this thread's current stream is capturing a graph. */
   isCurrentStreamCapturing(): boolean;
+  /**
+   * Forward and backward captured as CUDA graphs with sampleInputs as static inputs
+   * (torch.cuda.make_graphed_callables): a module comes back with forward graphed in training
+   * mode; a function comes back as its graphed version. Outputs are overwritten by the next call.
+   */
+  makeGraphedCallables<M extends { forward(...args: any[]): any; parameters(): Tensor[] }>(module: M, sampleInputs: Tensor | Tensor[]): M;
+  makeGraphedCallables<F extends (...inputs: Tensor[]) => Tensor | Tensor[]>(fn: F, sampleInputs: Tensor | Tensor[]): F;
 }
 
 /** One segment of kd.cuda.memorySnapshot(). */
