@@ -211,6 +211,12 @@ describe('CUDA graphs', function () {
       await assert.rejects(kd.cuda.graph(g, async () => fn()), (e) => e.code === 'KD_CUDA_GRAPH_CAPTURE', what);
       assert.deepStrictEqual(Array.from(await x.add(1).data()), [2, 1, 3], `${what}: the device works afterwards`);
     }
+    const p = kd.randn([3], { device: 'cuda' }).requiresGrad_();
+    p.grad = kd.onesLike(p);
+    const fused = new kd.optim.Adam([p]);
+    fused.step();
+    assert.throws(() => kd.cuda.graph(new kd.cuda.CUDAGraph(), () => fused.step()),
+      (e) => e.code === 'KD_CUDA_GRAPH_CAPTURE' && /capturable/.test(e.message), 'a non-capturable Adam step');
     const g = new kd.cuda.CUDAGraph();
     assert.throws(() => g.captureBegin(), /non-default stream/);
     assert.throws(() => kd.cuda.graph(g, () => 1, { pool: 3 }), /pool must be a handle/);

@@ -34,6 +34,10 @@ module.exports = (kd, Optimizer) => {
 
     _stepGroup(g, params, grads) {
       if (g.capturable) return this._stepCapturable(g, params, grads);
+      if (params.length && params[0].device.startsWith('cuda') && kd.cuda.isCurrentStreamCapturing()) {
+        // PyTorch's capture health check: the fused step bakes the step count into the graph
+        throw new kd.KindlingError(`Attempting CUDA graph capture of step() for an instance of ${this.constructor.name} but its capturable option is false; create it with {capturable: true}`, 'KD_CUDA_GRAPH_CAPTURE');
+      }
       const { lr, betas, eps, weightDecay, amsgrad, maximize } = g;
       const states = params.map((p) => {
         const s = this._stateOf(p, () => {
@@ -58,7 +62,7 @@ module.exports = (kd, Optimizer) => {
       const { lr, betas: [b1, b2], eps, weightDecay, amsgrad, maximize } = g;
       params.forEach((p, i) => {
         const s = this._stateOf(p, () => {
-          const ns = { step: kd.keep(kd.zeros([], { dtype: 'float32', device: p.device })),
+          const ns = { step: kd.keep(kd.zeros([], { dtype: p.dtype === 'float64' ? 'float64' : 'float32', device: p.device })),
             expAvg: kd.keep(kd.zerosLike(p)), expAvgSq: kd.keep(kd.zerosLike(p)) };
           if (amsgrad) ns.maxExpAvgSq = kd.keep(kd.zerosLike(p));
           return ns;
