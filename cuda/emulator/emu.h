@@ -130,6 +130,13 @@ cudaError_t capture_unsafe_call(void);
 cudaError_t capture_device_sync(int device);
 /* Called with g_mu held: invalidates the capture (its streams' later work fails). */
 void capture_invalidate_locked(capture *c);
+/* Called with g_mu held: whether a blocking stream of the device captures (legacy-stream work
+ * would then synchronise with captured work: cudaErrorStreamCaptureImplicit); with
+ * `invalidate`, those captures are invalidated. */
+bool legacy_implicit_locked(int device, bool invalidate);
+/* Called with g_mu held, for a stream being destroyed: invalidates its capture and removes the
+ * stream from it (the whole capture when the stream began it). */
+void capture_drop_stream_locked(CUstream_st *s);
 /* Blocks until s has completed operation seq. */
 void wait_for(CUstream_st *s, uint64_t seq);
 /* Blocks until every stream of the device is idle. */

@@ -48,9 +48,40 @@ struct graph_body {
 
 void capture_invalidate_locked(capture *c) { c->invalidated = true; }
 
+/* Called with g_mu held: the capture is over; its streams capture no more. */
+static void capture_finish_locked(const std::shared_ptr<capture> &c) {
+  c->ended = true;
+  for (CUstream_st *t : dev(c->device).streams)
+    if (t->cap == c) t->cap = nullptr;
+  for (size_t i = 0; i < g_captures->size(); i++)
+    if ((*g_captures)[i] == c) {
+      g_captures->erase(g_captures->begin() + (long)i);
+      break;
+    }
+}
+
+void capture_drop_stream_locked(CUstream_st *s) {
+  std::shared_ptr<capture> c = s->cap;
+  capture_invalidate_locked(c.get());
+  s->cap = nullptr;
+  for (size_t i = 0; i < c->joined.size(); i++)
+    if (c->joined[i] == s) c->joined.erase(c->joined.begin() + (long)i--);
+  if (c->origin == s) capture_finish_locked(c); /* nobody can end it any more */
+}
+
 std::shared_ptr<capture> capture_of(CUstream_st *s) {
   std::lock_guard<std::mutex> lk(g_mu);
   return s->cap;
+}
+
+bool legacy_implicit_locked(int device, bool invalidate) {
+  bool implicit = false;
+  for (CUstream_st *t : dev(device).streams)
+    if (t->cap && !(t->flags & cudaStreamNonBlocking)) {
+      if (invalidate) capture_invalidate_locked(t->cap.get());
+      implicit = true;
+    }
+  return implicit;
 }
 
 cudaError_t capture_forbid(CUstream_st *s) {
@@ -59,14 +90,7 @@ cudaError_t capture_forbid(CUstream_st *s) {
     capture_invalidate_locked(s->cap.get());
     return cudaErrorStreamCaptureUnsupported;
   }
-  if (!s->legacy) return cudaSuccess;
-  bool implicit = false;
-  for (CUstream_st *t : dev(s->device).streams)
-    if (t->cap && !(t->flags & cudaStreamNonBlocking)) {
-      capture_invalidate_locked(t->cap.get());
-      implicit = true;
-    }
-  return implicit ? cudaErrorStreamCaptureImplicit : cudaSuccess;
+  return s->legacy && legacy_implicit_locked(s->device, true) ? cudaErrorStreamCaptureImplicit : cudaSuccess;
 }
 
 cudaError_t capture_unsafe_call(void) {
@@ -152,14 +176,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph) {
     c = s->cap;
     if (c->mode != cudaStreamCaptureModeRelaxed && c->thread != std::this_thread::get_id())
       return set_last_error(cudaErrorStreamCaptureWrongThread);
-    c->ended = true;
-    for (CUstream_st *t : dev(c->device).streams)
-      if (t->cap == c) t->cap = nullptr;
-    for (size_t i = 0; i < g_captures->size(); i++)
-      if ((*g_captures)[i] == c) {
-        g_captures->erase(g_captures->begin() + (long)i);
-        break;
-      }
+    capture_finish_locked(c);
   }
   auto body = std::make_shared<graph_body>();
   body->device = c->device;
@@ -177,9 +194,7 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCapture
   if (!status) return set_last_error(cudaErrorInvalidValue);
   CUstream_st *s = resolve(stream);
   std::lock_guard<std::mutex> lk(g_mu);
-  if (s->legacy)
-    for (CUstream_st *t : dev(s->device).streams)
-      if (t->cap && !(t->flags & cudaStreamNonBlocking)) return set_last_error(cudaErrorStreamCaptureImplicit);
+  if (s->legacy && legacy_implicit_locked(s->device, false)) return set_last_error(cudaErrorStreamCaptureImplicit);
   *status = !s->cap ? cudaStreamCaptureStatusNone
                     : s->cap->invalidated ? cudaStreamCaptureStatusInvalidated : cudaStreamCaptureStatusActive;
   if (id && s->cap) *id = s->cap->id;

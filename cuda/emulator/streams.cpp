@@ -81,16 +81,8 @@ cudaError_t enqueue_op(CUstream_st *s, std::function<void()> fn, const std::pair
     s->cap_last = c->nodes.size();
     return cudaSuccess;
   }
-  device_state &dd = dev(s->device);
-  if (s->legacy) { /* the legacy stream would have to wait for a capturing blocking stream */
-    bool implicit = false;
-    for (CUstream_st *t : dd.streams)
-      if (t->cap && !(t->flags & cudaStreamNonBlocking)) {
-        capture_invalidate_locked(t->cap.get());
-        implicit = true;
-      }
-    if (implicit) return cudaErrorStreamCaptureImplicit;
-  }
+  /* the legacy stream would have to wait for a capturing blocking stream */
+  if (s->legacy && legacy_implicit_locked(s->device, true)) return cudaErrorStreamCaptureImplicit;
   CUstream_st::op o;
   o.seq = ++s->submitted;
   o.fn = std::move(fn);
@@ -160,6 +152,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   CUstream_st *s = stream;
   {
     std::lock_guard<std::mutex> lk(g_mu);
+    if (s->cap) capture_drop_stream_locked(s); /* a capture it takes part in is invalidated */
     s->stopping = true; /* its thread finishes the queued work, then ends */
     auto &v = dev(s->device).streams;
     for (size_t i = 0; i < v.size(); i++)

@@ -129,6 +129,14 @@ void test_graph_capture() {
   CHECK(st == cudaStreamCaptureStatusNone, "s2 still capturing after the end");
   CK(cudaDeviceSynchronize()); /* the device is usable again */
 
+  /* destroying the stream of a capture ends it: unsafe calls are allowed again */
+  cudaStream_t s3;
+  CK(cudaStreamCreate(&s3));
+  CK(cudaStreamBeginCapture(s3, cudaStreamCaptureModeThreadLocal));
+  CK(cudaStreamDestroy(s3));
+  CK(cudaMalloc(&p, 256));
+  CK(cudaFree(p));
+
   cudaFreeHost(pinned);
   cudaEventDestroy(fork);
   cudaEventDestroy(join);
