@@ -1,9 +1,9 @@
 /* graphs.cu - CUDA graphs: capture of the current stream, replay, reset (KD_CUDA_OP_GRAPH in
  * kd_cuda_api.h), as PyTorch's at::cuda::CUDAGraph.
  *
- * A capture begins with cudaStreamBeginCapture on the device's current stream, in thread-local
- * mode (synchronising or unsafe calls from this thread fail and invalidate it; other threads are
- * unaffected), and routes the allocations of that stream to the graph's private pool in the
+ * A capture begins with cudaStreamBeginCapture on the device's current stream, in the mode the
+ * caller picks (kd.cuda's default: thread-local, where synchronising or unsafe calls from this
+ * thread fail and invalidate it and other threads are unaffected), and routes the allocations of that stream to the graph's private pool in the
  * caching allocator (Note [Graph-private pools] in caching_allocator_core.c): the addresses the
  * graph's kernels were captured with stay reserved for it. The end instantiates the graph; a
  * replay is one cudaGraphLaunch on the current stream; a reset destroys graph and executable and
@@ -64,9 +64,10 @@ kd_cuda_status kd_cu_graph_op(int device, kd_cuda_op *o) {
     case KD_CUDA_GRAPH_BEGIN: {
       if (s == cudaStreamLegacy)
         return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "CUDA graphs must be captured on a non-default stream");
+      if (o->i[1] < 0 || o->i[1] > 2) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "graph: bad capture mode %lld", (long long)o->i[1]);
       const uint64_t pool = o->i[0] ? (uint64_t)o->i[0] : ++kd_cu_graph_pools;
       KD_CU_TRY(kd_cu_ca_begin_capture(device, pool, kd_cu_stream_handle(s)));
-      cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+      cudaError_t e = cudaStreamBeginCapture(s, (cudaStreamCaptureMode)o->i[1]);
       if (e != cudaSuccess) {
         kd_cu_ca_end_capture(device, kd_cu_stream_handle(s));
         kd_cu_ca_release_pool(device, pool);

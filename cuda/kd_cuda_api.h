@@ -335,12 +335,12 @@ enum kd_cuda_op_kind {
   KD_CUDA_OP_MULTINOMIAL = 28,
 
   /* ---- CUDA graphs (cuda/graphs.cu): no operands; code a KD_CUDA_GRAPH_* value. The capture
-   * is of the device's current stream (not the default stream), in thread-local mode. ---- */
+   * is of the device's current stream (not the default stream). ---- */
   KD_CUDA_OP_GRAPH = 60,
 };
 enum {
   KD_CUDA_GRAPH_POOL_NEW = 0, /* result[0] = a new graph pool id (graphPoolHandle) */
-  KD_CUDA_GRAPH_BEGIN,        /* i[0] = pool id (0: a new pool); result[0] = the pool id */
+  KD_CUDA_GRAPH_BEGIN,        /* i[0] = pool id (0: a new pool), i[1] = the cudaStreamCaptureMode; result[0] = the pool id */
   KD_CUDA_GRAPH_END,          /* i[0] = the pool id, i[1] = 1 to discard the capture; result[0] = the graph */
   KD_CUDA_GRAPH_REPLAY,       /* i[0] = the graph: launched on the current stream */
   KD_CUDA_GRAPH_RESET,        /* i[0] = the graph: destroyed, its pool use released */

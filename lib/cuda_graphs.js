@@ -18,6 +18,8 @@ const { describe } = require('./tensor');
 
 // KD_CUDA_GRAPH_* in cuda/kd_cuda_api.h
 const POOL_NEW = 0, BEGIN = 1, END = 2, REPLAY = 3, RESET = 4, STATUS = 5, POOL_USES = 6;
+// cudaStreamCaptureMode
+const MODES = { global: 0, thread_local: 1, relaxed: 2 };
 
 module.exports = function makeCudaGraphs(native, cuda) {
   /** An opaque handle of a graph memory pool, to share one pool between graphs (`pool` options). */
@@ -53,8 +55,11 @@ module.exports = function makeCudaGraphs(native, cuda) {
 
     /**
      * Begins capturing the current stream of the current device (not the default stream).
-     * @param {{pool?: GraphPoolHandle}} [opts] pool: share the memory pool of another graph or of
-     *   kd.cuda.graphPoolHandle() (graphs sharing a pool must be replayed in capture order)
+     * @param {{pool?: GraphPoolHandle, captureErrorMode?: 'global'|'thread_local'|'relaxed'}} [opts]
+     *   pool: share the memory pool of another graph or of kd.cuda.graphPoolHandle() (graphs
+     *   sharing a pool must be replayed in capture order); captureErrorMode: which other calls
+     *   CUDA refuses during the capture, as PyTorch's capture_error_mode (default 'thread_local':
+     *   those of this thread)
      */
     captureBegin(opts = {}) {
       if (opts === null || typeof opts !== 'object') throw typeError(`captureBegin(options): options must be an object, got ${describe(opts)}`);
@@ -62,7 +67,9 @@ module.exports = function makeCudaGraphs(native, cuda) {
       if (this._graph) throw new KindlingError('captureBegin(): this graph was already captured; call reset() first', 'KD_INVALID_ARGUMENT');
       const device = cuda.currentDevice();
       const pool = poolArg(opts.pool, device, 'captureBegin(options)');
-      this._pool = native.graphOp(device, BEGIN, pool, 0);
+      const mode = MODES[opts.captureErrorMode ?? 'thread_local'];
+      if (mode === undefined) throw typeError(`captureBegin(options): captureErrorMode must be 'global', 'thread_local' or 'relaxed', got ${describe(opts.captureErrorMode)}`);
+      this._pool = native.graphOp(device, BEGIN, pool, mode);
       this._device = device;
       this._capturing = true;
     }
@@ -121,7 +128,8 @@ module.exports = function makeCudaGraphs(native, cuda) {
    * throws, the capture is discarded and the error rethrown.
    * @param {CUDAGraph} g
    * @param {() => any} fn
-   * @param {{pool?: GraphPoolHandle, stream?: object}} [opts]
+   * @param {{pool?: GraphPoolHandle, stream?: object, captureErrorMode?: string}} [opts] as captureBegin's, and
+   *   the stream to capture on
    */
   function graph(g, fn, opts = {}) {
     if (!(g instanceof CUDAGraph)) throw typeError(`graph(g, fn): g must be a kd.cuda.CUDAGraph, got ${describe(g)}`);
@@ -129,7 +137,7 @@ module.exports = function makeCudaGraphs(native, cuda) {
     if (opts === null || typeof opts !== 'object') throw typeError(`graph(g, fn, options): options must be an object, got ${describe(opts)}`);
     const stream = opts.stream ?? captureStream(cuda.currentDevice());
     return cuda.withStream(stream, () => {
-      g.captureBegin({ pool: opts.pool });
+      g.captureBegin({ pool: opts.pool, captureErrorMode: opts.captureErrorMode });
       let result;
       try {
         result = fn();

@@ -217,6 +217,15 @@ describe('CUDA graphs', function () {
     fused.step();
     assert.throws(() => kd.cuda.graph(new kd.cuda.CUDAGraph(), () => fused.step()),
       (e) => e.code === 'KD_CUDA_GRAPH_CAPTURE' && /capturable/.test(e.message), 'a non-capturable Adam step');
+    // every capture mode of PyTorch's capture_error_mode captures and replays
+    for (const captureErrorMode of ['global', 'thread_local', 'relaxed']) {
+      const gm = new kd.cuda.CUDAGraph();
+      const r = kd.cuda.graph(gm, () => x.mul(5), { captureErrorMode });
+      gm.replay();
+      same(r, x.mul(5), captureErrorMode);
+      gm.reset();
+    }
+    assert.throws(() => kd.cuda.graph(new kd.cuda.CUDAGraph(), () => 1, { captureErrorMode: 'loose' }), /captureErrorMode/);
     const g = new kd.cuda.CUDAGraph();
     assert.throws(() => g.captureBegin(), /non-default stream/);
     assert.throws(() => kd.cuda.graph(g, () => 1, { pool: 3 }), /pool must be a handle/);

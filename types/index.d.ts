@@ -460,7 +460,7 @@ export interface CudaGraphPoolHandle {
 export declare class CudaGraph {
   constructor();
   /** Begins capturing this thread's current stream (not the default stream). */
-  captureBegin(options?: { pool?: CudaGraphPoolHandle }): void;
+  captureBegin(options?: { pool?: CudaGraphPoolHandle; captureErrorMode?: 'global' | 'thread_local' | 'relaxed' }): void;
   captureEnd(): void;
   /** One launch of the captured work on the current stream. */
   replay(): void;
@@ -517,7 +517,7 @@ export interface CudaNamespace {
   withStream<T>(stream: CudaStream | null | undefined, fn: () => T): T;
   CUDAGraph: typeof CudaGraph;
   /** Captures fn into g on a side stream (torch.cuda.graph); returns what fn returns (a Promise for an async fn). */
-  graph<T>(g: CudaGraph, fn: () => T, options?: { pool?: CudaGraphPoolHandle; stream?: CudaStream }): T;
+  graph<T>(g: CudaGraph, fn: () => T, options?: { pool?: CudaGraphPoolHandle; stream?: CudaStream; captureErrorMode?: 'global' | 'thread_local' | 'relaxed' }): T;
   /** A new pool handle for captures that share memory (torch.cuda.graph_pool_handle). */
   graphPoolHandle(device?: CudaDeviceLike): CudaGraphPoolHandle;
   /** Whether this thread's current stream is capturing a graph. */
