@@ -369,7 +369,7 @@ export type ErrorCode =
   | 'KD_INVALID_ARGUMENT' | 'KD_INVALID_TYPE' | 'KD_SHAPE_MISMATCH' | 'KD_DTYPE_MISMATCH'
   | 'KD_DEVICE_MISMATCH' | 'KD_INDEX_OUT_OF_RANGE' | 'KD_OUT_OF_MEMORY' | 'KD_DISPOSED'
   | 'KD_NOT_SUPPORTED' | 'KD_CUDA_UNAVAILABLE' | 'KD_CUDA_ERROR' | 'KD_CUDA_OOM' | 'KD_INTERNAL'
-  | 'KD_NOT_BUILT' | 'KD_INVALID_FILE' | 'KD_GRADCHECK' | 'KD_ERROR';
+  | 'KD_NOT_BUILT' | 'KD_INVALID_FILE' | 'KD_GRADCHECK' | 'KD_CUDA_GRAPH_CAPTURE' | 'KD_ERROR';
 
 /**
  * Base class of kindling's errors (shape, dtype, device mismatches, out of memory, ...).
