@@ -39,7 +39,12 @@ static int kd_cu_ca_dev_malloc(void *ctx, size_t n, void **out, char *err, size_
     snprintf(err, errn, "%s", kd_cu_last_error());
     return -1;
   }
+  /* As PyTorch: cudaMalloc is legal while this thread captures a graph only in relaxed mode
+   * (the allocation is not part of the graph; the private pool keeps it for the graph). */
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  const bool swapped = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
   cudaError_t e = cudaMalloc(out, n);
+  if (swapped) (void)cudaThreadExchangeStreamCaptureMode(&mode);
   if (e == cudaSuccess) return 0;
   (void)cudaGetLastError();
   if (e == cudaErrorMemoryAllocation) return 1;
@@ -230,4 +235,28 @@ kd_cuda_status kd_cu_set_memory_fraction(int device, double fraction) {
   if (kd_ca_set_memory_fraction(a, fraction) != 0)
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "Invalid fraction value: %g. It should be in [0, 1]", fraction);
   return KD_CUDA_OK;
+}
+
+kd_cuda_status kd_cu_ca_begin_capture(int device, uint64_t pool, uintptr_t stream) {
+  kd_ca *a;
+  KD_CU_TRY(kd_cu_ca_get(device, &a));
+  if (kd_ca_begin_capture(a, pool, stream) != 0)
+    return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "cuda:%d: cannot begin a graph capture on this stream (it already "
+                       "captures, or too many captures or graph pools are live)", device);
+  return KD_CUDA_OK;
+}
+
+void kd_cu_ca_end_capture(int device, uintptr_t stream) {
+  kd_ca *a;
+  if (kd_cu_ca_get(device, &a) == KD_CUDA_OK) kd_ca_end_capture(a, stream);
+}
+
+void kd_cu_ca_release_pool(int device, uint64_t pool) {
+  kd_ca *a;
+  if (kd_cu_ca_get(device, &a) == KD_CUDA_OK) (void)kd_ca_release_private_pool(a, pool);
+}
+
+int kd_cu_ca_pool_uses(int device, uint64_t pool) {
+  kd_ca *a;
+  return kd_cu_ca_get(device, &a) == KD_CUDA_OK ? kd_ca_private_pool_uses(a, pool) : 0;
 }

@@ -8,7 +8,20 @@
  * (small: <= 1 MiB, large), each an array sorted by (stream, size, address) so best-fit is a
  * binary search. Allocated blocks are found by address in an open-addressing hash table.
  * Blocks freed after recordStream wait in a list of (event, block) until the events of every
- * stream that used them complete. One mutex per allocator. */
+ * stream that used them complete. One mutex per allocator.
+ *
+ * Note [Graph-private pools]: while a stream captures a CUDA graph (kd_ca_begin_capture), the
+ * allocations made on it come from the graph's private pool: the pool is a number, carried by
+ * each of its blocks and segments and leading the free lists' sort key, so a request finds only
+ * blocks of its own pool (0 for ordinary allocations). A block freed during the capture, or
+ * later, returns to the private pool: it stays reserved for the graphs of that pool (which
+ * replay the same addresses) and is never handed to ordinary allocations, nor given back to
+ * the device by emptyCache. Graphs may share a pool (a use count: kd_ca_begin_capture with a
+ * pool already known adds one); kd_ca_release_private_pool drops one use, and at zero the
+ * pool's free segments are given back, and each other segment as soon as it is free again.
+ * During a capture no device memory is freed (cudaFree is not capturable): the OOM path does
+ * not release the cache, and recordStream's events are not inserted (a capture replays in
+ * stream order on one stream). After PyTorch's private pools (CUDACachingAllocator.cpp). */
 #include "caching_allocator_core.h"
 
 #include <pthread.h>
@@ -21,6 +34,7 @@ typedef struct kd_ca_block kd_ca_block;
 typedef struct kd_ca_segment kd_ca_segment;
 
 struct kd_ca_segment {
+  uint64_t private_pool;      /* 0, or the graph pool it belongs to (Note [Graph-private pools]) */
   char *ptr;
   size_t size;
   uintptr_t stream;
@@ -30,6 +44,7 @@ struct kd_ca_segment {
 };
 
 struct kd_ca_block {
+  uint64_t private_pool;      /* as its segment's */
   char *ptr;
   size_t size;
   size_t requested;
@@ -54,8 +69,25 @@ typedef struct kd_ca_pending {
   kd_ca_block *block;
 } kd_ca_pending;
 
+typedef struct kd_ca_capture {
+  uintptr_t stream;
+  uint64_t pool;
+} kd_ca_capture;
+
+typedef struct kd_ca_private {
+  uint64_t id;
+  int use_count;
+} kd_ca_private;
+
+#define KD_CA_MAX_CAPTURES 16
+#define KD_CA_MAX_PRIVATE 256
+
 struct kd_ca {
   pthread_mutex_t mu;
+  kd_ca_capture captures[KD_CA_MAX_CAPTURES]; /* streams capturing now, and their pools */
+  int n_captures;
+  kd_ca_private privates[KD_CA_MAX_PRIVATE];  /* live private pools */
+  int n_privates;
   kd_ca_device_ops ops;
   kd_ca_config config;
   int device;
@@ -171,13 +203,16 @@ static void kd_ca_stat_pool(kd_ca_stat *arr, int pool, int64_t d) {
 
 /* ---- free pools: sorted by (stream, size, address) ---- */
 
-/* First index whose block is not less than (stream, size, ptr). */
-static size_t kd_ca_lower_bound(const kd_ca_pool *p, uintptr_t stream, size_t size, const char *ptr) {
+/* First index whose block is not less than (private pool, stream, size, ptr). */
+static size_t kd_ca_lower_bound(const kd_ca_pool *p, uint64_t priv, uintptr_t stream, size_t size, const char *ptr) {
   size_t lo = 0, hi = p->n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     const kd_ca_block *b = p->v[mid];
-    int b_less = b->stream != stream ? b->stream < stream : b->size != size ? b->size < size : b->ptr < ptr;
+    int b_less = b->private_pool != priv ? b->private_pool < priv
+                 : b->stream != stream   ? b->stream < stream
+                 : b->size != size       ? b->size < size
+                                         : b->ptr < ptr;
     if (b_less) lo = mid + 1;
     else hi = mid;
   }
@@ -192,7 +227,7 @@ static int kd_ca_pool_insert(kd_ca_pool *p, kd_ca_block *b) {
     p->v = v;
     p->cap = cap;
   }
-  size_t i = kd_ca_lower_bound(p, b->stream, b->size, b->ptr);
+  size_t i = kd_ca_lower_bound(p, b->private_pool, b->stream, b->size, b->ptr);
   memmove(p->v + i + 1, p->v + i, (p->n - i) * sizeof *p->v);
   p->v[i] = b;
   p->n++;
@@ -201,7 +236,7 @@ static int kd_ca_pool_insert(kd_ca_pool *p, kd_ca_block *b) {
 }
 
 static void kd_ca_pool_remove(kd_ca_pool *p, kd_ca_block *b) {
-  size_t i = kd_ca_lower_bound(p, b->stream, b->size, b->ptr);
+  size_t i = kd_ca_lower_bound(p, b->private_pool, b->stream, b->size, b->ptr);
   if (i < p->n && p->v[i] == b) {
     memmove(p->v + i, p->v + i + 1, (p->n - i - 1) * sizeof *p->v);
     p->n--;
@@ -288,13 +323,13 @@ static int kd_ca_is_split(const kd_ca_block *b) { return b->prev != NULL || b->n
 
 static int kd_ca_is_oversize(const kd_ca *a, size_t size) { return size >= a->config.max_split_size; }
 
-/* Best fit in the request's pool and stream; NULL when nothing fits. */
-static kd_ca_block *kd_ca_find_free(kd_ca *a, int pool, uintptr_t stream, size_t size) {
+/* Best fit in the request's pool, private pool and stream; NULL when nothing fits. */
+static kd_ca_block *kd_ca_find_free(kd_ca *a, int pool, uint64_t priv, uintptr_t stream, size_t size) {
   kd_ca_pool *p = &a->pools[pool];
-  size_t i = kd_ca_lower_bound(p, stream, size, NULL);
+  size_t i = kd_ca_lower_bound(p, priv, stream, size, NULL);
   if (i >= p->n) return NULL;
   kd_ca_block *b = p->v[i];
-  if (b->stream != stream) return NULL;
+  if (b->stream != stream || b->private_pool != priv) return NULL;
   /* Do not hand a big unsplittable block to a small request, nor a much bigger one to a big
    * request (PyTorch's max_split_size rules). */
   if (!kd_ca_is_oversize(a, size) && kd_ca_is_oversize(a, b->size)) return NULL;
@@ -314,8 +349,8 @@ static size_t kd_ca_limit(kd_ca *a) { return a->allowed_max; }
 static size_t kd_ca_reserved(const kd_ca *a) { return (size_t)a->stats.reserved_bytes[KD_CA_ALL].current; }
 
 /* A new segment of `size` bytes for (pool, stream). 0 ok, 1 OOM, -1 other error. */
-static int kd_ca_alloc_segment(kd_ca *a, int pool, uintptr_t stream, size_t size, kd_ca_block **out, char *err,
-                               size_t errn) {
+static int kd_ca_alloc_segment(kd_ca *a, int pool, uint64_t priv, uintptr_t stream, size_t size, kd_ca_block **out,
+                               char *err, size_t errn) {
   size_t limit = kd_ca_limit(a);
   if (limit && kd_ca_reserved(a) + size > limit) return 1;
   void *ptr = NULL;
@@ -334,7 +369,9 @@ static int kd_ca_alloc_segment(kd_ca *a, int pool, uintptr_t stream, size_t size
   b->size = size;
   b->stream = stream;
   b->pool = pool;
+  b->private_pool = priv;
   b->segment = s;
+  s->private_pool = priv;
   s->ptr = (char *)ptr;
   s->size = size;
   s->stream = stream;
@@ -455,6 +492,28 @@ static void kd_ca_insert_events(kd_ca *a, kd_ca_block *b) {
   b->n_uses = 0;
 }
 
+/* ---- graph-private pools (Note [Graph-private pools]) ---- */
+
+static kd_ca_private *kd_ca_private_find(kd_ca *a, uint64_t id) {
+  for (int i = 0; i < a->n_privates; i++)
+    if (a->privates[i].id == id) return &a->privates[i];
+  return NULL;
+}
+
+/* The private pool allocations on `stream` come from now (0: none). */
+static uint64_t kd_ca_capture_pool(const kd_ca *a, uintptr_t stream) {
+  for (int i = 0; i < a->n_captures; i++)
+    if (a->captures[i].stream == stream) return a->captures[i].pool;
+  return 0;
+}
+
+/* A cached free block may go back to the device: not while a capture runs (cudaFree would break
+ * it), and not when it is reserved for the graphs of a live private pool. */
+static int kd_ca_releasable(kd_ca *a, const kd_ca_block *b) {
+  if (a->n_captures > 0) return 0;
+  return !b->private_pool || !kd_ca_private_find(a, b->private_pool);
+}
+
 /* ---- releasing cached memory ---- */
 
 /* Frees whole free segments of a pool; with min_size only those at least that big. */
@@ -463,7 +522,7 @@ static size_t kd_ca_release_pool(kd_ca *a, int pool, size_t min_size) {
   kd_ca_pool *p = &a->pools[pool];
   for (size_t i = p->n; i-- > 0;) {
     kd_ca_block *b = p->v[i];
-    if (!b->prev && !b->next && b->size >= min_size) {
+    if (!b->prev && !b->next && b->size >= min_size && kd_ca_releasable(a, b)) {
       released += b->size;
       kd_ca_release_block(a, b);
     }
@@ -474,18 +533,18 @@ static size_t kd_ca_release_pool(kd_ca *a, int pool, size_t min_size) {
 /* With max_split_size set: frees cached oversize segments (the smallest one big enough for
  * the request, else the biggest ones until `size` bytes are freed). */
 static int kd_ca_release_available(kd_ca *a, int pool, uintptr_t stream, size_t size) {
-  if (a->config.max_split_size == SIZE_MAX) return 0;
+  if (a->config.max_split_size == SIZE_MAX || a->n_captures > 0) return 0;
   kd_ca_pool *p = &a->pools[pool];
   size_t key = size < a->config.max_split_size ? a->config.max_split_size : size;
-  size_t i = kd_ca_lower_bound(p, stream, key, NULL);
-  if (i < p->n && p->v[i]->stream == stream && !kd_ca_is_split(p->v[i])) {
+  size_t i = kd_ca_lower_bound(p, 0, stream, key, NULL);
+  if (i < p->n && p->v[i]->stream == stream && !p->v[i]->private_pool && !kd_ca_is_split(p->v[i])) {
     kd_ca_release_block(a, p->v[i]);
     return 1;
   }
   size_t total = 0;
   for (size_t j = p->n; j-- > 0 && total < size;) {
     kd_ca_block *b = p->v[j];
-    if (b->stream == stream && b->size >= a->config.max_split_size && !kd_ca_is_split(b)) {
+    if (b->stream == stream && !b->private_pool && b->size >= a->config.max_split_size && !kd_ca_is_split(b)) {
       total += b->size;
       kd_ca_release_block(a, b);
       if (j > p->n) j = p->n;
@@ -495,6 +554,7 @@ static int kd_ca_release_available(kd_ca *a, int pool, uintptr_t stream, size_t 
 }
 
 static void kd_ca_release_cached(kd_ca *a) {
+  if (a->n_captures > 0) return; /* nothing is freed while a graph is being captured */
   kd_ca_synchronize_events(a);
   kd_ca_release_pool(a, KD_CA_LARGE_POOL, 0);
   kd_ca_release_pool(a, KD_CA_SMALL_POOL, 0);
@@ -515,7 +575,7 @@ static void kd_ca_garbage_collect(kd_ca *a) {
     kd_ca_pool *p = &a->pools[pool];
     for (size_t i = p->n; i-- > 0 && kd_ca_reserved(a) > target;) {
       kd_ca_block *b = p->v[i];
-      if (!kd_ca_is_split(b)) {
+      if (!kd_ca_is_split(b) && kd_ca_releasable(a, b)) {
         kd_ca_release_block(a, b);
         if (i > p->n) i = p->n;
       }
@@ -619,17 +679,18 @@ int kd_ca_malloc(kd_ca *a, size_t nbytes, uintptr_t stream, void **out, char *er
   size_t size = kd_ca_round_size(nbytes);
   int pool = size <= KD_CA_SMALL_SIZE ? KD_CA_SMALL_POOL : KD_CA_LARGE_POOL;
   size_t alloc_size = kd_ca_allocation_size(size);
-  kd_ca_block *b = kd_ca_find_free(a, pool, stream, size);
+  const uint64_t priv = kd_ca_capture_pool(a, stream);
+  kd_ca_block *b = kd_ca_find_free(a, pool, priv, stream, size);
   int r = 0;
   if (!b) {
-    if (a->config.gc_threshold > 0) kd_ca_garbage_collect(a);
-    r = kd_ca_alloc_segment(a, pool, stream, alloc_size, &b, err, errn);
+    if (a->config.gc_threshold > 0 && a->n_captures == 0) kd_ca_garbage_collect(a);
+    r = kd_ca_alloc_segment(a, pool, priv, stream, alloc_size, &b, err, errn);
     if (r == 1 && kd_ca_release_available(a, pool, stream, size))
-      r = kd_ca_alloc_segment(a, pool, stream, alloc_size, &b, err, errn);
-    if (r == 1) {
+      r = kd_ca_alloc_segment(a, pool, priv, stream, alloc_size, &b, err, errn);
+    if (r == 1 && a->n_captures == 0) {
       kd_ca_release_cached(a);
       a->stats.num_alloc_retries++;
-      r = kd_ca_alloc_segment(a, pool, stream, alloc_size, &b, err, errn);
+      r = kd_ca_alloc_segment(a, pool, priv, stream, alloc_size, &b, err, errn);
     }
     if (r != 0) {
       if (r == 1) {
@@ -648,6 +709,7 @@ int kd_ca_malloc(kd_ca *a, size_t nbytes, uintptr_t stream, void **out, char *er
       rest->size = b->size - size;
       rest->stream = b->stream;
       rest->pool = b->pool;
+      rest->private_pool = b->private_pool;
       rest->segment = b->segment;
       rest->prev = b;
       rest->next = b->next;
@@ -708,10 +770,83 @@ int kd_ca_free(kd_ca *a, void *ptr) {
   kd_ca_stat_pool(a->stats.allocation, b->pool, -1);
   kd_ca_stat_pool(a->stats.allocated_bytes, b->pool, -(int64_t)b->size);
   if (b->size >= a->config.max_split_size) kd_ca_stat_add(&a->stats.oversize_allocations, -1);
+  if (b->n_uses > 0 && a->n_captures > 0) b->n_uses = 0; /* see Note [Graph-private pools] */
   if (b->n_uses > 0) kd_ca_insert_events(a, b);
-  if (b->event_count == 0) kd_ca_free_block(a, b);
+  if (b->event_count == 0) {
+    kd_ca_free_block(a, b);
+    if (b->private_pool && !kd_ca_is_split(b) && kd_ca_releasable(a, b)) kd_ca_release_block(a, b); /* pool reset */
+  }
   pthread_mutex_unlock(&a->mu);
   return 0;
+}
+
+int kd_ca_begin_capture(kd_ca *a, uint64_t pool, uintptr_t stream) {
+  if (!pool) return -1;
+  pthread_mutex_lock(&a->mu);
+  int r = -1;
+  if (a->n_captures < KD_CA_MAX_CAPTURES && !kd_ca_capture_pool(a, stream)) {
+    kd_ca_private *p = kd_ca_private_find(a, pool);
+    if (p) {
+      p->use_count++;
+      r = 0;
+    } else if (a->n_privates < KD_CA_MAX_PRIVATE) {
+      a->privates[a->n_privates].id = pool;
+      a->privates[a->n_privates].use_count = 1;
+      a->n_privates++;
+      r = 0;
+    }
+    if (r == 0) {
+      a->captures[a->n_captures].stream = stream;
+      a->captures[a->n_captures].pool = pool;
+      a->n_captures++;
+    }
+  }
+  pthread_mutex_unlock(&a->mu);
+  return r;
+}
+
+void kd_ca_end_capture(kd_ca *a, uintptr_t stream) {
+  pthread_mutex_lock(&a->mu);
+  for (int i = 0; i < a->n_captures; i++)
+    if (a->captures[i].stream == stream) {
+      a->captures[i] = a->captures[--a->n_captures];
+      break;
+    }
+  pthread_mutex_unlock(&a->mu);
+}
+
+/* Frees the whole free segments of pools that are no longer reserved (after a reset). */
+static void kd_ca_release_unreserved(kd_ca *a) {
+  for (int pool = KD_CA_SMALL_POOL; pool <= KD_CA_LARGE_POOL; pool++) {
+    kd_ca_pool *p = &a->pools[pool];
+    for (size_t i = p->n; i-- > 0;) {
+      kd_ca_block *b = p->v[i];
+      if (b->private_pool && !kd_ca_is_split(b) && kd_ca_releasable(a, b)) {
+        kd_ca_release_block(a, b);
+        if (i > p->n) i = p->n;
+      }
+    }
+  }
+}
+
+int kd_ca_release_private_pool(kd_ca *a, uint64_t pool) {
+  pthread_mutex_lock(&a->mu);
+  kd_ca_private *p = kd_ca_private_find(a, pool);
+  int r = p ? 0 : -1;
+  if (p && --p->use_count == 0) {
+    *p = a->privates[--a->n_privates];
+    kd_ca_release_unreserved(a);
+  }
+  pthread_mutex_unlock(&a->mu);
+  return r;
+}
+
+int kd_ca_private_pool_uses(kd_ca *a, uint64_t pool) {
+  pthread_mutex_lock(&a->mu);
+  kd_ca_private *p = kd_ca_private_find(a, pool);
+  int n = p ? p->use_count : 0;
+  pthread_mutex_unlock(&a->mu);
+  return n;
 }
 
 int kd_ca_record_stream(kd_ca *a, void *ptr, uintptr_t stream) {

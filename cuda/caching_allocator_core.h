@@ -93,6 +93,16 @@ int kd_ca_free(kd_ca *a, void *ptr);
 int kd_ca_record_stream(kd_ca *a, void *ptr, uintptr_t stream);
 /* Size the block of an allocated pointer has (rounded), 0 if unknown. */
 size_t kd_ca_block_size(kd_ca *a, void *ptr);
+/* Graph-private pools (Note [Graph-private pools] in caching_allocator_core.c). From
+ * begin_capture to end_capture, allocations on `stream` come from private pool `pool` (a
+ * non-zero id; a new id makes a pool with one use, a known one gains a use: pools shared
+ * between graphs). 0 ok, -1 for pool 0, a stream already capturing, or too many captures/pools.
+ * release_private_pool drops one use (a graph's reset); at zero the pool's memory goes back to
+ * the device as it becomes free. -1 for an unknown pool. private_pool_uses: its use count. */
+int kd_ca_begin_capture(kd_ca *a, uint64_t pool, uintptr_t stream);
+void kd_ca_end_capture(kd_ca *a, uintptr_t stream);
+int kd_ca_release_private_pool(kd_ca *a, uint64_t pool);
+int kd_ca_private_pool_uses(kd_ca *a, uint64_t pool);
 /* Waits for pending stream events and gives every fully free segment back to the device. */
 void kd_ca_empty_cache(kd_ca *a);
 void kd_ca_reset_peak(kd_ca *a);

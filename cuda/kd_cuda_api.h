@@ -333,6 +333,19 @@ enum kd_cuda_op_kind {
    * the int64 [rows, S] sample, i[4] = addr of the running sums, i[5] = S, i[2] = seed,
    * i[3] = offset. */
   KD_CUDA_OP_MULTINOMIAL = 28,
+
+  /* ---- CUDA graphs (cuda/graphs.cu): no operands; code a KD_CUDA_GRAPH_* value. The capture
+   * is of the device's current stream (not the default stream). ---- */
+  KD_CUDA_OP_GRAPH = 60,
+};
+enum {
+  KD_CUDA_GRAPH_POOL_NEW = 0, /* result[0] = a new graph pool id (graphPoolHandle) */
+  KD_CUDA_GRAPH_BEGIN,        /* i[0] = pool id (0: a new pool), i[1] = the cudaStreamCaptureMode; result[0] = the pool id */
+  KD_CUDA_GRAPH_END,          /* i[0] = the pool id, i[1] = 1 to discard the capture; result[0] = the graph */
+  KD_CUDA_GRAPH_REPLAY,       /* i[0] = the graph: launched on the current stream */
+  KD_CUDA_GRAPH_RESET,        /* i[0] = the graph: destroyed, its pool use released */
+  KD_CUDA_GRAPH_STATUS,       /* result[0] = the current stream's cudaStreamCaptureStatus */
+  KD_CUDA_GRAPH_POOL_USES,    /* i[0] = pool id; result[0] = graphs using it */
 };
 enum {
   KD_CUDA_POOL_MAX = 0, KD_CUDA_POOL_MAX_BACKWARD, KD_CUDA_POOL_AVG, KD_CUDA_POOL_AVG_BACKWARD,
@@ -508,6 +521,8 @@ typedef struct kd_cuda_emu_stats {
   uint64_t host_funcs;
   uint64_t devices, memory, seed; /* the configuration */
   char fault[256];      /* what made a device's error sticky ("" if nothing) */
+  uint64_t graph_launches; /* ABI 6: cudaGraphLaunch calls (each also counts as one launch) */
+  uint64_t graph_kernels;  /* ABI 6: kernel launches replayed by them (not in `launches`) */
 } kd_cuda_emu_stats;
 typedef int (*kd_cuda_emu_stats_fn)(kd_cuda_emu_stats *out);
 #define KD_CUDA_EMU_STATS_SYMBOL "kd_cuda_emulator_stats"

@@ -115,6 +115,11 @@ kd_cuda_status kd_cu_memcpy_d2d(int dst_device, void *dst, int src_device, const
 /* ---- caching allocator (caching_allocator.cu), pinned host memory (host_alloc.cu),
  * streams and events (streams.cu) ---- */
 kd_cuda_status kd_cu_record_stream(int device, void *ptr, uintptr_t stream);
+/* Graph-private pools of the device's allocator (Note [Graph-private pools]). */
+kd_cuda_status kd_cu_ca_begin_capture(int device, uint64_t pool, uintptr_t stream);
+void kd_cu_ca_end_capture(int device, uintptr_t stream);
+void kd_cu_ca_release_pool(int device, uint64_t pool);
+int kd_cu_ca_pool_uses(int device, uint64_t pool);
 kd_cuda_status kd_cu_memory_stats_json(int device, char **out);
 kd_cuda_status kd_cu_memory_snapshot_json(int device, char **out);
 kd_cuda_status kd_cu_memory_summary(int device, char **out);

@@ -24,5 +24,6 @@ kd_cuda_status kd_cu_ix_gather(int device, kd_cuda_op *o);
 kd_cuda_status kd_cu_ix_scatter(int device, kd_cuda_op *o);
 kd_cuda_status kd_cu_optim(int device, kd_cuda_op *o);
 kd_cuda_status kd_cu_amp(int device, kd_cuda_op *o); /* ops_amp.cu */
+kd_cuda_status kd_cu_graph_op(int device, kd_cuda_op *o); /* graphs.cu */
 
 #endif

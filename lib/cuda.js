@@ -118,6 +118,10 @@ function makeFakeAllocator(native) {
     processEvents() { return native.fakeAllocQuery(this._h, 'processEvents'); }
     completeEvents() { native.fakeAllocQuery(this._h, 'completeEvents'); }
     setMemoryFraction(f) { native.fakeAllocSetFraction(this._h, f); }
+    beginCapture(pool, stream) { native.fakeAllocCapture(this._h, 0, pool, stream); }
+    endCapture(stream) { native.fakeAllocCapture(this._h, 1, 0, stream); }
+    releasePool(pool) { native.fakeAllocCapture(this._h, 2, pool, 0); }
+    poolUses(pool) { return native.fakeAllocCapture(this._h, 3, pool, 0); }
     static parseConf(conf) { return native.fakeAllocParseConf(conf); }
   };
 }
@@ -386,6 +390,8 @@ module.exports = (binding) => {
     /** @private test hook: a kernel that faults (a trap, sticky) after about `ms` milliseconds. */
     _fault: (ms, device) => native.spin(deviceIndex(device), -Math.max(ms, 0.001)),
   };
+  // CUDA graphs: CUDAGraph, graph, graphPoolHandle, makeGraphedCallables (lib/cuda_graphs.js)
+  Object.assign(api, require('./cuda_graphs')(native, api));
   installTensorMethods(binding, streamArg);
   return api;
 };

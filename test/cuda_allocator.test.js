@@ -278,4 +278,42 @@ describe('cuda caching allocator (fake device, no GPU needed)', function () {
     a.emptyCache();
     assert.equal(a.device().used, 0);
   });
+
+  it('graph-private pools: captures allocate from their pool, shared on request, released by the last reset', function () {
+    const a = new FakeAllocator();
+    const S = 7; // the capturing stream
+    const before = a.malloc(1000, S);
+    a.free(before); // a cached block of the ordinary pool on that stream
+    a.beginCapture(1, S);
+    const p = a.malloc(1000, S);
+    assert.notEqual(p, before, 'a capture does not take ordinary cached blocks');
+    const tmp = a.malloc(4096, S);
+    a.free(tmp); // freed during the capture: stays in the graph's pool
+    const q = a.malloc(4096, S);
+    assert.equal(q, tmp, 'the capture reuses what it freed');
+    a.endCapture(S);
+    a.free(q);
+    assert.notEqual(a.malloc(4096, S), tmp, 'ordinary allocations never get private blocks');
+    a.emptyCache();
+    assert.equal(a.stats()['segment.all.current'], 2, 'emptyCache keeps the live pool (and the live block)');
+    a.beginCapture(1, S); // a second graph shares pool 1
+    assert.equal(a.poolUses(1), 2);
+    assert.equal(a.malloc(4096, S), tmp, 'a shared pool serves the next capture');
+    a.endCapture(S);
+    a.beginCapture(2, S); // a new pool starts empty
+    const r = a.malloc(4096, S);
+    assert.ok(r !== tmp && r !== p);
+    a.endCapture(S);
+    a.releasePool(1);
+    assert.equal(a.poolUses(1), 1);
+    const mid = a.stats()['segment.all.current'];
+    a.releasePool(1);
+    assert.equal(a.poolUses(1), 0);
+    assert.equal(a.stats()['segment.all.current'], mid, 'live blocks keep their segment');
+    a.free(p);
+    a.free(tmp);
+    assert.equal(a.stats()['segment.all.current'], mid - 1, "the pool's segment goes back once free");
+    expectCode(() => a.releasePool(1), 'KD_INVALID_ARGUMENT', /refused/);
+    expectCode(() => a.beginCapture(0, S), 'KD_INVALID_ARGUMENT', /refused/);
+  });
 });

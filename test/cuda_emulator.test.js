@@ -48,7 +48,7 @@ describe('the emulated GPU', function () {
       });
       assert.equal(r.status, 0, `seed ${seed}:\n${r.stdout}${r.stderr}`);
       assert.match(r.stdout, /^passed: 0 failed$/m);
-      assert.equal((r.stdout.match(/^ok /gm) || []).length, 18, r.stdout);
+      assert.equal((r.stdout.match(/^ok /gm) || []).length, 19, r.stdout);
     }
   });
 

@@ -12,6 +12,23 @@ const { kd, assert, expectKdError } = require('./helpers');
 const a23 = () => kd.ones([2, 3]);
 
 describe('errors: classes and codes', function () {
+  it('the ErrorCode type of the TypeScript declarations lists every code the C core and lib/ raise', function () {
+    const fs = require('node:fs');
+    const root = path.join(__dirname, '..');
+    const decl = fs.readFileSync(path.join(root, 'types', 'index.d.ts'), 'utf8');
+    const type = /export type ErrorCode =([^;]*);/.exec(decl)[1];
+    const listed = new Set(type.match(/KD_[A-Z_]+/g));
+    const raised = new Set(fs.readFileSync(path.join(root, 'src', 'core', 'status.c'), 'utf8').match(/"KD_[A-Z_]+"/g).map((c) => c.slice(1, -1)));
+    raised.delete('KD_OK');
+    for (const f of fs.readdirSync(path.join(root, 'lib'), { recursive: true }).filter((f) => f.endsWith('.js'))) {
+      const src = fs.readFileSync(path.join(root, 'lib', f), 'utf8');
+      // codes given to error constructors (warnings carry codes of their own: { code: ... } in emitWarning)
+      for (const m of src.matchAll(/Error\([^;]*?'(KD_[A-Z_]+)'/g)) raised.add(m[1]);
+    }
+    const missing = [...raised].filter((c) => !listed.has(c));
+    assert.deepEqual(missing, [], `codes missing from ErrorCode in types/index.d.ts: ${missing}`);
+  });
+
   it('error classes are exported and are Error subclasses', function () {
     assert.ok(new kd.KindlingError('x', 'KD_SHAPE_MISMATCH') instanceof Error);
     assert.ok(new kd.KindlingTypeError('x') instanceof TypeError);

@@ -68,6 +68,20 @@ describe('kd.optim optimizers (PyTorch fixtures)', function () {
     });
   }
 
+  for (const c of FIX.optimizers.filter((k) => /^Adam/.test(k.optim) && /^float(32|64)$/.test(k.dtype))) {
+    it(`${c.name}, capturable (the step on the parameters' device)`, function () {
+      const params = makeParams(c);
+      const opt = makeOptimizer({ ...c, options: { ...c.options, capturable: true } }, params);
+      for (let s = 0; s < 5; s++) {
+        setGrads(c, params, s);
+        opt.step();
+        if (s === 2) checkParams(c, params, c.after3, 'after 3 steps');
+      }
+      checkParams(c, params, c.after5, 'after 5 steps');
+      for (const st of opt.state.values()) assert.ok(st.step instanceof kd.Tensor && st.step.item() >= 1, 'the step is a tensor');
+    });
+  }
+
   it('non-contiguous parameters give the same trajectories', function () {
     for (const c of FIX.optimizers.filter((x) => x.dtype === 'float32' && !x.groups)) {
       const params = makeParams(c, { noncontig: true });

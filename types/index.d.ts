@@ -378,7 +378,8 @@ export type ErrorCode =
   | 'KD_INVALID_ARGUMENT' | 'KD_INVALID_TYPE' | 'KD_SHAPE_MISMATCH' | 'KD_DTYPE_MISMATCH'
   | 'KD_DEVICE_MISMATCH' | 'KD_INDEX_OUT_OF_RANGE' | 'KD_OUT_OF_MEMORY' | 'KD_DISPOSED'
   | 'KD_NOT_SUPPORTED' | 'KD_CUDA_UNAVAILABLE' | 'KD_CUDA_ERROR' | 'KD_CUDA_OOM' | 'KD_INTERNAL'
-  | 'KD_NOT_BUILT' | 'KD_INVALID_FILE' | 'KD_GRADCHECK' | 'KD_ERROR';
+  | 'KD_NOT_BUILT' | 'KD_INVALID_FILE' | 'KD_GRADCHECK' | 'KD_CUDA_GRAPH_CAPTURE' | 'KD_LINALG_ERROR'
+  | 'KD_INVALID_SCHEMA' | 'KD_ALREADY_DEFINED' | 'KD_BUILD_FAILED' | 'KD_ERROR';
 
 /**
  * Base class of kindling's errors (shape, dtype, device mismatches, out of memory, ...).
@@ -449,6 +450,33 @@ export interface EmulatorStats {
   seed: number;
   /** What made a device's error sticky ('' if nothing did). */
   fault: string;
+  /** CUDA graph replays (each also counts as one of `launches`) and the kernels they ran. */
+  graphLaunches: number;
+  graphKernels: number;
+}
+
+/** A memory pool of CUDA graphs (kd.cuda.graphPoolHandle(), graph.pool()), to share between captures. */
+export interface CudaGraphPoolHandle {
+  readonly device: number;
+  /** How many captured graphs use the pool now. */
+  uses(): number;
+}
+
+/**
+ * A CUDA graph (torch.cuda.CUDAGraph): captured work replayed with one launch. Inputs are
+ * static tensors updated in place between replays; outputs are overwritten by each replay.
+ * Host reads, device syncs and data-dependent shapes fail during capture (KD_CUDA_GRAPH_CAPTURE).
+ */
+export declare class CudaGraph {
+  constructor();
+  /** Begins capturing this thread's current stream (not the default stream). */
+  captureBegin(options?: { pool?: CudaGraphPoolHandle; captureErrorMode?: 'global' | 'thread_local' | 'relaxed' }): void;
+  captureEnd(): void;
+  /** One launch of the captured work on the current stream. */
+  replay(): void;
+  /** Frees the graph and its use of its memory pool. */
+  reset(): void;
+  pool(): CudaGraphPoolHandle;
 }
 
 export interface CudaNamespace {
@@ -497,6 +525,20 @@ export interface CudaNamespace {
   defaultStream(device?: CudaDeviceLike): CudaStream;
   /** Runs fn with `stream` current; restores the previous stream when fn returns or its Promise settles. */
   withStream<T>(stream: CudaStream | null | undefined, fn: () => T): T;
+  CUDAGraph: typeof CudaGraph;
+  /** Captures fn into g on a side stream (torch.cuda.graph); returns what fn returns (a Promise for an async fn). */
+  graph<T>(g: CudaGraph, fn: () => T, options?: { pool?: CudaGraphPoolHandle; stream?: CudaStream; captureErrorMode?: 'global' | 'thread_local' | 'relaxed' }): T;
+  /** A new pool handle for captures that share memory (torch.cuda.graph_pool_handle). */
+  graphPoolHandle(device?: CudaDeviceLike): CudaGraphPoolHandle;
+  /** Whether this thread's current stream is capturing a graph. */
+  isCurrentStreamCapturing(): boolean;
+  /**
+   * Forward and backward captured as CUDA graphs with sampleInputs as static inputs
+   * (torch.cuda.make_graphed_callables): a module comes back with forward graphed in training
+   * mode; a function comes back as its graphed version. Outputs are overwritten by the next call.
+   */
+  makeGraphedCallables<M extends { forward(...args: any[]): any; parameters(): Tensor[] }>(module: M, sampleInputs: Tensor | Tensor[]): M;
+  makeGraphedCallables<F extends (...inputs: Tensor[]) => Tensor | Tensor[]>(fn: F, sampleInputs: Tensor | Tensor[]): F;
 }
 
 /** One segment of kd.cuda.memorySnapshot(). */

@@ -36,7 +36,11 @@ export declare class Optimizer<O extends object = { lr: number }> {
 }
 
 export interface SGDOptions { lr: number; momentum: number; dampening: number; weightDecay: number; nesterov: boolean; maximize: boolean }
-export interface AdamOptions { lr: number; betas: [number, number]; eps: number; weightDecay: number; amsgrad: boolean; maximize: boolean }
+export interface AdamOptions {
+  lr: number; betas: [number, number]; eps: number; weightDecay: number; amsgrad: boolean; maximize: boolean;
+  /** The step count lives on the parameter's device, so a step can be captured in a CUDA graph (kd.cuda.graph). */
+  capturable: boolean;
+}
 export interface RMSpropOptions { lr: number; alpha: number; eps: number; weightDecay: number; momentum: number; centered: boolean; maximize: boolean }
 export interface AdagradOptions { lr: number; lrDecay: number; weightDecay: number; initialAccumulatorValue: number; eps: number; maximize: boolean }
 

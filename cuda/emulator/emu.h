@@ -21,6 +21,30 @@
 
 #include "cuda_runtime.h"
 
+namespace kd_emu {
+/* One recorded operation of a stream capture (Note [Emulated stream capture] in graph.cpp):
+ * re-runnable work (a kernel with its arguments copied at capture, a copy, a memset, a host
+ * function, a library call) and the kernel launches it stands for. */
+struct graph_node {
+  std::function<void()> fn;
+  int launches;
+};
+/* A capture sequence: the operations of its streams in issue order (a valid topological order
+ * of the graph CUDA would build). Under g_mu. */
+struct capture {
+  unsigned long long id = 0;
+  int device = 0;
+  int mode = 0;                         /* cudaStreamCaptureMode */
+  std::thread::id thread;               /* the thread that began it */
+  CUstream_st *origin = nullptr;
+  bool invalidated = false;
+  bool ended = false;
+  std::vector<graph_node> nodes;
+  std::vector<CUstream_st *> joined;    /* streams that joined through cudaStreamWaitEvent */
+  std::vector<void *> allocations;      /* cudaMallocAsync made while capturing: the graph's memory */
+};
+}  // namespace kd_emu
+
 struct CUstream_st {
   int device = 0;
   unsigned flags = 0;
@@ -36,6 +60,8 @@ struct CUstream_st {
   uint64_t completed = 0; /* sequence number of the last operation finished */
   bool stopping = false;
   std::thread worker;
+  std::shared_ptr<kd_emu::capture> cap; /* the capture it takes part in, under g_mu */
+  size_t cap_last = 0;                  /* nodes of that capture when it last recorded one */
 };
 
 struct CUevent_st {
@@ -44,6 +70,9 @@ struct CUevent_st {
   CUstream_st *stream = nullptr; /* of the last record; nullptr if never recorded */
   uint64_t seq = 0;
   std::shared_ptr<std::atomic<double>> time; /* ms on the host's monotonic clock, stamped when reached */
+  std::shared_ptr<kd_emu::capture> cap;      /* last recorded in a capturing stream: that capture */
+  CUstream_st *cap_stream = nullptr;         /* ... on this stream, */
+  size_t cap_node = 0;                       /* ... after this many of its nodes */
 };
 
 namespace kd_emu {
@@ -82,9 +111,32 @@ CUstream_st *legacy_stream(int device);
 /* NULL, cudaStreamLegacy and cudaStreamPerThread -> the current device's legacy stream. */
 CUstream_st *resolve(cudaStream_t s);
 /* Enqueues fn (may be empty) on s with the implicit legacy-stream dependencies and `extra`;
- * returns its sequence number through *seq. Fails with the device's sticky error. */
+ * returns its sequence number through *seq (0 when captured). Fails with the device's sticky
+ * error. `launches`: the kernel launches fn stands for (counted). On a capturing stream fn is
+ * recorded instead (Note [Emulated stream capture] in graph.cpp); legacy-stream work while a
+ * blocking stream captures fails with cudaErrorStreamCaptureImplicit. */
 cudaError_t enqueue_op(CUstream_st *s, std::function<void()> fn, const std::pair<CUstream_st *, uint64_t> *extra,
-                       uint64_t *seq);
+                       uint64_t *seq, int launches = 0);
+/* Capture checks (graph.cpp), each taking g_mu. capture_of: the capture s takes part in (null
+ * if none). capture_forbid: s is capturing, so a synchronising call on it fails: the capture
+ * is invalidated and cudaErrorStreamCaptureUnsupported returned (cudaSuccess when s is not
+ * capturing; the legacy stream: cudaErrorStreamCaptureImplicit when a blocking stream of its
+ * device captures). capture_unsafe_call: a call CUDA deems unsafe during capture (cudaMalloc,
+ * cudaFree, ...) from this thread, per cudaThreadExchangeStreamCaptureMode's rules.
+ * capture_device_sync: a device-wide synchronisation while a stream of the device captures. */
+std::shared_ptr<capture> capture_of(CUstream_st *s);
+cudaError_t capture_forbid(CUstream_st *s);
+cudaError_t capture_unsafe_call(void);
+cudaError_t capture_device_sync(int device);
+/* Called with g_mu held: invalidates the capture (its streams' later work fails). */
+void capture_invalidate_locked(capture *c);
+/* Called with g_mu held: whether a blocking stream of the device captures (legacy-stream work
+ * would then synchronise with captured work: cudaErrorStreamCaptureImplicit); with
+ * `invalidate`, those captures are invalidated. */
+bool legacy_implicit_locked(int device, bool invalidate);
+/* Called with g_mu held, for a stream being destroyed: invalidates its capture and removes the
+ * stream from it (the whole capture when the stream began it). */
+void capture_drop_stream_locked(CUstream_st *s);
 /* Blocks until s has completed operation seq. */
 void wait_for(CUstream_st *s, uint64_t seq);
 /* Blocks until every stream of the device is idle. */
@@ -98,10 +150,13 @@ struct fault {
 
 /* Counters (Note [Emulator counters] in runtime.cpp). */
 struct counters {
-  std::atomic<uint64_t> launches{0}, syncs{0}, h2d_bytes{0}, d2h_bytes{0}, d2d_bytes{0}, h2d_copies{0},
+  std::atomic<uint64_t> graph_launches{0}, graph_kernels{0}, launches{0}, syncs{0}, h2d_bytes{0}, d2h_bytes{0}, d2d_bytes{0}, h2d_copies{0},
       d2h_copies{0}, d2d_copies{0}, mallocs{0}, frees{0}, host_funcs{0}, blocks{0}, threads{0};
 };
 extern counters g_count;
+
+/* Gives a device allocation back at once (no synchronisation; the caller knows it is unused). */
+void release_device_memory(void *p);
 
 /* Which memory p..p+n lies in: 2 device memory of *device, 1 pinned host memory, 0 other (and
  * -1 when it starts in a device allocation but runs past its end). */

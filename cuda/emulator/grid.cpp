@@ -371,12 +371,8 @@ void submit(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const void 
   L.name = name;
   L.task = t;
   L.seed = cfg().seed ^ (g_launch_counter.fetch_add(1) * 0x2545f4914f6cdd1dull);
-  e = enqueue_op(s, [L] { run_grid(L); }, nullptr, nullptr);
-  if (e != cudaSuccess) {
-    set_last_error(e);
-    return;
-  }
-  g_count.launches++;
+  e = enqueue_op(s, [L] { run_grid(L); }, nullptr, nullptr, 1);
+  if (e != cudaSuccess) set_last_error(e);
 }
 
 }  // namespace kd_emu

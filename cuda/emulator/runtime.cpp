@@ -132,6 +132,11 @@ static void device_release(void *p, const region &r) {
   g_count.frees++;
 }
 
+void release_device_memory(void *p) {
+  region r;
+  if (region_remove(p, true, &r)) device_release(p, r);
+}
+
 }  // namespace kd_emu
 
 using namespace kd_emu;
@@ -259,7 +264,16 @@ cudaError_t cudaPeekAtLastError(void) { return tls_last != cudaSuccess ? tls_las
   X(cudaErrorAssert, "device-side assert triggered")                                           \
   X(cudaErrorSystemDriverMismatch, "system has unsupported display driver / cuda driver combination") \
   X(cudaErrorCompatNotSupportedOnDevice, "forward compatibility was attempted on non supported HW") \
+  X(cudaErrorIllegalState, "the operation cannot be performed in the present state")         \
   X(cudaErrorStreamCaptureUnsupported, "operation not permitted when stream is capturing")     \
+  X(cudaErrorStreamCaptureInvalidated, "operation failed due to a previous error during capture") \
+  X(cudaErrorStreamCaptureMerge, "operation would result in a merge of separate capture sequences") \
+  X(cudaErrorStreamCaptureUnmatched, "capture was not ended in the same stream as it began")   \
+  X(cudaErrorStreamCaptureUnjoined, "capturing stream has unjoined work")                      \
+  X(cudaErrorStreamCaptureIsolation, "dependency created on uncaptured work in another stream") \
+  X(cudaErrorStreamCaptureImplicit, "operation would make the legacy stream depend on a capturing blocking stream") \
+  X(cudaErrorCapturedEvent, "operation not permitted on an event last recorded in a capturing stream") \
+  X(cudaErrorStreamCaptureWrongThread, "attempt to terminate a thread-local capture sequence from another thread") \
   X(cudaErrorNotSupported, "operation not supported")                                          \
   X(cudaErrorUnknown, "unknown error")
 
@@ -287,6 +301,7 @@ cudaError_t cudaMalloc(void **p, size_t size) {
   cudaError_t e = sticky(tls_device);
   if (e != cudaSuccess) return e;
   if (size == 0) return cudaSuccess;
+  if ((e = capture_unsafe_call()) != cudaSuccess) return set_last_error(e);
   return set_last_error(device_alloc(p, size, tls_device));
 }
 
@@ -297,11 +312,18 @@ cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t stream) {
   cudaError_t e = sticky(s->device);
   if (e != cudaSuccess) return e;
   if (size == 0) return cudaSuccess;
-  return set_last_error(device_alloc(p, size, s->device)); /* usable at once, so also in stream order */
+  e = set_last_error(device_alloc(p, size, s->device)); /* usable at once, so also in stream order */
+  if (e == cudaSuccess) {
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (s->cap) s->cap->allocations.push_back(*p); /* a graph allocation: lives as long as the graph */
+  }
+  return e;
 }
 
 cudaError_t cudaFree(void *p) {
   if (!p) return cudaSuccess;
+  cudaError_t e = capture_unsafe_call();
+  if (e != cudaSuccess) return set_last_error(e);
   region r;
   if (!region_remove(p, true, &r)) return set_last_error(cudaErrorInvalidValue);
   g_count.syncs++; /* cudaFree synchronises the device */
@@ -312,6 +334,17 @@ cudaError_t cudaFree(void *p) {
 
 cudaError_t cudaFreeAsync(void *p, cudaStream_t stream) {
   if (!p) return cudaSuccess;
+  CUstream_st *cs = resolve(stream);
+  {
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (cs->cap) { /* a free node: the memory of a graph allocation stays the graph's until it is destroyed */
+      if (cs->cap->invalidated) return set_last_error(cudaErrorStreamCaptureInvalidated);
+      for (void *q : cs->cap->allocations)
+        if (q == p) return cudaSuccess;
+      capture_invalidate_locked(cs->cap.get()); /* freeing memory allocated outside the graph */
+      return set_last_error(cudaErrorStreamCaptureUnsupported);
+    }
+  }
   region r;
   if (!region_remove(p, true, &r)) return set_last_error(cudaErrorInvalidValue);
   cudaError_t e = enqueue_op(resolve(stream), [p, r] { device_release(p, r); }, nullptr, nullptr);
@@ -323,6 +356,8 @@ cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags) {
   if (!p || (flags & ~0xfu)) return set_last_error(cudaErrorInvalidValue);
   *p = nullptr;
   if (size == 0) return cudaSuccess;
+  cudaError_t e = capture_unsafe_call();
+  if (e != cudaSuccess) return set_last_error(e);
   void *q = nullptr;
   if (posix_memalign(&q, 4096, size) != 0) return set_last_error(cudaErrorMemoryAllocation);
   region_add(q, size, -1);
@@ -333,6 +368,8 @@ cudaError_t cudaMallocHost(void **p, size_t size) { return cudaHostAlloc(p, size
 
 cudaError_t cudaFreeHost(void *p) {
   if (!p) return cudaSuccess;
+  cudaError_t e = capture_unsafe_call();
+  if (e != cudaSuccess) return set_last_error(e);
   region r;
   if (!region_remove(p, false, &r)) return set_last_error(cudaErrorInvalidValue);
   free(p);
@@ -397,6 +434,12 @@ static cudaError_t copy_async(void *dst, const void *src, size_t n, enum cudaMem
   if (dir < 0) return set_last_error(cudaErrorInvalidValue);
   std::function<void()> fn;
   bool wait = blocking;
+  const bool pageable = (dir == 1 && classify(src, n, nullptr) != 1) || (dir == 2 && classify(dst, n, nullptr) != 1) ||
+                        dir == 0;
+  if (pageable || blocking) { /* a copy that blocks the host cannot be captured */
+    cudaError_t e = capture_forbid(s);
+    if (e != cudaSuccess) return set_last_error(e);
+  }
   if (dir == 1 && classify(src, n, nullptr) != 1) {
     /* from pageable memory: staged before the call returns, so src may be reused at once */
     char *stage = (char *)malloc(n);
@@ -503,6 +546,8 @@ extern "C" __attribute__((visibility("default"))) int kd_cuda_emulator_stats(kd_
   out->mallocs = g_count.mallocs.load();
   out->frees = g_count.frees.load();
   out->host_funcs = g_count.host_funcs.load();
+  out->graph_launches = g_count.graph_launches.load();
+  out->graph_kernels = g_count.graph_kernels.load();
   out->devices = cfg().devices;
   out->memory = cfg().memory;
   out->seed = cfg().seed;

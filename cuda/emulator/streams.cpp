@@ -69,10 +69,20 @@ CUstream_st *resolve(cudaStream_t s) {
 }
 
 cudaError_t enqueue_op(CUstream_st *s, std::function<void()> fn, const std::pair<CUstream_st *, uint64_t> *extra,
-                       uint64_t *seq) {
+                       uint64_t *seq, int launches) {
   cudaError_t e = sticky(s->device);
   if (e != cudaSuccess) return e;
   std::lock_guard<std::mutex> lk(g_mu);
+  if (seq) *seq = 0;
+  if (s->cap) { /* recorded, not run (Note [Emulated stream capture] in graph.cpp) */
+    capture *c = s->cap.get();
+    if (c->invalidated) return cudaErrorStreamCaptureInvalidated;
+    if (fn) c->nodes.push_back(graph_node{std::move(fn), launches});
+    s->cap_last = c->nodes.size();
+    return cudaSuccess;
+  }
+  /* the legacy stream would have to wait for a capturing blocking stream */
+  if (s->legacy && legacy_implicit_locked(s->device, true)) return cudaErrorStreamCaptureImplicit;
   CUstream_st::op o;
   o.seq = ++s->submitted;
   o.fn = std::move(fn);
@@ -87,6 +97,7 @@ cudaError_t enqueue_op(CUstream_st *s, std::function<void()> fn, const std::pair
   if (extra && extra->first) o.deps.push_back(*extra);
   s->q.push_back(std::move(o));
   if (seq) *seq = s->submitted;
+  g_count.launches += (uint64_t)launches;
   g_cv.notify_all();
   return cudaSuccess;
 }
@@ -111,10 +122,8 @@ void wait_device(int device) {
 cudaError_t enqueue(cudaStream_t stream, const char *name, int launches, std::function<void()> fn) {
   (void)name;
   CUstream_st *s = resolve(stream);
-  cudaError_t e = enqueue_op(s, std::move(fn), nullptr, nullptr);
-  if (e != cudaSuccess) return set_last_error(e);
-  g_count.launches += (uint64_t)launches;
-  return cudaSuccess;
+  cudaError_t e = enqueue_op(s, std::move(fn), nullptr, nullptr, launches);
+  return e == cudaSuccess ? e : set_last_error(e);
 }
 
 }  // namespace kd_emu
@@ -143,6 +152,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   CUstream_st *s = stream;
   {
     std::lock_guard<std::mutex> lk(g_mu);
+    if (s->cap) capture_drop_stream_locked(s); /* a capture it takes part in is invalidated */
     s->stopping = true; /* its thread finishes the queued work, then ends */
     auto &v = dev(s->device).streams;
     for (size_t i = 0; i < v.size(); i++)
@@ -161,12 +171,15 @@ cudaError_t cudaStreamQuery(cudaStream_t stream) {
   CUstream_st *s = resolve(stream);
   cudaError_t e = sticky(s->device);
   if (e != cudaSuccess) return e;
+  if ((e = capture_forbid(s)) != cudaSuccess) return set_last_error(e);
   std::lock_guard<std::mutex> lk(g_mu);
   return s->completed >= s->submitted ? cudaSuccess : cudaErrorNotReady; /* not recorded as a last error */
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   CUstream_st *s = resolve(stream);
+  cudaError_t e = capture_forbid(s);
+  if (e != cudaSuccess) return set_last_error(e);
   uint64_t target;
   {
     std::lock_guard<std::mutex> lk(g_mu);
@@ -180,6 +193,8 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 cudaError_t cudaDeviceSynchronize(void) {
   const int d = current_device();
   resolve(nullptr);
+  cudaError_t e = capture_device_sync(d);
+  if (e != cudaSuccess) return set_last_error(e);
   g_count.syncs++;
   wait_device(d);
   return sticky(d);
@@ -214,6 +229,17 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   if (!event) return set_last_error(cudaErrorInvalidResourceHandle);
   CUstream_st *s = resolve(stream);
   if (s->device != event->device) return set_last_error(cudaErrorInvalidResourceHandle);
+  {
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (s->cap) { /* a point of the capture, which other streams may wait for (and so join it) */
+      if (s->cap->invalidated) return set_last_error(cudaErrorStreamCaptureInvalidated);
+      event->cap = s->cap;
+      event->cap_stream = s;
+      event->cap_node = s->cap->nodes.size();
+      return cudaSuccess;
+    }
+    event->cap = nullptr;
+  }
   auto stamp = std::make_shared<std::atomic<double>>(0.0);
   uint64_t seq = 0;
   cudaError_t e = enqueue_op(s, [stamp] { stamp->store(now_ms()); }, nullptr, &seq);
@@ -230,6 +256,7 @@ cudaError_t cudaEventQuery(cudaEvent_t event) {
   cudaError_t e = sticky(event->device);
   if (e != cudaSuccess) return e;
   std::lock_guard<std::mutex> lk(g_mu);
+  if (event->cap && !event->cap->ended) return set_last_error(cudaErrorCapturedEvent);
   if (!event->stream) return cudaSuccess; /* never recorded: complete, as in CUDA */
   return event->stream->completed >= event->seq ? cudaSuccess : cudaErrorNotReady;
 }
@@ -240,6 +267,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   uint64_t seq;
   {
     std::lock_guard<std::mutex> lk(g_mu);
+    if (event->cap && !event->cap->ended) return set_last_error(cudaErrorCapturedEvent);
     s = event->stream;
     seq = event->seq;
   }
@@ -266,6 +294,31 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
   std::pair<CUstream_st *, uint64_t> dep{nullptr, 0};
   {
     std::lock_guard<std::mutex> lk(g_mu);
+    capture *c = event->cap && !event->cap->ended ? event->cap.get() : nullptr;
+    if (c) { /* waiting for a point of a capture: s joins it (or, in it, depends on it) */
+      if (s->cap && s->cap.get() != c) {
+        capture_invalidate_locked(s->cap.get());
+        return set_last_error(cudaErrorStreamCaptureMerge);
+      }
+      if (s->legacy) {
+        capture_invalidate_locked(c);
+        return set_last_error(cudaErrorStreamCaptureImplicit);
+      }
+      if (!s->cap) {
+        s->cap = event->cap;
+        s->cap_last = event->cap_node;
+        c->joined.push_back(s);
+      }
+      CUstream_st *from = event->cap_stream;
+      if (s == c->origin && from != c->origin && event->cap_node >= from->cap_last) /* rejoined */
+        for (size_t i = 0; i < c->joined.size(); i++)
+          if (c->joined[i] == from) c->joined.erase(c->joined.begin() + (long)i--);
+      return cudaSuccess;
+    }
+    if (s->cap && event->stream) { /* a capture may not depend on work outside it */
+      capture_invalidate_locked(s->cap.get());
+      return set_last_error(cudaErrorStreamCaptureIsolation);
+    }
     dep = {event->stream, event->seq};
   }
   if (!dep.first) return cudaSuccess; /* never recorded: nothing to wait for */

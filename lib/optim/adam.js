@@ -2,6 +2,9 @@
 // (L2 for Adam, decoupled for AdamW), amsgrad, maximize. State per parameter: step (a number),
 // expAvg, expAvgSq (and maxExpAvgSq with amsgrad). One fused native call per group and step
 // count (kd._internal.foreachAdamStep_ / foreachAdamwStep_; the bias corrections depend on the step).
+// capturable (as PyTorch's): the step is a one-element tensor on the parameter's device and the
+// bias corrections are computed there, so the update can be captured in a CUDA graph and
+// replayed (kd.cuda.graph); it runs as ordinary ops, eagerly or replayed alike.
 'use strict';
 
 module.exports = (kd, Optimizer) => {
@@ -10,8 +13,8 @@ module.exports = (kd, Optimizer) => {
 
   function adamOptions(options, defaultWd) {
     if (typeof options === 'number') options = { lr: options };
-    const { lr = 1e-3, betas = [0.9, 0.999], eps = 1e-8, weightDecay = defaultWd, amsgrad = false, maximize = false } = options;
-    return { lr, betas, eps, weightDecay, amsgrad, maximize };
+    const { lr = 1e-3, betas = [0.9, 0.999], eps = 1e-8, weightDecay = defaultWd, amsgrad = false, maximize = false, capturable = false } = options;
+    return { lr, betas, eps, weightDecay, amsgrad, maximize, capturable };
   }
 
   class Adam extends Optimizer {
@@ -30,6 +33,11 @@ module.exports = (kd, Optimizer) => {
     }
 
     _stepGroup(g, params, grads) {
+      if (g.capturable) return this._stepCapturable(g, params, grads);
+      if (params.length && params[0].device.startsWith('cuda') && kd.cuda.isCurrentStreamCapturing()) {
+        // PyTorch's capture health check: the fused step bakes the step count into the graph
+        throw new kd.KindlingError(`Attempting CUDA graph capture of step() for an instance of ${this.constructor.name} but its capturable option is false; create it with {capturable: true}`, 'KD_CUDA_GRAPH_CAPTURE');
+      }
       const { lr, betas, eps, weightDecay, amsgrad, maximize } = g;
       const states = params.map((p) => {
         const s = this._stateOf(p, () => {
@@ -47,6 +55,35 @@ module.exports = (kd, Optimizer) => {
         (this._decoupled ? I.foreachAdamwStep_ : I.foreachAdamStep_)(pick(params), pick(grads), ss.map((s) => s.expAvg), ss.map((s) => s.expAvgSq),
           amsgrad ? ss.map((s) => s.maxExpAvgSq) : [], lr, betas[0], betas[1], eps, weightDecay, step, maximize);
       }
+    }
+
+    /** PyTorch's capturable single-tensor Adam: no host value depends on the step count. */
+    _stepCapturable(g, params, grads) {
+      const { lr, betas: [b1, b2], eps, weightDecay, amsgrad, maximize } = g;
+      params.forEach((p, i) => {
+        const s = this._stateOf(p, () => {
+          const ns = { step: kd.keep(kd.zeros([], { dtype: p.dtype === 'float64' ? 'float64' : 'float32', device: p.device })),
+            expAvg: kd.keep(kd.zerosLike(p)), expAvgSq: kd.keep(kd.zerosLike(p)) };
+          if (amsgrad) ns.maxExpAvgSq = kd.keep(kd.zerosLike(p));
+          return ns;
+        });
+        kd.noGrad(() => kd.tidy(() => {
+          let grad = maximize ? grads[i].neg() : grads[i];
+          s.step.add_(1);
+          if (weightDecay !== 0) {
+            if (this._decoupled) p.mul_(1 - lr * weightDecay);
+            else grad = grad.add(p, { alpha: weightDecay });
+          }
+          s.expAvg.lerp_(grad, 1 - b1);
+          s.expAvgSq.mul_(b2).addcmul_(grad, grad, { value: 1 - b2 });
+          const bias1 = kd.fullLike(s.step, b1).pow(s.step).neg().add(1);
+          const bias2Sqrt = kd.fullLike(s.step, b2).pow(s.step).neg().add(1).sqrt();
+          let sq = s.expAvgSq;
+          if (amsgrad) sq = s.maxExpAvgSq.copy_(kd.maximum(s.maxExpAvgSq, s.expAvgSq));
+          const denom = sq.sqrt().div(bias2Sqrt.to(p.dtype)).add(eps);
+          p.sub_(s.expAvg.div(denom).mul(bias1.reciprocal().mul(lr).to(p.dtype)));
+        }));
+      });
     }
   }
 

@@ -24,6 +24,7 @@ static const char *const kd_status_codes[KD_STATUS_COUNT] = {
     [KD_ERR_LINALG] = "KD_LINALG_ERROR",
     [KD_ERR_SCHEMA] = "KD_INVALID_SCHEMA",
     [KD_ERR_ALREADY_DEFINED] = "KD_ALREADY_DEFINED",
+    [KD_ERR_CUDA_GRAPH_CAPTURE] = "KD_CUDA_GRAPH_CAPTURE",
 };
 
 kd_status kd_error(kd_status s, const char *fmt, ...) {

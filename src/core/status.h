@@ -28,6 +28,8 @@ typedef enum kd_status {
                             * convergence in a factorization (PyTorch's torch.linalg.LinAlgError) */
   KD_ERR_SCHEMA,           /* KD_INVALID_SCHEMA: an op schema that does not parse (kd.library.define) */
   KD_ERR_ALREADY_DEFINED,  /* KD_ALREADY_DEFINED: an op, kernel or formula registered twice */
+  KD_ERR_CUDA_GRAPH_CAPTURE, /* KD_CUDA_GRAPH_CAPTURE: an operation a CUDA graph capture cannot
+                              * record (a host read, a device sync, a data-dependent shape)      */
   KD_STATUS_COUNT
 } kd_status;
 

@@ -204,6 +204,29 @@ static napi_value kd_fake_record_stream_js(napi_env env, napi_callback_info info
   return NULL;
 }
 
+/* fakeAllocCapture(h, what, pool, stream): what 0 begin a capture of `stream` into private pool
+ * `pool`, 1 end the capture of `stream`, 2 release one use of `pool`, 3 -> the pool's uses. */
+static napi_value kd_fake_capture_js(napi_env env, napi_callback_info info) {
+  KD_FAKE_ARGS(4);
+  kd_fake_dev *d = kd_fake_arg(env, argv[0]);
+  double what, pool, s;
+  if (!d || kd_fake_number(env, argv[1], &what) || kd_fake_number(env, argv[2], &pool) ||
+      kd_fake_number(env, argv[3], &s))
+    return NULL;
+  int r = 0;
+  switch ((int)what) {
+    case 0: r = kd_ca_begin_capture(d->ca, (uint64_t)pool, (uintptr_t)s); break;
+    case 1: kd_ca_end_capture(d->ca, (uintptr_t)s); break;
+    case 2: r = kd_ca_release_private_pool(d->ca, (uint64_t)pool); break;
+    case 3: r = kd_ca_private_pool_uses(d->ca, (uint64_t)pool); break;
+    default: r = -1;
+  }
+  if (r < 0) return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "fakeAllocCapture: refused (%d)", (int)what);
+  napi_value v;
+  KD_NAPI_CALL(env, napi_create_double(env, (double)r, &v));
+  return v;
+}
+
 static napi_value kd_fake_string(napi_env env, char *s) {
   if (!s) return kd_napi_throw_msg(env, KD_ERR_OOM, "out of memory");
   napi_value v;
@@ -283,7 +306,7 @@ napi_status kd_napi_register_cuda_alloc_fake(napi_env env, napi_value cuda) {
       {"fakeAllocCreate", kd_fake_create},           {"fakeAllocMalloc", kd_fake_malloc_js},
       {"fakeAllocFree", kd_fake_free_js},             {"fakeAllocRecordStream", kd_fake_record_stream_js},
       {"fakeAllocQuery", kd_fake_query_js},           {"fakeAllocSetFraction", kd_fake_set_fraction_js},
-      {"fakeAllocParseConf", kd_fake_parse_conf_js},
+      {"fakeAllocParseConf", kd_fake_parse_conf_js}, {"fakeAllocCapture", kd_fake_capture_js},
   };
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
     napi_status st = kd_napi_set_fn(env, cuda, fns[i].name, fns[i].cb, NULL);

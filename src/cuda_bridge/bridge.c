@@ -66,6 +66,29 @@ static void kd_cuda_set_reason(const char *fmt, ...) {
 
 /* ---- errors ---- */
 
+/* Note [Refused during graph capture]: while a CUDA graph is captured on a device (set by
+ * kd_cuda_set_capturing), the bridge refuses its sync points (a device-to-host copy, a device
+ * synchronisation) before they reach CUDA, with KD_ERR_CUDA_GRAPH_CAPTURE: the capture stays
+ * valid and the device usable. Any other CUDA failure while a capture runs (a library call that
+ * reads a result on the host, such as nonzero's count, which invalidates the capture) is
+ * reported with the same code. */
+static _Atomic int kd_cuda_capturing[64];
+static _Atomic int kd_cuda_captures;
+
+void kd_cuda_set_capturing(int device, bool on) {
+  if (device < 0 || device >= 64 || (!on && kd_cuda_capturing[device] <= 0)) return;
+  kd_cuda_capturing[device] += on ? 1 : -1;
+  kd_cuda_captures += on ? 1 : -1;
+}
+
+kd_status kd_cuda_capture_refuse(int device, const char *what) {
+  if (device < 0 || device >= 64 || kd_cuda_capturing[device] <= 0) return KD_OK;
+  return kd_error(KD_ERR_CUDA_GRAPH_CAPTURE,
+                  "%s is not allowed while a CUDA graph is being captured on cuda:%d (it would wait for the device "
+                  "or read device memory on the host); do it before capture or after replay",
+                  what, device);
+}
+
 static kd_status kd_cuda_fail(kd_cuda_status s) {
   kd_status k;
   switch (s) {
@@ -77,6 +100,9 @@ static kd_status kd_cuda_fail(kd_cuda_status s) {
     default: k = KD_ERR_CUDA; break;
   }
   const char *msg = kd_cuda->last_error();
+  if (kd_cuda_captures > 0 && k == KD_ERR_CUDA) /* See Note [Refused during graph capture] */
+    return kd_error(KD_ERR_CUDA_GRAPH_CAPTURE, "operation not allowed while a CUDA graph is being captured: %s",
+                    msg && *msg ? msg : kd_cuda->status_name(s));
   return kd_error(k, "%s", msg && *msg ? msg : kd_cuda->status_name(s));
 }
 
@@ -121,6 +147,8 @@ static kd_status kd_cuda_be_memcpy(void *dst, kd_device dst_dev, const void *src
   else if (dst_dev.type == KD_DEVICE_CUDA)
     KD_CUDA_TRY(kd_cuda->memcpy_h2d(dst_dev.index, dst, src, n));
   else if (src_dev.type == KD_DEVICE_CUDA) { /* a sync point: deferred index errors surface here */
+    kd_status st = kd_cuda_capture_refuse(src_dev.index, "reading a CUDA tensor on the host (item(), dataSync(), ...)");
+    if (st != KD_OK) return st;
     KD_CUDA_TRY(kd_cuda->memcpy_d2h(src_dev.index, dst, src, n));
     return kd_cuda_deferred_take(src_dev.index);
   }
@@ -130,6 +158,8 @@ static kd_status kd_cuda_be_memcpy(void *dst, kd_device dst_dev, const void *src
 }
 
 static kd_status kd_cuda_be_synchronize(int index) {
+  kd_status st = kd_cuda_capture_refuse(index, "synchronizing the device");
+  if (st != KD_OK) return st;
   KD_CUDA_TRY(kd_cuda->synchronize(index));
   return kd_cuda_deferred_take(index);
 }
@@ -904,6 +934,7 @@ kd_status kd_cuda_get_properties(int index, kd_cuda_properties *out) {
 
 kd_status kd_cuda_synchronize(int index) {
   KD_TRY(kd_cuda_bridge_load());
+  KD_TRY(kd_cuda_capture_refuse(index, "synchronizing the device"));
   KD_CUDA_TRY(kd_cuda->synchronize(index));
   return kd_cuda_deferred_take(index);
 }

@@ -68,6 +68,10 @@ bool kd_cuda_is_pinned(const kd_tensor *t);
 /* On this thread, host-to-device copies from pinned memory are asynchronous while set (the
  * pinned block is protected by an event instead of a wait): t.to('cuda', {nonBlocking}). */
 void kd_cuda_set_non_blocking(bool on);
+/* A CUDA graph capture begins (on) or ends on `device`; while one runs, kd_cuda_capture_refuse
+ * returns KD_ERR_CUDA_GRAPH_CAPTURE naming `what` (Note [Refused during graph capture]). */
+void kd_cuda_set_capturing(int device, bool on);
+kd_status kd_cuda_capture_refuse(int device, const char *what);
 
 #ifdef __cplusplus
 }

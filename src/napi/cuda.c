@@ -427,6 +427,33 @@ static napi_value kd_napi_cuda_event_elapsed(napi_env env, napi_callback_info in
   return r;
 }
 
+/* graphOp(device, code, a, b) -> result[0]: a KD_CUDA_OP_GRAPH call (cuda/graphs.cu; code a
+ * KD_CUDA_GRAPH_* value, a and b its i[0], i[1]) on the device's current stream, as
+ * lib/cuda_graphs.js's CUDAGraph uses it. A capture's begin and end also tell the bridge, which
+ * then refuses sync points (Note [Refused during graph capture] in src/cuda_bridge/bridge.c). */
+static napi_value kd_napi_cuda_graph_op(napi_env env, napi_callback_info info) {
+  KD_NAPI_CUDA_ARGS(4);
+  KD_NAPI_CUDA_API(api);
+  int d = 0;
+  double code = 0, a = 0, b = 0;
+  if (!kd_napi_cuda_device_arg(env, argc, argv, &d) || kd_napi_cuda_number(env, argv[1], &code, "code") ||
+      kd_napi_cuda_number(env, argv[2], &a, "a") || kd_napi_cuda_number(env, argv[3], &b, "b"))
+    return NULL;
+  kd_cuda_op op;
+  memset(&op, 0, sizeof op);
+  op.kind = KD_CUDA_OP_GRAPH;
+  op.code = (int32_t)code;
+  op.i[0] = (int64_t)a;
+  op.i[1] = (int64_t)b;
+  const int cs = api->op(d, &op);
+  if (op.code == KD_CUDA_GRAPH_END) kd_cuda_set_capturing(d, false); /* the capture is over, failed or not */
+  if (cs != KD_CUDA_OK) return kd_napi_throw(env, kd_cuda_status_error(cs));
+  if (op.code == KD_CUDA_GRAPH_BEGIN) kd_cuda_set_capturing(d, true);
+  napi_value r;
+  KD_NAPI_CALL(env, napi_create_double(env, (double)op.result[0], &r));
+  return r;
+}
+
 /* synchronizeAsync(device?, stream?) -> Promise: resolves when the stream (default: the legacy
  * default stream, i.e. the whole device) has finished the work queued so far. */
 static napi_value kd_napi_cuda_synchronize_async(napi_env env, napi_callback_info info) {
@@ -439,6 +466,8 @@ static napi_value kd_napi_cuda_synchronize_async(napi_env env, napi_callback_inf
   napi_valuetype t = napi_undefined;
   if (argc > 1) napi_typeof(env, argv[1], &t);
   if (t != napi_undefined && kd_napi_cuda_number(env, argv[1], &h, "stream")) return NULL;
+  kd_status refused = kd_cuda_capture_refuse(d, "synchronize()");
+  if (refused != KD_OK) return kd_napi_throw(env, refused);
   napi_value promise;
   kd_cuda_job *j = kd_cuda_job_new(env, ctx, d, &promise);
   if (!j) return NULL;
@@ -463,6 +492,8 @@ static napi_value kd_napi_cuda_event_synchronize_async(napi_env env, napi_callba
   void *ev = kd_napi_cuda_event_arg(env, argv[0]);
   int d = 0;
   if (!ev || !kd_napi_cuda_device_arg(env, argc - 1, argv + 1, &d)) return NULL;
+  kd_status refused = kd_cuda_capture_refuse(d, "Event.synchronize()");
+  if (refused != KD_OK) return kd_napi_throw(env, refused);
   napi_value promise;
   kd_cuda_job *j = kd_cuda_job_new(env, ctx, d, &promise);
   if (!j) return NULL;
@@ -484,6 +515,8 @@ static napi_value kd_napi_cuda_tensor_data_async(napi_env env, napi_callback_inf
     return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "tensorDataAsync: expected a CUDA tensor");
   KD_NAPI_CUDA_API(api);
   int d = kd_tensor_device(t).index;
+  st = kd_cuda_capture_refuse(d, "reading a CUDA tensor on the host (data(), array())");
+  if (st != KD_OK) return kd_napi_throw(env, st);
   kd_tensor *c = NULL;
   st = kd_cuda_contiguous(t, &c);
   if (st != KD_OK) return kd_napi_throw(env, st);
@@ -600,6 +633,7 @@ static napi_value kd_napi_cuda_emulator_stats(napi_env env, napi_callback_info i
       {"mallocs", st.mallocs},         {"frees", st.frees},
       {"hostFunctions", st.host_funcs}, {"devices", st.devices},
       {"memory", st.memory},           {"seed", st.seed},
+      {"graphLaunches", st.graph_launches}, {"graphKernels", st.graph_kernels},
   };
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
     KD_NAPI_CALL(env, napi_create_double(env, (double)fields[i].value, &v));
@@ -633,6 +667,7 @@ static napi_status kd_napi_register_cuda_async(napi_env env, napi_value cuda) {
       {"eventElapsedTime", kd_napi_cuda_event_elapsed},
       {"streamWaitEvent", kd_napi_cuda_stream_wait_event},
       {"synchronizeAsync", kd_napi_cuda_synchronize_async},
+      {"graphOp", kd_napi_cuda_graph_op},
       {"eventSynchronizeAsync", kd_napi_cuda_event_synchronize_async},
       {"tensorDataAsync", kd_napi_cuda_tensor_data_async},
       {"recordStream", kd_napi_cuda_record_stream},

@@ -77,6 +77,15 @@ if (kd.cuda.isAvailable()) {
   const props: kd.CudaDeviceProperties = kd.cuda.getDeviceProperties();
   use(props.name, props.totalMemory, props.major, props.minor, props.multiProcessorCount,
     kd.cuda.currentDevice(), kd.cuda.getDeviceName(0), kd.cuda.getDeviceName(), kd.cuda.synchronize(), kd.cuda.synchronize('cuda'));
+  const g = new kd.cuda.CUDAGraph();
+  const pool: kd.CudaGraphPoolHandle = kd.cuda.graphPoolHandle();
+  const y: Tensor = kd.cuda.graph(g, () => a.mul(2), { pool });
+  const later: Promise<Tensor> = kd.cuda.graph(new kd.cuda.CUDAGraph(), async () => a.exp());
+  g.replay(); g.reset(); g.captureBegin({ pool: g.pool() }); g.captureEnd();
+  const lin = kd.cuda.makeGraphedCallables(new kd.nn.Linear(2, 2), [a]);
+  const f: (x: Tensor) => Tensor = kd.cuda.makeGraphedCallables((x: Tensor) => x.relu(), a);
+  use(y, later, pool.uses(), pool.device, lin.forward(a), f(a), kd.cuda.isCurrentStreamCapturing(),
+    new kd.optim.Adam([a], { capturable: true }));
 }
 
 // ---- generated ops: functions and methods ------------------------------------------------------

@@ -525,6 +525,7 @@ int main() {
   test_cusolver_svd();
   test_cusolver_eig();
   test_cublas_lu();
+  test_graph_capture();
   test_faults();
   test_solver_array_fault(); /* leaves device 0 faulted */
   printf("%s: %d failed\n", g_failed ? "FAILED" : "passed", g_failed);

@@ -48,5 +48,7 @@ void test_cusolver_svd();
 void test_cusolver_eig();
 void test_cublas_lu();
 void test_solver_array_fault();
+/* selftest_graph.cu */
+void test_graph_capture();
 
 #endif
