@@ -104,7 +104,9 @@ void kd_napi_collect_unreachable(napi_env env, bool every_collection) {
   kd_napi_env *e = kd_napi_env_get(env);
   if (!kd_napi_handle_table_enabled(e)) return;
   kd_napi_handle_table *tb = &e->table;
-  if (kd_napi_collection_seen(env, tb)) tb->collection_pending = true;
+  /* the canary is read at every 32nd new handle (a sweep is at most 32 handles late) */
+  bool look = every_collection || (++tb->since_canary_read & 31) == 0;
+  if (look && kd_napi_collection_seen(env, tb)) tb->collection_pending = true;
   if (!tb->collection_pending) return;
   bool grown = tb->made_since_sweep * 8 >= tb->count || kd_live_bytes() * 8 >= tb->bytes_after_sweep * 9;
   if (!every_collection && !grown) return;

@@ -20,6 +20,7 @@ typedef struct kd_napi_handle_table {
   struct kd_napi_handle **handles;
   size_t count, capacity;
   size_t made_since_sweep;   /* handles entered since the last sweep */
+  uint32_t since_canary_read; /* calls since the canary was last read */
   int64_t bytes_after_sweep; /* live storage bytes when the last sweep ended */
   napi_ref canary;           /* weak reference that empties at the next collection */
   bool collection_pending;   /* a collection ran since the last sweep */
