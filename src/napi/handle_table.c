@@ -16,16 +16,18 @@
  * set (a native call that threw and has not returned yet, or Node rethrowing it on return, which
  * allocates an error message and so can collect) it reports that exception as uncaught from
  * inside the GC, which aborts the process ("Check failed: AllowJavascriptExecution").
- * So no kindling code runs during a collection. Each handle's wrap also gives kindling a weak
- * reference (napi_wrap's result), and the handle is entered in this table. A reference without a
- * finalizer of the module's reads as empty once its object was collected; Node then calls
- * nothing of kindling's. Every new handle first checks a canary: a weak reference to an object
- * nothing holds, which empties at the first collection. After one, the table is swept once it
- * has grown enough since the last sweep (an eighth more handles or live bytes, so the cost is
- * amortised over the handles made): a handle whose reference is empty has its tensor released,
- * its reference deleted (which also drops it from Node's queue of finalizers) and its struct
- * freed. The sweep runs in a native call, on the JS thread, with no exception pending, exactly
- * like dispose(). kd.memory() sweeps after every collection, so a gc() shows in its counts.
+ * So no kindling code runs during a collection: the module declares a stable version, for which
+ * Node only queues a finalizer when its object is collected. Each handle's wrap also gives
+ * kindling a weak reference (napi_wrap's result), which reads as empty as soon as the object
+ * was collected, and the handle is entered in this table. Every 32nd new handle reads a canary:
+ * a weak reference to an object nothing holds, which empties at the next full collection. After
+ * one, the table is swept once it has grown enough since the last sweep (an eighth more handles
+ * or live bytes, so the cost is amortised over the handles made): a handle whose reference is
+ * empty has its tensor released, its reference deleted (which also takes its finalizer out of
+ * Node's queue) and its struct freed. References are read by their count, never by their value:
+ * a local handle to the object would keep it alive through a collection that starts in the same
+ * native call. The sweep calls no JS and runs in a native call on the JS thread, like dispose().
+ * kd.memory() reads the canary and sweeps after every collection, so a gc() shows in its counts.
  * The wrap's finalizer stays as the fallback (an event-loop turn, or the environment's teardown).
  * KINDLING_GC_FINALIZERS=0 turns the table off: the finalizers then free everything, when the
  * loop turns. */
