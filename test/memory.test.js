@@ -500,36 +500,41 @@ describe('memory: what the GC collected, freed by kindling or by the finalizers'
     });
   }
 
-  it('native calls that throw, hooks that throw and collections between them never abort the process', function () {
-    // A collection while a native call has an exception pending aborted Node 20 when the GC
-    // called kindling's finalizers itself (Note [Finalizers run by the GC] in src/napi/addon.c).
-    const script = `
-      const kd = require(${JSON.stringify(ROOT)});
-      const base = kd.memory();
-      let caught = 0;
-      const shapes = { get dim() { kd.ones([32]).add(1); throw new Error('getter'); } };
-      (function () {
-        for (let i = 0; i < 3000; i++) {
-          kd.ones([16, 16]).add(1); // left to the GC
-          try { kd.ones([2, 3]).view([7]); } catch (e) { caught++; }
-          try { kd.ones([2]).matmul(kd.ones([3])); } catch (e) { caught++; }
-          try { kd.ones([2, 2]).sum(shapes); } catch (e) { caught++; }
-          if (i % 50 === 0) {
-            const x = kd.ones([4], { requiresGrad: true });
-            x.registerHook(() => { kd.ones([64]).add(2); global.gc(); throw new Error('hook'); });
-            try { x.mul(2).sum().backward(); } catch (e) { caught++; }
-            global.gc();
+  for (const device of ['cpu', 'cuda']) {
+    it(`native calls that throw, hooks that throw and collections between them never abort the process (${device})`, function () {
+      if (device === 'cuda' && !kd.cuda.isAvailable()) this.skip();
+      // A collection while a native call has an exception pending aborted Node 20 when the GC
+      // called kindling's finalizers itself (Note [Finalizers run by the GC] in src/napi/addon.c).
+      const script = `
+        const kd = require(${JSON.stringify(ROOT)});
+        const on = { device: '${device}' };
+        const base = kd.memory();
+        let caught = 0;
+        const shapes = { get dim() { kd.ones([32], on).add(1); throw new Error('getter'); } };
+        (function () {
+          for (let i = 0; i < 3000; i++) {
+            kd.ones([16, 16], on).add(1); // left to the GC
+            try { kd.ones([2, 3], on).view([7]); } catch (e) { caught++; }
+            try { kd.ones([2], on).matmul(kd.ones([3], on)); } catch (e) { caught++; }
+            try { kd.ones([2, 2], on).sum(shapes); } catch (e) { caught++; }
+            if (i % 50 === 0) {
+              const x = kd.ones([4], { requiresGrad: true, ...on });
+              x.registerHook(() => { kd.ones([64], on).add(2); global.gc(); throw new Error('hook'); });
+              try { x.mul(2).sum().backward(); } catch (e) { caught++; }
+              global.gc();
+            }
           }
-        }
-      })();
-      global.gc();
-      console.log(JSON.stringify({ caught, base, end: kd.memory() }));`;
-    for (let run = 0; run < 3; run++) {
-      const { caught, base, end } = runChild(script);
-      assert.equal(caught, 3 * 3000 + 60);
-      assert.equal(end.liveTensors, base.liveTensors);
-    }
-  });
+        })();
+        global.gc();
+        console.log(JSON.stringify({ caught, base, end: kd.memory() }));`;
+      for (let run = 0; run < 3; run++) {
+        const { caught, base, end } = runChild(script);
+        assert.equal(caught, 3 * 3000 + 60);
+        assert.equal(end.liveTensors, base.liveTensors);
+        assert.equal(end.cudaBytesInUse, base.cudaBytesInUse);
+      }
+    });
+  }
 });
 
 describe('memory: synchronous code without dispose, on the GPU', function () {
