@@ -6,7 +6,7 @@
 // so they do not depend on the op kernels. How to run them on a lent GPU: docs/CUDA.md.
 'use strict';
 
-const { kd, assert, values, expectKdError, ALL_DTYPES } = require('./helpers');
+const { kd, assert, values, expectKdError, ALL_DTYPES, collectGarbage } = require('./helpers');
 
 const available = kd.cuda.isAvailable();
 
@@ -275,6 +275,7 @@ describe('cuda', function () {
 
     it('allocator stats move as expected; emptyCache releases', async function () {
       await kd.cuda.synchronize();
+      collectGarbage(); // tensors earlier tests left to the GC are freed now, not within the counts
       kd.cuda.emptyCache();
       const a0 = kd.cuda.memoryAllocated();
       const t = kd.empty([1000], { device: 'cuda' }); // 4000 bytes -> a 4096-byte block of a 2 MiB small segment

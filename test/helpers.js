@@ -522,3 +522,20 @@ function deviceSyncPoint(r) {
   if (!tensors.length) kd.tidy(() => kd.zeros([1], { device: 'cuda' }).item());
 }
 module.exports.deviceSyncPoint = deviceSyncPoint;
+
+/**
+ * Runs a full garbage collection in this process (node's gc(), without --expose-gc on the
+ * command line), then kd.memory(), which frees the tensors of the handles it collected: a test
+ * that counts kd.memory().liveTensors starts from there, so tensors earlier tests left to the GC
+ * are not freed in the middle of its count.
+ */
+let v8Gc = null;
+function collectGarbage() {
+  if (!v8Gc) {
+    require('node:v8').setFlagsFromString('--expose-gc');
+    v8Gc = require('node:vm').runInNewContext('gc');
+  }
+  v8Gc();
+  return kd.memory();
+}
+module.exports.collectGarbage = collectGarbage;

@@ -109,8 +109,8 @@ describe('soak', function () {
     assert.equal(r.end.hostBytesInUse, r.base.hostBytesInUse);
   });
 
-  for (const gcFinalizers of ['0', '1']) {
-    it(`a tensor both disposed and collected is freed once (GC finalizers ${gcFinalizers === '1' ? 'run by the GC' : 'after the loop turns'})`, function () {
+  for (const gcFinalizers of ['1', '0']) {
+    it(`a tensor both disposed and collected is freed once (${gcFinalizers === '1' ? 'by kindling after a collection' : 'by the finalizers after the loop turns'})`, function () {
       const r = soak(`
         const base = kd.memory();
         for (let round = 0; round < 20; round++) {

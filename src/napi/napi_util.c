@@ -66,37 +66,47 @@ napi_value kd_napi_throw_msg(napi_env env, kd_status st, const char *fmt, ...) {
 
 /* Note [Handles and their finalizers]
  * A tensor handle is a plain JS object that wraps a kd_napi_handle (napi_wrap) and carries
- * kindling's type tag. The wrap's finalizer drops the handle's reference when the GC collects an
- * undisposed handle. dispose() releases the tensor AND removes the wrap (napi_remove_wrap), so a
- * disposed handle has no finalizer left: Node-API runs the finalizers of a stable-version module
- * only when the event loop turns, and every finalizer still registered when a handle is collected
- * waits in that queue, about 190 bytes a handle; a synchronous loop of kd.tidy steps would grow
- * by that much per tensor until the loop turned. A tagged object without a wrap is a disposed
- * handle (kd_napi_handle_of returns the shared one with t == NULL). */
+ * kindling's type tag. The wrap's finalizer drops the handle's reference when an undisposed
+ * handle was collected and kindling's own sweep has not freed it first (See Note [Freeing what
+ * the GC collected] in handle_table.c). dispose() releases the tensor AND removes the wrap
+ * (napi_remove_wrap) and its reference, so a disposed handle has no finalizer left: Node-API
+ * runs the finalizers of a stable-version module only when the event loop turns, and every
+ * finalizer still registered when a handle is collected waits in that queue, about 190 bytes a
+ * handle; a synchronous loop of kd.tidy steps would grow by that much per tensor until the loop
+ * turned. A tagged object without a wrap is a disposed handle (kd_napi_handle_of returns the
+ * shared one with t == NULL). */
 
-/* Finalizer: drops the handle's reference (See Note [Tensor lifetime]); calls no JS. */
-static void kd_napi_handle_finalize(napi_env env, void *data, void *hint) {
-  kd_napi_handle *h = (kd_napi_handle *)data;
+void kd_napi_handle_free(napi_env env, kd_napi_handle *h) {
   if (h->t) kd_tensor_release(h->t);
+  h->t = NULL;
+  if (h->ref) napi_delete_reference(env, h->ref);
+  kd_napi_handle_untrack(h);
   free(h);
 }
+
+/* Finalizer, run when the event loop turns or at teardown: frees the handle; calls no JS. */
+static void kd_napi_handle_finalize(napi_env env, void *data, void *hint) { kd_napi_handle_free(env, (kd_napi_handle *)data); }
 
 static kd_napi_handle kd_napi_disposed_handle; /* t == NULL, never written */
 
 napi_status kd_napi_wrap_tensor(napi_env env, kd_tensor *t, napi_value *out) {
-  kd_napi_handle *h = (kd_napi_handle *)malloc(sizeof *h);
+  kd_napi_collect_unreachable(env, false);
+  kd_napi_handle *h = (kd_napi_handle *)calloc(1, sizeof *h);
   if (!h) {
     kd_tensor_release(t);
     return napi_generic_failure;
   }
   h->t = t;
+  kd_napi_env *e = kd_napi_env_get(env);
+  bool tracked = kd_napi_handle_table_enabled(e);
   napi_status st = napi_create_object(env, out);
-  if (st == napi_ok) st = napi_wrap(env, *out, h, kd_napi_handle_finalize, NULL, NULL);
+  if (st == napi_ok) st = napi_wrap(env, *out, h, kd_napi_handle_finalize, NULL, tracked ? &h->ref : NULL);
   if (st != napi_ok) {
     kd_tensor_release(t);
     free(h);
     return st;
   }
+  if (tracked) kd_napi_handle_track(e, h); /* out of memory for the table: the finalizer frees it */
   return napi_type_tag_object(env, *out, &kd_tensor_tag);
 }
 
@@ -113,10 +123,8 @@ kd_napi_handle *kd_napi_handle_of(napi_env env, napi_value v) {
 void kd_napi_dispose_handle(napi_env env, napi_value v, kd_napi_handle *h) {
   if (!h->t) return;
   void *data = NULL;
-  napi_remove_wrap(env, v, &data);
-  kd_tensor_release(h->t);
-  h->t = NULL;
-  free(h);
+  napi_remove_wrap(env, v, &data); /* the wrap's own reference, when untracked, goes with it */
+  kd_napi_handle_free(env, h);
 }
 
 kd_status kd_napi_unwrap_tensor(napi_env env, napi_value v, const char *what, kd_tensor **out) {

@@ -64,6 +64,7 @@ static napi_status kd_set_number(napi_env env, napi_value obj, const char *name,
 }
 
 static napi_value kd_napi_memory(napi_env env, napi_callback_info info) {
+  kd_napi_collect_unreachable(env, true); /* the counts leave out what the GC collected */
   kd_host_alloc_stats s;
   kd_host_alloc_get_stats(&s);
   napi_value r;
