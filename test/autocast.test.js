@@ -7,7 +7,7 @@
 'use strict';
 
 const { kd, assert, fixture, buildArg, callOp, assertTensorClose, assertValuesClose, values, decode,
-  expectKdError, assertKdError, assertMessageLike, codesForTorchError } = require('./helpers');
+  expectKdError, assertKdError, assertMessageLike, codesForTorchError, collectGarbage } = require('./helpers');
 
 const F = kd.nn.functional;
 const POLICY = require('../src/ops/autocast_policy.js');
@@ -259,7 +259,7 @@ describe('autocast: the cast cache', function () {
     });
     step();
     w.grad = null;
-    const live = kd.memory().liveTensors;
+    const live = collectGarbage().liveTensors;
     for (let i = 0; i < 3; i++) { step(); w.grad = null; }
     assert.equal(kd.memory().liveTensors, live);
     assert.equal(stats().cached, 0);

@@ -4,7 +4,7 @@
 // are also checked, with gradcheck, by autograd_parity.test.js), plus PyTorch's errors.
 'use strict';
 
-const { kd, assert, fixture, buildArg, values, decode } = require('./helpers');
+const { kd, assert, fixture, buildArg, values, decode, collectGarbage } = require('./helpers');
 
 // The scenarios of tools/fixtures/autograd_views.py, same names: (leaves) => [outputs, gradFns].
 const SCENARIOS = {
@@ -264,7 +264,7 @@ describe('autograd: in-place ops that take self as another argument', function (
   };
   for (const [name, { run, grad }] of Object.entries(cases)) {
     it(`${name}: the old value's gradient, nothing left alive`, function () {
-      const live = kd.memory().liveTensors;
+      const live = collectGarbage().liveTensors;
       const leaf = kd.tensor(x0, { dtype: 'float64', requiresGrad: true });
       kd.tidy(() => {
         const x = leaf.mul(1);

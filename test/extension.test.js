@@ -10,7 +10,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
-const { kd, assert } = require('./helpers');
+const { kd, assert, collectGarbage } = require('./helpers');
 
 const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-ext-'));
 const code = (c) => (e) => { assert.equal(e.code, c, e.message); return true; };
@@ -135,7 +135,7 @@ int kindling_extension_init(const kindling_api *kd) {
     const x = kd.randn([32, 32], { dtype: 'float64' }).requiresGrad_();
     const ints = kd.ones([2], { dtype: 'int32' });
     kd.tidy(() => kd.ops.extdemo.scaled_tanh(x, 2).sum().backward());
-    const before = kd.memory();
+    const before = collectGarbage();
     for (let i = 0; i < 5; i++) {
       kd.tidy(() => kd.ops.extdemo.scaled_tanh(x, 2).sum().backward());
       kd.ops.extdemo.scaled_tanh(x, 2).dispose();

@@ -6,7 +6,7 @@
 
 const { spawnSync } = require('node:child_process');
 const path = require('node:path');
-const { kd, assert } = require('./helpers');
+const { kd, assert, collectGarbage } = require('./helpers');
 
 const L = kd.library;
 const f64 = (data) => kd.tensor(data, { dtype: 'float64' });
@@ -339,7 +339,7 @@ describe('kd.library', function () {
       const x = kd.randn([64, 64]).requiresGrad_();
       const w = kd.randn([64, 64]);
       kd.tidy(() => kd.ops[ns].f(x, w).sum().backward()); // x.grad exists from here on
-      const before = kd.memory();
+      const before = collectGarbage();
       for (let i = 0; i < 5; i++) {
         kd.ops[ns].f(x, w).dispose();
         kd.tidy(() => kd.ops[ns].f(x, w).sum().backward());

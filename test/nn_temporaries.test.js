@@ -8,7 +8,7 @@
 
 const v8 = require('node:v8');
 const vm = require('node:vm');
-const { kd, assert } = require('./helpers');
+const { kd, assert, collectGarbage } = require('./helpers');
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc');
@@ -17,7 +17,7 @@ const nn = kd.nn;
 /** How many more tensors are alive after fn() than before, and fn's result. */
 function made(fn) {
   gc();
-  const before = kd.memory().liveTensors;
+  const before = collectGarbage().liveTensors;
   const result = fn();
   return { result, count: kd.memory().liveTensors - before };
 }

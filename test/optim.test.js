@@ -8,7 +8,7 @@
 // across the parallel grain against a float64 reference.
 'use strict';
 
-const { kd, assert, fixture, values, expectKdError } = require('./helpers');
+const { kd, assert, fixture, values, expectKdError, collectGarbage } = require('./helpers');
 
 const FIX = fixture('optim');
 const I = kd._internal;
@@ -119,7 +119,7 @@ describe('kd.optim errors and API', function () {
   it('dispose() frees the state tensors now; a later step starts the state afresh', function () {
     const p = kd.tensor([1, 2, 3], { dtype: 'float32', requiresGrad: true });
     const opt = new kd.optim.Adam([p], { lr: 0.1 });
-    const live0 = kd.memory().liveTensors;
+    const live0 = collectGarbage().liveTensors;
     p.mul(p).sum().backward();
     opt.step();
     const st = opt.state.get(p);

@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const { Worker } = require('node:worker_threads');
 const os = require('node:os');
 const path = require('node:path');
-const { kd, assert, expectKdError } = require('./helpers');
+const { kd, assert, expectKdError, collectGarbage } = require('./helpers');
 
 const F = kd.nn.functional;
 
@@ -333,7 +333,7 @@ describe('profiler', () => {
 
   it('holds no tensors: the memory in use is the same after a profile', () => {
     const a = kd.ones(64);
-    const before = kd.memory();
+    const before = collectGarbage();
     const prof = kd.profiler.profile({ recordShapes: true }, () => { for (let i = 0; i < 20; i++) a.add(a).dispose(); });
     assert.strictEqual(prof.events().length, 20);
     const after = kd.memory();

@@ -11,6 +11,7 @@ const os = require('node:os');
 const path = require('node:path');
 
 const kd = require('..');
+const { collectGarbage } = require('./helpers');
 
 const FIX = path.join(__dirname, 'fixtures', 'safetensors');
 const expected = JSON.parse(fs.readFileSync(path.join(FIX, 'expected.json'), 'utf8'));
@@ -526,7 +527,7 @@ describe('serialization: safetensors', () => {
       kd.saveSync({ a: kd.ones([2]), b: kd.ones([3]) }, f, { metadata: { 'kindling.checkpoint': '{not json' } });
       const g = tmpFile('missing-ckpt.safetensors');
       kd.saveSync({ a: kd.ones([2]) }, g, { metadata: { 'kindling.checkpoint': JSON.stringify({ format: 1, state: { a: { $tensor: 'a' }, b: { $tensor: 'b' } } }) } });
-      const live = kd.memory().liveTensors;
+      const live = collectGarbage().liveTensors;
       for (const file of [f, g]) {
         assert.throws(() => kd.loadCheckpointSync(file), { code: 'KD_INVALID_FILE' });
         await assert.rejects(kd.loadCheckpoint(file), { code: 'KD_INVALID_FILE' });
@@ -537,7 +538,7 @@ describe('serialization: safetensors', () => {
     it('tensors in a checkpoint file that the saved object does not hold are disposed', () => {
       const f = tmpFile('extra-ckpt.safetensors');
       kd.saveSync({ a: kd.ones([2]), extra: kd.ones([3]) }, f, { metadata: { 'kindling.checkpoint': JSON.stringify({ format: 1, state: { a: { $tensor: 'a' } } }) } });
-      const live = kd.memory().liveTensors;
+      const live = collectGarbage().liveTensors;
       const back = kd.loadCheckpointSync(f);
       assert.equal(kd.memory().liveTensors, live + 1);
       back.a.dispose();

@@ -7,7 +7,7 @@
 // inputs against float64 references (cdist's matmul path, kron, cov, trilIndices).
 'use strict';
 
-const { kd, assert, fixture, runOpCase, buildArg, callOp, assertTensorClose, values, expectKdError, decode } = require('./helpers');
+const { kd, assert, fixture, runOpCase, buildArg, callOp, assertTensorClose, values, expectKdError, decode, collectGarbage } = require('./helpers');
 
 // runOpCase, except for ops returning a list of tensors (compared one by one) or a boolean.
 function runCase(c) {
@@ -112,7 +112,7 @@ describe('shape and construction ops: API details', function () {
     const b1 = b.add(1);
     const b43 = b.reshape([4, 3]);
     const nan = kd.tensor([NaN]);
-    const live = kd.memory().liveTensors;
+    const live = collectGarbage().liveTensors;
     assert.strictEqual(kd.allclose(a, b), true);
     assert.strictEqual(a.allclose(b1), false);
     assert.strictEqual(kd.equal(a, b), true);
