@@ -23,8 +23,10 @@ const MODES = { global: 0, thread_local: 1, relaxed: 2 };
 
 module.exports = function makeCudaGraphs(native, cuda) {
   /** An opaque handle of a graph memory pool, to share one pool between graphs (`pool` options). */
+  const MAKE = Symbol('GraphPoolHandle');
   class GraphPoolHandle {
-    constructor(id, device) {
+    constructor(token, id, device) {
+      if (token !== MAKE) throw typeError('kd.cuda.GraphPoolHandle is not constructed directly: kd.cuda.graphPoolHandle() or graph.pool() give one');
       this._id = id;
       this.device = device;
       Object.freeze(this);
@@ -111,7 +113,7 @@ module.exports = function makeCudaGraphs(native, cuda) {
     /** The graph's memory pool, to share with a later capture ({pool: g.pool()}). */
     pool() {
       if (!this._pool) throw new KindlingError('pool(): the graph has no memory pool (capture it first)', 'KD_INVALID_ARGUMENT');
-      return new GraphPoolHandle(this._pool, this._device);
+      return new GraphPoolHandle(MAKE, this._pool, this._device);
     }
   }
 
@@ -161,7 +163,7 @@ module.exports = function makeCudaGraphs(native, cuda) {
    */
   function graphPoolHandle(device) {
     const d = device === undefined ? cuda.currentDevice() : native.deviceIndex(device);
-    return new GraphPoolHandle(native.graphOp(d, POOL_NEW, 0, 0), d);
+    return new GraphPoolHandle(MAKE, native.graphOp(d, POOL_NEW, 0, 0), d);
   }
 
   /** Whether the current stream of the current device is capturing a graph. */

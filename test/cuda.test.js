@@ -143,6 +143,16 @@ describe('cuda', function () {
         defaultStream: perDevice(c.defaultStream),
         withStream: [[() => c.withStream(null, 3), T], [() => c.withStream({}, () => 0), T], [() => c.withStream(0, () => 0), T]],
         emulator: [[() => c.emulator.stats(), U]], // isEnabled() never throws (checked below)
+        CUDAGraph: [[() => new c.CUDAGraph().captureBegin(5), T], [() => new c.CUDAGraph().captureBegin(null), T],
+          [() => new c.CUDAGraph().captureEnd(), A], [() => new c.CUDAGraph().replay(), A], [() => new c.CUDAGraph().pool(), A],
+          [() => new c.CUDAGraph().captureBegin(), U], [() => new c.CUDAGraph().captureBegin({ pool: 3 }), U]],
+        GraphPoolHandle: [[() => new c.GraphPoolHandle(), T], [() => new c.GraphPoolHandle(1, 0), T]],
+        graph: [[() => c.graph(null, () => 0), T], [() => c.graph(new c.CUDAGraph(), 3), T],
+          [() => c.graph(new c.CUDAGraph(), () => 0, 5), T], [() => c.graph(new c.CUDAGraph(), () => 0), U]],
+        graphPoolHandle: perDevice(c.graphPoolHandle),
+        isCurrentStreamCapturing: [[() => c.isCurrentStreamCapturing(), U]],
+        makeGraphedCallables: [[() => c.makeGraphedCallables(3, []), T], [() => c.makeGraphedCallables((x) => x, []), T],
+          [() => c.makeGraphedCallables((x) => x, kd.ones([2])), T], [() => c.makeGraphedCallables((x) => x, [3]), T]],
       };
       for (const name of Object.keys(c).filter((k) => !k.startsWith('_'))) {
         assert.ok(name in calls, `kd.cuda.${name} has no bad-argument cases here`);
