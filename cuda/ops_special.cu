@@ -139,17 +139,17 @@ static kd_cuda_status kd_cu_special_float(int device, const kd_cuda_ew *e, const
   int code = e->code;
   if (code == KD_SPECIAL_MODIFIED_BESSEL_I0) code = KD_SPECIAL_I0;
   if (code == KD_SPECIAL_MODIFIED_BESSEL_I1) code = KD_SPECIAL_I1;
-  if (code == KD_SX_FREXP_EXPONENT) {
-    if (e->dtypes[0] != KD_DTYPE_I32) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "frexp: exponent must be int32");
-    if (nin != 1) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "special: code %d takes 1 input, got %d", code, nin);
-    return kd_cu_pointwise<int32_t, T, N, N>(device, it, 1, kd_cu_special_f<KD_SX_FREXP_EXPONENT, T, CT>{p0});
-  }
 #define KD_CU_SPECIAL_LAUNCH1(C) \
   case C: return kd_cu_pointwise<T, T, N, N>(device, it, 1, kd_cu_special_f<C, T, CT>{p0});
 #define KD_CU_SPECIAL_LAUNCH2(C) \
   case C: return kd_cu_pointwise<T, T, T, N>(device, it, 2, kd_cu_special_f<C, T, CT>{p0});
   if (nin == 1) {
-    switch (code) { KD_CU_SPECIAL_UNARY(KD_CU_SPECIAL_LAUNCH1) default: break; }
+    switch (code) {
+      KD_CU_SPECIAL_UNARY(KD_CU_SPECIAL_LAUNCH1)
+      case KD_SX_FREXP_EXPONENT: /* int32 out */
+        return kd_cu_pointwise<int32_t, T, N, N>(device, it, 1, kd_cu_special_f<KD_SX_FREXP_EXPONENT, T, CT>{p0});
+      default: break;
+    }
   } else {
     switch (code) { KD_CU_SPECIAL_BINARY(KD_CU_SPECIAL_LAUNCH2) default: break; }
   }
@@ -173,7 +173,7 @@ kd_cuda_status kd_cu_special(int device, const kd_cuda_ew *e, int32_t *flags) {
   const int nin = e->nops - 1;
   if (nin == 2 && e->dtypes[2] != e->dtypes[1])
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "special: input dtypes %d and %d", (int)e->dtypes[1], (int)e->dtypes[2]);
-  if (e->code != KD_SX_FREXP_EXPONENT && e->dtypes[0] != e->dtypes[1])
+  if (e->dtypes[0] != (e->code == KD_SX_FREXP_EXPONENT ? (int32_t)KD_DTYPE_I32 : e->dtypes[1]))
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "special: output dtype %d for input dtype %d", (int)e->dtypes[0],
                        (int)e->dtypes[1]);
   switch (e->dtypes[1]) {
