@@ -54,7 +54,6 @@ kd_cuda_status kd_cu_deferred_check(int device, int64_t *p, int64_t n, const kd_
   return KD_CUDA_OK;
 }
 
-
 static __global__ void kd_cu_deferred_flag_kernel(const int *flag, kd_cuda_fault *f, uint64_t seq) {
   if (*flag) kd_cu_fault_record(f, seq, 0);
 }
