@@ -1,5 +1,6 @@
 /* deferred_check.cu - the index check that records its first bad value in the device's fault
- * record instead of being read back (Note [Deferred index errors] in deferred_check.cuh). */
+ * record instead of being read back, and the record of a raised flag (Note [Deferred index
+ * errors] in deferred_check.cuh). */
 #include "deferred_check.cuh"
 #include "scratch.cuh"
 
@@ -53,3 +54,13 @@ kd_cuda_status kd_cu_deferred_check(int device, int64_t *p, int64_t n, const kd_
   return KD_CUDA_OK;
 }
 
+static __global__ void kd_cu_deferred_flag_kernel(const int *flag, kd_cuda_fault *f, uint64_t seq) {
+  if (*flag) kd_cu_fault_record(f, seq, 0);
+}
+
+kd_cuda_status kd_cu_deferred_flag(int device, const int *flag, int64_t record, int64_t seq) {
+  if (!flag || !record || seq <= 0) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "deferred check: bad arguments");
+  KD_LAUNCH(1, 1, 0, kd_cu_stream(device), kd_cu_deferred_flag_kernel)(flag, (kd_cuda_fault *)(uintptr_t)record, (uint64_t)seq);
+  KD_CU_CHECK_LAUNCH("the flag record kernel");
+  return KD_CUDA_OK;
+}

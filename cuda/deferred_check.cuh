@@ -1,6 +1,7 @@
-/* deferred_check.cuh - the device side of deferred index errors: the one-launch check of an
- * int64 list that records its first bad value in the device's fault record (ops_index.cu's
- * index check, ops_loss.cu's nllLoss target check; the kernel is in deferred_check.cu).
+/* deferred_check.cuh - the device side of deferred errors: the one-launch check of an int64 list
+ * that records its first bad value in the device's fault record (ops_index.cu's index check,
+ * ops_loss.cu's nllLoss target check), and the record of a flag a kernel raised (ops_loss.cu's
+ * binaryCrossEntropy input range); the kernels are in deferred_check.cu.
  *
  * Note [Deferred index errors]
  * An index out of range can only be found on the device. Reading the check's result at the call
@@ -41,5 +42,10 @@ struct kd_cu_check_rule {
  * clamp: bad values set to 0. */
 kd_cuda_status kd_cu_deferred_check(int device, int64_t *p, int64_t n, const kd_cu_check_rule &r, int wrap, int clamp,
                                     int64_t record, int64_t seq);
+
+/* Launches the record of check `seq` as failed in the kd_cuda_fault at address `record` when the
+ * device int `*flag` is nonzero (one thread, after the kernel that raises the flag on the same
+ * stream): a check folded into a compute kernel, with no host read. */
+kd_cuda_status kd_cu_deferred_flag(int device, const int *flag, int64_t record, int64_t seq);
 
 #endif

@@ -300,8 +300,9 @@ enum kd_cuda_op_kind {
   KD_CUDA_OP_INTERP = 23,
   /* pointwise losses: ops [out, input, target, weight, posWeight (, grad)] of one float dtype
    * (absent weights are one-element 1.0 operands): code 0 forward, i[0] = 0 mse, 1 l1,
-   * 2 smoothL1, 3 bce, 4 bce with logits; i[3] = 1: result[0] = 1 when an input is outside
-   * [0, 1] (synchronous). code 1 backward, i[0] = kind 1..4 of pointwiseLossBackward, i[1] =
+   * 2 smoothL1, 3 bce, 4 bce with logits; i[3] = 1: an input outside [0, 1] is an error: with
+   * i[4] = addr of the device's kd_cuda_fault and i[5] = sequence number, recorded there as
+   * IX_CHECK's (no read back); with i[4] = 0, result[0] = 1 (synchronous). code 1 backward, i[0] = kind 1..4 of pointwiseLossBackward, i[1] =
    * w.r.t. target. i[2] = has posWeight; d[0] = beta, d[1] = gradient scale. */
   KD_CUDA_OP_LOSS = 24,
   /* data[0] = the contiguous int64 targets (numel): i[0] = classes, i[1] = ignoreIndex;

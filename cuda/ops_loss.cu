@@ -4,7 +4,9 @@
  *                         loss.c's formulas (float32/float64; the CPU kernel has cast and
  *                         broadcast the operands and reduces the result with the sum/mean ops,
  *                         i.e. the CUDA reduction machinery). binaryCrossEntropy's input-range
- *                         check is folded into its pass (one flag word, read synchronously).
+ *                         check is folded into its pass: a flag word, recorded in the device's
+ *                         fault record and raised at the next sync point (Note [Deferred index
+ *                         errors] in deferred_check.cuh; read synchronously without a record).
  *   KD_CUDA_OP_NLL_CHECK  nllLoss's target check ("Target 5 is out of bounds."): the first bad
  *                         target goes to the device's fault record, thrown at the next sync
  *                         point (Note [Deferred index errors] in deferred_check.cuh; read
@@ -104,6 +106,7 @@ static kd_cuda_status kd_cu_loss_t(int device, kd_cuda_op *o, const kd_cu_it8 &i
   }
   KD_LAUNCH(kd_cu_grid(device, it.numel), KD_CU_THREADS, 0, s, kd_cu_loss_kernel<T>)(it, c, (int *)flag.p);
   KD_CU_CHECK_LAUNCH("the loss kernel");
+  if (c.check && o->i[4]) return kd_cu_deferred_flag(device, (const int *)flag.p, o->i[4], o->i[5]);
   if (c.check) {
     int got = 0;
     KD_CU_CHECK(cudaMemcpyAsync(&got, flag.p, sizeof got, cudaMemcpyDeviceToHost, s)); /* to pageable: blocking */

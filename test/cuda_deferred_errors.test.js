@@ -1,8 +1,8 @@
 // cuda_deferred_errors.test.js - an index out of range found on a CUDA device (indexing ops'
-// index check, nllLoss's target check) is raised at the next sync point, as CUDA's device-side
-// asserts: the call itself does not wait for the device, the sync point (dataSync, item, await
-// data(), await kd.cuda.synchronize()) throws KD_INDEX_OUT_OF_RANGE with the CPU's message
-// exactly once, and later work runs normally (Note [Deferred index errors] in
+// index check, nllLoss's target check) or a binaryCrossEntropy input outside [0, 1] is raised at
+// the next sync point, as CUDA's device-side asserts: the call itself does not wait for the
+// device, the sync point (dataSync, item, await data(), await kd.cuda.synchronize()) throws the
+// CPU's error (code and message) exactly once, and later work runs normally (Note [Deferred index errors] in
 // cuda/deferred_check.cuh). Runs where CUDA is available: on a GPU, or on the emulated GPU.
 'use strict';
 
@@ -21,7 +21,12 @@ describe('CUDA: index errors found on the device are raised at the next sync poi
     embedding: (d) => kd.nn.functional.embedding(kd.tensor([[2, 3], [11, 4]], { dtype: 'int64' }).to(d), x().to(d)),
     nllLoss: (d) => kd.nn.functional.nllLoss(x().to(d).logSoftmax(1), kd.tensor([1, 6, 2, -3], { dtype: 'int64' }).to(d)),
     crossEntropy: (d) => kd.nn.functional.crossEntropy(x().to(d), kd.tensor([0, 1, 8, 5], { dtype: 'int64' }).to(d)),
+    binaryCrossEntropy: (d) => kd.nn.functional.binaryCrossEntropy(kd.tensor([0.5, 1.5, 0.25, -1]).to(d), kd.tensor([1, 0, 1, 0]).to(d)),
+    'binaryCrossEntropy (float64, a NaN input, with weights)': (d) => kd.nn.functional.binaryCrossEntropy(
+      kd.tensor([[0.5, NaN], [0.25, 0.75]], { dtype: 'float64' }).to(d), kd.tensor([[1, 0], [1, 0]], { dtype: 'float64' }).to(d),
+      { weight: kd.tensor([2, 3], { dtype: 'float64' }).to(d) }),
   };
+  const expectedCode = (name) => (name.startsWith('binaryCrossEntropy') ? 'KD_INVALID_ARGUMENT' : 'KD_INDEX_OUT_OF_RANGE');
   const cpuError = (fn) => {
     try {
       fn('cpu');
@@ -40,7 +45,7 @@ describe('CUDA: index errors found on the device are raised at the next sync poi
   for (const [name, fn] of Object.entries(bad)) {
     const expected = cpuError(fn);
     it(`${name}: the CPU's error (${expected.message})`, function () {
-      assert.equal(expected.code, 'KD_INDEX_OUT_OF_RANGE');
+      assert.equal(expected.code, expectedCode(name));
     });
     for (const [point, sync] of Object.entries(syncPoints)) {
       it(`${name}: raised by ${point}, once; later work runs normally`, async function () {

@@ -132,19 +132,21 @@ describe('the emulated GPU', function () {
     }
 
     // The index checks of the indexing ops and nllLoss/crossEntropy record a bad index on the
-    // device and raise it at the next sync point (Note [Deferred index errors] in
+    // device (binaryCrossEntropy an input outside [0, 1]) and raise it at the next sync point (Note [Deferred index errors] in
     // cuda/deferred_check.cuh): no sync and no read-back at the call, as PyTorch's device-side
     // asserts. Pinned so that no sync creeps back.
     describe('index checks without a sync', function () {
-      let t, ix, rows, pos;
+      let t, ix, rows, pos, p, pos01;
       before(function () {
         t = kd.tidy(() => kd.randint(0, 128, [64], { device: dev }));
         ix = kd.tidy(() => kd.randint(0, 64, [64, 16], { device: dev }));
         rows = kd.tidy(() => kd.randint(-64, 64, [32], { device: dev }));
         pos = kd.tidy(() => rows.abs());
+        p = kd.tidy(() => x.sigmoid());
+        pos01 = kd.tidy(() => y.gt(0).to('float32'));
       });
       after(function () {
-        kd.dispose([t, ix, rows, pos]);
+        kd.dispose([t, ix, rows, pos, p, pos01]);
       });
       const checked = {
         crossEntropy: [() => kd.nn.functional.crossEntropy(x, t), 9],
@@ -154,6 +156,7 @@ describe('the emulated GPU', function () {
         'index (negative indices)': [() => x.index([rows]), 2],
         embedding: [() => kd.nn.functional.embedding(pos, x), 2],
         scatterAdd: [() => x.scatterAdd(1, ix, y.narrow(1, 0, 16)), 2],
+        binaryCrossEntropy: [() => kd.nn.functional.binaryCrossEntropy(p, pos01), 5],
       };
       for (const [name, [fn, launches]] of Object.entries(checked)) {
         it(`${name}: ${launches} launches, no device sync, no host copy`, function () {

@@ -57,7 +57,7 @@ typedef struct kd_dev_op {
   int64_t i[8];
   double d[12];
   int64_t result[2];            /* out */
-  /* IX_CHECK / NLL_CHECK: the error for a bad value v, fail(v, fail_args). A device that checks
+  /* IX_CHECK / NLL_CHECK / LOSS (its input-range check): the error for a bad value v, fail(v, fail_args). A device that checks
    * without waiting keeps it and raises it at the next sync point (Note [Deferred index errors]
    * in cuda/deferred_check.cuh); otherwise it sets result[] and the caller raises at once. */
   kd_status (*fail)(int64_t bad, const int64_t args[3]);

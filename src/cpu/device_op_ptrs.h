@@ -38,4 +38,23 @@ static inline kd_status kd_dev_op_run_ptrs(kd_device dev, kd_dev_op *op, int n, 
 /* A tensor's device pointer as an operand (NULL for NULL). */
 static inline void *kd_dev_ptr(const kd_tensor *t) { return t ? (void *)kd_tensor_data(t) : NULL; }
 
+/* The unique kinds (KD_DEV_OP_UNIQUE sorted, KD_DEV_OP_UNIQUE_CONSECUTIVE): the n contiguous
+ * m-element rows of x (dtype dt) -> the distinct rows in u, each row's group in inv (int64), the
+ * group sizes in cnt (int64); *groups = their number. */
+static inline kd_status kd_dev_unique_rows(kd_device dev, int32_t kind, kd_dtype dt, int64_t n, int64_t m,
+                                           const kd_tensor *x, kd_tensor *u, kd_tensor *inv, kd_tensor *cnt,
+                                           int64_t *groups) {
+  kd_dev_op op;
+  memset(&op, 0, sizeof op);
+  op.kind = kind;
+  op.dtype = dt;
+  op.i[0] = n;
+  op.i[1] = m;
+  void *p[4] = {kd_dev_ptr(x), kd_dev_ptr(u), kd_dev_ptr(inv), kd_dev_ptr(cnt)};
+  kd_dtype dts[4] = {dt, dt, KD_DTYPE_I64, KD_DTYPE_I64};
+  kd_status st = kd_dev_op_run_ptrs(dev, &op, 4, p, dts);
+  *groups = op.result[0];
+  return st;
+}
+
 #endif

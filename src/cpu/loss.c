@@ -183,6 +183,13 @@ static kd_status kd_loss_prepare(int code, kd_tensor *const src[5], kd_loss_io *
   return KD_OK;
 }
 
+/* binaryCrossEntropy's error for an input outside [0, 1] (on a device: at the next sync point). */
+static kd_status kd_bce_bad_input(int64_t bad, const int64_t args[3]) {
+  (void)bad;
+  (void)args;
+  return kd_error(KD_ERR_INVALID_ARGUMENT, "all elements of input should be between 0 and 1");
+}
+
 /* Runs `loop` writing `out` (compute dtype, the broadcast shape) from io's operands; on a
  * device, KD_DEV_OP_LOSS (*bad: binaryCrossEntropy's input left [0, 1], checked there). */
 static kd_status kd_loss_run(kd_loss_io *io, kd_tensor *out, bool with_grad, kd_iter_loop_fn loop, kd_loss_ctx *c,
@@ -211,10 +218,11 @@ static kd_status kd_loss_run(kd_loss_io *io, kd_tensor *out, bool with_grad, kd_
     d.i[1] = c->target;
     d.i[2] = c->has_pw;
     d.i[3] = !with_grad && c->code == KD_LOSS_BCE;
+    if (d.i[3]) d.fail = kd_bce_bad_input; /* raised at the next sync point where the device can */
     d.d[0] = c->beta;
     d.d[1] = c->gscale;
     KD_TRY(kd_cpu_device_run(kd_tensor_device(out), &d));
-    if (bad) *bad = d.result[0] != 0;
+    if (bad) *bad = d.result[0] != 0; /* a device that checked without a record */
     return KD_OK;
   }
   kd_iter_for_each(&it, loop, c);
@@ -245,7 +253,7 @@ KD_KERNEL(kd_cpu_pointwise_loss) {
   bool bad = false, dev = kd_tensor_device(src[0]).type != KD_DEVICE_CPU;
   if (st == KD_OK)
     st = kd_loss_run(&io, l, false, io.cdt == KD_DTYPE_F64 ? kd_loss_loop_f64 : kd_loss_loop_f32, &c, &bad);
-  if (st == KD_OK && bad) st = kd_error(KD_ERR_INVALID_ARGUMENT, "all elements of input should be between 0 and 1");
+  if (st == KD_OK && bad) st = kd_bce_bad_input(0, NULL);
   if (st == KD_OK && code == KD_LOSS_BCE && !dev) { /* PyTorch checks the input range while computing */
     kd_tensor *x = io.in[0];
     int64_t n = kd_tensor_numel(x);
@@ -253,7 +261,7 @@ KD_KERNEL(kd_cpu_pointwise_loss) {
     st = kd_cpu_cast(x, io.cdt, true, &xc);
     for (int64_t i = 0; st == KD_OK && i < n; i++) {
       double v = io.cdt == KD_DTYPE_F64 ? ((double *)kd_tensor_data(xc))[i] : ((float *)kd_tensor_data(xc))[i];
-      if (!(v >= 0 && v <= 1)) st = kd_error(KD_ERR_INVALID_ARGUMENT, "all elements of input should be between 0 and 1");
+      if (!(v >= 0 && v <= 1)) st = kd_bce_bad_input(0, NULL);
     }
     if (xc) kd_tensor_release(xc);
   }

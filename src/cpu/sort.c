@@ -356,16 +356,7 @@ static kd_status kd_unique_device(kd_tensor *self, kd_tensor *x, bool has_dim, i
     if (m < 1) {
       st = kd_error(KD_ERR_NOT_SUPPORTED, "unique: slices with no elements are not supported on this device");
     } else {
-      kd_dev_op op;
-      memset(&op, 0, sizeof op);
-      op.kind = KD_DEV_OP_UNIQUE;
-      op.dtype = dt;
-      op.i[0] = n;
-      op.i[1] = m;
-      void *p[4] = {kd_dev_ptr(x), kd_dev_ptr(u), kd_dev_ptr(inv), kd_dev_ptr(cnt)};
-      kd_dtype dts[4] = {dt, dt, KD_DTYPE_I64, KD_DTYPE_I64};
-      st = kd_dev_op_run_ptrs(dev, &op, 4, p, dts);
-      groups = op.result[0];
+      st = kd_dev_unique_rows(dev, KD_DEV_OP_UNIQUE, dt, n, m, x, u, inv, cnt, &groups);
     }
   }
   if (st == KD_OK) { /* the first `groups` rows, then dim moved back */

@@ -117,16 +117,7 @@ KD_KERNEL(kd_cpu_unique_consecutive) {
   if (st == KD_OK) st = kd_tensor_empty(&n, 1, KD_DTYPE_I64, dev, &cnt);
   int64_t groups = 0;
   if (st == KD_OK && n > 0 && dev.type != KD_DEVICE_CPU) {
-    kd_dev_op o;
-    memset(&o, 0, sizeof o);
-    o.kind = KD_DEV_OP_UNIQUE_CONSECUTIVE;
-    o.dtype = dt;
-    o.i[0] = n;
-    o.i[1] = m;
-    void *p[4] = {kd_dev_ptr(x), kd_dev_ptr(buf), kd_dev_ptr(inv), kd_dev_ptr(cnt)};
-    kd_dtype dts[4] = {dt, dt, KD_DTYPE_I64, KD_DTYPE_I64};
-    st = kd_dev_op_run_ptrs(dev, &o, 4, p, dts);
-    groups = o.result[0];
+    st = kd_dev_unique_rows(dev, KD_DEV_OP_UNIQUE_CONSECUTIVE, dt, n, m, x, buf, inv, cnt, &groups);
   } else if (st == KD_OK && n > 0) {
     groups = kd_uc_host(kd_tensor_data(x), n, m, dt, kd_tensor_data(buf), (int64_t *)kd_tensor_data(inv),
                         (int64_t *)kd_tensor_data(cnt));

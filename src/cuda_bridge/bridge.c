@@ -587,11 +587,14 @@ static kd_status kd_cuda_dev_op(kd_device dev, kd_dev_op *d) {
     o->data[0] = d->data;
     o->dtypes[0] = (int32_t)KD_DTYPE_I64;
   }
-  /* index checks report at the next sync point (an index list into an empty dim cannot be
-   * clamped into range: checked at once) */
-  if ((d->kind == KD_DEV_OP_IX_CHECK || d->kind == KD_DEV_OP_NLL_CHECK) && d->fail && d->numel > 0 &&
-      !(d->kind == KD_DEV_OP_IX_CHECK && d->i[0] <= 0))
-    (void)kd_cuda_deferred_begin(kd_cuda, dev.index, d->fail, d->fail_args, &o->i[2], &o->i[3]);
+  /* checks with an error (d->fail) report at the next sync point: the record's address and the
+   * check's number go to i[2], i[3] (the loss pass: i[4], i[5]); an index list into an empty dim
+   * cannot be clamped into range: checked at once */
+  if ((d->kind == KD_DEV_OP_IX_CHECK || d->kind == KD_DEV_OP_NLL_CHECK || d->kind == KD_DEV_OP_LOSS) && d->fail &&
+      o->numel > 0 && !(d->kind == KD_DEV_OP_IX_CHECK && d->i[0] <= 0)) {
+    const int at = d->kind == KD_DEV_OP_LOSS ? 4 : 2;
+    (void)kd_cuda_deferred_begin(kd_cuda, dev.index, d->fail, d->fail_args, &o->i[at], &o->i[at + 1]);
+  }
   kd_cuda_status cs = kd_cuda->op(dev.index, o);
   if (cs != KD_CUDA_OK) st = kd_cuda_fail(cs);
   d->result[0] = o->result[0];
