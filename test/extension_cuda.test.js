@@ -2,8 +2,9 @@
 // kd.utils.cppExtension.load: the example extension with its CUDA kernels
 // (examples/extension/scaled_tanh_cuda.cu, a fused op and its fused backward) compiled into a fresh
 // cache dir for the CUDA backend in use, its values on 'cuda' against the CPU kernels and Math.tanh
-// over grids of several blocks, gradcheck on the device, errors, the current stream given to
-// kernels (kd_cuda_current_stream) and that calls leave no tensor behind. Skipped when
+// over grids of several blocks, gradcheck on the device, on a device that is not the current one,
+// errors, the current stream given to kernels (kd_cuda_current_stream) and that calls leave no
+// tensor behind. Skipped when
 // kd.cuda.isAvailable() is false (run on the emulated GPU by test/emulated-gpu.mocharc.json).
 'use strict';
 
@@ -72,12 +73,36 @@ function assertClose(actual, expected, tol, what) {
     assert.ok(kd.autograd.gradcheck((t) => kd.ops.extdemo.scaled_tanh(t, 0.7), [x64]));
   });
 
+  it("runs with the tensors' device current: on cuda:1 from cuda:0, which stays current", async function () {
+    if (kd.cuda.deviceCount() < 2) this.skip(); // one device: nothing to switch
+    const v = uniformValues(1500, -2, 2, 13);
+    assert.equal(kd.cuda.currentDevice(), 0);
+    for (const dtype of ['float32', 'float64']) {
+      const x = kd.tensor(v, { dtype, device: 'cuda:1' }).requiresGrad_();
+      const y = kd.ops.extdemo.scaled_tanh(x, 0.6);
+      assert.equal(y.device, 'cuda:1');
+      y.sum().backward();
+      const xCpu = kd.tensor(v, { dtype }).requiresGrad_();
+      const yCpu = kd.ops.extdemo.scaled_tanh(xCpu, 0.6);
+      yCpu.sum().backward();
+      const tol = dtype === 'float32' ? 1e-6 : 1e-15;
+      assertClose(Array.from(y.cpu().dataSync()), Array.from(yCpu.dataSync()), tol, `${dtype} forward on cuda:1`);
+      assertClose(Array.from(x.grad.cpu().dataSync()), Array.from(xCpu.grad.dataSync()), tol, `${dtype} backward on cuda:1`);
+    }
+    // on a stream of cuda:1, which a launch with cuda:0 current would refuse
+    const side = new kd.cuda.Stream({ device: 1 });
+    const y = kd.cuda.withStream(side, () => kd.ops.extdemo.scaled_tanh(kd.tensor(v, { device: 'cuda:1' }), 0.6));
+    await kd.cuda.synchronize(1);
+    assertClose(Array.from(y.cpu().dataSync()), Array.from(v, (a) => Math.tanh(0.6 * a)), 1e-6, 'on a stream of cuda:1');
+    assert.equal(kd.cuda.currentDevice(), 0);
+  });
+
   it("a CUDA kernel's error reaches JS with its code and message", function () {
     assert.throws(() => kd.ops.extdemo.scaled_tanh(kd.ones([2], { dtype: 'int32', device: 'cuda' })),
       (e) => e.code === 'KD_DTYPE_MISMATCH' && e.message === 'extdemo::scaled_tanh: expected a float32 or float64 tensor');
   });
 
-  it("kernels get the call's current stream (kd_cuda_current_stream) and run in its order", function () {
+  it("kernels get the call's current stream (kd_cuda_current_stream) and run in its order", async function () {
     const src = path.join(cache.dir, 'stream_of.cu');
     fs.writeFileSync(src, `#include <kindling_cuda.h>
 static const kindling_api *kd;
@@ -110,7 +135,7 @@ extern "C" int kindling_extension_init(const kindling_api *api) {
       const a = kd.tensor(v, { device: 'cuda' }).mul(2);
       return kd.ops.extdemo.scaled_tanh(a, 0.5);
     });
-    kd.cuda.synchronize();
+    await kd.cuda.synchronize();
     assertClose(Array.from(y.cpu().dataSync()), Array.from(v, (a) => Math.tanh(a)), 1e-6, 'on a side stream');
   });
 
