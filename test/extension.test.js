@@ -2,43 +2,37 @@
 // example extension (examples/extension/scaled_tanh.c, a fused op whose backward is a fused C op)
 // compiled into a fresh cache dir, its values against Math.tanh, gradcheck, a C op with a JS
 // backward (gradgradcheck), the cache (same process, another process), errors (a kernel's error
-// code, compile errors, no entry point, a failing init, a mismatched backward op, .cu sources) and
-// that calls leave no tensor behind.
+// code, compile errors, no entry point, a failing init, a mismatched backward op), that calls leave
+// no tensor behind, and the example's CUDA sources compiled by nvcc for kindling's GPU architectures
+// (compile only: no GPU needed; skipped without nvcc). test/extension_cuda.test.js runs them.
 'use strict';
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
-const { kd, assert, collectGarbage } = require('./helpers');
+const { kd, assert } = require('./helpers');
+const { useFreshExtensionCache, assertScaledTanhLeavesNothing } = require('./extension_helpers');
 
-const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-ext-'));
+let cache; // { dir }: the describe's cache dir
 const code = (c) => (e) => { assert.equal(e.code, c, e.message); return true; };
 
 function writeSource(name, text) {
-  const file = path.join(cacheDir, `${name}.c`);
+  const file = path.join(cache.dir, `${name}.c`);
   fs.writeFileSync(file, text);
   return file;
 }
 
 describe('kd.utils.cppExtension', function () {
   this.timeout(120000);
-  let saved;
+  cache = useFreshExtensionCache('kd-ext-');
   let ext;
   before(function () {
-    saved = process.env.KINDLING_EXTENSIONS_DIR;
-    process.env.KINDLING_EXTENSIONS_DIR = cacheDir;
     ext = require('../examples/extension/run.js').loadScaledTanh();
-  });
-  after(function () {
-    if (saved === undefined) delete process.env.KINDLING_EXTENSIONS_DIR;
-    else process.env.KINDLING_EXTENSIONS_DIR = saved;
-    fs.rmSync(cacheDir, { recursive: true, force: true });
   });
 
   it('compiles the example into the cache dir and registers its ops', function () {
     assert.equal(ext.built, true);
-    assert.equal(path.dirname(ext.path), cacheDir);
+    assert.equal(path.dirname(ext.path), cache.dir);
     assert.ok(fs.existsSync(ext.path));
     assert.deepEqual(Object.keys(ext.ops).sort(), ['scaled_tanh', 'scaled_tanh_backward']);
     assert.equal(kd.ops.extdemo.scaled_tanh, ext.ops.scaled_tanh);
@@ -67,7 +61,7 @@ describe('kd.utils.cppExtension', function () {
     const script = `const kd = require(${JSON.stringify(path.join(__dirname, '..'))});
       const m = require(${JSON.stringify(path.join(__dirname, '..', 'examples', 'extension', 'run.js'))}).loadScaledTanh();
       process.stdout.write(JSON.stringify({ built: m.built, path: m.path, y: kd.ops.extdemo.scaled_tanh(kd.ones([1], { dtype: 'float64' })).item() }));`;
-    const r = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, KINDLING_EXTENSIONS_DIR: cacheDir, CC: 'false' }, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, KINDLING_EXTENSIONS_DIR: cache.dir, CC: 'false' }, encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     const out = JSON.parse(r.stdout);
     assert.deepEqual(out, { built: false, path: ext.path, y: Math.tanh(1) });
@@ -117,7 +111,7 @@ int kindling_extension_init(const kindling_api *kd) {
     assert.throws(() => kd.ops.extdemo.scaled_tanh(kd.ones([2, 2]).t()), code('KD_INVALID_ARGUMENT'));
   });
 
-  it('compile errors, a missing entry point, a failing init and .cu sources are clear errors', function () {
+  it('compile errors, a missing entry point and a failing init are clear errors', function () {
     const broken = writeSource('broken', '#include <kindling.h>\nint kindling_extension_init(const kindling_api *api) { return oops; }\n');
     assert.throws(() => kd.utils.cppExtension.load({ name: 'broken', sources: [broken] }),
       (e) => e.code === 'KD_BUILD_FAILED' && /oops/.test(e.message));
@@ -127,22 +121,88 @@ int kindling_extension_init(const kindling_api *kd) {
     const badSchema = writeSource('badschema', '#include <kindling.h>\nint kindling_extension_init(const kindling_api *api) {\n' +
       '  int op; return api->define("extbad::f(Tensor x -> Tensor", &op);\n}\n');
     assert.throws(() => kd.utils.cppExtension.load({ name: 'badschema', sources: [badSchema] }), code('KD_INVALID_SCHEMA'));
-    assert.throws(() => kd.utils.cppExtension.load({ name: 'gpu', sources: ['kernel.cu'] }), code('KD_NOT_SUPPORTED'));
     assert.throws(() => kd.utils.cppExtension.load({ name: 'bad name', sources: [broken] }), code('KD_INVALID_TYPE'));
   });
 
   it('calls and backward leave nothing allocated', function () {
-    const x = kd.randn([32, 32], { dtype: 'float64' }).requiresGrad_();
-    const ints = kd.ones([2], { dtype: 'int32' });
-    kd.tidy(() => kd.ops.extdemo.scaled_tanh(x, 2).sum().backward());
-    const before = collectGarbage();
-    for (let i = 0; i < 5; i++) {
-      kd.tidy(() => kd.ops.extdemo.scaled_tanh(x, 2).sum().backward());
-      kd.ops.extdemo.scaled_tanh(x, 2).dispose();
-      assert.throws(() => kd.ops.extdemo.scaled_tanh(ints));
+    assertScaledTanhLeavesNothing('cpu');
+  });
+
+  it('the headers an extension compiles against ship in the package (its files)', function () {
+    const root = path.join(__dirname, '..');
+    const { files } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+    const emulatorHeaders = fs.readdirSync(path.join(root, 'cuda', 'emulator', 'include')).filter((f) => f.endsWith('.h'));
+    for (const header of ['include/kindling.h', 'include/kindling_cuda.h', ...emulatorHeaders.map((f) => `cuda/emulator/include/${f}`)]) {
+      assert.ok(fs.existsSync(path.join(root, header)), header);
+      assert.ok(files.some((f) => (f.endsWith('/') ? header.startsWith(f) : header === f)), `${header} is not in package.json's files`);
     }
-    const after = kd.memory();
-    assert.equal(after.liveTensors, before.liveTensors);
-    assert.equal(after.hostBytesInUse, before.hostBytesInUse);
+  });
+
+  const nvccHome = [process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda']
+    .find((h) => h && fs.existsSync(path.join(h, 'bin', 'nvcc')));
+  (nvccHome ? describe : describe.skip)(`.cu sources with nvcc${nvccHome ? '' : ' (skipped: no nvcc in $CUDA_HOME, $CUDA_PATH or /usr/local/cuda)'}`, function () {
+    let savedCuda;
+    let savedArchs;
+    before(function () {
+      // nvcc, not the emulated GPU's compiler, whatever backend this process runs on
+      savedCuda = process.env.KINDLING_CUDA;
+      savedArchs = process.env.KINDLING_CUDA_ARCHS;
+      delete process.env.KINDLING_CUDA;
+      delete process.env.KINDLING_CUDA_ARCHS;
+    });
+    after(function () {
+      for (const [k, v] of [['KINDLING_CUDA', savedCuda], ['KINDLING_CUDA_ARCHS', savedArchs]]) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    });
+    const { scaledTanhOptions } = require('../examples/extension/run.js');
+
+    it("builds the example's kernels for kindling's architectures (a cubin per arch, PTX for the newest) into one object", function () {
+      const { path: so, built } = kd.utils.cppExtension.build(scaledTanhOptions({ cuda: true }));
+      assert.equal(built, true);
+      assert.deepEqual(fatbinEntries(so), ['elf sm_80', 'elf sm_90', 'ptx sm_90']);
+      const symbols = spawnSync('nm', ['-D', '--defined-only', so], { encoding: 'utf8' }).stdout;
+      assert.match(symbols, / T kindling_extension_init\n/);
+      assert.match(symbols, / T scaled_tanh_forward_cuda\n/);
+      assert.equal(kd.utils.cppExtension.build(scaledTanhOptions({ cuda: true })).built, false, 'cached');
+      process.env.KINDLING_CUDA_ARCHS = '86';
+      const other = kd.utils.cppExtension.build(scaledTanhOptions({ cuda: true }));
+      assert.notEqual(other.path, so);
+      assert.deepEqual(fatbinEntries(other.path), ['elf sm_86', 'ptx sm_86']);
+    });
+
+    it("nvcc's errors are KD_BUILD_FAILED with its message", function () {
+      const bad = path.join(cache.dir, 'bad.cu');
+      fs.writeFileSync(bad, '#include <kindling_cuda.h>\n__global__ void k(float *p) { p[0] = undefined_name; }\n');
+      assert.throws(() => kd.utils.cppExtension.build({ name: 'bad', sources: [bad] }),
+        (e) => e.code === 'KD_BUILD_FAILED' && /undefined_name/.test(e.message));
+    });
   });
 });
+
+/**
+ * The GPU code in a shared object built by nvcc: its .nv_fatbin section's entries, each as
+ * 'elf sm_XY' (a cubin) or 'ptx sm_XY', sorted, of the extension's own kernels (the entries of
+ * kernels nvcc links in from the CUDA runtime are left out by keeping distinct entries only).
+ */
+function fatbinEntries(file) {
+  const sections = spawnSync('readelf', ['-SW', file], { encoding: 'utf8' }).stdout;
+  const line = sections.split('\n').find((l) => /\s\.nv_fatbin\s/.test(l));
+  assert.ok(line, 'no .nv_fatbin section');
+  const [, , offset, size] = line.split(']')[1].trim().split(/\s+/);
+  const data = fs.readFileSync(file).subarray(parseInt(offset, 16), parseInt(offset, 16) + parseInt(size, 16));
+  const entries = new Set();
+  for (let p = 0; p + 16 <= data.length;) {
+    if (data.readUInt32LE(p) !== 0xba55ed50) break; // a fatbin header: magic, version, header size, size
+    const headerSize = data.readUInt16LE(p + 6);
+    const end = p + headerSize + Number(data.readBigUInt64LE(p + 8));
+    for (let q = p + headerSize; q < end;) { // an entry: kind (1 PTX, 2 ELF), header size, size, ..., arch at 28
+      const kind = data.readUInt16LE(q);
+      entries.add(`${kind === 1 ? 'ptx' : 'elf'} sm_${data.readUInt32LE(q + 28)}`);
+      q += data.readUInt32LE(q + 4) + Number(data.readBigUInt64LE(q + 8));
+    }
+    p = end;
+  }
+  return [...entries].sort();
+}

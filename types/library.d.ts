@@ -40,9 +40,20 @@ export interface CppExtension {
 export declare namespace utils {
   /** C extensions written against include/kindling.h (docs/EXTENDING.md). */
   namespace cppExtension {
-    /** Compiles the sources with the system C compiler (cached by content hash under
-     * $KINDLING_EXTENSIONS_DIR or ~/.cache/kindling/extensions), loads the shared object and
-     * registers its ops. */
-    function load(options: { name: string; sources: readonly string[]; extraCflags?: readonly string[]; verbose?: boolean }): CppExtension;
+    /** What to compile: C sources (the system C compiler, with extraCflags) and .cu CUDA sources
+     * (nvcc for kindling's GPU architectures, or with KINDLING_CUDA=emulate the host C++ compiler
+     * for the emulated GPU; with extraCudaCflags), linked into one shared object. */
+    interface Options {
+      name: string;
+      sources: readonly string[];
+      extraCflags?: readonly string[];
+      extraCudaCflags?: readonly string[];
+      verbose?: boolean;
+    }
+    /** Compiles the sources (cached by content hash under $KINDLING_EXTENSIONS_DIR or
+     * ~/.cache/kindling/extensions), loads the shared object and registers its ops. */
+    function load(options: Options): CppExtension;
+    /** Compiles the sources into the cache (or finds them there) without loading them. */
+    function build(options: Options): { readonly path: string; readonly built: boolean };
   }
 }

@@ -3,12 +3,21 @@
  * and its backward, a second fused op
  *   extdemo::scaled_tanh_backward(Tensor grad, Tensor x, float alpha) -> Tensor
  *                                                                    grad * alpha * (1 - tanh(alpha x)^2)
- * for contiguous float32 and float64 tensors on the CPU; set_backward makes the second the first's
- * backward. run.js loads it with kd.utils.cppExtension.load. */
+ * for contiguous float32 and float64 tensors on the CPU, and on CUDA when compiled with -DWITH_CUDA
+ * together with scaled_tanh_cuda.cu (its kernels); set_backward makes the second the first's
+ * backward. Each op checks its arguments and makes its output here, for both devices. run.js loads
+ * it with kd.utils.cppExtension.load. */
 #include <kindling.h>
 #include <math.h>
 
 static const kindling_api *kd;
+
+#ifdef WITH_CUDA
+/* scaled_tanh_cuda.cu: the kernels on the call's stream, for contiguous tensors of one dtype. */
+int scaled_tanh_forward_cuda(const kindling_api *api, kd_op_call *c, const kd_tensor *x, kd_tensor *y, double alpha);
+int scaled_tanh_backward_cuda(const kindling_api *api, kd_op_call *c, const kd_tensor *grad, const kd_tensor *x,
+                              kd_tensor *gx, double alpha);
+#endif
 
 /* x (and grad) as contiguous float32/float64 tensors of one dtype, or an error. */
 static int check(kd_tensor *x, kd_tensor *other, const char *what) {
@@ -21,13 +30,16 @@ static int check(kd_tensor *x, kd_tensor *other, const char *what) {
   return KD_SUCCESS;
 }
 
-static int forward_cpu(kd_op_call *c) {
+static int forward(kd_op_call *c) {
   kd_tensor *x = kd->arg_tensor(c, 0);
   double alpha = kd->arg_double(c, 1);
   int st = check(x, NULL, "extdemo::scaled_tanh");
   if (st) return st;
   kd_tensor *y = kd->new_output(c, 0, kd->sizes(x), kd->ndim(x), kd->dtype(x));
   if (!y) return kd->last_status();
+#ifdef WITH_CUDA
+  if (kd->device_type(x) == KD_DEVICE_TYPE_CUDA) return scaled_tanh_forward_cuda(kd, c, x, y, alpha);
+#endif
   int64_t n = kd->numel(x);
   if (kd->dtype(x) == KD_FLOAT32) {
     const float *in = kd->data(x);
@@ -41,13 +53,16 @@ static int forward_cpu(kd_op_call *c) {
   return KD_SUCCESS;
 }
 
-static int backward_cpu(kd_op_call *c) {
+static int backward(kd_op_call *c) {
   kd_tensor *g = kd->arg_tensor(c, 0), *x = kd->arg_tensor(c, 1);
   double alpha = kd->arg_double(c, 2);
   int st = check(x, g, "extdemo::scaled_tanh_backward");
   if (st) return st;
   kd_tensor *gx = kd->new_output(c, 0, kd->sizes(x), kd->ndim(x), kd->dtype(x));
   if (!gx) return kd->last_status();
+#ifdef WITH_CUDA
+  if (kd->device_type(x) == KD_DEVICE_TYPE_CUDA) return scaled_tanh_backward_cuda(kd, c, g, x, gx, alpha);
+#endif
   int64_t n = kd->numel(x);
   if (kd->dtype(x) == KD_FLOAT32) {
     const float *gi = kd->data(g), *xi = kd->data(x);
@@ -73,7 +88,11 @@ int kindling_extension_init(const kindling_api *api) {
   int fwd, bwd;
   if (kd->define("extdemo::scaled_tanh(Tensor x, float alpha=1.0) -> Tensor", &fwd)) return -1;
   if (kd->define("extdemo::scaled_tanh_backward(Tensor grad, Tensor x, float alpha) -> Tensor", &bwd)) return -1;
-  if (kd->impl(fwd, KD_DEVICE_TYPE_CPU, forward_cpu)) return -1;
-  if (kd->impl(bwd, KD_DEVICE_TYPE_CPU, backward_cpu)) return -1;
+  if (kd->impl(fwd, KD_DEVICE_TYPE_CPU, forward)) return -1;
+  if (kd->impl(bwd, KD_DEVICE_TYPE_CPU, backward)) return -1;
+#ifdef WITH_CUDA
+  if (kd->impl(fwd, KD_DEVICE_TYPE_CUDA, forward)) return -1;
+  if (kd->impl(bwd, KD_DEVICE_TYPE_CUDA, backward)) return -1;
+#endif
   return kd->set_backward(fwd, bwd);
 }

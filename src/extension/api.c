@@ -110,6 +110,23 @@ static int kd_ext_error(int status, const char *fmt, ...) {
 
 static int kd_ext_last(void) { return kd_ext_last_status; }
 
+/* Runs fn with the call's device current (as PyTorch's device guard around a CUDA kernel), so
+ * that the extension's launches, its stream 0 (the device's legacy stream) and its runtime
+ * calls are of that device; the thread's current device is restored after. */
+static int kd_ext_run_on_device(kd_kernel fn, kd_op_call *c) {
+  if (c->device.type != KD_DEVICE_CUDA) return fn(c);
+  int prev = 0;
+  kd_status st = kd_cuda_current_device(&prev);
+  if (st == KD_OK && prev != c->device.index) st = kd_cuda_set_device(c->device.index);
+  if (st != KD_OK) return st;
+  int out = fn(c);
+  if (prev != c->device.index) {
+    kd_status restored = kd_cuda_set_device(prev);
+    if (out == KD_SUCCESS && restored != KD_OK) out = restored;
+  }
+  return out;
+}
+
 /* Runs an extension's kernel (the kernel data of the running key). */
 static kd_status kd_ext_kernel_run(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs) {
   kd_kernel fn = (kd_kernel)kd_op_kernel_data(op->id, kd_keyset_highest(ks));
@@ -118,7 +135,7 @@ static kd_status kd_ext_kernel_run(const kd_op_info *op, kd_keyset ks, kd_value 
   c.device.type = kd_keyset_highest(ks & KD_KEYSET_BACKENDS) == KD_KEY_CUDA ? KD_DEVICE_CUDA : KD_DEVICE_CPU;
   for (int i = 0; i < op->nargs; i++)
     if (args[i].kind == KD_VALUE_TENSOR) { c.device = kd_tensor_device(args[i].v.t); break; }
-  int st = fn(&c);
+  int st = kd_ext_run_on_device(fn, &c);
   int n = op->nouts < 0 ? 0 : op->nouts;
   for (int i = 0; i < n && st == KD_SUCCESS; i++)
     if (outs[i].kind != KD_VALUE_TENSOR)

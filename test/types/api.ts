@@ -479,5 +479,9 @@ export function libraryOps(x: Tensor): void {
   kd.library.impl('tsdoc::scale', 'tpu', (t: Tensor) => t);
   const ext: kd.CppExtension = kd.utils.cppExtension.load({ name: 'demo', sources: ['demo.c'], extraCflags: ['-O3'] });
   const built: boolean = ext.built;
-  use(scale, y, ext.ops.demo, built);
+  const cu = kd.utils.cppExtension.build({ name: 'democu', sources: ['demo.c', 'demo.cu'], extraCflags: ['-DWITH_CUDA'], extraCudaCflags: ['-lineinfo'] });
+  const soPath: string = cu.path;
+  // @ts-expect-error extraCudaCflags is a list of strings
+  kd.utils.cppExtension.load({ name: 'democu', sources: ['demo.cu'], extraCudaCflags: '-lineinfo' });
+  use(scale, y, ext.ops.demo, built, soPath);
 }

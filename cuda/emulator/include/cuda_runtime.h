@@ -25,6 +25,12 @@
 #include <type_traits>
 #include <utility>
 
+/* The runtime's functions and the device built-ins' thread-locals are exported from
+ * libkindling_cuda_emu.so (built with -fvisibility=hidden): a kindling extension's .cu sources,
+ * compiled for the emulated GPU (kd.utils.cppExtension), link against that library and so launch
+ * on the same emulated devices and streams as kindling's own kernels. */
+#pragma GCC visibility push(default)
+
 #define KD_CUDA_EMULATED 1
 #define CUDART_VERSION 13000
 
@@ -463,6 +469,8 @@ cudaError_t enqueue(cudaStream_t stream, const char *name, int launches, std::fu
 /* cudaFuncSetAttribute's effect: a kernel's opt-in to more dynamic shared memory. */
 cudaError_t func_set_attribute(const void *kernel, int attr, int value);
 
+/* The launch templates stay hidden: each library or extension instantiates its own. */
+#pragma GCC visibility push(hidden)
 template <typename... P>
 struct launcher {
   dim3 grid, block;
@@ -491,5 +499,9 @@ template <typename... P>
 cudaError_t cudaFuncSetAttribute(void (*kernel)(P...), enum cudaFuncAttribute attr, int value) {
   return kd_emu::func_set_attribute((const void *)kernel, (int)attr, value);
 }
+
+#pragma GCC visibility pop
+
+#pragma GCC visibility pop
 
 #endif
