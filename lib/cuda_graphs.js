@@ -8,7 +8,8 @@
 // tensors it used during capture: inputs must be static tensors updated in place (copy_)
 // between replays, and its outputs are static tensors overwritten by each replay. A host read
 // (item(), dataSync(), data()), a device synchronisation or an op whose output shape depends on
-// the data (nonzero, maskedSelect, unique) fails during capture with KD_CUDA_GRAPH_CAPTURE; the
+// the data (nonzero, maskedSelect, unique) or a random op (rand, randn, dropout, ...: its seed and
+// offset would be baked into the graph) fails during capture with KD_CUDA_GRAPH_CAPTURE; the
 // capture is then discarded and the device stays usable. Run the function once or twice before
 // capturing (warm-up): lazily created library handles and pinned buffers must exist first.
 'use strict';

@@ -211,6 +211,34 @@ describe('CUDA graphs', function () {
       await assert.rejects(kd.cuda.graph(g, async () => fn()), (e) => e.code === 'KD_CUDA_GRAPH_CAPTURE', what);
       assert.deepStrictEqual(Array.from(await x.add(1).data()), [2, 1, 3], `${what}: the device works afterwards`);
     }
+    // random ops take the generator's seed and offset at launch: a replay would repeat the
+    // capture's numbers, so they are refused (the capture discarded, the device usable)
+    const probs = kd.tensor([0.2, 0.3, 0.5], { device: 'cuda' });
+    const randomOps = [
+      ['rand', () => kd.rand([4], { device: 'cuda' })],
+      ['randn', () => kd.randn([4], { device: 'cuda' })],
+      ['randint', () => kd.randint(0, 5, [4], { device: 'cuda' })],
+      ['randperm', () => kd.randperm(4, { device: 'cuda' })],
+      ['dropout', () => kd.nn.functional.dropout(x, { p: 0.5, training: true })],
+      ['bernoulli', () => x.bernoulli({ p: 0.5 })],
+      ['uniform_', () => x.clone().uniform_()],
+      ['normal_', () => x.clone().normal_()],
+      ['exponential_', () => x.clone().exponential_()],
+      ['multinomial', () => probs.multinomial(2, true)],
+    ];
+    for (const [what, fn] of randomOps) {
+      fn().dispose(); // eager: fine
+      const g = new kd.cuda.CUDAGraph();
+      assert.throws(() => kd.cuda.graph(g, fn), (e) => e instanceof kd.KindlingError && e.code === 'KD_CUDA_GRAPH_CAPTURE' &&
+        /random ops .* cannot be captured in a CUDA graph yet/.test(e.message) && /repeat the numbers/.test(e.message), what);
+      assert.throws(() => g.replay(), /has not been captured/, `${what}: no graph`);
+      assert.strictEqual(kd.cuda.isCurrentStreamCapturing(), false);
+      assert.deepStrictEqual(Array.from(x.mul(3).dataSync()), [3, 0, 6], `${what}: the device works afterwards`);
+      kd.manualSeed(5);
+      const a = fn().to('cpu');
+      kd.manualSeed(5);
+      same(fn().to('cpu'), a, `${what}: random ops work afterwards`);
+    }
     const p = kd.randn([3], { device: 'cuda' }).requiresGrad_();
     p.grad = kd.onesLike(p);
     const fused = new kd.optim.Adam([p]);
