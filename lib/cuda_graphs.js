@@ -8,10 +8,11 @@
 // tensors it used during capture: inputs must be static tensors updated in place (copy_)
 // between replays, and its outputs are static tensors overwritten by each replay. A host read
 // (item(), dataSync(), data()), a device synchronisation or an op whose output shape depends on
-// the data (nonzero, maskedSelect, unique) or a random op (rand, randn, dropout, ...: its seed and
-// offset would be baked into the graph) fails during capture with KD_CUDA_GRAPH_CAPTURE; the
+// the data (nonzero, maskedSelect, unique) fails during capture with KD_CUDA_GRAPH_CAPTURE; the
 // capture is then discarded and the device stays usable. Run the function once or twice before
 // capturing (warm-up): lazily created library handles and pinned buffers must exist first.
+// Random ops draw fresh numbers at each replay: replay k draws what the k-th eager run would
+// from the same seed (Note [Random ops in CUDA graphs] in cuda/philox_state.cuh).
 'use strict';
 
 const { KindlingError, typeError } = require('./errors');
@@ -95,7 +96,7 @@ module.exports = function makeCudaGraphs(native, cuda) {
       this._pool = 0;
     }
 
-    /** Replays the captured work on the current stream: one graph launch. */
+    /** Replays the captured work on the current stream: one graph launch (its random ops draw from the generator, which advances). */
     replay() {
       if (!this._graph) throw new KindlingError('replay(): the graph has not been captured (call captureBegin()/captureEnd() or kd.cuda.graph())', 'KD_INVALID_ARGUMENT');
       native.graphOp(this._device, REPLAY, this._graph, 0);

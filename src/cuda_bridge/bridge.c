@@ -89,19 +89,6 @@ kd_status kd_cuda_capture_refuse(int device, const char *what) {
                   what, device);
 }
 
-/* Random ops on a capturing device are refused (before they reach CUDA, so the capture stays
- * valid): their kernels take the generator's seed and offset by value at launch, so a captured
- * graph would draw the numbers of the capture again on every replay. */
-static kd_status kd_cuda_random_capture_refuse(int device) {
-  if (device < 0 || device >= 64 || kd_cuda_capturing[device] <= 0) return KD_OK;
-  return kd_error(KD_ERR_CUDA_GRAPH_CAPTURE,
-                  "random ops (rand, randn, randint, dropout, bernoulli, multinomial, ...) cannot be captured in a "
-                  "CUDA graph yet (cuda:%d is capturing): their kernels take the generator's seed and offset when "
-                  "launched, so every replay would repeat the numbers drawn during capture; draw them outside the "
-                  "capture (into a static tensor) or run the step eagerly",
-                  device);
-}
-
 static kd_status kd_cuda_fail(kd_cuda_status s) {
   kd_status k;
   switch (s) {
@@ -533,12 +520,12 @@ static kd_status kd_cuda_rows_launch(const kd_dev_rows *d) {
   return KD_OK;
 }
 
-/* Random draws (factory.c, dropout.c): the generator offset was taken by the CPU kernel. */
+/* Random draws (factory.c, dropout.c): the generator offset was taken by the CPU kernel (read
+ * from the graph in a capture: Note [Random ops in CUDA graphs] in cuda/philox_state.cuh). */
 static kd_status kd_cuda_random_launch(const kd_dev_random *d) {
   _Static_assert((int)KD_DEV_RANDOM_UNIFORM == (int)KD_CUDA_RANDOM_UNIFORM && (int)KD_DEV_RANDOM_NORMAL == (int)KD_CUDA_RANDOM_NORMAL &&
                      (int)KD_DEV_RANDOM_INT == (int)KD_CUDA_RANDOM_INT && (int)KD_DEV_RANDOM_DROPOUT == (int)KD_CUDA_RANDOM_DROPOUT,
                  "random kinds");
-  KD_TRY(kd_cuda_random_capture_refuse(d->dev.index));
   kd_cuda_random r;
   memset(&r, 0, sizeof r);
   r.kind = d->kind;
@@ -571,7 +558,6 @@ _Static_assert((int)KD_DEV_OP_SORT == (int)KD_CUDA_OP_SORT && (int)KD_DEV_OP_UNI
                    (int)KD_DEV_CONV_BACKWARD_WEIGHT == (int)KD_CUDA_CONV_BACKWARD_WEIGHT,
                "kd_dev_op kinds 40..63 and codes must equal kd_cuda_op's");
 static kd_status kd_cuda_dev_op(kd_device dev, kd_dev_op *d) {
-  if (d->kind == KD_DEV_OP_RANDOM_DIST || d->kind == KD_DEV_OP_MULTINOMIAL) KD_TRY(kd_cuda_random_capture_refuse(dev.index));
   kd_cuda_op *o = (kd_cuda_op *)calloc(1, sizeof(kd_cuda_op));
   if (!o) return kd_error(KD_ERR_OOM, "out of host memory");
   o->kind = d->kind;
