@@ -222,30 +222,34 @@ describe('CUDA graphs', function () {
     assert.strictEqual(reserved(), base, 'reset graphs give their pools back');
   });
 
-  it('makeGraphedCallables: graphed forward and backward give the eager outputs and gradients', function () {
-    kd.manualSeed(4);
-    const init = mlp();
-    const copyOf = () => {
-      const m = mlp().to('cuda');
-      kd.noGrad(() => m.parameters().forEach((p, i) => p.copy_(init.parameters()[i].to('cuda'))));
-      return m;
-    };
-    const eager = copyOf();
-    const graphed = kd.cuda.makeGraphedCallables(copyOf(), [kd.randn([5, 8], { device: 'cuda' })]);
-    for (let step = 0; step < 3; step++) {
-      const x = kd.randn([5, 8], { device: 'cuda' }), y = kd.randn([5, 4], { device: 'cuda' });
-      const outs = [graphed, eager].map((m) => {
-        m.zeroGrad();
-        const out = m.forward(x);
-        kd.nn.functional.mseLoss(out, y).backward();
-        return out.detach().clone();
-      });
-      same(outs[0], outs[1], `step ${step}: output`);
-      eager.parameters().forEach((p, i) => same(graphed.parameters()[i].grad, p.grad, `step ${step}: gradient ${i}`));
+  it('makeGraphedCallables: graphed forward and backward give the eager outputs and gradients (with dropout too)', function () {
+    for (const build of [mlp, dropoutMlp]) {
+      kd.manualSeed(4);
+      const init = build();
+      const copyOf = () => {
+        const m = build().to('cuda');
+        kd.noGrad(() => m.parameters().forEach((p, i) => p.copy_(init.parameters()[i].to('cuda'))));
+        return m;
+      };
+      const eager = copyOf();
+      const graphed = kd.cuda.makeGraphedCallables(copyOf(), [kd.randn([5, 8], { device: 'cuda' })]);
+      for (let step = 0; step < 3; step++) {
+        const x = kd.randn([5, 8], { device: 'cuda' }), y = kd.randn([5, 4], { device: 'cuda' });
+        const outs = [graphed, eager].map((m) => {
+          m.zeroGrad();
+          kd.manualSeed(100 + step); // dropout draws the same mask in both
+          const out = m.forward(x);
+          kd.nn.functional.mseLoss(out, y).backward();
+          return out.detach().clone();
+        });
+        same(outs[0], outs[1], `${build.name}: step ${step}: output`);
+        eager.parameters().forEach((p, i) => same(graphed.parameters()[i].grad, p.grad, `${build.name}: step ${step}: gradient ${i}`));
+      }
+      graphed.eval();
+      eager.eval();
+      const x = kd.randn([2, 8], { device: 'cuda' });
+      same(kd.noGrad(() => graphed.forward(x)), kd.noGrad(() => eager.forward(x)), `${build.name}: eval mode runs the module itself`);
     }
-    graphed.eval();
-    const x = kd.randn([2, 8], { device: 'cuda' });
-    same(kd.noGrad(() => graphed.forward(x)), kd.noGrad(() => eager.forward(x)), 'eval mode runs the module itself');
   });
 
   it('deferred index checks are captured: a bad index in a replay is reported at the next sync point', function () {
