@@ -341,9 +341,13 @@ enum kd_cuda_op_kind {
 };
 enum {
   KD_CUDA_GRAPH_POOL_NEW = 0, /* result[0] = a new graph pool id (graphPoolHandle) */
-  KD_CUDA_GRAPH_BEGIN,        /* i[0] = pool id (0: a new pool), i[1] = the cudaStreamCaptureMode; result[0] = the pool id */
-  KD_CUDA_GRAPH_END,          /* i[0] = the pool id, i[1] = 1 to discard the capture; result[0] = the graph */
-  KD_CUDA_GRAPH_REPLAY,       /* i[0] = the graph: launched on the current stream */
+  KD_CUDA_GRAPH_BEGIN,        /* i[0] = pool id (0: a new pool), i[1] = the cudaStreamCaptureMode, i[2] = the generator
+                                 offset; result[0] = the pool id */
+  KD_CUDA_GRAPH_END,          /* i[0] = the pool id, i[1] = 1 to discard the capture, i[2] = the generator offset;
+                                 result[0] = the graph */
+  KD_CUDA_GRAPH_REPLAY,       /* i[0] = the graph: launched on the current stream, its random ops drawing from
+                                 i[2] = the generator seed, i[3] = its offset; result[1] = how far the generator
+                                 advances (Note [Random ops in CUDA graphs] in philox_state.cuh) */
   KD_CUDA_GRAPH_RESET,        /* i[0] = the graph: destroyed, its pool use released */
   KD_CUDA_GRAPH_STATUS,       /* result[0] = the current stream's cudaStreamCaptureStatus */
   KD_CUDA_GRAPH_POOL_USES,    /* i[0] = pool id; result[0] = graphs using it */

@@ -4,35 +4,39 @@
  * which this file includes as CUDA code, so the mapping exists once. One thread per element
  * (grid-stride); a thread recomputes its element's Philox block (10 cheap rounds), which
  * keeps the code obviously equal to the CPU's. The generator offset was taken on the host by
- * the CPU kernel (kd_random_next_offset), exactly as for a CPU tensor. */
+ * the CPU kernel (kd_random_next_offset), exactly as for a CPU tensor; in a graph capture the
+ * kernel reads it from the graph (Note [Random ops in CUDA graphs] in philox_state.cuh). */
 #include "core/random.h"
 #include "ops_reduce.cuh"
+#include "philox_state.cuh"
 
 template <typename T>
-__global__ void kd_rand_k(const kd_cuda_random r) {
+__global__ void kd_rand_k(const kd_cuda_random r, const kd_cu_philox ph) {
+  uint64_t seed, offset;
+  ph.unpack(seed, offset);
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   T *y = (T *)r.y;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < r.n; i += step) {
     const uint64_t u = (uint64_t)i;
     if (r.kind == KD_CUDA_RANDOM_INT) {
-      y[i] = kd_cu_to<T>::from(kd_random_int(r.seed, r.offset, u, r.low, r.range));
+      y[i] = kd_cu_to<T>::from(kd_random_int(seed, offset, u, r.low, r.range));
       continue;
     }
     if constexpr (std::is_same<T, double>::value) {
-      y[i] = r.kind == KD_CUDA_RANDOM_UNIFORM ? kd_random_uniform_f64(r.seed, r.offset, u)
-                                               : kd_random_normal_f64(r.seed, r.offset, u);
+      y[i] = r.kind == KD_CUDA_RANDOM_UNIFORM ? kd_random_uniform_f64(seed, offset, u)
+                                               : kd_random_normal_f64(seed, offset, u);
     } else if constexpr (std::is_same<T, float>::value || std::is_same<T, __half>::value ||
                          std::is_same<T, __nv_bfloat16>::value) {
       float v;
       if (r.kind == KD_CUDA_RANDOM_UNIFORM) {
         uint32_t w[4];
-        kd_philox_block(r.seed, r.offset, u >> 2, w);
+        kd_philox_block(seed, offset, u >> 2, w);
         const uint32_t word = w[u & 3];
         if constexpr (std::is_same<T, __half>::value) v = kd_random_u32_to_f16val(word);
         else if constexpr (std::is_same<T, __nv_bfloat16>::value) v = kd_random_u32_to_bf16val(word);
         else v = kd_random_u32_to_f32(word);
       } else {
-        v = (float)kd_random_normal_f32(r.seed, r.offset, u);
+        v = (float)kd_random_normal_f32(seed, offset, u);
       }
       y[i] = kd_cu_to<T>::from(v);
     }
@@ -40,7 +44,9 @@ __global__ void kd_rand_k(const kd_cuda_random r) {
 }
 
 template <typename T>
-__global__ void kd_dropout_k(const kd_cuda_random r) {
+__global__ void kd_dropout_k(const kd_cuda_random r, const kd_cu_philox ph) {
+  uint64_t seed, offset;
+  ph.unpack(seed, offset);
   typedef typename kd_cu_ct<T>::type CT;
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   const T *x = (const T *)r.x;
@@ -48,7 +54,7 @@ __global__ void kd_dropout_k(const kd_cuda_random r) {
   uint8_t *mask = (uint8_t *)r.mask;
   const CT scale = (CT)r.scale;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < r.n; i += step) {
-    const bool keep = kd_random_uniform_f32(r.seed, r.offset, (uint64_t)i) < r.keep_below;
+    const bool keep = kd_random_uniform_f32(seed, offset, (uint64_t)i) < r.keep_below;
     mask[i] = keep;
     y[i] = kd_cu_st<T>(keep ? kd_cu_ld(x[i]) * scale : (CT)0);
   }
@@ -71,11 +77,12 @@ kd_cuda_status kd_cu_random(int device, const kd_cuda_random *r) {
   KD_CU_TRY(guard.enter(device));
   cudaStream_t s = kd_cu_stream(device);
   const unsigned grid = kd_cu_grid(device, r->n);
+  const kd_cu_philox ph = kd_cu_graph_philox(device, s, r->seed, r->offset);
   switch (r->dtype) {
 #define KD_RAND_CASE(DT, T)                                                          \
   case DT:                                                                           \
-    if (r->kind == KD_CUDA_RANDOM_DROPOUT) KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_dropout_k<T>)(*r); \
-    else KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_rand_k<T>)(*r);                            \
+    if (r->kind == KD_CUDA_RANDOM_DROPOUT) KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_dropout_k<T>)(*r, ph); \
+    else KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_rand_k<T>)(*r, ph);                            \
     break;
     KD_CU_FOR_EACH_DTYPE(KD_RAND_CASE)
 #undef KD_RAND_CASE

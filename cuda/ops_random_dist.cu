@@ -8,10 +8,12 @@
  * one device flag read back synchronously, as the nllLoss target check does. */
 #include "core/random.h"
 #include "ops_shape.cuh"
+#include "philox_state.cuh"
 #include "scratch.cuh"
 
 template <typename T>
-__global__ void kd_cu_dist_k(T *y, int64_t n, const kd_random_dist_args r, const double *param, int *bad) {
+__global__ void kd_cu_dist_k(T *y, int64_t n, kd_random_dist_args r, const kd_cu_philox ph, const double *param, int *bad) {
+  ph.unpack(r.seed, r.offset);
   KD_CU_FOR(e, n) {
     const uint64_t i = (uint64_t)e;
     if (r.code == KD_RANDOM_DIST_POISSON) {
@@ -70,10 +72,11 @@ static kd_cuda_status kd_cu_random_dist(int device, kd_cuda_op *o) {
     KD_CU_CHECK(cudaMemsetAsync(flag.p, 0, sizeof(int), s));
   }
   const unsigned grid = kd_cu_grid(device, o->numel);
+  const kd_cu_philox ph = kd_cu_graph_philox(device, s, r.seed, r.offset);
   switch (o->dtype) {
 #define KD_DIST_CASE(DT, T)                                                                                    \
   case DT:                                                                                                     \
-    KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_dist_k<T>)((T *)o->data[0], o->numel, r, param, (int *)flag.p); \
+    KD_LAUNCH(grid, KD_CU_THREADS, 0, s, kd_cu_dist_k<T>)((T *)o->data[0], o->numel, r, ph, param, (int *)flag.p); \
     break;
     KD_CU_FOR_EACH_DTYPE(KD_DIST_CASE)
 #undef KD_DIST_CASE
@@ -105,7 +108,9 @@ __global__ void kd_cu_mn_rowsum_k(const double *p, int64_t rows, int64_t C, unsi
     if (!(sum > 0)) flags[2] = 1;
   }
 }
-__global__ void kd_cu_mn_keys_k(double *p, int64_t n, uint64_t seed, uint64_t offset) {
+__global__ void kd_cu_mn_keys_k(double *p, int64_t n, const kd_cu_philox ph) {
+  uint64_t seed, offset;
+  ph.unpack(seed, offset);
   KD_CU_FOR(e, n) p[e] = kd_random_multinomial_key(seed, offset, (uint64_t)e, p[e]);
 }
 __global__ void kd_cu_mn_cdf_k(double *p, int64_t rows, int64_t C) {
@@ -114,8 +119,10 @@ __global__ void kd_cu_mn_cdf_k(double *p, int64_t rows, int64_t C) {
     for (int64_t c = 0; c < C; c++) p[r * C + c] = sum += p[r * C + c];
   }
 }
-__global__ void kd_cu_mn_sample_k(int64_t *out, const double *cdf, int64_t rows, int64_t C, int64_t S, uint64_t seed,
-                                  uint64_t offset) {
+__global__ void kd_cu_mn_sample_k(int64_t *out, const double *cdf, int64_t rows, int64_t C, int64_t S,
+                                  const kd_cu_philox ph) {
+  uint64_t seed, offset;
+  ph.unpack(seed, offset);
   KD_CU_FOR(e, rows * S) {
     const int64_t r = e / S;
     out[e] = kd_random_multinomial_pick(cdf + r * C, C, kd_random_uniform_f64(seed, offset, (uint64_t)e));
@@ -144,13 +151,13 @@ static kd_cuda_status kd_cu_multinomial(int device, kd_cuda_op *o) {
       o->result[1] = got[2] != 0;
       return KD_CUDA_OK;
     }
-    case 1: KD_LAUNCH(kd_cu_grid(device, rows * C), KD_CU_THREADS, 0, s, kd_cu_mn_keys_k)(p, rows * C, seed, offset); break;
+    case 1: KD_LAUNCH(kd_cu_grid(device, rows * C), KD_CU_THREADS, 0, s, kd_cu_mn_keys_k)(p, rows * C, kd_cu_graph_philox(device, s, seed, offset)); break;
     case 2: KD_LAUNCH(kd_cu_grid(device, rows), KD_CU_THREADS, 0, s, kd_cu_mn_cdf_k)(p, rows, C); break;
     case 3: {
       const double *cdf = kd_cu_addr<const double>(o->i[4]);
       if (!cdf || S <= 0) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "multinomial: bad sample arguments");
       KD_LAUNCH(kd_cu_grid(device, rows * S), KD_CU_THREADS, 0, s, kd_cu_mn_sample_k)((int64_t *)o->data[0], cdf, rows, C, S,
-                                                                                     seed, offset);
+                                                                                     kd_cu_graph_philox(device, s, seed, offset));
       break;
     }
     default: return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "multinomial: unknown pass %d", (int)o->code);

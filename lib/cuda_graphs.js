@@ -11,6 +11,8 @@
 // the data (nonzero, maskedSelect, unique) fails during capture with KD_CUDA_GRAPH_CAPTURE; the
 // capture is then discarded and the device stays usable. Run the function once or twice before
 // capturing (warm-up): lazily created library handles and pinned buffers must exist first.
+// Random ops draw fresh numbers at each replay: replay k draws what the k-th eager run would
+// from the same seed (Note [Random ops in CUDA graphs] in cuda/philox_state.cuh).
 'use strict';
 
 const { KindlingError, typeError } = require('./errors');
@@ -96,7 +98,7 @@ module.exports = function makeCudaGraphs(native, cuda) {
       this._pool = 0;
     }
 
-    /** Replays the captured work on the current stream: one graph launch. */
+    /** Replays the captured work on the current stream: one graph launch (its random ops draw from the generator, which advances). */
     replay() {
       if (!this._graph) throw new KindlingError('replay(): the graph has not been captured (call captureBegin()/captureEnd() or kd.cuda.graph())', 'KD_INVALID_ARGUMENT');
       native.graphOp(this._device, REPLAY, this._graph, 0);

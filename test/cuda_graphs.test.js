@@ -15,6 +15,22 @@ const same = (a, b, what) => {
 };
 
 const mlp = () => kd.tidy(() => new kd.nn.Sequential(new kd.nn.Linear(8, 16), new kd.nn.ReLU(), new kd.nn.Linear(16, 4)));
+const dropoutMlp = () => kd.tidy(() => new kd.nn.Sequential(new kd.nn.Linear(8, 16), new kd.nn.ReLU(), new kd.nn.Dropout(0.5), new kd.nn.Linear(16, 4)));
+
+// A model from build() on the GPU with the parameters of `init`, a capturable Adam, and its
+// training step (mse loss, backward, optimizer step) returning the loss.
+const trainer = (build, init) => {
+  const model = build().to('cuda');
+  kd.noGrad(() => model.parameters().forEach((p, i) => p.copy_(init.parameters()[i].to('cuda'))));
+  const opt = new kd.optim.Adam(model.parameters(), { lr: 0.01, capturable: true });
+  const step = (x, y) => kd.tidy(() => {
+    const loss = kd.nn.functional.mseLoss(model.forward(x), y);
+    loss.backward();
+    opt.step();
+    return loss;
+  });
+  return { model, opt, step };
+};
 
 describe('CUDA graphs', function () {
   if (!kd.cuda.isAvailable()) return; // nothing to capture without a CUDA device
@@ -54,18 +70,7 @@ describe('CUDA graphs', function () {
     kd.manualSeed(2);
     const init = mlp();
     const data = [0, 1, 2, 3, 4].map(() => [kd.randn([6, 8]), kd.randn([6, 4])]);
-    const make = () => {
-      const model = mlp().to('cuda');
-      kd.noGrad(() => model.parameters().forEach((p, i) => p.copy_(init.parameters()[i].to('cuda'))));
-      const opt = new kd.optim.Adam(model.parameters(), { lr: 0.01, capturable: true });
-      const step = (x, y) => kd.tidy(() => {
-        const loss = kd.nn.functional.mseLoss(model.forward(x), y);
-        loss.backward();
-        opt.step();
-        return loss;
-      });
-      return { model, opt, step };
-    };
+    const make = () => trainer(mlp, init);
     // eager reference
     const ref = make();
     // graphed: warm up one step (lazily made state and handles), capture the next ones
@@ -90,6 +95,94 @@ describe('CUDA graphs', function () {
       ref.model.parameters().forEach((p, i) => same(gr.model.parameters()[i], p, `parameter ${i}`));
       loss.dispose();
     }
+    g.reset();
+  });
+
+  it('random ops: replay k draws what the k-th eager run draws from the same seed', function () {
+    const cuda = { device: 'cuda' };
+    const differ = (a, b) => Array.from(a.dataSync()).some((v, i) => v !== b.dataSync()[i]);
+    const runs = (seed, k, fn) => {
+      kd.manualSeed(seed);
+      return Array.from({ length: k }, () => fn().map((t) => t.to('cpu')));
+    };
+    // randn: fresh numbers on each replay, reproduced after manualSeed
+    const g = new kd.cuda.CUDAGraph();
+    const out = kd.cuda.graph(g, () => kd.randn([64], cuda));
+    const replayed = runs(7, 3, () => { g.replay(); return [out]; });
+    const eager = runs(7, 3, () => [kd.randn([64], cuda)]);
+    replayed.forEach(([t], k) => same(t, eager[k][0], `randn: replay ${k} vs eager run ${k}`));
+    assert.ok(differ(replayed[0][0], replayed[1][0]) && differ(replayed[1][0], replayed[2][0]), 'each replay draws fresh numbers');
+    same(runs(7, 1, () => { g.replay(); return [out]; })[0][0], replayed[0][0], 'manualSeed then a replay reproduces');
+    kd.manualSeed(7);
+    g.replay();
+    same(kd.randn([64], cuda).to('cpu'), eager[1][0], 'a replay advances the generator as an eager run does');
+    g.reset();
+    // several kinds in one graph (uniform, integer, bernoulli, the in-place fillers, dropout)
+    const x = kd.randn([33], cuda);
+    const several = () => [kd.rand([5], cuda), kd.randint(0, 100, [7], cuda), x.bernoulli({ p: 0.3 }), x.clone().normal_(),
+      x.clone().exponential_(), kd.nn.functional.dropout(x, { p: 0.5, training: true }), kd.rand([3], { device: 'cuda', dtype: 'float64' })];
+    several(); // warm-up
+    const g2 = new kd.cuda.CUDAGraph();
+    const outs = kd.cuda.graph(g2, several);
+    const replayed2 = runs(11, 3, () => { g2.replay(); return outs; });
+    const eager2 = runs(11, 3, several);
+    replayed2.forEach((ts, k) => ts.forEach((t, i) => same(t, eager2[k][i], `op ${i}: replay ${k} vs eager run ${k}`)));
+    assert.ok(differ(replayed2[0][0], replayed2[1][0]), 'rand: fresh numbers on each replay');
+    g2.reset();
+    // a random op on a side stream joined to the capture (fork and join by events)
+    const side = new kd.cuda.Stream();
+    const forked = () => {
+      side.waitStream(kd.cuda.currentStream());
+      const r = kd.cuda.withStream(side, () => kd.rand([9], cuda));
+      kd.cuda.currentStream().waitStream(side);
+      return [r, kd.randn([4], cuda)];
+    };
+    const g3 = new kd.cuda.CUDAGraph();
+    const outs3 = kd.cuda.graph(g3, forked);
+    const replayed3 = runs(13, 2, () => { g3.replay(); return outs3; });
+    const eager3 = runs(13, 2, forked);
+    replayed3.forEach((ts, k) => ts.forEach((t, i) => same(t, eager3[k][i], `joined stream: op ${i}: replay ${k} vs eager run ${k}`)));
+    g3.reset();
+  });
+
+  it('a dropout MLP training step: replays match eager steps from the same seed', function () {
+    kd.manualSeed(3);
+    const init = dropoutMlp();
+    const data = [0, 1, 2, 3, 4].map(() => [kd.randn([6, 8]).to('cuda'), kd.randn([6, 4]).to('cuda')]);
+    const make = () => trainer(dropoutMlp, init);
+    const warm = (t) => {
+      kd.manualSeed(4);
+      t.opt.zeroGrad();
+      t.step(data[0][0], data[0][1]).dispose();
+      t.opt.zeroGrad();
+    };
+    // graphed: warm up, capture, then replay the steps from seed 5
+    const gr = make();
+    warm(gr);
+    const sx = data[0][0].clone(), sy = data[0][1].clone();
+    const g = new kd.cuda.CUDAGraph();
+    const staticLoss = kd.cuda.graph(g, () => gr.step(sx, sy));
+    kd.manualSeed(5);
+    const graphed = data.slice(1).map(([x, y]) => {
+      sx.copy_(x);
+      sy.copy_(y);
+      const before = emulated ? kd.cuda.emulator.stats() : null;
+      g.replay();
+      if (emulated) assert.strictEqual(kd.cuda.emulator.stats().launches - before.launches, 1, 'one launch per step');
+      return [staticLoss.to('cpu'), ...gr.model.parameters().map((p) => p.to('cpu'))];
+    });
+    // eager: the same steps from seed 5
+    const ref = make();
+    warm(ref);
+    kd.manualSeed(5);
+    data.slice(1).forEach(([x, y], k) => {
+      ref.opt.zeroGrad();
+      const loss = ref.step(x, y);
+      same(graphed[k][0], loss, `step ${k}: loss`);
+      ref.model.parameters().forEach((p, i) => same(graphed[k][i + 1], p, `step ${k}: parameter ${i}`));
+      loss.dispose();
+    });
+    assert.ok(graphed[0][0].item() !== graphed[1][0].item(), 'losses change from step to step');
     g.reset();
   });
 
@@ -130,30 +223,34 @@ describe('CUDA graphs', function () {
     assert.strictEqual(reserved(), base, 'reset graphs give their pools back');
   });
 
-  it('makeGraphedCallables: graphed forward and backward give the eager outputs and gradients', function () {
-    kd.manualSeed(4);
-    const init = mlp();
-    const copyOf = () => {
-      const m = mlp().to('cuda');
-      kd.noGrad(() => m.parameters().forEach((p, i) => p.copy_(init.parameters()[i].to('cuda'))));
-      return m;
-    };
-    const eager = copyOf();
-    const graphed = kd.cuda.makeGraphedCallables(copyOf(), [kd.randn([5, 8], { device: 'cuda' })]);
-    for (let step = 0; step < 3; step++) {
-      const x = kd.randn([5, 8], { device: 'cuda' }), y = kd.randn([5, 4], { device: 'cuda' });
-      const outs = [graphed, eager].map((m) => {
-        m.zeroGrad();
-        const out = m.forward(x);
-        kd.nn.functional.mseLoss(out, y).backward();
-        return out.detach().clone();
-      });
-      same(outs[0], outs[1], `step ${step}: output`);
-      eager.parameters().forEach((p, i) => same(graphed.parameters()[i].grad, p.grad, `step ${step}: gradient ${i}`));
+  it('makeGraphedCallables: graphed forward and backward give the eager outputs and gradients (with dropout too)', function () {
+    for (const build of [mlp, dropoutMlp]) {
+      kd.manualSeed(4);
+      const init = build();
+      const copyOf = () => {
+        const m = build().to('cuda');
+        kd.noGrad(() => m.parameters().forEach((p, i) => p.copy_(init.parameters()[i].to('cuda'))));
+        return m;
+      };
+      const eager = copyOf();
+      const graphed = kd.cuda.makeGraphedCallables(copyOf(), [kd.randn([5, 8], { device: 'cuda' })]);
+      for (let step = 0; step < 3; step++) {
+        const x = kd.randn([5, 8], { device: 'cuda' }), y = kd.randn([5, 4], { device: 'cuda' });
+        const outs = [graphed, eager].map((m) => {
+          m.zeroGrad();
+          kd.manualSeed(100 + step); // dropout draws the same mask in both
+          const out = m.forward(x);
+          kd.nn.functional.mseLoss(out, y).backward();
+          return out.detach().clone();
+        });
+        same(outs[0], outs[1], `${build.name}: step ${step}: output`);
+        eager.parameters().forEach((p, i) => same(graphed.parameters()[i].grad, p.grad, `${build.name}: step ${step}: gradient ${i}`));
+      }
+      graphed.eval();
+      eager.eval();
+      const x = kd.randn([2, 8], { device: 'cuda' });
+      same(kd.noGrad(() => graphed.forward(x)), kd.noGrad(() => eager.forward(x)), `${build.name}: eval mode runs the module itself`);
     }
-    graphed.eval();
-    const x = kd.randn([2, 8], { device: 'cuda' });
-    same(kd.noGrad(() => graphed.forward(x)), kd.noGrad(() => eager.forward(x)), 'eval mode runs the module itself');
   });
 
   it('deferred index checks are captured: a bad index in a replay is reported at the next sync point', function () {
@@ -199,6 +296,7 @@ describe('CUDA graphs', function () {
       ['nonzero', () => kd.nonzero(x)],
       ['maskedSelect', () => x.maskedSelect(x.gt(0))],
       ['unique', () => kd.unique(x)],
+      ['multinomial (its check reads the device)', () => x.abs().multinomial(2, true)],
     ];
     for (const [what, fn] of refused) {
       const g = new kd.cuda.CUDAGraph();

@@ -520,7 +520,8 @@ static kd_status kd_cuda_rows_launch(const kd_dev_rows *d) {
   return KD_OK;
 }
 
-/* Random draws (factory.c, dropout.c): the generator offset was taken by the CPU kernel. */
+/* Random draws (factory.c, dropout.c): the generator offset was taken by the CPU kernel (read
+ * from the graph in a capture: Note [Random ops in CUDA graphs] in cuda/philox_state.cuh). */
 static kd_status kd_cuda_random_launch(const kd_dev_random *d) {
   _Static_assert((int)KD_DEV_RANDOM_UNIFORM == (int)KD_CUDA_RANDOM_UNIFORM && (int)KD_DEV_RANDOM_NORMAL == (int)KD_CUDA_RANDOM_NORMAL &&
                      (int)KD_DEV_RANDOM_INT == (int)KD_CUDA_RANDOM_INT && (int)KD_DEV_RANDOM_DROPOUT == (int)KD_CUDA_RANDOM_DROPOUT,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/device.h"
+#include "core/random.h"
 #include "cuda_bridge/bridge.h"
 #include "cuda_bridge/deferred_check.h"
 #include "napi/napi_util.h"
@@ -430,7 +431,9 @@ static napi_value kd_napi_cuda_event_elapsed(napi_env env, napi_callback_info in
 /* graphOp(device, code, a, b) -> result[0]: a KD_CUDA_OP_GRAPH call (cuda/graphs.cu; code a
  * KD_CUDA_GRAPH_* value, a and b its i[0], i[1]) on the device's current stream, as
  * lib/cuda_graphs.js's CUDAGraph uses it. A capture's begin and end also tell the bridge, which
- * then refuses sync points (Note [Refused during graph capture] in src/cuda_bridge/bridge.c). */
+ * then refuses sync points (Note [Refused during graph capture] in src/cuda_bridge/bridge.c). The
+ * generator's state goes along (i[2], i[3]) and a replay advances it (Note [Random ops in CUDA
+ * graphs] in cuda/philox_state.cuh). */
 static napi_value kd_napi_cuda_graph_op(napi_env env, napi_callback_info info) {
   KD_NAPI_CUDA_ARGS(4);
   KD_NAPI_CUDA_API(api);
@@ -445,10 +448,15 @@ static napi_value kd_napi_cuda_graph_op(napi_env env, napi_callback_info info) {
   op.code = (int32_t)code;
   op.i[0] = (int64_t)a;
   op.i[1] = (int64_t)b;
+  uint64_t seed = 0, offset = 0; /* the generator: Note [Random ops in CUDA graphs] in cuda/philox_state.cuh */
+  kd_random_get_state(&seed, &offset);
+  op.i[2] = (int64_t)(op.code == KD_CUDA_GRAPH_REPLAY ? seed : offset);
+  op.i[3] = (int64_t)offset;
   const int cs = api->op(d, &op);
   if (op.code == KD_CUDA_GRAPH_END) kd_cuda_set_capturing(d, false); /* the capture is over, failed or not */
   if (cs != KD_CUDA_OK) return kd_napi_throw(env, kd_cuda_status_error(cs));
   if (op.code == KD_CUDA_GRAPH_BEGIN) kd_cuda_set_capturing(d, true);
+  if (op.code == KD_CUDA_GRAPH_REPLAY) kd_random_set_state(seed, offset + (uint64_t)op.result[1]);
   napi_value r;
   KD_NAPI_CALL(env, napi_create_double(env, (double)op.result[0], &r));
   return r;
