@@ -18,7 +18,6 @@ static kd_status kd_cpu_memcpy(void *dst, kd_device dd, const void *src, kd_devi
   if (n) memmove(dst, src, n);
   return KD_OK;
 }
-static kd_status kd_cpu_synchronize(int index) { return KD_OK; }
 
 static const kd_device_backend kd_cpu_backend = {
     /* .name           = */ "cpu",
@@ -27,7 +26,6 @@ static const kd_device_backend kd_cpu_backend = {
     /* .alloc          = */ kd_cpu_alloc,
     /* .free           = */ kd_cpu_free,
     /* .memcpy         = */ kd_cpu_memcpy,
-    /* .synchronize    = */ kd_cpu_synchronize,
 };
 
 static const kd_device_backend *kd_backends[KD_DEVICE_TYPE_COUNT] = {[KD_DEVICE_CPU] = &kd_cpu_backend};

@@ -41,7 +41,6 @@ typedef struct kd_device_backend {
   /* .memcpy: any copy with this device type on at least one side; for CUDA, ordered on the
    * current stream of the device involved (blocking where the host side is pageable). */
   kd_status (*memcpy)(void *dst, kd_device dst_dev, const void *src, kd_device src_dev, size_t nbytes);
-  /* .synchronize    = */ kd_status (*synchronize)(int index);
 } kd_device_backend;
 
 /* The backend for a device type; for CUDA this loads the CUDA library on first use and

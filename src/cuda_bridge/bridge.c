@@ -157,13 +157,6 @@ static kd_status kd_cuda_be_memcpy(void *dst, kd_device dst_dev, const void *src
   return KD_OK;
 }
 
-static kd_status kd_cuda_be_synchronize(int index) {
-  kd_status st = kd_cuda_capture_refuse(index, "synchronizing the device");
-  if (st != KD_OK) return st;
-  KD_CUDA_TRY(kd_cuda->synchronize(index));
-  return kd_cuda_deferred_take(index);
-}
-
 static const kd_device_backend kd_cuda_backend = {
     /* .name           = */ "cuda",
     /* .device_count   = */ kd_cuda_be_device_count,
@@ -171,7 +164,6 @@ static const kd_device_backend kd_cuda_backend = {
     /* .alloc          = */ kd_cuda_be_alloc,
     /* .free           = */ kd_cuda_be_free,
     /* .memcpy         = */ kd_cuda_be_memcpy,
-    /* .synchronize    = */ kd_cuda_be_synchronize,
 };
 
 /* ---- kernels: helpers ---- */
@@ -738,10 +730,6 @@ static void kd_cuda_register_kernels(void) {
   }
 }
 
-bool kd_cuda_supports_op(int op) {
-  return op >= 0 && op < KD_OP_COUNT && kd_cuda != NULL && kd_kernel_table[op][KD_KEY_CUDA] != NULL;
-}
-
 /* ---- loading (Note [CUDA loading]) ---- */
 
 /* KINDLING_CUDA=emulate selects the emulated GPU (cuda/emulator): the same CUDA sources built
@@ -934,13 +922,6 @@ kd_status kd_cuda_get_properties(int index, kd_cuda_properties *out) {
   out->minor = p.minor;
   out->multiprocessor_count = p.multiprocessor_count;
   return KD_OK;
-}
-
-kd_status kd_cuda_synchronize(int index) {
-  KD_TRY(kd_cuda_bridge_load());
-  KD_TRY(kd_cuda_capture_refuse(index, "synchronizing the device"));
-  KD_CUDA_TRY(kd_cuda->synchronize(index));
-  return kd_cuda_deferred_take(index);
 }
 
 /* ---- streams, events, memory, pinned memory ---- */

@@ -46,11 +46,7 @@ typedef struct kd_cuda_properties {
 kd_status kd_cuda_current_device(int *out);
 kd_status kd_cuda_set_device(int index);
 kd_status kd_cuda_get_properties(int index, kd_cuda_properties *out);
-/* Whether op (a kd_op_id) has a CUDA kernel (false when CUDA is not loaded). */
-bool kd_cuda_supports_op(int op);
 
-/* Blocks until all work on the device has finished; reports errors of kernels that ran. */
-kd_status kd_cuda_synchronize(int index);
 
 /* ---- streams, events, memory, pinned memory (src/napi/cuda.c) ---- */
 struct kd_cuda_api;

@@ -174,19 +174,6 @@ static napi_value kd_napi_cuda_get_device_properties(napi_env env, napi_callback
   return r;
 }
 
-/* synchronize(device?) -> undefined. Blocks the calling thread (lib/cuda.js wraps it in a
- * Promise; a stream-signalled version comes with streams). */
-static napi_value kd_napi_cuda_synchronize(napi_env env, napi_callback_info info) {
-  KD_NAPI_CUDA_ARGS(1);
-  int d = 0;
-  if (!kd_napi_cuda_device_arg(env, argc, argv, &d)) return NULL;
-  kd_status st = kd_cuda_synchronize(d);
-  if (st != KD_OK) return kd_napi_throw(env, st);
-  napi_value r;
-  KD_NAPI_CALL(env, napi_get_undefined(env, &r));
-  return r;
-}
-
 #define KD_NAPI_TRY_STATUS(call)                                                            \
   do {                                                                                      \
     napi_status kd_napi_s_ = (call);                                                        \
@@ -708,7 +695,6 @@ napi_status kd_napi_register_cuda(napi_env env, napi_value exports) {
       {"setDevice", kd_napi_cuda_set_device},
       {"getDeviceName", kd_napi_cuda_get_device_name},
       {"getDeviceProperties", kd_napi_cuda_get_device_properties},
-      {"synchronize", kd_napi_cuda_synchronize},
       {"setAllowTF32", kd_napi_cuda_set_allow_tf32},
       {"getAllowTF32", kd_napi_cuda_get_allow_tf32},
   };
