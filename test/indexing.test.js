@@ -63,6 +63,15 @@ describe('indexing: API details', function () {
     assert.deepEqual(values(x), [-1, 3, 1, 0]);
   });
 
+  it('an empty index may have any dtype (PyTorch checks int64 only when it has elements)', function () {
+    const x = kd.tensor([1, 2, 3]);
+    const empty = kd.tensor([], { dtype: 'uint8' });
+    assert.deepEqual(values(x.scatter(0, empty, 7)), [1, 2, 3]);
+    assert.deepEqual(values(x.scatterAdd(0, empty, kd.tensor([], { dtype: x.dtype }))), [1, 2, 3]);
+    assert.deepEqual(kd.gather(x, 0, empty).shape, [0]);
+    expectKdError(() => kd.gather(x, 0, kd.tensor([1], { dtype: 'uint8' })), 'KD_DTYPE_MISMATCH');
+  });
+
   it('nonzero asTuple and oneHot', function () {
     const t = kd.tensor([[1, 0], [0, 2]]);
     const [r, c] = kd.nonzero(t, { asTuple: true });

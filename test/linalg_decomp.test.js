@@ -189,6 +189,17 @@ describe('linalg: gradients', function () {
     assert.ok(kd.autograd.gradcheck((a, y) => kd.linalg.lstsq(a, y).solution, [A, B], opts));
   });
 
+  it("torch.norm's 'nuc' is linalg.matrix_norm's (gradient through the SVD), with PyTorch's checks", function () {
+    const W = rand([3, 4, 2], 19).requiresGrad_();
+    assert.ok(kd.autograd.gradcheck((a) => kd.norm(a, 'nuc', [2, 0], true), [W], opts));
+    const ref = kd.linalg.matrixNorm(W.detach(), 'nuc', [2, 0], true);
+    assert.deepStrictEqual(kd.norm(W.detach(), 'nuc', [2, 0], true).arraySync(), ref.arraySync());
+    assert.throws(() => kd.norm(W, 'nuc'), /Expected a tensor with 2 dimensions, but got a tensor with 3 dimensions instead/);
+    assert.throws(() => kd.norm(W, 'nuc', [0]), /nuclear norm requires a 'dim' argument of size 2/);
+    assert.throws(() => kd.norm(W, 'nuc', [0, 1], false, { dtype: 'float32' }), /dtype argument is not supported in nuclear norm/);
+    assert.throws(() => kd.norm(W, 'nux'), (e) => e.code === 'KD_INVALID_ARGUMENT' && /found nux/.test(e.message));
+  });
+
   it('second derivatives: inv and det', function () {
     const S = rand([3, 3], 17).add(eye(3).mul(3)).requiresGrad_();
     assert.ok(kd.autograd.gradgradcheck((a) => kd.linalg.inv(a), [S], opts));

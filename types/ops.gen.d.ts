@@ -235,7 +235,7 @@ export interface TensorOpMethods {
   /** Vector p-norm over dim (all elements when omitted): p any number, Infinity or -Infinity. */
   norm(p?: number | null, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { p?: number | null; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
   norm(options: { p?: number | null; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
-  /** Frobenius norm over dim for p='fro' ('nuc' is not supported). */
+  /** Frobenius norm over dim for p='fro'; nuclear norm (sum of singular values) over the two dims for p='nuc'. */
   norm(p: string, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { p?: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
   norm(options: { p: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
   /** log(sum(exp(self))) over dim, computed stably. */
@@ -1202,7 +1202,7 @@ export declare function stdMean(options: { self: Tensor; unbiased: boolean }): T
 /** Vector p-norm over dim (all elements when omitted): p any number, Infinity or -Infinity. */
 export declare function norm(self: Tensor, p?: number | null, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; p?: number | null; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
 export declare function norm(options: { self: Tensor; p?: number | null; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
-/** Frobenius norm over dim for p='fro' ('nuc' is not supported). */
+/** Frobenius norm over dim for p='fro'; nuclear norm (sum of singular values) over the two dims for p='nuc'. */
 export declare function norm(self: Tensor, p: string, dim?: number | readonly number[] | null, keepdim?: boolean, options?: { self?: Tensor; p?: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
 export declare function norm(options: { self: Tensor; p: string; dim?: number | readonly number[] | null; keepdim?: boolean; dtype?: DTypeLike | null }): Tensor;
 /** log(sum(exp(self))) over dim, computed stably. */

@@ -46,10 +46,12 @@ static kd_status kd_index_select(kd_tensor *self, int64_t dimv, kd_tensor *index
 }
 
 /* The shape checks of gather and of the scatter family (PyTorch's gather_shape_check /
- * scatter_shape_check). src may be NULL (a scalar value). */
+ * scatter_shape_check, after its scatter_gather_dtype_check). src may be NULL (a scalar value). */
 kd_status kd_ix_scatter_gather_check(const char *name, const kd_tensor *self, int dim, const kd_tensor *index,
                                      const kd_tensor *src, bool is_gather) {
-  if (index->dtype != KD_DTYPE_I64) return kd_error(KD_ERR_DTYPE, "%s(): Expected dtype int64 for index", name);
+  /* as PyTorch's scatter_gather_dtype_check: an empty index may have any dtype */
+  if (index->dtype != KD_DTYPE_I64 && kd_tensor_numel(index) != 0)
+    return kd_error(KD_ERR_DTYPE, "%s(): Expected dtype int64 for index", name);
   int sd = self->ndim ? self->ndim : 1, id = index->ndim ? index->ndim : 1;
   if (is_gather) {
     if (id != sd) return kd_error(KD_ERR_INVALID_ARGUMENT, "Index tensor must have the same number of dimensions as input tensor");

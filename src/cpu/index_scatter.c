@@ -63,6 +63,53 @@ static kd_scalar kd_ix_identity(int mode, kd_dtype dt) {
   }
 }
 
+/* One op on dev, below autograd (arithmetic inside a kernel); *out (may be NULL) gets
+ * the result. */
+static kd_status kd_ix_device_op(kd_op_id id, kd_device dev, kd_value *args, kd_tensor **out) {
+  kd_value outs[KD_OP_MAX_OUTS];
+  for (int i = 0; i < KD_OP_MAX_OUTS; i++) outs[i] = kd_value_none();
+  kd_status st = kd_redispatch(&kd_ops[id], KD_KEYSET(kd_device_key(dev)), args, outs);
+  if (st == KD_OK && out) {
+    *out = outs[0].v.t;
+    outs[0] = kd_value_none();
+  }
+  for (int i = 0; i < KD_OP_MAX_OUTS; i++) kd_value_release(&outs[i]);
+  return st;
+}
+
+/* scatterReduce 'mean': work (contiguous) holds the sums; divides each place by the number of
+ * values reduced into it (self counts once with includeSelf; places without any keep their value).
+ * The counts are a float64 scatter-add of ones through the same index operand, so on a device
+ * they are atomics there too; integer sums are divided with floor, as PyTorch. */
+static kd_status kd_scatter_mean_divide(kd_tensor *work, int dim, kd_iter_operand index_op, const int64_t *index_sizes,
+                                        int nd, bool include_self) {
+  kd_device dev = kd_tensor_device(work);
+  kd_tensor *cnt = NULL, *quot = NULL;
+  KD_TRY(kd_tensor_empty(work->sizes, work->ndim, KD_DTYPE_F64, dev, &cnt));
+  kd_value fill[2] = {kd_value_tensor(cnt), kd_value_scalar(kd_scalar_f(include_self ? 1.0 : 0.0))};
+  kd_status st = kd_ix_device_op(KD_OP_fill_, dev, fill, NULL);
+  double one = 1.0;
+  int64_t cstr[KD_MAX_DIMS];
+  for (int d = 0; d < nd; d++) cstr[d] = d == dim ? 0 : kd_ix_stride(cnt, d);
+  kd_iter_operand cops[3] = {kd_ix_operand(cnt, index_sizes, cstr, nd), kd_cpu_scalar_operand(&one, KD_DTYPE_F64), index_op};
+  kd_ix_ctx cctx = {1, {kd_ix_stride(cnt, dim) * 8}, 8, KD_IX_ADD};
+  cctx.dev = dev;
+  if (st == KD_OK) st = kd_ix_run_scatter(cops, 3, &cctx);
+  kd_value clamp[2] = {kd_value_tensor(cnt), kd_value_scalar(kd_scalar_f(1.0))};
+  if (st == KD_OK) st = kd_ix_device_op(KD_OP_clampMin_, dev, clamp, NULL);
+  kd_value str = kd_value_none();
+  if (!kd_dtype_is_float(work->dtype)) {
+    str.kind = KD_VALUE_STRING;
+    str.v.str = "floor";
+  }
+  kd_value div[3] = {kd_value_tensor(work), kd_value_tensor(cnt), str};
+  if (st == KD_OK) st = kd_ix_device_op(KD_OP_div, dev, div, &quot);
+  if (st == KD_OK) st = kd_cpu_copy_into(work, quot);
+  if (quot) kd_tensor_release(quot);
+  kd_tensor_release(cnt);
+  return st;
+}
+
 /* ---- scatter / scatterAdd / scatterReduce ---- */
 static kd_status kd_scatter(const kd_op_info *op, kd_value *args, kd_value *outs) {
   kd_tensor *self = args[0].v.t, *index = args[2].v.t;
@@ -94,8 +141,6 @@ static kd_status kd_scatter(const kd_op_info *op, kd_value *args, kd_value *outs
   KD_TRY(kd_ix_scatter_gather_check(name, self, dim, index, srct, false));
   if (mode != KD_IX_COPY && self->dtype == KD_DTYPE_BOOL && is_reduce && mean)
     return kd_error(KD_ERR_NOT_SUPPORTED, "\"scatter_reduce_cpu\" not implemented for 'Bool'");
-  if (mean && kd_tensor_device(self).type != KD_DEVICE_CPU) /* the counts pass below runs on the host */
-    return kd_error(KD_ERR_NOT_SUPPORTED, "scatter_reduce(reduce=\"mean\") is not implemented on CUDA");
   kd_tensor *idx = NULL, *dst = NULL, *src = NULL;
   KD_TRY(kd_ix_prepare(index, kd_ix_size(self, dim), false, KD_IX_MSG_BOUNDS, dim, &idx));
   kd_status st = kd_ix_dest(op, self, &dst);
@@ -134,31 +179,7 @@ static kd_status kd_scatter(const kd_op_info *op, kd_value *args, kd_value *outs
   }
   ctx.mode = mode;
   if (st == KD_OK) st = kd_ix_run_scatter(ops, 3, &ctx);
-  if (st == KD_OK && mean) { /* divide by the counts (self counts once with includeSelf) */
-    int64_t n = kd_tensor_numel(work);
-    kd_tensor *cnt = NULL;
-    st = kd_tensor_empty(work->sizes, work->ndim, KD_DTYPE_F64, kd_tensor_device(work), &cnt);
-    if (st == KD_OK) {
-      double *c = (double *)kd_tensor_data(cnt), one = 1.0;
-      for (int64_t i = 0; i < n; i++) c[i] = include_self ? 1.0 : 0.0;
-      int64_t cstr[KD_MAX_DIMS];
-      for (int d = 0; d < nd; d++) cstr[d] = d == dim ? 0 : kd_ix_stride(cnt, d);
-      kd_iter_operand cops[3] = {kd_ix_operand(cnt, index->sizes, cstr, nd), kd_cpu_scalar_operand(&one, KD_DTYPE_F64), ops[2]};
-      kd_ix_ctx cctx = {1, {kd_ix_stride(cnt, dim) * 8}, 8, KD_IX_ADD};
-      st = kd_ix_run_scatter(cops, 3, &cctx);
-      char *w = kd_tensor_data(work);
-      bool isf = kd_dtype_is_float(work->dtype);
-      for (int64_t i = 0; st == KD_OK && i < n; i++) {
-        double k = c[i] == 0 ? 1.0 : c[i];
-        if (k == 1.0) continue;
-        kd_scalar v = kd_scalar_load(work->dtype, w + i * es);
-        if (isf) v = kd_scalar_f(kd_scalar_to_double(v) / k);
-        else v = kd_scalar_i((int64_t)floor((double)kd_scalar_to_int(v) / k));
-        kd_scalar_store(v, work->dtype, w + i * es);
-      }
-      kd_tensor_release(cnt);
-    }
-  }
+  if (st == KD_OK && mean) st = kd_scatter_mean_divide(work, dim, ops[2], index->sizes, nd, include_self);
   if (st == KD_OK && work != dst) st = kd_cpu_copy_into(dst, work);
   kd_tensor_release(work);
   return kd_ix_done(st, dst, src, idx, outs);

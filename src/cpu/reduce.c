@@ -508,14 +508,7 @@ static kd_status kd_red_read_args(const kd_op_info *op, kd_value *args, kd_red_a
       if (args[4].kind == KD_VALUE_DOUBLE) a->correction = args[4].v.d;
       return KD_OK;
     case KD_REDUCE_NORM:
-      if (args[1].kind == KD_VALUE_STRING) {
-        if (strcmp(args[1].v.str, "nuc") == 0)
-          return kd_error(KD_ERR_NOT_SUPPORTED, "norm(): the nuclear norm ('nuc') is not supported");
-        if (strcmp(args[1].v.str, "fro") != 0)
-          return kd_error(KD_ERR_INVALID_ARGUMENT, "only valid string values are 'fro' and 'nuc', found %s", args[1].v.str);
-      } else if (args[1].kind == KD_VALUE_DOUBLE) {
-        a->p = args[1].v.d;
-      }
+      if (args[1].kind == KD_VALUE_DOUBLE) a->p = args[1].v.d; /* torch.norm's 'fro'/'nuc': kd_composite_norm_str */
       a->dim = &args[2];
       a->keepdim = args[3].kind == KD_VALUE_BOOL && args[3].v.b;
       a->dtype = args[4];

@@ -280,12 +280,6 @@ static kd_status kd_bw_norm(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_norm_spec = {kd_bw_norm, 0x1u, 0x1u, 0x1u, 1};
 
-static kd_status kd_bw_norm_str(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_normBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_int(2), kd_f_out(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3)}));
-  return c->st;
-}
-static const kd_backward_spec kd_bw_norm_str_spec = {kd_bw_norm_str, 0x1u, 0x1u, 0x1u, 1};
-
 static kd_status kd_bw_logsumexp(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_sumBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2)}), kd_f_call(c, KD_OP_exp, 1, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_arg(c, 0), kd_f_call(c, KD_OP_sumBackward, 4, (kd_value[]){kd_f_out(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2)}))})));
   return c->st;
@@ -1667,7 +1661,6 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_varMean_unbiased] = &kd_bw_varMean_unbiased_spec,
     [KD_OP_stdMean_unbiased] = &kd_bw_stdMean_unbiased_spec,
     [KD_OP_norm] = &kd_bw_norm_spec,
-    [KD_OP_norm_str] = &kd_bw_norm_str_spec,
     [KD_OP_logsumexp] = &kd_bw_logsumexp_spec,
     [KD_OP_median] = &kd_bw_median_spec,
     [KD_OP_median_dim] = &kd_bw_median_dim_spec,

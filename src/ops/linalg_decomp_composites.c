@@ -1,8 +1,8 @@
 /* linalg_decomp_composites.c - the torch.linalg ops written with other ops through kd_call
  * (every device; autograd through the ops they call): linalg.solve's vector right-hand sides,
  * svdvals/eigvalsh (the factorizations' values), pinv/pinverse and matrix_rank (SVD or eigh with
- * PyTorch's atol/rtol rule), vector/matrix/linalg norms, the cross product, and the backward
- * helpers whose formulas branch on shapes (PyTorch's linalg_qr_backward, svd_backward,
+ * PyTorch's atol/rtol rule), vector/matrix/linalg norms and torch.norm's 'fro'/'nuc', the cross
+ * product, and the backward helpers whose formulas branch on shapes (PyTorch's linalg_qr_backward, svd_backward,
  * pinv_backward, from torch/csrc/autograd/FunctionsManual.cpp). The factorizations themselves
  * are kernels: src/cpu/linalg_lapack.c. */
 #include <math.h>
@@ -305,6 +305,29 @@ static kd_status lc_linalg_norm(kd_scope *s, kd_value *args, kd_tensor **result)
   return lc_vector_norm(s, A, ord->kind == KD_VALUE_DOUBLE ? ord->v.d : 2.0, *dim, keepdim, args[4], result);
 }
 
+/* torch.norm with a string p: 'fro' is the vector 2-norm over dim (all elements by default),
+ * 'nuc' the nuclear norm of a matrix (of the two dims given), with PyTorch's checks. */
+static kd_status lc_norm_str(kd_scope *s, kd_value *args, kd_tensor **result) {
+  kd_tensor *A = args[0].v.t;
+  const char *p = args[1].v.str;
+  const kd_value *dim = &args[2];
+  bool keepdim = args[3].v.b;
+  if (!strcmp(p, "fro")) {
+    LC(result, KD_OP_norm, V_T(A), V_D(2), *dim, V_B(keepdim), args[4]);
+    return KD_OK;
+  }
+  if (strcmp(p, "nuc")) return kd_error(KD_ERR_INVALID_ARGUMENT, "only valid string values are 'fro' and 'nuc', found %s", p);
+  if (args[4].kind == KD_VALUE_DTYPE)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "dtype argument is not supported in nuclear norm");
+  bool has_dim = dim->kind == KD_VALUE_INTLIST;
+  if (has_dim && dim->v.ilist.n != 2)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "nuclear norm requires a 'dim' argument of size 2");
+  if (!has_dim && A->ndim != 2)
+    return kd_error(KD_ERR_SHAPE, "Expected a tensor with 2 dimensions, but got a tensor with %d dimension%s instead.", A->ndim,
+                    A->ndim == 1 ? "" : "s");
+  return lc_matrix_norm(s, A, 0, "nuc", has_dim ? dim : NULL, keepdim, V_N, result);
+}
+
 /* ---- cross ---- */
 static kd_status lc_cross(kd_scope *s, kd_value *args, kd_tensor **result) {
   kd_tensor *a = args[0].v.t, *b = args[1].v.t;
@@ -491,6 +514,7 @@ LC_KERNEL(kd_composite_linalg_matrix_norm,
           lc_matrix_norm(&sc, args[0].v.t, args[1].kind == KD_VALUE_DOUBLE ? args[1].v.d : 0,
                          args[1].kind == KD_VALUE_STRING ? args[1].v.str : NULL, &args[2], args[3].v.b, args[4], &r))
 LC_KERNEL(kd_composite_linalg_norm, lc_linalg_norm(&sc, args, &r))
+LC_KERNEL(kd_composite_norm_str, lc_norm_str(&sc, args, &r))
 LC_KERNEL(kd_composite_linalg_cross, lc_cross(&sc, args, &r))
 LC_KERNEL(kd_composite_linalg_qr_backward, lc_qr_backward(&sc, args, &r))
 LC_KERNEL(kd_composite_linalg_svd_backward, lc_svd_backward(&sc, args, &r))

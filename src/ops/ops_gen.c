@@ -54,6 +54,7 @@ kd_status kd_composite_meshgrid(const kd_op_info *op, kd_keyset ks, kd_value *ar
 kd_status kd_composite_movedim(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_mvlgamma(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_norm_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_norm_str(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_pinv_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_prod_double_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_quantile(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -2834,7 +2835,7 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_varMean_unbiased] = {"varMean.unbiased", KD_OP_varMean_unbiased, KD_REDUCE_VAR_MEAN, 0, 2, kd_args_varMean_unbiased, 2, -1, -1},
     [KD_OP_stdMean_unbiased] = {"stdMean.unbiased", KD_OP_stdMean_unbiased, KD_REDUCE_STD_MEAN, 0, 2, kd_args_stdMean_unbiased, 2, -1, -1},
     [KD_OP_norm] = {"norm", KD_OP_norm, KD_REDUCE_NORM, 0, 5, kd_args_norm, 1, -1, 4},
-    [KD_OP_norm_str] = {"norm.str", KD_OP_norm_str, KD_REDUCE_NORM, 0, 5, kd_args_norm_str, 1, -1, 4},
+    [KD_OP_norm_str] = {"norm.str", KD_OP_norm_str, 0, 0, 5, kd_args_norm_str, 1, -1, 4},
     [KD_OP_logsumexp] = {"logsumexp", KD_OP_logsumexp, KD_REDUCE_LOGSUMEXP, 0, 3, kd_args_logsumexp, 1, -1, -1},
     [KD_OP_all] = {"all", KD_OP_all, KD_REDUCE_ALL, KD_OP_FLAG_NONDIFF, 3, kd_args_all, 1, -1, -1},
     [KD_OP_any] = {"any", KD_OP_any, KD_REDUCE_ANY, KD_OP_FLAG_NONDIFF, 3, kd_args_any, 1, -1, -1},
@@ -3373,7 +3374,7 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_varMean_unbiased] = {[KD_KEY_CPU] = kd_cpu_reduce},
     [KD_OP_stdMean_unbiased] = {[KD_KEY_CPU] = kd_cpu_reduce},
     [KD_OP_norm] = {[KD_KEY_CPU] = kd_cpu_reduce, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
-    [KD_OP_norm_str] = {[KD_KEY_CPU] = kd_cpu_reduce, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_norm_str] = {[KD_KEY_CPU] = kd_composite_norm_str, [KD_KEY_CUDA] = kd_composite_norm_str, [KD_KEY_AUTOGRAD] = kd_composite_norm_str, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
     [KD_OP_logsumexp] = {[KD_KEY_CPU] = kd_cpu_reduce, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
     [KD_OP_all] = {[KD_KEY_CPU] = kd_cpu_reduce},
     [KD_OP_any] = {[KD_KEY_CPU] = kd_cpu_reduce},

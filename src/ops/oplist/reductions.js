@@ -79,9 +79,11 @@ module.exports = [
   R('norm', 'Tensor self, float? p=2, int[]? dim, bool keepdim=false, *, dtype? dtype', 'KD_REDUCE_NORM',
     'Vector p-norm over dim (all elements when omitted): p any number, Infinity or -Infinity.',
     { backward: { self: 'normBackward(grad, self, p, result, dim, keepdim)' } }),
-  R('norm.str', 'Tensor self, str p, int[]? dim, bool keepdim=false, *, dtype? dtype', 'KD_REDUCE_NORM',
-    "Frobenius norm over dim for p='fro' ('nuc' is not supported).",
-    { backward: { self: 'normBackward(grad, self, 2, result, dim, keepdim)' } }),
+  // 'fro' is the 2-norm above; 'nuc' the sum of singular values (linalg.matrix_norm), so the
+  // gradient goes through the SVD as PyTorch's
+  { name: 'norm.str', args: 'Tensor self, str p, int[]? dim, bool keepdim=false, *, dtype? dtype', returns: 'Tensor',
+    variants: ['function', 'method'], kind: 'composite', composite: 'kd_composite_norm_str',
+    doc: "Frobenius norm over dim for p='fro'; nuclear norm (sum of singular values) over the two dims for p='nuc'." },
   R('logsumexp', 'Tensor self, int[1] dim, bool keepdim=false', 'KD_REDUCE_LOGSUMEXP',
     'log(sum(exp(self))) over dim, computed stably.',
     { backward: { self: `${EXPAND} * exp(self - sumBackward(result, self.shape, dim, keepdim))` } }),
