@@ -63,9 +63,21 @@ function cudaToolchain() {
   return { kind: 'nvcc', ...nvcc };
 }
 
+// The compilers' environment: this process's, without sanitizer runtimes in LD_PRELOAD (a Node
+// run under ASan/UBSan preloads them; nvcc's own tools crash with them loaded).
+function compilerEnv() {
+  const pre = process.env.LD_PRELOAD;
+  if (!pre) return process.env;
+  const kept = pre.split(/[:\s]+/).filter((p) => p && !/lib(asan|ubsan|tsan|lsan)[^/]*$/.test(p));
+  const env = { ...process.env };
+  if (kept.length) env.LD_PRELOAD = kept.join(':');
+  else delete env.LD_PRELOAD;
+  return env;
+}
+
 function run(name, cmd, args, verbose) {
   if (verbose) process.stderr.write(`kindling: ${cmd} ${args.join(' ')}\n`);
-  const r = spawnSync(cmd, args, { encoding: 'utf8' });
+  const r = spawnSync(cmd, args, { encoding: 'utf8', env: compilerEnv() });
   if (r.error || r.status !== 0) {
     const why = r.error ? r.error.message : `${r.stdout}${r.stderr}`.trim();
     throw new KindlingError(`cppExtension.load: compiling '${name}' failed:\n${why}`, 'KD_BUILD_FAILED');
