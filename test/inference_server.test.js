@@ -50,6 +50,51 @@ function slowEngine(delayMs) {
 
 const postJson = (agent, url, obj) => request(agent, `${url}/predict`, 'POST', JSON.stringify(obj));
 
+describe('inference server: counting the rows of a body as it streams in', function () {
+  const { RowCounter } = require(path.join(SERVER_DIR, 'request.js'));
+  /** feeds body to a RowCounter in pieces of `step` bytes; the count, or the error thrown */
+  const count = (body, maxRows, step) => {
+    const c = new RowCounter(maxRows);
+    const buf = Buffer.from(body);
+    try {
+      for (let i = 0; i < buf.length; i += step) c.feed(buf.subarray(i, i + step));
+    } catch (e) { return e; }
+    return c.rows;
+  };
+  const img = [[0, 1], [2, 3]];
+  const bodies = [
+    JSON.stringify({ inputs: [[1, 2], [3, 4], [5, 6]] }),
+    JSON.stringify({ inputs: [img, img] }), // a row may be nested (28x28): one row each
+    JSON.stringify({ input: [[1, 2], [3, 4], [5, 6], [7, 8]] }), // "input" is one row, whatever its nesting
+    JSON.stringify({ note: 'a ] [ "quoted" \\ ]]', tags: [[1], [2], [3], [4], [5]], inputs: [[1], [2]], after: [[9], [9], [9]] }),
+    JSON.stringify({ '[inputs': [[1], [2], [3], [4], [5]], inputs: [[1]] }),
+    JSON.stringify({ inputs: [[1], [2], [3], [4], [5]], x: 1, inputs2: [[1], [2], [3]] }),
+    '{"inputs": [[1], [2], [3], [4], [5]], "inputs": [[1]]}', // a repeated key: JSON.parse keeps the last
+    ' { "inputs" : [ [ 1 ] , [ 2 ] ,\n [ 3 ] ] } ',
+    JSON.stringify({ inputs: [{ a: [1] }, [1]] }),
+    JSON.stringify({ inputs: [] }),
+  ];
+  it('counts exactly what JSON.parse sees as rows of "inputs", in chunks of any size', function () {
+    for (const body of bodies) {
+      const parsed = JSON.parse(body);
+      const want = Array.isArray(parsed.inputs) ? parsed.inputs.filter(Array.isArray).length : 0;
+      for (const step of [1, 2, 3, 7, 64, body.length]) assert.equal(count(body, 100, step), want, `${body} in pieces of ${step}`);
+    }
+  });
+  it('refuses with 413 BATCH_TOO_LARGE at the first row past maxRows, before the body ends', function () {
+    const body = JSON.stringify({ inputs: Array.from({ length: 9 }, () => [1, 2, 3]) });
+    const e = count(body, 8, 5);
+    assert.equal(e.status, 413);
+    assert.equal(e.code, 'BATCH_TOO_LARGE');
+    assert.match(e.message, /at most 8 inputs, got 9 or more/);
+    assert.equal(e.headers.connection, 'close');
+    assert.equal(count(body, 9, 5), 9);
+    // the refusal comes with the 9th row: feeding only up to it is enough
+    const c = new RowCounter(8);
+    assert.throws(() => c.feed(Buffer.from(body.slice(0, body.lastIndexOf('[') + 1))), /got 9 or more/);
+  });
+});
+
 describe('inference server under faults', function () {
   this.timeout(60000);
   let tmp;

@@ -134,8 +134,10 @@ function buildCuda(dir = root, { archs = (process.env.KINDLING_CUDA_ARCHS || '80
   const objDir = path.join(dir, 'build', 'cuda-obj');
   fs.mkdirSync(objDir, { recursive: true });
   fs.mkdirSync(path.dirname(out), { recursive: true });
+  // --threads 0: the architectures of one file compile in parallel, one thread per CPU
+  // (KINDLING_NVCC_THREADS overrides; each thread of a large file needs up to 2 GB)
   const common = ['-O3', '-std=c++17', '-Xcompiler', '-fPIC', '-Xcompiler', '-fvisibility=hidden',
-    '-Isrc', '-Icuda', ...gencode];
+    '--threads', process.env.KINDLING_NVCC_THREADS || '0', '-Isrc', '-Icuda', ...gencode];
   try {
     const objs = [];
     for (const src of sources) {

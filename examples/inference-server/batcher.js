@@ -7,7 +7,7 @@
 // pass, and drain() waits for everything accepted to be answered (graceful shutdown).
 'use strict';
 
-const { HttpError } = require('./request');
+const { HttpError, tooManyRows } = require('./request');
 
 class Batcher {
   constructor(engine, { inFeatures, classes, maxBatch = 64, maxWaitMs = 2, maxQueueRows = 4096, timeoutMs = 10000 }) {
@@ -33,7 +33,7 @@ class Batcher {
     let item = null;
     const promise = new Promise((resolve, reject) => {
       if (this.closed) throw new HttpError(503, 'SHUTTING_DOWN', 'the server is shutting down');
-      if (n > this.maxBatch) throw new HttpError(413, 'BATCH_TOO_LARGE', `a request may hold at most ${this.maxBatch} inputs, got ${n}`);
+      if (n > this.maxBatch) throw tooManyRows(this.maxBatch, n);
       if (this.full(n)) {
         this.stats.rejectedFull++;
         throw new HttpError(503, 'QUEUE_FULL', `the server has ${this.queuedRows} inputs queued (at most ${this.maxQueueRows}); try again later`,
