@@ -159,6 +159,11 @@ function checkPrebuiltInstall(pkg) {
   if (!ldd.trim()) throw new Error(`ldd ${addon} printed nothing`);
   if (/openblas|gfortran|quadmath|not found/.test(ldd)) throw new Error(`the prebuilt addon needs libraries of this system:\n${ldd}`);
   console.log(`pack-smoke: ldd kindling.node: ${ldd.trim().split('\n').map((l) => l.trim().split(' ')[0]).join(', ')}`);
+  const manifest = JSON.parse(fs.readFileSync(path.join(pkg, 'package.json'), 'utf8'));
+  const cudaPackage = `kindling-cuda-${process.platform}-${process.arch}`;
+  if ((manifest.optionalDependencies || {})[cudaPackage] !== manifest.version) {
+    throw new Error(`the prebuilt package does not name ${cudaPackage}@${manifest.version} as an optional dependency: ${JSON.stringify(manifest.optionalDependencies)}`);
+  }
 }
 
 let ok = false;

@@ -30,6 +30,7 @@ const opts = Object.fromEntries(process.argv.slice(2).map((a) => {
 }));
 const outDir = path.resolve(opts.out || path.join(root, 'dist'));
 const CUDA_ARCHS = (process.env.KINDLING_CUDA_ARCHS || '80,86,89,90').split(',');
+const CUDA_PACKAGE = `kindling-cuda-${process.platform}-${process.arch}`;
 // The libraries glibc itself provides: all a prebuilt addon may need at run time.
 const GLIBC_LIBRARIES = ['libc.so.6', 'libm.so.6', 'libmvec.so.1', 'libpthread.so.0', 'libdl.so.2', 'librt.so.1', 'ld-linux-x86-64.so.2'];
 
@@ -87,6 +88,13 @@ function prebuildAddon(tmp, version) {
   run('tar', ['-xzf', tarball, '-C', stage]);
   fs.rmSync(tarball);
   const pkg = path.join(stage, 'package');
+  // The published package names the CUDA package as an optional dependency (npm installs it where
+  // its os/cpu fit, and goes on without it elsewhere); the repository does not, so that its lock
+  // file stays in step with package.json before the CUDA package is published.
+  const pkgJson = path.join(pkg, 'package.json');
+  const manifestJson = JSON.parse(fs.readFileSync(pkgJson, 'utf8'));
+  manifestJson.optionalDependencies = { ...manifestJson.optionalDependencies, [CUDA_PACKAGE]: version };
+  fs.writeFileSync(pkgJson, JSON.stringify(manifestJson, null, 2) + '\n');
   const built = buildStaticAddon(tmp);
   const deps = dynamicDeps(built);
   const foreign = deps.needed.filter((l) => !GLIBC_LIBRARIES.includes(l));
@@ -108,7 +116,7 @@ function prebuildAddon(tmp, version) {
 }
 
 function prebuildCuda(tmp, version) {
-  const name = `kindling-cuda-${process.platform}-${process.arch}`;
+  const name = CUDA_PACKAGE;
   const pkg = path.join(tmp, name);
   fs.mkdirSync(pkg);
   const lib = path.join(pkg, 'libkindling_cuda.so');
