@@ -8,7 +8,7 @@
 
 const { kd, fixture, runOpCase } = require('./helpers');
 
-const FAMILIES = ['binary', 'unary', 'pointwise', 'reductions', 'nn', 'conv', 'matmul'];
+const FAMILIES = ['binary', 'unary', 'pointwise', 'reductions', 'nn', 'conv', 'matmul', 'indexing'];
 
 const failures = [];
 let cases = 0;
@@ -72,6 +72,19 @@ const probe = {
   max_pool2d_f32: F.maxPool2d(filled([2, 3, 33, 35], 'float32', -1, 1, 9), 3, 2, 1),
   avg_pool2d_f32: F.avgPool2d(filled([2, 3, 33, 35], 'float32', -1, 1, 10), 2),
   matmul_bf16: kd.matmul(filled([67, 96], 'bfloat16', -1, 1, 11), filled([96, 45], 'bfloat16', -1, 1, 12)),
+  cumsum_dim0_f32: kd.cumsum(rows, 0),
+  cumsum_dim1_f32: kd.cumsum(rows, 1),
+  cumprod_dim1_f64: kd.cumprod(rows.to('float64').div(8), 1),
+  cummax_dim0_f32: kd.cummax(rows, 0).values,
+  logcumsumexp_dim1_f32: kd.logcumsumexp(rows, 1),
+  cumsum_i32: kd.cumsum(filled([N], 'int32', -1000, 1000, 15), 0),
+  gather_dim1_f32: kd.gather(rows, 1, filled([37, 300], 'int64', 0, 515, 16)),
+  gather_dim0_f64: kd.gather(rows.to('float64'), 0, filled([20, 515], 'int64', 0, 37, 17)),
+  index_select_dim1_f32: kd.indexSelect(rows, 1, filled([400], 'int64', 0, 515, 18)),
+  index_tensor_f16: rows.to('float16').index([filled([50], 'int64', 0, 37, 19)]),
+  scatter_add_dim0_f32: kd.zeros([37, 515]).scatterAdd(0, filled([37, 515], 'int64', 0, 37, 20), rows),
+  scatter_dim1_i64: kd.zeros([37, 515], { dtype: 'int64' }).scatter(1, filled([37, 515], 'int64', 0, 515, 21).argsort(1), filled([37, 515], 'int64', -50, 50, 22)),
+  index_add_dim1_f32: kd.zeros([37, 515]).indexAdd(1, filled([515], 'int64', 0, 515, 23), rows),
   conv2d_f32: F.conv2d(filled([2, 3, 17, 19], 'float32', -1, 1, 13), filled([8, 3, 3, 3], 'float32', -1, 1, 14), null, 1, 1),
 };
 const out = {};

@@ -4,6 +4,7 @@
 #include "cpu/cpu_capability.h"
 #include "cpu/cpu_loops.h"
 #include "cpu/gemm_bf16.h"
+#include "cpu/index_common.h"
 
 /* The dispatched kernels with the kernel signature (ops/kernel.h); cpu/cpu_level.h renames them. */
 #define KD_CPU_DISPATCHED_KERNELS(X)                                                          \
@@ -11,7 +12,7 @@
   X(kd_cpu_unary) X(kd_cpu_ternary)                                                           \
   X(kd_cpu_reduce) X(kd_cpu_arg_reduce) X(kd_cpu_reduce_backward)                             \
   X(kd_cpu_softmax) X(kd_cpu_layer_norm) X(kd_cpu_layer_norm_backward)                        \
-  X(kd_cpu_copy) X(kd_cpu_fill) X(kd_cpu_pool)
+  X(kd_cpu_copy) X(kd_cpu_fill) X(kd_cpu_pool) X(kd_cpu_scan)
 
 typedef kd_status (*kd_cpu_kernel_fn)(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 
@@ -21,6 +22,8 @@ typedef struct kd_cpu_level_table {
   KD_CPU_DISPATCHED_KERNELS(KD_SLOT)
 #undef KD_SLOT
   kd_status (*kd_cpu_copy_into)(kd_tensor *dst, const kd_tensor *src);
+  kd_status (*kd_ix_run_gather)(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx);
+  kd_status (*kd_ix_run_scatter)(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx);
   bool (*kd_gemm_bf16_available)(void);
   kd_status (*kd_gemm_bf16)(int64_t batch, int64_t m, int64_t n, int64_t k, const char *a, int64_t a_bs,
                             int64_t a_rs, int64_t a_cs, const char *b, int64_t b_bs, int64_t b_rs, int64_t b_cs,
@@ -31,12 +34,15 @@ typedef struct kd_cpu_level_table {
 #define KD_CPU_LEVEL_DECLS(LEVEL)                                                             \
   KD_CPU_DISPATCHED_KERNELS(KD_DECL_##LEVEL)                                                  \
   kd_status kd_cpu_copy_into_##LEVEL(kd_tensor *dst, const kd_tensor *src);                   \
+  kd_status kd_ix_run_gather_##LEVEL(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx);   \
+  kd_status kd_ix_run_scatter_##LEVEL(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx);  \
   bool kd_gemm_bf16_available_##LEVEL(void);                                                  \
   kd_status kd_gemm_bf16_##LEVEL(int64_t batch, int64_t m, int64_t n, int64_t k, const char *a, int64_t a_bs, \
                                  int64_t a_rs, int64_t a_cs, const char *b, int64_t b_bs, int64_t b_rs,       \
                                  int64_t b_cs, char *c, bool *done);
 #define KD_CPU_LEVEL_TABLE(LEVEL)                                                             \
   {KD_CPU_DISPATCHED_KERNELS(KD_ENTRY_##LEVEL).kd_cpu_copy_into = kd_cpu_copy_into_##LEVEL,   \
+   .kd_ix_run_gather = kd_ix_run_gather_##LEVEL, .kd_ix_run_scatter = kd_ix_run_scatter_##LEVEL, \
    .kd_gemm_bf16_available = kd_gemm_bf16_available_##LEVEL, .kd_gemm_bf16 = kd_gemm_bf16_##LEVEL}
 
 #define KD_DECL_default(name) KD_KERNEL(name##_default);
@@ -68,6 +74,14 @@ static inline const kd_cpu_level_table *kd_cpu_table(void) { return &kd_cpu_leve
 KD_CPU_DISPATCHED_KERNELS(KD_FORWARD)
 
 kd_status kd_cpu_copy_into(kd_tensor *dst, const kd_tensor *src) { return kd_cpu_table()->kd_cpu_copy_into(dst, src); }
+
+kd_status kd_ix_run_gather(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx) {
+  return kd_cpu_table()->kd_ix_run_gather(ops, nops, ctx);
+}
+
+kd_status kd_ix_run_scatter(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx) {
+  return kd_cpu_table()->kd_ix_run_scatter(ops, nops, ctx);
+}
 
 bool kd_gemm_bf16_available(void) { return kd_cpu_table()->kd_gemm_bf16_available(); }
 

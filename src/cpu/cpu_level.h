@@ -38,6 +38,11 @@
 #define kd_cpu_copy_into KD_CPU_LEVEL_SYM(kd_cpu_copy_into)
 /* pool.c */
 #define kd_cpu_pool KD_CPU_LEVEL_SYM(kd_cpu_pool)
+/* scan.c */
+#define kd_cpu_scan KD_CPU_LEVEL_SYM(kd_cpu_scan)
+/* index_loops.c */
+#define kd_ix_run_gather KD_CPU_LEVEL_SYM(kd_ix_run_gather)
+#define kd_ix_run_scatter KD_CPU_LEVEL_SYM(kd_ix_run_scatter)
 /* gemm_bf16.c */
 #define kd_gemm_bf16 KD_CPU_LEVEL_SYM(kd_gemm_bf16)
 #define kd_gemm_bf16_available KD_CPU_LEVEL_SYM(kd_gemm_bf16_available)
