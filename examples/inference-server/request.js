@@ -35,7 +35,7 @@ const tooManyRows = (maxRows, got, headers = {}) => new HttpError(413, 'BATCH_TO
  * escapes (they are not decoded: the batcher's check after parsing catches those): the count is
  * exact for well-formed bodies and harmless for the rest. (Parsing a batch of 65 rows of 784 numbers, about
  * 860 KB, would block the event loop for ~3 ms before the batch size could be checked; the scan
- * costs less and runs one network chunk at a time.)
+ * costs a fraction of that and runs one network chunk at a time.)
  */
 class RowCounter {
   constructor(maxRows) {
@@ -50,17 +50,34 @@ class RowCounter {
     this.inInputs = false; // inside the top-level "inputs" array (depth 2 and deeper)
   }
 
+  /**
+   * Scans one chunk. It jumps from one byte that matters to the next (a quote, a backslash in a
+   * string, a bracket or brace, a comma between top-level members), found with Buffer.indexOf
+   * (native) and remembered until passed, so the numbers in between cost no JavaScript.
+   */
   feed(buf) {
     let { rows, depth, inString, escaped, key, readingKey, expectKey, inInputs } = this;
-    for (let i = 0; i < buf.length; i++) {
-      const c = buf[i];
+    const next = [-1, -1, -1, -1, -1, -1, -1]; // next position of each byte in SCAN_BYTES (Infinity: none)
+    const find = (k, from) => {
+      if (next[k] < from) { const p = buf.indexOf(SCAN_BYTES[k], from); next[k] = p < 0 ? Infinity : p; }
+      return next[k];
+    };
+    for (let i = 0; i < buf.length;) {
       if (inString) {
-        if (escaped) escaped = false;
-        else if (c === 0x5c) escaped = true; // backslash
-        else if (c === 0x22) { inString = false; readingKey = false; } // "
-        else if (readingKey && key.length < 16) key += String.fromCharCode(c);
+        if (escaped) { escaped = false; i++; continue; }
+        const j = Math.min(find(QUOTE, i), find(BACKSLASH, i));
+        if (readingKey && key.length < 16) key += buf.toString('latin1', i, Math.min(j, buf.length, i + 16 - key.length));
+        if (j === Infinity) break;
+        if (buf[j] === 0x5c) escaped = true;
+        else { inString = false; readingKey = false; }
+        i = j + 1;
         continue;
       }
+      const j = Math.min(find(QUOTE, i), find(OPEN_BRACKET, i), find(CLOSE_BRACKET, i), find(OPEN_BRACE, i), find(CLOSE_BRACE, i),
+        depth === 1 ? find(COMMA, i) : Infinity);
+      if (j === Infinity) break;
+      const c = buf[j];
+      i = j + 1;
       if (c === 0x22) { // a string opens
         inString = true;
         if (depth === 1 && expectKey) { readingKey = true; key = ''; expectKey = false; }
@@ -75,11 +92,13 @@ class RowCounter {
       } else if (c === 0x5d || c === 0x7d) { // ] }
         depth--;
         if (depth === 1) inInputs = false;
-      } else if (c === 0x2c && depth === 1) expectKey = true; // , between top-level members
+      } else if (c === 0x2c) expectKey = true; // , between top-level members (searched for at depth 1 only)
     }
     Object.assign(this, { rows, depth, inString, escaped, key, readingKey, expectKey, inInputs });
   }
 }
+const SCAN_BYTES = [0x22, 0x5c, 0x5b, 0x5d, 0x7b, 0x7d, 0x2c]; // " \ [ ] { } ,
+const [QUOTE, BACKSLASH, OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE, COMMA] = SCAN_BYTES.keys();
 
 /**
  * The body of req as text; 413 when it is (or says it will be) larger than limit bytes, or when
