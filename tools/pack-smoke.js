@@ -12,9 +12,10 @@
 // a PATH holding only node and npm (no compiler, no make), timed; checks that nothing was compiled,
 // that the prebuilt addon was loaded and links no libopenblas, and runs the CommonJS smoke again
 // at each KINDLING_CPU_CAPABILITY this CPU has. --cuda-tarball=FILE installs the optional CUDA
-// package too and checks the bridge finds its library.
+// package too and checks the bridge finds its library; --cuda-library=FILE makes that package
+// from FILE (tools/prebuild.js --cuda --cuda-library=FILE: e.g. the library a source build made).
 // Needs the npm registry for kindling's dependencies. Run by .ci/run after `npm test`.
-//   node tools/pack-smoke.js [--keep] [--prebuilt [--tarball=FILE] [--cuda-tarball=FILE]]
+//   node tools/pack-smoke.js [--keep] [--prebuilt [--tarball=FILE] [--cuda-tarball=FILE | --cuda-library=FILE]]
 //   --keep: leave the temporary app for inspection
 'use strict';
 const { spawnSync } = require('node:child_process');
@@ -139,16 +140,20 @@ function packTarball() {
   if (!prebuilt) {
     const packed = JSON.parse(step('npm pack', 'npm', ['pack', '--json', '--pack-destination', tmp], { cwd: root }));
     console.log(`pack-smoke: ${packed[0].filename}: ${packed[0].entryCount} files, ${(packed[0].size / 1024).toFixed(0)} KiB`);
-    return path.join(tmp, packed[0].filename);
+    return { tarball: path.join(tmp, packed[0].filename), cudaTarball: null };
   }
   let tarball = argValue('tarball');
+  let cudaTarball = argValue('cuda-tarball');
   if (!tarball) {
     const out = path.join(tmp, 'dist');
-    process.stdout.write(step('npm run prebuilt', process.execPath, [path.join(__dirname, 'prebuild.js'), `--out=${out}`], { cwd: root, env: process.env }));
+    const cudaLibrary = argValue('cuda-library');
+    const args = [`--out=${out}`, ...(cudaLibrary ? ['--cuda', `--cuda-library=${cudaLibrary}`] : [])];
+    process.stdout.write(step(`npm run prebuilt -- ${args.join(' ')}`, process.execPath, [path.join(__dirname, 'prebuild.js'), ...args], { cwd: root, env: process.env }));
     tarball = path.join(out, fs.readdirSync(out).find((f) => /^kindling-\d.*\.tgz$/.test(f)));
+    if (cudaLibrary) cudaTarball = path.join(out, fs.readdirSync(out).find((f) => /^kindling-cuda-.*\.tgz$/.test(f)));
   }
-  console.log(`pack-smoke: ${path.basename(tarball)}: ${(fs.statSync(tarball).size / 1048576).toFixed(1)} MiB`);
-  return tarball;
+  for (const t of [tarball, cudaTarball].filter(Boolean)) console.log(`pack-smoke: ${path.basename(t)}: ${(fs.statSync(t).size / 1048576).toFixed(1)} MiB`);
+  return { tarball, cudaTarball };
 }
 
 /** The installed package holds the prebuilt addon, nothing compiled, no libopenblas needed. */
@@ -168,8 +173,7 @@ function checkPrebuiltInstall(pkg) {
 
 let ok = false;
 try {
-  const tarball = packTarball();
-  const cudaTarball = argValue('cuda-tarball');
+  const { tarball, cudaTarball } = packTarball();
 
   fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'kindling-pack-smoke', version: '1.0.0', private: true }, null, 2));
   const t0 = Date.now();
