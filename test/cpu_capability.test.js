@@ -134,9 +134,13 @@ describe('CPU capability dispatch', function () {
         const f = path.join(obj, `kindling_cpu_${level}`, 'src', 'cpu', 'binary.o');
         assert.ok(usesAvx(f), `${level} binary.o uses no AVX registers`);
       }
-      // reduce.c's 16-lane float vectors are one zmm register at avx512
-      const zmm = /%zmm\d/.test(spawnSync('objdump', ['-d', path.join(obj, 'kindling_cpu_avx512', 'src', 'cpu', 'reduce.o')], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout);
-      assert.ok(zmm, 'the avx512 reduce.o uses no zmm registers');
+      // the avx512 copies use AVX-512 (zmm registers, mask registers or the upper 16 vector
+      // registers, which only EVEX encodings reach); the avx2 copies never do
+      const avx512Insns = (level) => objects(path.join(obj, `kindling_cpu_${level}`, 'src', 'cpu'))
+        .map((f) => spawnSync('objdump', ['-d', f], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout)
+        .join('').match(/%zmm\d+|%k[1-7]\b|%[xy]mm(1[6-9]|2\d|3[01])\b/g) || [];
+      assert.ok(avx512Insns('avx512').length > 1000, `the avx512 copies use AVX-512 registers ${avx512Insns('avx512').length} times`);
+      assert.deepEqual(avx512Insns('avx2'), []);
     });
   });
 });

@@ -12,8 +12,9 @@
  * DispatchStub picks ATEN_CPU_CAPABILITY:
  *   default  the baseline build (SSE2)
  *   avx2     AVX2 + FMA + F16C + BMI1/2 + LZCNT (Haswell, Zen 1 and later)
- *   avx512   avx2 + AVX-512 F/BW/VL/DQ (Skylake-SP, Zen 4 and later); the bfloat16 GEMM also
- *            needs AVX512-BF16 and checks for it itself (kd_cpu_has_avx512_bf16)
+ *   avx512   avx2 + AVX-512 F/BW/VL/DQ (Skylake-SP, Zen 4 and later), tuned for Skylake-SP
+ *            (binding.gyp says why); the bfloat16 GEMM also needs AVX512-BF16 and checks for it
+ *            itself (kd_cpu_has_avx512_bf16)
  * KINDLING_CPU_CAPABILITY=default|avx2|avx512 forces a level. As PyTorch does with an invalid
  * ATEN_CPU_CAPABILITY, an unknown value is ignored with a warning; a level this CPU cannot run
  * (PyTorch would die of SIGILL) is also refused with a warning, and the best level it supports

@@ -22,6 +22,7 @@ typedef struct kd_cpu_level_table {
   KD_CPU_DISPATCHED_KERNELS(KD_SLOT)
 #undef KD_SLOT
   kd_status (*kd_cpu_copy_into)(kd_tensor *dst, const kd_tensor *src);
+  bool (*kd_ix_all_in_range)(const int64_t *q, int64_t n, int64_t size);
   kd_status (*kd_ix_run_gather)(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx);
   kd_status (*kd_ix_run_scatter)(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx);
   bool (*kd_gemm_bf16_available)(void);
@@ -34,6 +35,7 @@ typedef struct kd_cpu_level_table {
 #define KD_CPU_LEVEL_DECLS(LEVEL)                                                             \
   KD_CPU_DISPATCHED_KERNELS(KD_DECL_##LEVEL)                                                  \
   kd_status kd_cpu_copy_into_##LEVEL(kd_tensor *dst, const kd_tensor *src);                   \
+  bool kd_ix_all_in_range_##LEVEL(const int64_t *q, int64_t n, int64_t size);                \
   kd_status kd_ix_run_gather_##LEVEL(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx);   \
   kd_status kd_ix_run_scatter_##LEVEL(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx);  \
   bool kd_gemm_bf16_available_##LEVEL(void);                                                  \
@@ -42,7 +44,8 @@ typedef struct kd_cpu_level_table {
                                  int64_t b_cs, char *c, bool *done);
 #define KD_CPU_LEVEL_TABLE(LEVEL)                                                             \
   {KD_CPU_DISPATCHED_KERNELS(KD_ENTRY_##LEVEL).kd_cpu_copy_into = kd_cpu_copy_into_##LEVEL,   \
-   .kd_ix_run_gather = kd_ix_run_gather_##LEVEL, .kd_ix_run_scatter = kd_ix_run_scatter_##LEVEL, \
+   .kd_ix_all_in_range = kd_ix_all_in_range_##LEVEL, .kd_ix_run_gather = kd_ix_run_gather_##LEVEL,        \
+   .kd_ix_run_scatter = kd_ix_run_scatter_##LEVEL,                                           \
    .kd_gemm_bf16_available = kd_gemm_bf16_available_##LEVEL, .kd_gemm_bf16 = kd_gemm_bf16_##LEVEL}
 
 #define KD_DECL_default(name) KD_KERNEL(name##_default);
@@ -74,6 +77,8 @@ static inline const kd_cpu_level_table *kd_cpu_table(void) { return &kd_cpu_leve
 KD_CPU_DISPATCHED_KERNELS(KD_FORWARD)
 
 kd_status kd_cpu_copy_into(kd_tensor *dst, const kd_tensor *src) { return kd_cpu_table()->kd_cpu_copy_into(dst, src); }
+
+bool kd_ix_all_in_range(const int64_t *q, int64_t n, int64_t size) { return kd_cpu_table()->kd_ix_all_in_range(q, n, size); }
 
 kd_status kd_ix_run_gather(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx) {
   return kd_cpu_table()->kd_ix_run_gather(ops, nops, ctx);

@@ -41,6 +41,7 @@
 /* scan.c */
 #define kd_cpu_scan KD_CPU_LEVEL_SYM(kd_cpu_scan)
 /* index_loops.c */
+#define kd_ix_all_in_range KD_CPU_LEVEL_SYM(kd_ix_all_in_range)
 #define kd_ix_run_gather KD_CPU_LEVEL_SYM(kd_ix_run_gather)
 #define kd_ix_run_scatter KD_CPU_LEVEL_SYM(kd_ix_run_scatter)
 /* gemm_bf16.c */

@@ -33,10 +33,7 @@ kd_status kd_ix_prepare(const kd_tensor *index, int64_t size, bool allow_neg, kd
                         kd_tensor **out) {
   if (index->dtype == KD_DTYPE_I64 && kd_tensor_is_contiguous(index) &&
       kd_tensor_device(index).type == KD_DEVICE_CPU) { /* no copy when every value is already in [0, size) */
-    const int64_t *q = (const int64_t *)kd_tensor_data(index);
-    int64_t n = kd_tensor_numel(index), bad = 0;
-    for (int64_t i = 0; i < n; i++) bad |= (int64_t)((uint64_t)q[i] >= (uint64_t)size);
-    if (!bad) {
+    if (kd_ix_all_in_range((const int64_t *)kd_tensor_data(index), kd_tensor_numel(index), size)) {
       kd_tensor_retain((kd_tensor *)index);
       *out = (kd_tensor *)index;
       return KD_OK;

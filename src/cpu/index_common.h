@@ -54,6 +54,8 @@ static inline kd_iter_operand kd_ix_operand(const kd_tensor *t, const int64_t *s
 }
 
 /* Runs the gather loop: out (ops[0]) = src (ops[1]) at the index operands' offsets. */
+/* Whether every one of the n indices at q is in [0, size) (index_loops.c, compiled per CPU level). */
+bool kd_ix_all_in_range(const int64_t *q, int64_t n, int64_t size);
 kd_status kd_ix_run_gather(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx);
 /* Runs the scatter loop: dst (ops[0], the iteration's output) op= src (ops[1]). */
 kd_status kd_ix_run_scatter(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx);

@@ -1,5 +1,6 @@
-/* index_loops.c - the gather and scatter loops of the indexing kernels (kd_ix_run_gather,
- * kd_ix_run_scatter): the iteration over output, source and index operands that
+/* index_loops.c - the per-element loops of the indexing kernels: the range check of an index
+ * tensor (kd_ix_all_in_range) and the gather and scatter loops (kd_ix_run_gather,
+ * kd_ix_run_scatter), run on the iteration over output, source and index operands that
  * index_common.c, index_gather.c, index_scatter.c, index_mask.c and select.c build (Note
  * [Indexing through the iterator] in index_common.h). Compiled once per CPU level (Note [CPU
  * capability dispatch] in cpu_capability.h): the indexed loops become vector gathers with AVX2
@@ -11,7 +12,13 @@
 
 #include <string.h>
 
-/* ---- loops ---- */
+bool kd_ix_all_in_range(const int64_t *q, int64_t n, int64_t size) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; i++) bad |= (int64_t)((uint64_t)q[i] >= (uint64_t)size);
+  return !bad;
+}
+
+/* ---- gather and scatter ---- */
 #define KD_IX_OFFSET(i)                                                                        \
   int64_t off = 0;                                                                             \
   for (int k = 0; k < c->nidx; k++) off += *(const int64_t *)(data[2 + k] + (i) * strides[2 + k]) * c->stride[k]
