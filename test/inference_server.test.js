@@ -50,11 +50,11 @@ function slowEngine(delayMs) {
 
 const postJson = (agent, url, obj) => request(agent, `${url}/predict`, 'POST', JSON.stringify(obj));
 
-describe('inference server: counting the rows of a body as it streams in', function () {
-  const { RowCounter } = require(path.join(SERVER_DIR, 'request.js'));
-  /** feeds body to a RowCounter in pieces of `step` bytes; the count, or the error thrown */
+describe('inference server: scanning a body as it streams in', function () {
+  const { BodyScanner, MAX_DEPTH } = require(path.join(SERVER_DIR, 'request.js'));
+  /** feeds body to a BodyScanner in pieces of `step` bytes; the count, or the error thrown */
   const count = (body, maxRows, step) => {
-    const c = new RowCounter(maxRows);
+    const c = new BodyScanner(maxRows);
     const buf = Buffer.from(body);
     try {
       for (let i = 0; i < buf.length; i += step) c.feed(buf.subarray(i, i + step));
@@ -90,8 +90,19 @@ describe('inference server: counting the rows of a body as it streams in', funct
     assert.equal(e.headers.connection, 'close');
     assert.equal(count(body, 9, 5), 9);
     // the refusal comes with the 9th row: feeding only up to it is enough
-    const c = new RowCounter(8);
+    const c = new BodyScanner(8);
     assert.throws(() => c.feed(Buffer.from(body.slice(0, body.lastIndexOf('[') + 1))), /got 9 or more/);
+  });
+  it('refuses nesting deeper than MAX_DEPTH with 400 TOO_DEEP, and accepts a 28x28 row', function () {
+    const deep = `{"inputs": ${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    const e = count(deep, 100, 64);
+    assert.equal(e.status, 400);
+    assert.equal(e.code, 'TOO_DEEP');
+    assert.match(e.message, new RegExp(`deeper than ${MAX_DEPTH} levels`));
+    const img = Array.from({ length: 28 }, () => new Array(28).fill(0.5));
+    assert.equal(count(JSON.stringify({ inputs: [img, img] }), 100, 64), 2);
+    assert.equal(count(`{"inputs": [${'['.repeat(MAX_DEPTH - 2)}${']'.repeat(MAX_DEPTH - 2)}]}`, 100, 7), 1);
+    assert.equal(count(`{"inputs": [${'['.repeat(MAX_DEPTH - 1)}${']'.repeat(MAX_DEPTH - 1)}]}`, 100, 7).code, 'TOO_DEEP');
   });
 });
 

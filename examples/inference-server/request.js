@@ -1,7 +1,7 @@
 // request.js - what server.js accepts from a client, checked before any work is queued: the body
 // (JSON only, at most `limit` bytes, refused from its Content-Length before it is read; at most
-// maxRows rows in "inputs", counted as the body streams in, so an oversized batch is refused
-// without parsing it) and the inputs in it (rows of exactly inFeatures finite numbers). Every
+// maxRows rows in "inputs" and at most MAX_DEPTH levels of nesting, checked as the body streams
+// in, so an oversized batch or a deeply nested body is refused without parsing it) and the inputs in it (rows of exactly inFeatures finite numbers). Every
 // refusal is an HttpError with a status, a stable code and a message that says what was expected.
 'use strict';
 
@@ -26,20 +26,25 @@ function checkContentType(req) {
 /** 413 for a batch larger than maxRows (got: the count, or what is known of it). */
 const tooManyRows = (maxRows, got, headers = {}) => new HttpError(413, 'BATCH_TOO_LARGE', `a request may hold at most ${maxRows} inputs, got ${got}`, headers);
 
+/** How deep a body may nest: {"inputs": [[[28 numbers] x 28] ...]} is 4 levels. */
+const MAX_DEPTH = 8;
+
 /**
  * Counts the rows of `{"inputs": [row, row, ...]}` in a JSON body fed chunk by chunk, without
  * parsing it: a scan of the bytes that tracks strings (and their escapes), the nesting depth and
  * the key being read at the top level, and counts the arrays that open directly inside the
- * "inputs" array. feed() throws 413 BATCH_TOO_LARGE as soon as the count passes maxRows.
+ * "inputs" array. feed() throws 413 BATCH_TOO_LARGE as soon as the count passes maxRows, and 400
+ * TOO_DEEP when the nesting passes maxDepth (JSON.parse would recurse through all of it first).
  * Malformed JSON is not its business (JSON.parse refuses it later), nor are keys spelled with
  * escapes (they are not decoded: the batcher's check after parsing catches those): the count is
  * exact for well-formed bodies and harmless for the rest. (Parsing a batch of 65 rows of 784 numbers, about
  * 860 KB, would block the event loop for ~3 ms before the batch size could be checked; the scan
  * costs a fraction of that and runs one network chunk at a time.)
  */
-class RowCounter {
-  constructor(maxRows) {
+class BodyScanner {
+  constructor(maxRows, maxDepth = MAX_DEPTH) {
     this.maxRows = maxRows;
+    this.maxDepth = maxDepth;
     this.rows = 0;
     this.depth = 0;
     this.inString = false;
@@ -88,7 +93,9 @@ class RowCounter {
           // (refused mid-body: the rest is not read, so the connection closes after the answer)
           throw tooManyRows(this.maxRows, `${rows} or more`, { connection: 'close' });
         }
-        depth++;
+        if (++depth > this.maxDepth) {
+          throw new HttpError(400, 'TOO_DEEP', `JSON nested deeper than ${this.maxDepth} levels; ${SHAPE_HINT}`, { connection: 'close' });
+        }
       } else if (c === 0x5d || c === 0x7d) { // ] }
         depth--;
         if (depth === 1) inInputs = false;
@@ -102,14 +109,15 @@ const [QUOTE, BACKSLASH, OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE, C
 
 /**
  * The body of req as text; 413 when it is (or says it will be) larger than limit bytes, or when
- * its "inputs" hold more than maxRows rows (RowCounter; maxRows undefined: not counted).
+ * its "inputs" hold more than maxRows rows; 400 when it nests deeper than MAX_DEPTH (BodyScanner;
+ * maxRows undefined: not scanned).
  */
 function readBody(req, limit, { maxRows } = {}) {
   return new Promise((resolve, reject) => {
     const tooLarge = () => new HttpError(413, 'BODY_TOO_LARGE', `request body larger than ${limit} bytes`, { connection: 'close' });
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) { reject(tooLarge()); return; }
-    const counter = maxRows === undefined ? null : new RowCounter(maxRows);
+    const scanner = maxRows === undefined ? null : new BodyScanner(maxRows);
     const chunks = [];
     let size = 0;
     let failed = false;
@@ -118,8 +126,8 @@ function readBody(req, limit, { maxRows } = {}) {
       if (failed) return;
       size += c.length;
       if (size > limit) { fail(tooLarge()); return; }
-      if (counter) {
-        try { counter.feed(c); } catch (e) { fail(e); return; }
+      if (scanner) {
+        try { scanner.feed(c); } catch (e) { fail(e); return; }
       }
       chunks.push(c);
     });
@@ -155,4 +163,4 @@ function parseInputs(text, inF) {
   return { x, n: rows.length };
 }
 
-module.exports = { HttpError, RowCounter, tooManyRows, checkContentType, readBody, parseInputs };
+module.exports = { HttpError, BodyScanner, MAX_DEPTH, tooManyRows, checkContentType, readBody, parseInputs };
