@@ -1888,8 +1888,8 @@ export declare namespace _internal {
   function adaptiveAvgPool2dBackward(gradOutput: Tensor, input: Tensor, options?: { gradOutput?: Tensor; input?: Tensor }): Tensor;
   function adaptiveAvgPool2dBackward(options: { gradOutput: Tensor; input: Tensor }): Tensor;
   /** Gradient of interpolate w.r.t. its input. */
-  function interpolateBackward(gradOutput: Tensor, inputSize: readonly number[], size: number | readonly number[] | null | undefined, scaleFactor: number | readonly number[] | null | undefined, mode: string, alignCorners?: boolean | null, options?: { gradOutput?: Tensor; inputSize?: readonly number[]; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null; mode?: string; alignCorners?: boolean | null }): Tensor;
-  function interpolateBackward(options: { gradOutput: Tensor; inputSize: readonly number[]; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null; mode: string; alignCorners?: boolean | null }): Tensor;
+  function interpolateBackward(gradOutput: Tensor, inputSize: readonly number[], size: number | readonly number[] | null | undefined, scaleFactor: number | readonly number[] | null | undefined, mode: string, alignCorners?: boolean | null, recomputeScaleFactor?: boolean | null, options?: { gradOutput?: Tensor; inputSize?: readonly number[]; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null; mode?: string; alignCorners?: boolean | null; recomputeScaleFactor?: boolean | null }): Tensor;
+  function interpolateBackward(options: { gradOutput: Tensor; inputSize: readonly number[]; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null; mode: string; alignCorners?: boolean | null; recomputeScaleFactor?: boolean | null }): Tensor;
   /** Gradient of pad w.r.t. its input (reflected/replicated borders summed back). */
   function padBackward(gradOutput: Tensor, inputSize: readonly number[], pad: readonly number[], mode?: string, options?: { gradOutput?: Tensor; inputSize?: readonly number[]; pad?: readonly number[]; mode?: string }): Tensor;
   function padBackward(options: { gradOutput: Tensor; inputSize: readonly number[]; pad: readonly number[]; mode?: string }): Tensor;
@@ -2094,9 +2094,9 @@ export declare namespace nn.functional {
   /** 2-D adaptive average pooling to outputSize (H, W) (a number means square). */
   function adaptiveAvgPool2d(input: Tensor, outputSize: number | readonly number[], options?: { input?: Tensor; outputSize?: number | readonly number[] }): Tensor;
   function adaptiveAvgPool2d(options: { input: Tensor; outputSize: number | readonly number[] }): Tensor;
-  /** Resizes (N, C, L) or (N, C, H, W) input to size or by scaleFactor: mode 'nearest', 'linear' (3-D) or 'bilinear' (4-D). */
-  function interpolate(input: Tensor, size?: number | readonly number[] | null, scaleFactor?: number | readonly number[] | null, mode?: string, alignCorners?: boolean | null, options?: { input?: Tensor; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null; mode?: string; alignCorners?: boolean | null }): Tensor;
-  function interpolate(options: { input: Tensor; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null; mode?: string; alignCorners?: boolean | null }): Tensor;
+  /** Resizes (N, C, L), (N, C, H, W) or (N, C, D, H, W) input to size or by scaleFactor: mode 'nearest', 'nearest-exact', 'linear' (3-D), 'bilinear' or 'bicubic' (4-D), 'trilinear' (5-D), 'area'. */
+  function interpolate(input: Tensor, size?: number | readonly number[] | null, scaleFactor?: number | readonly number[] | null, mode?: string, alignCorners?: boolean | null, recomputeScaleFactor?: boolean | null, options?: { input?: Tensor; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null; mode?: string; alignCorners?: boolean | null; recomputeScaleFactor?: boolean | null }): Tensor;
+  function interpolate(options: { input: Tensor; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null; mode?: string; alignCorners?: boolean | null; recomputeScaleFactor?: boolean | null }): Tensor;
   /** Pads the last len(pad)/2 dims (pad = [left, right, top, bottom, ...], last dim first): mode 'constant' (value), 'reflect' or 'replicate'. */
   function pad(input: Tensor, pad: readonly number[], mode?: string, value?: number | null, options?: { input?: Tensor; pad?: readonly number[]; mode?: string; value?: number | null }): Tensor;
   function pad(options: { input: Tensor; pad: readonly number[]; mode?: string; value?: number | null }): Tensor;
