@@ -116,7 +116,7 @@ static kd_cuda_status kd_cu_pad(int device, kd_cuda_op *o) {
 struct kd_cu_interp_p {
   int64_t planes;
   int64_t in[KD_CU_INTERP_AXES], out[KD_CU_INTERP_AXES]; /* depth, height, width */
-  int k[KD_CU_INTERP_AXES];                               /* taps per output position */
+  int k[KD_CU_INTERP_AXES];                               /* taps per output position (antialias: many) */
   const int64_t *idx[KD_CU_INTERP_AXES];                  /* [out * k] source indices per axis */
   const double *w[KD_CU_INTERP_AXES];                     /* [out * k] weights per axis */
 };
@@ -196,7 +196,7 @@ static kd_cuda_status kd_cu_interp(int device, kd_cuda_op *o) {
     p.in[a] = (int64_t)o->d[a];
     p.out[a] = (int64_t)o->d[3 + a];
     p.k[a] = (int)o->d[6 + a];
-    ok = ok && p.in[a] >= 1 && p.out[a] >= 1 && p.k[a] >= 1 && p.k[a] <= 4;
+    ok = ok && p.in[a] >= 1 && p.out[a] >= 1 && p.k[a] >= 1;
   }
   if (!ok) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "interpolate: bad arguments");
   const int64_t *ib = kd_cu_addr<const int64_t>(o->i[1]);

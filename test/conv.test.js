@@ -53,7 +53,7 @@ function backwardOf(c, args, gos) {
     case 'adaptiveAvgPool2d': return [I.adaptiveAvgPool2dBackward(go, args[0])];
     case 'interpolate': {
       const opts = { size: kw.size, scaleFactor: kw.scaleFactor, mode: kw.mode || 'nearest', alignCorners: kw.alignCorners,
-        recomputeScaleFactor: kw.recomputeScaleFactor };
+        recomputeScaleFactor: kw.recomputeScaleFactor, antialias: kw.antialias };
       for (const k of Object.keys(opts)) if (opts[k] === undefined) delete opts[k];
       return [I.interpolateBackward(go, args[0].shape, opts)];
     }

@@ -1,8 +1,9 @@
 // interpolate.test.js - kd.nn.functional.interpolate's modes (src/cpu/interpolate.c): PyTorch
 // parity from test/fixtures/interpolate.json (tools/fixtures/interpolate.py; 2-D nearest,
 // bilinear and 'area' are in conv.json), then what fixtures cannot say: the call forms of
-// recomputeScaleFactor, the backward op against finite differences of <gy, interpolate(x)> in
-// float64, and big inputs (planes crossing the parallel grain) against a plain float64 reference.
+// recomputeScaleFactor and antialias, the backward op against finite differences of
+// <gy, interpolate(x)> in float64, and big inputs (planes crossing the parallel grain) against a
+// plain float64 reference.
 'use strict';
 const assert = require('node:assert');
 const kd = require('..');
@@ -59,6 +60,18 @@ describe('interpolate: call forms and references', () => {
       (e) => e instanceof kd.KindlingError && /recompute_scale_factor/.test(e.message));
   });
 
+  it('antialias positionally and by name; modes without it are errors', () => {
+    const x = kd.arange(48, { dtype: 'float64' }).reshape([1, 1, 6, 8]);
+    const byName = F.interpolate(x, { size: [2, 3], mode: 'bicubic', antialias: true });
+    const positional = F.interpolate(x, [2, 3], null, 'bicubic', null, null, true);
+    assert.deepEqual(values(byName), values(positional));
+    assert.notDeepEqual(values(byName), values(F.interpolate(x, [2, 3], null, 'bicubic')));
+    for (const mode of ['nearest', 'area']) {
+      assert.throws(() => F.interpolate(x, { size: [2, 3], mode, antialias: true }),
+        (e) => e instanceof kd.KindlingError && /Anti-alias option is only supported/.test(e.message), mode);
+    }
+  });
+
   it('the backward op agrees with finite differences of <gy, interpolate(x)> (float64)', () => {
     kd.manualSeed(3);
     const settings = [
@@ -67,6 +80,7 @@ describe('interpolate: call forms and references', () => {
       [[1, 1, 2, 3, 2], { size: [3, 2, 4], mode: 'trilinear' }],
       [[1, 2, 5], { size: 3, mode: 'nearest-exact' }],
       [[1, 1, 2, 2, 3], { scaleFactor: 1.5, mode: 'nearest' }],
+      [[1, 1, 9, 5], { size: [2, 4], mode: 'bilinear', antialias: true }],
     ];
     for (const [shape, opts] of settings) {
       const x = kd.randn(shape, { dtype: 'float64' });

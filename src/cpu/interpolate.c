@@ -8,7 +8,8 @@
  * (UpSampleKernel.cpp) evaluate it. The taps follow PyTorch's UpSample.h (nearest_idx,
  * nearest_exact_idx, area_pixel_compute_scale / area_pixel_compute_source_index,
  * guard_index_and_lambda, get_cubic_upsample_coefficients with A = -0.75 and indices clamped to
- * the border), computed in the compute dtype; a given scaleFactor is used as is (1/scale), unless
+ * the border), computed in the compute dtype; with antialias (bilinear, bicubic), PyTorch's
+ * _compute_weights_aa windows, as many taps as the widest (computed in double); a given scaleFactor is used as is (1/scale), unless
  * recomputeScaleFactor, which keeps only the output size. An axis the input lacks is a size-1
  * axis with one tap. Inputs are made contiguous in the compute dtype (float32 for float16,
  * bfloat16 and, for the nearest modes, uint8), and planes (N * C) run in parallel on kindling's
@@ -66,19 +67,71 @@ static double kd_interp_source(double s, int64_t o, bool align, bool cubic, bool
 }
 
 /* get_cubic_upsample_coefficients: the four weights of positions i-1 .. i+2 at fraction t. */
-#define KD_INTERP_CUBIC_COEFFS(T, SFX)                                                                   \
-  static void kd_interp_cubic_##SFX(T t, double *w) {                                                   \
-    const T A = (T)-0.75;                                                                               \
-    T x1 = t, x2 = (T)1 - t, y;                                                                         \
-    y = x1 + (T)1;                                                                                      \
-    w[0] = ((A * y - (T)5 * A) * y + (T)8 * A) * y - (T)4 * A;                                          \
-    w[1] = ((A + (T)2) * x1 - (A + (T)3)) * x1 * x1 + (T)1;                                             \
-    w[2] = ((A + (T)2) * x2 - (A + (T)3)) * x2 * x2 + (T)1;                                             \
-    y = x2 + (T)1;                                                                                      \
-    w[3] = ((A * y - (T)5 * A) * y + (T)8 * A) * y - (T)4 * A;                                          \
+#define KD_INTERP_CUBIC_COEFFS(T, SFX)                                                                 \
+  static void kd_interp_cubic_##SFX(T t, double *w) {                                                  \
+    const T A = (T)-0.75;                                                                              \
+    T x1 = t, x2 = (T)1 - t, y;                                                                        \
+    y = x1 + (T)1;                                                                                     \
+    w[0] = ((A * y - (T)5 * A) * y + (T)8 * A) * y - (T)4 * A;                                         \
+    w[1] = ((A + (T)2) * x1 - (A + (T)3)) * x1 * x1 + (T)1;                                            \
+    w[2] = ((A + (T)2) * x2 - (A + (T)3)) * x2 * x2 + (T)1;                                            \
+    y = x2 + (T)1;                                                                                     \
+    w[3] = ((A * y - (T)5 * A) * y + (T)8 * A) * y - (T)4 * A;                                         \
   }
 KD_INTERP_CUBIC_COEFFS(float, f32)
 KD_INTERP_CUBIC_COEFFS(double, f64)
+
+/* _compute_weights_aa's filters: a triangle (bilinear) and the a = -0.5 cubic (bicubic). */
+static double kd_interp_aa_filter(double x, bool cubic) {
+  x = fabs(x);
+  if (!cubic) return x < 1.0 ? 1.0 - x : 0.0;
+  const double a = -0.5;
+  if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0;
+  if (x < 2.0) return (((x - 5.0) * x + 8.0) * x - 4.0) * a;
+  return 0.0;
+}
+
+/* The antialiasing filter's half-width in source positions: stretched by the scale when
+ * downsampling. */
+static double kd_interp_aa_support(double s, bool cubic) { return (cubic ? 2.0 : 1.0) * (s >= 1.0 ? s : 1.0); }
+
+/* Taps per output position of an antialiased axis: the widest window (at most the input). */
+static int64_t kd_interp_aa_taps(const kd_interp_axis *a, bool has_scale, double scale, bool align, bool cubic) {
+  double s = kd_interp_scale(a->in, a->out, has_scale, scale, align, true);
+  double k = ceil(kd_interp_aa_support(s, cubic)) * 2.0 + 1.0;
+  return k < (double)a->in ? (int64_t)k : a->in;
+}
+
+/* Antialiased taps (_compute_weights_aa): the filter around each output's centre in the input,
+ * normalised to sum 1; taps past the window weigh 0. */
+static void kd_interp_taps_aa(kd_interp_axis *a, bool has_scale, double scale, bool align, bool cubic) {
+  const int64_t in = a->in;
+  const double s = kd_interp_scale(in, a->out, has_scale, scale, align, true);
+  const double support = kd_interp_aa_support(s, cubic), invscale = s >= 1.0 ? 1.0 / s : 1.0;
+  for (int64_t o = 0; o < a->out; o++) {
+    int64_t *ix = a->idx + o * a->k;
+    double *w = a->w + o * a->k;
+    const double center = s * ((double)o + 0.5);
+    int64_t lo = (int64_t)(center - support + 0.5), hi = (int64_t)(center + support + 0.5);
+    if (lo < 0) lo = 0;
+    if (hi > in) hi = in;
+    int64_t n = hi - lo < 0 ? 0 : hi - lo > a->k ? a->k : hi - lo;
+    double total = 0;
+    for (int64_t t = 0; t < n; t++) {
+      w[t] = kd_interp_aa_filter(((double)(t + lo) - center + 0.5) * invscale, cubic);
+      total += w[t];
+    }
+    for (int64_t t = 0; t < a->k; t++) {
+      if (t < n) {
+        ix[t] = lo + t;
+        if (total != 0.0) w[t] /= total;
+      } else {
+        ix[t] = lo < in ? lo : in - 1;
+        w[t] = 0;
+      }
+    }
+  }
+}
 
 /* The taps of one axis (a->in, a->out, a->k set). */
 static void kd_interp_taps(kd_interp_axis *a, kd_interp_kind kind, bool has_scale, double scale, bool align, bool f64) {
@@ -141,94 +194,99 @@ static void kd_interp_taps(kd_interp_axis *a, kd_interp_kind kind, bool has_scal
  * weights scatter the output gradient. The row loops are instantiated for the tap counts the modes
  * use (height x width: 1 x 2 linear, 2 x 2 bilinear/trilinear, 4 x 4 bicubic; nearest is a gather),
  * so their tap loops unroll; other counts take the generic instance (KH, KW = 0: the job's). */
-#define KD_INTERP_ROW_FWD(T, W, KH_, KW_)                                                                \
-  {                                                                                                     \
-    const int KH = KH_ ? KH_ : ah->k, KW = KW_ ? KW_ : aw->k;                                            \
-    for (int64_t ow = 0; ow < aw->out; ow++) {                                                          \
-      const int64_t *iw = aw->idx + ow * KW;                                                            \
-      const T *ww = aw->W + ow * KW;                                                                    \
-      T acc_h = 0;                                                                                      \
-      for (int b = 0; b < KH; b++) {                                                                    \
-        const T *xr = rows[b];                                                                          \
-        T acc_w = xr[iw[0]] * ww[0];                                                                    \
-        for (int c = 1; c < KW; c++) acc_w += xr[iw[c]] * ww[c];                                        \
-        const T th = acc_w * wh[b];                                                                     \
-        acc_h = b ? acc_h + th : th;                                                                    \
-      }                                                                                                 \
-      yr[ow] = a ? yr[ow] + acc_h * wd : acc_h * wd;                                                    \
-    }                                                                                                   \
+#define KD_INTERP_ROW_FWD(T, W, KH_, KW_, XR)                                                          \
+  {                                                                                                    \
+    const int KH = KH_ ? KH_ : ah->k, KW = KW_ ? KW_ : aw->k;                                          \
+    for (int64_t ow = 0; ow < aw->out; ow++) {                                                         \
+      const int64_t *iw = aw->idx + ow * KW;                                                           \
+      const T *ww = aw->W + ow * KW;                                                                   \
+      T acc_h = 0;                                                                                     \
+      for (int b = 0; b < KH; b++) {                                                                   \
+        const T *xr = XR(b);                                                                           \
+        T acc_w = xr[iw[0]] * ww[0];                                                                   \
+        for (int c = 1; c < KW; c++) acc_w += xr[iw[c]] * ww[c];                                       \
+        const T th = acc_w * wh[b];                                                                    \
+        acc_h = b ? acc_h + th : th;                                                                   \
+      }                                                                                                \
+      yr[ow] = a ? yr[ow] + acc_h * wd : acc_h * wd;                                                   \
+    }                                                                                                  \
   }
-#define KD_INTERP_ROW_BWD(T, W, KH_, KW_)                                                                \
-  {                                                                                                     \
-    const int KH = KH_ ? KH_ : ah->k, KW = KW_ ? KW_ : aw->k;                                            \
-    for (int64_t ow = 0; ow < aw->out; ow++) {                                                          \
-      const int64_t *iw = aw->idx + ow * KW;                                                            \
-      const T *ww = aw->W + ow * KW;                                                                    \
-      const T ga = gr[ow] * wd;                                                                         \
-      for (int b = 0; b < KH; b++) {                                                                    \
-        T *xr = rows[b];                                                                                \
-        const T gb = ga * wh[b];                                                                        \
-        for (int c = 0; c < KW; c++) xr[iw[c]] += gb * ww[c];                                           \
-      }                                                                                                 \
-    }                                                                                                   \
+#define KD_INTERP_ROW_BWD(T, W, KH_, KW_, XR)                                                          \
+  {                                                                                                    \
+    const int KH = KH_ ? KH_ : ah->k, KW = KW_ ? KW_ : aw->k;                                          \
+    for (int64_t ow = 0; ow < aw->out; ow++) {                                                         \
+      const int64_t *iw = aw->idx + ow * KW;                                                           \
+      const T *ww = aw->W + ow * KW;                                                                   \
+      const T ga = gr[ow] * wd;                                                                        \
+      for (int b = 0; b < KH; b++) {                                                                   \
+        T *xr = XR(b);                                                                                 \
+        const T gb = ga * wh[b];                                                                       \
+        for (int c = 0; c < KW; c++) xr[iw[c]] += gb * ww[c];                                          \
+      }                                                                                                \
+    }                                                                                                  \
   }
+/* rows[b]: the source rows of the height taps, hoisted when there are at most KD_INTERP_MAX_TAPS
+ * (antialiasing has more: then each is found in the loop) */
+#define KD_INTERP_ROW_HOISTED(b) rows[b]
+#define KD_INTERP_ROW_FOUND(b) (xd + ah->idx[oh * ah->k + (b)] * aw->in)
 #define KD_INTERP_DISPATCH(ROW, T, W)                                                                   \
-  if (ah->k == 1 && aw->k == 2) ROW(T, W, 1, 2)                                                         \
-  else if (ah->k == 2 && aw->k == 2) ROW(T, W, 2, 2)                                                    \
-  else if (ah->k == 4 && aw->k == 4) ROW(T, W, 4, 4)                                                    \
-  else ROW(T, W, 0, 0)
+  if (ah->k == 1 && aw->k == 2) ROW(T, W, 1, 2, KD_INTERP_ROW_HOISTED)                                 \
+  else if (ah->k == 2 && aw->k == 2) ROW(T, W, 2, 2, KD_INTERP_ROW_HOISTED)                            \
+  else if (ah->k == 4 && aw->k == 4) ROW(T, W, 4, 4, KD_INTERP_ROW_HOISTED)                            \
+  else if (ah->k <= KD_INTERP_MAX_TAPS) ROW(T, W, 0, 0, KD_INTERP_ROW_HOISTED)                         \
+  else ROW(T, W, 0, 0, KD_INTERP_ROW_FOUND)
 
-#define KD_INTERP_LOOPS(T, SFX, W)                                                                       \
-  static void kd_interp_fwd_##SFX(const kd_interp_job *j, int64_t p0, int64_t p1) {                     \
-    const kd_interp_axis *ad = &j->ax[0], *ah = &j->ax[1], *aw = &j->ax[2];                             \
-    const int64_t hw = ah->in * aw->in, ohw = ah->out * aw->out;                                        \
-    const bool gather = ad->k == 1 && ah->k == 1 && aw->k == 1;                                         \
-    const T *rows[KD_INTERP_MAX_TAPS];                                                                  \
-    for (int64_t p = p0; p < p1; p++) {                                                                 \
-      const T *x = (const T *)j->src + p * ad->in * hw;                                                 \
-      T *y = (T *)j->dst + p * ad->out * ohw;                                                           \
-      for (int64_t od = 0; od < ad->out; od++)                                                          \
-        for (int64_t oh = 0; oh < ah->out; oh++) {                                                      \
-          T *yr = y + od * ohw + oh * aw->out;                                                          \
-          const T *wh = ah->W + oh * ah->k;                                                             \
-          if (gather) { /* nearest: every weight is 1 */                                                \
-            const T *xr = x + ad->idx[od] * hw + ah->idx[oh] * aw->in;                                  \
-            for (int64_t ow = 0; ow < aw->out; ow++) yr[ow] = xr[aw->idx[ow]];                          \
-            continue;                                                                                   \
-          }                                                                                             \
-          for (int a = 0; a < ad->k; a++) {                                                             \
-            const T *xd = x + ad->idx[od * ad->k + a] * hw;                                             \
-            const T wd = ad->W[od * ad->k + a];                                                         \
-            for (int b = 0; b < ah->k; b++) rows[b] = xd + ah->idx[oh * ah->k + b] * aw->in;            \
-            KD_INTERP_DISPATCH(KD_INTERP_ROW_FWD, T, W)                                                 \
-          }                                                                                             \
-        }                                                                                               \
-    }                                                                                                   \
-  }                                                                                                     \
-  static void kd_interp_bwd_##SFX(const kd_interp_job *j, int64_t p0, int64_t p1) {                     \
-    const kd_interp_axis *ad = &j->ax[0], *ah = &j->ax[1], *aw = &j->ax[2];                             \
-    const int64_t hw = ah->in * aw->in, ohw = ah->out * aw->out;                                        \
-    T *rows[KD_INTERP_MAX_TAPS];                                                                        \
-    for (int64_t p = p0; p < p1; p++) {                                                                 \
-      const T *gy = (const T *)j->src + p * ad->out * ohw;                                              \
-      T *gx = (T *)j->dst + p * ad->in * hw;                                                            \
+#define KD_INTERP_LOOPS(T, SFX, W)                                                                     \
+  static void kd_interp_fwd_##SFX(const kd_interp_job *j, int64_t p0, int64_t p1) {                    \
+    const kd_interp_axis *ad = &j->ax[0], *ah = &j->ax[1], *aw = &j->ax[2];                            \
+    const int64_t hw = ah->in * aw->in, ohw = ah->out * aw->out;                                       \
+    const bool gather = ad->k == 1 && ah->k == 1 && aw->k == 1;                                        \
+    const T *rows[KD_INTERP_MAX_TAPS];                                                                 \
+    for (int64_t p = p0; p < p1; p++) {                                                                \
+      const T *x = (const T *)j->src + p * ad->in * hw;                                                \
+      T *y = (T *)j->dst + p * ad->out * ohw;                                                          \
+      for (int64_t od = 0; od < ad->out; od++)                                                         \
+        for (int64_t oh = 0; oh < ah->out; oh++) {                                                     \
+          T *yr = y + od * ohw + oh * aw->out;                                                         \
+          const T *wh = ah->W + oh * ah->k;                                                            \
+          if (gather) { /* nearest: every weight is 1 */                                               \
+            const T *xr = x + ad->idx[od] * hw + ah->idx[oh] * aw->in;                                 \
+            for (int64_t ow = 0; ow < aw->out; ow++) yr[ow] = xr[aw->idx[ow]];                         \
+            continue;                                                                                  \
+          }                                                                                            \
+          for (int a = 0; a < ad->k; a++) {                                                            \
+            const T *xd = x + ad->idx[od * ad->k + a] * hw;                                            \
+            const T wd = ad->W[od * ad->k + a];                                                        \
+            for (int b = 0; b < ah->k && b < KD_INTERP_MAX_TAPS; b++) rows[b] = KD_INTERP_ROW_FOUND(b);  \
+            KD_INTERP_DISPATCH(KD_INTERP_ROW_FWD, T, W)                                                \
+          }                                                                                            \
+        }                                                                                              \
+    }                                                                                                  \
+  }                                                                                                    \
+  static void kd_interp_bwd_##SFX(const kd_interp_job *j, int64_t p0, int64_t p1) {                    \
+    const kd_interp_axis *ad = &j->ax[0], *ah = &j->ax[1], *aw = &j->ax[2];                            \
+    const int64_t hw = ah->in * aw->in, ohw = ah->out * aw->out;                                       \
+    T *rows[KD_INTERP_MAX_TAPS];                                                                       \
+    for (int64_t p = p0; p < p1; p++) {                                                                \
+      const T *gy = (const T *)j->src + p * ad->out * ohw;                                             \
+      T *gx = (T *)j->dst + p * ad->in * hw;                                                           \
       memset(gx, 0, (size_t)(ad->in * hw) * sizeof(T));                                                \
-      for (int64_t od = 0; od < ad->out; od++)                                                          \
-        for (int64_t oh = 0; oh < ah->out; oh++) {                                                      \
-          const T *gr = gy + od * ohw + oh * aw->out;                                                   \
-          const T *wh = ah->W + oh * ah->k;                                                             \
-          for (int a = 0; a < ad->k; a++) {                                                             \
-            T *xd = gx + ad->idx[od * ad->k + a] * hw;                                                  \
-            const T wd = ad->W[od * ad->k + a];                                                         \
-            for (int b = 0; b < ah->k; b++) rows[b] = xd + ah->idx[oh * ah->k + b] * aw->in;            \
-            if (ah->k == 1 && aw->k == 1) {                                                             \
-              for (int64_t ow = 0; ow < aw->out; ow++) rows[0][aw->idx[ow]] += gr[ow];                  \
-              continue;                                                                                 \
-            }                                                                                           \
-            KD_INTERP_DISPATCH(KD_INTERP_ROW_BWD, T, W)                                                 \
-          }                                                                                             \
-        }                                                                                               \
-    }                                                                                                   \
+      for (int64_t od = 0; od < ad->out; od++)                                                         \
+        for (int64_t oh = 0; oh < ah->out; oh++) {                                                     \
+          const T *gr = gy + od * ohw + oh * aw->out;                                                  \
+          const T *wh = ah->W + oh * ah->k;                                                            \
+          for (int a = 0; a < ad->k; a++) {                                                            \
+            T *xd = gx + ad->idx[od * ad->k + a] * hw;                                                 \
+            const T wd = ad->W[od * ad->k + a];                                                        \
+            for (int b = 0; b < ah->k && b < KD_INTERP_MAX_TAPS; b++) rows[b] = KD_INTERP_ROW_FOUND(b);  \
+            if (ah->k == 1 && aw->k == 1) {                                                            \
+              for (int64_t ow = 0; ow < aw->out; ow++) rows[0][aw->idx[ow]] += gr[ow];                 \
+              continue;                                                                                \
+            }                                                                                          \
+            KD_INTERP_DISPATCH(KD_INTERP_ROW_BWD, T, W)                                                \
+          }                                                                                            \
+        }                                                                                              \
+    }                                                                                                  \
   }
 KD_INTERP_LOOPS(float, f32, wf)
 KD_INTERP_LOOPS(double, f64, w)
@@ -342,6 +400,7 @@ static kd_status kd_interp_impl(const kd_op_info *op, kd_value *args, kd_tensor 
   }
   int a0 = bwd ? 2 : 1;
   const kd_value *sizev = &args[a0], *scalev = &args[a0 + 1], *alignv = &args[a0 + 3], *recomputev = &args[a0 + 4];
+  bool antialias = args[a0 + 5].kind == KD_VALUE_BOOL && args[a0 + 5].v.b;
   const char *mode = args[a0 + 2].v.str;
   bool nearest_mode = strcmp(mode, "nearest") == 0 || strcmp(mode, "nearest-exact") == 0;
   if (nearest_mode && alignv->kind == KD_VALUE_BOOL)
@@ -355,6 +414,8 @@ static kd_status kd_interp_impl(const kd_op_info *op, kd_value *args, kd_tensor 
   if (has_size && has_scale) return kd_error(KD_ERR_INVALID_ARGUMENT, "only one of size or scale_factor should be defined");
   if (!has_size && !has_scale) return kd_error(KD_ERR_INVALID_ARGUMENT, "either size or scale_factor should be defined");
   if (recompute && has_size) return kd_error(KD_ERR_INVALID_ARGUMENT, "recompute_scale_factor is not meaningful with an explicit size.");
+  if (antialias && !(nd == 2 && (kind == KD_INTERP_KIND_CUBIC || strcmp(mode, "bilinear") == 0)))
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "Anti-alias option is only supported for bilinear and bicubic modes");
   /* spatial axes right-aligned into (depth, height, width) */
   int64_t in[KD_INTERP_AXES] = {1, 1, 1}, out[KD_INTERP_AXES] = {1, 1, 1};
   double scale[KD_INTERP_AXES] = {0, 0, 0};
@@ -417,8 +478,11 @@ static kd_status kd_interp_impl(const kd_op_info *op, kd_value *args, kd_tensor 
   for (int i = 0; i < KD_INTERP_AXES; i++) {
     j.ax[i].in = in[i];
     j.ax[i].out = out[i];
-    j.ax[i].k = i < off ? 1 : taps;
-    total += out[i] * j.ax[i].k;
+    int64_t k = i < off ? 1 : antialias ? kd_interp_aa_taps(&j.ax[i], sc[i], scale[i], align, kind == KD_INTERP_KIND_CUBIC) : taps;
+    int64_t n = 0;
+    if (k > INT32_MAX || kd_mul_overflows(out[i], k, &n) || kd_add_overflows(total, n, &total))
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "interpolate: too many antialiasing taps for an input of size %lld", (long long)in[i]);
+    j.ax[i].k = (int)k;
   }
   int64_t *ib = (int64_t *)malloc((size_t)total * sizeof(int64_t));
   double *lb = (double *)malloc((size_t)total * sizeof(double));
@@ -431,6 +495,7 @@ static kd_status kd_interp_impl(const kd_op_info *op, kd_value *args, kd_tensor 
     j.ax[i].wf = fb + pos;
     pos += out[i] * j.ax[i].k;
     if (i < off) { j.ax[i].idx[0] = 0; j.ax[i].w[0] = 1; }
+    else if (antialias) kd_interp_taps_aa(&j.ax[i], sc[i], scale[i], align, kind == KD_INTERP_KIND_CUBIC);
     else kd_interp_taps(&j.ax[i], kind, sc[i], scale[i], align, j.f64);
   }
   for (int64_t t = 0; t < total; t++) fb[t] = (float)lb[t];
