@@ -296,7 +296,8 @@ enum kd_cuda_op_kind {
   /* interpolate over contiguous [planes, d, h, w] -> [planes, od, oh, ow] (float32/float64
    * dtype), separable taps: data[0] = dst, i[0] = addr src, i[1] = addr of the int64 source
    * indices and i[2] = addr of the double weights, both [od * kd, oh * kh, ow * kw] (k taps per
-   * output position of each axis, >= 1), i[3] = planes; d[0..2] = d, h, w, d[3..5] = od, oh, ow,
+   * output position of each axis, >= 1; an index -1 after the first ends the
+   * taps of that position), i[3] = planes; d[0..2] = d, h, w, d[3..5] = od, oh, ow,
    * d[6..8] = kd, kh, kw. code 0 forward; code 1 backward (dst [planes, d, h, w] zeroed, atomics). */
   KD_CUDA_OP_INTERP = 23,
   /* pointwise losses: ops [out, input, target, weight, posWeight (, grad)] of one float dtype

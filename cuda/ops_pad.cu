@@ -121,7 +121,8 @@ struct kd_cu_interp_p {
   const double *w[KD_CU_INTERP_AXES];                     /* [out * k] weights per axis */
 };
 
-/* The nested weighted sum of interpolate.c (depth outermost, each sum started from its first term). */
+/* The nested weighted sum of interpolate.c (depth outermost, each sum started from its first term);
+ * a tap of index -1 ends an antialiased window (KD_INTERP_TAP in interpolate.c). */
 template <typename T>
 __global__ void kd_cu_interp_fwd_kernel(T *y, const T *x, const kd_cu_interp_p p) {
   const int64_t n = p.planes * p.out[0] * p.out[1] * p.out[2];
@@ -136,10 +137,10 @@ __global__ void kd_cu_interp_fwd_kernel(T *y, const T *x, const kd_cu_interp_p p
     for (int a = 0; a < p.k[0]; a++) {
       const T *xd = xp + p.idx[0][od * p.k[0] + a] * hw;
       T acc_h = 0;
-      for (int b = 0; b < p.k[1]; b++) {
+      for (int b = 0; b < p.k[1] && (b == 0 || p.idx[1][oh * p.k[1] + b] >= 0); b++) {
         const T *xr = xd + p.idx[1][oh * p.k[1] + b] * p.in[2];
         T acc_w = xr[iw[0]] * (T)ww[0];
-        for (int c = 1; c < p.k[2]; c++) acc_w += xr[iw[c]] * (T)ww[c];
+        for (int c = 1; c < p.k[2] && iw[c] >= 0; c++) acc_w += xr[iw[c]] * (T)ww[c];
         const T th = acc_w * (T)p.w[1][oh * p.k[1] + b];
         acc_h = b ? acc_h + th : th;
       }
@@ -163,10 +164,10 @@ __global__ void kd_cu_interp_bwd_kernel(T *gx, const T *gy, const kd_cu_interp_p
     for (int a = 0; a < p.k[0]; a++) {
       T *gd = gp + p.idx[0][od * p.k[0] + a] * hw;
       const T ga = (T)p.w[0][od * p.k[0] + a] * g;
-      for (int b = 0; b < p.k[1]; b++) {
+      for (int b = 0; b < p.k[1] && (b == 0 || p.idx[1][oh * p.k[1] + b] >= 0); b++) {
         T *gr = gd + p.idx[1][oh * p.k[1] + b] * p.in[2];
         const T gb = (T)p.w[1][oh * p.k[1] + b] * ga;
-        for (int c = 0; c < p.k[2]; c++) atomicAdd(gr + iw[c], (T)ww[c] * gb);
+        for (int c = 0; c < p.k[2] && (c == 0 || iw[c] >= 0); c++) atomicAdd(gr + iw[c], (T)ww[c] * gb);
       }
     }
   }

@@ -43,6 +43,7 @@ typedef struct kd_interp_axis {
 typedef struct kd_interp_job {
   int64_t planes;
   bool f64, backward;
+  bool ragged; /* antialiased: taps of index -1 end a window (KD_INTERP_TAP) */
   kd_interp_axis ax[KD_INTERP_AXES]; /* depth, height, width */
   const char *src;
   char *dst;
@@ -126,7 +127,7 @@ static void kd_interp_taps_aa(kd_interp_axis *a, bool has_scale, double scale, b
         ix[t] = lo + t;
         if (total != 0.0) w[t] /= total;
       } else {
-        ix[t] = lo < in ? lo : in - 1;
+        ix[t] = t == 0 ? (lo < in ? lo : in - 1) : -1; /* see KD_INTERP_TAP */
         w[t] = 0;
       }
     }
@@ -189,6 +190,11 @@ static void kd_interp_taps(kd_interp_axis *a, kd_interp_kind kind, bool has_scal
   }
 }
 
+/* Antialiased windows are ragged: an output's taps past its window have index -1 (the first tap
+ * is always real) and the generic instance stops there, so they add nothing (not 0 * inf = NaN);
+ * the fixed-count instances never see them. */
+#define KD_INTERP_TAP(K_, t, index) ((K_) || (t) == 0 || (index) >= 0)
+
 /* Forward: y[od, oh, ow] = sum_a (sum_b (sum_c x[id_a, ih_b, iw_c] * ww_c) * wh_b) * wd_a, each sum
  * started from its first term; the depth sum accumulates in the output row. Backward: the same
  * weights scatter the output gradient. The row loops are instantiated for the tap counts the modes
@@ -201,10 +207,10 @@ static void kd_interp_taps(kd_interp_axis *a, kd_interp_kind kind, bool has_scal
       const int64_t *iw = aw->idx + ow * KW;                                                           \
       const T *ww = aw->W + ow * KW;                                                                   \
       T acc_h = 0;                                                                                     \
-      for (int b = 0; b < KH; b++) {                                                                   \
+      for (int b = 0; b < KH && KD_INTERP_TAP(KH_, b, ah->idx[oh * KH + b]); b++) {                    \
         const T *xr = XR(b);                                                                           \
         T acc_w = xr[iw[0]] * ww[0];                                                                   \
-        for (int c = 1; c < KW; c++) acc_w += xr[iw[c]] * ww[c];                                       \
+        for (int c = 1; c < KW && KD_INTERP_TAP(KW_, c, iw[c]); c++) acc_w += xr[iw[c]] * ww[c];        \
         const T th = acc_w * wh[b];                                                                    \
         acc_h = b ? acc_h + th : th;                                                                   \
       }                                                                                                \
@@ -218,21 +224,21 @@ static void kd_interp_taps(kd_interp_axis *a, kd_interp_kind kind, bool has_scal
       const int64_t *iw = aw->idx + ow * KW;                                                           \
       const T *ww = aw->W + ow * KW;                                                                   \
       const T ga = gr[ow] * wd;                                                                        \
-      for (int b = 0; b < KH; b++) {                                                                   \
+      for (int b = 0; b < KH && KD_INTERP_TAP(KH_, b, ah->idx[oh * KH + b]); b++) {                    \
         T *xr = XR(b);                                                                                 \
         const T gb = ga * wh[b];                                                                       \
-        for (int c = 0; c < KW; c++) xr[iw[c]] += gb * ww[c];                                          \
+        for (int c = 0; c < KW && KD_INTERP_TAP(KW_, c, iw[c]); c++) xr[iw[c]] += gb * ww[c];           \
       }                                                                                                \
     }                                                                                                  \
   }
 /* rows[b]: the source rows of the height taps, hoisted when there are at most KD_INTERP_MAX_TAPS
  * (antialiasing has more: then each is found in the loop) */
 #define KD_INTERP_ROW_HOISTED(b) rows[b]
-#define KD_INTERP_ROW_FOUND(b) (xd + ah->idx[oh * ah->k + (b)] * aw->in)
+#define KD_INTERP_ROW_FOUND(b) (xd + (ah->idx[oh * ah->k + (b)] < 0 ? 0 : ah->idx[oh * ah->k + (b)]) * aw->in)
 #define KD_INTERP_DISPATCH(ROW, T, W)                                                                   \
-  if (ah->k == 1 && aw->k == 2) ROW(T, W, 1, 2, KD_INTERP_ROW_HOISTED)                                 \
-  else if (ah->k == 2 && aw->k == 2) ROW(T, W, 2, 2, KD_INTERP_ROW_HOISTED)                            \
-  else if (ah->k == 4 && aw->k == 4) ROW(T, W, 4, 4, KD_INTERP_ROW_HOISTED)                            \
+  if (!j->ragged && ah->k == 1 && aw->k == 2) ROW(T, W, 1, 2, KD_INTERP_ROW_HOISTED)                   \
+  else if (!j->ragged && ah->k == 2 && aw->k == 2) ROW(T, W, 2, 2, KD_INTERP_ROW_HOISTED)              \
+  else if (!j->ragged && ah->k == 4 && aw->k == 4) ROW(T, W, 4, 4, KD_INTERP_ROW_HOISTED)              \
   else if (ah->k <= KD_INTERP_MAX_TAPS) ROW(T, W, 0, 0, KD_INTERP_ROW_HOISTED)                         \
   else ROW(T, W, 0, 0, KD_INTERP_ROW_FOUND)
 
@@ -471,6 +477,7 @@ static kd_status kd_interp_impl(const kd_op_info *op, kd_value *args, kd_tensor 
   j.planes = xs[0] * xs[1];
   j.f64 = cdt == KD_DTYPE_F64;
   j.backward = bwd;
+  j.ragged = antialias;
   j.src = kd_tensor_data(sc_t);
   j.dst = kd_tensor_data(o);
   int taps = nearest ? 1 : kind == KD_INTERP_KIND_LINEAR ? 2 : KD_INTERP_MAX_TAPS;
