@@ -293,10 +293,12 @@ enum kd_cuda_op_kind {
    * is atomically added to its source), i[4] = outer; d[0..2] in sizes, d[3..5] out sizes,
    * d[6..8] low pads (padded dims outermost first). */
   KD_CUDA_OP_PAD = 22,
-  /* interpolate over contiguous [planes, h, w] -> [planes, oh, ow] (float32/float64 dtype):
-   * data[0] = dst, i[0] = addr src, i[1] = addr of the int64 taps [i0 h, i1 h, i0 w, i1 w],
-   * i[2] = addr of the double weights [l0 h, l1 h, l0 w, l1 w], i[3..7] = planes, h, w, oh, ow;
-   * d[0] = 1 nearest. code 0 forward; code 1 backward (dst [planes, h, w] zeroed, atomics). */
+  /* interpolate over contiguous [planes, d, h, w] -> [planes, od, oh, ow] (float32/float64
+   * dtype), separable taps: data[0] = dst, i[0] = addr src, i[1] = addr of the int64 source
+   * indices and i[2] = addr of the double weights, both [od * kd, oh * kh, ow * kw] (k taps per
+   * output position of each axis, >= 1; an index -1 after the first ends the
+   * taps of that position), i[3] = planes; d[0..2] = d, h, w, d[3..5] = od, oh, ow,
+   * d[6..8] = kd, kh, kw. code 0 forward; code 1 backward (dst [planes, d, h, w] zeroed, atomics). */
   KD_CUDA_OP_INTERP = 23,
   /* pointwise losses: ops [out, input, target, weight, posWeight (, grad)] of one float dtype
    * (absent weights are one-element 1.0 operands): code 0 forward, i[0] = 0 mse, 1 l1,

@@ -1,5 +1,6 @@
 /* ops_pad.cu - CUDA kernels of pad ('reflect', 'replicate', 'circular') / padBackward (src/cpu/pad.c) and
- * interpolate ('nearest', 'linear', 'bilinear') / interpolateBackward (src/cpu/interpolate.c).
+ * interpolate (every mode but 'area': nearest, nearest-exact, linear, bilinear, bicubic, trilinear) /
+ * interpolateBackward (src/cpu/interpolate.c).
  * The CPU kernels check, make the tensors contiguous in the compute dtype and allocate; constant
  * padding is a fill plus a window copy there (the CUDA fill_/copy_), so only the index-mapped
  * modes come here. Source positions are computed per element exactly as pad.c's index maps;
@@ -111,52 +112,76 @@ static kd_cuda_status kd_cu_pad(int device, kd_cuda_op *o) {
 }
 
 /* ---- interpolate ---- */
+#define KD_CU_INTERP_AXES 3
 struct kd_cu_interp_p {
-  int64_t planes, h, w, oh, ow;
-  bool nearest;
-  const int64_t *ih0, *ih1, *iw0, *iw1;
-  const double *lh0, *lh1, *lw0, *lw1;
+  int64_t planes;
+  int64_t in[KD_CU_INTERP_AXES], out[KD_CU_INTERP_AXES]; /* depth, height, width */
+  int k[KD_CU_INTERP_AXES];                               /* taps per output position (antialias: many) */
+  const int64_t *idx[KD_CU_INTERP_AXES];                  /* [out * k] source indices per axis */
+  const double *w[KD_CU_INTERP_AXES];                     /* [out * k] weights per axis */
 };
 
+/* The nested weighted sum of interpolate.c (depth outermost, each sum started from its first term);
+ * a tap of index -1 ends an antialiased window (KD_INTERP_TAP in interpolate.c). */
 template <typename T>
 __global__ void kd_cu_interp_fwd_kernel(T *y, const T *x, const kd_cu_interp_p p) {
-  const int64_t n = p.planes * p.oh * p.ow;
+  const int64_t n = p.planes * p.out[0] * p.out[1] * p.out[2];
+  const int64_t hw = p.in[1] * p.in[2];
   KD_CU_FOR(e, n) {
-    const int64_t ox = e % p.ow, oy = (e / p.ow) % p.oh, pl = e / (p.ow * p.oh);
-    const T *r0 = x + (pl * p.h + p.ih0[oy]) * p.w, *r1 = x + (pl * p.h + p.ih1[oy]) * p.w;
-    if (p.nearest) {
-      y[e] = r0[p.iw0[ox]];
-      continue;
+    const int64_t ow = e % p.out[2], oh = (e / p.out[2]) % p.out[1], od = (e / (p.out[2] * p.out[1])) % p.out[0];
+    const int64_t pl = e / (p.out[2] * p.out[1] * p.out[0]);
+    const T *xp = x + pl * p.in[0] * hw;
+    const int64_t *iw = p.idx[2] + ow * p.k[2];
+    const double *ww = p.w[2] + ow * p.k[2];
+    T acc_d = 0;
+    for (int a = 0; a < p.k[0]; a++) {
+      const T *xd = xp + p.idx[0][od * p.k[0] + a] * hw;
+      T acc_h = 0;
+      for (int b = 0; b < p.k[1] && (b == 0 || p.idx[1][oh * p.k[1] + b] >= 0); b++) {
+        const T *xr = xd + p.idx[1][oh * p.k[1] + b] * p.in[2];
+        T acc_w = xr[iw[0]] * (T)ww[0];
+        for (int c = 1; c < p.k[2] && iw[c] >= 0; c++) acc_w += xr[iw[c]] * (T)ww[c];
+        const T th = acc_w * (T)p.w[1][oh * p.k[1] + b];
+        acc_h = b ? acc_h + th : th;
+      }
+      const T td = acc_h * (T)p.w[0][od * p.k[0] + a];
+      acc_d = a ? acc_d + td : td;
     }
-    const int64_t a = p.iw0[ox], b = p.iw1[ox];
-    const T h0 = (T)p.lh0[oy], h1 = (T)p.lh1[oy], w0 = (T)p.lw0[ox], w1 = (T)p.lw1[ox];
-    y[e] = h0 * (w0 * r0[a] + w1 * r0[b]) + h1 * (w0 * r1[a] + w1 * r1[b]);
+    y[e] = acc_d;
   }
 }
 template <typename T>
 __global__ void kd_cu_interp_bwd_kernel(T *gx, const T *gy, const kd_cu_interp_p p) {
-  const int64_t n = p.planes * p.oh * p.ow;
+  const int64_t n = p.planes * p.out[0] * p.out[1] * p.out[2];
+  const int64_t hw = p.in[1] * p.in[2];
   KD_CU_FOR(e, n) {
-    const int64_t ox = e % p.ow, oy = (e / p.ow) % p.oh, pl = e / (p.ow * p.oh);
-    T *r0 = gx + (pl * p.h + p.ih0[oy]) * p.w, *r1 = gx + (pl * p.h + p.ih1[oy]) * p.w;
-    const int64_t a = p.iw0[ox], b = p.iw1[ox];
-    const T h0 = (T)p.lh0[oy], h1 = (T)p.lh1[oy], w0 = (T)p.lw0[ox], w1 = (T)p.lw1[ox], g = gy[e];
-    atomicAdd(r0 + a, h0 * w0 * g);
-    atomicAdd(r0 + b, h0 * w1 * g);
-    atomicAdd(r1 + a, h1 * w0 * g);
-    atomicAdd(r1 + b, h1 * w1 * g);
+    const int64_t ow = e % p.out[2], oh = (e / p.out[2]) % p.out[1], od = (e / (p.out[2] * p.out[1])) % p.out[0];
+    const int64_t pl = e / (p.out[2] * p.out[1] * p.out[0]);
+    T *gp = gx + pl * p.in[0] * hw;
+    const int64_t *iw = p.idx[2] + ow * p.k[2];
+    const double *ww = p.w[2] + ow * p.k[2];
+    const T g = gy[e];
+    for (int a = 0; a < p.k[0]; a++) {
+      T *gd = gp + p.idx[0][od * p.k[0] + a] * hw;
+      const T ga = (T)p.w[0][od * p.k[0] + a] * g;
+      for (int b = 0; b < p.k[1] && (b == 0 || p.idx[1][oh * p.k[1] + b] >= 0); b++) {
+        T *gr = gd + p.idx[1][oh * p.k[1] + b] * p.in[2];
+        const T gb = (T)p.w[1][oh * p.k[1] + b] * ga;
+        for (int c = 0; c < p.k[2] && (c == 0 || iw[c] >= 0); c++) atomicAdd(gr + iw[c], (T)ww[c] * gb);
+      }
+    }
   }
 }
 
 template <typename T>
 static kd_cuda_status kd_cu_interp_t(int device, const kd_cuda_op *o, const kd_cu_interp_p &p) {
   cudaStream_t s = kd_cu_stream(device);
-  const int64_t n = p.planes * p.oh * p.ow;
+  const int64_t n = p.planes * p.out[0] * p.out[1] * p.out[2];
   if (o->code == 0) {
     if (n == 0) return KD_CUDA_OK;
     KD_LAUNCH(kd_cu_grid(device, n), KD_CU_THREADS, 0, s, kd_cu_interp_fwd_kernel<T>)((T *)o->data[0], kd_cu_addr<const T>(o->i[0]), p);
   } else {
-    KD_CU_CHECK(cudaMemsetAsync(o->data[0], 0, (size_t)(p.planes * p.h * p.w) * sizeof(T), s));
+    KD_CU_CHECK(cudaMemsetAsync(o->data[0], 0, (size_t)(p.planes * p.in[0] * p.in[1] * p.in[2]) * sizeof(T), s));
     if (n == 0) return KD_CUDA_OK;
     KD_LAUNCH(kd_cu_grid(device, n), KD_CU_THREADS, 0, s, kd_cu_interp_bwd_kernel<T>)((T *)o->data[0], kd_cu_addr<const T>(o->i[0]), p);
   }
@@ -166,14 +191,23 @@ static kd_cuda_status kd_cu_interp_t(int device, const kd_cuda_op *o, const kd_c
 
 static kd_cuda_status kd_cu_interp(int device, kd_cuda_op *o) {
   kd_cu_interp_p p;
-  p.planes = o->i[3]; p.h = o->i[4]; p.w = o->i[5]; p.oh = o->i[6]; p.ow = o->i[7];
-  p.nearest = o->d[0] != 0;
-  if (!o->data[0] || p.planes < 0 || p.h < 1 || p.w < 1 || p.oh < 1 || p.ow < 1)
-    return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "interpolate: bad arguments");
+  p.planes = o->i[3];
+  bool ok = o->data[0] != NULL && p.planes >= 0;
+  for (int a = 0; a < KD_CU_INTERP_AXES; a++) {
+    p.in[a] = (int64_t)o->d[a];
+    p.out[a] = (int64_t)o->d[3 + a];
+    p.k[a] = (int)o->d[6 + a];
+    ok = ok && p.in[a] >= 1 && p.out[a] >= 1 && p.k[a] >= 1;
+  }
+  if (!ok) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "interpolate: bad arguments");
   const int64_t *ib = kd_cu_addr<const int64_t>(o->i[1]);
   const double *lb = kd_cu_addr<const double>(o->i[2]);
-  p.ih0 = ib; p.ih1 = ib + p.oh; p.iw0 = ib + 2 * p.oh; p.iw1 = ib + 2 * p.oh + p.ow;
-  p.lh0 = lb; p.lh1 = lb + p.oh; p.lw0 = lb + 2 * p.oh; p.lw1 = lb + 2 * p.oh + p.ow;
+  int64_t pos = 0;
+  for (int a = 0; a < KD_CU_INTERP_AXES; a++) {
+    p.idx[a] = ib + pos;
+    p.w[a] = lb + pos;
+    pos += p.out[a] * p.k[a];
+  }
   switch (o->dtype) {
     case KD_DTYPE_F32: return kd_cu_interp_t<float>(device, o, p);
     case KD_DTYPE_F64: return kd_cu_interp_t<double>(device, o, p);

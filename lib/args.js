@@ -8,6 +8,8 @@
 // their last positional Tensor[] spread too: kd.einsum('ij,jk->ik', a, b), and
 // kd.meshgrid(x, y, {indexing: 'xy'}) == kd.meshgrid([x, y], {indexing: 'xy'}).
 // Overloads (max() vs max(dim, keepdim)) are tried in order; the first that binds wins.
+// Ops marked `numberSelf` take a number as `self` in their function form, as PyTorch takes a
+// Python number there (torch.pow(2, t), torch.sub(1, t), torch.xlogy(2, t)): see numberSelf below.
 // Anything that does not bind is a KindlingTypeError (code KD_INVALID_TYPE) naming the
 // argument, before any native code runs.
 'use strict';
@@ -37,6 +39,26 @@ const SIG_TYPES = {
 };
 
 const BAD = Symbol('bad');
+// Note [Numbers as self]: PyTorch's parser turns a Python number given as `self` of add, sub,
+// mul, div, pow, remainder, xlogy, ... into a "wrapped number" 0-d tensor. kindling makes it a
+// 0-d tensor of the dtype PyTorch's result_type(other, number) gives (other's dtype unless the
+// number's category, bool < integer < float, is higher: then int64 or float32), on other's
+// device, so the kernel's promotion of (that tensor, other) is PyTorch's and the number keeps
+// the precision of the computation. It never requires grad: autograd flows to other only.
+const CATEGORY = { bool: 0, uint8: 1, int8: 1, int16: 1, int32: 1, int64: 1, float16: 2, bfloat16: 2, float32: 2, float64: 2 };
+function numberDtype(v, other) {
+  // Note [JS numbers as scalars] (src/napi/ops.c): an integer-valued number is an integer
+  const cat = typeof v === 'boolean' ? 0
+    : typeof v === 'bigint' || (Number.isInteger(v) && Math.abs(v) <= 9007199254740992) ? 1 : 2;
+  // beside a float tensor with dims, a float64 0-d tensor promotes the same way and keeps the
+  // number whole for ops that compute in float64 (floatPower(2.1, t))
+  if (cat === 2 && CATEGORY[other.dtype] === 2 && other.ndim > 0) return 'float64';
+  if (cat <= CATEGORY[other.dtype]) return other.dtype;
+  return cat === 1 ? 'int64' : 'float32';
+}
+class NumberSelf {
+  constructor(value, other) { this.value = value; this.other = other; }
+}
 const INT_DTYPES = new Set(['int8', 'uint8', 'int16', 'int32', 'int64']);
 
 module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
@@ -186,6 +208,11 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
         vals[i] = v;
       }
     }
+    let numberSelf = null;
+    if (o.numberSelf === true && m.first === 0 && isScalar(vals[0]) && vals[1] instanceof Tensor) {
+      numberSelf = new NumberSelf(vals[0], vals[1]);
+      vals[0] = vals[1]; // bound as the tensor it stands beside; replaced in call()
+    }
     for (let i = m.first; i < o.args.length; i++) {
       const a = o.args[i];
       const v = vals[i];
@@ -210,6 +237,7 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
       vals[i] = c;
     }
     if (m.first === 1) vals[0] = self._h;
+    if (numberSelf !== null) vals[0] = numberSelf;
     return vals;
   }
 
@@ -250,7 +278,20 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
     if (typeof o.fn !== 'function') {
       throw new KindlingError(`${o.name} is not available in this build of kindling`, 'KD_NOT_SUPPORTED');
     }
+    if (vals[0] instanceof NumberSelf) return callNumberSelf(o, vals, argv);
     return wrap(o, self, o.fn(...vals), argv);
+  }
+
+  // See Note [Numbers as self].
+  function callNumberSelf(o, vals, argv) {
+    const { value, other } = vals[0];
+    const wrapped = rt.numberTensor(typeof value === 'bigint' ? Number(value) : value, numberDtype(value, other), other.device);
+    try {
+      vals[0] = wrapped._h;
+      return wrap(o, null, o.fn(...vals), argv);
+    } finally {
+      wrapped.dispose();
+    }
   }
 
   function invoke(overloads, self, argv) {
@@ -315,5 +356,7 @@ module.exports = function makeRuntime(Tensor, dtypeSet, describe) {
     return o;
   }
 
-  return { invoke, wrapList, wrapTuple, wrapBool, namespace };
+  // numberTensor(value, dtype, device): a 0-d tensor, installed by lib/index.js (kd.full)
+  const rt = { invoke, wrapList, wrapTuple, wrapBool, namespace, numberTensor: null };
+  return rt;
 };

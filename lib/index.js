@@ -45,6 +45,8 @@ const kd = module.exports;
 const ourTo = Tensor.prototype.to;
 const rt = makeRuntime(Tensor, dtypes.acceptedDtypes, describe);
 require('./ops.gen.js')(Tensor, kd, N.ops, rt);
+// a number given as `self` (kd.pow(2, t)): Note [Numbers as self] in lib/args.js
+rt.numberTensor = (value, dtype, device) => kd.full([], value, { dtype, device });
 setGeneratedTo(Tensor.prototype.to);
 Tensor.prototype.to = ourTo;
 // random_ under a name that does not read as Math.random: the same function (src/ops/oplist/random.js).

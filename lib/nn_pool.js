@@ -45,7 +45,7 @@ module.exports = function installPool(kd) {
   };
 
   const interpolate = F.interpolate;
-  const NAMES = ['input', 'size', 'scaleFactor', 'mode', 'alignCorners'];
+  const NAMES = ['input', 'size', 'scaleFactor', 'mode', 'alignCorners', 'recomputeScaleFactor', 'antialias'];
   F.interpolate = function interpolate_(...args) {
     const opts = args.length > 1 && isOptions(args[args.length - 1]) ? args[args.length - 1] : {};
     const pos = opts === args[args.length - 1] ? args.slice(0, -1) : args;
@@ -65,6 +65,8 @@ module.exports = function installPool(kd) {
     if (given(a.size) === given(a.scaleFactor)) {
       throw bad(given(a.size) ? 'only one of size or scale_factor should be defined' : 'either size or scale_factor should be defined');
     }
+    if (a.recomputeScaleFactor === true && given(a.size)) throw bad('recompute_scale_factor is not meaningful with an explicit size.');
+    if (a.antialias === true) throw bad('Anti-alias option is only supported for bilinear and bicubic modes');
     const list = (v, what) => {
       const l = Array.isArray(v) ? v : new Array(k).fill(v);
       if (l.length !== k) {

@@ -117,6 +117,8 @@ const CASES = [
   ['avgPool2d (padding, stride 1)', (a) => F.avgPool2d(a, 2, { stride: 1, padding: 1 }), () => [x([1, 1, 3, 3])]],
   ['adaptiveAvgPool2d', (a) => F.adaptiveAvgPool2d(a, [2, 1]), () => [x([1, 2, 3, 3])]],
   ['interpolate (bilinear)', (a) => F.interpolate(a, { size: [3, 3], mode: 'bilinear', alignCorners: false }), () => [x([1, 1, 2, 2])]],
+  ['interpolate (bicubic)', (a) => F.interpolate(a, { size: [3, 4], mode: 'bicubic' }), () => [x([1, 1, 2, 3])]],
+  ['interpolate (trilinear)', (a) => F.interpolate(a, { scaleFactor: 1.5, mode: 'trilinear' }), () => [x([1, 1, 2, 2, 2])]],
   ["pad ('reflect')", (a) => F.pad(a, [1, 1], { mode: 'reflect' }), () => [x([1, 2, 3])]],
   ['convTranspose2d', (a, w) => F.convTranspose2d(a, w, null, { stride: 2 }), () => [x([1, 1, 2, 2]), x([1, 2, 2, 2])]],
   ['embedding', (w) => F.embedding(c([[0, 2], [1, 0]]), w), () => [x([3, 2])]],

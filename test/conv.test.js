@@ -52,7 +52,8 @@ function backwardOf(c, args, gos) {
     }
     case 'adaptiveAvgPool2d': return [I.adaptiveAvgPool2dBackward(go, args[0])];
     case 'interpolate': {
-      const opts = { size: kw.size, scaleFactor: kw.scaleFactor, mode: kw.mode || 'nearest', alignCorners: kw.alignCorners };
+      const opts = { size: kw.size, scaleFactor: kw.scaleFactor, mode: kw.mode || 'nearest', alignCorners: kw.alignCorners,
+        recomputeScaleFactor: kw.recomputeScaleFactor, antialias: kw.antialias };
       for (const k of Object.keys(opts)) if (opts[k] === undefined) delete opts[k];
       return [I.interpolateBackward(go, args[0].shape, opts)];
     }
@@ -145,7 +146,7 @@ describe('nn.functional conv/pool: API details', function () {
     const x = kd.randn([1, 3, 5, 5]);
     expectKdError(() => F.conv2d(x, kd.randn([4, 3, 3, 3]), null, 1, 'full'), 'KD_INVALID_ARGUMENT');
     expectKdError(() => F.conv2d(x, kd.randn([4, 3, 3, 3]), null, [1, 1, 1]), 'KD_INVALID_ARGUMENT');
-    expectKdError(() => F.interpolate(x, [7, 7], null, 'bicubic'), 'KD_NOT_SUPPORTED');
+    expectKdError(() => F.interpolate(kd.randn([1, 3, 5]), [7], null, 'bicubic'), 'KD_INVALID_ARGUMENT');
     expectKdError(() => F.pad(x, [1, 1], 'circular'), 'KD_NOT_SUPPORTED');
     expectKdError(() => I.conv2dBackwardInput(kd.randn([1, 4, 2, 2]), kd.randn([4, 3, 3, 3]), [1, 3, 5, 5]), 'KD_SHAPE_MISMATCH');
   });

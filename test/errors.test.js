@@ -174,7 +174,7 @@ describe('errors: classes and codes', function () {
     const t = a23();
     const bad = [
       () => t.add('1'), () => t.add(null), () => t.add(undefined), () => t.add({}), () => t.add([1, 2, 3]),
-      () => t.mul(Symbol('s')), () => t.add(() => 1), () => kd.add(1, t), () => kd.add('a', 'b'),
+      () => t.mul(Symbol('s')), () => t.add(() => 1), () => kd.fmod(1, t), () => kd.add('a', 'b'),
       () => t.view('a'), () => t.view([2, 'x']), () => t.view([2.5, 2]), () => t.transpose(0, '1'),
       () => t.transpose(0, 0.5), () => t.select(0, NaN), () => t.sum(1, 'yes'), () => t.max('a'),
       () => t.matmul([1, 2]), () => t.mm(null), () => kd.where(true, t, t), () => t.fill_('x'),

@@ -256,6 +256,7 @@ const schemaType = (a) => (a.size ? a.type.replace('[]', `[${a.size}]`) : a.type
 function jsSchema(o) {
   return `{ name: ${JSON.stringify(o.name)}, fn: N[${JSON.stringify(o.name)}], ret: ${JSON.stringify(o.ret.kind)}` +
     (o.ret.names ? `, names: ${JSON.stringify(o.ret.names)}` : '') + (o.inplace ? ', inplace: true' : '') + (o.varargs ? ', varargs: true' : '') +
+    (o.numberSelf && !o.inplace ? ', numberSelf: true' : '') +
     `, args: [${o.args.map((a) => `[${JSON.stringify(a.name)}, ${JSON.stringify(schemaType(a))}, ${a.kwonly}, ${a.def !== undefined || a.type.endsWith('?')}]`).join(', ')}] }`;
 }
 
@@ -372,7 +373,9 @@ function tsSig(o, isMethod) {
   // not match max(options?)).
   // factories also take requiresGrad (handled in lib/autograd.js)
   const rg = o.kind === 'factory' ? '; requiresGrad?: boolean' : '';
-  const opts = args.length ? `options?: { ${args.map((a) => `${a.name}?: ${tsType(a)}`).join('; ')}${rg} }`
+  // numberSelf: the function form takes a number as self (kd.pow(2, t))
+  const argType = (a) => (o.numberSelf && !isMethod && a === o.args[0] ? 'Tensor | number | boolean' : tsType(a));
+  const opts = args.length ? `options?: { ${args.map((a) => `${a.name}?: ${argType(a)}`).join('; ')}${rg} }`
     : 'options?: Record<string, never>';
   const ret = o.inplace ? 'this' : o.ret.kind === 'tensor' ? 'Tensor' : o.ret.kind === 'list' ? 'Tensor[]'
     : o.ret.kind === 'bool' ? 'boolean' : `Tensor[] & { ${o.ret.names.map((n) => `${n}: Tensor`).join('; ')} }`;
@@ -380,7 +383,7 @@ function tsSig(o, isMethod) {
   // positional form; a required arg after an optional one cannot be optional in TS
   let lastRequired = -1;
   pos.forEach((a, i) => { if (!optional(a)) lastRequired = i; });
-  const posStr = pos.map((a, i) => `${a.name}${optional(a) && i > lastRequired ? '?' : ''}: ${tsType(a)}${optional(a) && i <= lastRequired ? ' | undefined' : ''}`);
+  const posStr = pos.map((a, i) => `${a.name}${optional(a) && i > lastRequired ? '?' : ''}: ${argType(a)}${optional(a) && i <= lastRequired ? ' | undefined' : ''}`);
   sigs.push(`(${[...posStr, opts].join(', ')}): ${ret}`);
   if (pos.length === 1 && pos[0].type === 'int[]') sigs.push(`(...${pos[0].name}: number[]): ${ret}`);
   if (o.varargs && pos.length && pos[pos.length - 1].type === 'Tensor[]') {
@@ -390,7 +393,7 @@ function tsSig(o, isMethod) {
     if (kw.length && pos.length === 1) sigs.push(`(...args: [...${pos[0].name}: Tensor[], options: { ${kw.map((a) => `${a.name}?: ${tsType(a)}`).join('; ')} }]): ${ret}`);
   }
   // everything by name
-  if (pos.length) sigs.push(`(${args.length ? `options: { ${args.map((a) => `${a.name}${optional(a) ? '?' : ''}: ${tsType(a)}`).join('; ')} }` : ''}): ${ret}`);
+  if (pos.length) sigs.push(`(${args.length ? `options: { ${args.map((a) => `${a.name}${optional(a) ? '?' : ''}: ${argType(a)}`).join('; ')} }` : ''}): ${ret}`);
   return sigs;
 }
 

@@ -1071,20 +1071,20 @@ export declare function chunk(options: { self: Tensor; chunks: number; dim?: num
 export declare function split(self: Tensor, splitSize: number | readonly number[], dim?: number, options?: { self?: Tensor; splitSize?: number | readonly number[]; dim?: number }): Tensor[];
 export declare function split(options: { self: Tensor; splitSize: number | readonly number[]; dim?: number }): Tensor[];
 /** self + alpha * other, broadcasting. */
-export declare function add(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean; alpha?: number | boolean }): Tensor;
-export declare function add(options: { self: Tensor; other: Tensor | number | boolean; alpha?: number | boolean }): Tensor;
+export declare function add(self: Tensor | number | boolean, other: Tensor | number | boolean, options?: { self?: Tensor | number | boolean; other?: Tensor | number | boolean; alpha?: number | boolean }): Tensor;
+export declare function add(options: { self: Tensor | number | boolean; other: Tensor | number | boolean; alpha?: number | boolean }): Tensor;
 /** self - alpha * other, broadcasting. */
-export declare function sub(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean; alpha?: number | boolean }): Tensor;
-export declare function sub(options: { self: Tensor; other: Tensor | number | boolean; alpha?: number | boolean }): Tensor;
+export declare function sub(self: Tensor | number | boolean, other: Tensor | number | boolean, options?: { self?: Tensor | number | boolean; other?: Tensor | number | boolean; alpha?: number | boolean }): Tensor;
+export declare function sub(options: { self: Tensor | number | boolean; other: Tensor | number | boolean; alpha?: number | boolean }): Tensor;
 /** self * other, broadcasting. */
-export declare function mul(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
-export declare function mul(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+export declare function mul(self: Tensor | number | boolean, other: Tensor | number | boolean, options?: { self?: Tensor | number | boolean; other?: Tensor | number | boolean }): Tensor;
+export declare function mul(options: { self: Tensor | number | boolean; other: Tensor | number | boolean }): Tensor;
 /** self / other; roundingMode 'trunc' or 'floor' rounds the quotient. */
-export declare function div(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean; roundingMode?: string | null }): Tensor;
-export declare function div(options: { self: Tensor; other: Tensor | number | boolean; roundingMode?: string | null }): Tensor;
+export declare function div(self: Tensor | number | boolean, other: Tensor | number | boolean, options?: { self?: Tensor | number | boolean; other?: Tensor | number | boolean; roundingMode?: string | null }): Tensor;
+export declare function div(options: { self: Tensor | number | boolean; other: Tensor | number | boolean; roundingMode?: string | null }): Tensor;
 /** self raised to the power other. */
-export declare function pow(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
-export declare function pow(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+export declare function pow(self: Tensor | number | boolean, other: Tensor | number | boolean, options?: { self?: Tensor | number | boolean; other?: Tensor | number | boolean }): Tensor;
+export declare function pow(options: { self: Tensor | number | boolean; other: Tensor | number | boolean }): Tensor;
 /** self == other (bool). */
 export declare function eq(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
 export declare function eq(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
@@ -1273,11 +1273,11 @@ export declare function einsum(equation: string, tensors: readonly Tensor[], opt
 export declare function einsum(equation: string, ...tensors: Tensor[]): Tensor;
 export declare function einsum(options: { equation: string; tensors: readonly Tensor[] }): Tensor;
 /** self / other rounded down (Python //); integer division by zero is an error. */
-export declare function floorDivide(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
-export declare function floorDivide(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+export declare function floorDivide(self: Tensor | number | boolean, other: Tensor | number | boolean, options?: { self?: Tensor | number | boolean; other?: Tensor | number | boolean }): Tensor;
+export declare function floorDivide(options: { self: Tensor | number | boolean; other: Tensor | number | boolean }): Tensor;
 /** Python-style modulus: the result has the sign of other. */
-export declare function remainder(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
-export declare function remainder(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+export declare function remainder(self: Tensor | number | boolean, other: Tensor | number | boolean, options?: { self?: Tensor | number | boolean; other?: Tensor | number | boolean }): Tensor;
+export declare function remainder(options: { self: Tensor | number | boolean; other: Tensor | number | boolean }): Tensor;
 /** C-style modulus (fmod): the result has the sign of self. */
 export declare function fmod(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
 export declare function fmod(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
@@ -1315,14 +1315,14 @@ export declare function logicalXor(options: { self: Tensor; other: Tensor }): Te
 export declare function logicalNot(self: Tensor, options?: { self?: Tensor }): Tensor;
 export declare function logicalNot(options: { self: Tensor }): Tensor;
 /** Bitwise and of integer or bool tensors. */
-export declare function bitwiseAnd(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
-export declare function bitwiseAnd(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+export declare function bitwiseAnd(self: Tensor | number | boolean, other: Tensor | number | boolean, options?: { self?: Tensor | number | boolean; other?: Tensor | number | boolean }): Tensor;
+export declare function bitwiseAnd(options: { self: Tensor | number | boolean; other: Tensor | number | boolean }): Tensor;
 /** Bitwise or of integer or bool tensors. */
-export declare function bitwiseOr(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
-export declare function bitwiseOr(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+export declare function bitwiseOr(self: Tensor | number | boolean, other: Tensor | number | boolean, options?: { self?: Tensor | number | boolean; other?: Tensor | number | boolean }): Tensor;
+export declare function bitwiseOr(options: { self: Tensor | number | boolean; other: Tensor | number | boolean }): Tensor;
 /** Bitwise xor of integer or bool tensors. */
-export declare function bitwiseXor(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
-export declare function bitwiseXor(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+export declare function bitwiseXor(self: Tensor | number | boolean, other: Tensor | number | boolean, options?: { self?: Tensor | number | boolean; other?: Tensor | number | boolean }): Tensor;
+export declare function bitwiseXor(options: { self: Tensor | number | boolean; other: Tensor | number | boolean }): Tensor;
 /** Bitwise not of an integer or bool tensor. */
 export declare function bitwiseNot(self: Tensor, options?: { self?: Tensor }): Tensor;
 export declare function bitwiseNot(options: { self: Tensor }): Tensor;
@@ -1646,8 +1646,8 @@ export declare function logit(options: { self: Tensor; eps?: number | null }): T
 export declare function frexp(self: Tensor, options?: { self?: Tensor }): Tensor[] & { mantissa: Tensor; exponent: Tensor };
 export declare function frexp(options: { self: Tensor }): Tensor[] & { mantissa: Tensor; exponent: Tensor };
 /** self * log(other), 0 where self is 0 (unless other is NaN). */
-export declare function xlogy(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
-export declare function xlogy(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+export declare function xlogy(self: Tensor | number | boolean, other: Tensor | number | boolean, options?: { self?: Tensor | number | boolean; other?: Tensor | number | boolean }): Tensor;
+export declare function xlogy(options: { self: Tensor | number | boolean; other: Tensor | number | boolean }): Tensor;
 /** Regularized lower incomplete gamma function P(self, other); floating types only. */
 export declare function igamma(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
 export declare function igamma(options: { self: Tensor; other: Tensor }): Tensor;
@@ -1679,8 +1679,8 @@ export declare function lcm(options: { self: Tensor; other: Tensor }): Tensor;
 export declare function ldexp(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
 export declare function ldexp(options: { self: Tensor; other: Tensor }): Tensor;
 /** pow computed in float64: self and exponent are converted to float64 first. */
-export declare function floatPower(self: Tensor, exponent: Tensor | number | boolean, options?: { self?: Tensor; exponent?: Tensor | number | boolean }): Tensor;
-export declare function floatPower(options: { self: Tensor; exponent: Tensor | number | boolean }): Tensor;
+export declare function floatPower(self: Tensor | number | boolean, exponent: Tensor | number | boolean, options?: { self?: Tensor | number | boolean; exponent?: Tensor | number | boolean }): Tensor;
+export declare function floatPower(options: { self: Tensor | number | boolean; exponent: Tensor | number | boolean }): Tensor;
 /** Sign of self: -1, 0 or 1 (0 for NaN). */
 export declare function sign(self: Tensor, options?: { self?: Tensor }): Tensor;
 export declare function sign(options: { self: Tensor }): Tensor;
@@ -1888,8 +1888,8 @@ export declare namespace _internal {
   function adaptiveAvgPool2dBackward(gradOutput: Tensor, input: Tensor, options?: { gradOutput?: Tensor; input?: Tensor }): Tensor;
   function adaptiveAvgPool2dBackward(options: { gradOutput: Tensor; input: Tensor }): Tensor;
   /** Gradient of interpolate w.r.t. its input. */
-  function interpolateBackward(gradOutput: Tensor, inputSize: readonly number[], size: number | readonly number[] | null | undefined, scaleFactor: number | readonly number[] | null | undefined, mode: string, alignCorners?: boolean | null, options?: { gradOutput?: Tensor; inputSize?: readonly number[]; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null; mode?: string; alignCorners?: boolean | null }): Tensor;
-  function interpolateBackward(options: { gradOutput: Tensor; inputSize: readonly number[]; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null; mode: string; alignCorners?: boolean | null }): Tensor;
+  function interpolateBackward(gradOutput: Tensor, inputSize: readonly number[], size: number | readonly number[] | null | undefined, scaleFactor: number | readonly number[] | null | undefined, mode: string, alignCorners?: boolean | null, recomputeScaleFactor?: boolean | null, antialias?: boolean, options?: { gradOutput?: Tensor; inputSize?: readonly number[]; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null; mode?: string; alignCorners?: boolean | null; recomputeScaleFactor?: boolean | null; antialias?: boolean }): Tensor;
+  function interpolateBackward(options: { gradOutput: Tensor; inputSize: readonly number[]; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null; mode: string; alignCorners?: boolean | null; recomputeScaleFactor?: boolean | null; antialias?: boolean }): Tensor;
   /** Gradient of pad w.r.t. its input (reflected/replicated borders summed back). */
   function padBackward(gradOutput: Tensor, inputSize: readonly number[], pad: readonly number[], mode?: string, options?: { gradOutput?: Tensor; inputSize?: readonly number[]; pad?: readonly number[]; mode?: string }): Tensor;
   function padBackward(options: { gradOutput: Tensor; inputSize: readonly number[]; pad: readonly number[]; mode?: string }): Tensor;
@@ -2094,9 +2094,9 @@ export declare namespace nn.functional {
   /** 2-D adaptive average pooling to outputSize (H, W) (a number means square). */
   function adaptiveAvgPool2d(input: Tensor, outputSize: number | readonly number[], options?: { input?: Tensor; outputSize?: number | readonly number[] }): Tensor;
   function adaptiveAvgPool2d(options: { input: Tensor; outputSize: number | readonly number[] }): Tensor;
-  /** Resizes (N, C, L) or (N, C, H, W) input to size or by scaleFactor: mode 'nearest', 'linear' (3-D) or 'bilinear' (4-D). */
-  function interpolate(input: Tensor, size?: number | readonly number[] | null, scaleFactor?: number | readonly number[] | null, mode?: string, alignCorners?: boolean | null, options?: { input?: Tensor; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null; mode?: string; alignCorners?: boolean | null }): Tensor;
-  function interpolate(options: { input: Tensor; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null; mode?: string; alignCorners?: boolean | null }): Tensor;
+  /** Resizes (N, C, L), (N, C, H, W) or (N, C, D, H, W) input to size or by scaleFactor: mode 'nearest', 'nearest-exact', 'linear' (3-D), 'bilinear' or 'bicubic' (4-D, antialias when downsampling), 'trilinear' (5-D), 'area'. */
+  function interpolate(input: Tensor, size?: number | readonly number[] | null, scaleFactor?: number | readonly number[] | null, mode?: string, alignCorners?: boolean | null, recomputeScaleFactor?: boolean | null, antialias?: boolean, options?: { input?: Tensor; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null; mode?: string; alignCorners?: boolean | null; recomputeScaleFactor?: boolean | null; antialias?: boolean }): Tensor;
+  function interpolate(options: { input: Tensor; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null; mode?: string; alignCorners?: boolean | null; recomputeScaleFactor?: boolean | null; antialias?: boolean }): Tensor;
   /** Pads the last len(pad)/2 dims (pad = [left, right, top, bottom, ...], last dim first): mode 'constant' (value), 'reflect' or 'replicate'. */
   function pad(input: Tensor, pad: readonly number[], mode?: string, value?: number | null, options?: { input?: Tensor; pad?: readonly number[]; mode?: string; value?: number | null }): Tensor;
   function pad(options: { input: Tensor; pad: readonly number[]; mode?: string; value?: number | null }): Tensor;
@@ -2320,14 +2320,14 @@ export declare namespace special {
   function legendrePolynomialP(x: Tensor, n: Tensor | number | boolean, options?: { x?: Tensor; n?: Tensor | number | boolean }): Tensor;
   function legendrePolynomialP(options: { x: Tensor; n: Tensor | number | boolean }): Tensor;
   /** self * log(other), 0 where self is 0 (unless other is NaN). */
-  function xlogy(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
-  function xlogy(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+  function xlogy(self: Tensor | number | boolean, other: Tensor | number | boolean, options?: { self?: Tensor | number | boolean; other?: Tensor | number | boolean }): Tensor;
+  function xlogy(options: { self: Tensor | number | boolean; other: Tensor | number | boolean }): Tensor;
   /** self * log1p(other), 0 where self is 0 (unless other is NaN). */
-  function xlog1py(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
-  function xlog1py(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+  function xlog1py(self: Tensor | number | boolean, other: Tensor | number | boolean, options?: { self?: Tensor | number | boolean; other?: Tensor | number | boolean }): Tensor;
+  function xlog1py(options: { self: Tensor | number | boolean; other: Tensor | number | boolean }): Tensor;
   /** Hurwitz zeta function zeta(self, other) = sum over k >= 0 of (k + other)^-self. */
-  function zeta(self: Tensor, other: Tensor | number | boolean, options?: { self?: Tensor; other?: Tensor | number | boolean }): Tensor;
-  function zeta(options: { self: Tensor; other: Tensor | number | boolean }): Tensor;
+  function zeta(self: Tensor | number | boolean, other: Tensor | number | boolean, options?: { self?: Tensor | number | boolean; other?: Tensor | number | boolean }): Tensor;
+  function zeta(options: { self: Tensor | number | boolean; other: Tensor | number | boolean }): Tensor;
   /** Alias of igamma: Regularized lower incomplete gamma function P(self, other); floating types only. */
   function gammainc(self: Tensor, other: Tensor, options?: { self?: Tensor; other?: Tensor }): Tensor;
   function gammainc(options: { self: Tensor; other: Tensor }): Tensor;

@@ -679,13 +679,13 @@ static kd_status kd_bw_adaptiveAvgPool2dBackward(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_adaptiveAvgPool2dBackward_spec = {kd_bw_adaptiveAvgPool2dBackward, 0x3u, 0x0u, 0x0u, 0};
 
 static kd_status kd_bw_interpolate(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_interpolateBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4)}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_interpolateBackward, 8, (kd_value[]){kd_f_grad(c, 0), kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6)}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_interpolate_spec = {kd_bw_interpolate, 0x1u, 0x0u, 0x0u, 0};
 
 static kd_status kd_bw_interpolateBackward(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_interpolate, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5)}));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_interpolate, 7, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6), kd_f_arg(c, 7)}));
   return c->st;
 }
 static const kd_backward_spec kd_bw_interpolateBackward_spec = {kd_bw_interpolateBackward, 0x1u, 0x0u, 0x0u, 0};

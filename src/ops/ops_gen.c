@@ -1196,6 +1196,8 @@ static const kd_arg_schema kd_args_interpolate[] = {
     {"scaleFactor", KD_ARG_DOUBLELIST_OPT, false, {.kind = KD_VALUE_NONE}},
     {"mode", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "nearest"}}},
     {"alignCorners", KD_ARG_BOOL_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"recomputeScaleFactor", KD_ARG_BOOL_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"antialias", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
 };
 static const kd_arg_schema kd_args_interpolateBackward[] = {
     {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
@@ -1204,6 +1206,8 @@ static const kd_arg_schema kd_args_interpolateBackward[] = {
     {"scaleFactor", KD_ARG_DOUBLELIST_OPT, false, {.kind = KD_VALUE_NONE}},
     {"mode", KD_ARG_STRING, false, {.kind = KD_VALUE_NONE}},
     {"alignCorners", KD_ARG_BOOL_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"recomputeScaleFactor", KD_ARG_BOOL_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"antialias", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
 };
 static const kd_arg_schema kd_args_pad[] = {
     {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
@@ -2941,8 +2945,8 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_avgPool2dBackward] = {"avgPool2dBackward", KD_OP_avgPool2dBackward, KD_POOL_AVG_BACKWARD, 0, 8, kd_args_avgPool2dBackward, 1, -1, -1},
     [KD_OP_adaptiveAvgPool2d] = {"adaptiveAvgPool2d", KD_OP_adaptiveAvgPool2d, KD_POOL_ADAPTIVE_AVG, 0, 2, kd_args_adaptiveAvgPool2d, 1, -1, -1},
     [KD_OP_adaptiveAvgPool2dBackward] = {"adaptiveAvgPool2dBackward", KD_OP_adaptiveAvgPool2dBackward, KD_POOL_ADAPTIVE_AVG_BACKWARD, 0, 2, kd_args_adaptiveAvgPool2dBackward, 1, -1, -1},
-    [KD_OP_interpolate] = {"interpolate", KD_OP_interpolate, KD_INTERP_FORWARD, 0, 5, kd_args_interpolate, 1, -1, -1},
-    [KD_OP_interpolateBackward] = {"interpolateBackward", KD_OP_interpolateBackward, KD_INTERP_BACKWARD, 0, 6, kd_args_interpolateBackward, 1, -1, -1},
+    [KD_OP_interpolate] = {"interpolate", KD_OP_interpolate, KD_INTERP_FORWARD, 0, 7, kd_args_interpolate, 1, -1, -1},
+    [KD_OP_interpolateBackward] = {"interpolateBackward", KD_OP_interpolateBackward, KD_INTERP_BACKWARD, 0, 8, kd_args_interpolateBackward, 1, -1, -1},
     [KD_OP_pad] = {"pad", KD_OP_pad, KD_PAD_FORWARD, 0, 4, kd_args_pad, 1, -1, -1},
     [KD_OP_padBackward] = {"padBackward", KD_OP_padBackward, KD_PAD_BACKWARD, 0, 4, kd_args_padBackward, 1, -1, -1},
     [KD_OP_layerNormDoubleBackward] = {"layerNormDoubleBackward", KD_OP_layerNormDoubleBackward, 0, 0, 6, kd_args_layerNormDoubleBackward, 1, -1, -1},

@@ -93,6 +93,7 @@ let t: Tensor = a.add(b);
 t = a.add(1); t = a.add(b, { alpha: 2 }); t = kd.add(a, b); t = kd.add(a, 2, { alpha: 0.5 }); t = kd.add({ self: a, other: b });
 t = a.sub(b); t = a.mul(2); t = a.div(b); t = a.div(2, { roundingMode: 'floor' }); t = a.pow(2);
 t = kd.sub(a, b); t = kd.mul(a, b); t = kd.div(a, b); t = kd.pow(a, 2);
+t = kd.pow(2, a); t = kd.sub(1, a, { alpha: 2 }); t = kd.div({ self: 1, other: a }); t = kd.special.xlogy(2, a);
 t = a.eq(b); t = a.ne(1); t = a.lt(b); t = a.le(b); t = a.gt(0); t = a.ge(b);
 t = kd.eq(a, b); t = kd.ne(a, b); t = kd.lt(a, b); t = kd.le(a, b); t = kd.gt(a, b); t = kd.ge(a, b);
 t = a.neg(); t = a.abs(); t = a.exp(); t = a.log(); t = a.sqrt(); t = a.relu(); t = a.sigmoid(); t = a.tanh();

@@ -9,7 +9,7 @@ const { binary } = require('./define');
 
 const tensorOther = { args: 'Tensor self, Tensor other' };
 const logical = (name, code, doc) => binary(name, code, doc, { ...tensorOther, flags: ['nondiff'] });
-const bitwise = (name, code, doc) => binary(name, code, doc, { flags: ['nondiff'] });
+const bitwise = (name, code, doc) => binary(name, code, doc, { flags: ['nondiff'], numberSelf: true });
 const unaryNot = (name, code, doc) => ({
   name, args: 'Tensor self', returns: 'Tensor', variants: ['function', 'method', 'inplace'],
   kind: 'pointwise', code, cpu: 'kd_cpu_binary_not', flags: ['nondiff'], doc,
@@ -35,9 +35,9 @@ const clampSelfOnly = { self: clampSelf };
 
 module.exports = [
   binary('floorDivide', 'KD_BINARY_FLOOR_DIVIDE', 'self / other rounded down (Python //); integer division by zero is an error.',
-    { backward: { self: 'zerosLike(grad)', other: 'zerosLike(grad)' } }),
+    { numberSelf: true, backward: { self: 'zerosLike(grad)', other: 'zerosLike(grad)' } }),
   binary('remainder', 'KD_BINARY_REMAINDER', 'Python-style modulus: the result has the sign of other.',
-    { backward: { self: 'grad', other: "-grad * self.div(other, roundingMode='floor')" } }),
+    { numberSelf: true, backward: { self: 'grad', other: "-grad * self.div(other, roundingMode='floor')" } }),
   binary('fmod', 'KD_BINARY_FMOD', 'C-style modulus (fmod): the result has the sign of self.',
     { backward: { self: 'grad', other: "-grad * self.div(other, roundingMode='trunc')" } }),
   binary('atan2', 'KD_BINARY_ATAN2', 'atan(self / other) in the quadrant of (other, self); integers promote to float.',

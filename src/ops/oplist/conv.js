@@ -117,14 +117,18 @@ module.exports = [
     doc: 'Gradient of adaptiveAvgPool2d w.r.t. its input.' }),
 
   // ---- interpolation
-  fn({ name: 'interpolate', args: "Tensor input, int[]? size, float[]? scaleFactor, str mode='nearest', bool? alignCorners",
+  fn({ name: 'interpolate',
+    args: "Tensor input, int[]? size, float[]? scaleFactor, str mode='nearest', bool? alignCorners, bool? recomputeScaleFactor, " +
+      'bool antialias=false',
     code: 'KD_INTERP_FORWARD', cpu: 'kd_cpu_interpolate',
-    backward: { input: 'interpolateBackward(grad, input.shape, size, scaleFactor, mode, alignCorners)' },
-    doc: "Resizes (N, C, L) or (N, C, H, W) input to size or by scaleFactor: mode 'nearest', 'linear' (3-D) or 'bilinear' (4-D)." }),
+    backward: { input: 'interpolateBackward(grad, input.shape, size, scaleFactor, mode, alignCorners, recomputeScaleFactor, antialias)' },
+    doc: "Resizes (N, C, L), (N, C, H, W) or (N, C, D, H, W) input to size or by scaleFactor: mode 'nearest', " +
+      "'nearest-exact', 'linear' (3-D), 'bilinear' or 'bicubic' (4-D, antialias when downsampling), 'trilinear' (5-D), 'area'." }),
   internal({ name: 'interpolateBackward',
-    args: 'Tensor gradOutput, int[] inputSize, int[]? size, float[]? scaleFactor, str mode, bool? alignCorners',
+    args: 'Tensor gradOutput, int[] inputSize, int[]? size, float[]? scaleFactor, str mode, bool? alignCorners, bool? recomputeScaleFactor, ' +
+      'bool antialias=false',
     code: 'KD_INTERP_BACKWARD', cpu: 'kd_cpu_interpolate',
-    backward: { gradOutput: 'interpolate(grad, size, scaleFactor, mode, alignCorners)' },
+    backward: { gradOutput: 'interpolate(grad, size, scaleFactor, mode, alignCorners, recomputeScaleFactor, antialias)' },
     doc: 'Gradient of interpolate w.r.t. its input.' }),
 
   // ---- padding

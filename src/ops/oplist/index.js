@@ -26,6 +26,9 @@
 //   flags     extra KD_OP_FLAG_* (nondiff, cross_device)
 //   varargs   true: the last positional Tensor[] may also be given as separate tensors, as
 //             PyTorch's Python functions that take *tensors (einsum('ij,jk', a, b), meshgrid(a, b))
+//   numberSelf  true: the function form also takes a number (or boolean) as self, as PyTorch's
+//             does for add, sub, mul, div, pow, remainder, xlogy, ... (kd.pow(2, t)); it becomes
+//             a 0-d tensor of PyTorch's result type (Note [Numbers as self] in lib/args.js)
 //   doc       one line for JSDoc
 'use strict';
 const fs = require('node:fs');

@@ -4,17 +4,17 @@
 const { unary, binary, compare } = require('./define');
 
 module.exports = [
-  binary('add', 'KD_BINARY_ADD', 'self + alpha * other, broadcasting.', { args: 'Tensor self, Tensor|Scalar other, *, Scalar alpha=1',
+  binary('add', 'KD_BINARY_ADD', 'self + alpha * other, broadcasting.', { numberSelf: true, args: 'Tensor self, Tensor|Scalar other, *, Scalar alpha=1',
     backward: { self: 'grad', other: 'alpha == 1 ? grad : grad * alpha' } }),
-  binary('sub', 'KD_BINARY_SUB', 'self - alpha * other, broadcasting.', { args: 'Tensor self, Tensor|Scalar other, *, Scalar alpha=1',
+  binary('sub', 'KD_BINARY_SUB', 'self - alpha * other, broadcasting.', { numberSelf: true, args: 'Tensor self, Tensor|Scalar other, *, Scalar alpha=1',
     backward: { self: 'grad', other: 'alpha == 1 ? -grad : grad * -alpha' } }),
   binary('mul', 'KD_BINARY_MUL', 'self * other, broadcasting.',
-    { backward: { self: 'grad * other', other: 'grad * self' } }),
+    { numberSelf: true, backward: { self: 'grad * other', other: 'grad * self' } }),
   binary('div', 'KD_BINARY_DIV', "self / other; roundingMode 'trunc' or 'floor' rounds the quotient.",
-    { args: 'Tensor self, Tensor|Scalar other, *, str? roundingMode',
+    { numberSelf: true, args: 'Tensor self, Tensor|Scalar other, *, str? roundingMode',
       backward: { self: 'roundingMode ? zerosLike(grad) : grad / other',
         other: 'roundingMode ? zerosLike(grad) : -grad * self / (other * other)' } }),
-  binary('pow', 'KD_BINARY_POW', 'self raised to the power other.', { backward: {
+  binary('pow', 'KD_BINARY_POW', 'self raised to the power other.', { numberSelf: true, backward: {
     // 0 where the exponent is 0 (also for a number exponent: zerosLike(self) + other is a tensor)
     self: 'where(zerosLike(self) + other == 0, 0, grad * other * pow(self, other - 1))',
     other: 'grad * where((self == 0).logicalAnd(other >= 0), 0, result * log(self))' } }),

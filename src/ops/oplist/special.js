@@ -99,15 +99,15 @@ module.exports = [
     doc: 'self = mantissa * 2^exponent with |mantissa| in [0.5, 1) (exponent int32); floating types only.' },
 
   two('xlogy', 'KD_SPECIAL_XLOGY', 'self * log(other), 0 where self is 0 (unless other is NaN).', {
-    ns: ['', 'special'],
+    ns: ['', 'special'], numberSelf: true,
     backward: { self: 'xlogy(grad, other).maskedFill((self == 0).logicalAnd(zerosLike(self) + other <= 0), 0)',
       other: 'grad * self / other' } }),
   two('xlog1py', 'KD_SPECIAL_XLOG1PY', 'self * log1p(other), 0 where self is 0 (unless other is NaN).', {
-    variants: ['function'], ns: SPECIAL,
+    variants: ['function'], ns: SPECIAL, numberSelf: true,
     backward: { self: 'xlog1py(grad, other).maskedFill((self == 0).logicalAnd(zerosLike(self) + other <= -1), 0)',
       other: 'grad * self / (other + 1)' } }),
   two('zeta', 'KD_SPECIAL_ZETA', 'Hurwitz zeta function zeta(self, other) = sum over k >= 0 of (k + other)^-self.', {
-    variants: ['function'], ns: SPECIAL, backward: { other: 'grad * -self * zeta(self + 1, other)' } }),
+    variants: ['function'], ns: SPECIAL, numberSelf: true, backward: { other: 'grad * -self * zeta(self + 1, other)' } }),
   two('igamma', 'KD_SPECIAL_IGAMMA', 'Regularized lower incomplete gamma function P(self, other); floating types only.', {
     args: 'Tensor self, Tensor other', backward: { other: `grad * ${IGAMMA_D}` } }),
   two('igammac', 'KD_SPECIAL_IGAMMAC', 'Regularized upper incomplete gamma function Q(self, other) = 1 - P; floating types only.', {
@@ -130,5 +130,5 @@ module.exports = [
     args: 'Tensor self, Tensor other', flags: ['nondiff'] }),
   composite('ldexp', 'Tensor self, Tensor other', 'self * 2^other.', 'kd_composite_ldexp'),
   composite('floatPower', 'Tensor self, Tensor|Scalar exponent', 'pow computed in float64: self and exponent are converted to float64 first.',
-    'kd_composite_float_power'),
+    'kd_composite_float_power', { numberSelf: true }),
 ];
