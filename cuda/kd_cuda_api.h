@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define KD_CUDA_ABI_VERSION 6
+#define KD_CUDA_ABI_VERSION 7
 #define KD_CUDA_MAX_DIMS 16 /* == KD_MAX_DIMS of core/tensor.h */
 
 typedef enum kd_cuda_status {
