@@ -228,12 +228,15 @@ describe('kd.data', () => {
     });
 
     it('break: the loop ends once the batches in flight are built and disposed (async samples awaited)', async () => {
-      // batch 0's samples come at once, the later ones after 20 ms: at the break, batches 1..3 wait
-      // for their samples
+      // batch 0's samples come as soon as batch 1 has started (a gate, so no timer decides the
+      // order), the later ones after 20 ms: at the break, the batches started wait for their samples
       const requested = [];
+      let openGate;
+      const gate = new Promise((r) => { openGate = r; });
       const ds = new FnDataset(12, (i) => {
         requested.push(i);
-        return new Promise((r) => setTimeout(() => r(kd.tensor([i, -i])), i < 2 ? 0 : 20));
+        if (i === 2) openGate();
+        return i < 2 ? gate.then(() => kd.tensor([i, -i])) : new Promise((r) => setTimeout(() => r(kd.tensor([i, -i])), 20));
       });
       const batches = [];
       const collate = (samples) => {
