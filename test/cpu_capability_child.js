@@ -85,6 +85,12 @@ const probe = {
   scatter_add_dim0_f32: kd.zeros([37, 515]).scatterAdd(0, filled([37, 515], 'int64', 0, 37, 20), rows),
   scatter_dim1_i64: kd.zeros([37, 515], { dtype: 'int64' }).scatter(1, filled([37, 515], 'int64', 0, 515, 21).argsort(1), filled([37, 515], 'int64', -50, 50, 22)),
   index_add_dim1_f32: kd.zeros([37, 515]).indexAdd(1, filled([515], 'int64', 0, 515, 23), rows),
+  adam_f32: (() => {
+    const p = filled([N], 'float32', -1, 1, 24), g = filled([N], 'float32', -1, 1, 25);
+    const opt = new kd.optim.Adam([p], { lr: 0.01, weightDecay: 0.01 });
+    for (let s = 0; s < 3; s++) { p.grad = g.mul(s + 1); opt.step(); }
+    return p.detach();
+  })(),
   conv2d_f32: F.conv2d(filled([2, 3, 17, 19], 'float32', -1, 1, 13), filled([8, 3, 3, 3], 'float32', -1, 1, 14), null, 1, 1),
 };
 const out = {};

@@ -3,9 +3,9 @@
  * Note [CPU capability dispatch]
  * The addon is compiled for plain x86-64, so one binary runs on any x86-64 CPU. The hot kernel
  * files (KD_CPU_DISPATCHED_SOURCES in tools/list-sources.js: pointwise, reductions, softmax,
- * layer norm, conversions, pooling, scans, the gather/scatter loops, the bfloat16 GEMM) are
- * compiled once more per level, with that level's flags and a per-level symbol suffix
- * (cpu/cpu_level.h renames every symbol they define: kd_cpu_binary becomes
+ * layer norm, conversions, pooling, scans, the gather/scatter loops, the optimizers' updates,
+ * the bfloat16 GEMM) are compiled once more per level, with that level's flags and a per-level
+ * symbol suffix (cpu/cpu_level.h renames every symbol they define: kd_cpu_binary becomes
  * kd_cpu_binary_default, _avx2 or _avx512). cpu_dispatch.c keeps
  * the unsuffixed names as one-line forwarders through the table of the level in use, picked on
  * first use from cpuid and xgetbv (the OS must save the AVX / AVX-512 registers), as PyTorch's

@@ -40,6 +40,8 @@
 #define kd_cpu_pool KD_CPU_LEVEL_SYM(kd_cpu_pool)
 /* scan.c */
 #define kd_cpu_scan KD_CPU_LEVEL_SYM(kd_cpu_scan)
+/* optim.c */
+#define kd_cpu_optim KD_CPU_LEVEL_SYM(kd_cpu_optim)
 /* index_loops.c */
 #define kd_ix_all_in_range KD_CPU_LEVEL_SYM(kd_ix_all_in_range)
 #define kd_ix_run_gather KD_CPU_LEVEL_SYM(kd_ix_run_gather)

@@ -7,7 +7,8 @@
  * operations and scalar folding) so results match to rounding. The single forms (`adamStep_`)
  * take tensors, the foreach forms (`foreachAdamStep_`) tensor lists; both are read into lists
  * here. Everything is checked before anything is written; float16/bfloat16 compute in float32.
- * Updated tensors get their version bumped (they are in-place writes). */
+ * Updated tensors get their version bumped (they are in-place writes). Compiled once per CPU level
+ * (Note [CPU capability dispatch] in cpu_capability.h). */
 #include "core/storage.h"
 #include "cpu/cpu_loops.h"
 #include "cpu/device_op.h"
