@@ -26,6 +26,8 @@
 
 #include "cpu/cpu_capability.h"
 #include "cpu/gemm_bf16.h"
+#include "cpu/gemm_bf16_amx.h"
+#include "cpu/gemm_bf16_pack.h"
 
 #if defined(__AVX512F__) && defined(__x86_64__) && defined(__GNUC__)
 #pragma GCC target("avx512bf16") /* run only when kd_cpu_has_avx512_bf16() */
@@ -80,41 +82,45 @@ static void kd_bf_tiles(void *ctx, int64_t t0, int64_t t1) {
   for (int64_t t = t0; t < t1; t++) kd_bf_tile(j, (t % j->mtiles) * KD_BF_MR, t / j->mtiles);
 }
 
-/* Packing A: row i, pair p -> word (a[i][2p], a[i][2p+1]); padded rows and the odd tail are 0. */
-typedef struct kd_bf_pack {
-  const uint16_t *src;
-  int64_t rs, cs, rows, k, kp; /* source strides in elements; rows: of A, or B's columns */
-  uint32_t *dst;
-} kd_bf_pack;
+/* Word p of row r (see gemm_bf16_pack.h); r < rows. */
+static inline uint32_t kd_bf_pack_word(const kd_bf_pack *q, const uint16_t *row, int64_t p) {
+  if (2 * p + 1 < q->k) return (uint32_t)row[2 * p * q->cs] | (uint32_t)row[(2 * p + 1) * q->cs] << 16;
+  return 2 * p < q->k ? row[2 * p * q->cs] : 0u;
+}
 
-static void kd_bf_pack_a(void *ctx, int64_t i0, int64_t i1) {
+/* See gemm_bf16_pack.h. Interleaved panels (group 1) walk the block's rows innermost, so that
+ * B's rows are read along their length; the others walk each row's pairs. */
+void kd_bf_pack_units(void *ctx, int64_t u0, int64_t u1) {
   const kd_bf_pack *q = (const kd_bf_pack *)ctx;
-  for (int64_t i = i0; i < i1; i++) {
-    uint32_t *d = q->dst + i * q->kp;
-    if (i >= q->rows) { memset(d, 0, (size_t)q->kp * 4); continue; }
-    const uint16_t *s = q->src + i * q->rs;
-    for (int64_t p = 0; p < q->kp; p++) {
-      uint32_t lo = s[2 * p * q->cs], hi = 2 * p + 1 < q->k ? s[(2 * p + 1) * q->cs] : 0;
-      d[p] = lo | hi << 16;
+  const int64_t R = q->block_rows, G = q->group, kpp = q->kpp;
+  for (int64_t u = u0; u < u1;) {
+    const int64_t blk = u / kpp, p0 = u % kpp, p1 = p0 + (u1 - u) < kpp ? p0 + (u1 - u) : kpp;
+    uint32_t *d = q->dst + blk * kpp * R;
+    const int64_t live = q->rows - blk * R < R ? q->rows - blk * R : R; /* rows of the block that exist */
+    if (G == 1) {
+      for (int64_t p = p0; p < p1; p++) {
+        uint32_t *dp = d + p * R;
+        const uint16_t *s = q->src + blk * R * q->rs;
+        for (int64_t l = 0; l < live; l++) dp[l] = kd_bf_pack_word(q, s + l * q->rs, p);
+        for (int64_t l = live > 0 ? live : 0; l < R; l++) dp[l] = 0;
+      }
+    } else {
+      for (int64_t l = 0; l < R; l++) {
+        const uint16_t *s = l < live ? q->src + (blk * R + l) * q->rs : q->src;
+        uint32_t *dl = d + l * G;
+        uint32_t *dg = dl + (p0 / G) * R * G; /* the pair group of p */
+        for (int64_t p = p0, pr = p0 % G; p < p1; p++) {
+          dg[pr] = l < live ? kd_bf_pack_word(q, s, p) : 0u;
+          if (++pr == G) { pr = 0; dg += R * G; }
+        }
+      }
     }
+    u += p1 - p0;
   }
 }
 
-/* Packing B (k x cols, strides rs along k and cs along columns): panel pn, pair p, lane l ->
- * word (b[2p][c], b[2p+1][c]) with c = pn * NR + l; columns past the end are 0. */
-static void kd_bf_pack_b(void *ctx, int64_t p0, int64_t p1) {
-  const kd_bf_pack *q = (const kd_bf_pack *)ctx;
-  for (int64_t t = p0; t < p1; t++) { /* t = panel * kp + pair */
-    const int64_t pn = t / q->kp, p = t % q->kp;
-    uint32_t *d = q->dst + (pn * q->kp + p) * KD_BF_NR;
-    for (int64_t l = 0; l < KD_BF_NR; l++) {
-      const int64_t c = pn * KD_BF_NR + l;
-      if (c >= q->rows) { d[l] = 0; continue; }
-      uint32_t lo = q->src[2 * p * q->rs + c * q->cs];
-      uint32_t hi = 2 * p + 1 < q->k ? q->src[(2 * p + 1) * q->rs + c * q->cs] : 0;
-      d[l] = lo | hi << 16;
-    }
-  }
+void kd_bf_pack_run(kd_bf_pack *q, int64_t row_blocks) {
+  kd_parallel_for(0, row_blocks * q->kpp, 1 + KD_PARALLEL_GRAIN / q->block_rows, kd_bf_pack_units, q);
 }
 
 bool kd_gemm_bf16_available(void) { return kd_cpu_has_avx512_bf16(); }
@@ -123,6 +129,8 @@ kd_status kd_gemm_bf16(int64_t batch, int64_t m, int64_t n, int64_t k, const cha
                        int64_t a_cs, const char *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, char *c, bool *done) {
   *done = false;
   if (!kd_cpu_has_avx512_bf16()) return KD_OK;
+  if (kd_cpu_has_amx_bf16()) /* Note [bfloat16 GEMM on AMX tiles] */
+    return kd_gemm_bf16_amx(batch, m, n, k, a, a_bs, a_rs, a_cs, b, b_bs, b_rs, b_cs, c, done);
   const int64_t kp = (k + 1) / 2, mtiles = (m + KD_BF_MR - 1) / KD_BF_MR, mp = mtiles * KD_BF_MR;
   const int64_t panels = (n + KD_BF_NR - 1) / KD_BF_NR, np = panels * KD_BF_NR; /* padded columns */
   size_t bytes = ((size_t)mp * (size_t)kp + (size_t)np * (size_t)kp) * 4;
@@ -132,16 +140,16 @@ kd_status kd_gemm_bf16(int64_t batch, int64_t m, int64_t n, int64_t k, const cha
   if (kd_host_alloc(bytes, (void **)&buf) != KD_OK) return KD_OK; /* matmul.c has other routes */
   uint32_t *ap = buf, *bp = buf + mp * kp;
   for (int64_t bi = 0; bi < batch; bi++) {
-    kd_bf_pack pb = {(const uint16_t *)b + bi * b_bs, b_rs, b_cs, n, k, kp, bp};
-    kd_parallel_for(0, panels * kp, 1 + KD_PARALLEL_GRAIN / KD_BF_NR, kd_bf_pack_b, &pb);
+    kd_bf_pack pb = {(const uint16_t *)b + bi * b_bs, b_cs, b_rs, n, k, kp, KD_BF_NR, 1, bp}; /* B's columns as rows */
+    kd_bf_pack_run(&pb, panels);
     kd_bf_job j = {ap, kp, bp, c + (size_t)(bi * m * n) * 2, m, n, kp, mtiles, mp};
     if (a_in_place) { /* rows of contiguous pairs already: (a[i][2p], a[i][2p+1]) is one 32-bit word */
       j.ap = (const uint32_t *)((const uint16_t *)a + bi * a_bs);
       j.a_ld = a_rs / 2;
       j.m_rows = m;
     } else {
-      kd_bf_pack pa = {(const uint16_t *)a + bi * a_bs, a_rs, a_cs, m, k, kp, ap};
-      kd_parallel_for(0, mp, 1 + KD_PARALLEL_GRAIN / (kp > 0 ? kp : 1), kd_bf_pack_a, &pa);
+      kd_bf_pack pa = {(const uint16_t *)a + bi * a_bs, a_rs, a_cs, m, k, kp, 1, 1, ap};
+      kd_bf_pack_run(&pa, mp);
     }
     int64_t per_tile = KD_BF_MR * KD_BF_NR * kp;
     kd_parallel_for(0, panels * mtiles, 1 + KD_PARALLEL_GRAIN / (per_tile > 0 ? per_tile : 1), kd_bf_tiles, &j);
