@@ -88,31 +88,54 @@ static inline uint32_t kd_bf_pack_word(const kd_bf_pack *q, const uint16_t *row,
   return 2 * p < q->k ? row[2 * p * q->cs] : 0u;
 }
 
-/* See gemm_bf16_pack.h. Interleaved panels (group 1) walk the block's rows innermost, so that
- * B's rows are read along their length; the others walk each row's pairs. */
+/* Interleaved panels (group 1, several rows): unit u = pair * row_blocks + row block, so that
+ * consecutive units read B's two rows of a pair along their length (interleaved in a vector
+ * loop where they are contiguous). */
+static void kd_bf_pack_panels(const kd_bf_pack *q, int64_t u0, int64_t u1) {
+  const int64_t R = q->block_rows, full = q->k / 2; /* pairs without the odd tail */
+  for (int64_t u = u0; u < u1; u++) {
+    const int64_t p = u / q->row_blocks, blk = u % q->row_blocks;
+    uint32_t *dp = q->dst + (blk * q->kpp + p) * R;
+    const int64_t live = q->rows - blk * R < R ? q->rows - blk * R : R; /* rows of the block that exist */
+    const uint16_t *s = q->src + (live > 0 ? blk * R * q->rs : 0);
+    if (q->rs == 1 && live == R && p < full) {
+      const uint16_t *s0 = s + 2 * p * q->cs, *s1 = s0 + q->cs;
+      for (int64_t l = 0; l < R; l++) dp[l] = (uint32_t)s0[l] | (uint32_t)s1[l] << 16;
+      continue;
+    }
+    for (int64_t l = 0; l < live; l++) dp[l] = kd_bf_pack_word(q, s + l * q->rs, p);
+    for (int64_t l = live > 0 ? live : 0; l < R; l++) dp[l] = 0;
+  }
+}
+
+/* See gemm_bf16_pack.h. Panels: kd_bf_pack_panels. Otherwise unit u = row block * kpp + pair,
+ * walking each row's pairs, whose words lie in runs of `group` (a whole row when block_rows is
+ * 1), copied where the row is contiguous along k. */
 void kd_bf_pack_units(void *ctx, int64_t u0, int64_t u1) {
   const kd_bf_pack *q = (const kd_bf_pack *)ctx;
-  const int64_t R = q->block_rows, G = q->group, kpp = q->kpp;
+  const int64_t R = q->block_rows, G = q->group, kpp = q->kpp, full = q->k / 2; /* pairs without the odd tail */
+  if (G == 1 && R > 1) {
+    kd_bf_pack_panels(q, u0, u1);
+    return;
+  }
   for (int64_t u = u0; u < u1;) {
     const int64_t blk = u / kpp, p0 = u % kpp, p1 = p0 + (u1 - u) < kpp ? p0 + (u1 - u) : kpp;
     uint32_t *d = q->dst + blk * kpp * R;
     const int64_t live = q->rows - blk * R < R ? q->rows - blk * R : R; /* rows of the block that exist */
-    if (G == 1) {
-      for (int64_t p = p0; p < p1; p++) {
-        uint32_t *dp = d + p * R;
-        const uint16_t *s = q->src + blk * R * q->rs;
-        for (int64_t l = 0; l < live; l++) dp[l] = kd_bf_pack_word(q, s + l * q->rs, p);
-        for (int64_t l = live > 0 ? live : 0; l < R; l++) dp[l] = 0;
-      }
-    } else {
-      for (int64_t l = 0; l < R; l++) {
-        const uint16_t *s = l < live ? q->src + (blk * R + l) * q->rs : q->src;
-        uint32_t *dl = d + l * G;
-        uint32_t *dg = dl + (p0 / G) * R * G; /* the pair group of p */
-        for (int64_t p = p0, pr = p0 % G; p < p1; p++) {
-          dg[pr] = l < live ? kd_bf_pack_word(q, s, p) : 0u;
-          if (++pr == G) { pr = 0; dg += R * G; }
+    const int64_t run = R == 1 ? kpp : G; /* words of a row stored one after the other */
+    for (int64_t l = 0; l < R; l++) {
+      const uint16_t *s = l < live ? q->src + (blk * R + l) * q->rs : q->src;
+      uint32_t *dg = d + l * G + (p0 / run) * R * G; /* the run of p */
+      for (int64_t p = p0, pr = p0 % run; p < p1;) {
+        const int64_t len = run - pr < p1 - p ? run - pr : p1 - p; /* words left in this run */
+        if (l < live && q->cs == 1 && p + len <= full) {
+          memcpy(dg + pr, s + 2 * p, (size_t)len * 4);
+        } else {
+          for (int64_t i = 0; i < len; i++) dg[pr + i] = l < live ? kd_bf_pack_word(q, s, p + i) : 0u;
         }
+        p += len;
+        pr = 0;
+        dg += R * G;
       }
     }
     u += p1 - p0;
@@ -120,6 +143,7 @@ void kd_bf_pack_units(void *ctx, int64_t u0, int64_t u1) {
 }
 
 void kd_bf_pack_run(kd_bf_pack *q, int64_t row_blocks) {
+  q->row_blocks = row_blocks;
   kd_parallel_for(0, row_blocks * q->kpp, 1 + KD_PARALLEL_GRAIN / q->block_rows, kd_bf_pack_units, q);
 }
 

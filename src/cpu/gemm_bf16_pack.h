@@ -21,9 +21,10 @@ typedef struct kd_bf_pack {
   int64_t kpp;           /* pairs stored per row: >= (k + 1) / 2, a multiple of group */
   int64_t block_rows, group;
   uint32_t *dst;
+  int64_t row_blocks;    /* set by kd_bf_pack_run */
 } kd_bf_pack;
 
-/* Packs row blocks x pairs units [u0, u1) (u = row block * kpp + pair); a kd_parallel_fn. */
+/* Packs units [u0, u1) of one row block and one pair each (see kd_bf_pack_units); a kd_parallel_fn. */
 void kd_bf_pack_units(void *ctx, int64_t u0, int64_t u1);
 
 /* Packs `row_blocks` blocks (rows past q->rows are zero) on kindling's pool. */
