@@ -7,19 +7,15 @@
 'use strict';
 
 const { spawnSync } = require('node:child_process');
-const fs = require('node:fs');
 const path = require('node:path');
-const { kd, assert } = require('./helpers');
+const { kd, assert, cpuFlags } = require('./helpers');
 const { run } = require('./gemm_bf16_cases');
 
 const root = path.resolve(__dirname, '..');
-const isX64Linux = process.arch === 'x64' && process.platform === 'linux';
 
 /** The kernel this CPU should get at its best level, from /proc/cpuinfo's flags. */
 function bestKernelFromCpuinfo() {
-  if (!isX64Linux) return 'none';
-  const line = fs.readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags'));
-  const flags = new Set(line.split(':')[1].trim().split(/\s+/));
+  const flags = cpuFlags();
   const has = (...f) => f.every((x) => flags.has(x));
   if (!has('avx2', 'fma', 'f16c', 'bmi1', 'bmi2', 'abm', 'avx512f', 'avx512bw', 'avx512vl', 'avx512dq', 'avx512_bf16')) return 'none';
   return has('amx_tile', 'amx_bf16') ? 'amx' : 'avx512bf16';
