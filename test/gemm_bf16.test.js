@@ -17,7 +17,8 @@ const root = path.resolve(__dirname, '..');
 function bestKernelFromCpuinfo() {
   const flags = cpuFlags();
   const has = (...f) => f.every((x) => flags.has(x));
-  if (!has('avx2', 'fma', 'f16c', 'bmi1', 'bmi2', 'abm', 'avx512f', 'avx512bw', 'avx512vl', 'avx512dq', 'avx512_bf16')) return 'none';
+  const avx512 = ['avx2', 'fma', 'f16c', 'bmi1', 'bmi2', 'abm', 'avx512f', 'avx512bw', 'avx512vl', 'avx512dq'];
+  if (!has(...avx512, 'avx512_bf16')) return 'none';
   return has('amx_tile', 'amx_bf16') ? 'amx' : 'avx512bf16';
 }
 const best = bestKernelFromCpuinfo();

@@ -5,16 +5,18 @@
  * Note [bfloat16 dot-product GEMM]
  * VDPBF16PS multiplies 16 pairs of bfloat16 and adds each pair's two products to a float32 lane,
  * so it consumes k two at a time at twice float32's rate. Operands are packed once per product
- * with k in pairs (odd k padded with a zero): A as rows of 32-bit (a[i][2p], a[i][2p+1]) words
- * (a row-contiguous A with even k already is that, and is read in place), B as panels of KD_BF_NR columns holding (b[2p][j], b[2p+1][j]) words, zero-padded to whole
- * panels and tiles. A KD_BF_MR x KD_BF_NR tile of C lives in 16 zmm accumulators for the whole
- * k loop: per k pair, two B loads, eight broadcasts of A words and sixteen dot products. Tiles
- * run in parallel on kindling's pool, column panel by column panel so that a panel stays in
- * cache while the row tiles sweep it. Like oneDNN's kernel, VDPBF16PS treats bfloat16 subnormals
- * as zero. The avx512 copy of this file (Note [CPU capability dispatch]) is the one with the
- * kernel, compiled for AVX512-BF16 too and used only where the CPU has it
- * (kd_cpu_has_avx512_bf16); the other levels compile a stub that declines every call, and
- * matmul.c's float32 route (widen, sgemm, round) takes the product. */
+ * (gemm_bf16_pack.h) with k in pairs (odd k padded with a zero): A as rows of 32-bit
+ * (a[i][2p], a[i][2p+1]) words (a row-contiguous A with even k already is that, and is read in
+ * place), B as panels of KD_BF_NR columns holding (b[2p][j], b[2p+1][j]) words, zero-padded to
+ * whole panels and tiles. A KD_BF_MR x KD_BF_NR tile of C lives in 16 zmm accumulators for the
+ * whole k loop: per k pair, two B loads, eight broadcasts of A words and sixteen dot products.
+ * Tiles run in parallel on kindling's pool, column panel by column panel so that a panel stays
+ * in cache while the row tiles sweep it. Like oneDNN's kernel, VDPBF16PS treats bfloat16
+ * subnormals as zero. The avx512 copy of this file (Note [CPU capability dispatch]) is the one
+ * with the kernel, compiled for AVX512-BF16 too and used only where the CPU has it
+ * (kd_cpu_has_avx512_bf16); where the CPU also has AMX-BF16, gemm_bf16_amx.c takes the product
+ * instead (Note [bfloat16 GEMM on AMX tiles]). The other levels compile a stub that declines
+ * every call, and matmul.c's float32 route (widen, sgemm, round) takes the product. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -139,7 +139,8 @@ kd_status kd_gemm_bf16_amx(int64_t batch, int64_t m, int64_t n, int64_t k, const
   const int64_t ksteps = (k + 2 * KD_AMX_TILE - 1) / (2 * KD_AMX_TILE), kpp = ksteps * KD_AMX_TILE;
   const int64_t mblocks = (m + KD_AMX_BLOCK - 1) / KD_AMX_BLOCK, nblocks = (n + KD_AMX_BLOCK - 1) / KD_AMX_BLOCK;
   const int64_t groups = (mblocks + KD_AMX_GROUP - 1) / KD_AMX_GROUP;
-  const size_t a_words = (size_t)(mblocks * KD_AMX_BLOCK) * (size_t)kpp, b_words = (size_t)(nblocks * KD_AMX_BLOCK) * (size_t)kpp;
+  const size_t a_words = (size_t)(mblocks * KD_AMX_BLOCK) * (size_t)kpp;
+  const size_t b_words = (size_t)(nblocks * KD_AMX_BLOCK) * (size_t)kpp;
   uint32_t *buf = NULL;
   if (kd_host_alloc((a_words + b_words) * 4, (void **)&buf) != KD_OK) return KD_OK; /* matmul.c has other routes */
   uint32_t *ap = buf, *bp = buf + a_words;
