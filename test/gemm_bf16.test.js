@@ -3,7 +3,8 @@
 // float32), and each this CPU runs (AMX, AMX turned off with KINDLING_AMX=0, the avx2 level)
 // gives the float64 product of the same bfloat16 inputs within float32 accumulation and one
 // bfloat16 rounding, for products and their gradients of many shapes and layouts
-// (test/gemm_bf16_cases.js), and flushes subnormals as PyTorch's oneDNN kernels do.
+// (test/gemm_bf16_cases.js), in a worker thread too, and flushes subnormals as PyTorch's
+// oneDNN kernels do.
 'use strict';
 
 const { spawnSync } = require('node:child_process');
@@ -59,6 +60,20 @@ describe('bfloat16 GEMM kernels', function () {
       assert.deepEqual(r.failures, []);
     });
   }
+
+  // Tiles are configured on each thread that runs the kernel; the OS grants them per process.
+  it('a worker thread runs the same kernel with the same results', async function () {
+    const { Worker } = require('node:worker_threads');
+    const code = `const { parentPort } = require('node:worker_threads');
+      parentPort.postMessage(require(${JSON.stringify(path.join(__dirname, 'gemm_bf16_cases.js'))}).run());`;
+    const r = await new Promise((resolve, reject) => {
+      const w = new Worker(code, { eval: true });
+      w.once('message', resolve);
+      w.once('error', reject);
+    });
+    assert.equal(r.kernel, kd.build.bf16Gemm);
+    assert.deepEqual(r.failures, []);
+  });
 
   // PyTorch 1.13 (oneDNN, AMX or AVX512-BF16) on this product gives 0 for both: bfloat16
   // subnormal inputs count as zero, and subnormal sums are flushed to zero.
