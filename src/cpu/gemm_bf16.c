@@ -95,18 +95,22 @@ static inline uint32_t kd_bf_pack_word(const kd_bf_pack *q, const uint16_t *row,
  * loop where they are contiguous). */
 static void kd_bf_pack_panels(const kd_bf_pack *q, int64_t u0, int64_t u1) {
   const int64_t R = q->block_rows, full = q->k / 2; /* pairs without the odd tail */
+  int64_t p = u0 / q->row_blocks, blk = u0 % q->row_blocks;
   for (int64_t u = u0; u < u1; u++) {
-    const int64_t p = u / q->row_blocks, blk = u % q->row_blocks;
     uint32_t *dp = q->dst + (blk * q->kpp + p) * R;
     const int64_t live = q->rows - blk * R < R ? q->rows - blk * R : R; /* rows of the block that exist */
     const uint16_t *s = q->src + (live > 0 ? blk * R * q->rs : 0);
     if (q->rs == 1 && live == R && p < full) {
       const uint16_t *s0 = s + 2 * p * q->cs, *s1 = s0 + q->cs;
       for (int64_t l = 0; l < R; l++) dp[l] = (uint32_t)s0[l] | (uint32_t)s1[l] << 16;
-      continue;
+    } else {
+      for (int64_t l = 0; l < live; l++) dp[l] = kd_bf_pack_word(q, s + l * q->rs, p);
+      for (int64_t l = live > 0 ? live : 0; l < R; l++) dp[l] = 0;
     }
-    for (int64_t l = 0; l < live; l++) dp[l] = kd_bf_pack_word(q, s + l * q->rs, p);
-    for (int64_t l = live > 0 ? live : 0; l < R; l++) dp[l] = 0;
+    if (++blk == q->row_blocks) {
+      blk = 0;
+      p++;
+    }
   }
 }
 
@@ -131,7 +135,10 @@ void kd_bf_pack_units(void *ctx, int64_t u0, int64_t u1) {
       for (int64_t p = p0, pr = p0 % run; p < p1;) {
         const int64_t len = run - pr < p1 - p ? run - pr : p1 - p; /* words left in this run */
         if (l < live && q->cs == 1 && p + len <= full) {
-          memcpy(dg + pr, s + 2 * p, (size_t)len * 4);
+          if (len == 16) /* an AMX tile row */
+            _mm512_storeu_si512((void *)(dg + pr), _mm512_loadu_si512((const void *)(s + 2 * p)));
+          else
+            memcpy(dg + pr, s + 2 * p, (size_t)len * 4);
         } else {
           for (int64_t i = 0; i < len; i++) dg[pr + i] = l < live ? kd_bf_pack_word(q, s, p + i) : 0u;
         }
