@@ -12,7 +12,8 @@ const root = path.resolve(__dirname, '..');
 // Their symbols are renamed per level by src/cpu/cpu_level.h and reached through src/cpu/cpu_dispatch.c.
 const DISPATCHED_SOURCES = [
   'src/cpu/binary.c', 'src/cpu/unary.c', 'src/cpu/ternary.c', 'src/cpu/reduce.c', 'src/cpu/softmax.c',
-  'src/cpu/norm.c', 'src/cpu/copy.c', 'src/cpu/pool.c', 'src/cpu/gemm_bf16.c', 'src/cpu/gemm_bf16_amx.c', 'src/cpu/scan.c', 'src/cpu/index_loops.c',
+  'src/cpu/norm.c', 'src/cpu/copy.c', 'src/cpu/pool.c', 'src/cpu/gemm_bf16.c', 'src/cpu/scan.c', 'src/cpu/index_loops.c',
+  'src/cpu/gemm_bf16_amx.c',
 ];
 
 function walk(dir, out) {

@@ -148,7 +148,8 @@ kd_status kd_gemm_bf16_amx(int64_t batch, int64_t m, int64_t n, int64_t k, const
   for (int64_t bi = 0; bi < batch; bi++) {
     kd_bf_pack pa = {(const uint16_t *)a + bi * a_bs, a_rs, a_cs, m, k, kpp, KD_AMX_TILE, KD_AMX_TILE, ap};
     kd_bf_pack_run(&pa, mblocks * KD_AMX_BLOCK / KD_AMX_TILE);
-    kd_bf_pack pb = {(const uint16_t *)b + bi * b_bs, b_cs, b_rs, n, k, kpp, KD_AMX_TILE, 1, bp}; /* B's columns as rows */
+    /* B's columns as rows */
+    kd_bf_pack pb = {(const uint16_t *)b + bi * b_bs, b_cs, b_rs, n, k, kpp, KD_AMX_TILE, 1, bp};
     kd_bf_pack_run(&pb, nblocks * KD_AMX_BLOCK / KD_AMX_TILE);
     kd_amx_job j = {ap, bp, (uint16_t *)c + bi * m * n, m, n, ksteps, mblocks, nblocks, groups};
     kd_parallel_for(0, groups * nblocks, 1 + KD_PARALLEL_GRAIN / per_unit, kd_amx_units, &j);
