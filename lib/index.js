@@ -86,7 +86,9 @@ kd.KindlingRangeError = errors.KindlingRangeError;
  * KINDLING_CUDA=emulate, the emulated GPU's library). kd.cuda.isAvailable() says if it can run.
  * cpuCapability: the instruction-set level the hot CPU kernels run at ('default', 'avx2' or
  * 'avx512'; the best this CPU supports, or KINDLING_CPU_CAPABILITY), as
- * torch.backends.cpu.get_cpu_capability(). binary: 'prebuilt' (shipped in the package) or
+ * torch.backends.cpu.get_cpu_capability(). bf16Gemm: the kernel of bfloat16 matrix products
+ * ('amx' on AMX tiles, 'avx512bf16' on VDPBF16PS, 'none': widened to float32; KINDLING_AMX=0
+ * turns AMX off). binary: 'prebuilt' (shipped in the package) or
  * 'build' (compiled from source on this machine); binaryPath: the addon's file. */
 const blasLink = binary.manifest && binary.manifest.blasLink === 'static' ? 'linked into the addon' : 'the system libopenblas';
 kd.build = Object.freeze({
@@ -94,6 +96,7 @@ kd.build = Object.freeze({
   blasLibrary: N.blasConfig ? `${N.blasConfig} (${blasLink})` : null,
   cuda: N.cuda.libraryFound(),
   cpuCapability: N.cpuCapability,
+  bf16Gemm: N.bf16Gemm,
   binary: binary.source,
   binaryPath: binary.file,
 });

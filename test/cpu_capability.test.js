@@ -8,7 +8,7 @@
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { kd, assert } = require('./helpers');
+const { kd, assert, cpuFlags } = require('./helpers');
 
 const root = path.resolve(__dirname, '..');
 const LEVELS = ['default', 'avx2', 'avx512'];
@@ -16,9 +16,7 @@ const isX64Linux = process.arch === 'x64' && process.platform === 'linux';
 
 /** The best level from /proc/cpuinfo's flags (the kernel's view of cpuid and xgetbv). */
 function bestLevelFromCpuinfo() {
-  if (!isX64Linux) return 'default';
-  const line = fs.readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags'));
-  const flags = new Set(line.split(':')[1].trim().split(/\s+/));
+  const flags = cpuFlags();
   const has = (...f) => f.every((x) => flags.has(x));
   if (!has('avx2', 'fma', 'f16c', 'bmi1', 'bmi2', 'abm')) return 'default';
   return has('avx512f', 'avx512bw', 'avx512vl', 'avx512dq') ? 'avx512' : 'avx2';

@@ -415,8 +415,16 @@ function fashionMnistDir() {
   return has('train-images-idx3-ubyte') ? dir : null;
 }
 
+/** The CPU's feature flags as Linux reports them (/proc/cpuinfo: cpuid as the kernel lets
+ * programs use it); empty on other systems and architectures. */
+function cpuFlags() {
+  if (process.arch !== 'x64' || process.platform !== 'linux') return new Set();
+  const line = fs.readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags'));
+  return new Set(line ? line.split(':')[1].trim().split(/\s+/) : []);
+}
+
 module.exports = {
-  fashionMnistDir,
+  fashionMnistDir, cpuFlags,
   kd, assert, TOL, reductionTol, reductionLength, FLOAT_DTYPES, INT_DTYPES, ALL_DTYPES, fixture, decode, decodeDeep, nest, isTensorSpec, isScalarSpec,
   buildContiguous, buildWithBase, buildArg, applyView, nonContiguous, values, closeEnough, assertValuesClose,
   assertTensorClose, assertArrayClose, callOp, codesForTorchError, isTorchUnimplemented, assertKdError,

@@ -358,6 +358,14 @@ export interface BuildInfo {
    * ignored with a warning). 'default' on CPUs other than x86-64.
    */
   readonly cpuCapability: 'default' | 'avx2' | 'avx512';
+  /**
+   * The kernel bfloat16 matrix products run on: 'amx' (AMX tiles: the avx512 level on a CPU with
+   * AMX-BF16, such as Sapphire Rapids, whose OS grants the tile state), 'avx512bf16' (VDPBF16PS
+   * dot products: the avx512 level on a CPU with AVX512-BF16, or AMX turned off with
+   * KINDLING_AMX=0) or 'none' (operands widened to float32). All accumulate in float32 and
+   * round the result to bfloat16 once.
+   */
+  readonly bf16Gemm: 'amx' | 'avx512bf16' | 'none';
   /** OpenBLAS's description of itself (version, target core, threads) and how it is linked
    * ('linked into the addon' for the prebuilt binary, 'the system libopenblas' for a source
    * build); null without a BLAS. */

@@ -8,6 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 #define KD_CPU_X86 1
@@ -24,6 +29,9 @@ static const char *const kd_cpu_level_names[KD_CPU_LEVEL_COUNT] = {
 static pthread_once_t kd_cpu_once = PTHREAD_ONCE_INIT;
 static kd_cpu_level kd_cpu_supported = KD_CPU_LEVEL_DEFAULT, kd_cpu_chosen = KD_CPU_LEVEL_DEFAULT;
 static bool kd_cpu_bf16 = false;
+static bool kd_cpu_amx_hw = false;  /* AMX-TILE + AMX-BF16, tile state enabled in XCR0 */
+static pthread_once_t kd_cpu_amx_once = PTHREAD_ONCE_INIT;
+static bool kd_cpu_amx = false;     /* ... and granted to this process, and not turned off */
 static char kd_cpu_warning[256];
 
 #if KD_CPU_X86
@@ -55,6 +63,9 @@ static void kd_cpu_detect(void) {
     if (os_zmm && avx512) {
       kd_cpu_supported = KD_CPU_LEVEL_AVX512;
       kd_cpu_bf16 = (a1 & bit_AVX512BF16) != 0;
+      const bool amx = (d & (1u << 24)) && (d & (1u << 22)); /* CPUID.(7,0):EDX AMX-TILE, AMX-BF16 */
+      const bool os_tiles = (xcr0 & 0x60000) == 0x60000;   /* XTILECFG and XTILEDATA */
+      kd_cpu_amx_hw = kd_cpu_bf16 && amx && os_tiles;
     }
   }
 }
@@ -99,6 +110,23 @@ const char *kd_cpu_capability_name(kd_cpu_level level) {
 const char *kd_cpu_capability_warning(void) {
   pthread_once(&kd_cpu_once, kd_cpu_choose);
   return kd_cpu_warning[0] ? kd_cpu_warning : NULL;
+}
+
+/* Asks the OS for the tile state once (Linux: arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA),
+ * which enlarges the signal frames of the process's threads; it fails where a thread's
+ * alternate signal stack is too small for them, and the VDPBF16PS kernel is used). */
+static void kd_cpu_amx_request(void) {
+  pthread_once(&kd_cpu_once, kd_cpu_choose);
+  const char *env = getenv("KINDLING_AMX");
+  if (!kd_cpu_amx_hw || (env && strcmp(env, "0") == 0)) return;
+#if defined(__linux__) && KD_CPU_X86
+  kd_cpu_amx = syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+#endif
+}
+
+bool kd_cpu_has_amx_bf16(void) {
+  pthread_once(&kd_cpu_amx_once, kd_cpu_amx_request);
+  return kd_cpu_amx;
 }
 
 bool kd_cpu_has_avx512_bf16(void) {

@@ -14,7 +14,9 @@
  *   avx2     AVX2 + FMA + F16C + BMI1/2 + LZCNT (Haswell, Zen 1 and later)
  *   avx512   avx2 + AVX-512 F/BW/VL/DQ (Skylake-SP, Zen 4 and later), tuned for Skylake-SP
  *            (binding.gyp says why); the bfloat16 GEMM also needs AVX512-BF16 and checks for it
- *            itself (kd_cpu_has_avx512_bf16)
+ *            itself (kd_cpu_has_avx512_bf16), and runs on AMX tiles where the CPU has AMX-BF16
+ *            and the OS grants the tile state (kd_cpu_has_amx_bf16; KINDLING_AMX=0 turns AMX
+ *            off, leaving the AVX512-BF16 kernel)
  * KINDLING_CPU_CAPABILITY=default|avx2|avx512 forces a level. As PyTorch does with an invalid
  * ATEN_CPU_CAPABILITY, an unknown value is ignored with a warning; a level this CPU cannot run
  * (PyTorch would die of SIGILL) is also refused with a warning, and the best level it supports
@@ -33,7 +35,7 @@ typedef enum kd_cpu_level {
 
 /* The level in use (decided on the first call; thread-safe). */
 kd_cpu_level kd_cpu_capability(void);
-/* The best level this CPU and OS support,. */
+/* The best level this CPU and OS support. */
 kd_cpu_level kd_cpu_capability_supported(void);
 /* "default", "avx2", "avx512". */
 const char *kd_cpu_capability_name(kd_cpu_level level);
@@ -41,5 +43,9 @@ const char *kd_cpu_capability_name(kd_cpu_level level);
 const char *kd_cpu_capability_warning(void);
 /* Whether the CPU runs AVX512-BF16 (VDPBF16PS) with the OS saving AVX-512 state. */
 bool kd_cpu_has_avx512_bf16(void);
+/* Whether the bfloat16 GEMM may use AMX tiles: AVX512-BF16 as above, AMX-TILE and AMX-BF16, the
+ * OS saves the tile state and granted it to this process (asked on the first call), and
+ * KINDLING_AMX is not 0 (Note [bfloat16 GEMM on AMX tiles]). */
+bool kd_cpu_has_amx_bf16(void);
 
 #endif

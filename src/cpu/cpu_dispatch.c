@@ -90,6 +90,11 @@ kd_status kd_ix_run_scatter(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx
 
 bool kd_gemm_bf16_available(void) { return kd_cpu_table()->kd_gemm_bf16_available(); }
 
+const char *kd_gemm_bf16_kernel(void) {
+  if (!kd_gemm_bf16_available()) return "none";
+  return kd_cpu_has_amx_bf16() ? "amx" : "avx512bf16";
+}
+
 kd_status kd_gemm_bf16(int64_t batch, int64_t m, int64_t n, int64_t k, const char *a, int64_t a_bs, int64_t a_rs,
                        int64_t a_cs, const char *b, int64_t b_bs, int64_t b_rs, int64_t b_cs, char *c, bool *done) {
   return kd_cpu_table()->kd_gemm_bf16(batch, m, n, k, a, a_bs, a_rs, a_cs, b, b_bs, b_rs, b_cs, c, done);

@@ -49,5 +49,9 @@
 /* gemm_bf16.c */
 #define kd_gemm_bf16 KD_CPU_LEVEL_SYM(kd_gemm_bf16)
 #define kd_gemm_bf16_available KD_CPU_LEVEL_SYM(kd_gemm_bf16_available)
+#define kd_bf_pack_units KD_CPU_LEVEL_SYM(kd_bf_pack_units)
+#define kd_bf_pack_run KD_CPU_LEVEL_SYM(kd_bf_pack_run)
+/* gemm_bf16_amx.c */
+#define kd_gemm_bf16_amx KD_CPU_LEVEL_SYM(kd_gemm_bf16_amx)
 
 #endif

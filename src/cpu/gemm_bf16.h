@@ -11,6 +11,10 @@
 /* Whether the kernel runs here (the avx512 level is in use and the CPU has AVX512-BF16). */
 bool kd_gemm_bf16_available(void);
 
+/* The kernel bfloat16 products run on: "amx" (gemm_bf16_amx.c), "avx512bf16" (gemm_bf16.c) or
+ * "none" (matmul.c widens to float32); kd.build.bf16Gemm. Defined in cpu_dispatch.c. */
+const char *kd_gemm_bf16_kernel(void);
+
 /* C[b] (contiguous batch x m x n bfloat16) = A[b] @ B[b], bfloat16 operands given by data and
  * strides in elements, float32 accumulation; m, n, k > 0. *done = false when it declined (no
  * kernel in this build, or no memory for the packed operands): the caller takes another route. */

@@ -6,7 +6,8 @@
  * in memory (a plain matrix, a transpose, a row/column slice) is handed to BLAS in place
  * through the transpose flag and leading dimension; only other layouts (expanded, stepped
  * in both dims) are first copied to a contiguous buffer. bfloat16 products of at least 32^3
- * multiply-adds run on AVX512-BF16 dot products where the build has them (gemm_bf16.c); other
+ * multiply-adds run on AMX tiles or AVX512-BF16 dot products where the CPU has them
+ * (gemm_bf16_amx.c, gemm_bf16.c; kd.build.bf16Gemm says which); other
  * float16/bfloat16 ones of that size are computed in float32 by sgemm and rounded once
  * (kd_mm_in_float32). Every other dtype, and every dtype in builds without BLAS, runs
  * kindling's blocked kernel (gemm_blocked.c, any strides).

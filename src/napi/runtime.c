@@ -9,6 +9,7 @@
 #include "core/random.h"
 #include "core/storage.h"
 #include "cpu/cpu_capability.h"
+#include "cpu/gemm_bf16.h"
 #include "napi/napi_util.h"
 
 #if KD_HAVE_CBLAS
@@ -149,5 +150,8 @@ napi_status kd_napi_register_runtime(napi_env env, napi_value exports) {
   const char *why = kd_cpu_capability_warning();
   if (st == napi_ok) st = why ? napi_create_string_utf8(env, why, NAPI_AUTO_LENGTH, &warning) : napi_get_null(env, &warning);
   if (st == napi_ok) st = napi_set_named_property(env, exports, "cpuCapabilityWarning", warning);
+  napi_value bf16_gemm;
+  if (st == napi_ok) st = napi_create_string_utf8(env, kd_gemm_bf16_kernel(), NAPI_AUTO_LENGTH, &bf16_gemm);
+  if (st == napi_ok) st = napi_set_named_property(env, exports, "bf16Gemm", bf16_gemm);
   return st;
 }

@@ -180,12 +180,13 @@ use(aliased, kd.zeros([2], { dtype: 'int' }), kd.tensor([1], { dtype: 'short' })
 kd.zeros([2], { dtype: 'float128' });
 const blas: boolean = kd.build.blas || kd.build.cuda;
 const cpuLevel: 'default' | 'avx2' | 'avx512' = kd.build.cpuCapability;
+const bf16Gemm: 'amx' | 'avx512bf16' | 'none' = kd.build.bf16Gemm;
 const addonFrom: 'prebuilt' | 'build' = kd.build.binary;
 const blasName: string = kd.build.blasLibrary ?? kd.build.binaryPath;
 const ver: string = kd.version;
 const maybe: unknown = a;
 if (kd.isTensor(maybe)) use(maybe.shape);
-use(seed, threads, dts, blas, cpuLevel, addonFrom, blasName, ver, readBack, asyncTidy);
+use(seed, threads, dts, blas, cpuLevel, bf16Gemm, addonFrom, blasName, ver, readBack, asyncTidy);
 
 // ---- errors ------------------------------------------------------------------------------------
 try {
