@@ -23,6 +23,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { RUNTIME_FILES } = require('./build');
+const { CUDA_PACKAGE } = require('../lib/binary');
 
 const root = path.resolve(__dirname, '..');
 const keep = process.argv.includes('--keep');
@@ -150,7 +151,7 @@ function packTarball() {
     const args = [`--out=${out}`, ...(cudaLibrary ? ['--cuda', `--cuda-library=${cudaLibrary}`] : [])];
     process.stdout.write(step(`npm run prebuilt -- ${args.join(' ')}`, process.execPath, [path.join(__dirname, 'prebuild.js'), ...args], { cwd: root, env: process.env }));
     tarball = path.join(out, fs.readdirSync(out).find((f) => /^kindling-\d.*\.tgz$/.test(f)));
-    if (cudaLibrary) cudaTarball = path.join(out, fs.readdirSync(out).find((f) => /^kindling-cuda-.*\.tgz$/.test(f)));
+    if (cudaLibrary) cudaTarball = path.join(out, fs.readdirSync(out).find((f) => f.startsWith(`${CUDA_PACKAGE}-`) && f.endsWith('.tgz')));
   }
   for (const t of [tarball, cudaTarball].filter(Boolean)) console.log(`pack-smoke: ${path.basename(t)}: ${(fs.statSync(t).size / 1048576).toFixed(1)} MiB`);
   return { tarball, cudaTarball };
@@ -165,9 +166,8 @@ function checkPrebuiltInstall(pkg) {
   if (/openblas|gfortran|quadmath|not found/.test(ldd)) throw new Error(`the prebuilt addon needs libraries of this system:\n${ldd}`);
   console.log(`pack-smoke: ldd kindling.node: ${ldd.trim().split('\n').map((l) => l.trim().split(' ')[0]).join(', ')}`);
   const manifest = JSON.parse(fs.readFileSync(path.join(pkg, 'package.json'), 'utf8'));
-  const cudaPackage = `kindling-cuda-${process.platform}-${process.arch}`;
-  if ((manifest.optionalDependencies || {})[cudaPackage] !== manifest.version) {
-    throw new Error(`the prebuilt package does not name ${cudaPackage}@${manifest.version} as an optional dependency: ${JSON.stringify(manifest.optionalDependencies)}`);
+  if ((manifest.optionalDependencies || {})[CUDA_PACKAGE] !== manifest.version) {
+    throw new Error(`the prebuilt package does not name ${CUDA_PACKAGE}@${manifest.version} as an optional dependency: ${JSON.stringify(manifest.optionalDependencies)}`);
   }
 }
 

@@ -21,6 +21,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { buildCuda, nodeGyp } = require('./build');
+const { CUDA_PACKAGE, versionAtLeast } = require('../lib/binary');
 
 const root = path.resolve(__dirname, '..');
 const opts = Object.fromEntries(process.argv.slice(2).map((a) => {
@@ -30,7 +31,6 @@ const opts = Object.fromEntries(process.argv.slice(2).map((a) => {
 }));
 const outDir = path.resolve(opts.out || path.join(root, 'dist'));
 const CUDA_ARCHS = (process.env.KINDLING_CUDA_ARCHS || '80,86,89,90').split(',');
-const CUDA_PACKAGE = `kindling-cuda-${process.platform}-${process.arch}`;
 // The libraries glibc itself provides: all a prebuilt addon may need at run time.
 const GLIBC_LIBRARIES = ['libc.so.6', 'libm.so.6', 'libmvec.so.1', 'libpthread.so.0', 'libdl.so.2', 'librt.so.1', 'ld-linux-x86-64.so.2'];
 
@@ -51,7 +51,7 @@ function npmPack(dir, dest) {
 function dynamicDeps(file) {
   const needed = [...run('readelf', ['-d', file]).matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map((m) => m[1]);
   const versions = [...run('objdump', ['-T', file]).matchAll(/\bGLIBC_(\d+(?:\.\d+)+)\b/g)].map((m) => m[1]);
-  const newest = versions.reduce((a, b) => (require('../lib/binary').versionAtLeast(a, b) ? a : b), '2.2.5');
+  const newest = versions.reduce((a, b) => (versionAtLeast(a, b) ? a : b), '2.2.5');
   return { needed, glibc: newest };
 }
 

@@ -1,8 +1,9 @@
 // request.js - what server.js accepts from a client, checked before any work is queued: the body
 // (JSON only, at most `limit` bytes, refused from its Content-Length before it is read; at most
 // maxRows rows in "inputs" and at most MAX_DEPTH levels of nesting, checked as the body streams
-// in, so an oversized batch or a deeply nested body is refused without parsing it) and the inputs in it (rows of exactly inFeatures finite numbers). Every
-// refusal is an HttpError with a status, a stable code and a message that says what was expected.
+// in, so an oversized batch or a deeply nested body is refused without parsing it) and the inputs
+// in it (rows of exactly inFeatures finite numbers). Every refusal is an HttpError with a status,
+// a stable code and a message that says what was expected.
 'use strict';
 
 class HttpError extends Error {
@@ -37,9 +38,9 @@ const MAX_DEPTH = 8;
  * TOO_DEEP when the nesting passes maxDepth (JSON.parse would recurse through all of it first).
  * Malformed JSON is not its business (JSON.parse refuses it later), nor are keys spelled with
  * escapes (they are not decoded: the batcher's check after parsing catches those): the count is
- * exact for well-formed bodies and harmless for the rest. (Parsing a batch of 65 rows of 784 numbers, about
- * 860 KB, would block the event loop for ~3 ms before the batch size could be checked; the scan
- * costs a fraction of that and runs one network chunk at a time.)
+ * exact for well-formed bodies and harmless for the rest. (Parsing a batch of 65 rows of 784
+ * numbers, about 860 KB, would block the event loop for ~3 ms before the batch size could be
+ * checked; the scan costs a fraction of that and runs one network chunk at a time.)
  */
 class BodyScanner {
   constructor(maxRows, maxDepth = MAX_DEPTH) {
