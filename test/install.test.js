@@ -25,7 +25,7 @@ describe('installation', function () {
     this.timeout(240000);
     const failing = path.join(tmp, 'failing.test.js');
     fs.writeFileSync(failing, "it('fails on purpose', () => { throw new Error('failing on purpose'); });\n");
-    // --no-config: only this file, not the suite of .mocharc.json
+    // --no-config: only this file, not the suite of .mocharc.js
     const r = spawnSync(process.execPath, [path.join(ROOT, 'tools', 'test.js'), '--no-config', failing],
       { cwd: ROOT, encoding: 'utf8', timeout: 220000 });
     assert.notEqual(r.status, 0, `tools/test.js exited 0 with a failing test:\n${r.stdout}\n${r.stderr}`);
