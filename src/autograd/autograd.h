@@ -95,19 +95,29 @@ typedef struct kd_out_meta {
 
 typedef enum kd_node_kind { KD_NODE_OP, KD_NODE_ACCUMULATE, KD_NODE_CUSTOM } kd_node_kind;
 
-/* A tensor saved for backward, with the version it had when saved. Outputs of the node itself
- * are saved as aliases without autograd meta (no reference cycle node -> output -> node); so
- * are inputs, except leaves that require grad and views (see kd_saved_init): the node holds their
- * value and the node that made them, not the tensor, whose history an in-place op may replace
- * with one that leads back to this node. */
+/* A tensor saved for backward, with the version it had when saved.
+ * Note [Saved tensors hold no tensor with a history]
+ * What a node saves is an alias of the tensor's storage without autograd meta, never the tensor
+ * itself (PyTorch's SavedVariable saves the data and the metadata it needs, not the variable,
+ * wherever the variable could lead back to the node). With the alias: the version the tensor had
+ * (the storage's counter, shared by views and their base: an in-place op on any of them is seen
+ * when the value is unpacked), and, for an input that requires grad, where its gradient goes
+ * (`producer`: its grad_fn, a view's brought up to date, or a leaf's AccumulateGrad, which holds
+ * the leaf weakly). A tensor owns its grad_fn and a view owns its base, so holding the tensor
+ * would close a cycle as soon as the tensor's history comes to lead back to this node: an
+ * output saved by its own node (y = exp(x)), an input that an in-place op later gives a history
+ * through this node (t.sub_(f(t))), or a view whose base is modified in place with a value
+ * computed from the view (c.clamp_(c.narrow(0, 0, 2).max())). No dispose or GC frees such a
+ * cycle. Saved tensor lists (cat) are aliases too. Unpacked with create_graph, an alias is
+ * connected again: an output to this node, an input to its producer (kd_saved_unpack). */
 typedef struct kd_saved {
   kd_tensor *t;
   int64_t version;
   bool is_output;
-  bool alias_of_input;     /* t is an alias of an input made by `producer`: backward with
-                              create_graph connects it to producer again */
+  bool alias_of_input;     /* t is an alias of an input whose gradient goes to `producer`:
+                              backward with create_graph connects it to producer again */
   int output_nr;
-  kd_node *producer;       /* a reference: the node that made the input (NULL: leaf, or none) */
+  kd_node *producer;       /* a reference: the input's grad_fn or AccumulateGrad (NULL: none) */
   int producer_output_nr;
 } kd_saved;
 
