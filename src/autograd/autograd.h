@@ -33,13 +33,16 @@ extern "C" {
 typedef struct kd_node kd_node;
 
 /* A hook on the gradient of a tensor. It may replace the gradient: set *out to a new reference
- * (or leave it NULL to keep the gradient). Used for JS hooks (src/napi/autograd.c). */
+ * (or leave it NULL to keep the gradient). A replacement must have the gradient's shape, dtype
+ * and device, or backward fails (PyTorch's check of a hook's result). Used for JS hooks
+ * (src/napi/autograd.c). */
 typedef kd_status (*kd_grad_hook_fn)(void *data, kd_tensor *grad, kd_tensor **out);
 typedef void (*kd_grad_hook_free_fn)(void *data);
 
 typedef struct kd_hook {
   struct kd_hook *next;
   int64_t id;
+  char *name;               /* owned: for errors ("hook 'scale' has changed the size of value") */
   int output_nr;            /* which output of the node the hook watches (node hooks) */
   kd_grad_hook_fn fn;       /* NULL: a retain_grad hook writing into `retain` */
   kd_grad_hook_free_fn free_data;
@@ -192,8 +195,10 @@ kd_status kd_detach_(kd_tensor *t);
 kd_status kd_gradient_edge(kd_tensor *t, kd_node **fn, int *input_nr);
 void kd_edge_set_meta(kd_edge *e, const kd_tensor *t);
 
-/* Tensor hooks: on a leaf they run before accumulation, on a non-leaf before its grad_fn. */
-kd_status kd_add_hook(kd_tensor *t, kd_grad_hook_fn fn, void *data, kd_grad_hook_free_fn free_data, int64_t *id);
+/* Tensor hooks: on a leaf they run before accumulation, on a non-leaf before its grad_fn. name
+ * (copied; NULL or "": "<anonymous>") names the hook in errors. */
+kd_status kd_add_hook(kd_tensor *t, kd_grad_hook_fn fn, void *data, kd_grad_hook_free_fn free_data, const char *name,
+                      int64_t *id);
 void kd_remove_hook(kd_tensor *t, int64_t id);
 
 /* ---- nodes ------------------------------------------------------------------------------------ */

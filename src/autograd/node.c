@@ -46,6 +46,7 @@ static void kd_hooks_free(kd_hook *h) {
   while (h) {
     kd_hook *next = h->next;
     if (h->free_data) h->free_data(h->data);
+    free(h->name);
     free(h);
     h = next;
   }
@@ -208,13 +209,18 @@ kd_status kd_gradient_edge(kd_tensor *t, kd_node **fn, int *input_nr) {
   return KD_OK;
 }
 
-kd_status kd_add_hook(kd_tensor *t, kd_grad_hook_fn fn, void *data, kd_grad_hook_free_fn free_data, int64_t *id) {
+kd_status kd_add_hook(kd_tensor *t, kd_grad_hook_fn fn, void *data, kd_grad_hook_free_fn free_data, const char *name,
+                      int64_t *id) {
   kd_autograd_meta *m = kd_meta(t);
   if (!m || !kd_requires_grad(t))
     return kd_error(KD_ERR_INVALID_ARGUMENT, "cannot register a hook on a tensor that doesn't require gradient");
   KD_TRY(kd_view_update(t));
   kd_hook *h = (kd_hook *)calloc(1, sizeof *h);
-  if (!h) return kd_error(KD_ERR_OOM, "out of memory");
+  if (h) h->name = strdup(name && *name ? name : "<anonymous>");
+  if (!h || !h->name) {
+    free(h);
+    return kd_error(KD_ERR_OOM, "out of memory");
+  }
   h->id = ++kd_hook_ids;
   h->fn = fn;
   h->data = data;
@@ -234,6 +240,7 @@ static bool kd_hook_remove_from(kd_hook **p, int64_t id) {
       kd_hook *dead = *p;
       *p = dead->next;
       if (dead->free_data) dead->free_data(dead->data);
+      free(dead->name);
       free(dead);
       return true;
     }
