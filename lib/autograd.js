@@ -135,12 +135,13 @@ module.exports = function installAutograd(kd, Tensor, N, rt) {
   P.detach = function detach() { return new Tensor(A.detach(this._h)); };
   /** Cuts this tensor off from the graph, in place. */
   P.detach_ = function detach_() { A.detach_(this._h); return this; };
-  /** fn(grad) runs when this tensor's gradient is computed; it may return a replacement.
-   * Returns a handle whose remove() unregisters it. */
+  /** fn(grad) runs when this tensor's gradient is computed; it may return a replacement of the
+   * same shape, dtype and device (else backward throws). Returns a handle whose remove()
+   * unregisters it. */
   P.registerHook = function registerHook(fn) {
     if (typeof fn !== 'function') throw typeError('registerHook() expects a function');
     const self = this;
-    const id = A.registerHook(this._h, hookCaller(fn));
+    const id = A.registerHook(this._h, hookCaller(fn), fn.name);
     return { remove() { A.removeHook(self._h, id); } };
   };
   // The function handed to the engine is held by the native tensor through a strong reference,

@@ -260,6 +260,47 @@ describe('autograd: hooks and retainGrad', function () {
     assert.throws(() => x.mul(2).sum().backward(), /boom/);
   });
 
+  // PyTorch's check of a hook's result: a replacement keeps the gradient's shape, dtype, device
+  describe('a hook may not change the shape, dtype or device of the gradient', function () {
+    const kinds = {
+      leaf: () => { const x = leaf([1, 2, 3]); return { watched: x, root: () => x.mul(2).sum(), x }; },
+      'non-leaf': () => { const x = leaf([1, 2, 3]); const y = x.mul(2); return { watched: y, root: () => y.mul(3).sum(), x }; },
+      'leaf through autograd.grad': () => { const x = leaf([1, 2, 3]); return { watched: x, root: () => x.mul(2).sum(), x, grad: true }; },
+    };
+    const bad = [
+      ['the size', function resize() { return kd.ones([7], { dtype: 'float64' }); }, 'KD_SHAPE_MISMATCH', "hook 'resize' has changed the size of value"],
+      ['the size (a broadcastable one)', function toRow(g) { return g.unsqueeze(0); }, 'KD_SHAPE_MISMATCH', "hook 'toRow' has changed the size of value"],
+      ['the dtype', function toF32(g) { return g.to('float32'); }, 'KD_DTYPE_MISMATCH', "hook 'toF32' has changed the type of value (was float64 got float32)"],
+      ['the size, anonymously', () => kd.ones([2], { dtype: 'float64' }), 'KD_SHAPE_MISMATCH', "hook '<anonymous>' has changed the size of value"],
+    ];
+    for (const [kind, make] of Object.entries(kinds)) {
+      for (const [what, hook, code, msg] of bad) {
+        it(`${kind}: ${what}`, function () {
+          const { watched, root, x, grad } = make();
+          watched.registerHook(hook);
+          const err = expectKdError(() => (grad ? kd.autograd.grad(root(), x) : root().backward()), code);
+          assert.equal(err.message, msg);
+          assert.equal(x.grad, null, 'nothing accumulated');
+        });
+      }
+    }
+    it('the device (on a machine with a GPU, or the emulated one)', function () {
+      if (!kd.cuda.isAvailable()) this.skip();
+      for (const make of Object.values(kinds)) {
+        const { watched, root, x, grad } = make();
+        watched.registerHook(function toCuda(g) { return g.to('cuda'); });
+        const err = expectKdError(() => (grad ? kd.autograd.grad(root(), x) : root().backward()), 'KD_DEVICE_MISMATCH');
+        assert.equal(err.message, "hook 'toCuda' has changed the type of value (was a cpu tensor got a cuda:0 tensor)");
+      }
+    });
+    it('a replacement of the same shape, dtype and device is fine', function () {
+      const x = leaf([1, 2, 3]);
+      x.registerHook((g) => kd.full([3], 5, { dtype: 'float64' }));
+      x.mul(2).sum().backward();
+      assert.deepEqual(values(x.grad), [5, 5, 5]);
+    });
+  });
+
   it('retainGrad keeps the gradient of a non-leaf; leaves need no retainGrad', function () {
     const x = leaf([1, 2]);
     const y = x.mul(2);

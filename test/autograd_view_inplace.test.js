@@ -280,6 +280,92 @@ describe('autograd: in-place ops that take self as another argument', function (
   }
 });
 
+// What a node saves holds no tensor with a history (Note [Saved tensors hold no tensor with a
+// history] in src/autograd/autograd.h): an in-place op whose other argument was computed from a
+// view of the tensor it modifies would otherwise close a cycle tensor -> grad_fn -> saved
+// tensor -> ... -> view -> base (the same tensor) that no dispose or GC frees.
+describe('autograd: saved tensors make no reference cycles', function () {
+  const x0 = [1.5, -2, 3, 0.5, -1, 2];
+  // grad: the leaf's gradient; null: the view saved by the other argument's history was
+  // modified by the in-place op, and backward says so, as PyTorch's does
+  const cases = {
+    // MaxBackward0 saves the view, ClampBackward0 the max
+    'c.clamp_(max of a view of c)': { run: (c) => c.clamp_(c.narrow(0, 0, 2).max()), grad: null },
+    'c.clampMin_(max of a view of c)': { run: (c) => c.clampMin_(c.narrow(0, 0, 2).max()), grad: null },
+    // PowBackward0 saves the view
+    'c.sub_(sum of the square of a view of c)': { run: (c) => c.sub_(c.narrow(0, 1, 2).pow(2).sum()), grad: null },
+    // CatBackward0 saves its list of inputs (only their shapes are read)
+    'c.add_(sum of cat of views of c)': {
+      run: (c) => c.add_(kd.cat([c.narrow(0, 0, 2), c.narrow(0, 4, 1)]).sum()),
+      grad: [7, 7, 1, 1, 7, 1],
+    },
+    // an in-place op on a view: the base's history becomes CopySlices of a node whose other
+    // argument's history saved another view of the base
+    'a view of c mul_ (sum of the square of another view of c)': {
+      run: (c) => c.narrow(0, 0, 2).mul_(c.narrow(0, 4, 2).pow(2).sum()),
+      grad: null,
+    },
+  };
+  for (const [name, { run, grad }] of Object.entries(cases)) {
+    it(`${name}: nothing left alive after dispose`, function () {
+      const live = collectGarbage().liveTensors;
+      const leaf = kd.tensor(x0, { dtype: 'float64', requiresGrad: true });
+      const c = leaf.clone();
+      kd.tidy(() => { run(c); });
+      if (grad) {
+        c.sum().backward({ retainGraph: true }); // the saved values stay with the graph
+        assert.deepEqual(values(leaf.grad), grad);
+        leaf.grad.dispose();
+      } else {
+        assert.throws(() => c.sum().backward(), /modified by an inplace operation/);
+      }
+      kd.dispose([leaf, c]);
+      assert.equal(collectGarbage().liveTensors, live);
+    });
+  }
+
+  it('a leaf saved by a node, then given a history through that node, is freed', function () {
+    const live = collectGarbage().liveTensors;
+    const w = kd.tensor([1, 2], { dtype: 'float64', requiresGrad: true });
+    const y = w.mul(w);
+    w.requiresGrad_(false);
+    w.add_(y); // w's history now leads to MulBackward0, which saved w
+    assert.equal(w.isLeaf, false);
+    kd.dispose([w, y]);
+    assert.equal(collectGarbage().liveTensors, live);
+  });
+
+  it('saved views and leaves still fail at backward once modified in place', function () {
+    const x = kd.tensor([1, 2, 3], { dtype: 'float64', requiresGrad: true });
+    const b = x.mul(1);
+    const y = b.narrow(0, 0, 2).pow(2);
+    b.mul_(2);
+    assert.throws(() => y.sum().backward(), (e) => {
+      assert.equal(e.code, 'KD_INVALID_ARGUMENT');
+      assert.match(e.message, /^one of the variables needed for gradient computation has been modified by an inplace operation: \[float64 tensor \[2\]\], which is output 0 of \w+, is at version 1; expected version 0 instead/);
+      return true;
+    });
+    const z = x.pow(2);
+    kd.noGrad(() => x.add_(1));
+    assert.throws(() => z.sum().backward(), (e) => {
+      // a leaf: named by no node, as PyTorch
+      assert.match(e.message, /: \[float64 tensor \[3\]\] is at version 1; expected version 0 instead/);
+      return true;
+    });
+  });
+
+  it('double backward through saved views and leaves reaches the leaf', function () {
+    const x = kd.tensor([1, 2, 3], { dtype: 'float64', requiresGrad: true });
+    // d/dx sum(x^3) = 3x^2 through a view (saved by PowBackward) and the leaf (saved by MulBackward)
+    const v = x.mul(1).narrow(0, 0, 3);
+    const y = v.pow(2).mul(x).sum();
+    const [g] = kd.autograd.grad(y, x, null, { createGraph: true });
+    assert.deepEqual(values(g), [3, 12, 27]);
+    g.sum().backward();
+    assert.deepEqual(values(x.grad), [6, 12, 18]);
+  });
+});
+
 describe('autograd: errors for in-place ops on views (PyTorch messages)', function () {
   const a = () => kd.ones([3, 4], { requiresGrad: true });
   const MULTI = ' is a view and is being modified inplace. This view is the output of a function that returns multiple '

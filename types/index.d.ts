@@ -157,7 +157,8 @@ export declare class Tensor {
   detach_(): this;
   /** True for tensors made in inference mode (they cannot be saved for backward). */
   isInference(): boolean;
-  /** fn(grad) runs when this tensor's gradient is computed; it may return a replacement gradient. */
+  /** fn(grad) runs when this tensor's gradient is computed; it may return a replacement gradient
+   * of the same shape, dtype and device (anything else makes backward throw, as PyTorch does). */
   registerHook(fn: (grad: Tensor) => Tensor | void): { remove(): void };
   /** Computes gradients of this tensor (a scalar, or pass `gradient`) and accumulates them into leaves' .grad. */
   backward(gradient?: Tensor | null, options?: BackwardOptions): void;

@@ -33,13 +33,16 @@ extern "C" {
 typedef struct kd_node kd_node;
 
 /* A hook on the gradient of a tensor. It may replace the gradient: set *out to a new reference
- * (or leave it NULL to keep the gradient). Used for JS hooks (src/napi/autograd.c). */
+ * (or leave it NULL to keep the gradient). A replacement must have the gradient's shape, dtype
+ * and device, or backward fails (PyTorch's check of a hook's result). Used for JS hooks
+ * (src/napi/autograd.c). */
 typedef kd_status (*kd_grad_hook_fn)(void *data, kd_tensor *grad, kd_tensor **out);
 typedef void (*kd_grad_hook_free_fn)(void *data);
 
 typedef struct kd_hook {
   struct kd_hook *next;
   int64_t id;
+  char *name;               /* owned: for errors ("hook 'scale' has changed the size of value") */
   int output_nr;            /* which output of the node the hook watches (node hooks) */
   kd_grad_hook_fn fn;       /* NULL: a retain_grad hook writing into `retain` */
   kd_grad_hook_free_fn free_data;
@@ -95,19 +98,29 @@ typedef struct kd_out_meta {
 
 typedef enum kd_node_kind { KD_NODE_OP, KD_NODE_ACCUMULATE, KD_NODE_CUSTOM } kd_node_kind;
 
-/* A tensor saved for backward, with the version it had when saved. Outputs of the node itself
- * are saved as aliases without autograd meta (no reference cycle node -> output -> node); so
- * are inputs, except leaves that require grad and views (see kd_saved_init): the node holds their
- * value and the node that made them, not the tensor, whose history an in-place op may replace
- * with one that leads back to this node. */
+/* A tensor saved for backward, with the version it had when saved.
+ * Note [Saved tensors hold no tensor with a history]
+ * What a node saves is an alias of the tensor's storage without autograd meta, never the tensor
+ * itself (PyTorch's SavedVariable saves the data and the metadata it needs, not the variable,
+ * wherever the variable could lead back to the node). With the alias: the version the tensor had
+ * (the storage's counter, shared by views and their base: an in-place op on any of them is seen
+ * when the value is unpacked), and, for an input that requires grad, where its gradient goes
+ * (`producer`: its grad_fn, a view's brought up to date, or a leaf's AccumulateGrad, which holds
+ * the leaf weakly). A tensor owns its grad_fn and a view owns its base, so holding the tensor
+ * would close a cycle as soon as the tensor's history comes to lead back to this node: an
+ * output saved by its own node (y = exp(x)), an input that an in-place op later gives a history
+ * through this node (t.sub_(f(t))), or a view whose base is modified in place with a value
+ * computed from the view (c.clamp_(c.narrow(0, 0, 2).max())). No dispose or GC frees such a
+ * cycle. Saved tensor lists (cat) are aliases too. Unpacked with create_graph, an alias is
+ * connected again: an output to this node, an input to its producer (kd_saved_unpack). */
 typedef struct kd_saved {
   kd_tensor *t;
   int64_t version;
   bool is_output;
-  bool alias_of_input;     /* t is an alias of an input made by `producer`: backward with
-                              create_graph connects it to producer again */
+  bool alias_of_input;     /* t is an alias of an input whose gradient goes to `producer`:
+                              backward with create_graph connects it to producer again */
   int output_nr;
-  kd_node *producer;       /* a reference: the node that made the input (NULL: leaf, or none) */
+  kd_node *producer;       /* a reference: the input's grad_fn or AccumulateGrad (NULL: none) */
   int producer_output_nr;
 } kd_saved;
 
@@ -182,8 +195,10 @@ kd_status kd_detach_(kd_tensor *t);
 kd_status kd_gradient_edge(kd_tensor *t, kd_node **fn, int *input_nr);
 void kd_edge_set_meta(kd_edge *e, const kd_tensor *t);
 
-/* Tensor hooks: on a leaf they run before accumulation, on a non-leaf before its grad_fn. */
-kd_status kd_add_hook(kd_tensor *t, kd_grad_hook_fn fn, void *data, kd_grad_hook_free_fn free_data, int64_t *id);
+/* Tensor hooks: on a leaf they run before accumulation, on a non-leaf before its grad_fn. name
+ * (copied; NULL or "": "<anonymous>") names the hook in errors. */
+kd_status kd_add_hook(kd_tensor *t, kd_grad_hook_fn fn, void *data, kd_grad_hook_free_fn free_data, const char *name,
+                      int64_t *id);
 void kd_remove_hook(kd_tensor *t, int64_t id);
 
 /* ---- nodes ------------------------------------------------------------------------------------ */

@@ -316,13 +316,8 @@ kd_status kd_view_rebase(kd_tensor *self, kd_node *fn) {
     return st;
   }
   if (bm->grad_fn) {
-    kd_autograd_meta *saved = bm;
-    if (saved->retains_grad) { /* the retain hook of the old node no longer applies */
-      kd_hook **p = &bm->grad_fn->hooks;
-      while (*p) {
-        if ((*p)->retain == bm) { kd_hook *dead = *p; *p = dead->next; free(dead); }
-        else p = &(*p)->next;
-      }
+    if (bm->retains_grad) { /* the retain hook of the old node no longer applies */
+      kd_node_forget_meta(bm->grad_fn, bm);
       bm->retains_grad = false;
     }
     kd_node_release(bm->grad_fn);

@@ -5,6 +5,7 @@
  * summed back to its input's shape/dtype/device (kd_autograd_reduce_to_input) and added into the
  * next node's buffer. Leaves accumulate into .grad (AccumulateGrad). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -222,6 +223,24 @@ static kd_hook *kd_hook_find(kd_hook *h, int64_t id) {
   return NULL;
 }
 
+/* A hook may replace a gradient only by one of the same shape, dtype and device (PyTorch's
+ * check_single_result, with its messages): what it returns is accumulated into .grad or handed
+ * to the node's formula as the gradient of that output. */
+static kd_status kd_hook_result_check(const char *name, const kd_tensor *was, const kd_tensor *got) {
+  if (got->dtype != was->dtype)
+    return kd_error(KD_ERR_DTYPE, "hook '%s' has changed the type of value (was %s got %s)", name, kd_dtype_name(was->dtype),
+                    kd_dtype_name(got->dtype));
+  if (!kd_device_eq(kd_tensor_device(got), kd_tensor_device(was))) {
+    char a[32], b[32];
+    kd_device_format(kd_tensor_device(was), a, sizeof a);
+    kd_device_format(kd_tensor_device(got), b, sizeof b);
+    return kd_error(KD_ERR_DEVICE, "hook '%s' has changed the type of value (was a %s tensor got a %s tensor)", name, a, b);
+  }
+  if (got->ndim != was->ndim || (was->ndim && memcmp(got->sizes, was->sizes, sizeof(int64_t) * was->ndim) != 0))
+    return kd_error(KD_ERR_SHAPE, "hook '%s' has changed the size of value", name);
+  return KD_OK;
+}
+
 /* Runs the hooks of the list at *head for output nr on *grad (may replace it). */
 static kd_status kd_run_hooks(kd_hook *const *head, int nr, bool leaf_list, kd_tensor **grad, bool create_graph) {
   int64_t ids_small[16];
@@ -268,11 +287,16 @@ static kd_status kd_run_hooks(kd_hook *const *head, int nr, bool leaf_list, kd_t
       h->retain->grad = keep;
       continue;
     }
+    char name[96];
+    snprintf(name, sizeof name, "%s", h->name ? h->name : "<anonymous>");
     kd_tensor *repl = NULL;
     st = h->fn(h->data, *grad, &repl); /* h may be gone after this */
+    if (st == KD_OK && repl) st = kd_hook_result_check(name, *grad, repl);
     if (st == KD_OK && repl) {
       kd_tensor_release(*grad);
       *grad = repl;
+    } else if (repl) {
+      kd_tensor_release(repl);
     }
   }
   if (ids != ids_small) free(ids);

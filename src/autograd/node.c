@@ -46,6 +46,7 @@ static void kd_hooks_free(kd_hook *h) {
   while (h) {
     kd_hook *next = h->next;
     if (h->free_data) h->free_data(h->data);
+    free(h->name);
     free(h);
     h = next;
   }
@@ -208,13 +209,18 @@ kd_status kd_gradient_edge(kd_tensor *t, kd_node **fn, int *input_nr) {
   return KD_OK;
 }
 
-kd_status kd_add_hook(kd_tensor *t, kd_grad_hook_fn fn, void *data, kd_grad_hook_free_fn free_data, int64_t *id) {
+kd_status kd_add_hook(kd_tensor *t, kd_grad_hook_fn fn, void *data, kd_grad_hook_free_fn free_data, const char *name,
+                      int64_t *id) {
   kd_autograd_meta *m = kd_meta(t);
   if (!m || !kd_requires_grad(t))
     return kd_error(KD_ERR_INVALID_ARGUMENT, "cannot register a hook on a tensor that doesn't require gradient");
   KD_TRY(kd_view_update(t));
   kd_hook *h = (kd_hook *)calloc(1, sizeof *h);
-  if (!h) return kd_error(KD_ERR_OOM, "out of memory");
+  if (h) h->name = strdup(name && *name ? name : "<anonymous>");
+  if (!h || !h->name) {
+    free(h);
+    return kd_error(KD_ERR_OOM, "out of memory");
+  }
   h->id = ++kd_hook_ids;
   h->fn = fn;
   h->data = data;
@@ -234,6 +240,7 @@ static bool kd_hook_remove_from(kd_hook **p, int64_t id) {
       kd_hook *dead = *p;
       *p = dead->next;
       if (dead->free_data) dead->free_data(dead->data);
+      free(dead->name);
       free(dead);
       return true;
     }
@@ -307,32 +314,19 @@ void kd_saved_clear(kd_saved *s) {
   s->producer = NULL;
 }
 
+/* See Note [Saved tensors hold no tensor with a history] in autograd.h. */
 kd_status kd_saved_init(kd_saved *s, kd_tensor *t, bool is_output, int output_nr, int64_t version_offset) {
   memset(s, 0, sizeof *s);
-  kd_autograd_meta *m = kd_meta(t);
-  if (is_output || !kd_requires_grad(t) || (m && !m->base && m->grad_fn)) {
-    /* an alias without autograd meta: no cycle output -> node -> output. The same for an input:
-     * one that does not require grad is a constant to backward, one with a history keeps it here
-     * (producer); an in-place op may give the input a new history later (t.sub_(f(t)), or
-     * target.sub_(mseLoss(x, target))) that leads back to this node, which holding the tensor
-     * would turn into a cycle no dispose or GC frees. */
-    KD_TRY(kd_detach(t, &s->t));
-    if (!is_output && m && m->grad_fn && kd_requires_grad(t)) {
-      s->alias_of_input = true;
-      s->producer = m->grad_fn;
-      s->producer_output_nr = m->output_nr;
-      kd_node_retain(s->producer);
+  KD_TRY(kd_detach(t, &s->t));
+  if (!is_output && kd_requires_grad(t)) {
+    /* where the input's gradient goes: its grad_fn (a view's, brought up to date), or the leaf's
+     * AccumulateGrad, which holds the leaf only weakly */
+    kd_status st = kd_gradient_edge(t, &s->producer, &s->producer_output_nr);
+    if (st != KD_OK) {
+      kd_saved_clear(s);
+      return st;
     }
-  } else {
-    /* a leaf that requires grad (gradients accumulate into it) or a view (its history is its
-     * base's, resolved when read) */
-    kd_tensor_retain(t);
-    s->t = t;
-    if (m && m->grad_fn) {
-      s->producer = m->grad_fn;
-      s->producer_output_nr = m->output_nr;
-      kd_node_retain(s->producer);
-    }
+    s->alias_of_input = s->producer != NULL;
   }
   s->version = (int64_t)t->storage->version + version_offset;
   s->is_output = is_output;
@@ -446,7 +440,8 @@ kd_status kd_saved_unpack(const kd_node *n, const kd_saved *s, kd_tensor **out) 
     char shape[160], nb[64], who[128] = "";
     kd_shape_format(s->t->sizes, s->t->ndim, shape, sizeof shape);
     if (s->is_output) snprintf(who, sizeof who, ", which is output %d of %s,", s->output_nr, kd_node_name(n, nb, sizeof nb));
-    else if (s->producer) snprintf(who, sizeof who, ", which is output %d of %s,", s->producer_output_nr, kd_node_name(s->producer, nb, sizeof nb));
+    else if (s->producer && s->producer->kind != KD_NODE_ACCUMULATE) /* a leaf is named by no node */
+      snprintf(who, sizeof who, ", which is output %d of %s,", s->producer_output_nr, kd_node_name(s->producer, nb, sizeof nb));
     return kd_error(KD_ERR_INVALID_ARGUMENT,
                     "one of the variables needed for gradient computation has been modified by an inplace operation: "
                     "[%s tensor %s]%s is at version %lld; expected version %lld instead. Hint: the backtrace further above "
@@ -460,7 +455,7 @@ kd_status kd_saved_unpack(const kd_node *n, const kd_saved *s, kd_tensor **out) 
     return KD_OK;
   }
   /* create_graph: the saved output must be connected to this node again, a saved input to the
-   * node that made it */
+   * node that made it (a leaf's: to its AccumulateGrad, so gradients still reach the leaf) */
   kd_tensor *t = NULL;
   KD_TRY(kd_detach(s->t, &t));
   kd_autograd_meta *m = NULL;

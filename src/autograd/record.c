@@ -91,15 +91,21 @@ static kd_status kd_copy_arg(const kd_value *a, kd_value *out) {
   return KD_OK;
 }
 
-/* A tensor-list argument the formula reads: the node keeps references to its tensors (no
- * version check for lists). */
+/* A tensor-list argument the formula reads: the node keeps aliases of its tensors without
+ * autograd meta (See Note [Saved tensors hold no tensor with a history]; no version check for
+ * lists: the formulas that read one, cat's, use only the shapes). */
 static kd_status kd_save_list(const kd_value *a, kd_value *out) {
   int n = a->v.tlist.n;
-  kd_tensor **list = (kd_tensor **)malloc(sizeof(kd_tensor *) * (n ? n : 1));
+  kd_tensor **list = (kd_tensor **)calloc((size_t)(n ? n : 1), sizeof(kd_tensor *));
   if (!list) return kd_error(KD_ERR_OOM, "out of memory");
   for (int j = 0; j < n; j++) {
-    list[j] = a->v.tlist.data[j];
-    if (list[j]) kd_tensor_retain(list[j]);
+    if (!a->v.tlist.data[j]) continue;
+    kd_status st = kd_detach(a->v.tlist.data[j], &list[j]);
+    if (st != KD_OK) {
+      for (int k = 0; k < j; k++) if (list[k]) kd_tensor_release(list[k]);
+      free(list);
+      return st;
+    }
   }
   out->kind = KD_VALUE_TENSORLIST;
   out->v.tlist.data = list;
@@ -196,8 +202,7 @@ KD_KERNEL(kd_autograd_kernel) {
          * with autograd (PyTorch's original_self = self.clone()), so it keeps self's history
          * and a double backward differentiates through it. The same for another argument that
          * is self or a view of it (x.mul_(x), x.clamp_(lo, x)): its old value is what the formula
-         * needs, and saving the tensor itself would make a cycle (self -> this node -> self)
-         * that no dispose or GC frees. */
+         * needs, not the value the op is about to write. */
         kd_value ca[1] = {kd_value_tensor(t)};
         kd_tensor *copy = NULL;
         st2 = kd_call1(KD_OP_clone, ca, &copy);

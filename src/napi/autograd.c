@@ -303,13 +303,17 @@ static kd_status kd_js_hook(void *data, kd_tensor *grad, kd_tensor **out) {
   return st;
 }
 
+/* registerHook(handle, fn, name): name is the user's function's, for errors */
 static napi_value kd_ag_register_hook(napi_env env, napi_callback_info info) {
-  KD_ARGS(2);
+  KD_ARGS(3);
   KD_TENSOR_ARG(t, argv[0], "self");
+  char name[96] = "";
+  napi_valuetype nt;
+  if (napi_typeof(env, argv[2], &nt) == napi_ok && nt == napi_string) kd_napi_string_arg(env, argv[2], name, sizeof name);
   kd_js_fn *f = kd_js_fn_new(env, argv[1]);
   if (!f) return kd_napi_throw_msg(env, KD_ERR_OOM, "out of memory");
   int64_t id = 0;
-  kd_status st = kd_add_hook(t, kd_js_hook, f, kd_js_fn_free, &id);
+  kd_status st = kd_add_hook(t, kd_js_hook, f, kd_js_fn_free, name, &id);
   if (st != KD_OK) {
     kd_js_fn_free(f);
     return kd_napi_throw(env, st);

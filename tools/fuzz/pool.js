@@ -32,8 +32,10 @@ class Runner {
 
   start() {
     this.starts++;
+    // --expose-gc: a case that counts the tensors left alive (the cycles target) collects first
     const child = fork(CHILD, [], {
       env: { ...process.env, ...this.env }, serialization: 'advanced', stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      execArgv: [...process.execArgv, '--expose-gc'],
     });
     this.stderr = '';
     child.stderr.on('data', (d) => { this.stderr = (this.stderr + d).slice(-STDERR_KEEP); });
