@@ -31,7 +31,8 @@ static void kd_napi_env_finalize(napi_env env, void *data, void *hint) {
   kd_napi_env *e = (kd_napi_env *)data;
   if (!e->table.closed) kd_napi_handle_table_close(env, e);
   if (e->error_factory) napi_delete_reference(env, e->error_factory);
-  free(e);
+  e->error_factory = NULL;
+  kd_napi_env_release(e); /* freed now, or by the last handle finalizer still to run */
 }
 
 /* Note [Finalizers run by the GC]

@@ -8,10 +8,6 @@
 
 #include "core/storage.h"
 
-/* Note [Tensor handle tag]: every handle is tagged with this UUID, so an external made by
- * another addon (or a forged object) can never be unwrapped as a tensor. */
-static const napi_type_tag kd_tensor_tag = {0x6b696e646c696e67ULL, 0x74656e736f720001ULL};
-
 kd_napi_env *kd_napi_env_get(napi_env env) {
   void *data = NULL;
   if (napi_get_instance_data(env, &data) != napi_ok) return NULL;
@@ -64,67 +60,49 @@ napi_value kd_napi_throw_msg(napi_env env, kd_status st, const char *fmt, ...) {
   return kd_napi_throw_code(env, kd_status_code(st), msg);
 }
 
-/* Note [Handles and their finalizers]
- * A tensor handle is a plain JS object that wraps a kd_napi_handle (napi_wrap) and carries
- * kindling's type tag. The wrap's finalizer drops the handle's reference when an undisposed
- * handle was collected and kindling's own sweep has not freed it first (See Note [Freeing what
- * the GC collected] in handle_table.c). dispose() releases the tensor AND removes the wrap
- * (napi_remove_wrap) and its reference, so a disposed handle has no finalizer left: Node-API
- * runs the finalizers of a stable-version module only when the event loop turns, and every
- * finalizer still registered when a handle is collected waits in that queue, about 190 bytes a
- * handle; a synchronous loop of kd.tidy steps would grow by that much per tensor until the loop
- * turned. A tagged object without a wrap is a disposed handle (kd_napi_handle_of returns the
- * shared one with t == NULL). */
-
-void kd_napi_handle_free(napi_env env, kd_napi_handle *h) {
-  if (h->t) kd_tensor_release(h->t);
-  h->t = NULL;
-  if (h->ref) napi_delete_reference(env, h->ref);
-  kd_napi_handle_untrack(h);
-  free(h);
+/* Finalizer of an untracked handle's External (KINDLING_GC_FINALIZERS=0), run when the event loop
+ * turns or at teardown: frees the handle if it was not disposed; calls no JS. */
+static void kd_napi_handle_finalize(napi_env env, void *data, void *hint) {
+  kd_napi_env *e = (kd_napi_env *)hint;
+  kd_napi_handle *h = kd_napi_handle_find(e, (uint64_t)(uintptr_t)data);
+  if (h) kd_napi_handle_free(env, e, h);
+  e->holds--;
+  if (e->finalized && e->holds == 0) kd_napi_env_release(e);
 }
-
-/* Finalizer, run when the event loop turns or at teardown: frees the handle; calls no JS. */
-static void kd_napi_handle_finalize(napi_env env, void *data, void *hint) { kd_napi_handle_free(env, (kd_napi_handle *)data); }
 
 static kd_napi_handle kd_napi_disposed_handle; /* t == NULL, never written */
 
+/* See Note [Tensor handles] in handle_table.c. */
 napi_status kd_napi_wrap_tensor(napi_env env, kd_tensor *t, napi_value *out) {
   kd_napi_collect_unreachable(env, false);
-  kd_napi_handle *h = (kd_napi_handle *)calloc(1, sizeof *h);
+  kd_napi_env *e = kd_napi_env_get(env);
+  kd_napi_handle *h = e ? kd_napi_handle_new(e, t) : NULL;
   if (!h) {
     kd_tensor_release(t);
     return napi_generic_failure;
   }
-  h->t = t;
-  kd_napi_env *e = kd_napi_env_get(env);
+  void *token = (void *)(uintptr_t)h->token;
   bool tracked = kd_napi_handle_table_enabled(e);
-  napi_status st = napi_create_object(env, out);
-  if (st == napi_ok) st = napi_wrap(env, *out, h, kd_napi_handle_finalize, NULL, tracked ? &h->ref : NULL);
-  if (st != napi_ok) {
-    kd_tensor_release(t);
-    free(h);
-    return st;
-  }
-  if (tracked) kd_napi_handle_track(e, h); /* out of memory for the table: the finalizer frees it */
-  return napi_type_tag_object(env, *out, &kd_tensor_tag);
+  napi_status st = napi_create_external(env, token, tracked ? NULL : kd_napi_handle_finalize, e, out);
+  if (st == napi_ok && !tracked) e->holds++;
+  if (st == napi_ok && tracked) st = napi_create_reference(env, *out, 0, &h->ref);
+  if (st != napi_ok) kd_napi_handle_free(env, e, h); /* releases t; an External made is left inert */
+  return st;
 }
 
 kd_napi_handle *kd_napi_handle_of(napi_env env, napi_value v) {
-  napi_valuetype type;
-  if (napi_typeof(env, v, &type) != napi_ok || type != napi_object) return NULL;
-  bool ok = false;
-  if (napi_check_object_type_tag(env, v, &kd_tensor_tag, &ok) != napi_ok || !ok) return NULL;
   void *data = NULL;
-  if (napi_unwrap(env, v, &data) != napi_ok || !data) return &kd_napi_disposed_handle;
-  return (kd_napi_handle *)data;
+  if (napi_get_value_external(env, v, &data) != napi_ok) return NULL;
+  uint64_t token = (uint64_t)(uintptr_t)data;
+  if (!kd_napi_token_is_handle(token)) return NULL; /* another addon's External */
+  kd_napi_handle *h = kd_napi_handle_find(kd_napi_env_get(env), token);
+  return h ? h : &kd_napi_disposed_handle;
 }
 
 void kd_napi_dispose_handle(napi_env env, napi_value v, kd_napi_handle *h) {
+  (void)v;
   if (!h->t) return;
-  void *data = NULL;
-  napi_remove_wrap(env, v, &data); /* the wrap's own reference, when untracked, goes with it */
-  kd_napi_handle_free(env, h);
+  kd_napi_handle_free(env, kd_napi_env_get(env), h);
 }
 
 kd_status kd_napi_unwrap_tensor(napi_env env, napi_value v, const char *what, kd_tensor **out) {

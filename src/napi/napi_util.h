@@ -9,18 +9,24 @@
 
 #include <node_api.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "core/status.h"
 #include "core/tensor.h"
 
 struct kd_napi_handle;
 
-/* The undisposed handles of an environment, swept after collections (handle_table.c). */
+/* The handles of an environment: their structs, in pages that never move, and the undisposed
+ * ones, swept after collections (handle_table.c, Note [Tensor handles]). */
 typedef struct kd_napi_handle_table {
-  struct kd_napi_handle **handles;
+  struct kd_napi_handle **pages; /* KD_NAPI_HANDLE_PAGE structs each */
+  size_t npages;
+  struct kd_napi_handle *free_list; /* structs of disposed handles, for reuse */
+  uint64_t serial;                  /* tokens made so far */
+  struct kd_napi_handle **live;     /* the undisposed handles (tracked or not) */
   size_t count, capacity;
-  size_t made_since_sweep;   /* handles entered since the last sweep */
-  uint32_t since_canary_read; /* calls since the canary was last read */
+  size_t made_since_sweep;   /* handles made since the last sweep */
+  uint32_t since_canary_read; /* handles made since the canary was last read */
   int64_t bytes_after_sweep; /* live storage bytes when the last sweep ended */
   napi_ref canary;           /* weak reference that empties at the next collection */
   bool collection_pending;   /* a collection ran since the last sweep */
@@ -34,6 +40,8 @@ typedef struct kd_napi_env {
   napi_ref error_factory;  /* JS function (code, message) -> Error, from lib/errors.js */
   int64_t reported_bytes;  /* external memory reported to this isolate */
   kd_napi_handle_table table;
+  size_t holds;            /* finalizers still to run that read this struct (handle_table.c) */
+  bool finalized;          /* the instance data's finalizer ran; freed when holds is 0 too */
 } kd_napi_env;
 
 kd_napi_env *kd_napi_env_get(napi_env env);
@@ -52,38 +60,48 @@ napi_value kd_napi_throw(napi_env env, kd_status st);
 /* Same, with a message of its own (for argument errors found in the napi layer). */
 napi_value kd_napi_throw_msg(napi_env env, kd_status st, const char *fmt, ...);
 
-/* Tensor handles: a type-tagged object wrapping a kd_napi_handle. dispose() releases the
- * tensor and frees the struct; a sweep after a collection or the finalizer does if it was not.
- * Note [Handles and their finalizers], Note [Freeing what the GC collected]. */
+/* Tensor handles: a JS External whose value is a token naming a kd_napi_handle of the
+ * environment's table (Note [Tensor handles] in handle_table.c). dispose() releases the tensor
+ * and recycles the struct; a sweep after a collection, or the finalizer, does if it was not. */
 typedef struct kd_napi_handle {
-  kd_tensor *t;
-  napi_ref ref;        /* the wrap's weak reference to the handle object (NULL if untracked) */
-  kd_napi_env *owner;  /* the table the handle is entered in, or NULL */
-  size_t slot;         /* its index there */
+  kd_tensor *t;                /* NULL once disposed */
+  uint64_t token;              /* the token of the External that names it; 0 when free */
+  napi_ref ref;                /* weak reference to the External (tracked handles), or NULL */
+  size_t live_index;           /* its index in the table's live list */
+  uint32_t slot;               /* its place in the pages */
+  struct kd_napi_handle *next; /* next free struct, while free */
 } kd_napi_handle;
 /* Wraps t, taking over the caller's reference (released on failure). */
 napi_status kd_napi_wrap_tensor(napi_env env, kd_tensor *t, napi_value *out);
 /* Unwraps a handle: KD_ERR_TYPE if `v` is not a kindling tensor handle, KD_ERR_DISPOSED if it
  * was disposed. The tensor is borrowed. `what` names the argument in messages. */
 kd_status kd_napi_unwrap_tensor(napi_env env, napi_value v, const char *what, kd_tensor **out);
-/* The handle struct behind `v`, or NULL if `v` is not a tensor handle. */
+/* The handle struct behind `v` (one with t == NULL when `v` was disposed), or NULL if `v` is not
+ * a tensor handle. Valid until the next call that disposes or makes a handle. */
 kd_napi_handle *kd_napi_handle_of(napi_env env, napi_value v);
-/* Releases the handle's tensor and removes its wrap (no finalizer left); v is the handle h came from. */
+/* Releases the handle's tensor and recycles its struct; v is the handle h came from. */
 void kd_napi_dispose_handle(napi_env env, napi_value v, kd_napi_handle *h);
-/* Releases h's tensor, deletes its reference, takes it out of its table and frees it. */
-void kd_napi_handle_free(napi_env env, kd_napi_handle *h);
 
-/* The handle table (handle_table.c, Note [Freeing what the GC collected]). */
+/* The handle table (handle_table.c). */
 void kd_napi_handle_table_init(kd_napi_env *e);
+/* A new handle struct holding t, entered in the live list, with its token set; NULL when out of
+ * memory. */
+kd_napi_handle *kd_napi_handle_new(kd_napi_env *e, kd_tensor *t);
+/* The live handle struct a token names, or NULL (a disposed handle's or a foreign token). */
+kd_napi_handle *kd_napi_handle_find(kd_napi_env *e, uint64_t token);
+/* True when a token has the mark of a kindling handle (live or disposed). */
+bool kd_napi_token_is_handle(uint64_t token);
+/* Releases h's tensor, deletes its reference, takes it out of the live list and recycles it. */
+void kd_napi_handle_free(napi_env env, kd_napi_env *e, kd_napi_handle *h);
 bool kd_napi_handle_table_enabled(kd_napi_env *e);
-/* Enters h in e's table; false (h untracked) when out of memory. */
-bool kd_napi_handle_track(kd_napi_env *e, kd_napi_handle *h);
-void kd_napi_handle_untrack(kd_napi_handle *h);
 /* After a collection, releases the tensors of collected handles: once the table has grown
  * enough since the last sweep, or after every collection when every_collection is set. */
 void kd_napi_collect_unreachable(napi_env env, bool every_collection);
-/* At environment shutdown: releases every tracked tensor and empties the table. */
+/* At environment shutdown: releases every live tensor and empties the live list (the structs
+ * stay until kd_napi_handle_table_free, for finalizers that run later). */
 void kd_napi_handle_table_close(napi_env env, kd_napi_env *e);
+/* The instance data's finalizer: frees e once no finalizer that reads it is left. */
+void kd_napi_env_release(kd_napi_env *e);
 
 /* Reports changes in the bytes of live storages, host and device, to V8
  * (napi_adjust_external_memory) once they add up. */

@@ -182,7 +182,7 @@ static kd_status kd_unbox(napi_env env, const kd_arg_schema *a, int idx, napi_va
       return KD_OK;
     }
     case KD_ARG_TENSOR_OR_SCALAR: {
-      if (t == napi_object && kd_napi_handle_of(env, v)) {
+      if (t == napi_external) {
         kd_tensor *tt;
         KD_TRY(kd_unbox_tensor(env, v, a->name, s, &tt));
         *out = kd_value_tensor(tt);
