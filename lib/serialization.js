@@ -29,6 +29,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const { KindlingError, typeError } = require('./errors');
+const { setOwn, getOwn } = require('./own_keys');
 
 const DTYPE_TO_ST = {
   float64: 'F64', float32: 'F32', float16: 'F16', bfloat16: 'BF16', int64: 'I64', int32: 'I32',
@@ -55,18 +56,6 @@ const MAX_SKELETON_DEPTH = 2 * 64 + 2;
 
 const invalidFile = (msg) => new KindlingError(msg, 'KD_INVALID_FILE');
 const invalidArg = (msg) => new KindlingError(msg, 'KD_INVALID_ARGUMENT');
-
-// Note [Keys from files]
-// Tensor names and checkpoint keys come from files: '__proto__' assigned with obj[key] = v would
-// set the object's prototype instead of adding a key, and obj[key] reads would find inherited
-// members ('constructor', 'toString'). Objects built from such keys get them with setOwn (an
-// own, enumerable data property, like JSON.parse makes) and are read with getOwn.
-function setOwn(obj, key, value) {
-  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
-}
-function getOwn(obj, key) {
-  return Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
-}
 
 // Modules are callable (functions), optimizers and schedulers objects: anything with a
 // stateDict() method is saved as its state dict.
@@ -155,7 +144,7 @@ module.exports = function makeSerialization(kd, Tensor, N) {
     const entries = flattenTensors(tensors, where);
     const meta = checkMetadata(metadata, where);
     if (os.endianness() !== 'LE') throw new KindlingError(`${where}: big-endian hosts are not supported`, 'KD_NOT_SUPPORTED');
-    const header = {};
+    const header = {}; // tensor names are keys: See Note [Keys from files]
     if (meta) header.__metadata__ = meta;
     const chunks = [];
     let offset = 0;
@@ -165,7 +154,7 @@ module.exports = function makeSerialization(kd, Tensor, N) {
       // N.toTypedArray: a row-major host copy (contiguous, on the CPU) of the raw elements.
       const raw = N.toTypedArray(t._h);
       const bytes = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
-      header[name] = { dtype: code, shape: t.shape, data_offsets: [offset, offset + bytes.length] };
+      setOwn(header, name, { dtype: code, shape: t.shape, data_offsets: [offset, offset + bytes.length] });
       offset += bytes.length;
       chunks.push(bytes);
     }

@@ -443,6 +443,53 @@ describe('serialization: safetensors', () => {
       }
     });
 
+    it("tensors named '__proto__', 'constructor' and 'hasOwnProperty' survive load -> save -> load", async () => {
+      const names = ['__proto__', 'constructor', 'hasOwnProperty'];
+      const sd = {};
+      names.forEach((n, i) => Object.defineProperty(sd, n, { value: kd.tensor([i + 1], { dtype: 'float32' }), enumerable: true }));
+      const check = (out, what) => {
+        assert.equal(Object.getPrototypeOf(out), Object.prototype, what);
+        assert.deepEqual(Object.keys(out), names, what);
+        names.forEach((n, i) => assert.deepEqual(Array.from(Object.getOwnPropertyDescriptor(out, n).value.dataSync()), [i + 1], `${what}: ${n}`));
+      };
+      const f = tmpFile('names.safetensors');
+      kd.saveSync(sd, f);
+      const once = kd.loadSync(f);
+      check(once, 'saveSync');
+      kd.saveSync(once, f); // what was loaded saves again, every name kept
+      check(kd.loadSync(f), 'load -> saveSync -> load');
+      await kd.save(once, f);
+      check(await kd.load(f), 'load -> save -> load');
+      check(kd.safetensors.deserialize(kd.safetensors.serialize(once)), 'serialize');
+      check(kd.safetensors.deserialize(kd.safetensors.serialize(new Map(names.map((n) => [n, once[n]])))), 'a Map');
+      // nested: the names are path segments
+      const nested = kd.safetensors.deserialize(kd.safetensors.serialize({ m: once }));
+      assert.deepEqual(Object.keys(nested), names.map((n) => `m.${n}`));
+      assert.equal(({}).dtype, undefined); // nothing reached Object.prototype
+    });
+
+    it("an optimizer's and a scheduler's state keep '__proto__' keys through a checkpoint, and their prototypes", () => {
+      const w = kd.zeros([2], { requiresGrad: true });
+      const opt = new kd.optim.SGD([w], { lr: 0.1 });
+      const sched = new kd.optim.lrScheduler.StepLR(opt, 2);
+      // keys a hostile (or merely unusual) checkpoint may hold
+      const hostile = JSON.parse('{"__proto__": {"polluted": true}}');
+      opt.loadStateDict({ state: {}, paramGroups: [{ ...opt.stateDict().paramGroups[0], ...hostile }] });
+      sched.loadStateDict({ ...sched.stateDict(), ...hostile });
+      assert.equal(Object.getPrototypeOf(sched), kd.optim.lrScheduler.StepLR.prototype);
+      assert.equal(typeof sched.step, 'function');
+      assert.equal(sched.polluted, undefined);
+      const f = tmpFile('hostile-ckpt.safetensors');
+      kd.saveCheckpointSync({ opt, sched }, f);
+      const back = kd.loadCheckpointSync(f);
+      assert.deepEqual(Object.getOwnPropertyDescriptor(back.opt.paramGroups[0], '__proto__').value, { polluted: true });
+      assert.deepEqual(Object.getOwnPropertyDescriptor(back.sched, '__proto__').value, { polluted: true });
+      const sched2 = new kd.optim.lrScheduler.StepLR(new kd.optim.SGD([w], { lr: 0.1 }), 2);
+      sched2.loadStateDict(back.sched);
+      assert.equal(Object.getPrototypeOf(sched2), kd.optim.lrScheduler.StepLR.prototype);
+      assert.equal(({}).polluted, undefined);
+    });
+
     it("checkpoints keep '__proto__' keys and do not take inherited members for tensors", () => {
       const f = tmpFile('proto-ckpt.safetensors');
       const state = JSON.parse('{"__proto__": {"w": 1}, "epoch": 2}');
