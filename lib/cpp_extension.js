@@ -18,6 +18,7 @@ const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const { KindlingError, typeError } = require('./errors');
 const { chooseBinary, BUILD_FILE } = require('./binary');
+const { withFsErrors, makeDirs } = require('./files');
 
 const ROOT = path.join(__dirname, '..');
 const INCLUDE_DIR = path.join(ROOT, 'include');
@@ -78,40 +79,13 @@ function compilerEnv() {
   return env;
 }
 
+// file-system failures while building are KD_BUILD_FAILED, saying what was being done
+const fsStep = (what, fn) => withFsErrors(what, fn, 'KD_BUILD_FAILED');
 const buildFailed = (msg, cause) => {
   const err = new KindlingError(`cppExtension.load: ${msg}`, 'KD_BUILD_FAILED');
   if (cause) err.cause = cause;
   return err;
 };
-
-/** fn(), with Node's file-system errors (ENOENT, EACCES, ENOTDIR, ...) as KD_BUILD_FAILED saying
- * what was being done. */
-function fsStep(what, fn) {
-  try {
-    return fn();
-  } catch (e) {
-    if (e instanceof KindlingError) throw e;
-    throw buildFailed(`${what}: ${e && e.message}`, e);
-  }
-}
-
-/** Makes dir and its missing parents, each with one mkdir: fs.mkdirSync(dir, {recursive: true})
- * never returns where a parent refuses new entries with ENOENT (/proc/x on Node 20). */
-function makeDirs(dir) {
-  const missing = [];
-  for (let d = dir; !fs.existsSync(d); d = path.dirname(d)) {
-    missing.push(d);
-    if (path.dirname(d) === d) break;
-  }
-  for (const d of missing.reverse()) {
-    try {
-      fs.mkdirSync(d);
-    } catch (e) {
-      if (e.code !== 'EEXIST') throw e; // made meanwhile by another process
-    }
-  }
-  if (!fs.statSync(dir).isDirectory()) throw new Error(`'${dir}' is not a directory`);
-}
 
 function run(name, cmd, args, verbose) {
   if (verbose) process.stderr.write(`kindling: ${cmd} ${args.join(' ')}\n`);
@@ -129,7 +103,7 @@ function compile({ name, sources, extraCflags, extraCudaCflags, verbose }, cuda,
   const cc = process.env.CC || 'cc';
   const cflags = ['-fPIC', '-O2', '-std=gnu11', `-I${INCLUDE_DIR}`, ...extraCflags];
   if (!cuda) return run(name, cc, ['-shared', ...cflags, ...sources, '-o', out, '-lm'], verbose);
-  const objDir = fsStep('cannot make a temporary dir in the cache dir', () => fs.mkdtempSync(`${out}.obj-`));
+  const objDir = fsStep('cppExtension.load: cannot make a temporary dir in the cache dir', () => fs.mkdtempSync(`${out}.obj-`));
   try {
     const objs = sources.map((src, i) => {
       const obj = path.join(objDir, `${i}-${path.basename(src)}.o`);
@@ -193,16 +167,16 @@ module.exports = function makeCppExtension(N, adopt) {
       hash.update(JSON.stringify({ cuda: cuda.kind, target, extraCudaCflags: opts.extraCudaCflags }));
     }
     for (const h of ['kindling.h', 'kindling_cuda.h']) hash.update(fs.readFileSync(path.join(INCLUDE_DIR, h)));
-    for (const src of opts.sources) hash.update(fsStep(`cannot read the source '${src}'`, () => fs.readFileSync(src)));
+    for (const src of opts.sources) hash.update(fsStep(`cppExtension.load: cannot read the source '${src}'`, () => fs.readFileSync(src)));
     const dir = cacheDir();
     const suffix = cuda && cuda.kind === 'emulate' ? '-emu' : '';
     const so = path.join(dir, `${opts.name}-${hash.digest('hex').slice(0, 20)}${suffix}.so`);
     if (fs.existsSync(so)) return { path: so, built: false };
-    fsStep(`cannot create ${cacheDirName(dir)}`, () => makeDirs(dir));
+    fsStep(`cppExtension.load: cannot create ${cacheDirName(dir)}`, () => makeDirs(dir));
     const tmp = `${so}.${process.pid}.tmp`;
     try {
       compile(opts, cuda, tmp);
-      fsStep(`cannot write to ${cacheDirName(dir)}`, () => fs.renameSync(tmp, so)); // atomic: a concurrent load sees the whole file or none
+      fsStep(`cppExtension.load: cannot write to ${cacheDirName(dir)}`, () => fs.renameSync(tmp, so)); // atomic: a concurrent load sees the whole file or none
     } catch (e) {
       try { fs.rmSync(tmp, { force: true }); } catch { /* the error that matters is e */ }
       throw e;

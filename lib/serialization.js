@@ -31,6 +31,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const { KindlingError, typeError } = require('./errors');
 const { setOwn, getOwn } = require('./own_keys');
+const { checkPath, withFsErrors } = require('./files');
 
 const DTYPE_TO_ST = {
   float64: 'F64', float32: 'F32', float16: 'F16', bfloat16: 'BF16', int64: 'I64', int32: 'I32',
@@ -189,31 +190,29 @@ function makeSerialization(kd, Tensor, N) {
   function saveSync(tensors, path, options = {}) {
     checkPath(path, 'saveSync()');
     const { head, chunks } = encode(tensors, options && options.metadata, 'saveSync()');
-    const fd = fs.openSync(path, 'w');
-    try {
-      writeAll(fd, head);
-      for (const c of chunks) writeAll(fd, c);
-    } finally {
-      fs.closeSync(fd);
-    }
+    withFsErrors('saveSync()', () => {
+      const fd = fs.openSync(path, 'w');
+      try {
+        writeAll(fd, head);
+        for (const c of chunks) writeAll(fd, c);
+      } finally {
+        fs.closeSync(fd);
+      }
+    });
   }
 
   /** saveSync, with the file written asynchronously (the tensors are read on the calling thread). */
   async function save(tensors, path, options = {}) {
     checkPath(path, 'save()');
     const { head, chunks } = encode(tensors, options && options.metadata, 'save()');
-    const fh = await fs.promises.open(path, 'w');
-    try {
-      await fh.writev([head, ...chunks]);
-    } finally {
-      await fh.close();
-    }
-  }
-
-  function checkPath(path, where) {
-    if (typeof path !== 'string' && !(path instanceof URL) && !Buffer.isBuffer(path)) {
-      throw typeError(`${where}: path must be a string, got ${path === null ? 'null' : typeof path}`);
-    }
+    await withFsErrors('save()', async () => {
+      const fh = await fs.promises.open(path, 'w');
+      try {
+        await fh.writev([head, ...chunks]);
+      } finally {
+        await fh.close();
+      }
+    });
   }
 
   // ---------------------------------------------------------------------------------------
@@ -415,38 +414,41 @@ function makeSerialization(kd, Tensor, N) {
     return { size, read, bytes, close };
   }
 
-  // Opens the file and runs fn(source), then closes both.
-  function withFile(path, fn, options = { map: knobs.map, populate: true }) {
-    const fd = fs.openSync(path, 'r');
-    let src = null;
-    try {
-      src = fileSource(fd, fs.fstatSync(fd).size, options);
-      return fn(src);
-    } finally {
-      if (src) src.close();
-      fs.closeSync(fd);
-    }
+  // Opens the file and runs fn(source), then closes both; the file system's errors are
+  // KD_IO_ERROR from `where`.
+  function withFile(where, path, fn, options = { map: knobs.map, populate: true }) {
+    return withFsErrors(where, () => {
+      const fd = fs.openSync(path, 'r');
+      let src = null;
+      try {
+        src = fileSource(fd, fs.fstatSync(fd).size, options);
+        return fn(src);
+      } finally {
+        if (src) src.close();
+        fs.closeSync(fd);
+      }
+    });
   }
 
   /** The tensors of a safetensors file, as {name: Tensor} in file order, on options.device. */
   function loadSync(path, options) {
     const device = checkLoadOptions(options, 'loadSync()');
     checkPath(path, 'loadSync()');
-    return withFile(path, (src) => decode(src, device, 'loadSync()').tensors);
+    return withFile('loadSync()', path, (src) => decode(src, device, 'loadSync()').tensors);
   }
 
   /** loadSync as a Promise (the file is checked for access asynchronously first). */
   async function load(path, options) {
     const device = checkLoadOptions(options, 'load()');
     checkPath(path, 'load()');
-    await fs.promises.access(path, fs.constants.R_OK);
-    return withFile(path, (src) => decode(src, device, 'load()').tensors);
+    await withFsErrors('load()', () => fs.promises.access(path, fs.constants.R_OK));
+    return withFile('load()', path, (src) => decode(src, device, 'load()').tensors);
   }
 
   /** The __metadata__ of a safetensors file ({} when it has none); reads only the header. */
   function loadMetadata(path) {
     checkPath(path, 'loadMetadata()');
-    return withFile(path, (src) => parseHeader(src).metadata, { map: false });
+    return withFile('loadMetadata()', path, (src) => parseHeader(src).metadata, { map: false });
   }
 
   /** The tensors held in safetensors bytes (a Buffer or Uint8Array). */
@@ -598,7 +600,7 @@ function makeSerialization(kd, Tensor, N) {
   function loadCheckpointSync(path, options) {
     const device = checkLoadOptions(options, 'loadCheckpointSync()');
     checkPath(path, 'loadCheckpointSync()');
-    return withFile(path, (src) => {
+    return withFile('loadCheckpointSync()', path, (src) => {
       const { tensors, metadata } = decode(src, device, 'loadCheckpointSync()');
       let restored;
       try {
@@ -615,7 +617,7 @@ function makeSerialization(kd, Tensor, N) {
   async function loadCheckpoint(path, options) {
     checkLoadOptions(options, 'loadCheckpoint()');
     checkPath(path, 'loadCheckpoint()');
-    await fs.promises.access(path, fs.constants.R_OK);
+    await withFsErrors('loadCheckpoint()', () => fs.promises.access(path, fs.constants.R_OK));
     return loadCheckpointSync(path, options);
   }
 

@@ -148,7 +148,7 @@ int kindling_extension_init(const kindling_api *kd) {
       const file = writeSource('not-a-dir', '');
       const load = () => kd.utils.cppExtension.load({ name: 'baddir', sources: [src] });
       withCacheDir(path.join(file, 'x'), () => assert.throws(load, buildFailed(/cannot create the extension cache dir '.*not-a-dir\.c\/x' \(\$KINDLING_EXTENSIONS_DIR\): ENOTDIR/)));
-      withCacheDir(file, () => assert.throws(load, buildFailed(/not-a-dir\.c' is not a directory/)));
+      withCacheDir(file, () => assert.throws(load, buildFailed(/not-a-dir\.c' \(\$KINDLING_EXTENSIONS_DIR\): ENOTDIR: not a directory/)));
     });
 
     it('a cache dir under /proc is KD_BUILD_FAILED at once (mkdir -p there never returned)', function () {

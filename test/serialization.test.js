@@ -148,7 +148,22 @@ describe('serialization: safetensors', () => {
       } else {
         assert.equal(kd.loadSync(f, { device: 'cuda' }).x.device, 'cuda:0');
       }
-      await assert.rejects(kd.load(tmpFile('missing.safetensors')), { code: 'ENOENT' });
+      await assert.rejects(kd.load(tmpFile('missing.safetensors')), (e) => e instanceof kd.KindlingError && e.code === 'KD_IO_ERROR' &&
+        e.cause.code === 'ENOENT' && /^load\(\): ENOENT: no such file or directory/.test(e.message));
+    });
+
+    it("files that cannot be opened, read or written are KD_IO_ERROR with the file system's reason", async () => {
+      const missing = tmpFile('no-such-dir/x.safetensors');
+      const io = (where, reason) => (e) => e instanceof kd.KindlingError && e.code === 'KD_IO_ERROR' && e.message.startsWith(`${where}: ${reason}`);
+      assert.throws(() => kd.loadSync(missing), io('loadSync()', 'ENOENT'));
+      assert.throws(() => kd.loadCheckpointSync(missing), io('loadCheckpointSync()', 'ENOENT'));
+      await assert.rejects(kd.loadCheckpoint(missing), io('loadCheckpoint()', 'ENOENT'));
+      assert.throws(() => kd.safetensors.loadMetadata(missing), io('loadMetadata()', 'ENOENT'));
+      assert.throws(() => kd.saveSync({ x: kd.ones([1]) }, missing), io('saveSync()', 'ENOENT'));
+      await assert.rejects(kd.save({ x: kd.ones([1]) }, missing), io('save()', 'ENOENT'));
+      assert.throws(() => kd.saveCheckpointSync({ x: kd.ones([1]) }, missing), io('saveSync()', 'ENOENT'));
+      assert.throws(() => kd.saveSync({ x: kd.ones([1]) }, tmp), io('saveSync()', 'EISDIR'));
+      assert.throws(() => kd.loadSync(tmp), io('loadSync()', 'EISDIR'));
     });
 
     it('bad arguments are clear errors', () => {

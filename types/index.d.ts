@@ -387,7 +387,7 @@ export type ErrorCode =
   | 'KD_DEVICE_MISMATCH' | 'KD_INDEX_OUT_OF_RANGE' | 'KD_OUT_OF_MEMORY' | 'KD_DISPOSED'
   | 'KD_NOT_SUPPORTED' | 'KD_CUDA_UNAVAILABLE' | 'KD_CUDA_ERROR' | 'KD_CUDA_OOM' | 'KD_INTERNAL'
   | 'KD_NOT_BUILT' | 'KD_INVALID_FILE' | 'KD_GRADCHECK' | 'KD_CUDA_GRAPH_CAPTURE' | 'KD_LINALG_ERROR'
-  | 'KD_INVALID_SCHEMA' | 'KD_ALREADY_DEFINED' | 'KD_BUILD_FAILED' | 'KD_ERROR';
+  | 'KD_INVALID_SCHEMA' | 'KD_ALREADY_DEFINED' | 'KD_BUILD_FAILED' | 'KD_IO_ERROR' | 'KD_ERROR';
 
 /**
  * Base class of kindling's errors (shape, dtype, device mismatches, out of memory, ...).
