@@ -6,6 +6,9 @@
 // compiler ($CC, else cc); .cu sources to nvcc ($CUDA_HOME, $CUDA_PATH or /usr/local/cuda) for the
 // architectures kindling's CUDA library is built for, or, with KINDLING_CUDA=emulate, to the host
 // C++ compiler against cuda/emulator and linked to the emulated GPU kindling runs on.
+// Whatever goes wrong while building (a cache dir that cannot be made or written, a source that
+// cannot be read, a compiler error) is a KindlingError with code KD_BUILD_FAILED. Sources reach
+// the compilers as absolute paths, so a name starting with '-' is never read as an option.
 'use strict';
 
 const crypto = require('node:crypto');
@@ -15,6 +18,7 @@ const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const { KindlingError, typeError } = require('./errors');
 const { chooseBinary, BUILD_FILE } = require('./binary');
+const { withFsErrors, makeDirs } = require('./files');
 
 const ROOT = path.join(__dirname, '..');
 const INCLUDE_DIR = path.join(ROOT, 'include');
@@ -54,7 +58,7 @@ function emulatorLibrary() {
 
 /** How .cu sources are built: { kind: 'nvcc', nvcc, home } or { kind: 'emulate', cxx, library }. */
 function cudaToolchain() {
-  if (process.env.KINDLING_CUDA === 'emulate') return { kind: 'emulate', cxx: process.env.CXX || 'g++', library: emulatorLibrary() };
+  if (process.env.KINDLING_CUDA === 'emulate') return { kind: 'emulate', cxx: process.env.CXX || 'g++', library: path.resolve(emulatorLibrary()) };
   const nvcc = findNvcc();
   if (!nvcc) {
     throw new KindlingError('cppExtension.load: .cu sources need nvcc (set CUDA_HOME to the CUDA toolkit), '
@@ -75,12 +79,20 @@ function compilerEnv() {
   return env;
 }
 
+// file-system failures while building are KD_BUILD_FAILED, saying what was being done
+const fsStep = (what, fn) => withFsErrors(what, fn, 'KD_BUILD_FAILED');
+const buildFailed = (msg, cause) => {
+  const err = new KindlingError(`cppExtension.load: ${msg}`, 'KD_BUILD_FAILED');
+  if (cause) err.cause = cause;
+  return err;
+};
+
 function run(name, cmd, args, verbose) {
   if (verbose) process.stderr.write(`kindling: ${cmd} ${args.join(' ')}\n`);
   const r = spawnSync(cmd, args, { encoding: 'utf8', env: compilerEnv() });
   if (r.error || r.status !== 0) {
     const why = r.error ? r.error.message : `${r.stdout}${r.stderr}`.trim();
-    throw new KindlingError(`cppExtension.load: compiling '${name}' failed:\n${why}`, 'KD_BUILD_FAILED');
+    throw buildFailed(`compiling '${name}' failed:\n${why}`, r.error);
   }
 }
 
@@ -91,7 +103,7 @@ function compile({ name, sources, extraCflags, extraCudaCflags, verbose }, cuda,
   const cc = process.env.CC || 'cc';
   const cflags = ['-fPIC', '-O2', '-std=gnu11', `-I${INCLUDE_DIR}`, ...extraCflags];
   if (!cuda) return run(name, cc, ['-shared', ...cflags, ...sources, '-o', out, '-lm'], verbose);
-  const objDir = fs.mkdtempSync(`${out}.obj-`);
+  const objDir = fsStep('cppExtension.load: cannot make a temporary dir in the cache dir', () => fs.mkdtempSync(`${out}.obj-`));
   try {
     const objs = sources.map((src, i) => {
       const obj = path.join(objDir, `${i}-${path.basename(src)}.o`);
@@ -122,9 +134,11 @@ function compile({ name, sources, extraCflags, extraCudaCflags, verbose }, cuda,
 module.exports = function makeCppExtension(N, adopt) {
   const loaded = new Map(); // shared-object path -> the module object
 
+  // absolute, so that the paths handed to the compilers cannot read as options
   function cacheDir() {
-    return process.env.KINDLING_EXTENSIONS_DIR || path.join(os.homedir(), '.cache', 'kindling', 'extensions');
+    return path.resolve(process.env.KINDLING_EXTENSIONS_DIR || path.join(os.homedir(), '.cache', 'kindling', 'extensions'));
   }
+  const cacheDirName = (dir) => `the extension cache dir '${dir}'${process.env.KINDLING_EXTENSIONS_DIR ? ' ($KINDLING_EXTENSIONS_DIR)' : ''}`;
 
   function checkOptions({ name, sources, extraCflags = [], extraCudaCflags = [], verbose = false } = {}) {
     if (typeof name !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw typeError('cppExtension.load: name must be an identifier');
@@ -134,7 +148,7 @@ module.exports = function makeCppExtension(N, adopt) {
     for (const [key, flags] of [['extraCflags', extraCflags], ['extraCudaCflags', extraCudaCflags]]) {
       if (!Array.isArray(flags) || !flags.every((s) => typeof s === 'string')) throw typeError(`cppExtension.load: ${key} must be an array of strings`);
     }
-    return { name, sources, extraCflags, extraCudaCflags, verbose };
+    return { name, sources: sources.map((src) => path.resolve(src)), extraCflags, extraCudaCflags, verbose };
   }
 
   /**
@@ -149,24 +163,24 @@ module.exports = function makeCppExtension(N, adopt) {
     if (cuda) {
       // nvcc: the architectures; the emulated GPU: its runtime's header and the library linked to
       const target = cuda.kind === 'nvcc' ? gencodeFlags()
-        : [fs.readFileSync(path.join(EMULATOR_INCLUDE_DIR, 'cuda_runtime.h'), 'utf8'), path.resolve(cuda.library)];
+        : [fs.readFileSync(path.join(EMULATOR_INCLUDE_DIR, 'cuda_runtime.h'), 'utf8'), cuda.library];
       hash.update(JSON.stringify({ cuda: cuda.kind, target, extraCudaCflags: opts.extraCudaCflags }));
     }
     for (const h of ['kindling.h', 'kindling_cuda.h']) hash.update(fs.readFileSync(path.join(INCLUDE_DIR, h)));
-    for (const s of opts.sources) hash.update(fs.readFileSync(s));
+    for (const src of opts.sources) hash.update(fsStep(`cppExtension.load: cannot read the source '${src}'`, () => fs.readFileSync(src)));
     const dir = cacheDir();
     const suffix = cuda && cuda.kind === 'emulate' ? '-emu' : '';
     const so = path.join(dir, `${opts.name}-${hash.digest('hex').slice(0, 20)}${suffix}.so`);
     if (fs.existsSync(so)) return { path: so, built: false };
-    fs.mkdirSync(dir, { recursive: true });
+    fsStep(`cppExtension.load: cannot create ${cacheDirName(dir)}`, () => makeDirs(dir));
     const tmp = `${so}.${process.pid}.tmp`;
     try {
       compile(opts, cuda, tmp);
+      fsStep(`cppExtension.load: cannot write to ${cacheDirName(dir)}`, () => fs.renameSync(tmp, so)); // atomic: a concurrent load sees the whole file or none
     } catch (e) {
-      fs.rmSync(tmp, { force: true });
+      try { fs.rmSync(tmp, { force: true }); } catch { /* the error that matters is e */ }
       throw e;
     }
-    fs.renameSync(tmp, so); // atomic: a concurrent load sees the whole file or none
     return { path: so, built: true };
   }
 

@@ -13,9 +13,10 @@
 // dtype codes: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL (kindling's 10 dtypes).
 //
 // Loading (kd.loadSync / kd.load): the header is read and checked, then the file is mapped
-// (src/napi/file_map.c) and each tensor's bytes are copied from its view of the mapping into
-// its tensor: one copy, no intermediate read buffer, and no Buffer over the whole file (files
-// over 4 GiB load; See Note [No Buffer over the whole file]). Every malformed file - truncated, header length past the
+// (src/napi/file_map.c) and each tensor's bytes are copied from views of the mapping into its
+// tensor, chunk by chunk: one copy, no intermediate read buffer, no Buffer over the whole file
+// or the whole tensor, so files and tensors of any size load, at any offset in the file (See
+// Note [Chunked tensor reads]). Every malformed file - truncated, header length past the
 // end, invalid UTF-8/JSON, unknown dtype, a shape that does not match its byte count, offsets
 // out of range or overlapping - is a KindlingError with code KD_INVALID_FILE, and nothing is
 // read before the whole header is checked. Gaps between tensors and trailing bytes are accepted.
@@ -29,6 +30,8 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const { KindlingError, typeError } = require('./errors');
+const { setOwn, getOwn } = require('./own_keys');
+const { checkPath, withFsErrors } = require('./files');
 
 const DTYPE_TO_ST = {
   float64: 'F64', float32: 'F32', float16: 'F16', bfloat16: 'BF16', int64: 'I64', int32: 'I32',
@@ -36,17 +39,21 @@ const DTYPE_TO_ST = {
 };
 const ST_TO_DTYPE = Object.fromEntries(Object.entries(DTYPE_TO_ST).map(([k, v]) => [v, k]));
 const ITEMSIZE = { F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U8: 1, BOOL: 1 };
-// The raw typed array each dtype's bytes are read as (what N.fromTypedArray takes).
-const RAW = {
-  F64: Float64Array, F32: Float32Array, F16: Uint16Array, BF16: Uint16Array, I64: BigInt64Array,
-  I32: Int32Array, I16: Int16Array, I8: Int8Array, U8: Uint8Array, BOOL: Uint8Array,
-};
 // Python's safetensors refuses headers above 100 MB (MAX_HEADER_SIZE = 100_000_000 in the
 // safetensors crate's src/tensor.rs); so do we (and so a corrupt length cannot
 // make us allocate gigabytes).
 const MAX_HEADER = 100 * 1000 * 1000;
-// The most bytes one Buffer (so one tensor's bytes) can hold: 4 GiB on Node 20.
-const MAX_BUFFER = require('node:buffer').constants.MAX_LENGTH;
+// Note [Chunked tensor reads]
+// A tensor's bytes go from the file into a new CPU tensor in chunks of at most
+// knobs.chunkBytes (256 MiB): each chunk is a view of the file's mapping (or, where mapping is
+// unavailable, read with fs.readSync into one reused buffer) that N.writeBytes copies to its
+// byte offset in the tensor. A chunk stays far below what one fs.readSync call reads (2 GiB)
+// and what a Buffer holds (4 GiB on Node 20), the bytes need no alignment (a tensor may start
+// at any offset of a safetensors file, and a typed array over them could not), and the host
+// memory a load needs is its tensors plus one chunk. Tensors for another device are made on
+// the CPU and moved with to(device). The knobs are internal: tests lower chunkBytes to run the
+// chunked paths on small files, and turn `map` off to run the fs.readSync path.
+const knobs = { chunkBytes: 256 * 2 ** 20, map: true };
 const MAX_DIMS = 16;
 const CHECKPOINT_KEY = 'kindling.checkpoint';
 // saveCheckpoint refuses objects nested deeper than 64 levels; with the $map/$object wrappers a
@@ -55,18 +62,6 @@ const MAX_SKELETON_DEPTH = 2 * 64 + 2;
 
 const invalidFile = (msg) => new KindlingError(msg, 'KD_INVALID_FILE');
 const invalidArg = (msg) => new KindlingError(msg, 'KD_INVALID_ARGUMENT');
-
-// Note [Keys from files]
-// Tensor names and checkpoint keys come from files: '__proto__' assigned with obj[key] = v would
-// set the object's prototype instead of adding a key, and obj[key] reads would find inherited
-// members ('constructor', 'toString'). Objects built from such keys get them with setOwn (an
-// own, enumerable data property, like JSON.parse makes) and are read with getOwn.
-function setOwn(obj, key, value) {
-  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
-}
-function getOwn(obj, key) {
-  return Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
-}
 
 // Modules are callable (functions), optimizers and schedulers objects: anything with a
 // stateDict() method is saved as its state dict.
@@ -84,7 +79,10 @@ function warnCheckpointOrder(where) {
     { type: 'DeprecationWarning', code: 'KD_DEP_CHECKPOINT_ORDER' });
 }
 
-module.exports = function makeSerialization(kd, Tensor, N) {
+module.exports = makeSerialization;
+module.exports.knobs = knobs;
+
+function makeSerialization(kd, Tensor, N) {
   // ---------------------------------------------------------------------------------------
   // Flattening
 
@@ -155,7 +153,7 @@ module.exports = function makeSerialization(kd, Tensor, N) {
     const entries = flattenTensors(tensors, where);
     const meta = checkMetadata(metadata, where);
     if (os.endianness() !== 'LE') throw new KindlingError(`${where}: big-endian hosts are not supported`, 'KD_NOT_SUPPORTED');
-    const header = {};
+    const header = {}; // tensor names are keys: See Note [Keys from files]
     if (meta) header.__metadata__ = meta;
     const chunks = [];
     let offset = 0;
@@ -165,7 +163,7 @@ module.exports = function makeSerialization(kd, Tensor, N) {
       // N.toTypedArray: a row-major host copy (contiguous, on the CPU) of the raw elements.
       const raw = N.toTypedArray(t._h);
       const bytes = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
-      header[name] = { dtype: code, shape: t.shape, data_offsets: [offset, offset + bytes.length] };
+      setOwn(header, name, { dtype: code, shape: t.shape, data_offsets: [offset, offset + bytes.length] });
       offset += bytes.length;
       chunks.push(bytes);
     }
@@ -192,31 +190,29 @@ module.exports = function makeSerialization(kd, Tensor, N) {
   function saveSync(tensors, path, options = {}) {
     checkPath(path, 'saveSync()');
     const { head, chunks } = encode(tensors, options && options.metadata, 'saveSync()');
-    const fd = fs.openSync(path, 'w');
-    try {
-      writeAll(fd, head);
-      for (const c of chunks) writeAll(fd, c);
-    } finally {
-      fs.closeSync(fd);
-    }
+    withFsErrors('saveSync()', () => {
+      const fd = fs.openSync(path, 'w');
+      try {
+        writeAll(fd, head);
+        for (const c of chunks) writeAll(fd, c);
+      } finally {
+        fs.closeSync(fd);
+      }
+    });
   }
 
   /** saveSync, with the file written asynchronously (the tensors are read on the calling thread). */
   async function save(tensors, path, options = {}) {
     checkPath(path, 'save()');
     const { head, chunks } = encode(tensors, options && options.metadata, 'save()');
-    const fh = await fs.promises.open(path, 'w');
-    try {
-      await fh.writev([head, ...chunks]);
-    } finally {
-      await fh.close();
-    }
-  }
-
-  function checkPath(path, where) {
-    if (typeof path !== 'string' && !(path instanceof URL) && !Buffer.isBuffer(path)) {
-      throw typeError(`${where}: path must be a string, got ${path === null ? 'null' : typeof path}`);
-    }
+    await withFsErrors('save()', async () => {
+      const fh = await fs.promises.open(path, 'w');
+      try {
+        await fh.writev([head, ...chunks]);
+      } finally {
+        await fh.close();
+      }
+    });
   }
 
   // ---------------------------------------------------------------------------------------
@@ -307,16 +303,27 @@ module.exports = function makeSerialization(kd, Tensor, N) {
     return { metadata, entries, dataStart };
   }
 
-  // The tensor for one checked entry from its bytes (a Uint8Array): viewed in place when
-  // aligned, else copied once into an aligned buffer first; fromTypedArray copies them into the
-  // tensor's storage.
-  function entryTensor(bytes, e, device) {
-    const Raw = RAW[e.code];
-    const count = bytes.byteLength / Raw.BYTES_PER_ELEMENT;
-    let view;
-    if (bytes.byteOffset % Raw.BYTES_PER_ELEMENT === 0) view = new Raw(bytes.buffer, bytes.byteOffset, count);
-    else view = new Raw(Uint8Array.prototype.slice.call(bytes).buffer);
-    return new Tensor(N.fromTypedArray(view, e.shape, e.dtype, device));
+  // The tensor of one checked entry, its bytes [begin, end) of the source copied in chunks (See
+  // Note [Chunked tensor reads]), on `device`.
+  function entryTensor(src, e, begin, end, device) {
+    const t = kd.empty(e.shape, { dtype: e.dtype });
+    try {
+      for (let at = begin; at < end; at += knobs.chunkBytes) {
+        const range = src.bytes(at, Math.min(end, at + knobs.chunkBytes));
+        try {
+          N.writeBytes(t._h, at - begin, range.view);
+        } finally {
+          range.release();
+        }
+      }
+      if (device === 'cpu') return t;
+      const moved = t.to({ device });
+      if (moved !== t) t.dispose();
+      return moved;
+    } catch (err) {
+      t.dispose();
+      throw err;
+    }
   }
 
   function decode(src, device, where) {
@@ -326,19 +333,7 @@ module.exports = function makeSerialization(kd, Tensor, N) {
     const made = [];
     try {
       for (const e of entries) {
-        const begin = dataStart + e.begin;
-        const end = dataStart + e.end;
-        if (end - begin > MAX_BUFFER) {
-          throw new KindlingError(`${where}: tensor '${e.name}' holds ${end - begin} bytes; kindling loads tensors of at most ` +
-            `${MAX_BUFFER} bytes (the largest Buffer)`, 'KD_NOT_SUPPORTED');
-        }
-        const range = src.bytes(begin, end);
-        let t;
-        try {
-          t = entryTensor(range.view, e, device);
-        } finally {
-          range.release();
-        }
+        const t = entryTensor(src, e, dataStart + e.begin, dataStart + e.end, device);
         made.push(t);
         setOwn(out, e.name, t); // See Note [Keys from files]
       }
@@ -375,8 +370,8 @@ module.exports = function makeSerialization(kd, Tensor, N) {
 
   // An open file (See Note [No Buffer over the whole file] in src/napi/file_map.c): the header
   // is read with fs.readSync; tensors' bytes are views of one mapping of the file (populate:
-  // faulted in up front), or, where mapping is unavailable, read from the file one range at a
-  // time.
+  // faulted in up front), or, where mapping is unavailable, read from the file into one buffer
+  // reused from chunk to chunk (See Note [Chunked tensor reads]).
   function fileSource(fd, size, { map: useMap, populate }) {
     let map = null;
     if (useMap && size > 0) {
@@ -386,29 +381,31 @@ module.exports = function makeSerialization(kd, Tensor, N) {
         if (!e || e.code !== 'KD_NOT_SUPPORTED') throw e;
       }
     }
-    const read = (offset, length) => {
-      const b = Buffer.from(new Uint8Array(length).buffer); // offset 0: aligned for any dtype
+    // bytes [offset, offset + length) of the file into b (from its start), one chunk per call
+    const readInto = (b, offset, length) => {
       let got = 0;
       while (got < length) {
-        const n = fs.readSync(fd, b, got, length - got, offset + got);
+        const n = fs.readSync(fd, b, got, Math.min(length - got, knobs.chunkBytes), offset + got);
         if (n === 0) throw invalidFile(`invalid safetensors file: the file ended at ${offset + got} bytes while being read`);
         got += n;
       }
       return b;
     };
+    const read = (offset, length) => readInto(Buffer.alloc(length), offset, length);
+    let scratch = null; // the reused buffer of the read path
     const bytes = (begin, end) => {
       if (map !== null && end > begin) {
-        const pad = begin % 8; // the view starts 8-aligned in the file, as the mapping does in memory
         try {
-          const ab = N.mapView(map, begin - pad, end, populate);
-          return { view: new Uint8Array(ab, pad, end - begin), release: () => N.releaseView(ab) };
+          const ab = N.mapView(map, begin, end, populate);
+          return { view: new Uint8Array(ab), release: () => N.releaseView(ab) };
         } catch (e) {
           if (!e || e.code !== 'KD_NOT_SUPPORTED') throw e;
           N.unmapFile(map);
           map = null;
         }
       }
-      return { view: read(begin, end - begin), release() {} };
+      if (scratch === null || scratch.length < end - begin) scratch = Buffer.alloc(end - begin);
+      return { view: readInto(scratch, begin, end - begin).subarray(0, end - begin), release() {} };
     };
     const close = () => {
       if (map !== null) N.unmapFile(map);
@@ -417,38 +414,41 @@ module.exports = function makeSerialization(kd, Tensor, N) {
     return { size, read, bytes, close };
   }
 
-  // Opens the file and runs fn(source), then closes both.
-  function withFile(path, fn, options = { map: true, populate: true }) {
-    const fd = fs.openSync(path, 'r');
-    let src = null;
-    try {
-      src = fileSource(fd, fs.fstatSync(fd).size, options);
-      return fn(src);
-    } finally {
-      if (src) src.close();
-      fs.closeSync(fd);
-    }
+  // Opens the file and runs fn(source), then closes both; the file system's errors are
+  // KD_IO_ERROR from `where`.
+  function withFile(where, path, fn, options = { map: knobs.map, populate: true }) {
+    return withFsErrors(where, () => {
+      const fd = fs.openSync(path, 'r');
+      let src = null;
+      try {
+        src = fileSource(fd, fs.fstatSync(fd).size, options);
+        return fn(src);
+      } finally {
+        if (src) src.close();
+        fs.closeSync(fd);
+      }
+    });
   }
 
   /** The tensors of a safetensors file, as {name: Tensor} in file order, on options.device. */
   function loadSync(path, options) {
     const device = checkLoadOptions(options, 'loadSync()');
     checkPath(path, 'loadSync()');
-    return withFile(path, (src) => decode(src, device, 'loadSync()').tensors);
+    return withFile('loadSync()', path, (src) => decode(src, device, 'loadSync()').tensors);
   }
 
   /** loadSync as a Promise (the file is checked for access asynchronously first). */
   async function load(path, options) {
     const device = checkLoadOptions(options, 'load()');
     checkPath(path, 'load()');
-    await fs.promises.access(path, fs.constants.R_OK);
-    return withFile(path, (src) => decode(src, device, 'load()').tensors);
+    await withFsErrors('load()', () => fs.promises.access(path, fs.constants.R_OK));
+    return withFile('load()', path, (src) => decode(src, device, 'load()').tensors);
   }
 
   /** The __metadata__ of a safetensors file ({} when it has none); reads only the header. */
   function loadMetadata(path) {
     checkPath(path, 'loadMetadata()');
-    return withFile(path, (src) => parseHeader(src).metadata, { map: false });
+    return withFile('loadMetadata()', path, (src) => parseHeader(src).metadata, { map: false });
   }
 
   /** The tensors held in safetensors bytes (a Buffer or Uint8Array). */
@@ -600,7 +600,7 @@ module.exports = function makeSerialization(kd, Tensor, N) {
   function loadCheckpointSync(path, options) {
     const device = checkLoadOptions(options, 'loadCheckpointSync()');
     checkPath(path, 'loadCheckpointSync()');
-    return withFile(path, (src) => {
+    return withFile('loadCheckpointSync()', path, (src) => {
       const { tensors, metadata } = decode(src, device, 'loadCheckpointSync()');
       let restored;
       try {
@@ -617,7 +617,7 @@ module.exports = function makeSerialization(kd, Tensor, N) {
   async function loadCheckpoint(path, options) {
     checkLoadOptions(options, 'loadCheckpoint()');
     checkPath(path, 'loadCheckpoint()');
-    await fs.promises.access(path, fs.constants.R_OK);
+    await withFsErrors('loadCheckpoint()', () => fs.promises.access(path, fs.constants.R_OK));
     return loadCheckpointSync(path, options);
   }
 
@@ -630,4 +630,4 @@ module.exports = function makeSerialization(kd, Tensor, N) {
   kd.loadCheckpoint = loadCheckpoint;
   kd.loadCheckpointSync = loadCheckpointSync;
   kd.safetensors = Object.freeze({ serialize, deserialize, loadMetadata, flatten: (o) => Object.fromEntries(flattenTensors(o, 'flatten()')) });
-};
+}

@@ -10,7 +10,7 @@ const util = require('node:util');
 const tidyState = require('./tidy').state;
 const { track } = require('./tidy');
 const { formatTensor, isSummarized, summaryView } = require('./format');
-const { typeError, KindlingRangeError } = require('./errors');
+const { typeError, KindlingRangeError, KindlingError } = require('./errors');
 const { DTYPES, dtypeOrDevice } = require('./dtypes');
 const { nestedArrays, checkNestedFits } = require('./nested');
 
@@ -143,6 +143,49 @@ class Tensor {
     });
   }
   [util.inspect.custom]() { return this.toString(); }
+
+  // ---------------------------------------------------------------------------------------
+  // PyTorch's transpose properties (views, so autograd flows through them), and the field that
+  // keeps a Tensor from being structured-cloned (See Note [A Tensor is not cloneable]).
+
+  _noClone = NOT_CLONEABLE;
+
+  /** The dims reversed: permute(ndim - 1, ..., 0), a view (a 0-d or 1-d tensor: a view of itself). */
+  get T() {
+    const dims = [];
+    for (let d = this.ndim - 1; d >= 0; d--) dims.push(d);
+    return this.permute(dims);
+  }
+  /** The last two dims swapped: transpose(-2, -1), a view (0-d: a view of itself; 1-d: an error). */
+  get mT() { return matrixAdjoint(this, 'mT'); }
+  /** The conjugate transpose of a matrix (2-D; 0-d: a view of itself); for real dtypes the same as T. */
+  get H() {
+    const n = this.ndim;
+    if (n !== 2 && n !== 0) {
+      throw new KindlingError(`tensor.H is only supported on matrices (2-D tensors). Got ${n}-D tensor.${n > 2 ? ' For batches of matrices, consider using tensor.mH' : ''}`,
+        'KD_INVALID_ARGUMENT');
+    }
+    return n === 0 ? this.permute([]) : this.transpose(-2, -1);
+  }
+  /** The conjugate transpose of the last two dims; for real dtypes the same as mT. */
+  get mH() { return matrixAdjoint(this, 'mH'); }
+}
+
+// Note [A Tensor is not cloneable]
+// Structured cloning (worker.postMessage, MessagePort, BroadcastChannel, structuredClone) copies
+// an object's own enumerable data: a Tensor would arrive as a plain object holding an empty `_h`,
+// without its prototype or its native tensor, and fail later far from the cause. So every Tensor
+// holds a Symbol in an own enumerable field, and cloning one throws a DataCloneError at once,
+// whose message says what to post instead. The field is one store per tensor made (about 2 ns,
+// against the microseconds of the op that made it).
+const NOT_CLONEABLE = Symbol('a kindling Tensor cannot be posted or structured-cloned: post `await t.data()` (a typed array) and `t.shape` instead, and rebuild it with kd.tensor()');
+
+// mT / mH: PyTorch's rule (tensor.mT on a 1-D tensor is an error; a 0-d tensor is its own
+// transpose). kindling has no complex dtypes, so the conjugate is the tensor itself.
+function matrixAdjoint(t, name) {
+  const n = t.ndim;
+  if (n === 1) throw new KindlingError(`tensor.${name} is only supported on matrices or batches of matrices. Got 1-D tensor.`, 'KD_INVALID_ARGUMENT');
+  return n === 0 ? t.permute([]) : t.transpose(-2, -1);
 }
 
 // The elements of the tensor behind handle h, row-major, as dataSync() returns them.

@@ -28,7 +28,8 @@ describe('kd.data', () => {
       assert.deepEqual([...a].sort((x, y) => x - y), range(100));
       assert.deepEqual(new Generator(2n ** 60n + 1n).randperm(5).length, 5);
       // a pinned value so the documented algorithm cannot drift silently
-      assert.deepEqual(new Generator(0).randperm(8), new Generator(0).randperm(8));
+      assert.deepEqual(new Generator(0).randperm(8), [6, 5, 0, 2, 1, 4, 7, 3]);
+      assert.deepEqual(new Generator(0).permutation(8), Uint32Array.from([6, 5, 0, 2, 1, 4, 7, 3]));
       const g = new Generator(7);
       const s = g.getState();
       const x = g.nextUint32();
@@ -267,6 +268,26 @@ describe('kd.data', () => {
       }, /bad sample/);
       assert.deepEqual(got, [0, 1]);
       assert.throws(() => [...new DataLoader(ds, { batchSize: 2 })], /bad sample/);
+    });
+
+    it('a dataset of 2^40 samples: batches in order are cut when asked for; shuffling it is a clear error', async () => {
+      const huge = new FnDataset(2 ** 40, (i) => i);
+      const loader = new DataLoader(huge, { batchSize: 4, collate: (s) => s });
+      assert.equal(loader.length, 2 ** 38);
+      assert.deepEqual(loader[Symbol.iterator]().next().value, [0, 1, 2, 3]);
+      const it = loader[Symbol.asyncIterator]();
+      assert.deepEqual((await it.next()).value, [0, 1, 2, 3]);
+      assert.deepEqual((await it.next()).value, [4, 5, 6, 7]);
+      await it.return();
+      assert.deepEqual(new DataLoader(huge, { batchSize: 3, collate: (s) => s })[Symbol.iterator]().next().value, [0, 1, 2]);
+      const tooMany = { code: 'KD_NOT_SUPPORTED', message: /shuffling a dataset of 1099511627776 samples: a permutation of 1099511627776 indices is not supported/ };
+      assert.throws(() => [...new DataLoader(huge, { shuffle: true, seed: 1 })], tooMany);
+      await assert.rejects(async () => { for await (const b of new DataLoader(huge, { shuffle: true, seed: 1 })) assert.fail(b); }, tooMany);
+      assert.throws(() => randomSplit(huge, [0.5, 0.5], { seed: 1 }), { code: 'KD_NOT_SUPPORTED' });
+      assert.throws(() => new Generator(1).randperm(2 ** 40), { code: 'KD_NOT_SUPPORTED' });
+      // a batch too large for an array
+      assert.throws(() => [...new DataLoader(huge, { batchSize: 2 ** 33 })], { code: 'KD_OUT_OF_MEMORY', message: /DataLoader: a batch: 8589934592 indices do not fit in memory/ });
+      assert.throws(() => new DataLoader(new FnDataset(2 ** 60, (i) => i)), { code: 'KD_INVALID_TYPE', message: /below 2\^53/ });
     });
 
     it('bad options are errors', () => {

@@ -124,6 +124,65 @@ int kindling_extension_init(const kindling_api *kd) {
     assert.throws(() => kd.utils.cppExtension.load({ name: 'bad name', sources: [broken] }), code('KD_INVALID_TYPE'));
   });
 
+  describe('cache dirs and sources that cannot be used', function () {
+    const buildFailed = (re) => (e) => e.code === 'KD_BUILD_FAILED' && re.test(e.message);
+    const withCacheDir = (dir, fn) => {
+      const saved = process.env.KINDLING_EXTENSIONS_DIR;
+      process.env.KINDLING_EXTENSIONS_DIR = dir;
+      try {
+        return fn();
+      } finally {
+        process.env.KINDLING_EXTENSIONS_DIR = saved;
+      }
+    };
+    const tinySource = (name, ns) => writeSource(name, `#include <kindling.h>
+static int one(kd_op_call *c) { (void)c; return KD_SUCCESS; }
+int kindling_extension_init(const kindling_api *kd) {
+  int op;
+  return kd->define("${ns}::f(Tensor x) -> ()", &op) || kd->impl(op, KD_DEVICE_TYPE_CPU, one);
+}
+`);
+
+    it('a cache dir that cannot be made or is a file is KD_BUILD_FAILED naming it', function () {
+      const src = tinySource('baddir', 'extbaddir');
+      const file = writeSource('not-a-dir', '');
+      const load = () => kd.utils.cppExtension.load({ name: 'baddir', sources: [src] });
+      withCacheDir(path.join(file, 'x'), () => assert.throws(load, buildFailed(/cannot create the extension cache dir '.*not-a-dir\.c\/x' \(\$KINDLING_EXTENSIONS_DIR\): ENOTDIR/)));
+      withCacheDir(file, () => assert.throws(load, buildFailed(/not-a-dir\.c' \(\$KINDLING_EXTENSIONS_DIR\): ENOTDIR: not a directory/)));
+    });
+
+    it('a cache dir under /proc is KD_BUILD_FAILED at once (mkdir -p there never returned)', function () {
+      if (!fs.existsSync('/proc/self')) this.skip();
+      const script = `process.env.KINDLING_EXTENSIONS_DIR = '/proc/kindling-no-such-dir/x';
+        try { require(${JSON.stringify(path.join(__dirname, '..'))}).utils.cppExtension.load({ name: 'p', sources: [${JSON.stringify(tinySource('procdir', 'extproc'))}] }); }
+        catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }`;
+      const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 30000 });
+      assert.equal(r.signal, null, 'the load did not return');
+      const { code: c, message } = JSON.parse(r.stdout.trim());
+      assert.equal(c, 'KD_BUILD_FAILED');
+      assert.match(message, /cannot create the extension cache dir '\/proc\/kindling-no-such-dir\/x'.*ENOENT/);
+    });
+
+    it('a missing source is KD_BUILD_FAILED naming it', function () {
+      const missing = path.join(cache.dir, 'no-such-source.c');
+      assert.throws(() => kd.utils.cppExtension.load({ name: 'missing', sources: [missing] }),
+        buildFailed(/cannot read the source '.*no-such-source\.c': ENOENT/));
+      assert.throws(() => kd.utils.cppExtension.build({ name: 'missing', sources: [cache.dir] }), buildFailed(/EISDIR/));
+    });
+
+    it("a source whose path starts with '-' is compiled as a file, never read as an option", function () {
+      tinySource('-dash', 'extdash');
+      const cwd = process.cwd();
+      process.chdir(cache.dir);
+      try {
+        const m = kd.utils.cppExtension.load({ name: 'dash', sources: ['-dash.c'] });
+        assert.deepEqual(Object.keys(m.ops), ['f']);
+      } finally {
+        process.chdir(cwd);
+      }
+    });
+  });
+
   it('calls and backward leave nothing allocated', function () {
     assertScaledTanhLeavesNothing('cpu');
   });

@@ -356,7 +356,7 @@ function isTorchUnimplemented(e) {
 
 const ALL_CODES = new Set(['KD_INVALID_ARGUMENT', 'KD_INVALID_TYPE', 'KD_SHAPE_MISMATCH', 'KD_DTYPE_MISMATCH',
   'KD_DEVICE_MISMATCH', 'KD_INDEX_OUT_OF_RANGE', 'KD_OUT_OF_MEMORY', 'KD_DISPOSED', 'KD_NOT_SUPPORTED',
-  'KD_CUDA_UNAVAILABLE', 'KD_CUDA_ERROR', 'KD_CUDA_OOM', 'KD_LINALG_ERROR']);
+  'KD_CUDA_UNAVAILABLE', 'KD_CUDA_ERROR', 'KD_CUDA_OOM', 'KD_LINALG_ERROR', 'KD_IO_ERROR']);
 
 /** Asserts that err is a kindling error: an Error with a known code of the right class. */
 function assertKdError(err, codes, what = '') {

@@ -158,6 +158,25 @@ describe('profiler', () => {
     }
   });
 
+  it('a trace that cannot be written is KD_IO_ERROR naming the file; a path that is not one is KD_INVALID_TYPE', () => {
+    const prof = kd.profiler.profile({}, () => kd.ones([2]).add(1));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-trace-'));
+    try {
+      const missing = path.join(dir, 'no-such-dir', 't.json');
+      const e = expectKdError(() => prof.exportChromeTrace(missing), 'KD_IO_ERROR', 'exportChromeTrace(): ENOENT');
+      assert.ok(e instanceof kd.KindlingError);
+      assert.match(e.message, /^exportChromeTrace\(\): ENOENT: no such file or directory, open '.*t\.json'$/);
+      assert.strictEqual(e.cause.code, 'ENOENT');
+      assert.strictEqual(e.path, missing);
+      expectError(() => prof.exportChromeTrace(dir), 'KD_IO_ERROR', /EISDIR/);
+      // a number would be written to as a file descriptor
+      expectError(() => prof.exportChromeTrace(1), 'KD_INVALID_TYPE', /path must be a string, URL or Buffer, got number/);
+      expectError(() => prof.exportChromeTrace(), 'KD_INVALID_TYPE', /got undefined/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('recordFunction marks nested user ranges, sync and async, and runs fn without a profile', async () => {
     const a = kd.ones(2);
     assert.strictEqual(kd.profiler.recordFunction('outside', () => 7), 7);

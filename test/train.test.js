@@ -93,6 +93,10 @@ describe('kd.train charts and table', function () {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'kd-train-')), 'sub', 'c.svg');
     kd.train.writeCurves(file, history);
     assert.ok(fs.readFileSync(file, 'utf8').includes('</svg>'));
+    // a folder that cannot be made: an error at once (mkdir -p under /proc never returned)
+    const io = (re) => (e) => e instanceof kd.KindlingError && e.code === 'KD_IO_ERROR' && re.test(e.message);
+    assert.throws(() => kd.train.writeCurves(path.join(file, 'x', 'c.svg'), history), io(/^writeCurves\(\): ENOTDIR/));
+    if (fs.existsSync('/proc/self')) assert.throws(() => kd.train.writeCurves('/proc/kindling-no-such-dir/c.svg', history), io(/ENOENT/));
     const lines = kd.train.table(history).split('\n');
     assert.equal(lines.length, 4);
     assert.match(lines[0], /^epoch\s+trainLoss\s+testLoss\s+testAcc\s+seconds$/);

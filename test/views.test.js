@@ -204,3 +204,65 @@ describe('views: storage sharing and copies', function () {
     void decode;
   });
 });
+
+describe('views: T, mT, H and mH (PyTorch 1.13)', function () {
+  const shapeOf = (p, t) => t[p].shape;
+  it('T reverses every dim; mT and mH swap the last two; H is the transpose of a matrix', function () {
+    const a = kd.arange(24, { dtype: 'float32' });
+    const m = a.narrow(0, 0, 6).reshape([2, 3]);
+    for (const p of ['T', 'mT', 'H', 'mH']) {
+      assert.deepEqual(shapeOf(p, m), [3, 2], p);
+      assert.deepEqual(m[p].arraySync(), [[0, 3], [1, 4], [2, 5]], p);
+      assert.deepEqual(m[p].stride(), [1, 3], `${p} is a view`);
+    }
+    const b = a.reshape([2, 3, 4]);
+    assert.deepEqual(b.T.shape, [4, 3, 2]);
+    assert.deepEqual(b.T.stride(), [1, 4, 12]);
+    assert.deepEqual(b.mT.shape, [2, 4, 3]);
+    assert.deepEqual(b.mH.stride(), [12, 1, 4]);
+    // a @ a.mT, as PyTorch code writes it
+    assert.deepEqual(m.matmul(m.mT).arraySync(), [[5, 14], [14, 50]]);
+    // 1-d: T is a view of the vector; 0-d: every one of them is a view of the scalar
+    const v = kd.tensor([1, 2, 3], { dtype: 'float32' });
+    assert.deepEqual(v.T.arraySync(), [1, 2, 3]);
+    const s = kd.tensor(7, { dtype: 'float32' });
+    for (const p of ['T', 'mT', 'H', 'mH']) {
+      assert.deepEqual(s[p].shape, [], p);
+      assert.equal(s[p].item(), 7, p);
+    }
+  });
+
+  it('they share storage with the tensor, and a new handle each time', function () {
+    const m = kd.zeros([2, 3]);
+    const t = m.mT;
+    assert.notEqual(t, m);
+    t.select(0, 2).fill_(5); // column 2 of m
+    assert.deepEqual(m.arraySync(), [[0, 0, 5], [0, 0, 5]]);
+    t.dispose();
+    assert.equal(m.isDisposed, false);
+  });
+
+  it("1-d mT/mH and H on anything but 0-d and 2-d are PyTorch's errors", function () {
+    const v = kd.ones([3]);
+    expectKdError(() => v.mT, 'KD_INVALID_ARGUMENT', 'mT');
+    assert.throws(() => v.mT, { message: 'tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.' });
+    assert.throws(() => v.mH, { message: 'tensor.mH is only supported on matrices or batches of matrices. Got 1-D tensor.' });
+    assert.throws(() => v.H, { code: 'KD_INVALID_ARGUMENT', message: 'tensor.H is only supported on matrices (2-D tensors). Got 1-D tensor.' });
+    assert.throws(() => kd.ones([2, 2, 2]).H,
+      { message: 'tensor.H is only supported on matrices (2-D tensors). Got 3-D tensor. For batches of matrices, consider using tensor.mH' });
+  });
+
+  it('gradients flow through them', function () {
+    const x = kd.tensor([[1, 2, 3], [4, 5, 6]], { dtype: 'float64', requiresGrad: true });
+    const w = kd.tensor([[1, 0], [0, 2], [3, 1]], { dtype: 'float64' });
+    for (const p of ['T', 'mT', 'H', 'mH']) {
+      x.grad = null;
+      x[p].mul(w).sum().backward();
+      assert.deepEqual(x.grad.arraySync(), [[1, 0, 3], [0, 2, 1]], p);
+    }
+    const s = kd.tensor(2, { dtype: 'float64', requiresGrad: true });
+    s.T.mul(3).backward();
+    assert.equal(s.grad.item(), 3);
+    assert.ok(kd.autograd.gradcheck((t) => t.mT.matmul(t), [kd.randn([2, 3, 4], { dtype: 'float64' }).requiresGrad_()]));
+  });
+});

@@ -6,7 +6,7 @@
 'use strict';
 
 const path = require('node:path');
-const { Worker } = require('node:worker_threads');
+const { Worker, MessageChannel } = require('node:worker_threads');
 const { kd, assert, values } = require('./helpers');
 
 const ROOT = path.join(__dirname, '..');
@@ -186,6 +186,31 @@ describe('worker_threads', function () {
     await new Promise((r) => setTimeout(r, 100));
     await w.terminate();
     assert.deepEqual(values(kd.ones([2]).mul(3)), [3, 3]);
+  });
+
+  it('a Tensor cannot be posted or structured-cloned: a DataCloneError saying what to post instead', async function () {
+    const t = kd.tensor([1, 2, 3], { dtype: 'float32' });
+    const refused = (e) => e instanceof Error && e.name === 'DataCloneError' && /kindling Tensor cannot be posted.*await t\.data\(\)/.test(e.message);
+    assert.throws(() => structuredClone(t), refused);
+    assert.throws(() => structuredClone({ weights: [t] }), refused, 'nested in what is posted');
+    assert.throws(() => structuredClone(kd.nn.Parameter(t)), refused, 'a Parameter is a Tensor');
+    const { port1, port2 } = new MessageChannel();
+    try {
+      assert.throws(() => port1.postMessage({ t }), refused);
+      // what to post instead arrives whole, and rebuilds the tensor
+      const got = new Promise((resolve) => port2.once('message', resolve));
+      port1.postMessage({ data: await t.data(), shape: t.shape });
+      const m = await got;
+      assert.deepEqual(kd.tensor(m.data).reshape(m.shape).arraySync(), [1, 2, 3]);
+    } finally {
+      port1.close();
+    }
+    const w = new Worker('require("node:worker_threads").parentPort.on("message", () => {})', { eval: true });
+    try {
+      assert.throws(() => w.postMessage(t), refused);
+    } finally {
+      await w.terminate();
+    }
   });
 
   it('workers that exit leave no tensors, bytes or threads behind (the addon unloads with its env)', async function () {

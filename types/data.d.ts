@@ -13,8 +13,10 @@ export declare class Generator {
   nextUint32(): number;
   /** A uniform integer in [0, n). */
   below(n: number): number;
-  /** A random permutation of 0..n-1. */
+  /** A random permutation of 0..n-1 (n at most 2^32: more is KD_NOT_SUPPORTED). */
   randperm(n: number): number[];
+  /** randperm(n) as a Uint32Array (4 bytes an index). */
+  permutation(n: number): Uint32Array;
 }
 
 /** A map-style dataset: `length` samples, `get(i)` returns one (or a Promise of one). */

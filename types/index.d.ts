@@ -85,6 +85,14 @@ export declare class Tensor {
   readonly version: number;
   /** True after `dispose()`. */
   readonly isDisposed: boolean;
+  /** The dims reversed (`permute(ndim - 1, ..., 0)`): a view, a new handle each time. */
+  readonly T: Tensor;
+  /** The last two dims swapped (`transpose(-2, -1)`): a view; a 0-d tensor's is itself (a view), a 1-d tensor has none (KD_INVALID_ARGUMENT). */
+  readonly mT: Tensor;
+  /** The conjugate transpose of a matrix (2-D; 0-d: a view of itself): for kindling's real dtypes the same as `T`. */
+  readonly H: Tensor;
+  /** The conjugate transpose of the last two dims: for kindling's real dtypes the same as `mT`. */
+  readonly mH: Tensor;
 
   /** The number of elements. */
   numel(): number;
@@ -388,7 +396,7 @@ export type ErrorCode =
   | 'KD_DEVICE_MISMATCH' | 'KD_INDEX_OUT_OF_RANGE' | 'KD_OUT_OF_MEMORY' | 'KD_DISPOSED'
   | 'KD_NOT_SUPPORTED' | 'KD_CUDA_UNAVAILABLE' | 'KD_CUDA_ERROR' | 'KD_CUDA_OOM' | 'KD_INTERNAL'
   | 'KD_NOT_BUILT' | 'KD_INVALID_FILE' | 'KD_GRADCHECK' | 'KD_CUDA_GRAPH_CAPTURE' | 'KD_LINALG_ERROR'
-  | 'KD_INVALID_SCHEMA' | 'KD_ALREADY_DEFINED' | 'KD_BUILD_FAILED' | 'KD_ERROR';
+  | 'KD_INVALID_SCHEMA' | 'KD_ALREADY_DEFINED' | 'KD_BUILD_FAILED' | 'KD_IO_ERROR' | 'KD_ERROR';
 
 /**
  * Base class of kindling's errors (shape, dtype, device mismatches, out of memory, ...).

@@ -92,8 +92,9 @@ export declare class Profile {
   keyAverages(opts?: { groupByInputShape?: boolean; groupByStackN?: number }): KeyAverages;
   /** keyAverages(opts).table(opts). */
   table(opts?: ProfilerTableOptions & { groupByInputShape?: boolean; groupByStackN?: number }): string;
-  /** Writes Chrome trace JSON (chrome://tracing, Perfetto) to path; returns path. */
-  exportChromeTrace(path: string): string;
+  /** Writes Chrome trace JSON (chrome://tracing, Perfetto) to path; returns path. A file that
+   * cannot be written is a KindlingError with code KD_IO_ERROR (Node's error as its cause). */
+  exportChromeTrace(path: string | URL | Buffer): string;
 }
 
 /**

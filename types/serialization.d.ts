@@ -17,7 +17,11 @@ export interface LoadOptions {
 /** Writes tensors to `path` in the safetensors format. */
 export declare function save(tensors: TensorDict | object, path: PathLike, options?: SaveOptions): Promise<void>;
 export declare function saveSync(tensors: TensorDict | object, path: PathLike, options?: SaveOptions): void;
-/** The tensors of a safetensors file (mapped, checked, copied once), as {name: Tensor} in file order. */
+/**
+ * The tensors of a safetensors file (mapped, checked, copied once in chunks: tensors of any size,
+ * at any offset), as {name: Tensor} in file order. Every name is an own key, '__proto__' and
+ * 'constructor' included.
+ */
 export declare function load(path: PathLike, options?: LoadOptions): Promise<Record<string, Tensor>>;
 export declare function loadSync(path: PathLike, options?: LoadOptions): Record<string, Tensor>;
 

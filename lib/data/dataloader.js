@@ -8,7 +8,9 @@
 // generator when shuffling (see lib/data/generator.js for the algorithm; with a seed or
 // generator the sequence of epochs is reproducible; without, each epoch seeds a generator from
 // kindling's global one, so kd.manualSeed makes it reproducible) - and cuts it into batches of
-// batchSize (the last one smaller unless dropLast). A batch is collate(samples) (default:
+// batchSize (the last one smaller unless dropLast), each batch's indices made when it is built
+// (so a dataset of any length iterates in order; a shuffle holds one Uint32Array permutation,
+// at most 2^32 samples). A batch is collate(samples) (default:
 // defaultCollate); with the default collate and a dataset that has getBatch(indices) or row
 // tensors (TensorDataset, a Subset of one, or any dataset with rowTensors(): see dataset.js), the
 // batch is gathered in one step (one indexSelect per tensor).
@@ -41,7 +43,7 @@ const invalidArg = (msg) => new KindlingError(msg, 'KD_INVALID_ARGUMENT');
 const OPTIONS = ['batchSize', 'shuffle', 'generator', 'seed', 'dropLast', 'collate', 'prefetch'];
 
 module.exports = function makeDataLoader(kd, Tensor, datasets, defaultCollate, gatherRows) {
-  const { Generator } = require('./generator');
+  const { Generator, fitsArray } = require('./generator');
 
   function disposeTree(x, depth = 0) {
     if (depth > 32 || x === null || typeof x !== 'object') return;
@@ -101,7 +103,7 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, defaultCollate, g
         throw invalidArg(`DataLoader: prefetch must be a non-negative integer, got ${String(prefetch)}`);
       }
       const n = dataset.length;
-      if (!Number.isInteger(n) || n < 0) throw typeError('DataLoader: dataset.length must be a non-negative integer');
+      if (!Number.isSafeInteger(n) || n < 0) throw typeError(`DataLoader: dataset.length must be a non-negative integer below 2^53, got ${String(n)}`);
       this.dataset = dataset;
       this.batchSize = batchSize;
       this.shuffle = shuffle;
@@ -117,21 +119,30 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, defaultCollate, g
       return this.dropLast ? Math.floor(n / this.batchSize) : Math.ceil(n / this.batchSize);
     }
 
-    /** The index batches of one pass (advances the generator when shuffling). */
+    /**
+     * The index batches of one pass (advances the generator when shuffling): {count, at(k)}, at(k)
+     * the indices of batch k as an array. Batches are cut when asked for: in order, from the
+     * dataset's length alone (any length); shuffled, from one permutation (a Uint32Array).
+     */
     _batchIndices() {
       const n = this.dataset.length;
-      let order;
+      const bs = this.batchSize;
+      let order = null;
       if (this.shuffle) {
         const gen = this.generator || new Generator(datasets.globalSeed());
-        order = gen.randperm(n);
-      } else {
-        order = new Array(n);
-        for (let i = 0; i < n; i++) order[i] = i;
+        order = gen.permutation(n, `DataLoader: shuffling a dataset of ${n} samples`);
       }
-      const out = [];
-      const count = this.length;
-      for (let b = 0; b < count; b++) out.push(order.slice(b * this.batchSize, (b + 1) * this.batchSize));
-      return out;
+      const at = (k) => {
+        const begin = k * bs;
+        const end = Math.min(n, begin + bs);
+        return fitsArray(end - begin, 'DataLoader: a batch', () => {
+          if (order) return Array.from(order.subarray(begin, end));
+          const out = new Array(end - begin);
+          for (let i = 0; i < out.length; i++) out[i] = begin + i;
+          return out;
+        });
+      };
+      return { count: this.length, at };
     }
 
     // The batch for `indices`: the batch itself, or a Promise of it when samples are Promises.
@@ -155,7 +166,8 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, defaultCollate, g
 
     /** Sync iteration: batches are built on demand (no prefetch). */
     * [Symbol.iterator]() {
-      for (const indices of this._batchIndices()) yield this._build(indices, false);
+      const batches = this._batchIndices();
+      for (let k = 0; k < batches.count; k++) yield this._build(batches.at(k), false);
     }
 
     /** Async iteration with `prefetch` batches assembled ahead (see the file header). */
@@ -164,8 +176,8 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, defaultCollate, g
       const batches = this._batchIndices();
       if (src) {
         // every batch is a background gather (gatherRows)
-        return prefetchIterator(batches.length, this.prefetch,
-          (k) => gatherRows(src.tensors, src.map(batches[k])).then((ts) => shape(src, ts)),
+        return prefetchIterator(batches.count, this.prefetch,
+          (k) => gatherRows(src.tensors, src.map(batches.at(k))).then((ts) => shape(src, ts)),
           () => {
             if (src.tensors.some((t) => t.isDisposed)) {
               throw new KindlingError("DataLoader: a tensor of the dataset was disposed during the epoch (dispose the dataset's tensors after the loop)", 'KD_DISPOSED');
@@ -173,11 +185,11 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, defaultCollate, g
           });
       }
       // batches assembled on the main thread, the ones ahead in setImmediate tasks
-      return prefetchIterator(batches.length, this.prefetch, (k, first, isDone) => (first
-        ? new Promise((resolve) => resolve(this._build(batches[k], true)))
+      return prefetchIterator(batches.count, this.prefetch, (k, first, isDone) => (first
+        ? new Promise((resolve) => resolve(this._build(batches.at(k), true)))
         : new Promise((resolve, reject) => setImmediate(() => {
           if (isDone()) { resolve(undefined); return; }
-          try { resolve(this._build(batches[k], true)); } catch (e) { reject(e); }
+          try { resolve(this._build(batches.at(k), true)); } catch (e) { reject(e); }
         }))));
     }
   }

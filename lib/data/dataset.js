@@ -178,7 +178,7 @@ module.exports = function makeDatasets(kd, Tensor) {
       throw invalidArg('Sum of input lengths does not equal the length of the input dataset!');
     }
     const gen = resolveGenerator(options, 'randomSplit') || new Generator(globalSeed());
-    const perm = gen.randperm(n);
+    const perm = gen.permutation(n, `randomSplit: shuffling a dataset of ${n} samples`);
     const out = [];
     let off = 0;
     for (const s of sizes) {

@@ -12,12 +12,22 @@
 //   - below(n): a uniform integer in [0, n) by rejection: draw x (32 bits) until
 //     x < 2^32 - (2^32 mod n), return x mod n.
 //   - randperm(n): Durstenfeld's Fisher-Yates: p = [0, 1, ..., n-1]; for i = n-1 down to 1:
-//     j = below(i + 1); swap p[i], p[j].
+//     j = below(i + 1); swap p[i], p[j]. permutation(n) is the same, in a Uint32Array.
 // This is not PyTorch's generator (torch.randperm's order cannot be reproduced outside torch),
 // so shuffled orders differ from PyTorch's; the shape of the API is the same.
 'use strict';
 
-const { typeError } = require('../errors');
+const { KindlingError, typeError } = require('../errors');
+
+// make(), with the RangeError of an array or buffer too large to allocate as KD_OUT_OF_MEMORY.
+function fitsArray(n, where, make) {
+  try {
+    return make();
+  } catch (e) {
+    if (!(e instanceof RangeError) || e instanceof KindlingError) throw e;
+    throw new KindlingError(`${where}: ${n} indices do not fit in memory (${e.message})`, 'KD_OUT_OF_MEMORY');
+  }
+}
 
 const TWO32 = 4294967296;
 
@@ -102,8 +112,20 @@ class Generator {
 
   /** A random permutation of 0..n-1 (Fisher-Yates), as an array of numbers. */
   randperm(n) {
-    if (!Number.isInteger(n) || n < 0) throw typeError(`Generator.randperm: n must be a non-negative integer, got ${n}`);
-    const p = new Array(n);
+    return fitsArray(n, 'Generator.randperm', () => Array.from(this.permutation(n, 'Generator.randperm')));
+  }
+
+  /**
+   * randperm(n) as a Uint32Array (4 bytes an index): what DataLoader and randomSplit shuffle
+   * with. n is at most 2^32 (below's range); a permutation that cannot be allocated is
+   * KD_OUT_OF_MEMORY.
+   */
+  permutation(n, where = 'Generator.permutation') {
+    if (!Number.isInteger(n) || n < 0) throw typeError(`${where}: n must be a non-negative integer, got ${n}`);
+    if (n > TWO32) {
+      throw new KindlingError(`${where}: a permutation of ${n} indices is not supported (at most 2^32)`, 'KD_NOT_SUPPORTED');
+    }
+    const p = fitsArray(n, where, () => new Uint32Array(n));
     for (let i = 0; i < n; i++) p[i] = i;
     for (let i = n - 1; i > 0; i--) {
       const j = this.below(i + 1);
@@ -115,4 +137,4 @@ class Generator {
   }
 }
 
-module.exports = { Generator };
+module.exports = { Generator, fitsArray };

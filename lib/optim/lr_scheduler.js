@@ -8,6 +8,8 @@
 // hyperparameters (plain numbers): no tensors here.
 'use strict';
 
+const { setOwn } = require('../own_keys');
+
 module.exports = (kd, Optimizer) => {
   const { err, typeErr } = Optimizer;
 
@@ -74,13 +76,14 @@ module.exports = (kd, Optimizer) => {
     /** The lrs the last step() set, one per group. */
     getLastLr() { return this._lastLr.slice(); }
     /** The scheduler's state (everything but the optimizer). */
+    // Keys may come from a file (a checkpoint): See Note [Keys from files] in lib/own_keys.js.
     stateDict() {
       const sd = {};
-      for (const [k, v] of Object.entries(this)) sd[k] = Array.isArray(v) ? v.slice() : v;
+      for (const [k, v] of Object.entries(this)) setOwn(sd, k, Array.isArray(v) ? v.slice() : v);
       return sd;
     }
     loadStateDict(sd) {
-      for (const [k, v] of Object.entries(sd)) this[k] = Array.isArray(v) ? v.slice() : v;
+      for (const [k, v] of Object.entries(sd)) setOwn(this, k, Array.isArray(v) ? v.slice() : v);
     }
     _groupLrs() { return this.optimizer.paramGroups.map((g) => g.lr); }
   }

@@ -7,6 +7,8 @@
 // which runs the fused update ops of src/ops/oplist/optim.js (one native call per group).
 'use strict';
 
+const { setOwn } = require('../own_keys');
+
 module.exports = (kd) => {
   const { Tensor } = kd;
   const err = (msg) => new kd.KindlingError(msg, 'KD_INVALID_ARGUMENT');
@@ -161,7 +163,7 @@ module.exports = (kd) => {
       const paramGroups = this.paramGroups.map((g) => {
         const packed = {};
         for (const [k, v] of Object.entries(g)) {
-          if (k !== 'params') packed[k] = Array.isArray(v) ? v.slice() : v;
+          if (k !== 'params') setOwn(packed, k, Array.isArray(v) ? v.slice() : v); // See Note [Keys from files]
         }
         packed.params = g.params.map((p) => {
           if (!index.has(p)) index.set(p, next++);
@@ -191,9 +193,7 @@ module.exports = (kd) => {
       });
       const byIndex = new Map();
       saved.forEach((sg, i) => sg.params.forEach((id, j) => byIndex.set(id, this.paramGroups[i].params[j])));
-      // Keys come from a file (a checkpoint): set them as own properties, so that one named
-      // '__proto__' cannot replace an object's prototype.
-      const setOwn = (o, k, v) => Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
+      // Keys come from a file (a checkpoint): See Note [Keys from files] in lib/own_keys.js.
       const state = new Map();
       kd.noGrad(() => {
         for (const [id, s] of Object.entries(sd.state)) {

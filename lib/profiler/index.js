@@ -10,6 +10,7 @@ const { makeError, typeError } = require('../errors');
 const { buildEvents, addCudaTimes, keyAverages } = require('./events');
 const { buildTable } = require('./table');
 const { chromeTrace } = require('./chrome_trace');
+const { checkPath, withFsErrors } = require('../files');
 
 const ProfilerActivity = Object.freeze({ CPU: 'cpu', CUDA: 'cuda' });
 
@@ -99,9 +100,12 @@ class Profile {
     return this.keyAverages(opts).table(opts);
   }
 
+  /** Writes the trace (Chrome's Trace Event Format) to path; returns path. A file that cannot be
+   * written is KD_IO_ERROR. */
   exportChromeTrace(path) {
+    checkPath(path, 'exportChromeTrace()');
     const trace = chromeTrace(this._stopped('exportChromeTrace()'), process.pid);
-    fs.writeFileSync(path, JSON.stringify(trace));
+    withFsErrors('exportChromeTrace()', () => fs.writeFileSync(path, JSON.stringify(trace)));
     return path;
   }
 }

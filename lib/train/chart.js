@@ -11,6 +11,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { checkPath, withFsErrors, makeDirs } = require('../files');
 
 const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f'];
 
@@ -138,10 +139,15 @@ function curvesSvg(records, options = {}) {
   return doc(width * panels.length, height, bodies.join('\n'));
 }
 
-/** Writes curvesSvg(records, options) to file (creating its folder); returns the path. */
+/** Writes curvesSvg(records, options) to file (creating its folder); returns the path. A file
+ * that cannot be written is KD_IO_ERROR. */
 function writeCurves(file, records, options = {}) {
-  fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  fs.writeFileSync(file, curvesSvg(records, options));
+  checkPath(file, 'writeCurves()');
+  const svg = curvesSvg(records, options);
+  withFsErrors('writeCurves()', () => {
+    makeDirs(path.dirname(path.resolve(file)));
+    fs.writeFileSync(file, svg);
+  });
   return file;
 }
 

@@ -9,6 +9,10 @@
  *                                    faster than page by page when all of it will be read)
  *   releaseView(arrayBuffer)         detaches a view, so it stops holding the mapping at once
  *   unmapFile(map)                   drops the handle's hold on the mapping (idempotent)
+ *   writeBytes(tensor, byteOffset, bytes)
+ *                                    copies a Uint8Array's bytes into a new contiguous CPU
+ *                                    tensor at byteOffset (bool bytes become 0/1): kd.load
+ *                                    fills each tensor from the file in chunks
  *
  * Note [No Buffer over the whole file]
  * A Buffer cannot exceed buffer.constants.MAX_LENGTH (4 GiB on Node 20), so a checkpoint
@@ -28,8 +32,10 @@
  *
  * The file is opened read-only by the caller (fs.openSync gives Node's usual ENOENT/EACCES
  * errors) and may be closed right after mapping. Views are read-only: kd.load validates the
- * safetensors header in JS and then copies each tensor's bytes from its view straight into the
- * tensor's storage (fromTypedArray): the file's bytes are copied once, from the page cache.
+ * safetensors header in JS and then copies each tensor's bytes, in chunks of at most
+ * lib/serialization.js's chunk size, from views of the mapping straight into the tensor's
+ * storage (writeBytes): the file's bytes are copied once, from the page cache, whatever their
+ * alignment in the file and however large the tensor (See Note [Chunked tensor reads] there).
  * Tensors do not point into the mapping: kindling tensors are writable (in-place ops) and free
  * their storage one by one, and kd_storage has no custom-deleter hook for foreign memory.
  *
@@ -233,10 +239,48 @@ static napi_value kd_napi_unmap_file(napi_env env, napi_callback_info info) {
   return r;
 }
 
+/* writeBytes(tensor, byteOffset, bytes): see the top of the file. Only for tensors kd.load has
+ * just made (nothing else sees them yet, so no version bump). */
+static napi_value kd_napi_write_bytes(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  size_t argc = 3;
+  KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  bool is_ta = false;
+  int64_t at = -1;
+  if (argc < 3 || !kd_napi_int64_arg(env, argv[1], &at) || napi_is_typedarray(env, argv[2], &is_ta) != napi_ok || !is_ta)
+    return kd_napi_throw_msg(env, KD_ERR_TYPE, "writeBytes(tensor, byteOffset, bytes): expected a tensor, an offset and a Uint8Array");
+  kd_tensor *t;
+  kd_status st = kd_napi_unwrap_tensor(env, argv[0], "tensor", &t);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  napi_typedarray_type tt;
+  size_t length, byte_offset;
+  void *src;
+  napi_value ab;
+  KD_NAPI_CALL(env, napi_get_typedarray_info(env, argv[2], &tt, &length, &src, &ab, &byte_offset));
+  if (tt != napi_uint8_array) return kd_napi_throw_msg(env, KD_ERR_TYPE, "writeBytes: bytes must be a Uint8Array");
+  size_t n = length;
+  uint64_t nbytes = (uint64_t)kd_tensor_numel(t) * kd_dtype_size(t->dtype);
+  if (kd_tensor_device(t).type != KD_DEVICE_CPU || !kd_tensor_is_contiguous(t))
+    return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "writeBytes: expected a contiguous CPU tensor");
+  if ((uint64_t)at > nbytes || n > nbytes - (uint64_t)at)
+    return kd_napi_throw_msg(env, KD_ERR_INDEX, "writeBytes: %zu bytes at %lld do not fit in the tensor's %llu bytes", n,
+                             (long long)at, (unsigned long long)nbytes);
+  if (n > 0) {
+    uint8_t *dst = (uint8_t *)kd_tensor_data(t) + at;
+    memcpy(dst, src, n);
+    if (t->dtype == KD_DTYPE_BOOL) /* normalise to 0/1, as fromTypedArray does */
+      for (size_t i = 0; i < n; i++) dst[i] = dst[i] != 0;
+  }
+  napi_value r;
+  KD_NAPI_CALL(env, napi_get_undefined(env, &r));
+  return r;
+}
+
 napi_status kd_napi_register_file_map(napi_env env, napi_value exports) {
   napi_status st = kd_napi_set_fn(env, exports, "mapFile", kd_napi_map_file, NULL);
   if (st == napi_ok) st = kd_napi_set_fn(env, exports, "mapView", kd_napi_map_view, NULL);
   if (st == napi_ok) st = kd_napi_set_fn(env, exports, "releaseView", kd_napi_release_view, NULL);
   if (st == napi_ok) st = kd_napi_set_fn(env, exports, "unmapFile", kd_napi_unmap_file, NULL);
+  if (st == napi_ok) st = kd_napi_set_fn(env, exports, "writeBytes", kd_napi_write_bytes, NULL);
   return st;
 }

@@ -49,6 +49,7 @@ const device: 'cpu' | `cuda:${number}` = a.device;
 const ndim: number = a.ndim;
 const version: number = a.version;
 const disposed: boolean = a.isDisposed;
+const gram: Tensor = a.matmul(a.mT).add(a.T).add(a.H).add(a.mH);
 const n: number = a.numel();
 use(shape, dtype, device, ndim, version, disposed, n, a.dim(), a.size(), a.size(-1) + 1, a.stride(), a.stride(0) + 1,
   a.storageOffset() + 1, a.isContiguous());
@@ -294,6 +295,7 @@ use(custom, d, e, f, g, h, i2);
   const [train, val] = kd.data.randomSplit(ds, [0.8, 0.2], { seed: 0 });
   const g = new kd.data.Generator(3);
   const perm: number[] = g.randperm(5);
+  const perm32: Uint32Array = g.permutation(5);
   const batch = kd.data.defaultCollate([{ a: 1 }, { a: 2 }]);
   const sub = new kd.data.Subset(ds, [0, 1]);
   class Squares extends kd.data.Dataset<number> {
