@@ -40,18 +40,25 @@ describe('tensor handles', function () {
   });
 
   it('values and disposal stay right with several pages of live handles, disposed in any order', function () {
-    const n0 = live();
-    const ts = [];
-    for (let i = 0; i < 5000; i++) ts.push(kd.full([2], i));
-    // dispose every third one, make more (reusing their slots), check every value
-    for (let i = 0; i < ts.length; i += 3) ts[i].dispose();
-    for (let i = 0; i < ts.length; i += 3) ts[i] = kd.full([2], -i - 1);
-    for (let i = 0; i < ts.length; i++) assert.deepEqual(ts[i].arraySync(), i % 3 === 0 ? [-i - 1, -i - 1] : [i, i], `tensor ${i}`);
-    // a pseudo-random order
-    let s = 7;
-    const order = ts.map((t, i) => [((s = (s * 1103515245 + 12345) % 2147483648)), i]).sort((x, y) => x[0] - y[0]);
-    for (const [, i] of order) ts[i].dispose();
-    assert.equal(live(), n0);
+    // in a process of its own, so that no other test's tensors (or threads) move the count
+    const script = `
+      const assert = require('node:assert');
+      const kd = require(${JSON.stringify(ROOT)});
+      const n0 = kd.memory().liveTensors;
+      const ts = [];
+      for (let i = 0; i < 5000; i++) ts.push(kd.full([2], i));
+      // dispose every third one, make more (reusing their slots), check every value
+      for (let i = 0; i < ts.length; i += 3) ts[i].dispose();
+      for (let i = 0; i < ts.length; i += 3) ts[i] = kd.full([2], -i - 1);
+      for (let i = 0; i < ts.length; i++) assert.deepEqual(ts[i].arraySync(), i % 3 === 0 ? [-i - 1, -i - 1] : [i, i], 'tensor ' + i);
+      // a pseudo-random order
+      let s = 7;
+      const order = ts.map((t, i) => [((s = (s * 1103515245 + 12345) % 2147483648)), i]).sort((x, y) => x[0] - y[0]);
+      for (const [, i] of order) ts[i].dispose();
+      console.log(JSON.stringify({ n0, after: kd.memory().liveTensors, disposed: ts.every((t) => t.isDisposed) }));`;
+    const { n0, after, disposed } = runChild(script);
+    assert.ok(disposed);
+    assert.equal(after, n0);
   });
 
   it('a handle that is not a kindling handle is refused with KD_INVALID_TYPE, never used', function () {
