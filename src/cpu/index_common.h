@@ -48,18 +48,19 @@ kd_status kd_ix_prepare(const kd_tensor *index, int64_t size, bool allow_neg, kd
 /* Note [Index checks inside the gather]
  * A gather's int64 contiguous CPU index is not read twice: instead of a check pass before the
  * gather (single-threaded, a whole extra read of the index), kd_ix_prepare_gather hands it over
- * unchecked with its bound in kd_ix_ctx.bound, and the gather loop checks each block of indices
- * (KD_IX_CHECK_BLOCK, in L1) just before it reads through them, in every thread, as PyTorch's
- * cpu_scatter_gather_base_kernel checks each index in its loop. An index out of range stops the
- * loops before anything is read through it; kd_ix_gather_error then builds the message of the
- * bad index exactly as the check pass would (nothing is returned but the error). Indices that
- * need a copy (another dtype, a view, negatives to wrap, a device) still go through
- * kd_ix_prepare. */
+ * unchecked with its bound in kd_ix_ctx.bound, and the gather loop, in every thread, checks each
+ * index just before it reads through it, as PyTorch's cpu_scatter_gather_base_kernel does (a
+ * scalar loop: see kd_ix_gather1_checked in index_loops.c), or, where an index is constant along
+ * the run or there are several, each block of indices (KD_IX_CHECK_BLOCK, in L1) before the
+ * block is gathered. An index out of range stops the loops before anything is read through it;
+ * kd_ix_gather_error then builds the message of the bad index exactly as the check pass would
+ * (nothing is returned but the error). Indices that need a copy (another dtype, a view,
+ * negatives to wrap, a device) still go through kd_ix_prepare. */
 #define KD_IX_CHECK_BLOCK 512
 
 /* kd_ix_prepare(index, size, false, ...) for a gather from self: on the CPU, an int64 contiguous
- * index comes back retained and unchecked, with *bound = size for kd_ix_ctx.bound; any other index is
- * prepared (copied, checked) as kd_ix_prepare does, with *bound = 0. */
+ * index comes back retained and unchecked, with *bound = size for kd_ix_ctx.bound; any other
+ * index is prepared (copied, checked) as kd_ix_prepare does, with *bound = 0. */
 kd_status kd_ix_prepare_gather(const kd_tensor *self, const kd_tensor *index, int64_t size, kd_ix_msg msg, int dim,
                                kd_tensor **out, int64_t *bound);
 /* The error of a gather run with a deferred check (kd_ix_prepare_gather's index): when the loop
