@@ -158,6 +158,11 @@ static napi_value kd_napi_to_typed_array(napi_env env, napi_callback_info info) 
   return ta;
 }
 
+/* n float16 (or bfloat16) values widened to float32. */
+static void kd_napi_widen_half(bool bf16, const uint16_t *src, float *dst, size_t n) {
+  for (size_t i = 0; i < n; i++) dst[i] = bf16 ? kd_bf16_to_f32(src[i]) : kd_f16_to_f32(src[i]);
+}
+
 /* Note [data() of a CPU tensor]
  * `await t.data()` of a CPU tensor resolves with a copy taken at the call, in a Promise that is
  * already resolved: no thread hop, no wait, because nothing can still be writing a CPU tensor
@@ -187,8 +192,7 @@ static napi_value kd_napi_host_data(napi_env env, napi_callback_info info) {
   napi_value ab, ta;
   napi_status ns = napi_create_arraybuffer(env, bytes, &dst, &ab);
   if (ns == napi_ok && half) {
-    const uint16_t *src = (const uint16_t *)kd_tensor_data(host);
-    for (int64_t i = 0; i < n; i++) ((float *)dst)[i] = dtype == KD_DTYPE_F16 ? kd_f16_to_f32(src[i]) : kd_bf16_to_f32(src[i]);
+    kd_napi_widen_half(dtype == KD_DTYPE_BF16, (const uint16_t *)kd_tensor_data(host), (float *)dst, (size_t)n);
   } else if (ns == napi_ok && bytes) {
     memcpy(dst, kd_tensor_data(host), bytes);
   }
@@ -304,14 +308,9 @@ static napi_value kd_napi_half_convert(napi_env env, napi_callback_info info) {
   void *dst;
   napi_value out_ab, out;
   KD_NAPI_CALL(env, napi_create_arraybuffer(env, n * ((kind & 1) ? 2 : 4), &dst, &out_ab));
-  for (size_t i = 0; i < n; i++) {
-    switch (kind) {
-      case 0: ((float *)dst)[i] = kd_f16_to_f32(((uint16_t *)src)[i]); break;
-      case 1: ((uint16_t *)dst)[i] = kd_f32_to_f16(((float *)src)[i]); break;
-      case 2: ((float *)dst)[i] = kd_bf16_to_f32(((uint16_t *)src)[i]); break;
-      default: ((uint16_t *)dst)[i] = kd_f32_to_bf16(((float *)src)[i]); break;
-    }
-  }
+  if (!(kind & 1)) kd_napi_widen_half(kind == 2, (const uint16_t *)src, (float *)dst, n);
+  for (size_t i = 0; (kind & 1) && i < n; i++)
+    ((uint16_t *)dst)[i] = kind == 1 ? kd_f32_to_f16(((float *)src)[i]) : kd_f32_to_bf16(((float *)src)[i]);
   KD_NAPI_CALL(env, napi_create_typedarray(env, (kind & 1) ? napi_uint16_array : napi_float32_array, n, out_ab, 0, &out));
   return out;
 }
