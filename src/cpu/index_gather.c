@@ -25,8 +25,12 @@ static kd_status kd_index_select(kd_tensor *self, int64_t dimv, kd_tensor *index
     return kd_error(KD_ERR_INVALID_ARGUMENT, "index_select(): Index to scalar can have only 1 value, got %lld value(s)",
                     (long long)ni);
   kd_tensor *idx = NULL;
-  int64_t bound;
-  KD_TRY(kd_ix_prepare_gather(self, index, kd_ix_size(self, dim), KD_IX_MSG_SELF, dim, &idx, &bound));
+  int64_t bound = 0;
+  /* Only along the last dim does the index vary along the loop's runs: there it is checked in
+   * the loop (Note [Index checks inside the gather]); along another dim each index value is
+   * used for a whole row, and one pass over the short index first costs less. */
+  if (dim == self->ndim - 1) KD_TRY(kd_ix_prepare_gather(self, index, kd_ix_size(self, dim), KD_IX_MSG_SELF, dim, &idx, &bound));
+  else KD_TRY(kd_ix_prepare(index, kd_ix_size(self, dim), false, KD_IX_MSG_SELF, dim, &idx));
   int64_t osizes[KD_MAX_DIMS], sstr[KD_MAX_DIMS], istr[KD_MAX_DIMS] = {0}, ostr[KD_MAX_DIMS];
   int nd = self->ndim;
   for (int d = 0; d < nd; d++) {
