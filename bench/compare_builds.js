@@ -20,6 +20,7 @@ const { LinePeer } = require('./lib/peer');
 const { median } = require('./lib/timing');
 const { describeMachine } = require('./lib/machine');
 const { fmtTime } = require('./lib/format');
+const { readLoad, loadSpan, formatLoad } = require('./lib/load');
 const CASES = require('./cases');
 
 const { values: opts } = parseArgs({
@@ -76,7 +77,8 @@ async function main() {
   const machine = describeMachine(path.resolve(__dirname, '..'));
   const sides = [await start('a', opts.a), await start('b', opts.b)];
   for (const s of sides) console.log(`${s.label}: ${s.hello.root} (${s.hello.binary} ${s.hello.binaryPath || ''}; ${s.hello.cpuCapability}; ${s.hello.blas})`);
-  console.log(`${rounds} round(s) of ${cases.length} cases (${opts.full ? 'all' : 'quick'} sizes), ${threads} threads, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  const loadBefore = readLoad();
+  console.log(`${rounds} round(s) of ${cases.length} cases (${opts.full ? 'all' : 'quick'} sizes), ${threads} threads`);
   const best = new Map(); // `${name} ${size}` -> {c, n, a, b}
   let k = 0;
   for (let r = 0; r < rounds; r++) {
@@ -105,11 +107,13 @@ async function main() {
     const unit = v.c.perCallUnit;
     console.log(`| ${key} | ${fmtTime(v.a, unit)} | ${fmtTime(v.b, unit)} | ${ratio.toFixed(3)}${Math.abs(ratio - 1) > tolerance ? ' *' : ''} |`);
   }
+  const load = loadSpan(threads, loadBefore, readLoad());
+  console.log(`\n${formatLoad(load, threads)}`);
   const within = rows.filter((r) => Math.abs(r.ratio - 1) <= tolerance).length;
   const geo = Math.exp(rows.reduce((s, r) => s + Math.log(r.ratio), 0) / rows.length);
   console.log(`\n${within} of ${rows.length} ratios within ${(tolerance * 100).toFixed(0)}% (* outside); geometric mean a/b ${geo.toFixed(3)}; ` +
-    `best of ${rounds} rounds' medians. ${machine.cpu}, ${machine.logicalCpus} CPUs, ${machine.node}, load average now ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}.`);
-  if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ machine, sides: sides.map((s) => s.hello), rounds, timing, rows }, null, 1));
+    `best of ${rounds} rounds' medians. ${machine.cpu}, ${machine.logicalCpus} CPUs, ${machine.node}.`);
+  if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ machine, sides: sides.map((s) => s.hello), rounds, timing, rows, load }, null, 1));
 }
 
 main().catch((e) => { console.error(`compare_builds: ${e.message}`); process.exit(1); });

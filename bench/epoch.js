@@ -21,6 +21,7 @@ const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const { parseArgs } = require('node:util');
 const { describeMachine } = require('./lib/machine');
+const { passiveOpenMP, readLoad, loadSpan, formatLoad } = require('./lib/load');
 
 const root = path.join(__dirname, '..');
 const { values: o } = parseArgs({
@@ -40,8 +41,9 @@ if (o.help) {
   process.exit(0);
 }
 const threads = Number(o.threads || process.env.KINDLING_NUM_THREADS || os.cpus().length);
-const env = { ...process.env, KINDLING_NUM_THREADS: String(threads), OPENBLAS_NUM_THREADS: String(threads),
-  OMP_NUM_THREADS: String(threads), MKL_NUM_THREADS: String(threads) };
+// PyTorch's OpenMP threads wait passively: Note [Passive OpenMP peers] in bench/lib/load.js
+const env = passiveOpenMP({ ...process.env, KINDLING_NUM_THREADS: String(threads), OPENBLAS_NUM_THREADS: String(threads),
+  OMP_NUM_THREADS: String(threads), MKL_NUM_THREADS: String(threads) });
 if (!env.OPENBLAS_THREAD_TIMEOUT) env.OPENBLAS_THREAD_TIMEOUT = '22'; // as bench/run.js: see bench/RESULTS.md
 const common = ['--model', o.model, '--epochs', o.epochs, '--batch-size', o['batch-size'], '--threads', String(threads),
   '--device', o.device];
@@ -73,6 +75,7 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.le
 
 function main() {
   const machine = describeMachine(root);
+  const loadBefore = readLoad();
   console.log(`load average ${machine.loadAverage.map((x) => x.toFixed(2)).join(' ')}; ${o.model}, batch ${o['batch-size']}, ` +
     `${o.epochs} epoch(s) x ${o.rounds} rounds, ${threads} threads, device ${o.device}`);
   const sides = { kindling: [], torch: [] };
@@ -109,6 +112,8 @@ function main() {
       if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
     }
   }
+  const load = loadSpan(threads, loadBefore, readLoad());
+  console.log(`\n${formatLoad(load, threads)}`);
   const ratio = t ? k.best / t.best : null;
   console.log(ratio ? `\nkindling/PyTorch, best epoch: ${ratio.toFixed(2)}x (median epochs: ${(k.median / t.median).toFixed(2)}x)` :
     `\nPyTorch skipped: ${errors.torch}`);
@@ -118,7 +123,7 @@ function main() {
   fs.mkdirSync(outDir, { recursive: true });
   const file = path.join(outDir, `epoch-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}Z.json`);
   fs.writeFileSync(file, `${JSON.stringify({ options: o, threads, machine, kindling: sides.kindling, torch: sides.torch,
-    errors, ratio }, null, 1)}\n`);
+    errors, ratio, load }, null, 1)}\n`);
   console.log(`results: ${path.relative(process.cwd(), file)}`);
 }
 

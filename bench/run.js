@@ -60,9 +60,10 @@ const native = require('./lib/native');
 const { startTorch } = require('./lib/torch');
 const { startTfjs } = require('./lib/tfjs');
 const { renderChart } = require('./lib/chart');
-const { fmtTime, formatTable, formatHeadlines } = require('./lib/format');
+const { fmtTime, formatTable, formatHeadlines, LOADED_MARK } = require('./lib/format');
 const { compareRuns, formatRepeat } = require('./lib/repeat');
 const { machineKey, updateResults } = require('./lib/results');
+const { readLoad, isLoaded, loadSpan, formatLoad } = require('./lib/load');
 const allCases = require('./cases');
 
 const dev = opts.device;
@@ -134,10 +135,11 @@ async function measurePaired(c, n, peers) {
     for (const p of sides) if (p.open) { p.open = false; await ask(p.which, p.label, { op: 'close' }); }
   };
   const settleS = peers.length ? timing.settleS : 0;
+  const load = [readLoad(), null]; // around this case: Note [Loaded runs] in bench/lib/load.js
   const record = (batch, samples) => {
     const x = summary(batch, samples);
     return { name: c.name, size: n, batch: x.batch, median_s: x.medianS, best_s: x.bestS, samples: x.samples,
-      paired: peers.length > 0 };
+      paired: peers.length > 0, load };
   };
   try {
     const live0 = liveTensors();
@@ -162,6 +164,7 @@ async function measurePaired(c, n, peers) {
     for (let r = 0; r < timing.repeats; r++)
       for (let i = 0; i < turns.length; i++) await turns[(i + r) % turns.length]();
     await closeAll();
+    load[1] = readLoad();
     c.teardown(state);
     state = null;
     const live1 = liveTensors();
@@ -222,7 +225,8 @@ async function startPeers() {
       const r = await startTorch({ threads, device: dev });
       if (r.error) { console.log('skipped'); skip('PyTorch', r.error); } else {
         live.torch = r;
-        console.log(`torch ${r.info.torch}, ${r.info.threads} threads${r.info.gpu ? `, ${r.info.gpu}` : ''} (${r.info.python})`);
+        console.log(`torch ${r.info.torch}, ${r.info.threads} threads${r.info.gpu ? `, ${r.info.gpu}` : ''}, ` +
+          `OMP_WAIT_POLICY=${r.info.omp_wait_policy || 'unset'} (${r.info.python})`);
       }
     }
   }
@@ -346,6 +350,8 @@ function buildRows(kdResults, { torch, tfjs, sgemm, stream, d2d }) {
         limit_pct: limitPct,
         stream_add_pct: addPct,
         in_cache: !outOfCache,
+        // measured while the machine was loaded (Note [Loaded runs] in bench/lib/load.js)
+        loaded: [k, t, j].some((x) => x && x.load && isLoaded(threads, ...x.load)),
         headline: !!(c.headline && c.headline.includes(n)),
         title: c.title,
         unit: c.perCallUnit || null,
@@ -468,8 +474,8 @@ async function main() {
   console.log(`  machine: ${machine.cpu}, ${machine.logicalCpus} logical CPUs` +
     `${machine.physicalCores ? ` (${machine.physicalCores} cores)` : ''}, threads: ${threads} ` +
     `(KINDLING_NUM_THREADS = OPENBLAS_NUM_THREADS = OMP_NUM_THREADS = torch.set_num_threads)`);
-  const load = machine.loadAverage[0];
-  if (load > 0.5) console.log(`  note: load average ${load.toFixed(2)} before starting: other work may skew timings`);
+  const loadBefore = readLoad();
+  console.log(`  ${formatLoad(loadSpan(threads, loadBefore, undefined), threads)}`);
   for (const u of unavailable) skip(u.what, u.reason);
 
   if (emulated) { // timings of the emulator would be CPU timings: count instead (countEmulated)
@@ -493,9 +499,12 @@ async function main() {
   stopPeers();
   const final = second || first;
   const { rows, peers } = final;
+  const load = loadSpan(threads, loadBefore, readLoad());
+  const loadLine = formatLoad(load, threads, LOADED_MARK);
 
   console.log('');
   console.log(formatTable(rows, opts.markdown));
+  console.log(loadLine);
   for (const l of limitLines(peers)) console.log(`\n${l}`);
   console.log(`machine: ${machineLine(machine, peers, gpu)}`);
   for (const s of skipped) console.log(`skipped ${s.what}: ${s.reason}`);
@@ -520,6 +529,7 @@ async function main() {
     timing,
     tfjs_cap_s: tfjsCapS,
     machine: { ...machine, loadAverageAfter: os.loadavg() },
+    load,
     kindling: { loaded: !!kd, build: kd ? kd.build : null, version: kd ? kd.version : null, results: final.kdResults },
     peers,
     rows,
@@ -544,6 +554,8 @@ async function main() {
         ` (${opts.rounds} round${opts.rounds > 1 ? 's' : ''}${opts.quick ? ', quick' : ''}). ${machineLine(machine, peers, gpu)}.`,
       '',
       formatTable(rows, true),
+      '',
+      `${loadLine[0].toUpperCase()}${loadLine.slice(1)}.`,
       '',
       ...limitLines(peers).map((l) => `${l}\n`),
       ...(heads.length ? ['Headlines (median):', '', ...heads.map((h) => `- ${h.trim()}`), ''] : []),

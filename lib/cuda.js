@@ -50,7 +50,6 @@ function installTensorMethods(binding, streamArg) {
     float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array, bool: Uint8Array,
     int16: Int16Array, int32: Int32Array, int64: BigInt64Array, float16: Uint16Array, bfloat16: Uint16Array,
   };
-  const syncData = Tensor.prototype.data;
   const syncArray = Tensor.prototype.array;
   const isCuda = (t) => String(t.device).startsWith('cuda');
   async function cudaData(t) {
@@ -61,7 +60,18 @@ function installTensorMethods(binding, streamArg) {
     if (dt === 'bfloat16') return binding.bfloat16ToFloat32(raw);
     return raw;
   }
-  Tensor.prototype.data = function data() { return isCuda(this) ? cudaData(this) : syncData.call(this); };
+  // A CPU tensor's data: a copy taken now, in a resolved Promise (no thread hop: nothing can be
+  // pending on it, Note [data() of a CPU tensor] in src/napi/tensor.c); hostData is null for a
+  // CUDA tensor, whose copy then lands asynchronously. Errors (a disposed tensor) are rejections.
+  Tensor.prototype.data = function data() {
+    let host;
+    try {
+      host = binding.hostData(this._h);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return host !== null ? Promise.resolve(host) : cudaData(this);
+  };
   Tensor.prototype.array = async function array() {
     if (!isCuda(this)) return syncArray.call(this);
     await native.synchronizeAsync(Number(this.device.slice(5)) || 0,

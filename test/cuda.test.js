@@ -444,6 +444,14 @@ describe('cuda', function () {
       const g2 = p.to({ device: 'cuda', nonBlocking: true, dtype: 'float64' });
       assert.equal(g2.dtype, 'float64');
       assert.deepEqual(Array.from(await g2.data()), Array.from(c.dataSync()));
+      // data() of the pinned source while a non-blocking copy still reads it: a copy of it at
+      // once (a non-blocking copy only reads host memory; Note [data() of a CPU tensor])
+      const big = kd.arange(1 << 20, { dtype: 'float32' }).pinMemory();
+      const g3 = big.to('cuda', { nonBlocking: true });
+      const [host, dev] = await Promise.all([big.data(), g3.data()]);
+      assert.equal(host[(1 << 20) - 1], (1 << 20) - 1);
+      assert.deepEqual(host, dev);
+      big.dispose();
       p.dispose();
     });
   });

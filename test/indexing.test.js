@@ -101,6 +101,55 @@ describe('indexing: API details', function () {
   });
 });
 
+// Note [Index checks inside the gather] (src/cpu/index_common.h): a contiguous int64 index is
+// checked block by block inside the (parallel) gather loop instead of in a pass before it.
+describe('indexing: index checks inside the gather loop', function () {
+  const L = (a) => kd.tensor(a, { dtype: 'int64' });
+  const DTYPES = ['float32', 'float64', 'float16', 'bfloat16', 'int8', 'uint8', 'int16', 'int32', 'int64', 'bool'];
+
+  it('gather and indexSelect of every dtype, large enough for several blocks and threads', function () {
+    const n = 300; // 90000 elements: past the parallel grain and many check blocks
+    const idx = kd.randint(0, n, [n, n]);
+    const iv = idx.dataSync();
+    for (const dtype of DTYPES) {
+      const x = kd.randint(0, 2, [n, n]).to(dtype);
+      const xv = x.to('float64').dataSync();
+      const g = kd.gather(x, 1, idx).to('float64').dataSync();
+      const g0 = kd.gather(x, 0, idx).to('float64').dataSync();
+      for (let r = 0; r < n; r += 37) {
+        for (let c = 0; c < n; c += 11) {
+          assert.equal(g[r * n + c], xv[r * n + Number(iv[r * n + c])], `${dtype} gather dim 1 at ${r},${c}`);
+          assert.equal(g0[r * n + c], xv[Number(iv[r * n + c]) * n + c], `${dtype} gather dim 0 at ${r},${c}`);
+        }
+      }
+      const i1 = kd.randint(0, n, [n]);
+      assert.deepEqual(values(kd.indexSelect(x, 1, i1)), values(x.index([kd.slice(), i1])), `${dtype} indexSelect`);
+    }
+  });
+
+  it('an index out of range anywhere (the last block of the last thread too) is the message of the check pass', function () {
+    const n = 256;
+    const x = kd.randn([n, n]);
+    for (const [pos, bad] of [[0, n], [n * n - 1, n], [n * n / 2 + 3, -1], [1000, 2 ** 40]]) {
+      const idx = kd.randint(0, n, [n, n]);
+      const v = idx.dataSync();
+      v[pos] = BigInt(bad);
+      const i = kd.tensor(v, { dtype: 'int64' }).reshape([n, n]);
+      const e = expectKdError(() => kd.gather(x, 1, i), 'KD_INDEX_OUT_OF_RANGE');
+      assert.equal(e.message, `index ${bad} is out of bounds for dimension 1 with size ${n}`);
+      // a view of the same indices (copied and checked before the loop) says the same
+      const e2 = expectKdError(() => kd.gather(x, 0, i.t().t()), 'KD_INDEX_OUT_OF_RANGE');
+      assert.equal(e2.message, `index ${bad} is out of bounds for dimension 0 with size ${n}`);
+      const row = kd.tensor(v.slice(pos - (pos % n), pos - (pos % n) + n), { dtype: 'int64' });
+      expectKdError(() => kd.indexSelect(x, 1, row), 'KD_INDEX_OUT_OF_RANGE');
+    }
+    // broadcast index values (stride 0 along the loop) and an empty source dim
+    expectKdError(() => kd.indexSelect(x, 0, kd.tensor([0, 1, n], { dtype: 'int64' })), 'KD_INDEX_OUT_OF_RANGE');
+    expectKdError(() => kd.gather(kd.zeros([2, 0]), 1, L([[0], [0]])), 'KD_INDEX_OUT_OF_RANGE');
+    assert.deepEqual(kd.gather(kd.zeros([2, 0]), 1, kd.zeros([2, 0], { dtype: 'int64' })).shape, [2, 0]);
+  });
+});
+
 describe('indexing: no index tensors', function () {
   // PyTorch 1.13 has no result for these either: torch.ops.aten.index(t, []) and index_put fail
   // (an internal assert / "strides() called on an undefined Tensor"); kindling read sizes[-1]

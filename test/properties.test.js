@@ -86,6 +86,38 @@ describe('properties', function () {
     assert.deepEqual(kd.zeros([2, 0]).arraySync(), [[], []]);
   });
 
+  // Note [data() of a CPU tensor] (src/napi/tensor.c): a copy taken at the call, in a resolved Promise.
+  it('data() of a CPU tensor: every dtype and layout as dataSync(), a snapshot taken at the call, settled at once', async function () {
+    for (const dtype of kd.dtypes) {
+      const base = kd.arange(24).reshape([2, 3, 4]).to(dtype);
+      const views = [base, base.transpose(0, 2), base.index([kd.slice(), 1]), base.narrow(2, 1, 2),
+        base.index([0, 0]).expand([3, 4]), base.index([1, 2, 3]), kd.zeros([0, 3], { dtype })];
+      for (const v of views) {
+        const d = await v.data();
+        const want = v.dataSync();
+        assert.equal(d.constructor, want.constructor, `${dtype} ${v.shape}`);
+        assert.deepEqual(Array.from(d, String), Array.from(want, String), `${dtype} ${v.shape}`);
+      }
+    }
+    const t = kd.tensor([1, 2, 3], { dtype: 'float32' });
+    const p = t.data();
+    t.fill_(7); // after the call: not in the data
+    const d = await p;
+    assert.deepEqual(Array.from(d), [1, 2, 3]);
+    d[0] = 100; // the data is a copy
+    assert.deepEqual(Array.from(t.dataSync()), [7, 7, 7]);
+    let settled = false;
+    t.data().then(() => { settled = true; });
+    await null; // one microtask turn: no thread pool, no event loop turn
+    await null;
+    assert.equal(settled, true);
+    const gone = kd.ones([2]);
+    gone.dispose();
+    const r = gone.data(); // a rejection, not a throw
+    await assert.rejects(r, { code: 'KD_DISPOSED' });
+    await assert.rejects(gone.array(), { code: 'KD_DISPOSED' });
+  });
+
   it('arraySync of empty tensors with huge dims: nested empties as tolist(), or KD_OUT_OF_MEMORY, never a hang', function () {
     // In a child process: building 2^31 empty arrays would hang or end the process when V8's heap runs out.
     const script = `

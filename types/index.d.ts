@@ -113,7 +113,11 @@ export declare class Tensor {
 
   /** A copy of the elements in row-major order (blocks until the data is on the host). */
   dataSync(): DataArray;
-  /** A copy of the elements in row-major order. */
+  /**
+   * A copy of the elements in row-major order, taken at the call: resolved at once for a CPU
+   * tensor, when the device-to-host copy lands for a CUDA tensor (never blocking). Rejects
+   * (KD_DISPOSED) for a disposed tensor.
+   */
   data(): Promise<DataArray>;
   /** The elements as nested arrays; int64 values as numbers, bool as booleans. */
   arraySync(): NestedArray;

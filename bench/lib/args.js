@@ -7,7 +7,10 @@ const HELP = `usage: node bench/run.js [options]     (npm run bench -- [options]
   --device <dev>     cpu (default) or cuda: the same cases on CUDA tensors, PyTorch CUDA as
                      the peer, device-to-device copy bandwidth as the limit
   --threads <n>      threads for kindling, OpenBLAS, PyTorch and the native programs
-                     (default: KINDLING_NUM_THREADS, else the number of CPUs)
+                     (default: KINDLING_NUM_THREADS, else the number of CPUs); PyTorch's
+                     OpenMP threads wait passively (OMP_WAIT_POLICY=PASSIVE unless set).
+                     The load is printed next to the table; ratios measured with a
+                     1-minute load average above threads + 0.5 are marked ~
   --rounds <n>       run everything n times in alternating order and keep each side's
                      best round (default 1; see Note [Rounds] in bench/run.js)
   --check-repeat     run the suite twice and report, per case longer than 1 ms, whether

@@ -3,6 +3,7 @@
 // thread count. Each returns {error} instead of throwing when it cannot be built or run, so
 // the bench prints the reason and goes on.
 'use strict';
+const { passiveOpenMP } = require('./load');
 const fs = require('node:fs');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
@@ -73,7 +74,7 @@ function runJson(name, args, env) {
 
 /** STREAM copy/triad/add bandwidth: {copy: {gbps_median, ...}, triad, add} or {error}. */
 function stream(threads, elements, repeats) {
-  return runJson('stream', [elements, repeats], { OMP_NUM_THREADS: String(threads), OMP_PROC_BIND: 'false' });
+  return runJson('stream', [elements, repeats], passiveOpenMP({ ...process.env, OMP_NUM_THREADS: String(threads), OMP_PROC_BIND: 'false' }));
 }
 
 /** cblas_sgemm on n x n float32 matrices: {blas, threads, results: [{n, median_s, ...}]} or {error}. */

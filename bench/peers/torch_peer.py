@@ -2,7 +2,8 @@
 
 Speaks JSON lines on stdin/stdout. The first line configures it:
   {"threads": 2, "device": "cpu"}
-and it answers {"torch": "1.13.0", "threads": 2, "device": "cpu"} (plus "gpu" on CUDA). Then each
+and it answers {"torch": "1.13.0", "threads": 2, "device": "cpu", "omp_wait_policy": "PASSIVE"} (plus
+"gpu" on CUDA; bench/lib/torch.js starts it with OMP_WAIT_POLICY=PASSIVE). Then each
 line asks for one measurement:
   {"name": "add", "size": 1024, "warmup_s": 0.05, "min_sample_s": 0.02, "repeats": 11}
 and gets {"name", "size", "batch", "median_s", "best_s", "samples"} (or "error") back, so the bench
@@ -22,6 +23,7 @@ kindling's), and close it:
   {"op": "close"}                                             -> {"closed": true}
 """
 import json
+import os
 import statistics
 import sys
 import time
@@ -322,7 +324,8 @@ def main():
     threads = int(config.get("threads") or 0)
     if threads > 0:
         torch.set_num_threads(threads)
-    hello = {"torch": torch.__version__, "threads": torch.get_num_threads(), "device": DEV}
+    hello = {"torch": torch.__version__, "threads": torch.get_num_threads(), "device": DEV,
+             "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")}
     if DEV == "cuda":
         hello["gpu"] = torch.cuda.get_device_name()
     answer(hello)

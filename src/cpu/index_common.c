@@ -82,6 +82,30 @@ kd_status kd_ix_prepare(const kd_tensor *index, int64_t size, bool allow_neg, kd
   return KD_OK;
 }
 
+kd_status kd_ix_prepare_gather(const kd_tensor *self, const kd_tensor *index, int64_t size, kd_ix_msg msg, int dim,
+                               kd_tensor **out, int64_t *bound) {
+  *bound = 0;
+  if (size > 0 && index->dtype == KD_DTYPE_I64 && kd_tensor_is_contiguous(index) &&
+      kd_tensor_device(index).type == KD_DEVICE_CPU && kd_tensor_device(self).type == KD_DEVICE_CPU) { /* See Note [Index checks inside the gather] */
+    kd_tensor_retain((kd_tensor *)index);
+    *out = (kd_tensor *)index;
+    *bound = size;
+    return KD_OK;
+  }
+  return kd_ix_prepare(index, size, false, msg, dim, out);
+}
+
+kd_status kd_ix_gather_error(kd_status st, const kd_tensor *index, int64_t size, kd_ix_msg msg, int dim) {
+  if (st != KD_ERR_INDEX) return st;
+  kd_tensor *checked = NULL;
+  kd_status why = kd_ix_prepare(index, size, false, msg, dim, &checked);
+  if (why == KD_OK) { /* not reached: the loop saw a bad index */
+    kd_tensor_release(checked);
+    return kd_error(KD_ERR_INDEX, "index out of range");
+  }
+  return why;
+}
+
 /* ---- advanced indexing ---- */
 void kd_ix_adv_free(kd_ix_adv *a) {
   for (int k = 0; k < a->nidx; k++)

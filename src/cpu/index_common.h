@@ -28,6 +28,7 @@ typedef struct kd_ix_ctx {
   int64_t es;                         /* element size */
   int mode;                           /* scatter mode */
   kd_device dev;                      /* where the data lives (zero: the CPU); else the device hook runs */
+  int64_t bound[KD_IX_MAX_INDICES];   /* > 0: gathers check index k against [0, bound) in their loop */
 } kd_ix_ctx;
 
 /* How an out-of-range index is reported. */
@@ -43,6 +44,28 @@ typedef enum kd_ix_msg {
  * wrapped) when allow_neg, else [0, size). */
 kd_status kd_ix_prepare(const kd_tensor *index, int64_t size, bool allow_neg, kd_ix_msg msg, int dim,
                         kd_tensor **out);
+
+/* Note [Index checks inside the gather]
+ * A gather's int64 contiguous CPU index is not read twice: instead of a check pass before the
+ * gather (single-threaded, a whole extra read of the index), kd_ix_prepare_gather hands it over
+ * unchecked with its bound in kd_ix_ctx.bound, and the gather loop, in every thread, checks each
+ * index just before it reads through it, as PyTorch's cpu_scatter_gather_base_kernel does (a
+ * scalar loop: see kd_ix_gather1_checked in index_loops.c), or, where an index is constant along
+ * the run or there are several, each block of indices (KD_IX_CHECK_BLOCK, in L1) before the
+ * block is gathered. An index out of range stops the loops before anything is read through it;
+ * kd_ix_gather_error then builds the message of the bad index exactly as the check pass would
+ * (nothing is returned but the error). Indices that need a copy (another dtype, a view,
+ * negatives to wrap, a device) still go through kd_ix_prepare. */
+#define KD_IX_CHECK_BLOCK 512
+
+/* kd_ix_prepare(index, size, false, ...) for a gather from self: on the CPU, an int64 contiguous
+ * index comes back retained and unchecked, with *bound = size for kd_ix_ctx.bound; any other
+ * index is prepared (copied, checked) as kd_ix_prepare does, with *bound = 0. */
+kd_status kd_ix_prepare_gather(const kd_tensor *self, const kd_tensor *index, int64_t size, kd_ix_msg msg, int dim,
+                               kd_tensor **out, int64_t *bound);
+/* The error of a gather run with a deferred check (kd_ix_prepare_gather's index): when the loop
+ * met an index out of range (st is KD_ERR_INDEX), the message kd_ix_prepare gives for it. */
+kd_status kd_ix_gather_error(kd_status st, const kd_tensor *index, int64_t size, kd_ix_msg msg, int dim);
 
 /* The operand of t viewed with `sizes` (ndim n) and `strides` (elements). */
 static inline kd_iter_operand kd_ix_operand(const kd_tensor *t, const int64_t *sizes, const int64_t *strides, int n) {

@@ -25,7 +25,12 @@ static kd_status kd_index_select(kd_tensor *self, int64_t dimv, kd_tensor *index
     return kd_error(KD_ERR_INVALID_ARGUMENT, "index_select(): Index to scalar can have only 1 value, got %lld value(s)",
                     (long long)ni);
   kd_tensor *idx = NULL;
-  KD_TRY(kd_ix_prepare(index, kd_ix_size(self, dim), false, KD_IX_MSG_SELF, dim, &idx));
+  int64_t bound = 0;
+  /* Only along the last dim does the index vary along the loop's runs: there it is checked in
+   * the loop (Note [Index checks inside the gather]); along another dim each index value is
+   * used for a whole row, and one pass over the short index first costs less. */
+  if (dim == self->ndim - 1) KD_TRY(kd_ix_prepare_gather(self, index, kd_ix_size(self, dim), KD_IX_MSG_SELF, dim, &idx, &bound));
+  else KD_TRY(kd_ix_prepare(index, kd_ix_size(self, dim), false, KD_IX_MSG_SELF, dim, &idx));
   int64_t osizes[KD_MAX_DIMS], sstr[KD_MAX_DIMS], istr[KD_MAX_DIMS] = {0}, ostr[KD_MAX_DIMS];
   int nd = self->ndim;
   for (int d = 0; d < nd; d++) {
@@ -41,7 +46,8 @@ static kd_status kd_index_select(kd_tensor *self, int64_t dimv, kd_tensor *index
                             kd_ix_operand(idx, osizes, istr, nd)};
   kd_ix_ctx ctx = {1, {kd_ix_stride(self, dim) * (int64_t)kd_dtype_size(self->dtype)}, (int64_t)kd_dtype_size(self->dtype), 0};
   ctx.dev = kd_tensor_device(self);
-  st = kd_ix_run_gather(ops, 3, &ctx);
+  ctx.bound[0] = bound;
+  st = kd_ix_gather_error(kd_ix_run_gather(ops, 3, &ctx), index, kd_ix_size(self, dim), KD_IX_MSG_SELF, dim);
   return kd_ix_finish(st, out, idx, outs);
 }
 
@@ -92,7 +98,8 @@ static kd_status kd_gather(kd_tensor *self, int64_t dimv, kd_tensor *index, kd_v
   KD_TRY(kd_shape_wrap_dim(dimv, self->ndim, &dim));
   KD_TRY(kd_ix_scatter_gather_check("gather", self, dim, index, NULL, true));
   kd_tensor *idx = NULL;
-  KD_TRY(kd_ix_prepare(index, kd_ix_size(self, dim), false, KD_IX_MSG_BOUNDS, dim, &idx));
+  int64_t bound;
+  KD_TRY(kd_ix_prepare_gather(self, index, kd_ix_size(self, dim), KD_IX_MSG_BOUNDS, dim, &idx, &bound));
   int nd = index->ndim;
   int64_t sstr[KD_MAX_DIMS], istr[KD_MAX_DIMS], ostr[KD_MAX_DIMS];
   for (int d = 0; d < nd; d++) sstr[d] = d == dim ? 0 : kd_ix_stride(self, d);
@@ -106,7 +113,8 @@ static kd_status kd_gather(kd_tensor *self, int64_t dimv, kd_tensor *index, kd_v
   int64_t es = (int64_t)kd_dtype_size(self->dtype);
   kd_ix_ctx ctx = {1, {kd_ix_stride(self, dim) * es}, es, 0};
   ctx.dev = kd_tensor_device(self);
-  st = kd_ix_run_gather(ops, 3, &ctx);
+  ctx.bound[0] = bound;
+  st = kd_ix_gather_error(kd_ix_run_gather(ops, 3, &ctx), index, kd_ix_size(self, dim), KD_IX_MSG_BOUNDS, dim);
   return kd_ix_finish(st, out, idx, outs);
 }
 

@@ -1,5 +1,6 @@
 /* tensor.c (napi) - per-handle functions: dispose, metadata getters, reading data into typed
- * arrays, creating tensors from typed arrays, and float16/bfloat16 conversions for JS. */
+ * arrays (and data() of a CPU tensor: Note [data() of a CPU tensor]), creating tensors from
+ * typed arrays, and float16/bfloat16 conversions for JS. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,8 +123,14 @@ static napi_typedarray_type kd_typed_array_type(kd_dtype d) {
   }
 }
 
-/* A contiguous CPU tensor with t's values (t itself, retained, when it already is one). */
+/* A contiguous CPU tensor with t's values (t itself, retained, when it already is one: without
+ * a trip through the dispatcher, as item() and data() of a small tensor cost little more). */
 static kd_status kd_napi_host_contiguous(kd_tensor *t, kd_tensor **out) {
+  if (kd_tensor_device(t).type == KD_DEVICE_CPU && kd_tensor_is_contiguous(t)) {
+    kd_tensor_retain(t);
+    *out = t;
+    return KD_OK;
+  }
   kd_tensor *cpu;
   kd_value a[4] = {kd_value_tensor(t), kd_value_none(), kd_value_device(kd_device_cpu()), kd_value_none()};
   KD_TRY(kd_call1(KD_OP_to, a, &cpu));
@@ -148,6 +155,50 @@ static napi_value kd_napi_to_typed_array(napi_env env, napi_callback_info info) 
   kd_tensor_release(host);
   if (ns != napi_ok) return kd_napi_throw_msg(env, KD_ERR_OOM, "cannot allocate a %zu-byte ArrayBuffer", bytes);
   KD_NAPI_CALL(env, napi_create_typedarray(env, kd_typed_array_type(dtype), (size_t)n, ab, 0, &ta));
+  return ta;
+}
+
+/* n float16 (or bfloat16) values widened to float32. */
+static void kd_napi_widen_half(bool bf16, const uint16_t *src, float *dst, size_t n) {
+  for (size_t i = 0; i < n; i++) dst[i] = bf16 ? kd_bf16_to_f32(src[i]) : kd_f16_to_f32(src[i]);
+}
+
+/* Note [data() of a CPU tensor]
+ * `await t.data()` of a CPU tensor resolves with a copy taken at the call, in a Promise that is
+ * already resolved: no thread hop, no wait, because nothing can still be writing a CPU tensor
+ * that JS holds. CPU kernels run inline on the calling thread (the CPU stream is inline
+ * execution, DESIGN.md); the only background CPU work, kd.data.gatherRows (data_async.c),
+ * writes new tensors that JS receives only when it has finished; asynchronous copies
+ * (to('cuda', {nonBlocking})) go host to device, reading a pinned CPU tensor, never writing
+ * one, and device-to-host copies block. Should CPU work ever leave the calling thread, this is
+ * the place that must wait for it. hostData(h) is that copy, as data() returns it (float16 and
+ * bfloat16 widened to a Float32Array), or null for a tensor whose data is on a device: data()
+ * (lib/cuda.js) then takes the asynchronous device-to-host path, which never blocks. */
+static napi_value kd_napi_host_data(napi_env env, napi_callback_info info) {
+  KD_NAPI_TENSOR_ARG(env, info, t);
+  if (kd_tensor_device(t).type != KD_DEVICE_CPU) {
+    napi_value null;
+    KD_NAPI_CALL(env, napi_get_null(env, &null));
+    return null;
+  }
+  kd_tensor *host;
+  kd_status st = kd_napi_host_contiguous(t, &host);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  int64_t n = kd_tensor_numel(host);
+  kd_dtype dtype = host->dtype;
+  bool half = dtype == KD_DTYPE_F16 || dtype == KD_DTYPE_BF16;
+  size_t bytes = (size_t)n * (half ? sizeof(float) : kd_dtype_size(dtype));
+  void *dst;
+  napi_value ab, ta;
+  napi_status ns = napi_create_arraybuffer(env, bytes, &dst, &ab);
+  if (ns == napi_ok && half) {
+    kd_napi_widen_half(dtype == KD_DTYPE_BF16, (const uint16_t *)kd_tensor_data(host), (float *)dst, (size_t)n);
+  } else if (ns == napi_ok && bytes) {
+    memcpy(dst, kd_tensor_data(host), bytes);
+  }
+  kd_tensor_release(host);
+  if (ns != napi_ok) return kd_napi_throw_msg(env, KD_ERR_OOM, "cannot allocate a %zu-byte ArrayBuffer", bytes);
+  KD_NAPI_CALL(env, napi_create_typedarray(env, half ? napi_float32_array : kd_typed_array_type(dtype), (size_t)n, ab, 0, &ta));
   return ta;
 }
 
@@ -257,14 +308,9 @@ static napi_value kd_napi_half_convert(napi_env env, napi_callback_info info) {
   void *dst;
   napi_value out_ab, out;
   KD_NAPI_CALL(env, napi_create_arraybuffer(env, n * ((kind & 1) ? 2 : 4), &dst, &out_ab));
-  for (size_t i = 0; i < n; i++) {
-    switch (kind) {
-      case 0: ((float *)dst)[i] = kd_f16_to_f32(((uint16_t *)src)[i]); break;
-      case 1: ((uint16_t *)dst)[i] = kd_f32_to_f16(((float *)src)[i]); break;
-      case 2: ((float *)dst)[i] = kd_bf16_to_f32(((uint16_t *)src)[i]); break;
-      default: ((uint16_t *)dst)[i] = kd_f32_to_bf16(((float *)src)[i]); break;
-    }
-  }
+  if (!(kind & 1)) kd_napi_widen_half(kind == 2, (const uint16_t *)src, (float *)dst, n);
+  for (size_t i = 0; (kind & 1) && i < n; i++)
+    ((uint16_t *)dst)[i] = kind == 1 ? kd_f32_to_f16(((float *)src)[i]) : kd_f32_to_bf16(((float *)src)[i]);
   KD_NAPI_CALL(env, napi_create_typedarray(env, (kind & 1) ? napi_uint16_array : napi_float32_array, n, out_ab, 0, &out));
   return out;
 }
@@ -278,6 +324,7 @@ napi_status kd_napi_register_tensor(napi_env env, napi_value exports) {
       {"dtype", kd_napi_dtype},               {"device", kd_napi_device},
       {"isContiguous", kd_napi_is_contiguous}, {"toTypedArray", kd_napi_to_typed_array},
       {"item", kd_napi_item},                 {"fromTypedArray", kd_napi_from_typed_array},
+      {"hostData", kd_napi_host_data},
   };
   napi_status st = napi_ok;
   for (size_t i = 0; i < sizeof fns / sizeof fns[0] && st == napi_ok; i++)
