@@ -49,9 +49,9 @@ static void kd_scratch_free(kd_unbox_scratch *s) {
   if (s->held != s->held_inline) free(s->held);
 }
 
-/* Unwraps a tensor handle and retains the tensor until the call is over (See Note [Arguments
- * are held for the call]). */
-static kd_status kd_unbox_tensor(napi_env env, napi_value v, const char *name, kd_unbox_scratch *s, kd_tensor **out) {
+/* Retains an argument's tensor until the call is over (See Note [Arguments are held for the
+ * call]). */
+static kd_status kd_hold_tensor(kd_unbox_scratch *s, kd_tensor *t) {
   if (s->nheld == s->held_cap) {
     int cap = s->held_cap * 2;
     kd_tensor **bigger = (kd_tensor **)malloc(sizeof(kd_tensor *) * (size_t)cap);
@@ -61,10 +61,15 @@ static kd_status kd_unbox_tensor(napi_env env, napi_value v, const char *name, k
     s->held = bigger;
     s->held_cap = cap;
   }
-  KD_TRY(kd_napi_unwrap_tensor(env, v, name, out));
-  kd_tensor_retain(*out);
-  s->held[s->nheld++] = *out;
+  kd_tensor_retain(t);
+  s->held[s->nheld++] = t;
   return KD_OK;
+}
+
+/* Unwraps a tensor handle and holds its tensor for the call. */
+static kd_status kd_unbox_tensor(napi_env env, napi_value v, const char *name, kd_unbox_scratch *s, kd_tensor **out) {
+  KD_TRY(kd_napi_unwrap_tensor(env, v, name, out));
+  return kd_hold_tensor(s, *out);
 }
 
 static kd_status kd_unbox_int(napi_env env, napi_value v, const char *name, int64_t *out) {
@@ -153,6 +158,16 @@ static kd_status kd_unbox_string(napi_env env, napi_value v, const char *name, c
 }
 
 static kd_status kd_unbox(napi_env env, const kd_arg_schema *a, int idx, napi_value v, kd_unbox_scratch *s, kd_value *out) {
+  if (a->type == KD_ARG_TENSOR || a->type == KD_ARG_TENSOR_OPT || a->type == KD_ARG_TENSOR_OR_SCALAR) {
+    /* a live handle is read once, before any napi_typeof (Note [Tensor handles]); anything else
+     * goes the general way below, which also words the errors */
+    kd_napi_handle *h = kd_napi_handle_of(env, v);
+    if (h && h->t) {
+      KD_TRY(kd_hold_tensor(s, h->t));
+      *out = kd_value_tensor(h->t);
+      return KD_OK;
+    }
+  }
   napi_valuetype t;
   napi_typeof(env, v, &t);
   *out = kd_value_none();
