@@ -6,8 +6,44 @@
 #include "core/parallel.h"
 #include "core/shape.h"
 
+/* True when every operand has ops[0]'s sizes and is row-major contiguous (strides of size-1 dims
+ * do not count); *numel gets the element count. */
+static bool kd_iter_all_same_contiguous(const kd_iter_operand *ops, int nops, int64_t *numel) {
+  int nd = ops[0].ndim;
+  for (int k = 1; k < nops; k++)
+    if (ops[k].ndim != nd || memcmp(ops[k].sizes, ops[0].sizes, sizeof(int64_t) * (size_t)nd) != 0) return false;
+  int64_t n = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    int64_t size = ops[0].sizes[d];
+    if (size != 1)
+      for (int k = 0; k < nops; k++)
+        if (ops[k].strides[d] != n) return false;
+    n *= size; /* no overflow: the tensors exist */
+  }
+  *numel = n;
+  return true;
+}
+
 kd_status kd_iter_build(kd_iter *it, const kd_iter_operand *ops, int nops, int nout, unsigned flags) {
   if (nops > KD_ITER_MAX_OPS || nout > nops) return kd_error(KD_ERR_INTERNAL, "iterator: too many operands");
+  int64_t numel;
+  if (nops > 0 && kd_iter_all_same_contiguous(ops, nops, &numel) && numel > 0) {
+    /* the common case, in a few instructions: what the steps below give for it, one dim (none
+     * for a single element) with every stride the element size */
+    it->nops = nops;
+    it->nout = nout;
+    it->flags = flags;
+    it->numel = numel;
+    it->ndim = numel > 1;
+    it->shape[0] = numel;
+    it->has_reduced_dims = false;
+    for (int k = 0; k < nops; k++) {
+      it->data[k] = ops[k].data;
+      it->dtypes[k] = ops[k].dtype;
+      it->strides[k][0] = (int64_t)kd_dtype_size(ops[k].dtype);
+    }
+    return KD_OK;
+  }
   memset(it, 0, sizeof *it);
   it->nops = nops;
   it->nout = nout;
