@@ -73,6 +73,13 @@ describe('inference server: scanning a body as it streams in', function () {
     ' { "inputs" : [ [ 1 ] , [ 2 ] ,\n [ 3 ] ] } ',
     JSON.stringify({ inputs: [{ a: [1] }, [1]] }),
     JSON.stringify({ inputs: [] }),
+    // keys spelled with escapes are the keys JSON.parse decodes them to (split across chunks too)
+    '{"\\u0069nputs": [[1], [2], [3]]}',
+    '{"\\u0069\\u006E\\u0070\\u0075\\u0074\\u0073": [[1], [2]]}',
+    '{"inputs": [[1]], "in\\u0070uts": [[1], [2], [3], [4]]}', // a repeated key: the last one counts
+    '{"\\u0069nputs": [[1], [2], [3], [4]], "inputs": [[1]]}',
+    '{"inputs\\u0000": [[1], [2]], "in\\"puts": [[1], [2]], "\\/inputs": [[1]], "inputs\\\\": [[1]]}',
+    `{"${'\\u0069'.repeat(40)}": [[1], [2]], "\\u0069nputs": [[1], [2], [3]]}`,
   ];
   it('counts exactly what JSON.parse sees as rows of "inputs", in chunks of any size', function () {
     for (const body of bodies) {
@@ -93,6 +100,12 @@ describe('inference server: scanning a body as it streams in', function () {
     const c = new BodyScanner(8);
     assert.throws(() => c.feed(Buffer.from(body.slice(0, body.lastIndexOf('[') + 1))), /got 9 or more/);
   });
+  it('refuses a batch under a key spelled with escapes, or under a repeated key, with 413', function () {
+    const rows = `[${'[],'.repeat(99)}[]]`;
+    for (const body of [`{"\\u0069nputs": ${rows}}`, `{"inputs": [[1]], "inp\\u0075ts": ${rows}}`, `{"inputs": ${rows}, "inputs": [[1]]}`]) {
+      for (const step of [1, 5, body.length]) assert.equal(count(body, 8, step).code, 'BATCH_TOO_LARGE', `${body.slice(0, 30)} in pieces of ${step}`);
+    }
+  });
   it('refuses nesting deeper than MAX_DEPTH with 400 TOO_DEEP, and accepts a 28x28 row', function () {
     const deep = `{"inputs": ${'['.repeat(5000)}${']'.repeat(5000)}}`;
     const e = count(deep, 100, 64);
@@ -103,6 +116,38 @@ describe('inference server: scanning a body as it streams in', function () {
     assert.equal(count(JSON.stringify({ inputs: [img, img] }), 100, 64), 2);
     assert.equal(count(`{"inputs": [${'['.repeat(MAX_DEPTH - 2)}${']'.repeat(MAX_DEPTH - 2)}]}`, 100, 7), 1);
     assert.equal(count(`{"inputs": [${'['.repeat(MAX_DEPTH - 1)}${']'.repeat(MAX_DEPTH - 1)}]}`, 100, 7).code, 'TOO_DEEP');
+  });
+});
+
+describe('inference server: what a request may hold', function () {
+  const { parseInputs } = require(path.join(SERVER_DIR, 'request.js'));
+  let s;
+  before(async () => { s = await startServer({ engine: slowEngine(0), port: 0, maxBatch: 2, maxWaitMs: 1 }); });
+  after(() => s.close());
+  /** POSTs body (text) to /predict with the given Content-Type (undefined: none); {status, body} */
+  const post = (body, type = 'application/json') => rawRequest({ port: s.port }, 'POST /predict HTTP/1.1\r\nHost: x\r\nConnection: close\r\n' +
+    `${type === undefined ? '' : `Content-Type: ${type}\r\n`}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n`, [body]);
+  const errorOf = (r) => JSON.parse(r.body).error;
+  const thrown = (f) => { try { f(); } catch (e) { return e; } assert.fail('did not throw'); };
+
+  it('checks the row count, and each row\'s count of values, before allocating for them', function () {
+    // (a Float32Array of 3 * 2**52 floats cannot be made: the count must be refused first)
+    const e = thrown(() => parseInputs('{"inputs": [[], [], []]}', 2 ** 52, 2));
+    assert.equal(e.status, 413);
+    assert.equal(e.code, 'BATCH_TOO_LARGE');
+    assert.match(e.message, /at most 2 inputs, got 3/);
+    assert.equal(thrown(() => parseInputs('{"inputs": [[[1, 2], [3]], [1, 2, 3, 4]]}', 3, 2)).code, 'INVALID_SHAPE');
+    const { x, n } = parseInputs('{"inputs": [[[1, 2], [3]], [[4], 5, [6]]]}', 3, 2);
+    assert.equal(n, 2);
+    assert.deepEqual(Array.from(x), [1, 2, 3, 4, 5, 6]);
+  });
+
+  it('refuses a batch under a key spelled with escapes with 413, as the server streams it in', async function () {
+    for (const key of ['\\u0069nputs', 'inpu\\u0074s', '\\u0069\\u006e\\u0070\\u0075\\u0074\\u0073']) {
+      const r = await post(`{"inputs": [[1, 2, 3, 4]], "${key}": [${'[],'.repeat(1199)}[]]}`); // (under the body limit, 4352 bytes)
+      assert.equal(r.status, 413, r.body);
+      assert.equal(errorOf(r).code, 'BATCH_TOO_LARGE');
+    }
   });
 });
 

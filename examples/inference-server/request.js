@@ -2,8 +2,9 @@
 // (JSON only, at most `limit` bytes, refused from its Content-Length before it is read; at most
 // maxRows rows in "inputs" and at most MAX_DEPTH levels of nesting, checked as the body streams
 // in, so an oversized batch or a deeply nested body is refused without parsing it) and the inputs
-// in it (rows of exactly inFeatures finite numbers). Every refusal is an HttpError with a status,
-// a stable code and a message that says what was expected.
+// in it (rows of exactly inFeatures finite numbers, every count checked before anything is
+// allocated from it). Every refusal is an HttpError with a status, a stable code and a message
+// that says what was expected.
 'use strict';
 
 class HttpError extends Error {
@@ -36,11 +37,13 @@ const MAX_DEPTH = 8;
  * the key being read at the top level, and counts the arrays that open directly inside the
  * "inputs" array. feed() throws 413 BATCH_TOO_LARGE as soon as the count passes maxRows, and 400
  * TOO_DEEP when the nesting passes maxDepth (JSON.parse would recurse through all of it first).
- * Malformed JSON is not its business (JSON.parse refuses it later), nor are keys spelled with
- * escapes (they are not decoded: the batcher's check after parsing catches those): the count is
- * exact for well-formed bodies and harmless for the rest. (Parsing a batch of 65 rows of 784
- * numbers, about 860 KB, would block the event loop for ~3 ms before the batch size could be
- * checked; the scan costs a fraction of that and runs one network chunk at a time.)
+ * It sees the keys JSON.parse will: a key's escapes are decoded (`"\u0069nputs"` is "inputs"),
+ * and every "inputs" member is counted, the last of them being the one JSON.parse keeps (an
+ * earlier one past maxRows is refused too). Malformed JSON is not its business (JSON.parse
+ * refuses it later): the count is exact for well-formed bodies and harmless for the rest.
+ * (Parsing a batch of 65 rows of 784 numbers, about 860 KB, would block the event loop for ~3 ms
+ * before the batch size could be checked; the scan costs a fraction of that and runs one network
+ * chunk at a time.)
  */
 class BodyScanner {
   constructor(maxRows, maxDepth = MAX_DEPTH) {
@@ -50,7 +53,8 @@ class BodyScanner {
     this.depth = 0;
     this.inString = false;
     this.escaped = false;
-    this.key = '';       // the top-level key being read (up to 16 bytes) or last read
+    this.key = '';       // the last top-level key read, decoded (null: not one that matters here)
+    this.rawKey = '';    // the top-level key being read, as written (up to KEY_MAX_RAW + 1 bytes)
     this.readingKey = false;
     this.expectKey = false;
     this.inInputs = false; // inside the top-level "inputs" array (depth 2 and deeper)
@@ -62,7 +66,7 @@ class BodyScanner {
    * (native) and remembered until passed, so the numbers in between cost no JavaScript.
    */
   feed(buf) {
-    let { rows, depth, inString, escaped, key, readingKey, expectKey, inInputs } = this;
+    let { rows, depth, inString, escaped, key, rawKey, readingKey, expectKey, inInputs } = this;
     const next = [-1, -1, -1, -1, -1, -1, -1]; // next position of each byte in SCAN_BYTES (Infinity: none)
     const find = (k, from) => {
       if (next[k] < from) { const p = buf.indexOf(SCAN_BYTES[k], from); next[k] = p < 0 ? Infinity : p; }
@@ -70,12 +74,13 @@ class BodyScanner {
     };
     for (let i = 0; i < buf.length;) {
       if (inString) {
-        if (escaped) { escaped = false; i++; continue; }
-        const j = Math.min(find(QUOTE, i), find(BACKSLASH, i));
-        if (readingKey && key.length < 16) key += buf.toString('latin1', i, Math.min(j, buf.length, i + 16 - key.length));
+        // (a key keeps its bytes up to its closing quote, escapes and all, to be decoded then)
+        const j = escaped ? i : Math.min(find(QUOTE, i), find(BACKSLASH, i));
+        if (readingKey && rawKey.length <= KEY_MAX_RAW) rawKey += buf.toString('latin1', i, Math.min(j + 1, buf.length, i + KEY_MAX_RAW + 1 - rawKey.length));
         if (j === Infinity) break;
-        if (buf[j] === 0x5c) escaped = true;
-        else { inString = false; readingKey = false; }
+        if (escaped) escaped = false;
+        else if (buf[j] === 0x5c) escaped = true;
+        else if (readingKey) { inString = false; readingKey = false; key = decodeKey(rawKey); } else inString = false;
         i = j + 1;
         continue;
       }
@@ -86,7 +91,7 @@ class BodyScanner {
       i = j + 1;
       if (c === 0x22) { // a string opens
         inString = true;
-        if (depth === 1 && expectKey) { readingKey = true; key = ''; expectKey = false; }
+        if (depth === 1 && expectKey) { readingKey = true; rawKey = '"'; expectKey = false; }
       } else if (c === 0x5b || c === 0x7b) { // [ {
         if (depth === 0 && c === 0x7b) expectKey = true;
         else if (depth === 1 && c === 0x5b) { inInputs = key === 'inputs'; if (inInputs) rows = 0; } // (a repeated key: JSON.parse keeps the last)
@@ -102,8 +107,18 @@ class BodyScanner {
         if (depth === 1) inInputs = false;
       } else if (c === 0x2c) expectKey = true; // , between top-level members (searched for at depth 1 only)
     }
-    Object.assign(this, { rows, depth, inString, escaped, key, readingKey, expectKey, inInputs });
+    Object.assign(this, { rows, depth, inString, escaped, key, rawKey, readingKey, expectKey, inInputs });
   }
+}
+/**
+ * The longest key, as written, that can decode to "inputs" (each letter as a 6-byte \uXXXX escape,
+ * within its quotes): longer ones are not read to the end.
+ */
+const KEY_MAX_RAW = 6 * 'inputs'.length + 2;
+/** A key as JSON.parse reads it, from its raw bytes with their quotes (null: too long or malformed). */
+function decodeKey(raw) {
+  if (raw.length > KEY_MAX_RAW) return null;
+  try { return JSON.parse(raw); } catch { return null; }
 }
 const SCAN_BYTES = [0x22, 0x5c, 0x5b, 0x5d, 0x7b, 0x7d, 0x2c]; // " \ [ ] { } ,
 const [QUOTE, BACKSLASH, OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE, COMMA] = SCAN_BYTES.keys();
@@ -140,8 +155,12 @@ function readBody(req, limit, { maxRows } = {}) {
 
 const SHAPE_HINT = 'expected a JSON object {"inputs": [[...], ...]} or {"input": [...]}';
 
-/** {"inputs": [...]} or {"input": [...]} -> {x: Float32Array of n rows of inF finite numbers, n}. */
-function parseInputs(text, inF) {
+/**
+ * {"inputs": [...]} or {"input": [...]} -> {x: Float32Array of n rows of inF finite numbers, n}; 413
+ * for more than maxRows rows. Every count read from the body (rows, values in a row) is checked
+ * before anything is allocated from it.
+ */
+function parseInputs(text, inF, maxRows) {
   let body;
   try { body = JSON.parse(text); } catch (e) { throw new HttpError(400, 'INVALID_JSON', `invalid JSON: ${e.message}`); }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, 'INVALID_INPUT', SHAPE_HINT);
@@ -150,15 +169,21 @@ function parseInputs(text, inF) {
   else if (Array.isArray(body.input)) rows = [body.input];
   else throw new HttpError(400, 'INVALID_INPUT', SHAPE_HINT);
   if (rows.length === 0) throw new HttpError(400, 'INVALID_INPUT', '"inputs" is empty');
+  if (rows.length > maxRows) throw tooManyRows(maxRows, rows.length);
   const x = new Float32Array(rows.length * inF);
   rows.forEach((row, i) => {
     if (!Array.isArray(row)) throw new HttpError(400, 'INVALID_INPUT', `inputs[${i}] is not an array`);
-    const flat = Array.isArray(row[0]) ? row.flat() : row;
-    if (flat.length !== inF) throw new HttpError(400, 'INVALID_SHAPE', `inputs[${i}] has ${flat.length} values, expected ${inF}`);
-    for (let j = 0; j < inF; j++) {
-      const v = flat[j];
+    // a row is inF numbers, or arrays of them (28 x 28) read in order
+    const nested = Array.isArray(row[0]);
+    const count = nested ? row.reduce((c, v) => c + (Array.isArray(v) ? v.length : 1), 0) : row.length;
+    if (count !== inF) throw new HttpError(400, 'INVALID_SHAPE', `inputs[${i}] has ${count} values, expected ${inF}`);
+    let j = 0;
+    const put = (v) => {
       if (typeof v !== 'number' || !Number.isFinite(v)) throw new HttpError(400, 'INVALID_INPUT', `inputs[${i}][${j}] is not a finite number`);
-      x[i * inF + j] = v;
+      x[i * inF + j++] = v;
+    };
+    for (const v of row) {
+      if (nested && Array.isArray(v)) v.forEach(put); else put(v);
     }
   });
   return { x, n: rows.length };

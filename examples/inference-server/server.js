@@ -81,7 +81,7 @@ async function startServer(options = {}) {
     if (req.method !== 'POST') throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} /predict: use POST with a JSON body`);
     if (state !== 'ready') throw new HttpError(503, 'SHUTTING_DOWN', 'the server is shutting down', { connection: 'close' });
     checkContentType(req);
-    const { x, n } = parseInputs(await readBody(req, maxBody, { maxRows: maxBatch }), inFeatures);
+    const { x, n } = parseInputs(await readBody(req, maxBody, { maxRows: maxBatch }), inFeatures, maxBatch);
     const { promise, cancel } = batcher.submit(x, n);
     // a client that goes away before its answer does not cost a forward pass
     const onClose = () => { if (!res.writableFinished) cancel(); };
