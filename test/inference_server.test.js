@@ -149,6 +149,39 @@ describe('inference server: what a request may hold', function () {
       assert.equal(errorOf(r).code, 'BATCH_TOO_LARGE');
     }
   });
+
+  it('refuses numbers float32 cannot hold with 400, and accepts what rounds to a float32', async function () {
+    for (const v of ['1e39', '-1e39', '3.5e38', '-3.4028236e38', '1e400', '-1e400', '123456789e999999999']) {
+      const r = await post(`{"input": [0, ${v}, 0, 0]}`);
+      assert.equal(r.status, 400, `${v}: ${r.body}`);
+      assert.equal(errorOf(r).code, 'INVALID_INPUT');
+      assert.match(errorOf(r).message, /inputs\[0\]\[1\] .*(float32|not a finite number)/, v);
+    }
+    for (const v of ['NaN', 'Infinity', '-Infinity', 'nan', 'inf', '0x10', '+1', '.5', '1.', '01']) {
+      const r = await post(`{"input": [0, ${v}, 0, 0]}`);
+      assert.equal(r.status, 400, `${v}: ${r.body}`);
+      assert.equal(errorOf(r).code, 'INVALID_JSON', v);
+    }
+    for (const v of ['"1"', '"NaN"', 'null', 'true', '[1]', '{}']) {
+      const r = await post(`{"input": [0, ${v}, 0, 0]}`);
+      assert.equal(r.status, 400, `${v}: ${r.body}`);
+      assert.equal(errorOf(r).code, 'INVALID_INPUT', v);
+    }
+    // subnormals, values that round to 0 or to the largest float32, -0: answered (the test engine sums a row)
+    for (const [v, sum] of [['1e-40', Math.fround(1e-40)], ['-1e-45', Math.fround(-1e-45)], ['1e-400', 0], ['-0', 0],
+      ['3.4028235e38', Math.fround(3.4028235e38)], ['-3.4e38', Math.fround(-3.4e38)]]) {
+      const r = await post(`{"input": [0, ${v}, 0, 0]}`);
+      assert.equal(r.status, 200, `${v}: ${r.body}`);
+      assert.equal(JSON.parse(r.body).predictions[0].probs[0], sum, v);
+    }
+  });
+
+  it('answers 400, never null probabilities, when the model\'s output for valid inputs is not finite', async function () {
+    const r = await post('{"input": [3e38, 3e38, 0, 0]}'); // each a float32; their sum is not
+    assert.equal(r.status, 400, r.body);
+    assert.equal(errorOf(r).code, 'INVALID_INPUT');
+    assert.match(errorOf(r).message, /output for inputs\[0\] is not finite/);
+  });
 });
 
 describe('inference server under faults', function () {

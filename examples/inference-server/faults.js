@@ -71,6 +71,7 @@ const oneRow = perModel((m) => JSON.stringify({ input: row(m.inFeatures) }));
 
 const notANumberBody = perModel((m) => JSON.stringify({ input: row(m.inFeatures).map((v, i) => (i === 3 ? 'NaN' : v)) }));
 const overflowingBody = perModel((m) => `{"input": [1e400${',0'.repeat(m.inFeatures - 1)}]}`);
+const float32OverflowBody = perModel((m) => `{"input": [0, -1e39${',0'.repeat(m.inFeatures - 2)}]}`); // (a finite double)
 const tooManyRowsBody = perModel((m) => Buffer.from(JSON.stringify({ inputs: Array.from({ length: m.maxBatch + 1 }, () => row(m.inFeatures)) })));
 /**
  * As many empty rows as fit under the body limit, under a key spelled with escapes that JSON.parse
@@ -101,6 +102,7 @@ const FAULTS = {
   wrongShape: { expect: [400], send: (t) => { const b = JSON.stringify({ inputs: [[1, 2, 3]] }); return rawRequest(t, post('/predict', b), [b]); } },
   notANumber: { expect: [400], send: (t, m) => { const b = notANumberBody(m); return rawRequest(t, post('/predict', b), [b]); } },
   overflowingNumber: { expect: [400], send: (t, m) => { const b = overflowingBody(m); return rawRequest(t, post('/predict', b), [b]); } },
+  float32Overflow: { expect: [400], send: (t, m) => { const b = float32OverflowBody(m); return rawRequest(t, post('/predict', b), [b]); } },
   deepNesting: { expect: [400], send: (t) => { const b = `{"inputs": ${'['.repeat(5000)}${']'.repeat(5000)}}`; return rawRequest(t, post('/predict', b), [b]); } },
   tooManyRows: { expect: [413], send: (t, m) => { const b = tooManyRowsBody(m); return rawRequest(t, post('/predict', b), [b]); } },
   // a batch past maxBatch under a key spelled with escapes: refused as it streams in, never parsed

@@ -2,7 +2,7 @@
 // (JSON only, at most `limit` bytes, refused from its Content-Length before it is read; at most
 // maxRows rows in "inputs" and at most MAX_DEPTH levels of nesting, checked as the body streams
 // in, so an oversized batch or a deeply nested body is refused without parsing it) and the inputs
-// in it (rows of exactly inFeatures finite numbers, every count checked before anything is
+// in it (rows of exactly inFeatures numbers that a float32 holds, every count checked before anything is
 // allocated from it). Every refusal is an HttpError with a status, a stable code and a message
 // that says what was expected.
 'use strict';
@@ -153,10 +153,14 @@ function readBody(req, limit, { maxRows } = {}) {
   });
 }
 
+/** The largest float32. */
+const FLOAT32_MAX = 3.4028234663852886e38;
+
 const SHAPE_HINT = 'expected a JSON object {"inputs": [[...], ...]} or {"input": [...]}';
 
 /**
- * {"inputs": [...]} or {"input": [...]} -> {x: Float32Array of n rows of inF finite numbers, n}; 413
+ * {"inputs": [...]} or {"input": [...]} -> {x: Float32Array of n rows of inF finite numbers, n}: 400
+ * for a value that is not a number or that float32 cannot hold (what rounds to one is taken); 413
  * for more than maxRows rows. Every count read from the body (rows, values in a row) is checked
  * before anything is allocated from it.
  */
@@ -179,7 +183,10 @@ function parseInputs(text, inF, maxRows) {
     if (count !== inF) throw new HttpError(400, 'INVALID_SHAPE', `inputs[${i}] has ${count} values, expected ${inF}`);
     let j = 0;
     const put = (v) => {
-      if (typeof v !== 'number' || !Number.isFinite(v)) throw new HttpError(400, 'INVALID_INPUT', `inputs[${i}][${j}] is not a finite number`);
+      // (a finite number can still be too large for a float32: 1e39 would become Infinity)
+      if (typeof v !== 'number' || !Number.isFinite(Math.fround(v))) {
+        throw new HttpError(400, 'INVALID_INPUT', `inputs[${i}][${j}] ${Number.isFinite(v) ? `= ${v} is outside float32's range (magnitude at most ${FLOAT32_MAX})` : 'is not a finite number'}`);
+      }
       x[i * inF + j++] = v;
     };
     for (const v of row) {

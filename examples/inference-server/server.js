@@ -13,7 +13,8 @@
 // every request is answered within --request-timeout-ms (503 TIMEOUT otherwise); headers and
 // body must arrive within --body-timeout-ms (408: slow clients cannot hold connections); on
 // SIGTERM/SIGINT the server stops taking requests, answers every accepted one, then exits 0.
-// Errors are JSON {"error": {"code", "message"}} with 400 (bad JSON or shape), 404, 405, 408,
+// Errors are JSON {"error": {"code", "message"}} with 400 (bad JSON or shape, a value float32
+// cannot hold, or inputs the model's output is not finite for: never null probabilities), 404, 405, 408,
 // 413 (body or batch too large), 415 (not JSON) or 503 (queue full, timeout, shutting down);
 // 500 only for a failure inside the model.
 //
@@ -90,6 +91,10 @@ async function startServer(options = {}) {
     const predictions = [];
     for (let i = 0; i < n; i++) {
       const p = Array.from(probs.subarray(i * nClasses, (i + 1) * nClasses));
+      // (inputs that float32 holds can still overflow inside the model: JSON would answer null)
+      if (!p.every(Number.isFinite)) {
+        throw new HttpError(400, 'INVALID_INPUT', `the model's output for inputs[${i}] is not finite: its values are too large in magnitude for the model's float32 arithmetic`);
+      }
       let best = 0;
       for (let c = 1; c < nClasses; c++) if (p[c] > p[best]) best = c;
       predictions.push({ class: best, label: labels[best], probability: p[best], probs: p });
