@@ -1,10 +1,12 @@
 // inference_server.test.js - the inference-server example (examples/inference-server) as a
-// service under faults, on the loopback interface, bounded in count and time: every hostile
-// request of faults.js gets its 4xx answer while good requests keep their exact answers; a full
-// queue answers 503 with Retry-After and /ready says so; deadlines answer 503 TIMEOUT and free
-// the queue; a client that leaves costs no forward pass; graceful shutdown (in process, and
-// server.js on SIGTERM) answers every accepted request and exits 0; a dead engine makes /ready
-// 503. Engines with a fixed delay stand in for the model where the timing of a batch matters.
+// service under faults, on the loopback interface, bounded in count and time: a body is judged as
+// JSON.parse will read it (a batch under a key spelled with escapes, numbers float32 cannot hold,
+// a charset other than UTF-8 are refused); every hostile request of faults.js gets its 4xx answer
+// while good requests keep their exact answers; a full queue answers 503 with Retry-After and
+// /ready says so; deadlines answer 503 TIMEOUT and free the queue; a client that leaves costs no
+// forward pass; graceful shutdown (in process, and server.js on SIGTERM) answers every accepted
+// request and exits 0; a dead engine makes /ready 503. Engines with a fixed delay stand in for
+// the model where the timing of a batch matters.
 'use strict';
 
 const assert = require('node:assert/strict');
@@ -181,6 +183,24 @@ describe('inference server: what a request may hold', function () {
     assert.equal(r.status, 400, r.body);
     assert.equal(errorOf(r).code, 'INVALID_INPUT');
     assert.match(errorOf(r).message, /output for inputs\[0\] is not finite/);
+  });
+
+  it('reads the body as UTF-8 only: 415 for a Content-Type with another charset', async function () {
+    const body = '{"input": [1, 2, 3, 4]}';
+    for (const type of [undefined, 'application/json', 'Application/JSON', 'application/json; charset=utf-8', 'application/json;charset=UTF-8',
+      'application/json; charset="utf-8"', 'application/json ; Charset="UTF-8"', 'application/json; q=1; charset=utf-8']) {
+      const r = await post(body, type);
+      assert.equal(r.status, 200, `${type}: ${r.body}`);
+    }
+    for (const type of ['application/json; charset=utf-16', 'application/json; charset="UTF-16LE"', 'application/json; charset=iso-8859-1',
+      'application/json; charset=utf8', 'application/json; charset=utf-8; charset=utf-16', 'application/json; charset=',
+      'application/json; charset', 'application/json; charset="utf-8', 'text/plain', 'application/jsonx', 'application/json/x']) {
+      const r = await post(body, type);
+      assert.equal(r.status, 415, `${type}: ${r.body}`);
+      assert.equal(errorOf(r).code, 'UNSUPPORTED_MEDIA_TYPE', type);
+      assert.match(errorOf(r).message, /application\/json/, type);
+    }
+    assert.match(errorOf(await post(body, 'application/json; charset=utf-16')).message, /charset.*utf-8.*got 'utf-16'/);
   });
 });
 

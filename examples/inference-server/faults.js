@@ -119,6 +119,11 @@ const FAULTS = {
     },
   },
   wrongContentType: { expect: [415], send: (t, m) => { const b = oneRow(m); return rawRequest(t, post('/predict', b, { type: 'text/plain' }), [b]); } },
+  // JSON in another charset: the server reads bodies as UTF-8 only
+  wrongCharset: {
+    expect: [415],
+    send: (t, m) => { const b = Buffer.from(oneRow(m), 'utf16le'); return rawRequest(t, post('/predict', '', { type: 'application/json; charset=utf-16le', length: b.length }), [b]); },
+  },
   wrongMethod: { expect: [405], send: (t) => rawRequest(t, 'PUT /predict HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n') },
   unknownRoute: { expect: [404], send: (t) => rawRequest(t, 'GET /admin HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n') },
   badRequestLine: { expect: [400], send: (t) => rawRequest(t, 'BLAH\r\n\r\n') },

@@ -1,5 +1,5 @@
 // request.js - what server.js accepts from a client, checked before any work is queued: the body
-// (JSON only, at most `limit` bytes, refused from its Content-Length before it is read; at most
+// (JSON read as UTF-8 only, at most `limit` bytes, refused from its Content-Length before it is read; at most
 // maxRows rows in "inputs" and at most MAX_DEPTH levels of nesting, checked as the body streams
 // in, so an oversized batch or a deeply nested body is refused without parsing it) and the inputs
 // in it (rows of exactly inFeatures numbers that a float32 holds, every count checked before anything is
@@ -17,12 +17,47 @@ class HttpError extends Error {
   }
 }
 
-/** Refuses a request whose Content-Type is given and is not JSON (415). */
+/**
+ * Refuses a request whose Content-Type is given and is not JSON read as UTF-8 (415):
+ * application/json (any case) with no charset or charset=utf-8 (any case, quoted or not); any
+ * other charset, a charset given twice or a header that does not parse is refused, since the body
+ * is read as UTF-8 whatever it says.
+ */
 function checkContentType(req) {
   const type = req.headers['content-type'];
   if (type === undefined) return;
-  const mime = type.split(';')[0].trim().toLowerCase();
-  if (mime !== 'application/json') throw new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, got '${type}'`);
+  const media = parseMediaType(type);
+  if (media === null || media.type !== 'application/json') throw unsupported(`Content-Type must be application/json, got '${type}'`);
+  const charsets = media.params.filter(([name]) => name === 'charset').map(([, value]) => value);
+  if (charsets.length > 1) {
+    throw unsupported(`Content-Type gives its charset ${charsets.length} times ('${type}'); send application/json with charset=utf-8 or none`);
+  }
+  if (charsets.length === 1 && charsets[0].toLowerCase() !== 'utf-8') {
+    throw unsupported(`the body of application/json is read as UTF-8: charset must be utf-8 or absent, got '${charsets[0]}'`);
+  }
+}
+const unsupported = (message) => new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', message);
+
+const TOKEN = "[-!#$%&'*+.^_`|~0-9A-Za-z]+";
+const MEDIA_TYPE = new RegExp(`^[ \\t]*(${TOKEN}/${TOKEN})[ \\t]*`, 'y');
+const PARAMETER = new RegExp(`;[ \\t]*(?:(${TOKEN})=(?:(${TOKEN})|"((?:[^"\\\\]|\\\\.)*)"))?[ \\t]*`, 'y');
+
+/**
+ * A Content-Type value as RFC 9110 (8.3.1) writes it: {type: lower-cased type/subtype, params:
+ * [[lower-cased name, value (unquoted)], ...] in order}, or null when it does not parse.
+ */
+function parseMediaType(value) {
+  MEDIA_TYPE.lastIndex = 0;
+  const m = MEDIA_TYPE.exec(value);
+  if (!m) return null;
+  const params = [];
+  PARAMETER.lastIndex = MEDIA_TYPE.lastIndex;
+  while (PARAMETER.lastIndex < value.length) {
+    const p = PARAMETER.exec(value);
+    if (!p) return null;
+    if (p[1] !== undefined) params.push([p[1].toLowerCase(), p[2] !== undefined ? p[2] : p[3].replace(/\\(.)/g, '$1')]);
+  }
+  return { type: m[1].toLowerCase(), params };
 }
 
 /** 413 for a batch larger than maxRows (got: the count, or what is known of it). */
@@ -76,7 +111,9 @@ class BodyScanner {
       if (inString) {
         // (a key keeps its bytes up to its closing quote, escapes and all, to be decoded then)
         const j = escaped ? i : Math.min(find(QUOTE, i), find(BACKSLASH, i));
-        if (readingKey && rawKey.length <= KEY_MAX_RAW) rawKey += buf.toString('latin1', i, Math.min(j + 1, buf.length, i + KEY_MAX_RAW + 1 - rawKey.length));
+        if (readingKey && rawKey.length <= KEY_MAX_RAW) {
+          rawKey += buf.toString('latin1', i, Math.min(j + 1, buf.length, i + KEY_MAX_RAW + 1 - rawKey.length));
+        }
         if (j === Infinity) break;
         if (escaped) escaped = false;
         else if (buf[j] === 0x5c) escaped = true;
@@ -185,7 +222,8 @@ function parseInputs(text, inF, maxRows) {
     const put = (v) => {
       // (a finite number can still be too large for a float32: 1e39 would become Infinity)
       if (typeof v !== 'number' || !Number.isFinite(Math.fround(v))) {
-        throw new HttpError(400, 'INVALID_INPUT', `inputs[${i}][${j}] ${Number.isFinite(v) ? `= ${v} is outside float32's range (magnitude at most ${FLOAT32_MAX})` : 'is not a finite number'}`);
+        const why = Number.isFinite(v) ? `= ${v} is outside float32's range (magnitude at most ${FLOAT32_MAX})` : 'is not a finite number';
+        throw new HttpError(400, 'INVALID_INPUT', `inputs[${i}][${j}] ${why}`);
       }
       x[i * inF + j++] = v;
     };

@@ -14,9 +14,9 @@
 // body must arrive within --body-timeout-ms (408: slow clients cannot hold connections); on
 // SIGTERM/SIGINT the server stops taking requests, answers every accepted one, then exits 0.
 // Errors are JSON {"error": {"code", "message"}} with 400 (bad JSON or shape, a value float32
-// cannot hold, or inputs the model's output is not finite for: never null probabilities), 404, 405, 408,
-// 413 (body or batch too large), 415 (not JSON) or 503 (queue full, timeout, shutting down);
-// 500 only for a failure inside the model.
+// cannot hold, or inputs the model's output is not finite for: never null probabilities), 404,
+// 405, 408, 413 (body or batch too large), 415 (not JSON, or a charset other than UTF-8) or 503
+// (queue full, timeout, shutting down); 500 only for a failure inside the model.
 //
 //   node examples/inference-server/server.js [--port 8080] [--device cuda] [--engine worker|inline] [--threads 1] [--help]
 'use strict';
@@ -93,7 +93,8 @@ async function startServer(options = {}) {
       const p = Array.from(probs.subarray(i * nClasses, (i + 1) * nClasses));
       // (inputs that float32 holds can still overflow inside the model: JSON would answer null)
       if (!p.every(Number.isFinite)) {
-        throw new HttpError(400, 'INVALID_INPUT', `the model's output for inputs[${i}] is not finite: its values are too large in magnitude for the model's float32 arithmetic`);
+        throw new HttpError(400, 'INVALID_INPUT',
+          `the model's output for inputs[${i}] is not finite: its values are too large in magnitude for the model's float32 arithmetic`);
       }
       let best = 0;
       for (let c = 1; c < nClasses; c++) if (p[c] > p[best]) best = c;
