@@ -108,6 +108,18 @@ describe('inference server: scanning a body as it streams in', function () {
       for (const step of [1, 5, body.length]) assert.equal(count(body, 8, step).code, 'BATCH_TOO_LARGE', `${body.slice(0, 30)} in pieces of ${step}`);
     }
   });
+  it('refuses a body opening more than maxArrays arrays and objects, anywhere in it, with 400 TOO_MANY_ARRAYS', function () {
+    const opened = (body, maxArrays) => {
+      const c = new BodyScanner(100, { maxArrays });
+      try { c.feed(Buffer.from(body)); } catch (e) { return e.code; }
+      return c.arrays;
+    };
+    assert.equal(opened(`{"x": [${'[],'.repeat(7)}{}]}`, 10), 10);
+    for (const body of [`{"x": [${'[],'.repeat(8)}{}]}`, `{"inputs": [[${'[],'.repeat(8)}[]]]}`, `{"inputs": [[1]], "x": {"a": [${'{},'.repeat(7)}{}]}}`]) {
+      assert.equal(opened(body, 10), 'TOO_MANY_ARRAYS', body);
+    }
+    assert.equal(opened('{"x": "[[[[[[[[[[[[", "inputs": [[1]]}', 3), 3);
+  });
   it('refuses nesting deeper than MAX_DEPTH with 400 TOO_DEEP, and accepts a 28x28 row', function () {
     const deep = `{"inputs": ${'['.repeat(5000)}${']'.repeat(5000)}}`;
     const e = count(deep, 100, 64);
@@ -149,6 +161,16 @@ describe('inference server: what a request may hold', function () {
       const r = await post(`{"inputs": [[1, 2, 3, 4]], "${key}": [${'[],'.repeat(1199)}[]]}`); // (under the body limit, 4352 bytes)
       assert.equal(r.status, 413, r.body);
       assert.equal(errorOf(r).code, 'BATCH_TOO_LARGE');
+    }
+  });
+
+  it('refuses a body that would make more arrays than a batch needs, before parsing it', async function () {
+    const row = '[[1], [2], [3], [4]]'; // (a row may nest one array per value: maxBatch * (1 + inFeatures) + 16 in all)
+    assert.equal((await post(`{"inputs": [${row}, ${row}], "x": [${'[],'.repeat(4)}[]]}`)).status, 200);
+    for (const body of [`{"inputs": [[${'[],'.repeat(1199)}[]]]}`, `{"input": [1, 2, 3, 4], "x": [${'[],'.repeat(1199)}[]]}`]) {
+      const r = await post(body);
+      assert.equal(r.status, 400, r.body);
+      assert.equal(errorOf(r).code, 'TOO_MANY_ARRAYS');
     }
   });
 

@@ -84,6 +84,8 @@ const escapedKeyBody = (key, after) => perModel((m) => {
   return Buffer.from(`${head}${'[],'.repeat(n - 1)}[]]}`);
 });
 const escapedKeyRowsBody = escapedKeyBody('\\u0069nputs', false);
+/** One row of as many empty arrays as fit under the body limit: JSON.parse would make each. */
+const arraysInOneRowBody = perModel((m) => Buffer.from(`{"inputs": [[${'[],'.repeat(Math.floor((m.maxBody - 20) / 3))}[]]]}`));
 const repeatedEscapedKeyRowsBody = escapedKeyBody('in\\u0070\\u0075ts', true);
 const chunkedTooLargeBody = perModel((m) => {
   const piece = 'x'.repeat(65536);
@@ -108,6 +110,7 @@ const FAULTS = {
   // a batch past maxBatch under a key spelled with escapes: refused as it streams in, never parsed
   escapedKeyRows: { expect: [413], send: (t, m) => { const b = escapedKeyRowsBody(m); return rawRequest(t, post('/predict', b), [b]); } },
   repeatedEscapedKeyRows: { expect: [413], send: (t, m) => { const b = repeatedEscapedKeyRowsBody(m); return rawRequest(t, post('/predict', b), [b]); } },
+  arraysInOneRow: { expect: [400], send: (t, m) => { const b = arraysInOneRowBody(m); return rawRequest(t, post('/predict', b), [b]); } },
   declaredTooLarge: { expect: [413], send: (t, m) => rawRequest(t, post('/predict', '', { length: m.maxBody + 1 }), ['{"inputs": ['], { stall: true }) },
   // (413, or a reset: a client still sending what the server refused may see the connection reset
   // before it reads the answer, as TCP does when a socket closes with unread bytes)

@@ -1,9 +1,10 @@
 // request.js - what server.js accepts from a client, checked before any work is queued: the body
-// (JSON read as UTF-8 only, at most `limit` bytes, refused from its Content-Length before it is read; at most
-// maxRows rows in "inputs" and at most MAX_DEPTH levels of nesting, checked as the body streams
-// in, so an oversized batch or a deeply nested body is refused without parsing it) and the inputs
-// in it (rows of exactly inFeatures numbers that a float32 holds, every count checked before anything is
-// allocated from it). Every refusal is an HttpError with a status, a stable code and a message
+// (JSON read as UTF-8 only; at most `limit` bytes, refused from its Content-Length before it is
+// read; at most maxRows rows in "inputs", MAX_DEPTH levels of nesting and maxArrays arrays and
+// objects, checked as the body streams in, so that an oversized batch, a deeply nested body or one
+// JSON.parse would make too many arrays for is refused without parsing it) and the inputs in it
+// (rows of exactly inFeatures numbers that a float32 holds, every count checked before anything
+// is allocated from it). Every refusal is an HttpError with a status, a stable code and a message
 // that says what was expected.
 'use strict';
 
@@ -70,8 +71,10 @@ const MAX_DEPTH = 8;
  * Counts the rows of `{"inputs": [row, row, ...]}` in a JSON body fed chunk by chunk, without
  * parsing it: a scan of the bytes that tracks strings (and their escapes), the nesting depth and
  * the key being read at the top level, and counts the arrays that open directly inside the
- * "inputs" array. feed() throws 413 BATCH_TOO_LARGE as soon as the count passes maxRows, and 400
- * TOO_DEEP when the nesting passes maxDepth (JSON.parse would recurse through all of it first).
+ * "inputs" array. feed() throws 413 BATCH_TOO_LARGE as soon as the count passes maxRows, 400
+ * TOO_DEEP when the nesting passes maxDepth (JSON.parse would recurse through all of it first),
+ * and 400 TOO_MANY_ARRAYS when the body opens more than maxArrays arrays and objects, anywhere
+ * (JSON.parse would make each: 1.6 MB of `[],` is 530,000 arrays, ~100 MB and ~200 ms).
  * It sees the keys JSON.parse will: a key's escapes are decoded (`"\u0069nputs"` is "inputs"),
  * and every "inputs" member is counted, the last of them being the one JSON.parse keeps (an
  * earlier one past maxRows is refused too). Malformed JSON is not its business (JSON.parse
@@ -81,10 +84,12 @@ const MAX_DEPTH = 8;
  * chunk at a time.)
  */
 class BodyScanner {
-  constructor(maxRows, maxDepth = MAX_DEPTH) {
+  constructor(maxRows, { maxDepth = MAX_DEPTH, maxArrays = Infinity } = {}) {
     this.maxRows = maxRows;
     this.maxDepth = maxDepth;
+    this.maxArrays = maxArrays;
     this.rows = 0;
+    this.arrays = 0; // arrays and objects opened
     this.depth = 0;
     this.inString = false;
     this.escaped = false;
@@ -101,7 +106,7 @@ class BodyScanner {
    * (native) and remembered until passed, so the numbers in between cost no JavaScript.
    */
   feed(buf) {
-    let { rows, depth, inString, escaped, key, rawKey, readingKey, expectKey, inInputs } = this;
+    let { rows, arrays, depth, inString, escaped, key, rawKey, readingKey, expectKey, inInputs } = this;
     const next = [-1, -1, -1, -1, -1, -1, -1]; // next position of each byte in SCAN_BYTES (Infinity: none)
     const find = (k, from) => {
       if (next[k] < from) { const p = buf.indexOf(SCAN_BYTES[k], from); next[k] = p < 0 ? Infinity : p; }
@@ -139,12 +144,16 @@ class BodyScanner {
         if (++depth > this.maxDepth) {
           throw new HttpError(400, 'TOO_DEEP', `JSON nested deeper than ${this.maxDepth} levels; ${SHAPE_HINT}`, { connection: 'close' });
         }
+        if (++arrays > this.maxArrays) {
+          throw new HttpError(400, 'TOO_MANY_ARRAYS', `JSON holding more than ${this.maxArrays} arrays and objects, more than a batch of ${this.maxRows} ` +
+            `inputs needs; ${SHAPE_HINT}`, { connection: 'close' });
+        }
       } else if (c === 0x5d || c === 0x7d) { // ] }
         depth--;
         if (depth === 1) inInputs = false;
       } else if (c === 0x2c) expectKey = true; // , between top-level members (searched for at depth 1 only)
     }
-    Object.assign(this, { rows, depth, inString, escaped, key, rawKey, readingKey, expectKey, inInputs });
+    Object.assign(this, { rows, arrays, depth, inString, escaped, key, rawKey, readingKey, expectKey, inInputs });
   }
 }
 /**
@@ -162,15 +171,15 @@ const [QUOTE, BACKSLASH, OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE, C
 
 /**
  * The body of req as text; 413 when it is (or says it will be) larger than limit bytes, or when
- * its "inputs" hold more than maxRows rows; 400 when it nests deeper than MAX_DEPTH (BodyScanner;
- * maxRows undefined: not scanned).
+ * its "inputs" hold more than maxRows rows; 400 when it nests deeper than MAX_DEPTH or holds more
+ * than maxArrays arrays and objects (BodyScanner; maxRows undefined: not scanned).
  */
-function readBody(req, limit, { maxRows } = {}) {
+function readBody(req, limit, { maxRows, maxArrays } = {}) {
   return new Promise((resolve, reject) => {
     const tooLarge = () => new HttpError(413, 'BODY_TOO_LARGE', `request body larger than ${limit} bytes`, { connection: 'close' });
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) { reject(tooLarge()); return; }
-    const scanner = maxRows === undefined ? null : new BodyScanner(maxRows);
+    const scanner = maxRows === undefined ? null : new BodyScanner(maxRows, { maxArrays });
     const chunks = [];
     let size = 0;
     let failed = false;
