@@ -84,9 +84,9 @@ const escapedKeyBody = (key, after) => perModel((m) => {
   return Buffer.from(`${head}${'[],'.repeat(n - 1)}[]]}`);
 });
 const escapedKeyRowsBody = escapedKeyBody('\\u0069nputs', false);
+const repeatedEscapedKeyRowsBody = escapedKeyBody('in\\u0070\\u0075ts', true);
 /** One row of as many empty arrays as fit under the body limit: JSON.parse would make each. */
 const arraysInOneRowBody = perModel((m) => Buffer.from(`{"inputs": [[${'[],'.repeat(Math.floor((m.maxBody - 20) / 3))}[]]]}`));
-const repeatedEscapedKeyRowsBody = escapedKeyBody('in\\u0070\\u0075ts', true);
 const chunkedTooLargeBody = perModel((m) => {
   const piece = 'x'.repeat(65536);
   const chunk = Buffer.from(`${piece.length.toString(16)}\r\n${piece}\r\n`);
