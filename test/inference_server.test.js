@@ -1,10 +1,12 @@
 // inference_server.test.js - the inference-server example (examples/inference-server) as a
-// service under faults, on the loopback interface, bounded in count and time: every hostile
-// request of faults.js gets its 4xx answer while good requests keep their exact answers; a full
-// queue answers 503 with Retry-After and /ready says so; deadlines answer 503 TIMEOUT and free
-// the queue; a client that leaves costs no forward pass; graceful shutdown (in process, and
-// server.js on SIGTERM) answers every accepted request and exits 0; a dead engine makes /ready
-// 503. Engines with a fixed delay stand in for the model where the timing of a batch matters.
+// service under faults, on the loopback interface, bounded in count and time: a body is judged as
+// JSON.parse will read it (a batch under a key spelled with escapes, numbers float32 cannot hold,
+// a charset other than UTF-8 are refused); every hostile request of faults.js gets its 4xx answer
+// while good requests keep their exact answers; a full queue answers 503 with Retry-After and
+// /ready says so; deadlines answer 503 TIMEOUT and free the queue; a client that leaves costs no
+// forward pass; graceful shutdown (in process, and server.js on SIGTERM) answers every accepted
+// request and exits 0; a dead engine makes /ready 503. Engines with a fixed delay stand in for
+// the model where the timing of a batch matters.
 'use strict';
 
 const assert = require('node:assert/strict');
@@ -73,6 +75,13 @@ describe('inference server: scanning a body as it streams in', function () {
     ' { "inputs" : [ [ 1 ] , [ 2 ] ,\n [ 3 ] ] } ',
     JSON.stringify({ inputs: [{ a: [1] }, [1]] }),
     JSON.stringify({ inputs: [] }),
+    // keys spelled with escapes are the keys JSON.parse decodes them to (split across chunks too)
+    '{"\\u0069nputs": [[1], [2], [3]]}',
+    '{"\\u0069\\u006E\\u0070\\u0075\\u0074\\u0073": [[1], [2]]}',
+    '{"inputs": [[1]], "in\\u0070uts": [[1], [2], [3], [4]]}', // a repeated key: the last one counts
+    '{"\\u0069nputs": [[1], [2], [3], [4]], "inputs": [[1]]}',
+    '{"inputs\\u0000": [[1], [2]], "in\\"puts": [[1], [2]], "\\/inputs": [[1]], "inputs\\\\": [[1]]}',
+    `{"${'\\u0069'.repeat(40)}": [[1], [2]], "\\u0069nputs": [[1], [2], [3]]}`,
   ];
   it('counts exactly what JSON.parse sees as rows of "inputs", in chunks of any size', function () {
     for (const body of bodies) {
@@ -93,6 +102,24 @@ describe('inference server: scanning a body as it streams in', function () {
     const c = new BodyScanner(8);
     assert.throws(() => c.feed(Buffer.from(body.slice(0, body.lastIndexOf('[') + 1))), /got 9 or more/);
   });
+  it('refuses a batch under a key spelled with escapes, or under a repeated key, with 413', function () {
+    const rows = `[${'[],'.repeat(99)}[]]`;
+    for (const body of [`{"\\u0069nputs": ${rows}}`, `{"inputs": [[1]], "inp\\u0075ts": ${rows}}`, `{"inputs": ${rows}, "inputs": [[1]]}`]) {
+      for (const step of [1, 5, body.length]) assert.equal(count(body, 8, step).code, 'BATCH_TOO_LARGE', `${body.slice(0, 30)} in pieces of ${step}`);
+    }
+  });
+  it('refuses a body opening more than maxArrays arrays and objects, anywhere in it, with 400 TOO_MANY_ARRAYS', function () {
+    const opened = (body, maxArrays) => {
+      const c = new BodyScanner(100, { maxArrays });
+      try { c.feed(Buffer.from(body)); } catch (e) { return e.code; }
+      return c.arrays;
+    };
+    assert.equal(opened(`{"x": [${'[],'.repeat(7)}{}]}`, 10), 10);
+    for (const body of [`{"x": [${'[],'.repeat(8)}{}]}`, `{"inputs": [[${'[],'.repeat(8)}[]]]}`, `{"inputs": [[1]], "x": {"a": [${'{},'.repeat(7)}{}]}}`]) {
+      assert.equal(opened(body, 10), 'TOO_MANY_ARRAYS', body);
+    }
+    assert.equal(opened('{"x": "[[[[[[[[[[[[", "inputs": [[1]]}', 3), 3);
+  });
   it('refuses nesting deeper than MAX_DEPTH with 400 TOO_DEEP, and accepts a 28x28 row', function () {
     const deep = `{"inputs": ${'['.repeat(5000)}${']'.repeat(5000)}}`;
     const e = count(deep, 100, 64);
@@ -103,6 +130,99 @@ describe('inference server: scanning a body as it streams in', function () {
     assert.equal(count(JSON.stringify({ inputs: [img, img] }), 100, 64), 2);
     assert.equal(count(`{"inputs": [${'['.repeat(MAX_DEPTH - 2)}${']'.repeat(MAX_DEPTH - 2)}]}`, 100, 7), 1);
     assert.equal(count(`{"inputs": [${'['.repeat(MAX_DEPTH - 1)}${']'.repeat(MAX_DEPTH - 1)}]}`, 100, 7).code, 'TOO_DEEP');
+  });
+});
+
+describe('inference server: what a request may hold', function () {
+  const { parseInputs } = require(path.join(SERVER_DIR, 'request.js'));
+  let s;
+  before(async () => { s = await startServer({ engine: slowEngine(0), port: 0, maxBatch: 2, maxWaitMs: 1 }); });
+  after(() => s.close());
+  /** POSTs body (text) to /predict with the given Content-Type (undefined: none); {status, body} */
+  const post = (body, type = 'application/json') => rawRequest({ port: s.port }, 'POST /predict HTTP/1.1\r\nHost: x\r\nConnection: close\r\n' +
+    `${type === undefined ? '' : `Content-Type: ${type}\r\n`}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n`, [body]);
+  const errorOf = (r) => JSON.parse(r.body).error;
+  const thrown = (f) => { try { f(); } catch (e) { return e; } assert.fail('did not throw'); };
+
+  it('checks the row count, and each row\'s count of values, before allocating for them', function () {
+    // (a Float32Array of 3 * 2**52 floats cannot be made: the count must be refused first)
+    const e = thrown(() => parseInputs('{"inputs": [[], [], []]}', 2 ** 52, 2));
+    assert.equal(e.status, 413);
+    assert.equal(e.code, 'BATCH_TOO_LARGE');
+    assert.match(e.message, /at most 2 inputs, got 3/);
+    assert.equal(thrown(() => parseInputs('{"inputs": [[[1, 2], [3]], [1, 2, 3, 4]]}', 3, 2)).code, 'INVALID_SHAPE');
+    const { x, n } = parseInputs('{"inputs": [[[1, 2], [3]], [[4], 5, [6]]]}', 3, 2);
+    assert.equal(n, 2);
+    assert.deepEqual(Array.from(x), [1, 2, 3, 4, 5, 6]);
+  });
+
+  it('refuses a batch under a key spelled with escapes with 413, as the server streams it in', async function () {
+    for (const key of ['\\u0069nputs', 'inpu\\u0074s', '\\u0069\\u006e\\u0070\\u0075\\u0074\\u0073']) {
+      const r = await post(`{"inputs": [[1, 2, 3, 4]], "${key}": [${'[],'.repeat(1199)}[]]}`); // (under the body limit, 4352 bytes)
+      assert.equal(r.status, 413, r.body);
+      assert.equal(errorOf(r).code, 'BATCH_TOO_LARGE');
+    }
+  });
+
+  it('refuses a body that would make more arrays than a batch needs, before parsing it', async function () {
+    const row = '[[1], [2], [3], [4]]'; // (a row may nest one array per value: maxBatch * (1 + inFeatures) + 16 in all)
+    assert.equal((await post(`{"inputs": [${row}, ${row}], "x": [${'[],'.repeat(4)}[]]}`)).status, 200);
+    for (const body of [`{"inputs": [[${'[],'.repeat(1199)}[]]]}`, `{"input": [1, 2, 3, 4], "x": [${'[],'.repeat(1199)}[]]}`]) {
+      const r = await post(body);
+      assert.equal(r.status, 400, r.body);
+      assert.equal(errorOf(r).code, 'TOO_MANY_ARRAYS');
+    }
+  });
+
+  it('refuses numbers float32 cannot hold with 400, and accepts what rounds to a float32', async function () {
+    for (const v of ['1e39', '-1e39', '3.5e38', '-3.4028236e38', '1e400', '-1e400', '123456789e999999999']) {
+      const r = await post(`{"input": [0, ${v}, 0, 0]}`);
+      assert.equal(r.status, 400, `${v}: ${r.body}`);
+      assert.equal(errorOf(r).code, 'INVALID_INPUT');
+      assert.match(errorOf(r).message, /inputs\[0\]\[1\] .*(float32|not a finite number)/, v);
+    }
+    for (const v of ['NaN', 'Infinity', '-Infinity', 'nan', 'inf', '0x10', '+1', '.5', '1.', '01']) {
+      const r = await post(`{"input": [0, ${v}, 0, 0]}`);
+      assert.equal(r.status, 400, `${v}: ${r.body}`);
+      assert.equal(errorOf(r).code, 'INVALID_JSON', v);
+    }
+    for (const v of ['"1"', '"NaN"', 'null', 'true', '[1]', '{}']) {
+      const r = await post(`{"input": [0, ${v}, 0, 0]}`);
+      assert.equal(r.status, 400, `${v}: ${r.body}`);
+      assert.equal(errorOf(r).code, 'INVALID_INPUT', v);
+    }
+    // subnormals, values that round to 0 or to the largest float32, -0: answered (the test engine sums a row)
+    for (const [v, sum] of [['1e-40', Math.fround(1e-40)], ['-1e-45', Math.fround(-1e-45)], ['1e-400', 0], ['-0', 0],
+      ['3.4028235e38', Math.fround(3.4028235e38)], ['-3.4e38', Math.fround(-3.4e38)]]) {
+      const r = await post(`{"input": [0, ${v}, 0, 0]}`);
+      assert.equal(r.status, 200, `${v}: ${r.body}`);
+      assert.equal(JSON.parse(r.body).predictions[0].probs[0], sum, v);
+    }
+  });
+
+  it('answers 400, never null probabilities, when the model\'s output for valid inputs is not finite', async function () {
+    const r = await post('{"input": [3e38, 3e38, 0, 0]}'); // each a float32; their sum is not
+    assert.equal(r.status, 400, r.body);
+    assert.equal(errorOf(r).code, 'INVALID_INPUT');
+    assert.match(errorOf(r).message, /output for inputs\[0\] is not finite/);
+  });
+
+  it('reads the body as UTF-8 only: 415 for a Content-Type with another charset', async function () {
+    const body = '{"input": [1, 2, 3, 4]}';
+    for (const type of [undefined, 'application/json', 'Application/JSON', 'application/json; charset=utf-8', 'application/json;charset=UTF-8',
+      'application/json; charset="utf-8"', 'application/json ; Charset="UTF-8"', 'application/json; q=1; charset=utf-8']) {
+      const r = await post(body, type);
+      assert.equal(r.status, 200, `${type}: ${r.body}`);
+    }
+    for (const type of ['application/json; charset=utf-16', 'application/json; charset="UTF-16LE"', 'application/json; charset=iso-8859-1',
+      'application/json; charset=utf8', 'application/json; charset=utf-8; charset=utf-16', 'application/json; charset=',
+      'application/json; charset', 'application/json; charset="utf-8', 'text/plain', 'application/jsonx', 'application/json/x']) {
+      const r = await post(body, type);
+      assert.equal(r.status, 415, `${type}: ${r.body}`);
+      assert.equal(errorOf(r).code, 'UNSUPPORTED_MEDIA_TYPE', type);
+      assert.match(errorOf(r).message, /application\/json/, type);
+    }
+    assert.match(errorOf(await post(body, 'application/json; charset=utf-16')).message, /charset.*utf-8.*got 'utf-16'/);
   });
 });
 

@@ -71,7 +71,22 @@ const oneRow = perModel((m) => JSON.stringify({ input: row(m.inFeatures) }));
 
 const notANumberBody = perModel((m) => JSON.stringify({ input: row(m.inFeatures).map((v, i) => (i === 3 ? 'NaN' : v)) }));
 const overflowingBody = perModel((m) => `{"input": [1e400${',0'.repeat(m.inFeatures - 1)}]}`);
+const float32OverflowBody = perModel((m) => `{"input": [0, -1e39${',0'.repeat(m.inFeatures - 2)}]}`); // (a finite double)
 const tooManyRowsBody = perModel((m) => Buffer.from(JSON.stringify({ inputs: Array.from({ length: m.maxBatch + 1 }, () => row(m.inFeatures)) })));
+/**
+ * As many empty rows as fit under the body limit, under a key spelled with escapes that JSON.parse
+ * reads as "inputs" (after a small valid batch under the plain key, when `after`: the last of a
+ * repeated key is the one JSON.parse keeps).
+ */
+const escapedKeyBody = (key, after) => perModel((m) => {
+  const head = `{${after ? `"inputs": [${JSON.stringify(row(m.inFeatures))}], ` : ''}"${key}": [`;
+  const n = Math.floor((m.maxBody - head.length - 2) / 3);
+  return Buffer.from(`${head}${'[],'.repeat(n - 1)}[]]}`);
+});
+const escapedKeyRowsBody = escapedKeyBody('\\u0069nputs', false);
+const repeatedEscapedKeyRowsBody = escapedKeyBody('in\\u0070\\u0075ts', true);
+/** One row of as many empty arrays as fit under the body limit: JSON.parse would make each. */
+const arraysInOneRowBody = perModel((m) => Buffer.from(`{"inputs": [[${'[],'.repeat(Math.floor((m.maxBody - 20) / 3))}[]]]}`));
 const chunkedTooLargeBody = perModel((m) => {
   const piece = 'x'.repeat(65536);
   const chunk = Buffer.from(`${piece.length.toString(16)}\r\n${piece}\r\n`);
@@ -89,8 +104,13 @@ const FAULTS = {
   wrongShape: { expect: [400], send: (t) => { const b = JSON.stringify({ inputs: [[1, 2, 3]] }); return rawRequest(t, post('/predict', b), [b]); } },
   notANumber: { expect: [400], send: (t, m) => { const b = notANumberBody(m); return rawRequest(t, post('/predict', b), [b]); } },
   overflowingNumber: { expect: [400], send: (t, m) => { const b = overflowingBody(m); return rawRequest(t, post('/predict', b), [b]); } },
+  float32Overflow: { expect: [400], send: (t, m) => { const b = float32OverflowBody(m); return rawRequest(t, post('/predict', b), [b]); } },
   deepNesting: { expect: [400], send: (t) => { const b = `{"inputs": ${'['.repeat(5000)}${']'.repeat(5000)}}`; return rawRequest(t, post('/predict', b), [b]); } },
   tooManyRows: { expect: [413], send: (t, m) => { const b = tooManyRowsBody(m); return rawRequest(t, post('/predict', b), [b]); } },
+  // a batch past maxBatch under a key spelled with escapes: refused as it streams in, never parsed
+  escapedKeyRows: { expect: [413], send: (t, m) => { const b = escapedKeyRowsBody(m); return rawRequest(t, post('/predict', b), [b]); } },
+  repeatedEscapedKeyRows: { expect: [413], send: (t, m) => { const b = repeatedEscapedKeyRowsBody(m); return rawRequest(t, post('/predict', b), [b]); } },
+  arraysInOneRow: { expect: [400], send: (t, m) => { const b = arraysInOneRowBody(m); return rawRequest(t, post('/predict', b), [b]); } },
   declaredTooLarge: { expect: [413], send: (t, m) => rawRequest(t, post('/predict', '', { length: m.maxBody + 1 }), ['{"inputs": ['], { stall: true }) },
   // (413, or a reset: a client still sending what the server refused may see the connection reset
   // before it reads the answer, as TCP does when a socket closes with unread bytes)
@@ -102,6 +122,11 @@ const FAULTS = {
     },
   },
   wrongContentType: { expect: [415], send: (t, m) => { const b = oneRow(m); return rawRequest(t, post('/predict', b, { type: 'text/plain' }), [b]); } },
+  // JSON in another charset: the server reads bodies as UTF-8 only
+  wrongCharset: {
+    expect: [415],
+    send: (t, m) => { const b = Buffer.from(oneRow(m), 'utf16le'); return rawRequest(t, post('/predict', '', { type: 'application/json; charset=utf-16le', length: b.length }), [b]); },
+  },
   wrongMethod: { expect: [405], send: (t) => rawRequest(t, 'PUT /predict HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n') },
   unknownRoute: { expect: [404], send: (t) => rawRequest(t, 'GET /admin HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n') },
   badRequestLine: { expect: [400], send: (t) => rawRequest(t, 'BLAH\r\n\r\n') },

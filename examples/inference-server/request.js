@@ -1,9 +1,11 @@
 // request.js - what server.js accepts from a client, checked before any work is queued: the body
-// (JSON only, at most `limit` bytes, refused from its Content-Length before it is read; at most
-// maxRows rows in "inputs" and at most MAX_DEPTH levels of nesting, checked as the body streams
-// in, so an oversized batch or a deeply nested body is refused without parsing it) and the inputs
-// in it (rows of exactly inFeatures finite numbers). Every refusal is an HttpError with a status,
-// a stable code and a message that says what was expected.
+// (JSON read as UTF-8 only; at most `limit` bytes, refused from its Content-Length before it is
+// read; at most maxRows rows in "inputs", MAX_DEPTH levels of nesting and maxArrays arrays and
+// objects, checked as the body streams in, so that an oversized batch, a deeply nested body or one
+// JSON.parse would make too many arrays for is refused without parsing it) and the inputs in it
+// (rows of exactly inFeatures numbers that a float32 holds, every count checked before anything
+// is allocated from it). Every refusal is an HttpError with a status, a stable code and a message
+// that says what was expected.
 'use strict';
 
 class HttpError extends Error {
@@ -16,12 +18,47 @@ class HttpError extends Error {
   }
 }
 
-/** Refuses a request whose Content-Type is given and is not JSON (415). */
+/**
+ * Refuses a request whose Content-Type is given and is not JSON read as UTF-8 (415):
+ * application/json (any case) with no charset or charset=utf-8 (any case, quoted or not); any
+ * other charset, a charset given twice or a header that does not parse is refused, since the body
+ * is read as UTF-8 whatever it says.
+ */
 function checkContentType(req) {
   const type = req.headers['content-type'];
   if (type === undefined) return;
-  const mime = type.split(';')[0].trim().toLowerCase();
-  if (mime !== 'application/json') throw new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, got '${type}'`);
+  const media = parseMediaType(type);
+  if (media === null || media.type !== 'application/json') throw unsupported(`Content-Type must be application/json, got '${type}'`);
+  const charsets = media.params.filter(([name]) => name === 'charset').map(([, value]) => value);
+  if (charsets.length > 1) {
+    throw unsupported(`Content-Type gives its charset ${charsets.length} times ('${type}'); send application/json with charset=utf-8 or none`);
+  }
+  if (charsets.length === 1 && charsets[0].toLowerCase() !== 'utf-8') {
+    throw unsupported(`the body of application/json is read as UTF-8: charset must be utf-8 or absent, got '${charsets[0]}'`);
+  }
+}
+const unsupported = (message) => new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', message);
+
+const TOKEN = "[-!#$%&'*+.^_`|~0-9A-Za-z]+";
+const MEDIA_TYPE = new RegExp(`^[ \\t]*(${TOKEN}/${TOKEN})[ \\t]*`, 'y');
+const PARAMETER = new RegExp(`;[ \\t]*(?:(${TOKEN})=(?:(${TOKEN})|"((?:[^"\\\\]|\\\\.)*)"))?[ \\t]*`, 'y');
+
+/**
+ * A Content-Type value as RFC 9110 (8.3.1) writes it: {type: lower-cased type/subtype, params:
+ * [[lower-cased name, value (unquoted)], ...] in order}, or null when it does not parse.
+ */
+function parseMediaType(value) {
+  MEDIA_TYPE.lastIndex = 0;
+  const m = MEDIA_TYPE.exec(value);
+  if (!m) return null;
+  const params = [];
+  PARAMETER.lastIndex = MEDIA_TYPE.lastIndex;
+  while (PARAMETER.lastIndex < value.length) {
+    const p = PARAMETER.exec(value);
+    if (!p) return null;
+    if (p[1] !== undefined) params.push([p[1].toLowerCase(), p[2] !== undefined ? p[2] : p[3].replace(/\\(.)/g, '$1')]);
+  }
+  return { type: m[1].toLowerCase(), params };
 }
 
 /** 413 for a batch larger than maxRows (got: the count, or what is known of it). */
@@ -34,23 +71,30 @@ const MAX_DEPTH = 8;
  * Counts the rows of `{"inputs": [row, row, ...]}` in a JSON body fed chunk by chunk, without
  * parsing it: a scan of the bytes that tracks strings (and their escapes), the nesting depth and
  * the key being read at the top level, and counts the arrays that open directly inside the
- * "inputs" array. feed() throws 413 BATCH_TOO_LARGE as soon as the count passes maxRows, and 400
- * TOO_DEEP when the nesting passes maxDepth (JSON.parse would recurse through all of it first).
- * Malformed JSON is not its business (JSON.parse refuses it later), nor are keys spelled with
- * escapes (they are not decoded: the batcher's check after parsing catches those): the count is
- * exact for well-formed bodies and harmless for the rest. (Parsing a batch of 65 rows of 784
- * numbers, about 860 KB, would block the event loop for ~3 ms before the batch size could be
- * checked; the scan costs a fraction of that and runs one network chunk at a time.)
+ * "inputs" array. feed() throws 413 BATCH_TOO_LARGE as soon as the count passes maxRows, 400
+ * TOO_DEEP when the nesting passes maxDepth (JSON.parse would recurse through all of it first),
+ * and 400 TOO_MANY_ARRAYS when the body opens more than maxArrays arrays and objects, anywhere
+ * (JSON.parse would make each: 1.6 MB of `[],` is 530,000 arrays, ~100 MB and ~200 ms).
+ * It sees the keys JSON.parse will: a key's escapes are decoded (`"\u0069nputs"` is "inputs"),
+ * and every "inputs" member is counted, the last of them being the one JSON.parse keeps (an
+ * earlier one past maxRows is refused too). Malformed JSON is not its business (JSON.parse
+ * refuses it later): the count is exact for well-formed bodies and harmless for the rest.
+ * (Parsing a batch of 65 rows of 784 numbers, about 860 KB, would block the event loop for ~3 ms
+ * before the batch size could be checked; the scan costs a fraction of that and runs one network
+ * chunk at a time.)
  */
 class BodyScanner {
-  constructor(maxRows, maxDepth = MAX_DEPTH) {
+  constructor(maxRows, { maxDepth = MAX_DEPTH, maxArrays = Infinity } = {}) {
     this.maxRows = maxRows;
     this.maxDepth = maxDepth;
+    this.maxArrays = maxArrays;
     this.rows = 0;
+    this.arrays = 0; // arrays and objects opened
     this.depth = 0;
     this.inString = false;
     this.escaped = false;
-    this.key = '';       // the top-level key being read (up to 16 bytes) or last read
+    this.key = '';       // the last top-level key read, decoded (null: not one that matters here)
+    this.rawKey = '';    // the top-level key being read, as written (up to KEY_MAX_RAW + 1 bytes)
     this.readingKey = false;
     this.expectKey = false;
     this.inInputs = false; // inside the top-level "inputs" array (depth 2 and deeper)
@@ -62,7 +106,7 @@ class BodyScanner {
    * (native) and remembered until passed, so the numbers in between cost no JavaScript.
    */
   feed(buf) {
-    let { rows, depth, inString, escaped, key, readingKey, expectKey, inInputs } = this;
+    let { rows, arrays, depth, inString, escaped, key, rawKey, readingKey, expectKey, inInputs } = this;
     const next = [-1, -1, -1, -1, -1, -1, -1]; // next position of each byte in SCAN_BYTES (Infinity: none)
     const find = (k, from) => {
       if (next[k] < from) { const p = buf.indexOf(SCAN_BYTES[k], from); next[k] = p < 0 ? Infinity : p; }
@@ -70,12 +114,15 @@ class BodyScanner {
     };
     for (let i = 0; i < buf.length;) {
       if (inString) {
-        if (escaped) { escaped = false; i++; continue; }
-        const j = Math.min(find(QUOTE, i), find(BACKSLASH, i));
-        if (readingKey && key.length < 16) key += buf.toString('latin1', i, Math.min(j, buf.length, i + 16 - key.length));
+        // (a key keeps its bytes up to its closing quote, escapes and all, to be decoded then)
+        const j = escaped ? i : Math.min(find(QUOTE, i), find(BACKSLASH, i));
+        if (readingKey && rawKey.length <= KEY_MAX_RAW) {
+          rawKey += buf.toString('latin1', i, Math.min(j + 1, buf.length, i + KEY_MAX_RAW + 1 - rawKey.length));
+        }
         if (j === Infinity) break;
-        if (buf[j] === 0x5c) escaped = true;
-        else { inString = false; readingKey = false; }
+        if (escaped) escaped = false;
+        else if (buf[j] === 0x5c) escaped = true;
+        else if (readingKey) { inString = false; readingKey = false; key = decodeKey(rawKey); } else inString = false;
         i = j + 1;
         continue;
       }
@@ -86,7 +133,7 @@ class BodyScanner {
       i = j + 1;
       if (c === 0x22) { // a string opens
         inString = true;
-        if (depth === 1 && expectKey) { readingKey = true; key = ''; expectKey = false; }
+        if (depth === 1 && expectKey) { readingKey = true; rawKey = '"'; expectKey = false; }
       } else if (c === 0x5b || c === 0x7b) { // [ {
         if (depth === 0 && c === 0x7b) expectKey = true;
         else if (depth === 1 && c === 0x5b) { inInputs = key === 'inputs'; if (inInputs) rows = 0; } // (a repeated key: JSON.parse keeps the last)
@@ -97,28 +144,42 @@ class BodyScanner {
         if (++depth > this.maxDepth) {
           throw new HttpError(400, 'TOO_DEEP', `JSON nested deeper than ${this.maxDepth} levels; ${SHAPE_HINT}`, { connection: 'close' });
         }
+        if (++arrays > this.maxArrays) {
+          throw new HttpError(400, 'TOO_MANY_ARRAYS', `JSON holding more than ${this.maxArrays} arrays and objects, more than a batch of ${this.maxRows} ` +
+            `inputs needs; ${SHAPE_HINT}`, { connection: 'close' });
+        }
       } else if (c === 0x5d || c === 0x7d) { // ] }
         depth--;
         if (depth === 1) inInputs = false;
       } else if (c === 0x2c) expectKey = true; // , between top-level members (searched for at depth 1 only)
     }
-    Object.assign(this, { rows, depth, inString, escaped, key, readingKey, expectKey, inInputs });
+    Object.assign(this, { rows, arrays, depth, inString, escaped, key, rawKey, readingKey, expectKey, inInputs });
   }
+}
+/**
+ * The longest key, as written, that can decode to "inputs" (each letter as a 6-byte \uXXXX escape,
+ * within its quotes): longer ones are not read to the end.
+ */
+const KEY_MAX_RAW = 6 * 'inputs'.length + 2;
+/** A key as JSON.parse reads it, from its raw bytes with their quotes (null: too long or malformed). */
+function decodeKey(raw) {
+  if (raw.length > KEY_MAX_RAW) return null;
+  try { return JSON.parse(raw); } catch { return null; }
 }
 const SCAN_BYTES = [0x22, 0x5c, 0x5b, 0x5d, 0x7b, 0x7d, 0x2c]; // " \ [ ] { } ,
 const [QUOTE, BACKSLASH, OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE, COMMA] = SCAN_BYTES.keys();
 
 /**
  * The body of req as text; 413 when it is (or says it will be) larger than limit bytes, or when
- * its "inputs" hold more than maxRows rows; 400 when it nests deeper than MAX_DEPTH (BodyScanner;
- * maxRows undefined: not scanned).
+ * its "inputs" hold more than maxRows rows; 400 when it nests deeper than MAX_DEPTH or holds more
+ * than maxArrays arrays and objects (BodyScanner; maxRows undefined: not scanned).
  */
-function readBody(req, limit, { maxRows } = {}) {
+function readBody(req, limit, { maxRows, maxArrays } = {}) {
   return new Promise((resolve, reject) => {
     const tooLarge = () => new HttpError(413, 'BODY_TOO_LARGE', `request body larger than ${limit} bytes`, { connection: 'close' });
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) { reject(tooLarge()); return; }
-    const scanner = maxRows === undefined ? null : new BodyScanner(maxRows);
+    const scanner = maxRows === undefined ? null : new BodyScanner(maxRows, { maxArrays });
     const chunks = [];
     let size = 0;
     let failed = false;
@@ -138,10 +199,18 @@ function readBody(req, limit, { maxRows } = {}) {
   });
 }
 
+/** The largest float32. */
+const FLOAT32_MAX = 3.4028234663852886e38;
+
 const SHAPE_HINT = 'expected a JSON object {"inputs": [[...], ...]} or {"input": [...]}';
 
-/** {"inputs": [...]} or {"input": [...]} -> {x: Float32Array of n rows of inF finite numbers, n}. */
-function parseInputs(text, inF) {
+/**
+ * {"inputs": [...]} or {"input": [...]} -> {x: Float32Array of n rows of inF finite numbers, n}: 400
+ * for a value that is not a number or that float32 cannot hold (what rounds to one is taken); 413
+ * for more than maxRows rows. Every count read from the body (rows, values in a row) is checked
+ * before anything is allocated from it.
+ */
+function parseInputs(text, inF, maxRows) {
   let body;
   try { body = JSON.parse(text); } catch (e) { throw new HttpError(400, 'INVALID_JSON', `invalid JSON: ${e.message}`); }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, 'INVALID_INPUT', SHAPE_HINT);
@@ -150,15 +219,25 @@ function parseInputs(text, inF) {
   else if (Array.isArray(body.input)) rows = [body.input];
   else throw new HttpError(400, 'INVALID_INPUT', SHAPE_HINT);
   if (rows.length === 0) throw new HttpError(400, 'INVALID_INPUT', '"inputs" is empty');
+  if (rows.length > maxRows) throw tooManyRows(maxRows, rows.length);
   const x = new Float32Array(rows.length * inF);
   rows.forEach((row, i) => {
     if (!Array.isArray(row)) throw new HttpError(400, 'INVALID_INPUT', `inputs[${i}] is not an array`);
-    const flat = Array.isArray(row[0]) ? row.flat() : row;
-    if (flat.length !== inF) throw new HttpError(400, 'INVALID_SHAPE', `inputs[${i}] has ${flat.length} values, expected ${inF}`);
-    for (let j = 0; j < inF; j++) {
-      const v = flat[j];
-      if (typeof v !== 'number' || !Number.isFinite(v)) throw new HttpError(400, 'INVALID_INPUT', `inputs[${i}][${j}] is not a finite number`);
-      x[i * inF + j] = v;
+    // a row is inF numbers, or arrays of them (28 x 28) read in order
+    const nested = Array.isArray(row[0]);
+    const count = nested ? row.reduce((c, v) => c + (Array.isArray(v) ? v.length : 1), 0) : row.length;
+    if (count !== inF) throw new HttpError(400, 'INVALID_SHAPE', `inputs[${i}] has ${count} values, expected ${inF}`);
+    let j = 0;
+    const put = (v) => {
+      // (a finite number can still be too large for a float32: 1e39 would become Infinity)
+      if (typeof v !== 'number' || !Number.isFinite(Math.fround(v))) {
+        const why = Number.isFinite(v) ? `= ${v} is outside float32's range (magnitude at most ${FLOAT32_MAX})` : 'is not a finite number';
+        throw new HttpError(400, 'INVALID_INPUT', `inputs[${i}][${j}] ${why}`);
+      }
+      x[i * inF + j++] = v;
+    };
+    for (const v of row) {
+      if (nested && Array.isArray(v)) v.forEach(put); else put(v);
     }
   });
   return { x, n: rows.length };

@@ -13,9 +13,11 @@
 // every request is answered within --request-timeout-ms (503 TIMEOUT otherwise); headers and
 // body must arrive within --body-timeout-ms (408: slow clients cannot hold connections); on
 // SIGTERM/SIGINT the server stops taking requests, answers every accepted one, then exits 0.
-// Errors are JSON {"error": {"code", "message"}} with 400 (bad JSON or shape), 404, 405, 408,
-// 413 (body or batch too large), 415 (not JSON) or 503 (queue full, timeout, shutting down);
-// 500 only for a failure inside the model.
+// Errors are JSON {"error": {"code", "message"}} with 400 (bad JSON or shape, too deep or too
+// many arrays, a value float32 cannot hold, or inputs the model's output is not finite for:
+// never null probabilities), 404, 405, 408, 413 (body or batch too large), 415 (not JSON, or a
+// charset other than UTF-8) or 503 (queue full, timeout, shutting down); 500 only for a failure
+// inside the model.
 //
 //   node examples/inference-server/server.js [--port 8080] [--device cuda] [--engine worker|inline] [--threads 1] [--help]
 'use strict';
@@ -56,6 +58,9 @@ async function startServer(options = {}) {
   const labels = engine.classes || Array.from({ length: nClasses }, (_, i) => String(i));
   const batcher = new Batcher(engine, { inFeatures, classes: nClasses, maxBatch, maxWaitMs, maxQueueRows, timeoutMs: requestTimeoutMs });
   const maxBody = maxBatch * inFeatures * 32 + 4096;
+  // the most arrays and objects a body may open: a row of inFeatures values nests at most one
+  // array per value (28 x 28: 28), and 16 more for the body, "inputs" and other members
+  const maxArrays = maxBatch * (1 + inFeatures) + 16;
   const started = Date.now();
   let state = 'ready'; // -> 'draining' -> 'closed'
 
@@ -81,7 +86,7 @@ async function startServer(options = {}) {
     if (req.method !== 'POST') throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} /predict: use POST with a JSON body`);
     if (state !== 'ready') throw new HttpError(503, 'SHUTTING_DOWN', 'the server is shutting down', { connection: 'close' });
     checkContentType(req);
-    const { x, n } = parseInputs(await readBody(req, maxBody, { maxRows: maxBatch }), inFeatures);
+    const { x, n } = parseInputs(await readBody(req, maxBody, { maxRows: maxBatch, maxArrays }), inFeatures, maxBatch);
     const { promise, cancel } = batcher.submit(x, n);
     // a client that goes away before its answer does not cost a forward pass
     const onClose = () => { if (!res.writableFinished) cancel(); };
@@ -90,6 +95,11 @@ async function startServer(options = {}) {
     const predictions = [];
     for (let i = 0; i < n; i++) {
       const p = Array.from(probs.subarray(i * nClasses, (i + 1) * nClasses));
+      // (inputs that float32 holds can still overflow inside the model: JSON would answer null)
+      if (!p.every(Number.isFinite)) {
+        throw new HttpError(400, 'INVALID_INPUT',
+          `the model's output for inputs[${i}] is not finite: its values are too large in magnitude for the model's float32 arithmetic`);
+      }
       let best = 0;
       for (let c = 1; c < nClasses; c++) if (p[c] > p[best]) best = c;
       predictions.push({ class: best, label: labels[best], probability: p[best], probs: p });
