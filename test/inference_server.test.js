@@ -82,6 +82,8 @@ describe('inference server: scanning a body as it streams in', function () {
     '{"\\u0069nputs": [[1], [2], [3], [4]], "inputs": [[1]]}',
     '{"inputs\\u0000": [[1], [2]], "in\\"puts": [[1], [2]], "\\/inputs": [[1]], "inputs\\\\": [[1]]}',
     `{"${'\\u0069'.repeat(40)}": [[1], [2]], "\\u0069nputs": [[1], [2], [3]]}`,
+    // a top-level array has no keys: strings in it are values, whatever they spell
+    '[1, "inputs", [[1], [2], [3]], "\\u0069nputs", [[1], [2]]]',
   ];
   it('counts exactly what JSON.parse sees as rows of "inputs", in chunks of any size', function () {
     for (const body of bodies) {

@@ -97,6 +97,7 @@ class BodyScanner {
     this.rawKey = '';    // the top-level key being read, as written (up to KEY_MAX_RAW + 1 bytes)
     this.readingKey = false;
     this.expectKey = false;
+    this.topObject = false; // the body is an object (a top-level array has no keys)
     this.inInputs = false; // inside the top-level "inputs" array (depth 2 and deeper)
   }
 
@@ -106,7 +107,7 @@ class BodyScanner {
    * (native) and remembered until passed, so the numbers in between cost no JavaScript.
    */
   feed(buf) {
-    let { rows, arrays, depth, inString, escaped, key, rawKey, readingKey, expectKey, inInputs } = this;
+    let { rows, arrays, depth, inString, escaped, key, rawKey, readingKey, expectKey, topObject, inInputs } = this;
     const next = [-1, -1, -1, -1, -1, -1, -1]; // next position of each byte in SCAN_BYTES (Infinity: none)
     const find = (k, from) => {
       if (next[k] < from) { const p = buf.indexOf(SCAN_BYTES[k], from); next[k] = p < 0 ? Infinity : p; }
@@ -135,7 +136,7 @@ class BodyScanner {
         inString = true;
         if (depth === 1 && expectKey) { readingKey = true; rawKey = '"'; expectKey = false; }
       } else if (c === 0x5b || c === 0x7b) { // [ {
-        if (depth === 0 && c === 0x7b) expectKey = true;
+        if (depth === 0) { topObject = c === 0x7b; expectKey = topObject; }
         else if (depth === 1 && c === 0x5b) { inInputs = key === 'inputs'; if (inInputs) rows = 0; } // (a repeated key: JSON.parse keeps the last)
         else if (depth === 2 && c === 0x5b && inInputs && ++rows > this.maxRows) {
           // (refused mid-body: the rest is not read, so the connection closes after the answer)
@@ -151,9 +152,9 @@ class BodyScanner {
       } else if (c === 0x5d || c === 0x7d) { // ] }
         depth--;
         if (depth === 1) inInputs = false;
-      } else if (c === 0x2c) expectKey = true; // , between top-level members (searched for at depth 1 only)
+      } else if (c === 0x2c) expectKey = topObject; // , between top-level members or elements (searched for at depth 1 only)
     }
-    Object.assign(this, { rows, arrays, depth, inString, escaped, key, rawKey, readingKey, expectKey, inInputs });
+    Object.assign(this, { rows, arrays, depth, inString, escaped, key, rawKey, readingKey, expectKey, topObject, inInputs });
   }
 }
 /**
