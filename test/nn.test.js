@@ -298,6 +298,8 @@ describe('nn: pad over many dims', function () {
       const e = expectKdError(() => F.pad(kd.zeros([1, 1, 1, 1]), new Array(6).fill(2 ** 52), mode), 'KD_INVALID_ARGUMENT');
       assert.match(e.message, /^pad: the padded size \[1, 9007199254740993, 9007199254740993, 9007199254740993\] has more elements than fit in int64$/, mode);
     }
+    // a padded size that fits int64 but whose index map does not fit in memory (its byte count wrapped)
+    expectKdError(() => F.pad(kd.zeros([1, 1, 1]), [2n ** 60n, 2n ** 60n - 1n], 'replicate'), 'KD_OUT_OF_MEMORY');
     const x = kd.zeros([1, 2, 3]).requiresGrad_();
     const y = F.pad(x, [-3, 0], 'circular'); // cropped to nothing
     assert.deepEqual(y.shape, [1, 2, 0]);

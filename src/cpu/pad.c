@@ -211,10 +211,16 @@ static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **t
   j.k = k;
   j.outer = 1;
   for (int i = 0; i < xd - k; i++) j.outer *= xs[i];
-  int64_t maplen = 0;
-  for (int d = 0; d < k; d++) { j.in[d] = in[d]; j.out[d] = out[d]; maplen += out[d]; }
-  int64_t *maps = (int64_t *)malloc((size_t)(maplen + 1) * sizeof(int64_t));
-  if (!maps) return kd_error(KD_ERR_OOM, "out of host memory in pad");
+  int64_t maplen = 1, mapbytes = 0; /* one source index per output position of each padded dim (+1: never 0 bytes) */
+  bool toobig = false;
+  for (int d = 0; d < k; d++) {
+    j.in[d] = in[d];
+    j.out[d] = out[d];
+    toobig = toobig || kd_add_overflows(maplen, out[d], &maplen);
+  }
+  toobig = toobig || kd_mul_overflows(maplen, (int64_t)sizeof(int64_t), &mapbytes) || (uint64_t)mapbytes > SIZE_MAX;
+  int64_t *maps = toobig ? NULL : (int64_t *)malloc((size_t)mapbytes);
+  if (!maps) return kd_error(KD_ERR_OOM, "out of host memory in pad (index maps of %lld positions)", (long long)maplen);
   int64_t pos = 0;
   for (int d = 0; d < k; d++) {
     int64_t *m = maps + pos;
