@@ -56,6 +56,19 @@ describe('fuzzing: the child-process pool catches what a case does to the proces
     assert.equal(f.kind, 'hang');
   });
 
+  it('a case still running when the runner closes (the run is over) is killed with its child and is a hang', async function () {
+    const r = new Runner({ timeoutMs: 600000 });
+    const answer = r.run('selftest', 'hang');
+    while (!r.pending) await new Promise((resolve) => setTimeout(resolve, 50)); // the child has started
+    const { child } = r.pending;
+    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal)));
+    const cut = r.close();
+    assert.equal(cut && cut.finding.kind, 'hang');
+    assert.deepEqual([cut.target, cut.input], ['selftest', 'hang']);
+    assert.equal((await answer).kind, 'hang');
+    assert.equal(await exited, 'SIGKILL');
+  });
+
   it('an exception that is not a KindlingError is a finding', async function () {
     const f = await runner.run('selftest', 'typeError');
     assert.equal(f.kind, 'exception');

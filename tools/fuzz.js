@@ -81,6 +81,8 @@ function property(target, runner, state) {
   });
 }
 
+const caseJson = (input) => JSON.stringify(input, (k, v) => (typeof v === 'bigint' ? `${v}n` : Number.isNaN(v) ? 'NaN' : v));
+
 function describe(finding) {
   const f = { ...finding };
   const stderr = f.stderr;
@@ -122,14 +124,19 @@ async function fuzzTarget(o, target, ms, { env, logDir }, log) {
           const replay = replayCommand(o, target, seed, details.counterexamplePath);
           if (!findings.has(sig)) {
             findings.set(sig, { replay, finding: state.finding, input: details.counterexample[0] });
-            log(`\nfuzz ${target}: FINDING (${state.finding.kind}); replay: ${replay}\n  case: ${JSON.stringify(details.counterexample[0], (k, v) => (typeof v === 'bigint' ? `${v}n` : Number.isNaN(v) ? 'NaN' : v))}\n  ${describe(state.finding)}`);
+            log(`\nfuzz ${target}: FINDING (${state.finding.kind}); replay: ${replay}\n  case: ${caseJson(details.counterexample[0])}\n  ${describe(state.finding)}`);
           } else {
             log(`fuzz ${target}: the same finding again (${replay})`);
           }
         }
       }
     } finally {
-      runner.close();
+      // fast-check stops waiting for a case at its time limit: one still running is a hang
+      const cut = runner.close();
+      if (cut && !findings.has(signature(cut.finding))) {
+        findings.set(signature(cut.finding), { replay: null, finding: cut.finding, input: cut.input });
+        log(`\nfuzz ${target}: FINDING (hang): a case was still running when the run ended (no replay: run the case itself)\n  case: ${caseJson(cut.input)}\n  ${describe(cut.finding)}`);
+      }
       addTally(tally, runner.tally);
     }
   };
