@@ -31,6 +31,11 @@ describe('fuzzing (seeded short runs)', function () {
   it('safetensors: mutated files through every loader', function () {
     fuzz(['--target', 'safetensors', '--seconds', '5', '--seed', '20261125']);
   });
+
+  it('CUDA graphs: replays after captured tensors were disposed write into no new tensor', function () {
+    if (!require('..').cuda.isAvailable()) this.skip(); // the children have CUDA as this process does
+    fuzz(['--target', 'graphs', '--seconds', '5', '--seed', '20261125']);
+  });
 });
 
 describe('fuzzing: the child-process pool catches what a case does to the process', function () {
