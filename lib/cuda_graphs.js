@@ -13,6 +13,10 @@
 // capturing (warm-up): lazily created library handles and pinned buffers must exist first.
 // Random ops draw fresh numbers at each replay: replay k draws what the k-th eager run would
 // from the same seed (Note [Random ops in CUDA graphs] in cuda/philox_state.cuh).
+// A graph keeps every storage its captured kernels read or write (static inputs included) until
+// reset(), dispose() or its collection: disposing a captured tensor cannot let a replay write
+// into memory given to another tensor (Note [Storages a CUDA graph keeps] in
+// src/cuda_bridge/graph_keep.c).
 'use strict';
 
 const { KindlingError, typeError } = require('./errors');
@@ -49,6 +53,11 @@ module.exports = function makeCudaGraphs(native, cuda) {
    * (on a non-default stream: kd.cuda.graph() provides one), then replay() runs it again with one
    * launch, on the current stream. reset() frees the graph and its use of its memory pool.
    */
+  // A graph collected without reset() is reset then (its storages and pool use are released).
+  const collected = new FinalizationRegistry(({ device, graph }) => {
+    try { native.graphOp(device, RESET, graph, 0); } catch { /* the device is gone: nothing left to free */ }
+  });
+
   class CUDAGraph {
     constructor() {
       this._graph = 0;
@@ -84,6 +93,7 @@ module.exports = function makeCudaGraphs(native, cuda) {
       this._capturing = false;
       try {
         this._graph = native.graphOp(this._device, END, this._pool, 0);
+        collected.register(this, { device: this._device, graph: this._graph }, this);
       } catch (e) {
         this._pool = 0;
         throw e;
@@ -104,13 +114,23 @@ module.exports = function makeCudaGraphs(native, cuda) {
       native.graphOp(this._device, REPLAY, this._graph, 0);
     }
 
-    /** Frees the graph; its memory pool goes back to the allocator once no graph uses it. */
+    /**
+     * Frees the graph and releases the tensors' storages it kept alive; its memory pool goes
+     * back to the allocator once no graph uses it.
+     */
     reset() {
       if (this._capturing) this._abort();
-      if (this._graph) native.graphOp(this._device, RESET, this._graph, 0);
+      if (this._graph) {
+        collected.unregister(this);
+        native.graphOp(this._device, RESET, this._graph, 0);
+      }
       this._graph = 0;
       this._pool = 0;
     }
+
+    /** The same as reset() (also `using g = new kd.cuda.CUDAGraph()`). */
+    dispose() { this.reset(); }
+    [Symbol.dispose || Symbol.for('nodejs.dispose')]() { this.reset(); }
 
     /** The graph's memory pool, to share with a later capture ({pool: g.pool()}). */
     pool() {

@@ -225,6 +225,32 @@ describe('CUDA graphs', function () {
     assert.strictEqual(reserved(), base, 'reset graphs give their pools back');
   });
 
+  it('a graph keeps the tensors it captured: a replay after dispose() never writes into new tensors', function () {
+    const x = kd.zeros([1024], { device: 'cuda' });
+    const y = kd.zeros([1024], { device: 'cuda' });
+    x.add_(7); // warm-up
+    const g = new kd.cuda.CUDAGraph();
+    const out = kd.cuda.graph(g, () => { x.add_(7); y.copy_(x); return x.mul(2); }); // an input from before the capture, one from the pool
+    kd.dispose([x, y, out]);
+    const fresh = () => [0, 1, 2, 3].map(() => kd.zeros([1024], { device: 'cuda' }));
+    const check = (ts, what) => ts.forEach((t, i) => assert.deepStrictEqual(Array.from(new Set(t.dataSync())), [0], `${what}: fresh tensor ${i}`));
+    const a = fresh();
+    g.replay();
+    g.replay();
+    check(a, 'after dispose');
+    kd.dispose(a);
+    kd.cuda.emptyCache(); // the kept storages are not cached blocks: nothing the graph uses is given back
+    const b = fresh();
+    g.replay();
+    check(b, 'after emptyCache');
+    kd.dispose(b);
+    collectGarbage();
+    const before = kd.cuda.memoryAllocated();
+    g.dispose(); // releases what it kept
+    assert.ok(kd.cuda.memoryAllocated() < before, 'dispose() released the kept storages');
+    assert.throws(() => g.replay(), /has not been captured/);
+  });
+
   it('makeGraphedCallables: graphed forward and backward give the eager outputs and gradients (with dropout too)', function () {
     for (const build of [mlp, dropoutMlp]) {
       kd.manualSeed(4);

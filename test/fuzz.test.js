@@ -7,20 +7,7 @@
 // seeds (see tools/fuzz.js).
 'use strict';
 
-const { spawnSync } = require('node:child_process');
-const path = require('node:path');
-const { assert } = require('./helpers');
-
-const ROOT = path.join(__dirname, '..');
-
-function fuzz(args) {
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'tools', 'fuzz.js'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 600000 });
-  assert.equal(r.status, 0, `npm run fuzz -- ${args.join(' ')} found something:\n${r.stdout}\n${r.stderr}`);
-  const summary = r.stdout.trim().split('\n').pop();
-  const cases = Number((/(\d+) cases/.exec(summary) || [])[1]);
-  assert.ok(cases > 0, `no case ran: ${summary}`);
-  return summary;
-}
+const { assert, runFuzzer: fuzz } = require('./helpers');
 
 describe('fuzzing (seeded short runs)', function () {
   this.timeout(600000); // the time bound is the fuzzer's; shrinking a finding may take longer
@@ -59,6 +46,19 @@ describe('fuzzing: the child-process pool catches what a case does to the proces
   it('a hang is a finding after the timeout', async function () {
     const f = await runner.run('selftest', 'hang');
     assert.equal(f.kind, 'hang');
+  });
+
+  it('a case still running when the runner closes (the run is over) is killed with its child and is a hang', async function () {
+    const r = new Runner({ timeoutMs: 600000 });
+    const answer = r.run('selftest', 'hang');
+    while (!r.pending) await new Promise((resolve) => setTimeout(resolve, 50)); // the child has started
+    const { child } = r.pending;
+    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal)));
+    const cut = r.close();
+    assert.equal(cut && cut.finding.kind, 'hang');
+    assert.deepEqual([cut.target, cut.input], ['selftest', 'hang']);
+    assert.equal((await answer).kind, 'hang');
+    assert.equal(await exited, 'SIGKILL');
   });
 
   it('an exception that is not a KindlingError is a finding', async function () {

@@ -423,7 +423,21 @@ function cpuFlags() {
   return new Set(line ? line.split(':')[1].trim().split(/\s+/) : []);
 }
 
+/** Runs tools/fuzz.js with args (a short seeded run) and fails with the replay command on a
+ * finding; returns the summary line. */
+function runFuzzer(args) {
+  const root = require('node:path').join(__dirname, '..');
+  const r = require('node:child_process').spawnSync(process.execPath, [require('node:path').join(root, 'tools', 'fuzz.js'), ...args],
+    { cwd: root, encoding: 'utf8', timeout: 600000 });
+  assert.equal(r.status, 0, `npm run fuzz -- ${args.join(' ')} found something:\n${r.stdout}\n${r.stderr}`);
+  const summary = r.stdout.trim().split('\n').pop();
+  const cases = Number((/(\d+) cases/.exec(summary) || [])[1]);
+  assert.ok(cases > 0, `no case ran: ${summary}`);
+  return summary;
+}
+
 module.exports = {
+  runFuzzer,
   fashionMnistDir, cpuFlags,
   kd, assert, TOL, reductionTol, reductionLength, FLOAT_DTYPES, INT_DTYPES, ALL_DTYPES, fixture, decode, decodeDeep, nest, isTensorSpec, isScalarSpec,
   buildContiguous, buildWithBase, buildArg, applyView, nonContiguous, values, closeEnough, assertValuesClose,

@@ -289,4 +289,21 @@ describe('nn: pad over many dims', function () {
   it('padding whose padded size overflows int64 is an error', function () {
     expectKdError(() => F.pad(kd.ones([2]), [2n ** 63n - 1n, 1]), 'KD_INVALID_ARGUMENT');
   });
+  it('huge pads of an empty tensor give an empty tensor; a padded shape past int64 is an error in every mode', function () {
+    // the copied window's offset (pad times a stride) left int64 although nothing is copied
+    assert.deepEqual(F.pad(kd.zeros([0, 0, 0]), [2 ** 31, 2 ** 31, 2 ** 31, 2]).shape, [0, 2 ** 31 + 2, 2 ** 32]);
+    assert.deepEqual(F.pad(kd.zeros([0, 1, 1]), [2 ** 52, 2 ** 52], 'replicate').shape, [0, 1, 2 ** 53 + 1]);
+    // (reflect and circular pads may not exceed the input: they cannot grow a shape that far)
+    for (const mode of ['constant', 'replicate']) {
+      const e = expectKdError(() => F.pad(kd.zeros([1, 1, 1, 1]), new Array(6).fill(2 ** 52), mode), 'KD_INVALID_ARGUMENT');
+      assert.match(e.message, /^pad: the padded size \[1, 9007199254740993, 9007199254740993, 9007199254740993\] has more elements than fit in int64$/, mode);
+    }
+    // a padded size that fits int64 but whose index map does not fit in memory (its byte count wrapped)
+    expectKdError(() => F.pad(kd.zeros([1, 1, 1]), [2n ** 60n, 2n ** 60n - 1n], 'replicate'), 'KD_OUT_OF_MEMORY');
+    const x = kd.zeros([1, 2, 3]).requiresGrad_();
+    const y = F.pad(x, [-3, 0], 'circular'); // cropped to nothing
+    assert.deepEqual(y.shape, [1, 2, 0]);
+    y.sum().backward();
+    assert.deepEqual(Array.from(x.grad.dataSync()), [0, 0, 0, 0, 0, 0]);
+  });
 });

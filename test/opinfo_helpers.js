@@ -42,7 +42,7 @@ function loadAll() {
     .map((f) => JSON.parse(zlib.gunzipSync(fs.readFileSync(path.join(FIXTURES, f))).toString('utf8')));
 }
 
-/** {cpu: {opinfo: {reason, forward: [ids], grad: [ids]}}, cuda: {...}} */
+/** {cpu: {opinfo: {reason, forward: [ids], grad: [ids], mayDiffer?: {forward?: [ids], grad?: [ids]}}}, cuda: {...}} */
 function loadKnownFailures() {
   if (!fs.existsSync(KNOWN_FAILURES)) return { cpu: {}, cuda: {} };
   const k = JSON.parse(fs.readFileSync(KNOWN_FAILURES, 'utf8'));
@@ -268,4 +268,41 @@ function gradMismatch(doc, s, r, leaves, device, terms) {
   return null;
 }
 
-module.exports = { loadAll, loadKnownFailures, runSample, KNOWN_FAILURES, FIXTURES };
+// What a nondeterministic sample may do: differ in values (and so in the gradient after it).
+const VALUES_DIFFER = /^(output\S*|grad\[\d+\]): \d+\/\d+ values differ |^forward differs$/;
+
+/**
+ * Whether the failure `failure` (a runSample message, null/undefined when it passed) of sample
+ * `id` is excused by the known failures k of its OpInfo and device, for kind 'forward' or 'grad':
+ * 'listed' (k[kind] lists it: it must fail), 'mayDiffer' (k.mayDiffer[kind] lists it: a
+ * nondeterministic sample, e.g. which of duplicate writes wins, which may pass or differ in
+ * values but fail no other way), or null (neither).
+ */
+function knownAs(k, kind, id) {
+  if ((k[kind] || []).includes(id)) return 'listed';
+  if (((k.mayDiffer || {})[kind] || []).includes(id)) return 'mayDiffer';
+  return null;
+}
+
+/**
+ * The problems of one sample's result r ({forward, grad}: failure messages, falsy when it
+ * passed; grad undefined when no gradient was checked) against the known failures k: a failure
+ * not listed, a listed one that passes now, a nondeterministic one that failed other than by
+ * its values.
+ */
+function sampleProblems(k, id, r) {
+  const problems = [];
+  for (const [kind, failure, label] of [['forward', r.forward, id], ['grad', r.grad, `${id} gradient`]]) {
+    const as = knownAs(k, kind, id);
+    if (as === 'mayDiffer') {
+      if (failure && !VALUES_DIFFER.test(failure)) problems.push(`${label}: ${failure} (a nondeterministic sample may only differ in values)`);
+    } else if (failure && as !== 'listed') {
+      problems.push(`${label}: ${failure}`);
+    } else if (!failure && as === 'listed' && (kind === 'forward' || failure === null)) {
+      problems.push(`${label}: listed as a known failure, but passes now`);
+    }
+  }
+  return problems;
+}
+
+module.exports = { loadAll, loadKnownFailures, runSample, knownAs, sampleProblems, KNOWN_FAILURES, FIXTURES };

@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // fuzz.js - `npm run fuzz`: property-based fuzzing of kindling's promise that nothing a user
 // passes crashes the process and every bad input is a KindlingError with a stable code.
-// Three targets (tools/fuzz/):
+// Four targets (tools/fuzz/):
 //   api          generated call sequences over every op of the op list with hostile arguments
 //   safetensors  mutants of valid safetensors files through every loader
 //   cycles       cycles through views: with grad on, in-place ops whose other arguments derive
 //                from a view of the tensor they modify; every tensor must be freed afterwards
+//   graphs       CUDA graph replays after captured tensors were disposed (where the children
+//                have CUDA: KINDLING_CUDA=emulate for the emulated GPU; a no-op case without it)
 // fast-check generates the cases; each runs in a child process (tools/fuzz/pool.js), so a crash,
 // an abort, a sanitizer report or a hang is a finding like a wrong exception. A finding is shrunk
 // by fast-check to a minimal case, printed with the command that replays it, and the exit status
@@ -29,6 +31,7 @@ const { addTally } = require('./fuzz/promise');
 const api = require('./fuzz/api');
 const safetensors = require('./fuzz/safetensors');
 const cycles = require('./fuzz/cycles');
+const graphs = require('./fuzz/graphs');
 
 // How long a round may go on shrinking a finding past the end of the run.
 const SHRINK_MS = 180000;
@@ -37,6 +40,7 @@ const TARGETS = {
   api: { arbitrary: () => api.programArb(api.opForms()), batch: 50 },
   safetensors: { arbitrary: () => safetensors.mutantArb, batch: 500 },
   cycles: { arbitrary: () => cycles.caseArb(), batch: 200 },
+  graphs: { arbitrary: () => graphs.caseArb, batch: 50 },
 };
 
 function parseArgs(argv) {
@@ -85,6 +89,8 @@ function property(target, runner, state) {
   });
 }
 
+const caseJson = (input) => JSON.stringify(input, (k, v) => (typeof v === 'bigint' ? `${v}n` : Number.isNaN(v) ? 'NaN' : v));
+
 function describe(finding) {
   const f = { ...finding };
   const stderr = f.stderr;
@@ -126,14 +132,19 @@ async function fuzzTarget(o, target, ms, { env, logDir }, log) {
           const replay = replayCommand(o, target, seed, details.counterexamplePath);
           if (!findings.has(sig)) {
             findings.set(sig, { replay, finding: state.finding, input: details.counterexample[0] });
-            log(`\nfuzz ${target}: FINDING (${state.finding.kind}); replay: ${replay}\n  case: ${JSON.stringify(details.counterexample[0], (k, v) => (typeof v === 'bigint' ? `${v}n` : Number.isNaN(v) ? 'NaN' : v))}\n  ${describe(state.finding)}`);
+            log(`\nfuzz ${target}: FINDING (${state.finding.kind}); replay: ${replay}\n  case: ${caseJson(details.counterexample[0])}\n  ${describe(state.finding)}`);
           } else {
             log(`fuzz ${target}: the same finding again (${replay})`);
           }
         }
       }
     } finally {
-      runner.close();
+      // fast-check stops waiting for a case at its time limit: one still running is a hang
+      const cut = runner.close();
+      if (cut && !findings.has(signature(cut.finding))) {
+        findings.set(signature(cut.finding), { replay: null, finding: cut.finding, input: cut.input });
+        log(`\nfuzz ${target}: FINDING (hang): a case was still running when the run ended (no replay: run the case itself)\n  case: ${caseJson(cut.input)}\n  ${describe(cut.finding)}`);
+      }
       addTally(tally, runner.tally);
     }
   };

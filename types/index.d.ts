@@ -495,8 +495,11 @@ export declare class CudaGraph {
   captureEnd(): void;
   /** One launch of the captured work on the current stream. */
   replay(): void;
-  /** Frees the graph and its use of its memory pool. */
+  /** Frees the graph, the storages it kept alive (every tensor its kernels use) and its use of its memory pool. */
   reset(): void;
+  /** The same as reset(). */
+  dispose(): void;
+  [Symbol.dispose](): void;
   pool(): CudaGraphPoolHandle;
 }
 

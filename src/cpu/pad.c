@@ -74,17 +74,33 @@ static const char *kd_pad_list(char *buf, size_t cap, const int64_t *s, int n) {
   return buf;
 }
 
-/* A view of t: dims [nd - k, nd) narrowed to [start[d], start[d] + len[d]). */
+/* A view of t: dims [nd - k, nd) narrowed to [start[d], start[d] + len[d]). An empty window
+ * stays at t's offset (its start may lie far outside t: the strides of an empty tensor of huge
+ * sizes wrap, Note [Checked shape arithmetic]). */
 static kd_status kd_pad_window(const kd_tensor *t, int k, const int64_t *start, const int64_t *len, kd_tensor **out) {
   int64_t sizes[KD_MAX_DIMS];
   int64_t off = t->offset;
-  for (int i = 0; i < t->ndim; i++) sizes[i] = t->sizes[i];
-  for (int d = 0; d < k; d++) {
-    int dim = t->ndim - k + d;
-    sizes[dim] = len[d];
-    off += start[d] * t->strides[dim];
+  bool empty = false;
+  const int lead = t->ndim - k; /* k <= ndim (checked by the caller) */
+  for (int i = 0; i < t->ndim; i++) sizes[i] = i < lead ? t->sizes[i] : len[i - lead];
+  for (int i = 0; i < t->ndim; i++) empty = empty || sizes[i] == 0;
+  for (int i = lead; i < t->ndim && !empty; i++) {
+    int64_t step;
+    if (kd_mul_overflows(start[i - lead], t->strides[i], &step) || kd_add_overflows(off, step, &off))
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "pad: the offset of the copied window overflows int64");
   }
-  return kd_tensor_new_view(t, sizes, t->strides, t->ndim, off, out);
+  return kd_tensor_new_view(t, sizes, t->strides, t->ndim, empty ? t->offset : off, out);
+}
+
+/* o (any device) filled with value. */
+static kd_status kd_pad_fill(kd_tensor *o, double value) {
+  if (kd_tensor_numel(o) == 0) return KD_OK;
+  kd_tensor *fill;
+  KD_TRY(kd_tensor_empty(NULL, 0, KD_DTYPE_F64, kd_device_cpu(), &fill)); /* a host value: copy_ broadcasts it */
+  *(double *)kd_tensor_data(fill) = value;
+  kd_status st = kd_cpu_copy_into(o, fill);
+  kd_tensor_release(fill);
+  return st;
 }
 
 static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **tmp, int *ntmp, kd_tensor **result) {
@@ -147,6 +163,10 @@ static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **t
                       (long long)in[d], (long long)lo[d], (long long)hi[d], dim);
     os[dim] = out[d];
   }
+  int64_t onumel;
+  if (kd_shape_numel_checked(os, xd, &onumel) != KD_OK)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "pad: the padded size %s has more elements than fit in int64",
+                    kd_pad_list(b1, sizeof b1, os, xd));
   if (bwd) {
     bool ok = src->ndim == xd;
     for (int i = 0; ok && i < xd; i++) ok = src->sizes[i] == os[i];
@@ -166,14 +186,7 @@ static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **t
     kd_tensor *o, *wo, *wi;
     KD_TRY(kd_tensor_empty(bwd ? xs : os, xd, src->dtype, dev, &o));
     tmp[(*ntmp)++] = o;
-    if (kd_tensor_numel(o) > 0) {
-      double value = !bwd && args[3].kind == KD_VALUE_DOUBLE ? args[3].v.d : 0.0;
-      kd_tensor *fill;
-      KD_TRY(kd_tensor_empty(NULL, 0, KD_DTYPE_F64, kd_device_cpu(), &fill)); /* a host value: copy_ broadcasts it */
-      tmp[(*ntmp)++] = fill;
-      *(double *)kd_tensor_data(fill) = value;
-      KD_TRY(kd_cpu_copy_into(o, fill));
-    }
+    KD_TRY(kd_pad_fill(o, !bwd && args[3].kind == KD_VALUE_DOUBLE ? args[3].v.d : 0.0));
     /* forward: out[ostart..] = in[istart..]; backward: gin[istart..] = gout[ostart..] */
     KD_TRY(kd_pad_window(o, k, bwd ? istart : ostart, len, &wo));
     tmp[(*ntmp)++] = wo;
@@ -184,15 +197,30 @@ static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **t
     *result = o;
     return KD_OK;
   }
+  if (onumel == 0 || kd_tensor_numel(src) == 0) { /* nothing to gather or scatter: an empty result (zeros: backward) */
+    kd_tensor *o;
+    KD_TRY(kd_tensor_empty(bwd ? xs : os, xd, src->dtype, dev, &o));
+    tmp[(*ntmp)++] = o;
+    if (bwd) KD_TRY(kd_pad_fill(o, 0.0));
+    kd_tensor_retain(o);
+    *result = o;
+    return KD_OK;
+  }
   kd_pad_job j;
   memset(&j, 0, sizeof j);
   j.k = k;
   j.outer = 1;
   for (int i = 0; i < xd - k; i++) j.outer *= xs[i];
-  int64_t maplen = 0;
-  for (int d = 0; d < k; d++) { j.in[d] = in[d]; j.out[d] = out[d]; maplen += out[d]; }
-  int64_t *maps = (int64_t *)malloc((size_t)(maplen + 1) * sizeof(int64_t));
-  if (!maps) return kd_error(KD_ERR_OOM, "out of host memory in pad");
+  int64_t maplen = 1, mapbytes = 0; /* one source index per output position of each padded dim (+1: never 0 bytes) */
+  bool toobig = false;
+  for (int d = 0; d < k; d++) {
+    j.in[d] = in[d];
+    j.out[d] = out[d];
+    toobig = toobig || kd_add_overflows(maplen, out[d], &maplen);
+  }
+  toobig = toobig || kd_mul_overflows(maplen, (int64_t)sizeof(int64_t), &mapbytes) || (uint64_t)mapbytes > SIZE_MAX;
+  int64_t *maps = toobig ? NULL : (int64_t *)malloc((size_t)mapbytes);
+  if (!maps) return kd_error(KD_ERR_OOM, "out of host memory in pad (index maps of %lld positions)", (long long)maplen);
   int64_t pos = 0;
   for (int d = 0; d < k; d++) {
     int64_t *m = maps + pos;

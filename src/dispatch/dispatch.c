@@ -11,6 +11,9 @@
 
 static _Thread_local kd_dispatch_tls kd_tls;
 static int kd_trace;
+static kd_capture_note_fn kd_capture_note; /* See Note [Storages a CUDA graph keeps] */
+
+void kd_dispatch_set_capture_note(kd_capture_note_fn fn) { __atomic_store_n(&kd_capture_note, fn, __ATOMIC_RELEASE); }
 
 static const char *const kd_key_names[KD_KEY_COUNT] = {
     [KD_KEY_CPU] = "CPU", [KD_KEY_CUDA] = "CUDA", [KD_KEY_AUTOGRAD] = "Autograd", [KD_KEY_AUTOCAST] = "Autocast",
@@ -48,6 +51,12 @@ kd_status kd_redispatch(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_v
     kd_kernel_fn fn = kd_op_kernel(op->id, k);
     if (fn) {
       if (kd_trace) fprintf(stderr, "[kindling dispatch] %s -> %s\n", op->name, kd_key_name(k));
+      kd_capture_note_fn note = __atomic_load_n(&kd_capture_note, __ATOMIC_ACQUIRE);
+      if (__builtin_expect(note != NULL, 0) && k == KD_KEY_CUDA) {
+        const kd_status st = fn(op, ks, args, outs);
+        note(op, args, st == KD_OK ? outs : NULL);
+        return st;
+      }
       return fn(op, ks, args, outs);
     }
     if (kd_trace) fprintf(stderr, "[kindling dispatch] %s: %s (fallthrough)\n", op->name, kd_key_name(k));

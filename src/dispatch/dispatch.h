@@ -90,6 +90,11 @@ void kd_dispatch_tls_set(kd_dispatch_tls tls);
 
 /* Registers a kernel at runtime (the CUDA bridge fills CUDA slots when the library loads). */
 void kd_dispatch_register(kd_op_id op, kd_key key, kd_kernel_fn fn);
+/* While set, called after every kernel run at the CUDA key with its arguments and (NULL when it
+ * failed) its outputs: the CUDA bridge keeps what a graph capture uses alive (Note [Storages a
+ * CUDA graph keeps] in src/cuda_bridge/graph_keep.c). NULL (the default) costs one load. */
+typedef void (*kd_capture_note_fn)(const kd_op_info *op, const kd_value *args, const kd_value *outs);
+void kd_dispatch_set_capture_note(kd_capture_note_fn fn);
 /* Reads KINDLING_DISPATCH_TRACE; called once at load. */
 void kd_dispatch_init(void);
 

@@ -12,6 +12,7 @@
 #include "core/random.h"
 #include "cuda_bridge/bridge.h"
 #include "cuda_bridge/deferred_check.h"
+#include "cuda_bridge/graph_keep.h"
 #include "napi/napi_util.h"
 
 /* Reads an optional device argument into *out. Returns a non-NULL value on success, NULL with
@@ -420,7 +421,8 @@ static napi_value kd_napi_cuda_event_elapsed(napi_env env, napi_callback_info in
  * lib/cuda_graphs.js's CUDAGraph uses it. A capture's begin and end also tell the bridge, which
  * then refuses sync points (Note [Refused during graph capture] in src/cuda_bridge/bridge.c). The
  * generator's state goes along (i[2], i[3]) and a replay advances it (Note [Random ops in CUDA
- * graphs] in cuda/philox_state.cuh). */
+ * graphs] in cuda/philox_state.cuh). A graph keeps the storages its capture used until its reset
+ * (Note [Storages a CUDA graph keeps] in src/cuda_bridge/graph_keep.c). */
 static napi_value kd_napi_cuda_graph_op(napi_env env, napi_callback_info info) {
   KD_NAPI_CUDA_ARGS(4);
   KD_NAPI_CUDA_API(api);
@@ -439,10 +441,19 @@ static napi_value kd_napi_cuda_graph_op(napi_env env, napi_callback_info info) {
   kd_random_get_state(&seed, &offset);
   op.i[2] = (int64_t)(op.code == KD_CUDA_GRAPH_REPLAY ? seed : offset);
   op.i[3] = (int64_t)offset;
+  if (op.code == KD_CUDA_GRAPH_BEGIN) { /* before the capture: what it uses is kept from its first kernel */
+    kd_status kept = kd_cuda_graph_keep_begin(d);
+    if (kept != KD_OK) return kd_napi_throw(env, kept);
+  }
   const int cs = api->op(d, &op);
-  if (op.code == KD_CUDA_GRAPH_END) kd_cuda_set_capturing(d, false); /* the capture is over, failed or not */
+  if (op.code == KD_CUDA_GRAPH_END) { /* the capture is over, failed or not: the graph (or nothing) keeps its storages */
+    kd_cuda_set_capturing(d, false);
+    kd_cuda_graph_keep_end(d, cs == KD_CUDA_OK ? (uint64_t)op.result[0] : 0);
+  }
+  if (op.code == KD_CUDA_GRAPH_BEGIN && cs != KD_CUDA_OK) kd_cuda_graph_keep_end(d, 0);
   if (cs != KD_CUDA_OK) return kd_napi_throw(env, kd_cuda_status_error(cs));
   if (op.code == KD_CUDA_GRAPH_BEGIN) kd_cuda_set_capturing(d, true);
+  if (op.code == KD_CUDA_GRAPH_RESET) kd_cuda_graph_keep_drop(d, (uint64_t)op.i[0]); /* after the graph is gone */
   if (op.code == KD_CUDA_GRAPH_REPLAY) kd_random_set_state(seed, offset + (uint64_t)op.result[1]);
   napi_value r;
   KD_NAPI_CALL(env, napi_create_double(env, (double)op.result[0], &r));

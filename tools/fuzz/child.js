@@ -23,7 +23,7 @@ const selftest = {
     return null;
   },
 };
-const targets = { api: require('./api'), safetensors: require('./safetensors'), cycles: require('./cycles'), selftest };
+const targets = { api: require('./api'), safetensors: require('./safetensors'), cycles: require('./cycles'), graphs: require('./graphs'), selftest };
 const { takeTally } = require('./promise');
 
 process.on('message', async (msg) => {

@@ -25,6 +25,7 @@ class Runner {
     this.child = null;
     this.nextId = 1;
     this.pending = null;
+    this.lastFinding = null;
     this.stderr = '';
     this.starts = 0;
     this.tally = { calls: 0, returned: 0, codes: {}, peaks: {} }; // of every case run, see promise.js
@@ -68,6 +69,7 @@ class Runner {
     const p = this.pending;
     if (!p) return;
     this.pending = null;
+    this.lastFinding = finding;
     clearTimeout(p.timer);
     p.resolve(finding);
   }
@@ -76,24 +78,44 @@ class Runner {
   async run(target, input) {
     if (!this.child) await this.start();
     const id = this.nextId++;
+    const child = this.child;
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        const child = this.child;
-        this.child = null;
-        if (child) child.kill('SIGKILL');
-        this.settle({ kind: 'hang', message: `no answer within ${this.timeoutMs} ms`, stderr: this.stderr });
-      }, this.timeoutMs);
-      this.pending = { id, resolve, timer };
+      const timer = setTimeout(() => this.kill({ kind: 'hang', message: `no answer within ${this.timeoutMs} ms` }), this.timeoutMs);
+      this.pending = { id, resolve, timer, child, target, input };
       this.stderr = '';
-      this.child.send({ id, target, input });
+      child.send({ id, target, input });
     });
   }
 
+  /** Kills the child of the case running (whether or not it is still this.child) and settles the case with `finding`. */
+  kill(finding) {
+    const p = this.pending;
+    if (!p) return;
+    if (this.child === p.child) this.child = null;
+    p.child.kill('SIGKILL');
+    this.settle({ ...finding, stderr: this.stderr });
+  }
+
+  /**
+   * Ends the runner: a case still running (the run's time is up while it computes) is killed with
+   * its child and reported as a hang; returns that finding, with the case ({target, input}), or
+   * null. An idle child is let go (disconnected) and killed if it has not exited 2 s later.
+   */
   close() {
-    if (this.child) {
-      this.child.disconnect();
-      this.child = null;
+    let cut = null;
+    if (this.pending) {
+      const { target, input } = this.pending;
+      this.kill({ kind: 'hang', message: 'still running when the run ended: killed' });
+      cut = { target, input, finding: this.lastFinding };
     }
+    const child = this.child;
+    this.child = null;
+    if (child) {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
+      child.once('exit', () => clearTimeout(timer));
+      if (child.connected) child.disconnect();
+    }
+    return cut;
   }
 }
 
