@@ -89,6 +89,34 @@ describe('kd.library', function () {
     close(x, [1, 2]);
   });
 
+  it('int[] arguments of any length; a length past what C can hold is an error, not a crash', function () {
+    const ns = fresh('lib');
+    L.define(`${ns}::f(Tensor x, int[] v) -> Tensor`);
+    let seen = null;
+    L.impl(`${ns}::f`, 'cpu', (x, v) => { seen = v; return x.clone(); });
+    const long = Array.from({ length: 600 }, (_, i) => i - 300);
+    kd.ops[ns].f(kd.ones([1]), long).dispose();
+    assert.deepEqual(seen, long);
+    // hostile array-likes: lengths whose int cast is negative (the 64-slot inline buffer would
+    // take them), run in a child so that a crash fails the test rather than the run
+    const script = `const kd = require(${JSON.stringify(path.join(__dirname, '..'))});
+      kd.library.define('ov::f(Tensor x, int[] v, Tensor[] xs=[], float[]? d=None) -> Tensor');
+      kd.library.impl('ov::f', 'cpu', (x) => x.clone());
+      const codes = [];
+      for (const len of [2 ** 31, 2 ** 32 - 1, 2 ** 24 + 1]) {
+        for (const arg of ['v', 'xs', 'd']) {
+          const a = new Array(600).fill(0x4141414141);
+          a.length = len;
+          a.map = () => a;
+          try { kd.ops.ov.f(kd.ones([1]), { v: [1], [arg]: a }); codes.push('none'); } catch (e) { codes.push(e.code); }
+        }
+      }
+      process.stdout.write(JSON.stringify(codes));`;
+    const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+    assert.equal(r.status, 0, `exit ${r.status} ${r.signal || ''} ${r.stderr}`);
+    assert.deepEqual(JSON.parse(r.stdout), Array(9).fill('KD_INVALID_ARGUMENT'));
+  });
+
   describe('autograd', function () {
     // y = x * w + alpha * x^2: dy/dx = w + 2 alpha x, dy/dw = x
     function defineMulAdd() {
