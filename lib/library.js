@@ -69,30 +69,6 @@ module.exports = function installLibrary(kd, Tensor, N) {
     return call;
   }
 
-  // Note [What a context holds]
-  // setupContext gets handles made for the call (src/napi/library.c) and may keep some, with
-  // saveForBackward or as properties of ctx. Those it keeps are exempt from tidy scopes (kd.keep:
-  // the backward may run after the scope of the call); the others are disposed at once. A kept
-  // output becomes an alias without history (detach): the output's node holds ctx, so the output
-  // itself there would be a reference cycle that is never freed. Its formula can then not be
-  // differentiated through that output: a backward with createGraph says so.
-  function holdForBackward(ctx, outs, madeForCall) {
-    const outSet = new Set(outs);
-    let keptOutput = false;
-    const hold = (t) => {
-      if (Array.isArray(t)) return t.map(hold);
-      if (!(t instanceof Tensor) || !madeForCall.has(t)) return t;
-      if (!outSet.has(t)) return kd.keep(t);
-      keptOutput = true;
-      return kd.keep(kd.noGrad(() => t.detach()));
-    };
-    if (ctx._saved) ctx._saved = ctx._saved.map(hold);
-    for (const k of Object.keys(ctx)) if (!k.startsWith('_')) ctx[k] = hold(ctx[k]);
-    const held = new Set([...(ctx._saved || []), ...Object.values(ctx)].flat(2));
-    for (const t of madeForCall) if (!held.has(t)) t.dispose();
-    return keptOutput;
-  }
-
   // The recorder of every op (Autograd kernel, src/autograd/runtime_op.c): a custom node whose
   // backward is the registered formula, or one that says there is none.
   function makeRecorder(op) {
@@ -104,20 +80,14 @@ module.exports = function installLibrary(kd, Tensor, N) {
       const ctx = new kd.autograd.FunctionCtx(needs);
       const ag = op.autograd;
       if (ag && ag.setupContext) ag.setupContext(ctx, inputs, op.info.nouts === 1 ? outs[0] : outs);
-      let keptOutput = false;
       const backward = ag
-        ? (grads) => {
-          if (keptOutput && N.autograd.isGradEnabled()) { // the engine sets it to createGraph
-            throw new KindlingError(`${name}: its backward uses a saved output, which double backward cannot differentiate through; save the inputs instead`, 'KD_NOT_SUPPORTED');
-          }
-          return ag.backward(ctx, ...grads);
-        }
+        ? (grads) => ag.backward(ctx, ...grads)
         : () => {
           throw new KindlingError(`${name}: an autograd formula was not registered (kd.library.registerAutograd) but we are trying to backprop through it`, 'KD_NOT_SUPPORTED');
         };
+      // the tensors ctx keeps move into the node; the handles made for this call are disposed
+      // when it returns (See Note [JS kernels and their tensors] in src/napi/library.c)
       kd.autograd._recordCustomNode(`${name}Backward`, ctx, inputs, outs, backward, true);
-      const made = new Set([...inputs.flat(), ...outs].filter((t) => t instanceof Tensor));
-      keptOutput = holdForBackward(ctx, outs, made); // See Note [What a context holds]
     };
   }
 
@@ -128,14 +98,17 @@ module.exports = function installLibrary(kd, Tensor, N) {
     return {
       setupContext(ctx, inputs) {
         ctx.saveForBackward(...inputs.filter((a) => a instanceof Tensor));
-        ctx.inputs = inputs;
+        ctx.isTensor = inputs.map((a) => a instanceof Tensor);
+        ctx.others = inputs.map((a) => (a instanceof Tensor ? null : a));
       },
       backward(ctx, ...grads) {
-        ctx.savedTensors; // eslint-disable-line no-unused-expressions -- checks in-place changes
-        const r = ops[info.backward].callable(...grads.map((g) => g.contiguous()), ...ctx.inputs);
-        const list = Array.isArray(r) ? r : [r];
+        const saved = ctx.savedTensors;
         let k = 0;
-        return ctx.inputs.map((a) => (a instanceof Tensor ? list[k++] : null));
+        const inputs = ctx.others.map((a, i) => (ctx.isTensor[i] ? saved[k++] : a));
+        const r = ops[info.backward].callable(...grads.map((g) => g.contiguous()), ...inputs);
+        const list = Array.isArray(r) ? r : [r];
+        k = 0;
+        return inputs.map((a, i) => (ctx.isTensor[i] ? list[k++] : null));
       },
     };
   }

@@ -258,8 +258,8 @@ static kd_status kd_js_record(void *data, const kd_op_info *op, kd_value *args, 
     if (st != KD_OK) st = kd_error(KD_ERR_INTERNAL, "boxing the arguments of '%s' failed", op->name);
   }
   if (st == KD_OK) st = kd_call_js(env, c, argv, 2, &r, &exc, &threw);
+  kd_dispose_all(env, made); /* the node holds what the formula saved (See Note [Tensors a custom node saves]) */
   if (threw) {
-    kd_dispose_all(env, made);
     napi_throw(env, exc);
     st = kd_error(KD_ERR_INVALID_ARGUMENT, "the autograd setup of '%s' threw", op->name);
   }
