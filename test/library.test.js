@@ -89,6 +89,29 @@ describe('kd.library', function () {
     close(x, [1, 2]);
   });
 
+  it('an element of a Tensor[] input returned as the output: the caller\'s leaf stays a leaf', function () {
+    const ns = fresh('lib');
+    L.define(`${ns}::first(Tensor[] xs) -> Tensor`);
+    L.impl(`${ns}::first`, 'cpu', (xs) => xs[0]);
+    L.registerAutograd(`${ns}::first`, (ctx, g) => [[g, null]]);
+    L.define(`${ns}::pair(Tensor[] xs) -> (Tensor, Tensor)`);
+    L.impl(`${ns}::pair`, 'cpu', (xs) => [xs[1], xs[0].mul(2)]);
+    const x = f64([1, 2]).requiresGrad_();
+    const w = f64([3, 4]).requiresGrad_();
+    const y = kd.ops[ns].first([x, w]);
+    assert.notEqual(y, x);
+    assert.ok(x.isLeaf);
+    assert.equal(x.gradFn, null);
+    assert.equal(y.gradFn.name, `${ns}::firstBackward`);
+    y.sum().backward();
+    close(x.grad, [1, 1]);
+    assert.equal(w.grad, null);
+    const [a] = kd.noGrad(() => kd.ops[ns].pair([x, w]));
+    assert.notEqual(a, w);
+    assert.ok(w.isLeaf);
+    close(a, [3, 4]);
+  });
+
   it('int[] arguments of any length; a length past what C can hold is an error, not a crash', function () {
     const ns = fresh('lib');
     L.define(`${ns}::f(Tensor x, int[] v) -> Tensor`);

@@ -137,12 +137,22 @@ static void kd_dispose_all(napi_env env, napi_value arr) {
   }
 }
 
+/* Whether t is one of the op's tensor arguments (also an element of a Tensor[] argument). */
+static bool kd_is_input(const kd_op_info *op, const kd_value *args, const kd_tensor *t) {
+  for (int i = 0; i < op->nargs; i++) {
+    if (args[i].kind == KD_VALUE_TENSOR && args[i].v.t == t) return true;
+    if (args[i].kind == KD_VALUE_TENSORLIST)
+      for (int j = 0; j < args[i].v.tlist.n; j++)
+        if (args[i].v.tlist.data[j] == t) return true;
+  }
+  return false;
+}
+
 /* One returned tensor: a new reference in *out (an alias when it is one of the inputs). */
 static kd_status kd_take_output(napi_env env, const kd_op_info *op, const kd_value *args, napi_value h, kd_tensor **out) {
   kd_tensor *t = NULL;
   KD_TRY(kd_napi_unwrap_tensor(env, h, "output", &t));
-  for (int i = 0; i < op->nargs; i++)
-    if (args[i].kind == KD_VALUE_TENSOR && args[i].v.t == t) return kd_detach(t, out);
+  if (kd_is_input(op, args, t)) return kd_detach(t, out);
   kd_tensor_retain(t);
   *out = t;
   return KD_OK;
