@@ -19,12 +19,14 @@ const POLICIES = { none: 0, lower: 1, fp32: 2, promote: 4 };
 const DEVICE_KEYS = { cpu: 'CPU', cuda: 'CUDA' };
 
 module.exports = function installLibrary(kd, Tensor, N) {
-  const ops = {}; // qualified name -> { info, autograd }
+  // Names come from users: ops live in a Map, namespaces in objects without a prototype, so no
+  // name ('__proto__', 'constructor') reaches Object.prototype.
+  const ops = new Map(); // qualified name -> { info, autograd, callable }
   const opsByNamespace = Object.create(null);
 
   function lookup(name, what) {
     if (typeof name !== 'string') throw typeError(`${what}: the op name must be a string ('namespace::name')`);
-    const op = ops[name];
+    const op = ops.get(name);
     if (!op) throw new KindlingError(`${what}: op '${name}' is not defined (call kd.library.define first)`, 'KD_INVALID_ARGUMENT');
     return op;
   }
@@ -105,7 +107,7 @@ module.exports = function installLibrary(kd, Tensor, N) {
         const saved = ctx.savedTensors;
         let k = 0;
         const inputs = ctx.others.map((a, i) => (ctx.isTensor[i] ? saved[k++] : a));
-        const r = ops[info.backward].callable(...grads.map((g) => g.contiguous()), ...inputs);
+        const r = ops.get(info.backward).callable(...grads.map((g) => g.contiguous()), ...inputs);
         const list = Array.isArray(r) ? r : [r];
         k = 0;
         return inputs.map((a, i) => (ctx.isTensor[i] ? list[k++] : null));
@@ -117,10 +119,10 @@ module.exports = function installLibrary(kd, Tensor, N) {
   // recorder that makes its autograd node.
   function adopt(info) {
     const op = { info, autograd: info.backward ? backwardOpFormula(info) : null, callable: makeCallable(info) };
-    ops[info.name] = op;
+    ops.set(info.name, op);
     N.library.setRecorder(info.id, makeRecorder(op));
     const [ns, name] = info.name.split('::');
-    if (!opsByNamespace[ns]) opsByNamespace[ns] = {};
+    if (!Object.hasOwn(opsByNamespace, ns)) opsByNamespace[ns] = Object.create(null);
     opsByNamespace[ns][name] = op.callable;
     return op.callable;
   }

@@ -329,6 +329,56 @@ describe('kd.library', function () {
       assert.throws(() => L.define(42), code('KD_INVALID_TYPE'));
     });
 
+    it('schemas and names are taken whole or refused, never cut short', function () {
+      const ns = fresh('err');
+      // a schema of any length (a long default string), kept whole
+      const mode = 'm'.repeat(3000);
+      let seen = null;
+      L.define(`${ns}::long(Tensor x, str mode='${mode}') -> Tensor`);
+      L.impl(`${ns}::long`, 'cpu', (x, m) => { seen = m; return x.clone(); });
+      kd.ops[ns].long(kd.ones([1]));
+      assert.equal(seen, mode);
+      assert.throws(() => L.define(`${ns}::nul(Tensor x) -> Tensor\0 junk`), (e) => e.code === 'KD_INVALID_ARGUMENT' && /NUL/.test(e.message));
+      // names up to 63 characters
+      const n63 = `n${'a'.repeat(62)}`;
+      L.define(`${ns}::${n63}(Tensor x) -> Tensor`);
+      assert.equal(typeof kd.ops[ns][n63], 'function');
+      for (const bad of [`${ns}::${n63}b(Tensor x) -> Tensor`, `${ns}::f(Tensor ${n63}b) -> Tensor`, `${ns}${'q'.repeat(63)}::f(Tensor x) -> Tensor`]) {
+        assert.throws(() => L.define(bad), (e) => e.code === 'KD_INVALID_SCHEMA' && /longer than 63 characters/.test(e.message), bad);
+      }
+      // int defaults: exact, or out of range
+      assert.throws(() => L.define(`${ns}::big(Tensor x, int k=99999999999999999999) -> Tensor`),
+        (e) => e.code === 'KD_INVALID_SCHEMA' && /int64 range/.test(e.message));
+      assert.throws(() => L.define(`${ns}::big(Tensor x, int[] k=[1, -99999999999999999999]) -> Tensor`), code('KD_INVALID_SCHEMA'));
+      L.define(`${ns}::ints(Tensor x, int k=9007199254740993, int[] ks=[-9223372036854775808, 3]) -> Tensor`);
+      L.impl(`${ns}::ints`, 'cpu', (x, k, ks) => { seen = [k, ks]; return x.clone(); });
+      kd.ops[ns].ints(kd.ones([1]));
+      assert.deepEqual(seen, [9007199254740993n, [-9223372036854775808n, 3]]);
+      kd.ops[ns].ints(kd.ones([1]), 2n ** 62n);
+      assert.equal(seen[0], 2n ** 62n);
+    });
+
+    it('op names cannot reach Object.prototype: kd.library lookups and kd.ops namespaces', function () {
+      for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+        assert.throws(() => L.impl(name, 'cpu', (x) => x), (e) => e.code === 'KD_INVALID_ARGUMENT' && /is not defined/.test(e.message), name);
+        assert.throws(() => L.registerAutograd(name, (ctx, g) => g), code('KD_INVALID_ARGUMENT'));
+        assert.throws(() => L.registerAutocast(name, 'fp32'), code('KD_INVALID_ARGUMENT'));
+      }
+      const ns = fresh('pp');
+      L.define(`${ns}::plain(Tensor x) -> Tensor`);
+      L.define(`${ns}::__proto__(Tensor x) -> Tensor`);
+      L.impl(`${ns}::__proto__`, 'cpu', (x) => x.neg());
+      L.define(`${ns}::constructor(Tensor x) -> Tensor`);
+      L.impl(`${ns}::constructor`, 'cpu', (x) => x.mul(3));
+      assert.equal(Object.getPrototypeOf(kd.ops[ns]), null);
+      assert.deepEqual(Object.keys(kd.ops[ns]).sort(), ['__proto__', 'constructor', 'plain']);
+      close(kd.ops[ns].__proto__(f64([1, -2])), [-1, 2]); // eslint-disable-line no-proto
+      close(kd.ops[ns].constructor(f64([1])), [3]);
+      L.define('__proto__::f(Tensor x) -> Tensor');
+      assert.equal(typeof kd.ops.__proto__.f, 'function'); // eslint-disable-line no-proto
+      assert.equal(Object.getPrototypeOf(kd.ops), null);
+    });
+
     it('redefinition and a second implementation for a device are KD_ALREADY_DEFINED', function () {
       const ns = fresh('err');
       L.define(`${ns}::op(Tensor x) -> Tensor`);

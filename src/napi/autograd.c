@@ -9,6 +9,8 @@
 #include "autograd/autograd.h"
 #include "napi/napi_util.h"
 
+kd_status kd_napi_string_dup(napi_env env, napi_value v, const char *what, size_t max_len, char **out); /* napi/ops.c */
+
 static const napi_type_tag kd_node_tag = {0x6b696e646c696e67ULL, 0x6e6f64652d746167ULL};
 
 #define KD_ARGS(n)                                                                    \
@@ -458,26 +460,31 @@ static kd_status kd_custom_save(napi_env env, kd_node *n, napi_value handles, ui
  * collector). */
 static napi_value kd_ag_make_custom_node(napi_env env, napi_callback_info info) {
   KD_ARGS(6);
-  char name[96];
-  if (kd_napi_string_arg(env, argv[0], name, sizeof name) != napi_ok) return kd_napi_throw_msg(env, KD_ERR_TYPE, "name");
+  char *name = NULL;
+  kd_status nst = kd_napi_string_dup(env, argv[0], "makeCustomNode: name", 4096, &name);
+  if (nst != KD_OK) return kd_napi_throw(env, nst);
   uint32_t nin = 0, nout = 0, nchecked = 0;
   napi_get_array_length(env, argv[1], &nin);
   napi_get_array_length(env, argv[2], &nout);
   napi_get_value_uint32(env, argv[5], &nchecked);
-  if (nin > (1u << 20) || nout > (1u << 20)) return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "too many inputs or outputs");
+  if (nin > (1u << 20) || nout > (1u << 20)) {
+    free(name);
+    return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "too many inputs or outputs");
+  }
   kd_custom_data *d = (kd_custom_data *)calloc(1, sizeof *d);
   kd_js_fn *backward = d ? kd_js_fn_new(env, argv[3]) : NULL;
   kd_node *n = backward ? kd_node_new(KD_NODE_CUSTOM, (int)nin, (int)nout) : NULL;
   if (!n) {
     kd_js_fn_free(backward);
     free(d);
+    free(name);
     return kd_napi_throw_msg(env, KD_ERR_OOM, "out of memory");
   }
   d->backward = backward;
   n->custom_data = d;
   n->custom_apply = kd_custom_apply;
   n->custom_free = kd_custom_free;
-  n->custom_name = strdup(name);
+  n->custom_name = name;
   if (kd_anomaly_enabled() && kd_anomaly_trace_hook) n->trace = kd_anomaly_trace_hook();
   kd_status st = KD_OK;
   for (uint32_t i = 0; i < nin && st == KD_OK; i++) {

@@ -163,13 +163,40 @@ static kd_status kd_unbox_intlist(napi_env env, napi_value v, const char *name, 
   return KD_OK;
 }
 
+/* Note [JS strings in C]
+ * A JS string may hold NUL characters and be of any length; a C string ends at its first NUL and
+ * a fixed buffer holds so many bytes. Neither may cut a string short silently: a string that does
+ * not fit is refused, one holding a NUL too. */
 static kd_status kd_unbox_string(napi_env env, napi_value v, const char *name, char *buf, size_t n) {
   napi_valuetype t;
   napi_typeof(env, v, &t);
   if (t != napi_string) return kd_error(KD_ERR_TYPE, "argument '%s' must be a string", name);
-  size_t len;
+  size_t len = 0;
+  napi_get_value_string_utf8(env, v, NULL, 0, &len);
+  if (len >= n) return kd_error(KD_ERR_INVALID_ARGUMENT, "argument '%s' is too long (%zu bytes, at most %zu)", name, len, n - 1);
   napi_get_value_string_utf8(env, v, buf, n, &len);
-  if (len >= n - 1) return kd_error(KD_ERR_INVALID_ARGUMENT, "argument '%s' is too long", name);
+  if (strlen(buf) != len) return kd_error(KD_ERR_INVALID_ARGUMENT, "argument '%s' holds a NUL character", name);
+  return KD_OK;
+}
+
+/* A string argument of any length up to max_len bytes, copied into *out (malloc'ed; free it)
+ * (See Note [JS strings in C]). Used where C keeps a name or a schema. */
+kd_status kd_napi_string_dup(napi_env env, napi_value v, const char *what, size_t max_len, char **out) {
+  *out = NULL;
+  napi_valuetype t = napi_undefined;
+  napi_typeof(env, v, &t);
+  if (t != napi_string) return kd_error(KD_ERR_TYPE, "%s must be a string", what);
+  size_t len = 0;
+  napi_get_value_string_utf8(env, v, NULL, 0, &len);
+  if (len > max_len) return kd_error(KD_ERR_INVALID_ARGUMENT, "%s is too long (%zu bytes, at most %zu)", what, len, max_len);
+  char *buf = (char *)malloc(len + 1);
+  if (!buf) return kd_error(KD_ERR_OOM, "out of memory");
+  napi_get_value_string_utf8(env, v, buf, len + 1, &len);
+  if (strlen(buf) != len) {
+    free(buf);
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "%s holds a NUL character", what);
+  }
+  *out = buf;
   return KD_OK;
 }
 
