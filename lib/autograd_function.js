@@ -70,8 +70,9 @@ module.exports = function installFunction(autograd, kd, Tensor, A) {
   }
   const hasTensorSlot = (v) => v.some((e) => e instanceof SavedSlot || (Array.isArray(e) && hasTensorSlot(e)));
 
-  // One gradient as a backward returned it: a Tensor, null, or (lists) an array of them.
-  const gradOk = (g, list) => g === null || g === undefined || g instanceof Tensor || (list && Array.isArray(g) && g.every((e) => gradOk(e, false)));
+  // One gradient as a backward returned it: a Tensor or null; for a Tensor[] argument an array of them (or null).
+  const gradOk = (g, list) => g === null || g === undefined ||
+    (list ? Array.isArray(g) && g.every((e) => gradOk(e, false)) : g instanceof Tensor);
 
   const FLOATS = ['float32', 'float64', 'float16', 'bfloat16'];
   /**
@@ -117,7 +118,7 @@ module.exports = function installFunction(autograd, kd, Tensor, A) {
         }
         tensorArgs.forEach((a, i) => {
           if (!gradOk(r[i], Array.isArray(a))) {
-            throw typeError(`function ${name} returned an invalid gradient at index ${i}: expected a Tensor or null${Array.isArray(a) ? ' (or an array of them)' : ''}`);
+            throw typeError(`function ${name} returned an invalid gradient at index ${i}: expected ${Array.isArray(a) ? 'an array of Tensors (or null) for a Tensor[] argument' : 'a Tensor or null'}`);
           }
           if (Array.isArray(a)) {
             a.forEach((isT, j) => {

@@ -257,6 +257,22 @@ describe('kd.library', function () {
       assert.equal(r.stdout, '0');
     });
 
+    it('a backward must return gradients: a Tensor or null per input, an array of them for a Tensor[]', function () {
+      const ns = fresh('ag');
+      L.define(`${ns}::k(Tensor x, Tensor[] xs) -> Tensor`);
+      L.impl(`${ns}::k`, 'cpu', (x, xs) => x.mul(xs[0]));
+      let give = null;
+      L.registerAutograd(`${ns}::k`, (ctx, g) => give(g));
+      const x = f64([1, 2]).requiresGrad_(), w = f64([3, 4]).requiresGrad_();
+      for (const bad of [() => 7, () => 'g', (g) => [g, g], (g) => [g, [3]], (g) => ({ 0: g })]) {
+        give = bad;
+        assert.throws(() => kd.ops[ns].k(x, [w]).sum().backward(), /returned (a|an) (number|string|object|invalid gradient)/);
+      }
+      give = (g) => [g, [g]];
+      kd.ops[ns].k(x, [w]).sum().backward();
+      close(w.grad, [1, 1]);
+    });
+
     it('registering a formula twice is KD_ALREADY_DEFINED', function () {
       const { name } = defineMulAdd();
       assert.throws(() => L.registerAutograd(name, (ctx, g) => g), code('KD_ALREADY_DEFINED'));
