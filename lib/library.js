@@ -37,17 +37,26 @@ module.exports = function installLibrary(kd, Tensor, N) {
     if (v !== null && typeof v === 'object') return new Tensor(v);
     return v;
   };
-  // ... and back: Tensors become handles.
-  const toNative = (v) => {
-    if (v instanceof Tensor) return v._h;
-    if (Array.isArray(v)) return v.map(toNative);
-    return v;
+  // ... and back: Tensors become handles, by the argument's schema type. A Tensor[] is copied,
+  // each element read once (never through the array's own methods); other values, lists of
+  // numbers too, go to the native entry as given, which checks them (src/napi/ops.c).
+  const MAX_LIST = 2 ** 24; // as the native entry (Note [JS lengths in C])
+  const handleOf = (v) => (v instanceof Tensor ? v._h : v);
+  const toNative = (type, v) => {
+    if (type.startsWith('Tensor') && type.endsWith('[]')) {
+      if (!Array.isArray(v) || v.length > MAX_LIST) return v;
+      const out = new Array(v.length);
+      for (let i = 0; i < out.length; i++) out[i] = handleOf(v[i]);
+      return out;
+    }
+    return type.startsWith('Tensor') ? handleOf(v) : v;
   };
 
   // The callable kd.ops.ns.name: positional arguments in schema order, optionally followed by an
   // options object naming any of them.
   function makeCallable(info) {
     const names = info.args.map((a) => a.name);
+    const types = info.args.map((a) => a.type);
     const call = function (...given) {
       let args = given;
       const last = given[given.length - 1];
@@ -64,7 +73,7 @@ module.exports = function installLibrary(kd, Tensor, N) {
       if (args.length > names.length) {
         throw typeError(`${info.name}() takes ${names.length} arguments but ${args.length} were given`);
       }
-      const r = info.fn(...args.map(toNative));
+      const r = info.fn(...args.map((v, i) => toNative(types[i], v)));
       return toUser(r);
     };
     Object.defineProperty(call, 'name', { value: info.name });

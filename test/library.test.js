@@ -112,7 +112,7 @@ describe('kd.library', function () {
     close(a, [3, 4]);
   });
 
-  it('int[] arguments of any length; a length past what C can hold is an error, not a crash', function () {
+  it('int[] arguments of any length; a length past what C can hold, or a getter that throws, is an error, not a crash', function () {
     const ns = fresh('lib');
     L.define(`${ns}::f(Tensor x, int[] v) -> Tensor`);
     let seen = null;
@@ -134,10 +134,16 @@ describe('kd.library', function () {
           try { kd.ops.ov.f(kd.ones([1]), { v: [1], [arg]: a }); codes.push('none'); } catch (e) { codes.push(e.code); }
         }
       }
+      // a getter that throws while the list is read: that error reaches the caller
+      for (const arg of ['v', 'xs', 'd']) {
+        const a = [];
+        Object.defineProperty(a, 0, { get() { throw new Error('getter'); } });
+        try { kd.ops.ov.f(kd.ones([1]), { v: [1], [arg]: a }); codes.push('none'); } catch (e) { codes.push(e.message); }
+      }
       process.stdout.write(JSON.stringify(codes));`;
     const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
     assert.equal(r.status, 0, `exit ${r.status} ${r.signal || ''} ${r.stderr}`);
-    assert.deepEqual(JSON.parse(r.stdout), Array(9).fill('KD_INVALID_ARGUMENT'));
+    assert.deepEqual(JSON.parse(r.stdout), [...Array(9).fill('KD_INVALID_ARGUMENT'), 'getter', 'getter', 'getter']);
   });
 
   describe('autograd', function () {

@@ -410,7 +410,10 @@ static kd_status kd_custom_apply(kd_node *n, kd_tensor **grads, kd_tensor **grad
     if (!is_array) st = kd_error(KD_ERR_TYPE, "a custom backward must return one gradient (or null) per input");
     for (int i = 0; i < n->n_edges && st == KD_OK; i++) {
       napi_value e;
-      napi_get_element(env, r, i, &e);
+      if (napi_get_element(env, r, i, &e) != napi_ok) {
+        st = kd_js_exception(env, "reading a custom backward's result");
+        break;
+      }
       if (kd_is_nullish(env, e)) continue;
       kd_tensor *t = NULL;
       st = kd_napi_unwrap_tensor(env, e, "custom backward result", &t);
@@ -437,15 +440,15 @@ static kd_status kd_custom_save(napi_env env, kd_node *n, napi_value handles, ui
   d->nchecked = (int)(nchecked < ns ? nchecked : ns);
   for (uint32_t i = 0; i < ns; i++) {
     napi_value e;
-    napi_get_element(env, handles, i, &e);
     kd_tensor *t = NULL;
+    if (napi_get_element(env, handles, i, &e) != napi_ok) return kd_error(KD_ERR_INVALID_ARGUMENT, "reading a saved tensor failed");
     KD_TRY(kd_napi_unwrap_tensor(env, e, "saved tensor", &t));
     int output_nr = -1;
     for (uint32_t j = 0; j < nout && output_nr < 0; j++) {
       napi_value o;
       kd_tensor *ot = NULL;
-      napi_get_element(env, outputs, j, &o);
-      if (kd_napi_unwrap_tensor(env, o, "output", &ot) == KD_OK && ot == t) output_nr = (int)j;
+      if (napi_get_element(env, outputs, j, &o) == napi_ok && kd_napi_unwrap_tensor(env, o, "output", &ot) == KD_OK && ot == t)
+        output_nr = (int)j;
     }
     KD_TRY(kd_saved_init(&n->saved_args[i], t, output_nr >= 0, output_nr, 0));
     n->nargs = (int)i + 1;
@@ -489,7 +492,10 @@ static napi_value kd_ag_make_custom_node(napi_env env, napi_callback_info info) 
   kd_status st = KD_OK;
   for (uint32_t i = 0; i < nin && st == KD_OK; i++) {
     napi_value e;
-    napi_get_element(env, argv[1], i, &e);
+    if (napi_get_element(env, argv[1], i, &e) != napi_ok) {
+      st = kd_error(KD_ERR_INVALID_ARGUMENT, "reading an input failed");
+      break;
+    }
     if (kd_is_nullish(env, e)) continue;
     kd_tensor *t = NULL;
     st = kd_napi_unwrap_tensor(env, e, "input", &t);
@@ -501,9 +507,9 @@ static napi_value kd_ag_make_custom_node(napi_env env, napi_callback_info info) 
   if (st == KD_OK && !kd_is_nullish(env, argv[4])) st = kd_custom_save(env, n, argv[4], nchecked, argv[2]);
   for (uint32_t i = 0; i < nout && st == KD_OK; i++) {
     napi_value e;
-    napi_get_element(env, argv[2], i, &e);
     kd_tensor *t = NULL;
-    st = kd_napi_unwrap_tensor(env, e, "output", &t);
+    st = napi_get_element(env, argv[2], i, &e) == napi_ok ? kd_napi_unwrap_tensor(env, e, "output", &t)
+                                                          : kd_error(KD_ERR_INVALID_ARGUMENT, "reading an output failed");
     if (st != KD_OK) break;
     kd_out_meta *om = &n->outs[i];
     om->ndim = t->ndim;

@@ -188,9 +188,8 @@ static kd_status kd_unbox_outputs(napi_env env, const kd_op_info *op, const kd_v
   }
   for (uint32_t i = 0; i < n && st == KD_OK; i++) {
     napi_value h;
-    napi_get_element(env, handles, i, &h);
     kd_tensor *t = NULL;
-    st = kd_take_output(env, op, args, h, &t);
+    st = napi_get_element(env, handles, i, &h) == napi_ok ? kd_take_output(env, op, args, h, &t) : KD_ERR_INVALID_ARGUMENT;
     if (st != KD_OK) {
       st = kd_error(st, "the implementation of '%s' must return %s (output %u is not a tensor)", op->name,
                     op->nouts == 1 ? "a Tensor" : "an array of Tensors", i);

@@ -132,6 +132,13 @@ static kd_status kd_scratch_alloc(kd_unbox_scratch *s, const char *name, uint32_
   return KD_OK;
 }
 
+/* Element i of a list argument. Reading it may run JS (a getter, a Proxy trap) that throws: the
+ * exception stays pending and the op's entry lets it propagate; nothing reads the element. */
+static kd_status kd_list_element(napi_env env, napi_value v, uint32_t i, const char *name, napi_value *e) {
+  if (napi_get_element(env, v, i, e) != napi_ok) return kd_error(KD_ERR_INVALID_ARGUMENT, "reading element %u of argument '%s' failed", i, name);
+  return KD_OK;
+}
+
 static kd_status kd_unbox_intlist(napi_env env, napi_value v, const char *name, kd_unbox_scratch *s, kd_value *out) {
   bool is_array = false;
   napi_is_array(env, v, &is_array);
@@ -155,7 +162,7 @@ static kd_status kd_unbox_intlist(napi_env env, napi_value v, const char *name, 
   }
   for (uint32_t i = 0; i < n; i++) {
     napi_value e;
-    napi_get_element(env, v, i, &e);
+    KD_TRY(kd_list_element(env, v, i, name, &e));
     kd_status st = kd_unbox_int(env, e, name, &buf[i]);
     if (st != KD_OK) return kd_error(KD_ERR_TYPE, "argument '%s' must be an array of integers (element %u is not)", name, i);
   }
@@ -315,7 +322,7 @@ static kd_status kd_unbox(napi_env env, const kd_arg_schema *a, int idx, napi_va
       KD_TRY(kd_scratch_alloc(s, a->name, n, sizeof(double), (void **)&buf));
       for (uint32_t i = 0; i < n; i++) {
         napi_value e = v;
-        if (is_array) napi_get_element(env, v, i, &e);
+        if (is_array) KD_TRY(kd_list_element(env, v, i, a->name, &e));
         napi_valuetype et;
         napi_typeof(env, e, &et);
         if (et != napi_number) return kd_error(KD_ERR_TYPE, "argument '%s' must be a number or an array of numbers", a->name);
@@ -337,7 +344,7 @@ static kd_status kd_unbox(napi_env env, const kd_arg_schema *a, int idx, napi_va
       KD_TRY(kd_scratch_alloc(s, a->name, n, sizeof(kd_tensor *), (void **)&list));
       for (uint32_t i = 0; i < n; i++) {
         napi_value e;
-        napi_get_element(env, v, i, &e);
+        KD_TRY(kd_list_element(env, v, i, a->name, &e));
         if (a->type == KD_ARG_TENSORLIST_OPT) {
           napi_valuetype et;
           napi_typeof(env, e, &et);
