@@ -1,8 +1,9 @@
 // fuzz.test.js - short seeded runs of the fuzzers (tools/fuzz.js): generated call sequences over
-// every op with hostile arguments, and mutated safetensors files through every loader, each case
-// in a child process. A finding - a crash, a hang, an exception that is not a KindlingError with
-// a KD_* code, a tensor left alive - fails the test with the command that replays it. The seeds
-// are fixed, so the cases are the same on every run; `npm run fuzz` runs longer and with other
+// every op with hostile arguments, mutated safetensors files through every loader, and ops
+// defined at run time (kd.library) called with hostile arguments, each case in a child process.
+// A finding - a crash, a hang, an exception that is not a KindlingError with a KD_* code, a tensor
+// left alive - fails the test with the command that replays it. The seeds are fixed, so the cases
+// are the same on every run; `npm run fuzz` runs longer and with other
 // seeds (see tools/fuzz.js).
 'use strict';
 
@@ -30,6 +31,10 @@ describe('fuzzing (seeded short runs)', function () {
 
   it('safetensors: mutated files through every loader', function () {
     fuzz(['--target', 'safetensors', '--seconds', '5', '--seed', '20261125']);
+  });
+
+  it('library: runtime ops with int[] and Tensor[] arguments (hostile array-likes) and saved tensors, no leak', function () {
+    fuzz(['--target', 'library', '--seconds', '5', '--seed', '20261125']);
   });
 });
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // fuzz.js - `npm run fuzz`: property-based fuzzing of kindling's promise that nothing a user
 // passes crashes the process and every bad input is a KindlingError with a stable code.
-// Two targets (tools/fuzz/):
+// Three targets (tools/fuzz/):
 //   api          generated call sequences over every op of the op list with hostile arguments
 //   safetensors  mutants of valid safetensors files through every loader
+//   library      ops defined at run time (int[] and Tensor[] arguments, saved tensors) called
+//                with hostile arguments and array-likes, checked for leaks
 // fast-check generates the cases; each runs in a child process (tools/fuzz/pool.js), so a crash,
 // an abort, a sanitizer report or a hang is a finding like a wrong exception. A finding is shrunk
 // by fast-check to a minimal case, printed with the command that replays it, and the exit status
@@ -11,7 +13,7 @@
 // (the first is --seed, then +1, ...), so that a finding's replay needs only its round's seed and
 // the shrink path. A replay holds for the version of tools/fuzz/ that printed it: a change to an
 // arbitrary changes what a seed and path generate.
-//   node tools/fuzz.js --seconds 60 --seed 42            both targets, the time split between them
+//   node tools/fuzz.js --seconds 60 --seed 42            every target, the time split between them
 //   node tools/fuzz.js --target api --seconds 600 --jobs 2
 //   node tools/fuzz.js --asan ...                        the children load the ASan+UBSan addon
 //                                                        (npm run test:asan builds it)
@@ -26,6 +28,7 @@ const { Runner } = require('./fuzz/pool');
 const { addTally } = require('./fuzz/promise');
 const api = require('./fuzz/api');
 const safetensors = require('./fuzz/safetensors');
+const library = require('./fuzz/library');
 
 // How long a round may go on shrinking a finding past the end of the run.
 const SHRINK_MS = 180000;
@@ -33,6 +36,7 @@ const SHRINK_MS = 180000;
 const TARGETS = {
   api: { arbitrary: () => api.programArb(api.opForms()), batch: 50 },
   safetensors: { arbitrary: () => safetensors.mutantArb, batch: 500 },
+  library: { arbitrary: () => library.caseArb, batch: 50 },
 };
 
 function parseArgs(argv) {
@@ -54,8 +58,8 @@ function parseArgs(argv) {
     else if (a === '--quiet') o.quiet = true;
     else throw new Error(`unknown argument ${a}`);
   }
-  if (o.target !== 'all' && !TARGETS[o.target]) throw new Error(`--target is api, safetensors or all, not ${o.target}`);
-  if (o.replay && o.target === 'all') throw new Error('--replay needs --target api or --target safetensors');
+  if (o.target !== 'all' && !TARGETS[o.target]) throw new Error(`--target is ${Object.keys(TARGETS).join(', ')} or all, not ${o.target}`);
+  if (o.replay && o.target === 'all') throw new Error(`--replay needs a --target (${Object.keys(TARGETS).join(', ')})`);
   if (!(o.seconds > 0)) throw new Error('--seconds must be positive');
   return o;
 }

@@ -287,4 +287,4 @@ async function runProgram(kd, program) {
   return null;
 }
 
-module.exports = { opForms, programArb, runCase: runProgram, DTYPES };
+module.exports = { opForms, programArb, runCase: runProgram, DTYPES, makeTensor, tensorSpecArb, hostileAny, intArb, shapeArb, floatArb, scalarArb };

@@ -23,7 +23,7 @@ const selftest = {
     return null;
   },
 };
-const targets = { api: require('./api'), safetensors: require('./safetensors'), selftest };
+const targets = { api: require('./api'), safetensors: require('./safetensors'), library: require('./library'), selftest };
 const { takeTally } = require('./promise');
 
 process.on('message', async (msg) => {

@@ -1,0 +1,203 @@
+// fuzz/library.js - the library target of tools/fuzz.js: ops defined at run time (kd.library)
+// with generated schemas, implementations and autograd formulas, called with hostile arguments.
+// A case is plain data: one op and the calls made of it.
+//   op     the schema's arguments after `Tensor x` (int[] among them, Tensor[], scalars, strings),
+//          its returns, what the implementation returns (a new tensor, an input as is, an element
+//          of a Tensor[] input), what setupContext keeps (inputs, the output, ctx properties,
+//          arrays of them) and what the backward returns (gradients, or wrong things)
+//   calls  arguments per schema type or hostile values, among them array-likes whose length does
+//          not fit an int (2^31, 2^32 - 1), a `map` returning the array itself, and getters that
+//          dispose a tensor argument or throw while the native entry reads the list; each call
+//          then runs backward (once, twice, with retainGraph or createGraph) or not, and its
+//          result is disposed or left to the case's kd.tidy scope.
+// The promise checked: every call returns or throws a KindlingError with a KD_* code (not
+// KD_INTERNAL) or the error a getter threw; nothing crashes or hangs; and once the case's kd.tidy
+// scope ends no tensor is alive (so what an op's node saved went with its graph, without waiting
+// for the garbage collector or a turn of the event loop).
+'use strict';
+const fc = require('fast-check');
+const { badException, noteReturn, noteThrow } = require('./promise');
+const { makeTensor, tensorSpecArb, hostileAny, intArb, shapeArb, floatArb, scalarArb } = require('./api');
+
+const TYPES = ['Tensor', 'Tensor?', 'Tensor[]', 'int', 'int?', 'int[]', 'int[]?', 'int[2]', 'float', 'float[]', 'bool', 'Scalar', 'str', 'ScalarType?'];
+
+const lit = (arb) => arb.map((v) => ({ v }));
+const tensorRef = fc.nat({ max: 63 }).map((t) => ({ t }));
+// Lengths a uint32 can hold but an int cannot (or a buffer should not): the native entry must
+// refuse them before reading an element; 600 and 65 pass the 64 inline ints.
+const arrayLikeArb = fc.record({
+  like: fc.constantFrom(2 ** 31, 2 ** 32 - 1, 2 ** 24 + 1, 600, 65, 64, 0),
+  fill: fc.constantFrom(0, 0x4141414141, -1, 1.5, 'x', 2n ** 62n),
+  mapSelf: fc.boolean(),
+  getter: fc.constantFrom(null, null, 'dispose', 'throw'),
+});
+const listArb = (elem) => fc.oneof({ weight: 3, arbitrary: lit(elem) }, { weight: 2, arbitrary: arrayLikeArb.map((like) => ({ like })) });
+const BY_TYPE = {
+  'Tensor': tensorRef,
+  'Tensor?': fc.oneof(tensorRef, lit(fc.constant(null))),
+  'Tensor[]': fc.oneof({ weight: 3, arbitrary: fc.array(tensorRef, { maxLength: 3 }).map((ts) => ({ ts })) },
+    { weight: 1, arbitrary: arrayLikeArb.map((like) => ({ like })) }),
+  'int': lit(intArb),
+  'int?': lit(fc.option(intArb)),
+  'int[]': listArb(shapeArb),
+  'int[]?': listArb(fc.option(shapeArb)),
+  'int[2]': listArb(fc.oneof(intArb, shapeArb)),
+  'float': lit(floatArb),
+  'float[]': listArb(fc.array(floatArb, { maxLength: 4 })),
+  'bool': lit(fc.boolean()),
+  'Scalar': lit(scalarArb),
+  'str': lit(fc.constantFrom('mean', '', 'x'.repeat(63), 'x'.repeat(64), 'a\0b')),
+  'ScalarType?': lit(fc.constantFrom(null, 'float32', 'int64', 'float128')),
+};
+const argArb = (type) => fc.oneof({ weight: 12, arbitrary: BY_TYPE[type] }, { weight: 1, arbitrary: lit(hostileAny) });
+
+const opArb = fc.record({
+  args: fc.array(fc.constantFrom(...TYPES), { maxLength: 5 }),
+  returns: fc.constantFrom('Tensor', 'Tensor', '(Tensor, Tensor)', 'Tensor[]'),
+  impl: fc.constantFrom('new', 'new', 'input', 'listElement', 'view'),
+  autograd: fc.boolean(),
+  save: fc.subarray(['inputs', 'output', 'props', 'list', 'number']),
+  backward: fc.constantFrom('ok', 'ok', 'ok', 'single', 'number', 'short', 'listAsTensor', 'throws'),
+});
+
+function callArb(op) {
+  return fc.record({
+    args: fc.tuple(tensorRef, ...op.args.map(argArb)),
+    backward: fc.constantFrom('none', 'none', 'once', 'twice', 'retain', 'create'),
+    dispose: fc.boolean(),
+  });
+}
+
+const caseArb = opArb.chain((op) => fc.record({
+  op: fc.constant(op),
+  tensors: fc.array(tensorSpecArb, { minLength: 1, maxLength: 6 }),
+  calls: fc.array(callArb(op), { minLength: 1, maxLength: 5 }),
+}));
+
+// ---- the interpreter (runs in the child) -------------------------------------------------------
+
+class GetterError extends Error {}
+let opCount = 0;
+
+/** Defines the case's op under a fresh name; returns its callable. */
+function defineOp(kd, op) {
+  const ns = `fz${++opCount}`;
+  const args = op.args.map((t, i) => `${t} a${i}`);
+  kd.library.define(`${ns}::op(Tensor x${args.map((a) => `, ${a}`).join('')}) -> ${op.returns}`);
+  const list = op.args.indexOf('Tensor[]') + 1; // argument index of a Tensor[] (0: none)
+  const two = op.returns !== 'Tensor';
+  kd.library.impl(`${ns}::op`, 'cpu', (x, ...rest) => {
+    let y;
+    if (op.impl === 'input') y = x;
+    else if (op.impl === 'listElement' && list && rest[list - 1].length) y = rest[list - 1][0];
+    else if (op.impl === 'view') y = x.view([-1]);
+    else y = x.mul(2);
+    return two ? [y, x.add(1)] : y;
+  });
+  if (!op.autograd) return kd.ops[ns].op;
+  kd.library.registerAutograd(`${ns}::op`, (ctx, ...grads) => {
+    if (op.backward === 'throws') throw new kd.KindlingError('the formula refuses', 'KD_NOT_SUPPORTED');
+    const saved = ctx.savedTensors;
+    if (op.save.includes('props')) void ctx.kept; // reads the kept tensors back
+    if (op.save.includes('list')) void ctx.pair;
+    const g = grads[0].mul(saved.length ? 1 : 2);
+    if (op.backward === 'single') return g;
+    if (op.backward === 'number') return 7;
+    if (op.backward === 'short') return [];
+    return [g, ...op.args.map((t) => (t === 'Tensor[]' ? (op.backward === 'listAsTensor' ? g : [g]) : null))];
+  }, {
+    setupContext(ctx, inputs, output) {
+      const tensors = inputs.filter((a) => a instanceof kd.Tensor);
+      if (op.save.includes('inputs')) ctx.saveForBackward(...tensors);
+      if (op.save.includes('output')) ctx.saveForBackward(...(ctx._saved || []), ...(Array.isArray(output) ? output : [output]));
+      if (op.save.includes('props')) ctx.kept = tensors[0];
+      if (op.save.includes('list')) ctx.pair = [inputs, output];
+      if (op.save.includes('number')) ctx.scale = 2;
+    },
+  });
+  return kd.ops[ns].op;
+}
+
+/** A hostile array-like: its length says `like`, it holds a few elements, and maybe lies more. */
+function arrayLike(spec, pool, firstTensor) {
+  const a = new Array(Math.min(spec.like, 600)).fill(spec.fill);
+  a.length = spec.like;
+  if (spec.mapSelf) a.map = () => a;
+  if (spec.getter) {
+    Object.defineProperty(a, 0, {
+      get() {
+        if (spec.getter === 'throw') throw new GetterError('a getter threw');
+        if (firstTensor) firstTensor.dispose();
+        return spec.fill;
+      },
+    });
+  }
+  return a;
+}
+
+async function runCase(kd, c) {
+  const live0 = kd.memory().liveTensors;
+  let fn;
+  try {
+    fn = defineOp(kd, c.op);
+  } catch (e) {
+    const bad = badException(kd, e);
+    return bad && { kind: 'exception', step: 'define', ...bad };
+  }
+  const body = () => {
+    const pool = [];
+    for (const [i, spec] of c.tensors.entries()) {
+      try {
+        pool.push(makeTensor(kd, spec, pool));
+      } catch (e) {
+        const bad = badException(kd, e);
+        if (bad) return { kind: 'exception', step: `tensors[${i}]`, spec, ...bad };
+      }
+    }
+    if (!pool.length) pool.push(kd.ones([2]));
+    for (const [i, call] of c.calls.entries()) {
+      const x = pool[call.args[0].t % pool.length];
+      const value = (a) => {
+        if (a.t !== undefined) return pool[a.t % pool.length];
+        if (a.ts !== undefined) return a.ts.map((r) => pool[r.t % pool.length]);
+        if (a.like !== undefined) return arrayLike(a.like, pool, x);
+        return a.v;
+      };
+      try {
+        const r = fn(...call.args.map(value));
+        const outs = (Array.isArray(r) ? r : [r]).filter((t) => t instanceof kd.Tensor);
+        if (call.backward !== 'none' && outs.length && outs[0].requiresGrad) {
+          const loss = outs[0].sum();
+          if (call.backward === 'create') {
+            const [g] = kd.autograd.grad(loss, [outs[0]], null, { createGraph: true, allowUnused: true });
+            if (g) g.sum();
+          } else {
+            loss.backward({ retainGraph: call.backward === 'retain' });
+            if (call.backward !== 'once') loss.backward();
+          }
+        }
+        if (call.dispose) for (const t of outs) t.dispose();
+        noteReturn();
+      } catch (e) {
+        noteThrow(e);
+        if (e instanceof GetterError) continue;
+        const bad = badException(kd, e);
+        if (bad) return { kind: 'exception', step: `calls[${i}]`, call, ...bad };
+      }
+    }
+    return null;
+  };
+  let finding = null;
+  try {
+    finding = kd.tidy(body);
+  } catch (e) {
+    const bad = badException(kd, e);
+    if (bad) return { kind: 'exception', step: 'tidy', ...bad };
+  }
+  if (finding) return finding;
+  const live = kd.memory().liveTensors;
+  if (live !== live0) return { kind: 'leak', message: `${live - live0} tensors alive after the case's kd.tidy scope ended` };
+  return null;
+}
+
+module.exports = { caseArb, runCase };
