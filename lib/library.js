@@ -165,8 +165,10 @@ module.exports = function installLibrary(kd, Tensor, N) {
           if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
             throw typeError(`the implementation of '${op.info.name}' returned a promise: implementations are synchronous`);
           }
-          const list = op.info.nouts === 1 ? [result] : (Array.isArray(result) ? result : [result]);
-          return [list.map((t) => (t instanceof Tensor ? t._h : t)), list.map((t) => made.has(t))];
+          // read once, by index (never through the array's own methods), as arguments are
+          const list = op.info.nouts === 1 || !Array.isArray(result) ? [result] : Array.from({ length: Math.min(result.length, MAX_LIST + 1) }, (_, i) => result[i]);
+          if (list.length > MAX_LIST) throw new KindlingError(`the implementation of '${op.info.name}' returned more than ${MAX_LIST} tensors`, 'KD_INVALID_ARGUMENT');
+          return [list.map(handleOf), list.map((t) => made.has(t))];
         });
       }
     },

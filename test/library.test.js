@@ -427,6 +427,16 @@ describe('kd.library', function () {
       L.define(`${ns}::num(Tensor x) -> Tensor`);
       L.impl(`${ns}::num`, 'cpu', () => 3);
       assert.throws(() => kd.ops[ns].num(kd.ones([2])), (e) => /must return a Tensor/.test(e.message));
+      // a returned list is read by index: its own map is not called, a length past 2^24 is refused
+      L.define(`${ns}::list(Tensor x, int n) -> Tensor[]`);
+      L.impl(`${ns}::list`, 'cpu', (x, n) => {
+        const a = [x.mul(2), x.mul(3)];
+        a.map = () => { throw new Error('map called'); };
+        if (n) a.length = n;
+        return a;
+      });
+      assert.deepEqual(kd.ops[ns].list(kd.ones([1]), 0).map((t) => t.item()), [2, 3]);
+      assert.throws(() => kd.ops[ns].list(kd.ones([1]), 2 ** 32 - 1), (e) => e.code === 'KD_INVALID_ARGUMENT' && /more than 16777216 tensors/.test(e.message));
     });
 
     it('an exception thrown by an implementation surfaces as that same error', function () {
