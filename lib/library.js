@@ -161,13 +161,17 @@ module.exports = function installLibrary(kd, Tensor, N) {
         if (!key) throw typeError(`impl(name, device, fn): device must be 'cpu' or 'cuda', got ${String(d)}`);
         N.library.impl(op.info.id, key, (rawArgs) => {
           const args = rawArgs.map(toUser);
-          const [result, made] = tidyMade(() => fn(...args));
+          const [result, made] = tidyMade(() => {
+            const r = fn(...args);
+            // checked before the scope walks it: a list's length is the caller's to choose
+            if (Array.isArray(r) && r.length > MAX_LIST) throw new KindlingError(`the implementation of '${op.info.name}' returned more than ${MAX_LIST} tensors`, 'KD_INVALID_ARGUMENT');
+            return r;
+          });
           if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
             throw typeError(`the implementation of '${op.info.name}' returned a promise: implementations are synchronous`);
           }
           // read once, by index (never through the array's own methods), as arguments are
-          const list = op.info.nouts === 1 || !Array.isArray(result) ? [result] : Array.from({ length: Math.min(result.length, MAX_LIST + 1) }, (_, i) => result[i]);
-          if (list.length > MAX_LIST) throw new KindlingError(`the implementation of '${op.info.name}' returned more than ${MAX_LIST} tensors`, 'KD_INVALID_ARGUMENT');
+          const list = op.info.nouts === 1 || !Array.isArray(result) ? [result] : Array.from({ length: result.length }, (_, i) => result[i]);
           return [list.map(handleOf), list.map((t) => made.has(t))];
         });
       }
