@@ -16,7 +16,7 @@
 // for the garbage collector or a turn of the event loop).
 'use strict';
 const fc = require('fast-check');
-const { badException, noteReturn, noteThrow } = require('./promise');
+const { badException, tidyFinding, noteReturn, noteThrow } = require('./promise');
 const { makeTensor, tensorSpecArb, hostileAny, intArb, shapeArb, floatArb, scalarArb } = require('./api');
 
 const TYPES = ['Tensor', 'Tensor?', 'Tensor[]', 'int', 'int?', 'int[]', 'int[]?', 'int[2]', 'float', 'float[]', 'bool', 'Scalar', 'str', 'ScalarType?'];
@@ -136,7 +136,6 @@ function arrayLike(spec, pool, firstTensor) {
 }
 
 async function runCase(kd, c) {
-  const live0 = kd.memory().liveTensors;
   let fn;
   try {
     fn = defineOp(kd, c.op);
@@ -187,17 +186,7 @@ async function runCase(kd, c) {
     }
     return null;
   };
-  let finding = null;
-  try {
-    finding = kd.tidy(body);
-  } catch (e) {
-    const bad = badException(kd, e);
-    if (bad) return { kind: 'exception', step: 'tidy', ...bad };
-  }
-  if (finding) return finding;
-  const live = kd.memory().liveTensors;
-  if (live !== live0) return { kind: 'leak', message: `${live - live0} tensors alive after the case's kd.tidy scope ended` };
-  return null;
+  return tidyFinding(kd, body, 'case');
 }
 
 module.exports = { caseArb, runCase };
