@@ -276,4 +276,4 @@ async function runProgram(kd, program) {
   return tidyFinding(kd, body, 'program');
 }
 
-module.exports = { opForms, programArb, runCase: runProgram, DTYPES, makeTensor, tensorSpecArb, hostileAny, intArb, shapeArb, floatArb, scalarArb };
+module.exports = { opForms, programArb, runCase: runProgram, DTYPES, makeTensor, tensorSpecArb, hostileAny, BY_TYPE };
