@@ -390,6 +390,20 @@ describe('autograd: in-place rules', function () {
   });
 });
 
+describe('autograd: hostile lists', function () {
+  it('a list whose length does not fit is an error before anything is allocated or read', function () {
+    const x = leaf([1, 2]);
+    const y = x.mul(2).sum();
+    const huge = (first) => { const h = [first]; h.length = 2 ** 32 - 1; return h; };
+    const inputs = [x];
+    inputs.map = () => huge(x._h);
+    expectKdError(() => kd.autograd.grad(y, inputs, null, { retainGraph: true }), 'KD_INVALID_ARGUMENT', /too many inputs/);
+    const grads = [null];
+    grads.map = () => huge(null);
+    expectKdError(() => kd.autograd.grad([y], [x], grads), 'KD_INVALID_ARGUMENT', /too many grad_tensors/);
+  });
+});
+
 describe('autograd: custom Functions', function () {
   class Cube extends kd.autograd.Function {
     static forward(ctx, x) {

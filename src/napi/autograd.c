@@ -541,11 +541,13 @@ static kd_status kd_handles(napi_env env, napi_value arr, const char *what, bool
   *n = 0;
   if (kd_is_nullish(env, arr)) return KD_OK;
   napi_get_array_length(env, arr, n);
-  *out = (kd_tensor **)calloc(*n + 1, sizeof(kd_tensor *));
+  /* a length is the caller's (an array-like's map may return anything): capped, counted in size_t */
+  if (*n > (1u << 24)) return kd_error(KD_ERR_INVALID_ARGUMENT, "too many %s (%u)", what, *n);
+  *out = (kd_tensor **)calloc((size_t)*n + 1, sizeof(kd_tensor *));
   if (!*out) return kd_error(KD_ERR_OOM, "out of memory");
   for (uint32_t i = 0; i < *n; i++) {
     napi_value e;
-    napi_get_element(env, arr, i, &e);
+    if (napi_get_element(env, arr, i, &e) != napi_ok) return kd_error(KD_ERR_INVALID_ARGUMENT, "reading %s failed", what);
     if (nulls && kd_is_nullish(env, e)) continue;
     KD_TRY(kd_napi_unwrap_tensor(env, e, what, &(*out)[i]));
   }
