@@ -68,6 +68,10 @@ const caseArb = opArb.chain((op) => fc.record({
 
 class GetterError extends Error {}
 let opCount = 0;
+// Ops live until the process exits and there are at most 4096 of them (KD_RUNTIME_OP_MAX): the
+// child retires before (tools/fuzz/child.js), so every case defines its op.
+const OPS_PER_CHILD = 4000;
+const retire = () => opCount >= OPS_PER_CHILD;
 
 /** Defines the case's op under a fresh name; returns its callable. */
 function defineOp(kd, op) {
@@ -179,4 +183,4 @@ async function runCase(kd, c) {
   return tidyFinding(kd, body, 'case');
 }
 
-module.exports = { caseArb, runCase };
+module.exports = { caseArb, runCase, retire };
