@@ -44,8 +44,8 @@ class Runner {
     child.on('message', (m) => {
       if (!this.pending || !m || m.id !== this.pending.id) return;
       if (m.tally) addTally(this.tally, m.tally);
-      if (m.retire) this.close(); // the child is used up (see child.js): the next case starts a new one
       this.settle(m.finding || null);
+      if (m.retire) this.close(); // the child is used up (see child.js): the next case starts a new one
     });
     child.on('exit', (code, signal) => {
       if (this.child !== child) return;
