@@ -15,8 +15,9 @@
 const { KindlingError, typeError } = require('./errors');
 const { tidyMade } = require('./tidy');
 
-const POLICIES = { none: 0, lower: 1, fp32: 2, promote: 4 };
-const DEVICE_KEYS = { cpu: 'CPU', cuda: 'CUDA' };
+// looked up with names users give: no prototype ('toString' is no policy)
+const POLICIES = Object.assign(Object.create(null), { none: 0, lower: 1, fp32: 2, promote: 4 });
+const DEVICE_KEYS = Object.assign(Object.create(null), { cpu: 'CPU', cuda: 'CUDA' });
 
 module.exports = function installLibrary(kd, Tensor, N) {
   // Names come from users: ops live in a Map, namespaces in objects without a prototype, so no

@@ -396,6 +396,10 @@ describe('kd.library', function () {
       assert.deepEqual(Object.keys(kd.ops[ns]).sort(), ['__proto__', 'constructor', 'plain']);
       close(kd.ops[ns].__proto__(f64([1, -2])), [-1, 2]); // eslint-disable-line no-proto
       close(kd.ops[ns].constructor(f64([1])), [3]);
+      for (const name of ['toString', 'constructor', '__proto__']) {
+        assert.throws(() => L.registerAutocast(`${ns}::plain`, name), (e) => e.code === 'KD_INVALID_TYPE' && /unknown policy/.test(e.message), name);
+        assert.throws(() => L.impl(`${ns}::plain`, name, (x) => x), (e) => e.code === 'KD_INVALID_TYPE' && /device must be 'cpu' or 'cuda'/.test(e.message), name);
+      }
       L.define('__proto__::f(Tensor x) -> Tensor');
       assert.equal(typeof kd.ops.__proto__.f, 'function'); // eslint-disable-line no-proto
       assert.equal(Object.getPrototypeOf(kd.ops), null);
