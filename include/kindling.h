@@ -81,7 +81,7 @@ typedef struct kindling_api {
   int (*nargs)(const kd_op_call *c);
   kd_tensor *(*arg_tensor)(kd_op_call *c, int i);        /* NULL when argument i is no tensor (None) */
   double (*arg_double)(kd_op_call *c, int i);            /* float, int or Scalar arguments */
-  int64_t (*arg_int)(kd_op_call *c, int i);
+  int64_t (*arg_int)(kd_op_call *c, int i);             /* a float truncated, saturated at the int64 range */
   int (*arg_bool)(kd_op_call *c, int i);
   /* Makes output i: a contiguous tensor on the call's device. NULL on failure (see last_status). */
   kd_tensor *(*new_output)(kd_op_call *c, int i, const int64_t *sizes, int ndim, int dtype);

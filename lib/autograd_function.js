@@ -13,46 +13,75 @@
 const { KindlingError, typeError } = require('./errors');
 
 module.exports = function installFunction(autograd, kd, Tensor, A) {
+  // The place of a saved tensor in a recorded ctx: the node holds the tensor (See Note [Tensors a
+  // custom node saves] in src/napi/autograd.c), the ctx only this.
+  class SavedSlot { constructor(i) { this.i = i; } }
+  const hasTensor = (v, depth = 0) => v instanceof Tensor || (Array.isArray(v) && depth < 4 && v.some((e) => hasTensor(e, depth + 1)));
+
   class FunctionCtx {
     constructor(needsInputGrad) {
       this.needsInputGrad = needsInputGrad;
       this._saved = null;
-      this._versions = null;
       this._nonDiff = new Set();
-      this._released = false;
+      this._unpacked = null; // during backward: per slot, a Tensor or why it cannot be had
       this.materializeGrads = true;
     }
     /** Saves tensors for backward (checked against in-place changes when read back). */
-    saveForBackward(...tensors) {
-      this._saved = tensors;
-      this._versions = tensors.map((t) => (t instanceof Tensor ? t.version : null));
-    }
+    saveForBackward(...tensors) { this._saved = tensors; }
     /** The tensors given to saveForBackward. */
-    get savedTensors() {
-      if (this._released) {
-        throw new KindlingError('Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Specify retainGraph: true if you need to backward through the graph a second time.', 'KD_INVALID_ARGUMENT');
-      }
-      const s = this._saved || [];
-      s.forEach((t, i) => {
-        if (t instanceof Tensor && t.version !== this._versions[i]) {
-          throw new KindlingError(`one of the variables needed for gradient computation has been modified by an inplace operation: [${t.dtype} tensor [${t.shape.join(', ')}]] is at version ${t.version}; expected version ${this._versions[i]} instead.`, 'KD_INVALID_ARGUMENT');
-        }
-      });
-      return s;
-    }
+    get savedTensors() { return (this._saved || []).map((t) => this._resolve(t)); }
     /** Marks outputs that get no gradient (e.g. indices). */
     markNonDifferentiable(...tensors) { for (const t of tensors) this._nonDiff.add(t); }
     /** Whether gradients of outputs that got none are passed as zeros (default) or null. */
     setMaterializeGrads(v) { this.materializeGrads = !!v; }
+
+    _resolve(v) {
+      if (v instanceof SavedSlot) {
+        if (this._unpacked === null) throw new KindlingError('saved tensors can be read in backward only', 'KD_INVALID_ARGUMENT');
+        const t = this._unpacked[v.i];
+        if (typeof t === 'string') throw new KindlingError(t, 'KD_INVALID_ARGUMENT');
+        return t;
+      }
+      return Array.isArray(v) && hasTensorSlot(v) ? v.map((e) => this._resolve(e)) : v;
+    }
+
+    // Replaces the tensors this ctx holds (saved, then those among its properties, also inside
+    // arrays) by their places; returns them, and how many of them were saved (version-checked).
+    _moveTensorsOut() {
+      const tensors = [];
+      const slot = (v, depth) => {
+        if (v instanceof Tensor) return new SavedSlot(tensors.push(v) - 1);
+        return Array.isArray(v) && depth < 4 ? v.map((e) => slot(e, depth + 1)) : v;
+      };
+      if (this._saved) this._saved = this._saved.map((v) => slot(v, 4));
+      const nchecked = tensors.length;
+      for (const k of Object.keys(this)) {
+        if (k.startsWith('_') || !hasTensor(this[k])) continue;
+        const place = slot(this[k], 0);
+        Object.defineProperty(this, k, {
+          get() { return this._resolve(place); },
+          set(value) { Object.defineProperty(this, k, { value, writable: true, enumerable: true, configurable: true }); },
+          enumerable: true,
+          configurable: true,
+        });
+      }
+      return [tensors, nchecked];
+    }
   }
+  const hasTensorSlot = (v) => v.some((e) => e instanceof SavedSlot || (Array.isArray(e) && hasTensorSlot(e)));
+
+  // One gradient as a backward returned it: a Tensor or null; for a Tensor[] argument an array of them (or null).
+  const gradOk = (g, list) => g === null || g === undefined ||
+    (list ? Array.isArray(g) && g.every((e) => gradOk(e, false)) : g instanceof Tensor);
 
   const FLOATS = ['float32', 'float64', 'float16', 'bfloat16'];
   /**
    * Connects `outs` (the floating ones not marked non-differentiable) to one new graph node named
-   * `name` with an edge per tensor in `args` (Tensor[] arguments: one per element). The node's
-   * backward calls callBackward(grads) with one gradient per connected output (zeros, or null
-   * without materializeGrads, for those that got none) and expects one gradient (or null) per
-   * argument (with `lists`, an array of them for a Tensor[] argument; else arrays get none).
+   * `name` with an edge per tensor in `args` (Tensor[] arguments: one per element). The tensors
+   * ctx holds move into the node (See Note [Tensors a custom node saves] in src/napi/autograd.c).
+   * The node's backward calls callBackward(grads) with one gradient per connected output (zeros,
+   * or null without materializeGrads, for those that got none) and expects one gradient (or null)
+   * per argument (with `lists`, an array of them for a Tensor[] argument; else arrays get none).
    * Used by kd.autograd.Function and by the ops of kd.library (lib/library.js).
    */
   function recordCustomNode(name, ctx, args, outs, callBackward, lists = false) {
@@ -65,29 +94,49 @@ module.exports = function installFunction(autograd, kd, Tensor, A) {
       if (isList(a)) for (const e of a) inputs.push(e instanceof Tensor ? e : null);
       else inputs.push(a instanceof Tensor ? a : null);
     }
-    A.makeCustomNode(name, inputs.map((a) => (a ? a._h : null)), diffOuts.map((o) => o._h), (gh) => {
+    const [saved, nchecked] = ctx._moveTensorsOut();
+    const tensorArgs = args.map((a) => (isList(a) ? a.map((e) => e instanceof Tensor && e.requiresGrad) : a instanceof Tensor));
+    args = null; // the node holds the tensors it needs; the backward needs only which arguments were tensors
+    const backward = (gh, savedHandles) => {
       const grads = gh.map((h, i) => {
         if (h !== null) return new Tensor(h);
         return ctx.materializeGrads ? kd.zeros(shapes[i][0], { dtype: shapes[i][1], device: shapes[i][2] }) : null;
       });
-      let r = callBackward(grads);
-      if (!Array.isArray(r)) r = [r];
-      if (r.length < args.filter((a) => a instanceof Tensor || isList(a)).length && r.length !== args.length) {
-        throw new KindlingError(`function ${name} returned an incorrect number of gradients (expected ${args.length}, got ${r.length})`, 'KD_INVALID_ARGUMENT');
-      }
+      const unpacked = savedHandles.map((h) => (typeof h === 'string' ? h : new Tensor(h)));
+      ctx._unpacked = unpacked;
       const out = [];
-      args.forEach((a, i) => {
-        if (isList(a)) {
-          a.forEach((e, j) => {
-            const g = Array.isArray(r[i]) ? r[i][j] : null;
-            out.push(e instanceof Tensor && e.requiresGrad && g instanceof Tensor ? g._h : null);
-          });
-        } else {
-          out.push(a instanceof Tensor && ctx.needsInputGrad[i] && r[i] instanceof Tensor ? r[i]._h : null);
+      try {
+        let r = callBackward(grads);
+        if (!Array.isArray(r)) {
+          if (r !== null && r !== undefined && !(r instanceof Tensor)) {
+            throw typeError(`function ${name} returned ${typeof r === 'object' ? 'an object' : `a ${typeof r}`} where it must return one gradient (a Tensor or null) per input, or an array of them`);
+          }
+          r = [r];
         }
-      });
+        if (r.length < tensorArgs.filter((a) => a !== false).length && r.length !== tensorArgs.length) {
+          throw new KindlingError(`function ${name} returned an incorrect number of gradients (expected ${tensorArgs.length}, got ${r.length})`, 'KD_INVALID_ARGUMENT');
+        }
+        tensorArgs.forEach((a, i) => {
+          if (!gradOk(r[i], Array.isArray(a))) {
+            throw typeError(`function ${name} returned an invalid gradient at index ${i}: expected ${Array.isArray(a) ? 'an array of Tensors (or null) for a Tensor[] argument' : 'a Tensor or null'}`);
+          }
+          if (Array.isArray(a)) {
+            a.forEach((isT, j) => {
+              const g = Array.isArray(r[i]) ? r[i][j] : null;
+              out.push(isT && g instanceof Tensor ? g._h : null);
+            });
+          } else {
+            out.push(a && ctx.needsInputGrad[i] && r[i] instanceof Tensor ? r[i]._h : null);
+          }
+        });
+      } finally {
+        ctx._unpacked = null;
+        const returned = new Set(out);
+        for (const t of unpacked) if (t instanceof Tensor && !returned.has(t._h)) t.dispose();
+      }
       return out;
-    });
+    };
+    A.makeCustomNode(name, inputs.map((a) => (a ? a._h : null)), diffOuts.map((o) => o._h), backward, saved.map((t) => t._h), nchecked);
   }
 
   class Function {

@@ -192,7 +192,7 @@ module.exports = function makeCppExtension(N, adopt) {
     const { name } = checkOptions(options);
     const { path: so, built } = build(options);
     if (loaded.has(so)) return loaded.get(so);
-    const ops = {};
+    const ops = Object.create(null); // op names come from the extension: no prototype to reach
     for (const info of N.library.loadExtension(so)) ops[info.name.split('::')[1]] = adopt(info);
     const mod = Object.freeze({ name, path: so, built, ops: Object.freeze(ops) });
     loaded.set(so, mod);

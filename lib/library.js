@@ -15,16 +15,19 @@
 const { KindlingError, typeError } = require('./errors');
 const { tidyMade } = require('./tidy');
 
-const POLICIES = { none: 0, lower: 1, fp32: 2, promote: 4 };
-const DEVICE_KEYS = { cpu: 'CPU', cuda: 'CUDA' };
+// looked up with names users give: no prototype ('toString' is no policy)
+const POLICIES = Object.assign(Object.create(null), { none: 0, lower: 1, fp32: 2, promote: 4 });
+const DEVICE_KEYS = Object.assign(Object.create(null), { cpu: 'CPU', cuda: 'CUDA' });
 
 module.exports = function installLibrary(kd, Tensor, N) {
-  const ops = {}; // qualified name -> { info, autograd }
+  // Names come from users: ops live in a Map, namespaces in objects without a prototype, so no
+  // name ('__proto__', 'constructor') reaches Object.prototype.
+  const ops = new Map(); // qualified name -> { info, autograd, callable }
   const opsByNamespace = Object.create(null);
 
   function lookup(name, what) {
     if (typeof name !== 'string') throw typeError(`${what}: the op name must be a string ('namespace::name')`);
-    const op = ops[name];
+    const op = ops.get(name);
     if (!op) throw new KindlingError(`${what}: op '${name}' is not defined (call kd.library.define first)`, 'KD_INVALID_ARGUMENT');
     return op;
   }
@@ -35,17 +38,26 @@ module.exports = function installLibrary(kd, Tensor, N) {
     if (v !== null && typeof v === 'object') return new Tensor(v);
     return v;
   };
-  // ... and back: Tensors become handles.
-  const toNative = (v) => {
-    if (v instanceof Tensor) return v._h;
-    if (Array.isArray(v)) return v.map(toNative);
-    return v;
+  // ... and back: Tensors become handles, by the argument's schema type. A Tensor[] is copied,
+  // each element read once (never through the array's own methods); other values, lists of
+  // numbers too, go to the native entry as given, which checks them (src/napi/ops.c).
+  const MAX_LIST = 2 ** 24; // as the native entry (Note [JS lengths in C])
+  const handleOf = (v) => (v instanceof Tensor ? v._h : v);
+  const toNative = (type, v) => {
+    if (type.startsWith('Tensor') && type.endsWith('[]')) {
+      if (!Array.isArray(v) || v.length > MAX_LIST) return v;
+      const out = new Array(v.length);
+      for (let i = 0; i < out.length; i++) out[i] = handleOf(v[i]);
+      return out;
+    }
+    return type.startsWith('Tensor') ? handleOf(v) : v;
   };
 
   // The callable kd.ops.ns.name: positional arguments in schema order, optionally followed by an
   // options object naming any of them.
   function makeCallable(info) {
     const names = info.args.map((a) => a.name);
+    const types = info.args.map((a) => a.type);
     const call = function (...given) {
       let args = given;
       const last = given[given.length - 1];
@@ -62,35 +74,11 @@ module.exports = function installLibrary(kd, Tensor, N) {
       if (args.length > names.length) {
         throw typeError(`${info.name}() takes ${names.length} arguments but ${args.length} were given`);
       }
-      const r = info.fn(...args.map(toNative));
+      const r = info.fn(...args.map((v, i) => toNative(types[i], v)));
       return toUser(r);
     };
     Object.defineProperty(call, 'name', { value: info.name });
     return call;
-  }
-
-  // Note [What a context holds]
-  // setupContext gets handles made for the call (src/napi/library.c) and may keep some, with
-  // saveForBackward or as properties of ctx. Those it keeps are exempt from tidy scopes (kd.keep:
-  // the backward may run after the scope of the call); the others are disposed at once. A kept
-  // output becomes an alias without history (detach): the output's node holds ctx, so the output
-  // itself there would be a reference cycle that is never freed. Its formula can then not be
-  // differentiated through that output: a backward with createGraph says so.
-  function holdForBackward(ctx, outs, madeForCall) {
-    const outSet = new Set(outs);
-    let keptOutput = false;
-    const hold = (t) => {
-      if (Array.isArray(t)) return t.map(hold);
-      if (!(t instanceof Tensor) || !madeForCall.has(t)) return t;
-      if (!outSet.has(t)) return kd.keep(t);
-      keptOutput = true;
-      return kd.keep(kd.noGrad(() => t.detach()));
-    };
-    if (ctx._saved) ctx._saved = ctx._saved.map(hold);
-    for (const k of Object.keys(ctx)) if (!k.startsWith('_')) ctx[k] = hold(ctx[k]);
-    const held = new Set([...(ctx._saved || []), ...Object.values(ctx)].flat(2));
-    for (const t of madeForCall) if (!held.has(t)) t.dispose();
-    return keptOutput;
   }
 
   // The recorder of every op (Autograd kernel, src/autograd/runtime_op.c): a custom node whose
@@ -104,20 +92,14 @@ module.exports = function installLibrary(kd, Tensor, N) {
       const ctx = new kd.autograd.FunctionCtx(needs);
       const ag = op.autograd;
       if (ag && ag.setupContext) ag.setupContext(ctx, inputs, op.info.nouts === 1 ? outs[0] : outs);
-      let keptOutput = false;
       const backward = ag
-        ? (grads) => {
-          if (keptOutput && N.autograd.isGradEnabled()) { // the engine sets it to createGraph
-            throw new KindlingError(`${name}: its backward uses a saved output, which double backward cannot differentiate through; save the inputs instead`, 'KD_NOT_SUPPORTED');
-          }
-          return ag.backward(ctx, ...grads);
-        }
+        ? (grads) => ag.backward(ctx, ...grads)
         : () => {
           throw new KindlingError(`${name}: an autograd formula was not registered (kd.library.registerAutograd) but we are trying to backprop through it`, 'KD_NOT_SUPPORTED');
         };
+      // the tensors ctx keeps move into the node; the handles made for this call are disposed
+      // when it returns (See Note [JS kernels and their tensors] in src/napi/library.c)
       kd.autograd._recordCustomNode(`${name}Backward`, ctx, inputs, outs, backward, true);
-      const made = new Set([...inputs.flat(), ...outs].filter((t) => t instanceof Tensor));
-      keptOutput = holdForBackward(ctx, outs, made); // See Note [What a context holds]
     };
   }
 
@@ -128,14 +110,17 @@ module.exports = function installLibrary(kd, Tensor, N) {
     return {
       setupContext(ctx, inputs) {
         ctx.saveForBackward(...inputs.filter((a) => a instanceof Tensor));
-        ctx.inputs = inputs;
+        ctx.isTensor = inputs.map((a) => a instanceof Tensor);
+        ctx.others = inputs.map((a) => (a instanceof Tensor ? null : a));
       },
       backward(ctx, ...grads) {
-        ctx.savedTensors; // eslint-disable-line no-unused-expressions -- checks in-place changes
-        const r = ops[info.backward].callable(...grads.map((g) => g.contiguous()), ...ctx.inputs);
-        const list = Array.isArray(r) ? r : [r];
+        const saved = ctx.savedTensors;
         let k = 0;
-        return ctx.inputs.map((a) => (a instanceof Tensor ? list[k++] : null));
+        const inputs = ctx.others.map((a, i) => (ctx.isTensor[i] ? saved[k++] : a));
+        const r = ops.get(info.backward).callable(...grads.map((g) => g.contiguous()), ...inputs);
+        const list = Array.isArray(r) ? r : [r];
+        k = 0;
+        return inputs.map((a, i) => (ctx.isTensor[i] ? list[k++] : null));
       },
     };
   }
@@ -144,10 +129,10 @@ module.exports = function installLibrary(kd, Tensor, N) {
   // recorder that makes its autograd node.
   function adopt(info) {
     const op = { info, autograd: info.backward ? backwardOpFormula(info) : null, callable: makeCallable(info) };
-    ops[info.name] = op;
+    ops.set(info.name, op);
     N.library.setRecorder(info.id, makeRecorder(op));
     const [ns, name] = info.name.split('::');
-    if (!opsByNamespace[ns]) opsByNamespace[ns] = {};
+    if (!Object.hasOwn(opsByNamespace, ns)) opsByNamespace[ns] = Object.create(null);
     opsByNamespace[ns][name] = op.callable;
     return op.callable;
   }
@@ -177,12 +162,18 @@ module.exports = function installLibrary(kd, Tensor, N) {
         if (!key) throw typeError(`impl(name, device, fn): device must be 'cpu' or 'cuda', got ${String(d)}`);
         N.library.impl(op.info.id, key, (rawArgs) => {
           const args = rawArgs.map(toUser);
-          const [result, made] = tidyMade(() => fn(...args));
+          const [result, made] = tidyMade(() => {
+            const r = fn(...args);
+            // checked before the scope walks it: a list's length is the caller's to choose
+            if (Array.isArray(r) && r.length > MAX_LIST) throw new KindlingError(`the implementation of '${op.info.name}' returned more than ${MAX_LIST} tensors`, 'KD_INVALID_ARGUMENT');
+            return r;
+          });
           if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
             throw typeError(`the implementation of '${op.info.name}' returned a promise: implementations are synchronous`);
           }
-          const list = op.info.nouts === 1 ? [result] : (Array.isArray(result) ? result : [result]);
-          return [list.map((t) => (t instanceof Tensor ? t._h : t)), list.map((t) => made.has(t))];
+          // read once, by index (never through the array's own methods), as arguments are
+          const list = op.info.nouts === 1 || !Array.isArray(result) ? [result] : Array.from({ length: result.length }, (_, i) => result[i]);
+          return [list.map(handleOf), list.map((t) => made.has(t))];
         });
       }
     },

@@ -7,7 +7,7 @@
 
 const helpers = require('./helpers');
 
-const { kd, assert, values } = helpers;
+const { kd, assert, values, collectGarbage } = helpers;
 // expectKdError with an optional pattern the message must match.
 const expectKdError = (fn, codes, re) => {
   const err = helpers.expectKdError(fn, codes, re ? String(re) : '');
@@ -431,6 +431,20 @@ describe('autograd: in-place rules', function () {
   });
 });
 
+describe('autograd: hostile lists', function () {
+  it('a list whose length does not fit is an error before anything is allocated or read', function () {
+    const x = leaf([1, 2]);
+    const y = x.mul(2).sum();
+    const huge = (first) => { const h = [first]; h.length = 2 ** 32 - 1; return h; };
+    const inputs = [x];
+    inputs.map = () => huge(x._h);
+    expectKdError(() => kd.autograd.grad(y, inputs, null, { retainGraph: true }), 'KD_INVALID_ARGUMENT', /too many inputs/);
+    const grads = [null];
+    grads.map = () => huge(null);
+    expectKdError(() => kd.autograd.grad([y], [x], grads), 'KD_INVALID_ARGUMENT', /too many grad_tensors/);
+  });
+});
+
 describe('autograd: custom Functions', function () {
   class Cube extends kd.autograd.Function {
     static forward(ctx, x) {
@@ -484,6 +498,44 @@ describe('autograd: custom Functions', function () {
     assert.equal(i.requiresGrad, false);
     v.mul(f64([1, 10, 100])).sum().backward();
     assert.deepEqual(values(x.grad), [100, 1, 10]);
+  });
+
+  it('what ctx saves goes with the graph (no GC needed); read back after a release is an error', function () {
+    class ExpTwice extends kd.autograd.Function {
+      static forward(ctx, x) {
+        const e = x.exp();
+        ctx.saveForBackward(e);
+        ctx.scale = kd.tensor(2, { dtype: x.dtype });
+        return e.mul(2);
+      }
+      static backward(ctx, g) { return g.mul(ctx.savedTensors[0]).mul(ctx.scale); }
+    }
+    const once = () => {
+      const x = kd.randn([50], { dtype: 'float64' }).requiresGrad_();
+      kd.tidy(() => ExpTwice.apply(x).sum().backward());
+      close(values(x.grad), values(x).map((v) => 2 * Math.exp(v)), 1e-12);
+      x.dispose();
+      kd.tidy(() => { ExpTwice.apply(kd.randn([50]).requiresGrad_()); });
+    };
+    once();
+    collectGarbage();
+    const before = collectGarbage().liveTensors;
+    for (let i = 0; i < 20; i++) once();
+    assert.equal(collectGarbage().liveTensors, before); // without a turn of the event loop
+    const x = leaf([0, 1]);
+    const y = ExpTwice.apply(x);
+    y.sum().backward();
+    assert.throws(() => y.sum().backward(), /backward through the graph a second time/);
+  });
+
+  it('a backward must return gradients (Tensors or null): anything else is an error', function () {
+    for (const bad of [5, 'g', {}, [5]]) {
+      class Odd extends kd.autograd.Function {
+        static forward(ctx, x) { return x.mul(2); }
+        static backward() { return bad; }
+      }
+      expectKdError(() => Odd.apply(leaf([1, 2])).sum().backward(), 'KD_INVALID_ARGUMENT', /returned (a number|a string|an object|an invalid gradient)/);
+    }
   });
 
   it('a backward returning the wrong gradient shape is an error, not a crash', function () {

@@ -93,6 +93,31 @@ int kindling_extension_init(const kindling_api *api) {
     assert.ok(kd.autograd.gradgradcheck((t) => kd.ops.extjs.square(t), [x])); // the JS backward is made of kd ops
   });
 
+  it('arg_int of a float: truncated, saturated at the int64 range, NaN 0 (never the undefined cast)', function () {
+    const src = writeSource('intof', `#include <kindling.h>
+static const kindling_api *kd;
+static int intof(kd_op_call *c) {
+  int64_t one = 1;
+  kd_tensor *y = kd->new_output(c, 0, &one, 1, KD_INT64);
+  if (!y) return kd->last_status();
+  *(int64_t *)kd->data(y) = kd->arg_int(c, 1);
+  return KD_SUCCESS;
+}
+int kindling_extension_init(const kindling_api *api) {
+  int op; kd = api;
+  return kd->define("extint::intof(Tensor x, Scalar s) -> Tensor", &op) || kd->impl(op, KD_DEVICE_TYPE_CPU, intof);
+}
+`);
+    const m = kd.utils.cppExtension.load({ name: 'intof', sources: [src] });
+    const x = kd.ones([1]);
+    const got = (s) => m.ops.intof(x, s).dataSync()[0];
+    assert.equal(got(-2.75), -2n);
+    assert.equal(got(2n ** 62n), 2n ** 62n);
+    assert.equal(got(1e300), 2n ** 63n - 1n);
+    assert.equal(got(-Infinity), -(2n ** 63n));
+    assert.equal(got(NaN), 0n);
+  });
+
   it('set_backward checks the backward op against the forward', function () {
     const src = writeSource('mismatch', `#include <kindling.h>
 int kindling_extension_init(const kindling_api *kd) {

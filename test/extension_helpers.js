@@ -37,6 +37,11 @@ function assertScaledTanhLeavesNothing(device) {
     kd.tidy(() => kd.ops.extdemo.scaled_tanh(x, 2).sum().backward());
     kd.ops.extdemo.scaled_tanh(x, 2).dispose();
     assert.throws(() => kd.ops.extdemo.scaled_tanh(ints));
+    // a fresh input each call: what the node saved goes with the graph, not with the GC
+    kd.tidy(() => kd.ops.extdemo.scaled_tanh(kd.randn([64, 32], { dtype: 'float64', device }).requiresGrad_(), 2).sum().backward());
+    const fresh = kd.randn([64, 32], { dtype: 'float64', device }).requiresGrad_();
+    kd.ops.extdemo.scaled_tanh(fresh, 2).dispose();
+    fresh.dispose();
   }
   const after = kd.memory();
   assert.equal(after.liveTensors, before.liveTensors);

@@ -1,9 +1,10 @@
 // fuzz.test.js - short seeded runs of the fuzzers (tools/fuzz.js): generated call sequences over
-// every op with hostile arguments, mutated safetensors files through every loader, and in-place
-// ops under autograd whose other arguments derive from views of the tensor they modify, each case
-// in a child process. A finding - a crash, a hang, an exception that is not a KindlingError with
-// a KD_* code, a tensor left alive - fails the test with the command that replays it. The seeds
-// are fixed, so the cases are the same on every run; `npm run fuzz` runs longer and with other
+// every op with hostile arguments, mutated safetensors files through every loader, in-place ops
+// under autograd whose other arguments derive from views of the tensor they modify, and ops
+// defined at run time (kd.library) called with hostile arguments, each case in a child process.
+// A finding - a crash, a hang, an exception that is not a KindlingError with a KD_* code, a tensor
+// left alive - fails the test with the command that replays it. The seeds are fixed, so the cases
+// are the same on every run; `npm run fuzz` runs longer and with other
 // seeds (see tools/fuzz.js).
 'use strict';
 
@@ -22,6 +23,10 @@ describe('fuzzing (seeded short runs)', function () {
 
   it('cycles through views: in-place ops fed from views of their own tensor leave nothing alive', function () {
     fuzz(['--target', 'cycles', '--seconds', '10', '--seed', '20261125']);
+  });
+
+  it('library: runtime ops with int[] and Tensor[] arguments (hostile array-likes) and saved tensors, no leak', function () {
+    fuzz(['--target', 'library', '--seconds', '5', '--seed', '20261125']);
   });
 });
 

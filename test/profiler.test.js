@@ -205,6 +205,13 @@ describe('profiler', () => {
     assert.match(prof.table(), /outer/);
   });
 
+  it('range names are kept whole, however long; a name holding a NUL is refused', () => {
+    const long = `range-${'x'.repeat(3000)}-end`;
+    const prof = kd.profiler.profile({}, () => kd.profiler.recordFunction(long, () => 1));
+    assert.strictEqual(byName(prof, long).length, 1);
+    assert.throws(() => kd.profiler.recordFunction('a\0b', () => 1), (e) => e.code === 'KD_INVALID_ARGUMENT' && /NUL/.test(e.message));
+  });
+
   it('an async profile covers until its Promise settles, and no further', async () => {
     const a = kd.ones(2);
     const pending = kd.profiler.profile({}, async () => {

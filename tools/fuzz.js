@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // fuzz.js - `npm run fuzz`: property-based fuzzing of kindling's promise that nothing a user
 // passes crashes the process and every bad input is a KindlingError with a stable code.
-// Four targets (tools/fuzz/):
+// Five targets (tools/fuzz/):
 //   api          generated call sequences over every op of the op list with hostile arguments
 //   safetensors  mutants of valid safetensors files through every loader
 //   cycles       cycles through views: with grad on, in-place ops whose other arguments derive
 //                from a view of the tensor they modify; every tensor must be freed afterwards
 //   graphs       CUDA graph replays after captured tensors were disposed (where the children
 //                have CUDA: KINDLING_CUDA=emulate for the emulated GPU; a no-op case without it)
+//   library      ops defined at run time (int[] and Tensor[] arguments, saved tensors) called
+//                with hostile arguments and array-likes, checked for leaks
 // fast-check generates the cases; each runs in a child process (tools/fuzz/pool.js), so a crash,
 // an abort, a sanitizer report or a hang is a finding like a wrong exception. A finding is shrunk
 // by fast-check to a minimal case, printed with the command that replays it, and the exit status
@@ -32,6 +34,7 @@ const api = require('./fuzz/api');
 const safetensors = require('./fuzz/safetensors');
 const cycles = require('./fuzz/cycles');
 const graphs = require('./fuzz/graphs');
+const library = require('./fuzz/library');
 
 // How long a round may go on shrinking a finding past the end of the run.
 const SHRINK_MS = 180000;
@@ -41,6 +44,7 @@ const TARGETS = {
   safetensors: { arbitrary: () => safetensors.mutantArb, batch: 500 },
   cycles: { arbitrary: () => cycles.caseArb(), batch: 200 },
   graphs: { arbitrary: () => graphs.caseArb, batch: 50 },
+  library: { arbitrary: () => library.caseArb, batch: 50 },
 };
 
 function parseArgs(argv) {

@@ -245,7 +245,8 @@ export declare namespace autograd {
     readonly needsInputGrad: boolean[];
     /** Saves tensors for backward (checked against in-place changes when read back). */
     saveForBackward(...tensors: (Tensor | null)[]): void;
-    /** The tensors given to saveForBackward. */
+    /** The tensors given to saveForBackward (in backward: new Tensors, disposed when it returns;
+     * after a backward without retainGraph, reading them is an error). */
     readonly savedTensors: (Tensor | null)[];
     /** Marks outputs that get no gradient. */
     markNonDifferentiable(...tensors: Tensor[]): void;

@@ -138,13 +138,14 @@ struct kd_node {
   /* KD_NODE_OP */
   int nargs;
   kd_value *args;           /* saved non-tensor args (deep copies), tensors as kd_saved below */
-  kd_saved *saved_args;     /* per arg (t == NULL: not saved) */
+  kd_saved *saved_args;     /* per arg (t == NULL: not saved); KD_NODE_CUSTOM: the nargs tensors its
+                               JS ctx saved (a separate allocation, freed with the node) */
   kd_saved *saved_outs;     /* per output */
   int *edge_start;          /* per arg: first edge index; edge_count per arg */
   int *edge_count;
   /* KD_NODE_ACCUMULATE */
   kd_tensor *leaf;          /* weak: cleared when the leaf is freed (its meta owns this node) */
-  /* KD_NODE_CUSTOM (JS autograd.Function) */
+  /* KD_NODE_CUSTOM (JS autograd.Function, kd.library ops) */
   kd_status (*custom_apply)(kd_node *n, kd_tensor **grads, kd_tensor **grads_out);
   void (*custom_free)(kd_node *n);
   void *custom_data;

@@ -336,6 +336,10 @@ kd_status kd_saved_init(kd_saved *s, kd_tensor *t, bool is_output, int output_nr
 
 void kd_node_release_saved(kd_node *n) {
   if (n->inner) kd_node_release_saved(n->inner);
+  if (n->kind == KD_NODE_CUSTOM && n->saved_args) { /* what a JS ctx saved (src/napi/autograd.c) */
+    for (int i = 0; i < n->nargs; i++) kd_saved_clear(&n->saved_args[i]);
+    n->released = true;
+  }
   if (n->kind != KD_NODE_OP) return;
   if (n->saved_args)
     for (int i = 0; i < n->nargs; i++) kd_saved_clear(&n->saved_args[i]);
@@ -357,7 +361,7 @@ static void kd_node_destroy(kd_node *n) {
     kd_node *x = stack[--top];
     /* the producers of saved inputs (See kd_saved_init) are let go here too, not by
      * kd_saved_clear's kd_node_release, which would recurse along a chain */
-    kd_saved *saved = x->kind == KD_NODE_OP ? x->saved_args : NULL;
+    kd_saved *saved = x->kind != KD_NODE_ACCUMULATE ? x->saved_args : NULL;
     int nsaved = saved ? x->nargs : 0;
     for (int i = -1; i < x->n_edges + nsaved; i++) {
       kd_node *c;
@@ -393,8 +397,10 @@ static void kd_node_destroy(kd_node *n) {
       kd_node_free_part(x, x->saved_outs);
       kd_node_free_part(x, x->edge_start);
       kd_node_free_part(x, x->edge_count);
-    } else if (x->kind == KD_NODE_CUSTOM && x->custom_free) {
-      x->custom_free(x);
+    } else if (x->kind == KD_NODE_CUSTOM) {
+      kd_node_release_saved(x);
+      kd_node_free_part(x, x->saved_args);
+      if (x->custom_free) x->custom_free(x);
     }
     kd_hooks_free(x->hooks);
     free(x->trace);

@@ -13,7 +13,9 @@ typedef struct kd_parser {
 } kd_parser;
 
 static kd_status kd_schema_error(const kd_parser *ps, const char *what) {
-  return kd_error(KD_ERR_SCHEMA, "Invalid op schema '%s': %s at position %d", ps->text, what, (int)(ps->p - ps->text));
+  const bool cut = strlen(ps->text) > 200; /* the message quotes a long schema's start only */
+  return kd_error(KD_ERR_SCHEMA, "Invalid op schema '%.200s%s': %s at position %lld", ps->text, cut ? "..." : "", what,
+                  (long long)(ps->p - ps->text));
 }
 
 static void kd_skip_space(kd_parser *ps) {
@@ -28,17 +30,29 @@ static bool kd_eat(kd_parser *ps, const char *tok) {
   return true;
 }
 
-/* An identifier into buf; false when there is none. */
-static bool kd_ident(kd_parser *ps, char *buf, size_t n) {
+static bool kd_at_ident(const kd_parser *ps) { return isalpha((unsigned char)*ps->p) || *ps->p == '_'; }
+
+/* An identifier (`what`) into buf: a schema error when there is none, or when it is longer than
+ * buf holds (a name is never cut short). */
+static kd_status kd_ident(kd_parser *ps, char *buf, size_t n, const char *what) {
   kd_skip_space(ps);
   const char *s = ps->p;
-  if (!(isalpha((unsigned char)*s) || *s == '_')) return false;
+  if (!kd_at_ident(ps)) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "expected %s", what);
+    return kd_schema_error(ps, msg);
+  }
   while (isalnum((unsigned char)*ps->p) || *ps->p == '_') ps->p++;
   size_t len = (size_t)(ps->p - s);
-  if (len >= n) len = n - 1;
+  if (len >= n) {
+    char msg[128];
+    ps->p = s;
+    snprintf(msg, sizeof msg, "%s is longer than %zu characters", what, n - 1);
+    return kd_schema_error(ps, msg);
+  }
   memcpy(buf, s, len);
   buf[len] = '\0';
-  return true;
+  return KD_OK;
 }
 
 typedef struct kd_type_name { const char *name; kd_arg_type type; } kd_type_name;
@@ -57,7 +71,7 @@ static const kd_type_name kd_types[] = {
 /* Reads a type: the base word, then `?`, `[]`/`[N]` and `?` suffixes, normalised into buf. */
 static kd_status kd_parse_type(kd_parser *ps, char *buf, size_t n, kd_arg_type *type) {
   char word[32];
-  if (!kd_ident(ps, word, sizeof word)) return kd_schema_error(ps, "expected a type");
+  KD_TRY(kd_ident(ps, word, sizeof word, "a type"));
   if (strcmp(word, "SymInt") == 0) strcpy(word, "int");
   if (strcmp(word, "Layout") == 0 || strcmp(word, "MemoryFormat") == 0 || strcmp(word, "Generator") == 0)
     return kd_schema_error(ps, "this argument type is not supported by runtime ops");
@@ -81,18 +95,28 @@ static kd_status kd_parse_type(kd_parser *ps, char *buf, size_t n, kd_arg_type *
   return kd_schema_error(ps, "unknown argument type");
 }
 
-static bool kd_parse_number(kd_parser *ps, double *d, bool *is_int) {
+/* A number: an integer (decimal digits, read exactly into *i; one outside the int64 range is an
+ * error, not a wrapped or saturated value) or a float (*d, *is_int false). */
+static kd_status kd_parse_number(kd_parser *ps, double *d, int64_t *i, bool *is_int) {
   kd_skip_space(ps);
+  const char *q = ps->p + (*ps->p == '-' || *ps->p == '+');
+  const char *digits_end = q;
+  while (isdigit((unsigned char)*digits_end)) digits_end++;
   char *end;
   errno = 0;
   double v = strtod(ps->p, &end);
-  if (end == ps->p || errno) return false;
-  *is_int = true;
-  for (const char *c = ps->p; c < end; c++)
-    if (*c == '.' || *c == 'e' || *c == 'E' || *c == 'n' || *c == 'N' || *c == 'i' || *c == 'I') *is_int = false;
+  if (end == ps->p || errno) return kd_schema_error(ps, "expected a number");
+  *is_int = digits_end > q && end == digits_end;
+  if (*is_int) {
+    errno = 0;
+    long long w = strtoll(ps->p, &end, 10);
+    if (errno == ERANGE) return kd_schema_error(ps, "integer out of the int64 range");
+    *i = (int64_t)w;
+    v = (double)w;
+  }
   ps->p = end;
   *d = v;
-  return true;
+  return KD_OK;
 }
 
 static bool kd_is_optional(kd_arg_type t) {
@@ -147,14 +171,17 @@ static kd_status kd_parse_default(kd_parser *ps, kd_arg_schema *a) {
     if (kd_eat(ps, "[")) {
       if (!kd_eat(ps, "]")) {
         do {
-          if (n == 16 || !kd_parse_number(ps, &d, &is_int) || !is_int) return kd_schema_error(ps, "expected an integer");
-          vals[n++] = (int64_t)d;
+          if (n == 16) return kd_schema_error(ps, "too many integers in a default list (at most 16)");
+          KD_TRY(kd_parse_number(ps, &d, &vals[n], &is_int));
+          if (!is_int) return kd_schema_error(ps, "expected an integer");
+          n++;
         } while (kd_eat(ps, ","));
         if (!kd_eat(ps, "]")) return kd_schema_error(ps, "expected ']'");
       }
     } else {
-      if (!kd_parse_number(ps, &d, &is_int) || !is_int) return kd_schema_error(ps, "expected an integer list");
-      vals[n++] = (int64_t)d;
+      KD_TRY(kd_parse_number(ps, &d, &vals[n], &is_int));
+      if (!is_int) return kd_schema_error(ps, "expected an integer list");
+      n++;
     }
     int64_t *copy = (int64_t *)malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
     if (!copy) return kd_error(KD_ERR_OOM, "out of memory");
@@ -163,18 +190,19 @@ static kd_status kd_parse_default(kd_parser *ps, kd_arg_schema *a) {
     return KD_OK;
   }
   double d;
+  int64_t i = 0;
   bool is_int;
-  if (!kd_parse_number(ps, &d, &is_int)) return kd_schema_error(ps, "expected a default value");
+  KD_TRY(kd_parse_number(ps, &d, &i, &is_int));
   switch (t) {
     case KD_ARG_INT:
     case KD_ARG_INT_OPT:
       if (!is_int) return kd_schema_error(ps, "expected an integer default");
-      a->def = kd_value_int((int64_t)d);
+      a->def = kd_value_int(i);
       return KD_OK;
     case KD_ARG_DOUBLE:
     case KD_ARG_DOUBLE_OPT: a->def = kd_value_double(d); return KD_OK;
     case KD_ARG_SCALAR:
-    case KD_ARG_SCALAR_OPT: a->def = kd_value_scalar(is_int ? kd_scalar_i((int64_t)d) : kd_scalar_f(d)); return KD_OK;
+    case KD_ARG_SCALAR_OPT: a->def = kd_value_scalar(is_int ? kd_scalar_i(i) : kd_scalar_f(d)); return KD_OK;
     default: return kd_schema_error(ps, "this argument type takes no default but None");
   }
 }
@@ -189,8 +217,9 @@ static kd_status kd_parse_returns(kd_parser *ps, int *nouts) {
       do {
         KD_TRY(kd_parse_type(ps, type, sizeof type, &t));
         if (t != KD_ARG_TENSOR) return kd_schema_error(ps, "runtime ops return tensors only");
-        char name[64];
-        kd_ident(ps, name, sizeof name);
+        char name[KD_SCHEMA_MAX_NAME + 1];
+        kd_skip_space(ps);
+        if (kd_at_ident(ps)) KD_TRY(kd_ident(ps, name, sizeof name, "a return name"));
         if (++n > KD_OP_MAX_OUTS) return kd_schema_error(ps, "too many returns");
       } while (kd_eat(ps, ","));
       if (!kd_eat(ps, ")")) return kd_schema_error(ps, "expected ')'");
@@ -215,13 +244,13 @@ static bool kd_valid_name(const char *s) {
 kd_status kd_schema_parse(const char *text, kd_op_schema *out) {
   memset(out, 0, sizeof *out);
   kd_parser ps = {text, text};
-  char ns[64], name[64], overload[64] = "";
-  if (!kd_ident(&ps, ns, sizeof ns)) return kd_schema_error(&ps, "expected 'namespace::name'");
+  char ns[KD_SCHEMA_MAX_NAME + 1], name[KD_SCHEMA_MAX_NAME + 1], overload[KD_SCHEMA_MAX_NAME + 1] = "";
+  KD_TRY(kd_ident(&ps, ns, sizeof ns, "'namespace::name'"));
   if (!kd_eat(&ps, "::")) return kd_schema_error(&ps, "expected '::' (an op name is qualified: 'mylib::name')");
-  if (!kd_ident(&ps, name, sizeof name)) return kd_schema_error(&ps, "expected an op name");
+  KD_TRY(kd_ident(&ps, name, sizeof name, "an op name"));
   if (*ps.p == '.') {
     ps.p++;
-    if (!kd_ident(&ps, overload, sizeof overload)) return kd_schema_error(&ps, "expected an overload name");
+    KD_TRY(kd_ident(&ps, overload, sizeof overload, "an overload name"));
   }
   if (!kd_valid_name(ns) || !kd_valid_name(name)) return kd_schema_error(&ps, "invalid name");
   kd_status st = KD_OK;
@@ -231,10 +260,10 @@ kd_status kd_schema_parse(const char *text, kd_op_schema *out) {
       if (kd_eat(&ps, "*")) continue; /* keyword-only marker: every argument can be named anyway */
       if (out->nargs == KD_SCHEMA_MAX_ARGS) { st = kd_schema_error(&ps, "too many arguments"); break; }
       kd_arg_schema *a = &out->args[out->nargs];
-      char type[32], aname[64];
+      char type[32], aname[KD_SCHEMA_MAX_NAME + 1];
       st = kd_parse_type(&ps, type, sizeof type, &a->type);
       if (st != KD_OK) break;
-      if (!kd_ident(&ps, aname, sizeof aname)) { st = kd_schema_error(&ps, "expected an argument name"); break; }
+      if ((st = kd_ident(&ps, aname, sizeof aname, "an argument name")) != KD_OK) break;
       for (int i = 0; i < out->nargs && st == KD_OK; i++)
         if (strcmp(out->args[i].name, aname) == 0) st = kd_schema_error(&ps, "duplicate argument name");
       if (st != KD_OK) break;

@@ -17,6 +17,7 @@ extern "C" {
 #endif
 
 #define KD_SCHEMA_MAX_ARGS 12
+#define KD_SCHEMA_MAX_NAME 63 /* characters of a namespace, op, overload or argument name */
 
 typedef struct kd_op_schema {
   char *name;            /* qualified: "mylib::scale" or "mylib::scale.overload" */

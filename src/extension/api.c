@@ -62,7 +62,13 @@ static int64_t kd_ext_arg_int(kd_op_call *c, int i) {
   if (!v) return 0;
   if (v->kind == KD_VALUE_INT) return v->v.i;
   if (v->kind == KD_VALUE_BOOL) return v->v.b;
-  return (int64_t)kd_ext_arg_double(c, i);
+  if (v->kind == KD_VALUE_SCALAR && v->v.s.kind != KD_KIND_FLOAT) return kd_scalar_to_int(v->v.s);
+  /* a float: truncated, saturated at the int64 range (NaN is 0), never the undefined cast */
+  const double d = kd_ext_arg_double(c, i);
+  if (!(d == d)) return 0;
+  if (d >= 9223372036854775808.0) return INT64_MAX;
+  if (d < -9223372036854775808.0) return INT64_MIN;
+  return (int64_t)d;
 }
 static int kd_ext_arg_bool(kd_op_call *c, int i) {
   kd_value *v = kd_ext_arg(c, i);

@@ -9,6 +9,8 @@
 #include "autograd/autograd.h"
 #include "napi/napi_util.h"
 
+kd_status kd_napi_string_dup(napi_env env, napi_value v, const char *what, size_t max_len, char **out); /* napi/ops.c */
+
 static const napi_type_tag kd_node_tag = {0x6b696e646c696e67ULL, 0x6e6f64652d746167ULL};
 
 #define KD_ARGS(n)                                                                    \
@@ -332,17 +334,63 @@ static napi_value kd_ag_remove_hook(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* Custom nodes: custom_data is a kd_js_fn called as fn(grads: (handle|null)[]) -> (handle|null)[] */
+/* Custom nodes (kd.autograd.Function, kd.library ops, C extensions' backward ops).
+ *
+ * Note [Tensors a custom node saves]
+ * The tensors a JS ctx keeps for backward (saveForBackward, and tensors among its properties)
+ * are handed to the node, which saves them as the engine saves a built-in node's values
+ * (kd_saved): an output of the node as an alias without history (no cycle node -> output ->
+ * node), checked against in-place changes (those of saveForBackward), freed after a backward
+ * without retain_graph (kd_node_release_saved) and when the node goes, and connected again to
+ * the node (or to the input's producer) when backward runs with create_graph. The JS ctx keeps
+ * only their places; the JS backward gets new handles to them, which it disposes when it returns.
+ * So no JS object holds a saved tensor between the forward and the backward, and nothing waits
+ * for the garbage collector. */
+typedef struct kd_custom_data {
+  kd_js_fn *backward; /* called as fn(grads: (handle|null)[], saved: (handle|string)[]) -> (handle|null)[] */
+  int nchecked;       /* the first nchecked saved tensors (n->saved_args) are checked against in-place changes */
+} kd_custom_data;
+
+/* The node's saved tensors are freed by the node itself (kd_node_release_saved). */
+static void kd_custom_free(kd_node *n) {
+  kd_custom_data *d = (kd_custom_data *)n->custom_data;
+  if (d) {
+    kd_js_fn_free(d->backward);
+    free(d);
+  }
+  free((void *)n->custom_name);
+}
+
+/* The saved tensors for a JS backward: a new handle each, or the message of why it cannot be had
+ * (freed by an earlier backward, changed in place), which the JS ctx throws when it is read. */
+static kd_status kd_custom_unpack_saved(napi_env env, kd_node *n, napi_value *out) {
+  kd_custom_data *d = (kd_custom_data *)n->custom_data;
+  if (napi_create_array_with_length(env, (size_t)n->nargs, out) != napi_ok) return kd_error(KD_ERR_INTERNAL, "napi array");
+  for (int i = 0; i < n->nargs; i++) {
+    kd_saved *s = &n->saved_args[i];
+    if (i >= d->nchecked && s->t) s->version = (int64_t)s->t->storage->version; /* ctx properties: no check */
+    kd_tensor *t = NULL;
+    napi_value v;
+    if (kd_saved_unpack(n, s, &t) == KD_OK) {
+      if (kd_napi_wrap_tensor(env, t, &v) != napi_ok) return kd_error(KD_ERR_INTERNAL, "napi wrap");
+    } else if (napi_create_string_utf8(env, kd_last_error(), NAPI_AUTO_LENGTH, &v) != napi_ok) {
+      return kd_error(KD_ERR_INTERNAL, "napi string");
+    }
+    if (napi_set_element(env, *out, (uint32_t)i, v) != napi_ok) return kd_error(KD_ERR_INTERNAL, "napi set");
+  }
+  return KD_OK;
+}
+
 static kd_status kd_custom_apply(kd_node *n, kd_tensor **grads, kd_tensor **grads_out) {
-  kd_js_fn *f = (kd_js_fn *)n->custom_data;
+  kd_js_fn *f = ((kd_custom_data *)n->custom_data)->backward;
   napi_env env = f->env;
   napi_handle_scope scope;
   if (napi_open_handle_scope(env, &scope) != napi_ok) return kd_error(KD_ERR_INTERNAL, "napi scope");
   kd_status st = KD_OK;
-  napi_value fn, arr, global, r;
+  napi_value fn, argv[2], global, r;
   napi_get_reference_value(env, f->fn, &fn);
   napi_get_global(env, &global);
-  napi_create_array_with_length(env, n->n_outputs, &arr);
+  napi_create_array_with_length(env, n->n_outputs, &argv[0]);
   for (int i = 0; i < n->n_outputs && st == KD_OK; i++) {
     napi_value g;
     if (grads[i]) {
@@ -351,9 +399,10 @@ static kd_status kd_custom_apply(kd_node *n, kd_tensor **grads, kd_tensor **grad
     } else {
       napi_get_null(env, &g);
     }
-    if (st == KD_OK) napi_set_element(env, arr, i, g);
+    if (st == KD_OK) napi_set_element(env, argv[0], i, g);
   }
-  if (st == KD_OK && napi_call_function(env, global, fn, 1, &arr, &r) != napi_ok) {
+  if (st == KD_OK) st = kd_custom_unpack_saved(env, n, &argv[1]);
+  if (st == KD_OK && napi_call_function(env, global, fn, 2, argv, &r) != napi_ok) {
     char nb[96];
     char what[160];
     snprintf(what, sizeof what, "the backward of %s", kd_node_name(n, nb, sizeof nb));
@@ -365,7 +414,10 @@ static kd_status kd_custom_apply(kd_node *n, kd_tensor **grads, kd_tensor **grad
     if (!is_array) st = kd_error(KD_ERR_TYPE, "a custom backward must return one gradient (or null) per input");
     for (int i = 0; i < n->n_edges && st == KD_OK; i++) {
       napi_value e;
-      napi_get_element(env, r, i, &e);
+      if (napi_get_element(env, r, i, &e) != napi_ok) {
+        st = kd_js_exception(env, "reading a custom backward's result");
+        break;
+      }
       if (kd_is_nullish(env, e)) continue;
       kd_tensor *t = NULL;
       st = kd_napi_unwrap_tensor(env, e, "custom backward result", &t);
@@ -379,31 +431,75 @@ static kd_status kd_custom_apply(kd_node *n, kd_tensor **grads, kd_tensor **grad
   return st;
 }
 
-static void kd_custom_free(kd_node *n) {
-  kd_js_fn_free((kd_js_fn *)n->custom_data);
-  free((void *)n->custom_name);
+/* Saves the tensors of `handles` in n (See Note [Tensors a custom node saves]): an output of n
+ * (one of `outputs`) as an output. */
+static kd_status kd_custom_save(napi_env env, kd_node *n, napi_value handles, uint32_t nchecked, napi_value outputs) {
+  kd_custom_data *d = (kd_custom_data *)n->custom_data;
+  uint32_t ns = 0, nout = 0;
+  if (napi_get_array_length(env, handles, &ns) != napi_ok || ns == 0) return KD_OK;
+  napi_get_array_length(env, outputs, &nout);
+  if (ns > (1u << 20)) return kd_error(KD_ERR_INVALID_ARGUMENT, "too many saved tensors (%u)", ns);
+  n->saved_args = (kd_saved *)calloc(ns, sizeof(kd_saved));
+  if (!n->saved_args) return kd_error(KD_ERR_OOM, "out of memory");
+  d->nchecked = (int)(nchecked < ns ? nchecked : ns);
+  for (uint32_t i = 0; i < ns; i++) {
+    napi_value e;
+    kd_tensor *t = NULL;
+    if (napi_get_element(env, handles, i, &e) != napi_ok) return kd_error(KD_ERR_INVALID_ARGUMENT, "reading a saved tensor failed");
+    KD_TRY(kd_napi_unwrap_tensor(env, e, "saved tensor", &t));
+    int output_nr = -1;
+    for (uint32_t j = 0; j < nout && output_nr < 0; j++) {
+      napi_value o;
+      kd_tensor *ot = NULL;
+      if (napi_get_element(env, outputs, j, &o) == napi_ok && kd_napi_unwrap_tensor(env, o, "output", &ot) == KD_OK && ot == t)
+        output_nr = (int)j;
+    }
+    KD_TRY(kd_saved_init(&n->saved_args[i], t, output_nr >= 0, output_nr, 0));
+    n->nargs = (int)i + 1;
+  }
+  return KD_OK;
 }
 
-/* makeCustomNode(name, inputs: handle[], outputs: handle[], backward) : connects outputs to a new
- * node whose edges lead to the inputs that require grad. */
+/* makeCustomNode(name, inputs: handle[], outputs: handle[], backward, saved: handle[], nchecked) :
+ * connects outputs to a new node whose edges lead to the inputs that require grad, and saves
+ * `saved` in it (the first nchecked checked against in-place changes). Returns nothing: the node
+ * lives as long as the outputs' history (a JS object holding it would wait for the garbage
+ * collector). */
 static napi_value kd_ag_make_custom_node(napi_env env, napi_callback_info info) {
-  KD_ARGS(4);
-  char name[96];
-  if (kd_napi_string_arg(env, argv[0], name, sizeof name) != napi_ok) return kd_napi_throw_msg(env, KD_ERR_TYPE, "name");
-  uint32_t nin = 0, nout = 0;
+  KD_ARGS(6);
+  char *name = NULL;
+  kd_status nst = kd_napi_string_dup(env, argv[0], "makeCustomNode: name", 4096, &name);
+  if (nst != KD_OK) return kd_napi_throw(env, nst);
+  uint32_t nin = 0, nout = 0, nchecked = 0;
   napi_get_array_length(env, argv[1], &nin);
   napi_get_array_length(env, argv[2], &nout);
-  kd_node *n = kd_node_new(KD_NODE_CUSTOM, (int)nin, (int)nout);
-  if (!n) return kd_napi_throw_msg(env, KD_ERR_OOM, "out of memory");
+  napi_get_value_uint32(env, argv[5], &nchecked);
+  if (nin > (1u << 20) || nout > (1u << 20)) {
+    free(name);
+    return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "too many inputs or outputs");
+  }
+  kd_custom_data *d = (kd_custom_data *)calloc(1, sizeof *d);
+  kd_js_fn *backward = d ? kd_js_fn_new(env, argv[3]) : NULL;
+  kd_node *n = backward ? kd_node_new(KD_NODE_CUSTOM, (int)nin, (int)nout) : NULL;
+  if (!n) {
+    kd_js_fn_free(backward);
+    free(d);
+    free(name);
+    return kd_napi_throw_msg(env, KD_ERR_OOM, "out of memory");
+  }
+  d->backward = backward;
+  n->custom_data = d;
   n->custom_apply = kd_custom_apply;
   n->custom_free = kd_custom_free;
-  n->custom_name = strdup(name);
-  n->custom_data = kd_js_fn_new(env, argv[3]);
+  n->custom_name = name;
   if (kd_anomaly_enabled() && kd_anomaly_trace_hook) n->trace = kd_anomaly_trace_hook();
   kd_status st = KD_OK;
   for (uint32_t i = 0; i < nin && st == KD_OK; i++) {
     napi_value e;
-    napi_get_element(env, argv[1], i, &e);
+    if (napi_get_element(env, argv[1], i, &e) != napi_ok) {
+      st = kd_error(KD_ERR_INVALID_ARGUMENT, "reading an input failed");
+      break;
+    }
     if (kd_is_nullish(env, e)) continue;
     kd_tensor *t = NULL;
     st = kd_napi_unwrap_tensor(env, e, "input", &t);
@@ -412,11 +508,12 @@ static napi_value kd_ag_make_custom_node(napi_env env, napi_callback_info info) 
       st = kd_gradient_edge(t, &n->edges[i].fn, &n->edges[i].input_nr);
     }
   }
+  if (st == KD_OK && !kd_is_nullish(env, argv[4])) st = kd_custom_save(env, n, argv[4], nchecked, argv[2]);
   for (uint32_t i = 0; i < nout && st == KD_OK; i++) {
     napi_value e;
-    napi_get_element(env, argv[2], i, &e);
     kd_tensor *t = NULL;
-    st = kd_napi_unwrap_tensor(env, e, "output", &t);
+    st = napi_get_element(env, argv[2], i, &e) == napi_ok ? kd_napi_unwrap_tensor(env, e, "output", &t)
+                                                          : kd_error(KD_ERR_INVALID_ARGUMENT, "reading an output failed");
     if (st != KD_OK) break;
     kd_out_meta *om = &n->outs[i];
     om->ndim = t->ndim;
@@ -437,9 +534,8 @@ static napi_value kd_ag_make_custom_node(napi_env env, napi_callback_info info) 
     kd_node_release(n);
     return kd_napi_throw(env, st);
   }
-  napi_value r = kd_wrap_node(env, n);
   kd_node_release(n);
-  return r;
+  return NULL;
 }
 
 /* ---- engine ------------------------------------------------------------------------------------ */
@@ -449,11 +545,13 @@ static kd_status kd_handles(napi_env env, napi_value arr, const char *what, bool
   *n = 0;
   if (kd_is_nullish(env, arr)) return KD_OK;
   napi_get_array_length(env, arr, n);
-  *out = (kd_tensor **)calloc(*n + 1, sizeof(kd_tensor *));
+  /* a length is the caller's (an array-like's map may return anything): capped, counted in size_t */
+  if (*n > (1u << 24)) return kd_error(KD_ERR_INVALID_ARGUMENT, "too many %s (%u)", what, *n);
+  *out = (kd_tensor **)calloc((size_t)*n + 1, sizeof(kd_tensor *));
   if (!*out) return kd_error(KD_ERR_OOM, "out of memory");
   for (uint32_t i = 0; i < *n; i++) {
     napi_value e;
-    napi_get_element(env, arr, i, &e);
+    if (napi_get_element(env, arr, i, &e) != napi_ok) return kd_error(KD_ERR_INVALID_ARGUMENT, "reading %s failed", what);
     if (nulls && kd_is_nullish(env, e)) continue;
     KD_TRY(kd_napi_unwrap_tensor(env, e, what, &(*out)[i]));
   }

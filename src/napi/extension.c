@@ -9,24 +9,32 @@
 #include "napi/napi_util.h"
 
 napi_status kd_napi_library_op_object(napi_env env, int id, napi_value *out); /* napi/library.c */
+kd_status kd_napi_string_dup(napi_env env, napi_value v, const char *what, size_t max_len, char **out); /* napi/ops.c */
 
 /* loadExtension(path) -> [op objects] */
 static napi_value kd_ext_load(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  char path[4096];
-  if (argc < 1 || kd_napi_string_arg(env, argv[0], path, sizeof path) != napi_ok)
-    return kd_napi_throw_msg(env, KD_ERR_TYPE, "loadExtension(path): path must be a string");
+  char *path = NULL; /* whole: a path cut short could name another file */
+  kd_status st = kd_napi_string_dup(env, argc < 1 ? NULL : argv[0], "loadExtension(path): path", 4095, &path);
+  if (st != KD_OK) return kd_napi_throw(env, st);
   void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!so) return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "could not load the extension %s: %s", path, dlerror());
+  if (!so) {
+    napi_value e = kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "could not load the extension %s: %s", path, dlerror());
+    free(path);
+    return e;
+  }
   kd_extension_init_fn init = (kd_extension_init_fn)dlsym(so, "kindling_extension_init");
   if (!init) {
     dlclose(so);
-    return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "the extension %s defines no kindling_extension_init", path);
+    napi_value e = kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "the extension %s defines no kindling_extension_init", path);
+    free(path);
+    return e;
   }
   int *ops = NULL, nops = 0;
-  kd_status st = kd_extension_init(init, path, &ops, &nops);
+  st = kd_extension_init(init, path, &ops, &nops);
+  free(path);
   /* the library stays loaded: ops it defined point into it even when init failed later */
   napi_value arr = NULL;
   napi_status ns = napi_create_array_with_length(env, (size_t)nops, &arr);

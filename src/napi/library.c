@@ -22,6 +22,9 @@
 #include "napi/napi_util.h"
 
 napi_status kd_napi_op_function(napi_env env, const kd_op_info *op, napi_value *out); /* napi/ops.c */
+kd_status kd_napi_string_dup(napi_env env, napi_value v, const char *what, size_t max_len, char **out); /* napi/ops.c */
+
+#define KD_LIB_MAX_SCHEMA ((size_t)1 << 16)
 
 /* A JS function bound to the environment and thread that registered it. */
 typedef struct kd_js_callable {
@@ -64,6 +67,13 @@ static kd_status kd_js_callable_check(const kd_js_callable *c, const kd_op_info 
   return KD_OK;
 }
 
+/* An int for JS: a number, or a BigInt past 2^53 where a number would round it. */
+static napi_status kd_box_int(napi_env env, int64_t i, napi_value *out) {
+  const int64_t exact = (int64_t)1 << 53;
+  if (i > exact || i < -exact) return napi_create_bigint_int64(env, i, out);
+  return napi_create_double(env, (double)i, out);
+}
+
 /* Boxes one argument value for JS (tensors as new handles, recorded in `made`). */
 static napi_status kd_box_arg(napi_env env, const kd_value *v, napi_value *out, napi_value made) {
   uint32_t n_made;
@@ -78,7 +88,7 @@ static napi_status kd_box_arg(napi_env env, const kd_value *v, napi_value *out, 
     case KD_VALUE_SCALAR:
       if (v->v.s.kind == KD_KIND_BOOL) return napi_get_boolean(env, v->v.s.v.b, out);
       return napi_create_double(env, kd_scalar_to_double(v->v.s), out);
-    case KD_VALUE_INT: return napi_create_double(env, (double)v->v.i, out);
+    case KD_VALUE_INT: return kd_box_int(env, v->v.i, out);
     case KD_VALUE_DOUBLE: return napi_create_double(env, v->v.d, out);
     case KD_VALUE_BOOL: return napi_get_boolean(env, v->v.b, out);
     case KD_VALUE_DTYPE: return napi_create_string_utf8(env, kd_dtype_name(v->v.dtype), NAPI_AUTO_LENGTH, out);
@@ -95,7 +105,7 @@ static napi_status kd_box_arg(napi_env env, const kd_value *v, napi_value *out, 
       napi_status st = napi_create_array_with_length(env, (size_t)n, out);
       for (int i = 0; i < n && st == napi_ok; i++) {
         napi_value e;
-        st = napi_create_double(env, ints ? (double)v->v.ilist.data[i] : v->v.dlist.data[i], &e);
+        st = ints ? kd_box_int(env, v->v.ilist.data[i], &e) : napi_create_double(env, v->v.dlist.data[i], &e);
         if (st == napi_ok) st = napi_set_element(env, *out, (uint32_t)i, e);
       }
       return st;
@@ -137,12 +147,22 @@ static void kd_dispose_all(napi_env env, napi_value arr) {
   }
 }
 
+/* Whether t is one of the op's tensor arguments (also an element of a Tensor[] argument). */
+static bool kd_is_input(const kd_op_info *op, const kd_value *args, const kd_tensor *t) {
+  for (int i = 0; i < op->nargs; i++) {
+    if (args[i].kind == KD_VALUE_TENSOR && args[i].v.t == t) return true;
+    if (args[i].kind == KD_VALUE_TENSORLIST)
+      for (int j = 0; j < args[i].v.tlist.n; j++)
+        if (args[i].v.tlist.data[j] == t) return true;
+  }
+  return false;
+}
+
 /* One returned tensor: a new reference in *out (an alias when it is one of the inputs). */
 static kd_status kd_take_output(napi_env env, const kd_op_info *op, const kd_value *args, napi_value h, kd_tensor **out) {
   kd_tensor *t = NULL;
   KD_TRY(kd_napi_unwrap_tensor(env, h, "output", &t));
-  for (int i = 0; i < op->nargs; i++)
-    if (args[i].kind == KD_VALUE_TENSOR && args[i].v.t == t) return kd_detach(t, out);
+  if (kd_is_input(op, args, t)) return kd_detach(t, out);
   kd_tensor_retain(t);
   *out = t;
   return KD_OK;
@@ -154,6 +174,7 @@ static kd_status kd_unbox_outputs(napi_env env, const kd_op_info *op, const kd_v
   bool ok = napi_get_element(env, r, 0, &handles) == napi_ok && napi_get_element(env, r, 1, &fresh) == napi_ok &&
             napi_get_array_length(env, handles, &n) == napi_ok;
   if (!ok) return kd_error(KD_ERR_INTERNAL, "the JS kernel of '%s' returned no output list", op->name);
+  if (n > (1u << 24)) return kd_error(KD_ERR_INVALID_ARGUMENT, "the implementation of '%s' returned %u tensors", op->name, n);
   if (op->nouts >= 0 && (int)n != op->nouts)
     return kd_error(KD_ERR_INVALID_ARGUMENT, "the implementation of '%s' returned %u tensors, its schema says %d", op->name, n,
                     op->nouts);
@@ -168,9 +189,8 @@ static kd_status kd_unbox_outputs(napi_env env, const kd_op_info *op, const kd_v
   }
   for (uint32_t i = 0; i < n && st == KD_OK; i++) {
     napi_value h;
-    napi_get_element(env, handles, i, &h);
     kd_tensor *t = NULL;
-    st = kd_take_output(env, op, args, h, &t);
+    st = napi_get_element(env, handles, i, &h) == napi_ok ? kd_take_output(env, op, args, h, &t) : KD_ERR_INVALID_ARGUMENT;
     if (st != KD_OK) {
       st = kd_error(st, "the implementation of '%s' must return %s (output %u is not a tensor)", op->name,
                     op->nouts == 1 ? "a Tensor" : "an array of Tensors", i);
@@ -258,8 +278,8 @@ static kd_status kd_js_record(void *data, const kd_op_info *op, kd_value *args, 
     if (st != KD_OK) st = kd_error(KD_ERR_INTERNAL, "boxing the arguments of '%s' failed", op->name);
   }
   if (st == KD_OK) st = kd_call_js(env, c, argv, 2, &r, &exc, &threw);
+  kd_dispose_all(env, made); /* the node holds what the formula saved (See Note [Tensors a custom node saves]) */
   if (threw) {
-    kd_dispose_all(env, made);
     napi_throw(env, exc);
     st = kd_error(KD_ERR_INVALID_ARGUMENT, "the autograd setup of '%s' threw", op->name);
   }
@@ -307,11 +327,11 @@ static napi_value kd_lib_define(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  char schema[1024];
-  if (argc < 1 || kd_napi_string_arg(env, argv[0], schema, sizeof schema) != napi_ok)
-    return kd_napi_throw_msg(env, KD_ERR_TYPE, "define(schema): schema must be a string (at most 1023 bytes)");
+  char *schema = NULL;
+  kd_status st = kd_napi_string_dup(env, argc < 1 ? NULL : argv[0], "define(schema): schema", KD_LIB_MAX_SCHEMA, &schema);
   int id = -1;
-  kd_status st = kd_runtime_op_define(schema, &id);
+  if (st == KD_OK) st = kd_runtime_op_define(schema, &id);
+  free(schema);
   if (st != KD_OK) return kd_napi_throw(env, st);
   napi_value r;
   KD_NAPI_CALL(env, kd_napi_library_op_object(env, id, &r));
@@ -343,10 +363,14 @@ static napi_value kd_lib_impl(napi_env env, napi_callback_info info) {
   napi_value argv[3];
   KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   int id = argc == 3 ? kd_lib_id_arg(env, argv[0]) : -1;
-  char key[16];
-  if (id < 0 || kd_napi_string_arg(env, argv[1], key, sizeof key) != napi_ok)
+  char *key = NULL;
+  if (id < 0 || kd_napi_string_dup(env, argv[1], "impl: key", 8, &key) != KD_OK || (strcmp(key, "CPU") != 0 && strcmp(key, "CUDA") != 0)) {
+    free(key);
     return kd_napi_throw_msg(env, KD_ERR_TYPE, "impl(id, key, fn): bad arguments");
-  return kd_lib_attach(env, argv[2], id, strcmp(key, "CPU") == 0 ? KD_KEY_CPU : KD_KEY_CUDA);
+  }
+  const kd_key k = strcmp(key, "CPU") == 0 ? KD_KEY_CPU : KD_KEY_CUDA;
+  free(key);
+  return kd_lib_attach(env, argv[2], id, k);
 }
 
 /* setRecorder(id, fn(args, outputs)): the autograd formula of a JS op (once). */

@@ -113,6 +113,37 @@ static kd_status kd_unbox_scalar(napi_env env, napi_value v, napi_valuetype t, c
   return KD_OK;
 }
 
+/* Note [JS lengths in C]
+ * A JS array length is a uint32 chosen by the caller (an array-like may say 2^32 - 1 while
+ * holding nothing). It is compared and summed as size_t, never as int, and a list longer than
+ * KD_NAPI_MAX_LIST elements is refused before anything is allocated or read. */
+#define KD_NAPI_MAX_LIST ((uint32_t)1 << 24)
+
+static kd_status kd_unbox_list_length(napi_env env, napi_value v, const char *name, uint32_t *n) {
+  *n = 0;
+  if (napi_get_array_length(env, v, n) != napi_ok) return kd_error(KD_ERR_TYPE, "argument '%s' must be an array", name);
+  if (*n > KD_NAPI_MAX_LIST)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "argument '%s' is too long (%u elements, at most %u)", name, *n, KD_NAPI_MAX_LIST);
+  return KD_OK;
+}
+
+/* A heap buffer of n elements of `size` bytes, freed with the scratch after the call. */
+static kd_status kd_scratch_alloc(kd_unbox_scratch *s, const char *name, uint32_t n, size_t size, void **out) {
+  if (s->nheap >= KD_NAPI_MAX_ARGS) return kd_error(KD_ERR_INVALID_ARGUMENT, "too many list arguments (at '%s')", name);
+  void *buf = malloc(size * (n ? (size_t)n : 1));
+  if (!buf) return kd_error(KD_ERR_OOM, "out of memory");
+  s->heap[s->nheap++] = buf;
+  *out = buf;
+  return KD_OK;
+}
+
+/* Element i of a list argument. Reading it may run JS (a getter, a Proxy trap) that throws: the
+ * exception stays pending and the op's entry lets it propagate; nothing reads the element. */
+static kd_status kd_list_element(napi_env env, napi_value v, uint32_t i, const char *name, napi_value *e) {
+  if (napi_get_element(env, v, i, e) != napi_ok) return kd_error(KD_ERR_INVALID_ARGUMENT, "reading element %u of argument '%s' failed", i, name);
+  return KD_OK;
+}
+
 static kd_status kd_unbox_intlist(napi_env env, napi_value v, const char *name, kd_unbox_scratch *s, kd_value *out) {
   bool is_array = false;
   napi_is_array(env, v, &is_array);
@@ -126,20 +157,17 @@ static kd_status kd_unbox_intlist(napi_env env, napi_value v, const char *name, 
     return KD_OK;
   }
   uint32_t n;
-  napi_get_array_length(env, v, &n);
-  int64_t *buf;
-  if (s->nints + (int)n <= KD_NAPI_INLINE_INTS) {
+  KD_TRY(kd_unbox_list_length(env, v, name, &n));
+  int64_t *buf = NULL;
+  if ((size_t)s->nints + (size_t)n <= KD_NAPI_INLINE_INTS) { /* See Note [JS lengths in C] */
     buf = &s->ints[s->nints];
     s->nints += (int)n;
   } else {
-    if (n > (1u << 24) || s->nheap >= KD_NAPI_MAX_ARGS) return kd_error(KD_ERR_INVALID_ARGUMENT, "argument '%s' is too long", name);
-    buf = (int64_t *)malloc(sizeof(int64_t) * (n ? n : 1));
-    if (!buf) return kd_error(KD_ERR_OOM, "out of memory");
-    s->heap[s->nheap++] = buf;
+    KD_TRY(kd_scratch_alloc(s, name, n, sizeof(int64_t), (void **)&buf));
   }
   for (uint32_t i = 0; i < n; i++) {
     napi_value e;
-    napi_get_element(env, v, i, &e);
+    KD_TRY(kd_list_element(env, v, i, name, &e));
     kd_status st = kd_unbox_int(env, e, name, &buf[i]);
     if (st != KD_OK) return kd_error(KD_ERR_TYPE, "argument '%s' must be an array of integers (element %u is not)", name, i);
   }
@@ -147,13 +175,40 @@ static kd_status kd_unbox_intlist(napi_env env, napi_value v, const char *name, 
   return KD_OK;
 }
 
+/* Note [JS strings in C]
+ * A JS string may hold NUL characters and be of any length; a C string ends at its first NUL and
+ * a fixed buffer holds so many bytes. Neither may cut a string short silently: a string that does
+ * not fit is refused, one holding a NUL too. */
 static kd_status kd_unbox_string(napi_env env, napi_value v, const char *name, char *buf, size_t n) {
   napi_valuetype t;
   napi_typeof(env, v, &t);
   if (t != napi_string) return kd_error(KD_ERR_TYPE, "argument '%s' must be a string", name);
-  size_t len;
+  size_t len = 0;
+  napi_get_value_string_utf8(env, v, NULL, 0, &len);
+  if (len >= n) return kd_error(KD_ERR_INVALID_ARGUMENT, "argument '%s' is too long (%zu bytes, at most %zu)", name, len, n - 1);
   napi_get_value_string_utf8(env, v, buf, n, &len);
-  if (len >= n - 1) return kd_error(KD_ERR_INVALID_ARGUMENT, "argument '%s' is too long", name);
+  if (strlen(buf) != len) return kd_error(KD_ERR_INVALID_ARGUMENT, "argument '%s' holds a NUL character", name);
+  return KD_OK;
+}
+
+/* A string argument of any length up to max_len bytes, copied into *out (malloc'ed; free it)
+ * (See Note [JS strings in C]). Used where C keeps a name or a schema. */
+kd_status kd_napi_string_dup(napi_env env, napi_value v, const char *what, size_t max_len, char **out) {
+  *out = NULL;
+  napi_valuetype t = napi_undefined;
+  napi_typeof(env, v, &t);
+  if (t != napi_string) return kd_error(KD_ERR_TYPE, "%s must be a string", what);
+  size_t len = 0;
+  napi_get_value_string_utf8(env, v, NULL, 0, &len);
+  if (len > max_len) return kd_error(KD_ERR_INVALID_ARGUMENT, "%s is too long (%zu bytes, at most %zu)", what, len, max_len);
+  char *buf = (char *)malloc(len + 1);
+  if (!buf) return kd_error(KD_ERR_OOM, "out of memory");
+  napi_get_value_string_utf8(env, v, buf, len + 1, &len);
+  if (strlen(buf) != len) {
+    free(buf);
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "%s holds a NUL character", what);
+  }
+  *out = buf;
   return KD_OK;
 }
 
@@ -277,14 +332,12 @@ static kd_status kd_unbox(napi_env env, const kd_arg_schema *a, int idx, napi_va
       bool is_array = false;
       napi_is_array(env, v, &is_array);
       uint32_t n = 1;
-      if (is_array) napi_get_array_length(env, v, &n);
-      if (n > (1u << 24) || s->nheap >= KD_NAPI_MAX_ARGS) return kd_error(KD_ERR_INVALID_ARGUMENT, "argument '%s' is too long", a->name);
-      double *buf = (double *)malloc(sizeof(double) * (n ? n : 1));
-      if (!buf) return kd_error(KD_ERR_OOM, "out of memory");
-      s->heap[s->nheap++] = buf;
+      if (is_array) KD_TRY(kd_unbox_list_length(env, v, a->name, &n));
+      double *buf = NULL;
+      KD_TRY(kd_scratch_alloc(s, a->name, n, sizeof(double), (void **)&buf));
       for (uint32_t i = 0; i < n; i++) {
         napi_value e = v;
-        if (is_array) napi_get_element(env, v, i, &e);
+        if (is_array) KD_TRY(kd_list_element(env, v, i, a->name, &e));
         napi_valuetype et;
         napi_typeof(env, e, &et);
         if (et != napi_number) return kd_error(KD_ERR_TYPE, "argument '%s' must be a number or an array of numbers", a->name);
@@ -301,14 +354,12 @@ static kd_status kd_unbox(napi_env env, const kd_arg_schema *a, int idx, napi_va
       napi_is_array(env, v, &is_array);
       if (!is_array) return kd_error(KD_ERR_TYPE, "argument '%s' must be an array of Tensors", a->name);
       uint32_t n;
-      napi_get_array_length(env, v, &n);
-      if (s->nheap >= KD_NAPI_MAX_ARGS) return kd_error(KD_ERR_INVALID_ARGUMENT, "too many list arguments");
-      kd_tensor **list = (kd_tensor **)malloc(sizeof(kd_tensor *) * (n ? n : 1));
-      if (!list) return kd_error(KD_ERR_OOM, "out of memory");
-      s->heap[s->nheap++] = list;
+      KD_TRY(kd_unbox_list_length(env, v, a->name, &n));
+      kd_tensor **list = NULL;
+      KD_TRY(kd_scratch_alloc(s, a->name, n, sizeof(kd_tensor *), (void **)&list));
       for (uint32_t i = 0; i < n; i++) {
         napi_value e;
-        napi_get_element(env, v, i, &e);
+        KD_TRY(kd_list_element(env, v, i, a->name, &e));
         if (a->type == KD_ARG_TENSORLIST_OPT) {
           napi_valuetype et;
           napi_typeof(env, e, &et);

@@ -6,6 +6,11 @@
 #include "napi/napi_util.h"
 #include "profiler/profiler.h"
 
+kd_status kd_napi_string_dup(napi_env env, napi_value v, const char *what, size_t max_len, char **out); /* napi/ops.c */
+
+/* A user range's name is kept whole (the events copy it); past this it is refused, not cut. */
+#define KD_PROF_MAX_NAME ((size_t)1 << 16)
+
 static const char *const kd_prof_kind_names[] = {[KD_PROF_OP] = "op", [KD_PROF_BACKWARD] = "backward", [KD_PROF_USER] = "user"};
 
 /* With withStack, before an op called from JS: the JS stack there (an Error's .stack, which
@@ -124,11 +129,14 @@ static napi_value kd_prof_is_active(napi_env env, napi_callback_info info) {
 static napi_value kd_prof_begin(napi_env env, napi_callback_info info) {
   napi_value argv[1], r;
   size_t argc = 1;
-  char name[512];
+  char *name = NULL;
   KD_NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   if (argc < 1) return kd_napi_throw_msg(env, KD_ERR_TYPE, "recordFunction: a name is required");
-  KD_NAPI_CALL(env, kd_napi_string_arg(env, argv[0], name, sizeof name));
-  KD_NAPI_CALL(env, napi_create_int64(env, kd_profiler_begin(KD_PROF_USER, "", name), &r));
+  kd_status st = kd_napi_string_dup(env, argv[0], "recordFunction: the name", KD_PROF_MAX_NAME, &name);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  napi_status ns = napi_create_int64(env, kd_profiler_begin(KD_PROF_USER, "", name), &r);
+  free(name);
+  KD_NAPI_CALL(env, ns);
   return r;
 }
 

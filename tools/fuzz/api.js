@@ -19,7 +19,7 @@
 // leaves tensors alive once the program's kd.tidy scope ends.
 'use strict';
 const fc = require('fast-check');
-const { badException, noteReturn, noteThrow } = require('./promise');
+const { badException, tidyFinding, noteReturn, noteThrow } = require('./promise');
 const path = require('node:path');
 
 const DTYPES = ['float32', 'float64', 'float16', 'bfloat16', 'int64', 'int32', 'int16', 'int8', 'uint8', 'bool'];
@@ -230,8 +230,6 @@ async function runProgram(kd, program) {
     if (a.ts !== undefined) return a.ts.map((x) => (x === null || x.v !== undefined ? (x && x.v) : pool[x.t % pool.length]));
     return a.v;
   };
-  const live0 = kd.memory().liveTensors;
-  let finding = null;
   const body = async () => {
     const pool = [];
     for (const [i, spec] of program.tensors.entries()) {
@@ -275,16 +273,7 @@ async function runProgram(kd, program) {
     }
     return null;
   };
-  try {
-    finding = await kd.tidy(body);
-  } catch (e) {
-    const bad = badException(kd, e);
-    if (bad) return { kind: 'exception', step: 'tidy', ...bad };
-  }
-  if (finding) return finding;
-  const live = kd.memory().liveTensors;
-  if (live !== live0) return { kind: 'leak', message: `${live - live0} tensors alive after the program's kd.tidy scope ended` };
-  return null;
+  return tidyFinding(kd, body, 'program');
 }
 
-module.exports = { opForms, programArb, runCase: runProgram, DTYPES };
+module.exports = { opForms, programArb, runCase: runProgram, DTYPES, makeTensor, tensorSpecArb, hostileAny, BY_TYPE };

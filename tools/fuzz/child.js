@@ -23,7 +23,7 @@ const selftest = {
     return null;
   },
 };
-const targets = { api: require('./api'), safetensors: require('./safetensors'), cycles: require('./cycles'), graphs: require('./graphs'), selftest };
+const targets = { api: require('./api'), safetensors: require('./safetensors'), cycles: require('./cycles'), library: require('./library'), graphs: require('./graphs'), selftest };
 const { takeTally } = require('./promise');
 
 process.on('message', async (msg) => {
@@ -34,6 +34,9 @@ process.on('message', async (msg) => {
     // a failure of the harness itself (a bad case description): reported, not hidden
     finding = { kind: 'harness', message: String(e && e.stack || e) };
   }
-  process.send({ id: msg.id, finding, tally: takeTally() });
+  // a target may use up what a process holds (kd.library's ops live until it exits): it then asks
+  // the pool for a new child
+  const retire = typeof targets[msg.target].retire === 'function' && targets[msg.target].retire();
+  process.send({ id: msg.id, finding, tally: takeTally(), retire });
 });
 process.send({ ready: true });

@@ -48,6 +48,7 @@ class Runner {
       if (!this.pending || !m || m.id !== this.pending.id) return;
       if (m.tally) addTally(this.tally, m.tally);
       this.settle(m.finding || null);
+      if (m.retire) this.close(); // the child is used up (see child.js): the next case starts a new one
     });
     child.on('exit', (code, signal) => {
       if (this.child !== child) return;

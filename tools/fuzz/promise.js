@@ -14,6 +14,25 @@ function badException(kd, e) {
   };
 }
 
+/**
+ * Runs body (which resolves to a finding or null) in a kd.tidy scope: its finding, a foreign
+ * exception out of the scope, or a leak when tensors outlive the scope (`what` names the case).
+ */
+async function tidyFinding(kd, body, what) {
+  const live0 = kd.memory().liveTensors;
+  let finding = null;
+  try {
+    finding = await kd.tidy(body);
+  } catch (e) {
+    const bad = badException(kd, e);
+    if (bad) return { kind: 'exception', step: 'tidy', ...bad };
+  }
+  if (finding) return finding;
+  const live = kd.memory().liveTensors;
+  if (live !== live0) return { kind: 'leak', message: `${live - live0} tensors alive after the ${what}'s kd.tidy scope ended` };
+  return null;
+}
+
 // What the calls of the cases did, for the run's summary: how many were made, how many returned,
 // the codes of the KindlingErrors the others threw, and the largest values of measures (peaks,
 // e.g. a load's RSS growth). The child sends it with each answer.
@@ -48,4 +67,4 @@ function addTally(into, t) {
   for (const [k, v] of Object.entries(t.peaks || {})) if (!(into.peaks[k] >= v)) into.peaks[k] = v;
 }
 
-module.exports = { badException, noteReturn, noteThrow, notePeak, takeTally, addTally };
+module.exports = { badException, tidyFinding, noteReturn, noteThrow, notePeak, takeTally, addTally };
