@@ -68,7 +68,7 @@ module.exports = function installFunction(autograd, kd, Tensor, A) {
       return [tensors, nchecked];
     }
   }
-  const hasTensorSlot = (v) => v.some((e) => e instanceof SavedSlot || (Array.isArray(e) && hasTensorSlot(e)));
+  const hasTensorSlot = (v, depth = 0) => depth < 5 && v.some((e) => e instanceof SavedSlot || (Array.isArray(e) && hasTensorSlot(e, depth + 1)));
 
   // One gradient as a backward returned it: a Tensor or null; for a Tensor[] argument an array of them (or null).
   const gradOk = (g, list) => g === null || g === undefined ||
