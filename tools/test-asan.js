@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// test-asan.js - `npm run test:asan`: the whole mocha suite (.mocharc.json) on the addon built
+// test-asan.js - `npm run test:asan`: the whole mocha suite (.mocharc.js) on the addon built
 // with AddressSanitizer + UndefinedBehaviorSanitizer (build/asan/Release/kindling.node, next to
 // the normal build; see tools/sanitizers.js), so out-of-bounds accesses, uses after free and
 // undefined behaviour (signed overflow, misaligned loads, bad shifts) anywhere a test reaches are
@@ -30,7 +30,7 @@ async function main() {
   // The instrumented addon runs some 2-5x slower: a longer timeout. --exit as in
   // tools/test-emulator-asan.js: this run is about the sanitizers.
   const mocha = [bin('mocha', 'mocha.js'), '--exit', '--timeout', '180000', ...(files.length ? ['--no-config', ...files] : [])];
-  const result = await step(`mocha under ASan+UBSan (${files.length ? files.join(' ') : '.mocharc.json'})`,
+  const result = await step(`mocha under ASan+UBSan (${files.length ? files.join(' ') : '.mocharc.js'})`,
     process.execPath, mocha, asanNodeEnv(logDir, addon));
   summarize('ASan+UBSan run of the mocha suite', logDir, [result], t0, built);
 }
