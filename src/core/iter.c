@@ -18,7 +18,7 @@ static bool kd_iter_all_same_contiguous(const kd_iter_operand *ops, int nops, in
     if (size != 1)
       for (int k = 0; k < nops; k++)
         if (ops[k].strides[d] != n) return false;
-    if (size == 0 || __builtin_mul_overflow(n, size, &n)) return false; /* empty: the general steps */
+    if (size == 0 || kd_mul_overflows(n, size, &n)) return false; /* empty: the general steps */
   }
   *numel = n;
   return true;

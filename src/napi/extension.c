@@ -9,7 +9,6 @@
 #include "napi/napi_util.h"
 
 napi_status kd_napi_library_op_object(napi_env env, int id, napi_value *out); /* napi/library.c */
-kd_status kd_napi_string_dup(napi_env env, napi_value v, const char *what, size_t max_len, char **out); /* napi/ops.c */
 
 /* loadExtension(path) -> [op objects] */
 static napi_value kd_ext_load(napi_env env, napi_callback_info info) {

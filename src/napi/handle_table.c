@@ -174,8 +174,7 @@ static void kd_napi_handle_table_sweep(napi_env env, kd_napi_env *e) {
 static void kd_napi_canary_finalize(napi_env env, void *data, void *hint) {
   kd_napi_env *e = (kd_napi_env *)hint;
   if (kd_napi_handle_table_enabled(e)) kd_napi_handle_table_sweep(env, e);
-  e->holds--;
-  if (e->finalized && e->holds == 0) kd_napi_env_release(e);
+  kd_napi_env_unhold(e);
 }
 
 /* True once the canary's object was collected (and a new canary is set); false if no
@@ -216,6 +215,11 @@ void kd_napi_handle_table_close(napi_env env, kd_napi_env *e) {
   tb->capacity = 0;
   if (tb->canary) napi_delete_reference(env, tb->canary);
   tb->canary = NULL;
+}
+
+void kd_napi_env_unhold(kd_napi_env *e) {
+  e->holds--;
+  if (e->finalized && e->holds == 0) kd_napi_env_release(e);
 }
 
 void kd_napi_env_release(kd_napi_env *e) {

@@ -22,7 +22,6 @@
 #include "napi/napi_util.h"
 
 napi_status kd_napi_op_function(napi_env env, const kd_op_info *op, napi_value *out); /* napi/ops.c */
-kd_status kd_napi_string_dup(napi_env env, napi_value v, const char *what, size_t max_len, char **out); /* napi/ops.c */
 
 #define KD_LIB_MAX_SCHEMA ((size_t)1 << 16)
 
@@ -143,7 +142,7 @@ static void kd_dispose_all(napi_env env, napi_value arr) {
     napi_value h;
     if (napi_get_element(env, arr, i, &h) != napi_ok) continue;
     kd_napi_handle *hd = kd_napi_handle_of(env, h);
-    if (hd && hd->t) kd_napi_dispose_handle(env, h, hd);
+    if (hd && hd->t) kd_napi_dispose_handle(env, hd);
   }
 }
 
@@ -202,7 +201,7 @@ static kd_status kd_unbox_outputs(napi_env env, const kd_op_info *op, const kd_v
     bool is_fresh = false;
     if (napi_get_element(env, fresh, i, &f) == napi_ok) napi_get_value_bool(env, f, &is_fresh);
     kd_napi_handle *hd = kd_napi_handle_of(env, h);
-    if (is_fresh && hd && hd->t) kd_napi_dispose_handle(env, h, hd);
+    if (is_fresh && hd && hd->t) kd_napi_dispose_handle(env, hd);
   }
   if (st != KD_OK)
     for (int i = 0; i < KD_OP_MAX_OUTS; i++) kd_value_release(&outs[i]);

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/storage.h"
 
@@ -66,8 +67,7 @@ static void kd_napi_handle_finalize(napi_env env, void *data, void *hint) {
   kd_napi_env *e = (kd_napi_env *)hint;
   kd_napi_handle *h = kd_napi_handle_find(e, (uint64_t)(uintptr_t)data);
   if (h) kd_napi_handle_free(env, e, h);
-  e->holds--;
-  if (e->finalized && e->holds == 0) kd_napi_env_release(e);
+  kd_napi_env_unhold(e);
 }
 
 static kd_napi_handle kd_napi_disposed_handle; /* t == NULL, never written */
@@ -99,8 +99,7 @@ kd_napi_handle *kd_napi_handle_of(napi_env env, napi_value v) {
   return h ? h : &kd_napi_disposed_handle;
 }
 
-void kd_napi_dispose_handle(napi_env env, napi_value v, kd_napi_handle *h) {
-  (void)v;
+void kd_napi_dispose_handle(napi_env env, kd_napi_handle *h) {
   if (!h->t) return;
   kd_napi_handle_free(env, kd_napi_env_get(env), h);
 }
@@ -135,4 +134,25 @@ napi_status kd_napi_set_fn(napi_env env, napi_value obj, const char *name, napi_
 napi_status kd_napi_string_arg(napi_env env, napi_value v, char *buf, size_t n) {
   size_t len;
   return napi_get_value_string_utf8(env, v, buf, n, &len);
+}
+
+/* A string argument of any length up to max_len bytes, copied into *out (malloc'ed; free it)
+ * (See Note [JS strings in C] in ops.c). Used where C keeps a name or a schema. */
+kd_status kd_napi_string_dup(napi_env env, napi_value v, const char *what, size_t max_len, char **out) {
+  *out = NULL;
+  napi_valuetype t = napi_undefined;
+  napi_typeof(env, v, &t);
+  if (t != napi_string) return kd_error(KD_ERR_TYPE, "%s must be a string", what);
+  size_t len = 0;
+  napi_get_value_string_utf8(env, v, NULL, 0, &len);
+  if (len > max_len) return kd_error(KD_ERR_INVALID_ARGUMENT, "%s is too long (%zu bytes, at most %zu)", what, len, max_len);
+  char *buf = (char *)malloc(len + 1);
+  if (!buf) return kd_error(KD_ERR_OOM, "out of memory");
+  napi_get_value_string_utf8(env, v, buf, len + 1, &len);
+  if (strlen(buf) != len) {
+    free(buf);
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "%s holds a NUL character", what);
+  }
+  *out = buf;
+  return KD_OK;
 }

@@ -79,8 +79,8 @@ kd_status kd_napi_unwrap_tensor(napi_env env, napi_value v, const char *what, kd
 /* The handle struct behind `v` (one with t == NULL when `v` was disposed), or NULL if `v` is not
  * a tensor handle. Valid until the next call that disposes or makes a handle. */
 kd_napi_handle *kd_napi_handle_of(napi_env env, napi_value v);
-/* Releases the handle's tensor and recycles its struct; v is the handle h came from. */
-void kd_napi_dispose_handle(napi_env env, napi_value v, kd_napi_handle *h);
+/* Releases the handle's tensor and recycles its struct (nothing if it was disposed). */
+void kd_napi_dispose_handle(napi_env env, kd_napi_handle *h);
 
 /* The handle table (handle_table.c). */
 void kd_napi_handle_table_init(kd_napi_env *e);
@@ -98,10 +98,13 @@ bool kd_napi_handle_table_enabled(kd_napi_env *e);
  * enough since the last sweep, or after every collection when every_collection is set. */
 void kd_napi_collect_unreachable(napi_env env, bool every_collection);
 /* At environment shutdown: releases every live tensor and empties the live list (the structs
- * stay until kd_napi_handle_table_free, for finalizers that run later). */
+ * stay until kd_napi_env_release frees them, for finalizers that run later). */
 void kd_napi_handle_table_close(napi_env env, kd_napi_env *e);
 /* The instance data's finalizer: frees e once no finalizer that reads it is left. */
 void kd_napi_env_release(kd_napi_env *e);
+/* A finalizer that read e (counted in e->holds) is done with it; frees e if it was the last one
+ * after the instance data's finalizer ran. */
+void kd_napi_env_unhold(kd_napi_env *e);
 
 /* Reports changes in the bytes of live storages, host and device, to V8
  * (napi_adjust_external_memory) once they add up. */
@@ -110,6 +113,9 @@ void kd_napi_sync_external_memory(napi_env env);
 /* Small value helpers (return napi_status). */
 napi_status kd_napi_set_fn(napi_env env, napi_value obj, const char *name, napi_callback cb, void *data);
 napi_status kd_napi_string_arg(napi_env env, napi_value v, char *buf, size_t n);
+/* A string argument of any length up to max_len bytes, copied whole into *out (malloc'ed; the
+ * caller frees it); a longer string, a non-string or one holding a NUL is an error naming `what`. */
+kd_status kd_napi_string_dup(napi_env env, napi_value v, const char *what, size_t max_len, char **out);
 
 /* Each src/napi/<part>.c exports its functions from one register function, called by addon.c. */
 napi_status kd_napi_register_ops(napi_env env, napi_value exports);

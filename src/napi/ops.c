@@ -191,27 +191,6 @@ static kd_status kd_unbox_string(napi_env env, napi_value v, const char *name, c
   return KD_OK;
 }
 
-/* A string argument of any length up to max_len bytes, copied into *out (malloc'ed; free it)
- * (See Note [JS strings in C]). Used where C keeps a name or a schema. */
-kd_status kd_napi_string_dup(napi_env env, napi_value v, const char *what, size_t max_len, char **out) {
-  *out = NULL;
-  napi_valuetype t = napi_undefined;
-  napi_typeof(env, v, &t);
-  if (t != napi_string) return kd_error(KD_ERR_TYPE, "%s must be a string", what);
-  size_t len = 0;
-  napi_get_value_string_utf8(env, v, NULL, 0, &len);
-  if (len > max_len) return kd_error(KD_ERR_INVALID_ARGUMENT, "%s is too long (%zu bytes, at most %zu)", what, len, max_len);
-  char *buf = (char *)malloc(len + 1);
-  if (!buf) return kd_error(KD_ERR_OOM, "out of memory");
-  napi_get_value_string_utf8(env, v, buf, len + 1, &len);
-  if (strlen(buf) != len) {
-    free(buf);
-    return kd_error(KD_ERR_INVALID_ARGUMENT, "%s holds a NUL character", what);
-  }
-  *out = buf;
-  return KD_OK;
-}
-
 static kd_status kd_unbox(napi_env env, const kd_arg_schema *a, int idx, napi_value v, kd_unbox_scratch *s, kd_value *out) {
   if (a->type == KD_ARG_TENSOR || a->type == KD_ARG_TENSOR_OPT || a->type == KD_ARG_TENSOR_OR_SCALAR) {
     /* a live handle is read once, before any napi_typeof (Note [Tensor handles]); anything else

@@ -6,7 +6,6 @@
 #include "napi/napi_util.h"
 #include "profiler/profiler.h"
 
-kd_status kd_napi_string_dup(napi_env env, napi_value v, const char *what, size_t max_len, char **out); /* napi/ops.c */
 
 /* A user range's name is kept whole (the events copy it); past this it is refused, not cut. */
 #define KD_PROF_MAX_NAME ((size_t)1 << 16)

@@ -26,7 +26,7 @@ static napi_value kd_napi_dispose(napi_env env, napi_callback_info info) {
   kd_napi_handle *h = argc ? kd_napi_handle_of(env, argv[0]) : NULL;
   if (!h) return kd_napi_throw_msg(env, KD_ERR_TYPE, "dispose: expected a tensor handle");
   bool was_live = h->t != NULL;
-  kd_napi_dispose_handle(env, argv[0], h);
+  kd_napi_dispose_handle(env, h);
   kd_napi_sync_external_memory(env);
   napi_value r;
   KD_NAPI_CALL(env, napi_get_boolean(env, was_live, &r));
