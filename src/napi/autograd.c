@@ -545,7 +545,7 @@ static kd_status kd_handles(napi_env env, napi_value arr, const char *what, bool
   if (kd_is_nullish(env, arr)) return KD_OK;
   napi_get_array_length(env, arr, n);
   /* a length is the caller's (an array-like's map may return anything): capped, counted in size_t */
-  if (*n > (1u << 24)) return kd_error(KD_ERR_INVALID_ARGUMENT, "too many %s (%u)", what, *n);
+  if (*n > KD_NAPI_MAX_LIST) return kd_error(KD_ERR_INVALID_ARGUMENT, "too many %s (%u)", what, *n);
   *out = (kd_tensor **)calloc((size_t)*n + 1, sizeof(kd_tensor *));
   if (!*out) return kd_error(KD_ERR_OOM, "out of memory");
   for (uint32_t i = 0; i < *n; i++) {

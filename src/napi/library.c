@@ -173,7 +173,7 @@ static kd_status kd_unbox_outputs(napi_env env, const kd_op_info *op, const kd_v
   bool ok = napi_get_element(env, r, 0, &handles) == napi_ok && napi_get_element(env, r, 1, &fresh) == napi_ok &&
             napi_get_array_length(env, handles, &n) == napi_ok;
   if (!ok) return kd_error(KD_ERR_INTERNAL, "the JS kernel of '%s' returned no output list", op->name);
-  if (n > (1u << 24)) return kd_error(KD_ERR_INVALID_ARGUMENT, "the implementation of '%s' returned %u tensors", op->name, n);
+  if (n > KD_NAPI_MAX_LIST) return kd_error(KD_ERR_INVALID_ARGUMENT, "the implementation of '%s' returned %u tensors", op->name, n);
   if (op->nouts >= 0 && (int)n != op->nouts)
     return kd_error(KD_ERR_INVALID_ARGUMENT, "the implementation of '%s' returned %u tensors, its schema says %d", op->name, n,
                     op->nouts);

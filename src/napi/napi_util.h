@@ -110,6 +110,9 @@ void kd_napi_env_unhold(kd_napi_env *e);
  * (napi_adjust_external_memory) once they add up. */
 void kd_napi_sync_external_memory(napi_env env);
 
+/* The longest JS list kindling reads into C (See Note [JS lengths in C] in ops.c). */
+#define KD_NAPI_MAX_LIST ((uint32_t)1 << 24)
+
 /* Small value helpers (return napi_status). */
 napi_status kd_napi_set_fn(napi_env env, napi_value obj, const char *name, napi_callback cb, void *data);
 napi_status kd_napi_string_arg(napi_env env, napi_value v, char *buf, size_t n);

@@ -116,8 +116,7 @@ static kd_status kd_unbox_scalar(napi_env env, napi_value v, napi_valuetype t, c
 /* Note [JS lengths in C]
  * A JS array length is a uint32 chosen by the caller (an array-like may say 2^32 - 1 while
  * holding nothing). It is compared and summed as size_t, never as int, and a list longer than
- * KD_NAPI_MAX_LIST elements is refused before anything is allocated or read. */
-#define KD_NAPI_MAX_LIST ((uint32_t)1 << 24)
+ * KD_NAPI_MAX_LIST elements (napi_util.h) is refused before anything is allocated or read. */
 
 static kd_status kd_unbox_list_length(napi_env env, napi_value v, const char *name, uint32_t *n) {
   *n = 0;
