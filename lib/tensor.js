@@ -173,10 +173,11 @@ class Tensor {
 
 // Note [A Tensor is not cloneable]
 // Structured cloning (worker.postMessage, MessagePort, BroadcastChannel, structuredClone) copies
-// an object's own enumerable data: a Tensor would arrive as a plain object holding an empty `_h`,
-// without its prototype or its native tensor, and fail later far from the cause. So every Tensor
-// holds a Symbol in an own enumerable field, and cloning one throws a DataCloneError at once,
-// whose message says what to post instead. The field is one store per tensor made (about 2 ns,
+// an object's own enumerable data, without its prototype. A Tensor's handle (`_h`, a JS External:
+// Note [Tensor handles] in src/napi/handle_table.c) cannot be cloned, so cloning a Tensor fails
+// anyway, but with V8's "[object Object] could not be cloned". So every Tensor holds a Symbol in
+// an own enumerable field set before `_h`, and cloning one throws a DataCloneError whose message
+// says what to post instead. The field is one store per tensor made (about 2 ns,
 // against the microseconds of the op that made it).
 const NOT_CLONEABLE = Symbol('a kindling Tensor cannot be posted or structured-cloned: post `await t.data()` (a typed array) and `t.shape` instead, and rebuild it with kd.tensor()');
 

@@ -9,7 +9,6 @@
 #include "autograd/autograd.h"
 #include "napi/napi_util.h"
 
-
 static const napi_type_tag kd_node_tag = {0x6b696e646c696e67ULL, 0x6e6f64652d746167ULL};
 
 #define KD_ARGS(n)                                                                    \
