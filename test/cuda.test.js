@@ -454,5 +454,16 @@ describe('cuda', function () {
       big.dispose();
       p.dispose();
     });
+
+    it('pinMemory of tensors small enough to live in their storage struct (Note [Small storages])', function () {
+      for (const n of [1, 16, 17]) { // 4, 64 and 68 bytes: inline, the largest inline, and not
+        const c = kd.arange(n, { dtype: 'float32' });
+        assert.equal(c.isPinned(), false);
+        const p = c.pinMemory();
+        assert.equal(p.isPinned(), true, `${n} elements`);
+        assert.deepEqual(Array.from(p.dataSync()), Array.from(c.dataSync()));
+        kd.dispose([c, p]);
+      }
+    });
   });
 });

@@ -58,6 +58,25 @@ describe('memory', function () {
     assert.equal(kd.memory().hostBytesInUse, b0, 'storage freed with its last tensor');
   });
 
+  it('small storages (kept in their struct, Note [Small storages]) are counted, shared by views and freed', function () {
+    const b0 = kd.memory().hostBytesInUse;
+    const t = kd.arange(16, { dtype: 'float32' }); // 64 bytes: the largest kept in the struct
+    const u = kd.arange(17, { dtype: 'float32' }); // 68 bytes: from the host allocator
+    assert.equal(kd.memory().hostBytesInUse, b0 + 64 + 68);
+    const t44 = t.view([4, 4]);
+    const v = t44.narrow(1, 1, 2);
+    t44.dispose();
+    v.mul_(10);
+    assert.deepEqual(Array.from(t.dataSync()), [0, 10, 20, 3, 4, 50, 60, 7, 8, 90, 100, 11, 12, 130, 140, 15]);
+    const un = u.narrow(0, 0, 16);
+    const r = t.add(un);
+    assert.deepEqual(Array.from(r.dataSync()).slice(0, 4), [0, 11, 22, 6]);
+    kd.dispose([t, u, un, r]);
+    assert.equal(kd.memory().hostBytesInUse, b0 + 64, 'the view keeps its storage');
+    v.dispose();
+    assert.equal(kd.memory().hostBytesInUse, b0);
+  });
+
   it('dispose is idempotent and isDisposed reports it', function () {
     const t = kd.ones([2]);
     assert.equal(t.isDisposed, false);

@@ -231,6 +231,16 @@ void kd_iter_for_each(const kd_iter *it, kd_iter_loop_fn loop, void *ctx) {
   kd_iter_job job = {it, loop, ctx, -1};
   bool parallel = !(it->flags & KD_ITER_SERIAL) && it->numel >= KD_PARALLEL_GRAIN && kd_get_num_threads() > 1;
   if (!parallel) {
+    if (it->ndim <= 1) { /* one run: the same-shape contiguous case, and single elements */
+      char *ptrs[KD_ITER_MAX_OPS];
+      int64_t inner[KD_ITER_MAX_OPS];
+      for (int k = 0; k < it->nops; k++) {
+        ptrs[k] = it->data[k];
+        inner[k] = it->strides[k][0];
+      }
+      loop(ctx, ptrs, inner, it->numel);
+      return;
+    }
     kd_iter_run_flat(it, loop, ctx, 0, it->numel);
     return;
   }

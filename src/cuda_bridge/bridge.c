@@ -351,17 +351,16 @@ static KD_KERNEL(kd_cuda_fill_) {
 
 /* ---- pinned CPU storages ----
  * Once CUDA is loaded the CPU device backend is wrapped: an allocation made while
- * kd_cuda_pin_next is set (kd_cuda_pin_memory) comes from the CUDA library's pinned caching host
+ * kd_storage_pinning() is set (kd_cuda_pin_memory) comes from the CUDA library's pinned caching host
  * allocator, and a free of such a block goes back to it; everything else goes to the original
  * CPU backend. The lookup on free is skipped until the first pinned allocation. */
 
 static const kd_device_backend *kd_cuda_cpu_orig;
 static kd_device_backend kd_cuda_cpu_wrapped;
-static _Thread_local bool kd_cuda_pin_next;
 static int kd_cuda_ever_pinned;
 
 static kd_status kd_cuda_cpu_alloc(int index, size_t nbytes, void **out) {
-  if (kd_cuda_pin_next) {
+  if (kd_storage_pinning()) {
     __atomic_store_n(&kd_cuda_ever_pinned, 1, __ATOMIC_RELEASE);
     KD_CUDA_TRY(kd_cuda->host_alloc(nbytes, out));
     return KD_OK;
@@ -956,9 +955,9 @@ kd_status kd_cuda_pin_memory(kd_tensor *t, kd_tensor **out) {
     return KD_OK;
   }
   kd_tensor *p;
-  kd_cuda_pin_next = true;
+  kd_storage_set_pinning(true);
   kd_status st = kd_tensor_empty(t->sizes, t->ndim, t->dtype, kd_device_cpu(), &p);
-  kd_cuda_pin_next = false;
+  kd_storage_set_pinning(false);
   KD_TRY(st);
   if (kd_tensor_numel(t) > 0 && (st = kd_cuda_cpu_copy(p, t)) != KD_OK) {
     kd_tensor_release(p);

@@ -19,6 +19,7 @@ napi_status kd_napi_register_profiler(napi_env env, napi_value exports); /* napi
  * memory this isolate was told about. */
 static void kd_napi_env_cleanup(void *arg) {
   kd_napi_env *e = (kd_napi_env *)arg;
+  kd_napi_env_forget(e);
   kd_napi_handle_table_close(e->env, e);
   if (e->error_factory) napi_delete_reference(e->env, e->error_factory);
   e->error_factory = NULL;
@@ -29,6 +30,7 @@ static void kd_napi_env_cleanup(void *arg) {
 
 static void kd_napi_env_finalize(napi_env env, void *data, void *hint) {
   kd_napi_env *e = (kd_napi_env *)data;
+  kd_napi_env_forget(e);
   if (!e->table.closed) kd_napi_handle_table_close(env, e);
   if (e->error_factory) napi_delete_reference(env, e->error_factory);
   e->error_factory = NULL;
@@ -61,6 +63,7 @@ napi_value NAPI_MODULE_INITIALIZER(napi_env env, napi_value exports) {
   kd_napi_handle_table_init(e);
   KD_NAPI_CALL(env, napi_set_instance_data(env, e, kd_napi_env_finalize, NULL));
   KD_NAPI_CALL(env, napi_add_env_cleanup_hook(env, kd_napi_env_cleanup, e));
+  kd_napi_env_remember(e);
   KD_NAPI_CALL(env, kd_napi_register_ops(env, exports));
   KD_NAPI_CALL(env, kd_napi_register_tensor(env, exports));
   KD_NAPI_CALL(env, kd_napi_register_runtime(env, exports));

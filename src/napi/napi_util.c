@@ -9,10 +9,33 @@
 
 #include "core/storage.h"
 
-kd_napi_env *kd_napi_env_get(napi_env env) {
+/* Note [The first environment's state]
+ * kd_napi_env_get runs several times per op (every tensor argument, every result, dispose). The
+ * first environment that loads the addon (the main thread's in almost every program) is kept in
+ * two atomics, so that its lookups are a compare and a load instead of a call into Node. The
+ * state is published before the environment (release) and the environment is withdrawn before
+ * the state (kd_napi_env_forget, from that environment's own cleanup): a thread that finds its
+ * own env in kd_first_env therefore reads that env's state, which is alive while the env runs
+ * JS. Other environments (workers) ask Node. */
+_Atomic(napi_env) kd_first_env;
+_Atomic(kd_napi_env *) kd_first_state;
+
+kd_napi_env *kd_napi_env_lookup(napi_env env) {
   void *data = NULL;
   if (napi_get_instance_data(env, &data) != napi_ok) return NULL;
   return (kd_napi_env *)data;
+}
+
+void kd_napi_env_remember(kd_napi_env *e) {
+  kd_napi_env *none = NULL;
+  if (!atomic_compare_exchange_strong(&kd_first_state, &none, e)) return; /* another env is first */
+  atomic_store_explicit(&kd_first_env, e->env, memory_order_release);
+}
+
+void kd_napi_env_forget(kd_napi_env *e) {
+  if (atomic_load_explicit(&kd_first_state, memory_order_acquire) != e) return;
+  atomic_store_explicit(&kd_first_env, NULL, memory_order_release);
+  atomic_store_explicit(&kd_first_state, NULL, memory_order_release);
 }
 
 napi_value kd_napi_throw_last(napi_env env, napi_status st) {
@@ -112,16 +135,10 @@ kd_status kd_napi_unwrap_tensor(napi_env env, napi_value v, const char *what, kd
   return KD_OK;
 }
 
-void kd_napi_sync_external_memory(napi_env env) {
-  kd_napi_env *e = kd_napi_env_get(env);
-  if (!e) return;
-  int64_t now = kd_storage_live_bytes(KD_DEVICE_CPU) + kd_storage_live_bytes(KD_DEVICE_CUDA);
-  int64_t delta = now - e->reported_bytes;
-  if (delta > (1 << 20) || delta < -(1 << 20)) {
-    if (delta < -e->reported_bytes) delta = -e->reported_bytes;
-    int64_t result;
-    if (napi_adjust_external_memory(env, delta, &result) == napi_ok) e->reported_bytes += delta;
-  }
+void kd_napi_report_external_memory(napi_env env, kd_napi_env *e, int64_t delta) {
+  if (delta < -e->reported_bytes) delta = -e->reported_bytes;
+  int64_t result;
+  if (napi_adjust_external_memory(env, delta, &result) == napi_ok) e->reported_bytes += delta;
 }
 
 napi_status kd_napi_set_fn(napi_env env, napi_value obj, const char *name, napi_callback cb, void *data) {

@@ -8,10 +8,12 @@
 #define KD_NAPI_UTIL_H
 
 #include <node_api.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "core/status.h"
+#include "core/storage.h"
 #include "core/tensor.h"
 
 struct kd_napi_handle;
@@ -44,7 +46,18 @@ typedef struct kd_napi_env {
   bool finalized;          /* the instance data's finalizer ran; freed when holds is 0 too */
 } kd_napi_env;
 
-kd_napi_env *kd_napi_env_get(napi_env env);
+/* This environment's state (See Note [The first environment's state] in napi_util.c). */
+extern _Atomic(napi_env) kd_first_env;
+extern _Atomic(kd_napi_env *) kd_first_state;
+kd_napi_env *kd_napi_env_lookup(napi_env env);
+static inline kd_napi_env *kd_napi_env_get(napi_env env) {
+  if (env == atomic_load_explicit(&kd_first_env, memory_order_acquire))
+    return atomic_load_explicit(&kd_first_state, memory_order_relaxed);
+  return kd_napi_env_lookup(env);
+}
+/* Called once the state is set as instance data / from the environment's cleanup. */
+void kd_napi_env_remember(kd_napi_env *e);
+void kd_napi_env_forget(kd_napi_env *e);
 
 /* Throws the pending Node-API error (if any is not already pending) and returns NULL. */
 napi_value kd_napi_throw_last(napi_env env, napi_status st);
@@ -108,7 +121,13 @@ void kd_napi_env_unhold(kd_napi_env *e);
 
 /* Reports changes in the bytes of live storages, host and device, to V8
  * (napi_adjust_external_memory) once they add up. */
-void kd_napi_sync_external_memory(napi_env env);
+void kd_napi_report_external_memory(napi_env env, kd_napi_env *e, int64_t delta);
+static inline void kd_napi_sync_external_memory(napi_env env) {
+  kd_napi_env *e = kd_napi_env_get(env);
+  if (!e) return;
+  int64_t delta = kd_storage_live_bytes(KD_DEVICE_CPU) + kd_storage_live_bytes(KD_DEVICE_CUDA) - e->reported_bytes;
+  if (delta > (1 << 20) || delta < -(1 << 20)) kd_napi_report_external_memory(env, e, delta);
+}
 
 /* The longest JS list kindling reads into C (See Note [JS lengths in C] in ops.c). */
 #define KD_NAPI_MAX_LIST ((uint32_t)1 << 24)
