@@ -220,8 +220,9 @@ static kd_status kd_operand_as(const kd_value *v, kd_dtype ct, uint64_t *buf, kd
     *op = kd_cpu_scalar_operand(buf, ct);
     return KD_OK;
   }
-  KD_TRY(kd_cpu_cast(v->v.t, ct, false, tmp));
-  *op = kd_iter_operand_of(*tmp);
+  kd_tensor *use;
+  KD_TRY(kd_cpu_operand_as(v->v.t, ct, tmp, &use));
+  *op = kd_iter_operand_of(use);
   return KD_OK;
 }
 
@@ -355,7 +356,7 @@ KD_KERNEL(kd_cpu_binary) {
   kd_dtype outdt = cmp ? KD_DTYPE_BOOL : ct;
 
   /* output: a fresh tensor of the broadcast shape, self, or a temporary to convert into self */
-  kd_tensor *out = NULL, *a = NULL, *b = NULL;
+  kd_tensor *out = NULL, *a = NULL, *b = NULL, *ocopy = NULL;
   kd_status st = KD_OK;
   if (inplace) {
     KD_TRY(kd_cpu_check_inplace_cast(outdt, self->dtype));
@@ -380,12 +381,12 @@ KD_KERNEL(kd_cpu_binary) {
   uint64_t sbuf = 0;
   kd_iter_operand ops[3];
   ops[0] = kd_iter_operand_of(out);
-  st = kd_cpu_cast(self, ct, false, &a);
+  kd_tensor *sa;
+  st = kd_cpu_operand_as(self, ct, &a, &sa);
   if (st == KD_OK) {
-    ops[1] = kd_iter_operand_of(a);
+    ops[1] = kd_iter_operand_of(sa);
     /* in place, an `other` that partially overlaps self is read from a copy first */
     kd_value ov = *other;
-    kd_tensor *ocopy = NULL;
     if (inplace && other->kind == KD_VALUE_TENSOR && other->v.t != self && kd_cpu_may_overlap(other->v.t, self)) {
       kd_tensor *o = other->v.t;
       st = kd_tensor_empty(o->sizes, o->ndim, o->dtype, kd_tensor_device(o), &ocopy);
@@ -393,7 +394,6 @@ KD_KERNEL(kd_cpu_binary) {
       ov = kd_value_tensor(ocopy);
     }
     if (st == KD_OK) st = kd_operand_as(&ov, ct, &sbuf, &b, &ops[2]);
-    if (ocopy) kd_tensor_release(ocopy);
   }
   if (st == KD_OK) {
     kd_iter it;
@@ -405,6 +405,7 @@ KD_KERNEL(kd_cpu_binary) {
   }
   if (a) kd_tensor_release(a);
   if (b) kd_tensor_release(b);
+  if (ocopy) kd_tensor_release(ocopy);
   return kd_cpu_finish_out(st, inplace, self, out, outs);
 }
 

@@ -97,6 +97,17 @@ kd_status kd_cpu_cast(kd_tensor *t, kd_dtype dt, bool contiguous, kd_tensor **ou
   return KD_OK;
 }
 
+kd_status kd_cpu_operand_as(kd_tensor *t, kd_dtype dt, kd_tensor **tmp, kd_tensor **use) {
+  *tmp = NULL;
+  if (t->dtype == dt) {
+    *use = t;
+    return KD_OK;
+  }
+  KD_TRY(kd_cpu_cast(t, dt, false, tmp));
+  *use = *tmp;
+  return KD_OK;
+}
+
 /* ---- device launches ---- */
 
 kd_cpu_device_ew_fn kd_cpu_device_ew = NULL;

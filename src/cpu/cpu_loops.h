@@ -149,6 +149,10 @@ kd_status kd_cpu_finish_out(kd_status st, bool inplace, kd_tensor *self, kd_tens
 /* `t` as a tensor of dtype `dt`: t itself (retained) when it already has that dtype (and is
  * contiguous, if `contiguous`), else a new contiguous converted copy. Release the result. */
 kd_status kd_cpu_cast(kd_tensor *t, kd_dtype dt, bool contiguous, kd_tensor **out);
+/* The tensor a loop reads as dtype dt: t itself, borrowed (*tmp stays NULL; no reference is
+ * taken, which on the per-op path of small tensors saves two atomic updates per operand), or
+ * a converted temporary in *tmp that the caller releases. */
+kd_status kd_cpu_operand_as(kd_tensor *t, kd_dtype dt, kd_tensor **tmp, kd_tensor **use);
 
 /* In-place ops: PyTorch refuses to write where several elements share one memory location
  * (a stride-0 dim of size > 1). */

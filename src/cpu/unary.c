@@ -300,8 +300,8 @@ KD_KERNEL(kd_cpu_unary) {
     KD_TRY(kd_cpu_check_no_internal_overlap(self));
   }
 
-  kd_tensor *in = NULL, *out = NULL;
-  kd_status st = kd_cpu_cast(self, ct, false, &in);
+  kd_tensor *tmp = NULL, *in = NULL, *out = NULL;
+  kd_status st = kd_cpu_operand_as(self, ct, &tmp, &in);
   if (st != KD_OK) return st;
   /* in place writes straight into self (odt == self's dtype here: can_cast passed and the
    * only dtype changes are int -> float and bool -> int64, which it refuses) */
@@ -318,7 +318,7 @@ KD_KERNEL(kd_cpu_unary) {
     kd_ew_desc d = {KD_EW_UNARY, ctx.code, {ctx.p0, ctx.p1, ctx.p2, 0}, {0, 0}};
     if (st == KD_OK) st = kd_cpu_iter_run(kd_tensor_device(out), &it, ops, kd_unary_loops[ct], &ctx, &d);
   }
-  kd_tensor_release(in);
+  if (tmp) kd_tensor_release(tmp);
   if (st != KD_OK) {
     if (out) kd_tensor_release(out);
     return st;
