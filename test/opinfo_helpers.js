@@ -84,6 +84,7 @@ function buildValue(v, device, leaves) {
     if ('$t' in v) return buildTensor(v, device, leaves);
     if ('$dtype' in v) return v.$dtype;
     if ('$f' in v) return v.$f === 'nan' ? NaN : v.$f === 'inf' ? Infinity : -Infinity;
+    if ('$fn' in v) return functionOf(v.$fn); // a function argument (an activation), by its kindling path
     const o = {};
     for (const [k, x] of Object.entries(v)) o[k] = buildValue(x, device, leaves);
     return o;
@@ -305,4 +306,8 @@ function sampleProblems(k, id, r) {
   return problems;
 }
 
-module.exports = { loadAll, loadKnownFailures, runSample, knownAs, sampleProblems, KNOWN_FAILURES, FIXTURES };
+module.exports = {
+  loadAll, loadKnownFailures, runSample, knownAs, sampleProblems, KNOWN_FAILURES, FIXTURES,
+  // the pieces test/moduleinfo_helpers.js replays module samples with
+  buildValue, buildTensor, outputMismatch, tensorMismatch, flatTensors, tensorValues, describeError, isKdError,
+};

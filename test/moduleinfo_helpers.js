@@ -1,0 +1,158 @@
+// moduleinfo_helpers.js - replays the samples of PyTorch's module test database (ModuleInfo)
+// recorded by tools/opinfo/generate_modules.py (test/fixtures/moduleinfo/*.json.gz) on kindling:
+// builds kd.nn.<Module> with the recorded constructor arguments, moves it to the sample's dtype
+// and device, loads PyTorch's state dict, runs the forward with the recorded arguments and
+// compares the outputs, the buffers the forward changed and the gradients of the inputs and
+// parameters with PyTorch's. The values, tolerances and known-failure rules are the OpInfo
+// harness's (test/opinfo_helpers.js). Used by test/moduleinfo.test.js and
+// tools/opinfo/module_report.js.
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+const zlib = require('node:zlib');
+
+const { kd, deviceSyncPoint } = require('./helpers');
+const {
+  buildValue, buildTensor, outputMismatch, tensorMismatch, flatTensors, tensorValues, describeError, isKdError,
+} = require('./opinfo_helpers');
+
+const FIXTURES = path.join(__dirname, 'fixtures', 'moduleinfo');
+const KNOWN_FAILURES = path.join(__dirname, 'moduleinfo_known_failures.json');
+
+/** The recorded ModuleInfos: [{module, torch, samples}], in name order. */
+function loadAll() {
+  if (!fs.existsSync(FIXTURES)) return [];
+  return fs.readdirSync(FIXTURES).filter((f) => f.endsWith('.json.gz')).sort()
+    .map((f) => JSON.parse(zlib.gunzipSync(fs.readFileSync(path.join(FIXTURES, f))).toString('utf8')));
+}
+
+/** {cpu: {Module: {reason, forward: [ids], grad: [ids], mayDiffer?}}, cuda: {...}} */
+function loadKnownFailures() {
+  if (!fs.existsSync(KNOWN_FAILURES)) return { cpu: {}, cuda: {} };
+  const k = JSON.parse(fs.readFileSync(KNOWN_FAILURES, 'utf8'));
+  return { cpu: k.cpu || {}, cuda: k.cuda || {} };
+}
+
+/** Whether kindling has the module of a fixture (kd.nn.<Module>). */
+const hasModule = (doc) => typeof kd.nn[doc.module] === 'function';
+
+/**
+ * Note [Tolerance of module samples]: an output element of a module adds up at most as many
+ * products as the largest fan-in of its parameters and inputs (a weight's elements per output
+ * row, an input's last dimension) times the depth of the layers stacked: the OpInfo tolerance
+ * for that many terms (reductionTol) is used, with the depth taken as the number of parameters.
+ */
+function termsOf(s, leaves) {
+  let fan = 1;
+  const state = Object.values(s.state || {});
+  for (const spec of state) if (spec.shape.length > 1) fan = Math.max(fan, spec.shape.slice(1).reduce((a, b) => a * b, 1));
+  for (const t of leaves) if (t.ndim) fan = Math.max(fan, t.shape[t.ndim - 1]);
+  return fan * Math.max(1, state.length);
+}
+
+const withOptions = (args, kwargs) => (kwargs && Object.keys(kwargs).length ? [...args, kwargs] : args);
+
+/**
+ * Runs one sample on device: {missing: true} when kindling lacks the module, else {forward: null |
+ * reason it fails, grad: undefined (none recorded) | null | reason}. A sample PyTorch rejects
+ * passes when kindling rejects it with a kindling error.
+ */
+function runModuleSample(doc, s, device = 'cpu') {
+  if (!hasModule(doc)) return { missing: true };
+  const res = { forward: null, grad: undefined };
+  const wantGrad = s.grads !== undefined;
+  let m;
+  try {
+    const c = s.constructor;
+    m = new kd.nn[doc.module](...withOptions(buildValue(c.args, device, null), c.kwargs && buildValue(c.kwargs, device, null)));
+    m.to({ dtype: s.dtype, device });
+    m.train(s.training);
+    if (s.state) {
+      const sd = {};
+      for (const [k, spec] of Object.entries(s.state)) sd[k] = buildTensor(spec, device, null);
+      m.loadStateDict(sd);
+    }
+  } catch (e) {
+    res.forward = `building the module failed: ${describeError(e)}`;
+    if (wantGrad) res.grad = 'no forward';
+    return res;
+  }
+  const leaves = [];
+  let r;
+  try {
+    const f = s.forward;
+    const args = buildValue(f.args, device, wantGrad ? leaves : null);
+    const kwargs = f.kwargs ? buildValue(f.kwargs, device, wantGrad ? leaves : null) : null;
+    r = m(...withOptions(args, kwargs));
+    if (device !== 'cpu') deviceSyncPoint(r);
+  } catch (e) {
+    if (s.error) {
+      if (!isKdError(e)) res.forward = `PyTorch raises "${s.error.message}"; kindling threw a non-kindling ${describeError(e)}`;
+      return res;
+    }
+    res.forward = `forward threw ${describeError(e)}`;
+    if (wantGrad) res.grad = 'no forward';
+    return res;
+  }
+  if (s.error) {
+    res.forward = `PyTorch raises "${s.error.message}"; kindling returned a result`;
+    return res;
+  }
+  const terms = termsOf(s, leaves);
+  res.forward = outputMismatch(r, s.out, 'output', { terms, compare: s.random ? 'shape' : 'values' });
+  if (!res.forward && s.stateAfter) {
+    const now = m.stateDict();
+    for (const [k, spec] of Object.entries(s.stateAfter)) {
+      res.forward = now[k] === undefined ? `state ${k}: missing after the forward` : tensorMismatch(now[k], spec, `state ${k} after the forward`, { terms, compare: 'values' });
+      if (res.forward) break;
+    }
+  }
+  if (wantGrad) res.grad = res.forward ? 'forward differs' : gradMismatch(m, s, r, leaves, device, terms);
+  return res;
+}
+
+/** Gradients of the inputs and parameters for the recorded gradOutputs, against PyTorch's. */
+function gradMismatch(m, s, r, leaves, device, terms) {
+  const outs = flatTensors(r);
+  if (outs.length !== s.gradOutputs.length) return `${outs.length} output tensors, PyTorch has ${s.gradOutputs.length}`;
+  const diffOuts = [];
+  const gos = [];
+  s.gradOutputs.forEach((g, i) => {
+    if (g === null) return;
+    diffOuts.push(outs[i]);
+    gos.push(buildTensor(g, device, null));
+  });
+  if (leaves.length !== s.grads.length) return `${leaves.length} inputs require grad, PyTorch has ${s.grads.length}`;
+  const params = new Map(m.namedParameters());
+  const names = Object.keys(s.paramGrads);
+  for (const n of names) if (!params.has(n)) return `no parameter ${n} (kindling has ${[...params.keys()].join(', ')})`;
+  if (params.size !== names.length) return `parameters ${[...params.keys()].join(', ')}; PyTorch has ${names.join(', ')}`;
+  const wrt = [...leaves, ...names.map((n) => params.get(n))];
+  const expected = [...s.grads, ...names.map((n) => s.paramGrads[n])];
+  const what = [...leaves.map((_, i) => `grad[${i}]`), ...names.map((n) => `grad of ${n}`)];
+  let grads;
+  try {
+    if (diffOuts.some((o) => !o.requiresGrad)) return 'an output does not require grad';
+    grads = kd.autograd.grad(diffOuts, wrt, gos, { allowUnused: true });
+  } catch (e) {
+    return `backward threw ${describeError(e)}`;
+  }
+  // a gradient adds up the output elements each element reaches: the forward's terms, or more
+  const outNumel = gos.reduce((n, t) => n + t.numel(), 0);
+  for (let i = 0; i < expected.length; i++) {
+    const e = expected[i];
+    let g = grads[i];
+    if (e === null) {
+      if (g !== null && tensorValues(g).some((v) => v !== 0)) return `${what[i]}: PyTorch has no gradient, kindling a nonzero one`;
+      continue;
+    }
+    if (g === null) g = kd.zerosLike(wrt[i]);
+    const fan = Math.ceil(outNumel / Math.max(1, wrt[i].numel()));
+    const mm = tensorMismatch(g, e, what[i], { terms: Math.max(terms, fan), compare: 'values' });
+    if (mm) return mm;
+  }
+  return null;
+}
+
+module.exports = { loadAll, loadKnownFailures, hasModule, runModuleSample, KNOWN_FAILURES, FIXTURES };
