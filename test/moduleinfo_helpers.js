@@ -20,11 +20,11 @@ const {
 const FIXTURES = path.join(__dirname, 'fixtures', 'moduleinfo');
 const KNOWN_FAILURES = path.join(__dirname, 'moduleinfo_known_failures.json');
 
-/** The recorded ModuleInfos: [{module, torch, samples}], in name order. */
-function loadAll() {
-  if (!fs.existsSync(FIXTURES)) return [];
-  return fs.readdirSync(FIXTURES).filter((f) => f.endsWith('.json.gz')).sort()
-    .map((f) => JSON.parse(zlib.gunzipSync(fs.readFileSync(path.join(FIXTURES, f))).toString('utf8')));
+/** The recorded ModuleInfos of dir (default test/fixtures/moduleinfo): [{module, torch, samples}], in name order. */
+function loadAll(dir = FIXTURES) {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir).filter((f) => f.endsWith('.json.gz')).sort()
+    .map((f) => JSON.parse(zlib.gunzipSync(fs.readFileSync(path.join(dir, f))).toString('utf8')));
 }
 
 /** {cpu: {Module: {reason, forward: [ids], grad: [ids], mayDiffer?}}, cuda: {...}} */
@@ -53,6 +53,22 @@ function termsOf(s, leaves) {
 
 const withOptions = (args, kwargs) => (kwargs && Object.keys(kwargs).length ? [...args, kwargs] : args);
 
+/** A constructor argument: buildValue's, and {$module, args, kwargs} -> new kd.nn[$module](...). */
+function buildCtorValue(v, device) {
+  if (Array.isArray(v)) return v.map((x) => buildCtorValue(x, device));
+  if (v !== null && typeof v === 'object' && '$module' in v) {
+    const Cls = kd.nn[v.$module];
+    if (typeof Cls !== 'function') throw new TypeError(`kd.nn has no ${v.$module}`);
+    return new Cls(...withOptions(buildCtorValue(v.args, device), v.kwargs && buildCtorValue(v.kwargs, device)));
+  }
+  if (v !== null && typeof v === 'object' && !('$t' in v || '$dtype' in v || '$f' in v || '$fn' in v)) {
+    const o = {};
+    for (const [k, x] of Object.entries(v)) o[k] = buildCtorValue(x, device);
+    return o;
+  }
+  return buildValue(v, device, null);
+}
+
 /**
  * Runs one sample on device: {missing: true} when kindling lacks the module, else {forward: null |
  * reason it fails, grad: undefined (none recorded) | null | reason}. A sample PyTorch rejects
@@ -65,7 +81,7 @@ function runModuleSample(doc, s, device = 'cpu') {
   let m;
   try {
     const c = s.constructor;
-    m = new kd.nn[doc.module](...withOptions(buildValue(c.args, device, null), c.kwargs && buildValue(c.kwargs, device, null)));
+    m = new kd.nn[doc.module](...withOptions(buildCtorValue(c.args, device), c.kwargs && buildCtorValue(c.kwargs, device)));
     m.to({ dtype: s.dtype, device });
     m.train(s.training);
     if (s.state) {

@@ -15,7 +15,8 @@ Run:  /usr/bin/python3 tools/opinfo/generate_modules.py              (everything
 Writes test/fixtures/moduleinfo/<Module>.json.gz (gzip of JSON). The encoding is
 tools/opinfo/generate.py's (tensors, dtypes, NaN/Inf, tuples), and a Python function argument
 (TransformerEncoderLayer's activation=F.gelu) is {"$fn": "nn.functional.gelu"}: kindling's
-function of that path.
+function of that path; a module argument (Build below) is {"$module": class name, "args",
+"kwargs"}: kd.nn's class built with them.
 
 Nondeterministic samples: PyTorch's harness freezes the RNG state around each call so that a
 module drawing random numbers (dropout) gives the same values twice. kindling's generator is not
@@ -58,10 +59,31 @@ def function_path(fn):
     raise Unsupported('function argument %r' % fn)
 
 
+class Build:
+    """A module argument of a constructor (TransformerEncoder's encoder_layer): built as
+    cls(*args, **kwargs) when the sample runs, recorded as {"$module": "TransformerEncoderLayer",
+    "args": [...], "kwargs": {...}} (kwargs camelCased), which kindling builds as kd.nn's class."""
+
+    def __init__(self, cls, *args, **kwargs):
+        self.cls, self.args, self.kwargs = cls, args, kwargs
+
+    def make(self):
+        return self.cls(*[materialize(a) for a in self.args], **{k: materialize(v) for k, v in self.kwargs.items()})
+
+
+def materialize(v):
+    return v.make() if isinstance(v, Build) else v
+
+
 def prep(v):
-    """Replaces function arguments by their {"$fn"} form (before enc)."""
+    """Replaces function and module arguments by their {"$fn"} and {"$module"} forms (before enc)."""
     if isinstance(v, torch.Tensor) or isinstance(v, (str, bool, int, float, type(None), torch.dtype)):
         return v
+    if isinstance(v, Build):
+        rec = {'$module': v.cls.__name__, 'args': prep(list(v.args))}
+        if v.kwargs:
+            rec['kwargs'] = prep({camel(k): x for k, x in v.kwargs.items()})
+        return rec
     if isinstance(v, (list, tuple)):
         return [prep(x) for x in v]
     if isinstance(v, dict):
@@ -85,7 +107,11 @@ def seed_of(*parts):
 def build(info, sample, dtype, training, seed):
     torch.manual_seed(seed)
     c = sample.constructor_input
-    m = info.module_cls(*c.args, **c.kwargs)
+    m = info.module_cls(*[materialize(a) for a in c.args], **{k: materialize(v) for k, v in c.kwargs.items()})
+    if getattr(info, 'perturb', False):  # parameters away from their initial values (LayerNorm's ones and zeros)
+        with torch.no_grad():
+            for p in m.parameters():
+                p.add_(torch.randn(p.shape, dtype=p.dtype) * 0.2)
     m.to(dtype)
     m.train(training)
     return m
@@ -213,6 +239,19 @@ def generate_module(info):
     return samples, stats
 
 
+def write_module(info, path):
+    """Records the samples of info (a ModuleInfo, or an object with its module_cls, dtypes,
+    train_and_eval_differ and module_inputs_func) into path (gzip of JSON); the stats."""
+    samples, stats = generate_module(info)
+    doc = {'module': info.module_cls.__name__, 'torch': torch.__version__.split('a')[0], 'samples': samples}
+    if stats['skipped']:
+        doc['skipped'] = stats['skipped']
+    data = json.dumps(doc, separators=(',', ':')).encode()
+    with open(path, 'wb') as f:
+        f.write(gzip.compress(data, 9, mtime=0))
+    return stats
+
+
 def main(only):
     os.makedirs(OUT, exist_ok=True)
     total = [0, 0, 0]
@@ -220,13 +259,7 @@ def main(only):
         name = info.module_cls.__name__
         if only and name not in only:
             continue
-        samples, stats = generate_module(info)
-        doc = {'module': name, 'torch': torch.__version__.split('a')[0], 'samples': samples}
-        if stats['skipped']:
-            doc['skipped'] = stats['skipped']
-        data = json.dumps(doc, separators=(',', ':')).encode()
-        with open(os.path.join(OUT, name + '.json.gz'), 'wb') as f:
-            f.write(gzip.compress(data, 9, mtime=0))
+        stats = write_module(info, os.path.join(OUT, name + '.json.gz'))
         total = [total[0] + stats['forward'], total[1] + stats['grad'], total[2] + stats['errors']]
         print('%-28s %d forward, %d grad, %d errors%s' % (name, stats['forward'], stats['grad'], stats['errors'],
               ('; skipped %s' % stats['skipped']) if stats['skipped'] else ''), file=sys.stderr)
