@@ -42,6 +42,17 @@ describe('ModuleInfo parity (PyTorch module_db samples)', function () {
     assert.match(kd.tidy(() => runModuleSample(doc, bad)).forward, /values differ/);
   });
 
+  it('a nondeterministic sample compares shapes only; a module kindling lacks is missing, not failed', function () {
+    const doc = docs.find((d) => d.module === 'ReLU');
+    const s = doc.samples.find((x) => x.out.shape.length === 4);
+    const zeros = { ...s.out, b64: Buffer.alloc(Buffer.from(s.out.b64, 'base64').length).toString('base64') };
+    const random = { ...s, out: zeros, random: true, grads: undefined, gradOutputs: undefined, paramGrads: undefined };
+    assert.deepStrictEqual(kd.tidy(() => runModuleSample(doc, random)), { forward: null, grad: undefined });
+    assert.match(kd.tidy(() => runModuleSample(doc, { ...random, random: false })).forward, /values differ/);
+    assert.match(kd.tidy(() => runModuleSample(doc, { ...random, out: { ...zeros, shape: [1, ...zeros.shape] } })).forward, /shape/);
+    assert.deepStrictEqual(runModuleSample({ ...doc, module: 'NoSuchModule' }, s), { missing: true });
+  });
+
   for (const device of devices) {
     describe(device, function () {
       for (const doc of docs) {
