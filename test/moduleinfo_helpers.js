@@ -8,31 +8,23 @@
 // tools/opinfo/module_report.js.
 'use strict';
 
-const fs = require('node:fs');
 const path = require('node:path');
-const zlib = require('node:zlib');
 
 const { kd, deviceSyncPoint } = require('./helpers');
+const opinfo = require('./opinfo_helpers');
+
 const {
-  buildValue, buildTensor, outputMismatch, tensorMismatch, flatTensors, tensorValues, describeError, isKdError,
-} = require('./opinfo_helpers');
+  buildValue, buildTensor, outputMismatch, tensorMismatch, gradsMismatch, describeError, isKdError,
+} = opinfo;
 
 const FIXTURES = path.join(__dirname, 'fixtures', 'moduleinfo');
 const KNOWN_FAILURES = path.join(__dirname, 'moduleinfo_known_failures.json');
 
 /** The recorded ModuleInfos of dir (default test/fixtures/moduleinfo): [{module, torch, samples}], in name order. */
-function loadAll(dir = FIXTURES) {
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir).filter((f) => f.endsWith('.json.gz')).sort()
-    .map((f) => JSON.parse(zlib.gunzipSync(fs.readFileSync(path.join(dir, f))).toString('utf8')));
-}
+const loadAll = (dir = FIXTURES) => opinfo.loadAll(dir);
 
 /** {cpu: {Module: {reason, forward: [ids], grad: [ids], mayDiffer?}}, cuda: {...}} */
-function loadKnownFailures() {
-  if (!fs.existsSync(KNOWN_FAILURES)) return { cpu: {}, cuda: {} };
-  const k = JSON.parse(fs.readFileSync(KNOWN_FAILURES, 'utf8'));
-  return { cpu: k.cpu || {}, cuda: k.cuda || {} };
-}
+const loadKnownFailures = () => opinfo.loadKnownFailures(KNOWN_FAILURES);
 
 /** Whether kindling has the module of a fixture (kd.nn.<Module>). */
 const hasModule = (doc) => typeof kd.nn[doc.module] === 'function';
@@ -130,45 +122,14 @@ function runModuleSample(doc, s, device = 'cpu') {
 
 /** Gradients of the inputs and parameters for the recorded gradOutputs, against PyTorch's. */
 function gradMismatch(m, s, r, leaves, device, terms) {
-  const outs = flatTensors(r);
-  if (outs.length !== s.gradOutputs.length) return `${outs.length} output tensors, PyTorch has ${s.gradOutputs.length}`;
-  const diffOuts = [];
-  const gos = [];
-  s.gradOutputs.forEach((g, i) => {
-    if (g === null) return;
-    diffOuts.push(outs[i]);
-    gos.push(buildTensor(g, device, null));
-  });
   if (leaves.length !== s.grads.length) return `${leaves.length} inputs require grad, PyTorch has ${s.grads.length}`;
   const params = new Map(m.namedParameters());
   const names = Object.keys(s.paramGrads);
   for (const n of names) if (!params.has(n)) return `no parameter ${n} (kindling has ${[...params.keys()].join(', ')})`;
   if (params.size !== names.length) return `parameters ${[...params.keys()].join(', ')}; PyTorch has ${names.join(', ')}`;
-  const wrt = [...leaves, ...names.map((n) => params.get(n))];
-  const expected = [...s.grads, ...names.map((n) => s.paramGrads[n])];
-  const what = [...leaves.map((_, i) => `grad[${i}]`), ...names.map((n) => `grad of ${n}`)];
-  let grads;
-  try {
-    if (diffOuts.some((o) => !o.requiresGrad)) return 'an output does not require grad';
-    grads = kd.autograd.grad(diffOuts, wrt, gos, { allowUnused: true });
-  } catch (e) {
-    return `backward threw ${describeError(e)}`;
-  }
-  // a gradient adds up the output elements each element reaches: the forward's terms, or more
-  const outNumel = gos.reduce((n, t) => n + t.numel(), 0);
-  for (let i = 0; i < expected.length; i++) {
-    const e = expected[i];
-    let g = grads[i];
-    if (e === null) {
-      if (g !== null && tensorValues(g).some((v) => v !== 0)) return `${what[i]}: PyTorch has no gradient, kindling a nonzero one`;
-      continue;
-    }
-    if (g === null) g = kd.zerosLike(wrt[i]);
-    const fan = Math.ceil(outNumel / Math.max(1, wrt[i].numel()));
-    const mm = tensorMismatch(g, e, what[i], { terms: Math.max(terms, fan), compare: 'values' });
-    if (mm) return mm;
-  }
-  return null;
+  return gradsMismatch(r, s.gradOutputs, [...leaves, ...names.map((n) => params.get(n))],
+    [...s.grads, ...names.map((n) => s.paramGrads[n])],
+    [...leaves.map((_, i) => `grad[${i}]`), ...names.map((n) => `grad of ${n}`)], device, terms);
 }
 
 module.exports = { loadAll, loadKnownFailures, hasModule, runModuleSample, KNOWN_FAILURES, FIXTURES };

@@ -38,7 +38,7 @@ sys.path.insert(0, HERE)
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-from generate import enc, enc_out, flat_tensors, zero_tensors, DT_NAME, TooBig  # noqa: E402  (also stands in for torch.empty)
+from generate import enc, enc_out, flat_tensors, zero_tensors, count, DT_NAME, TooBig  # noqa: E402  (also stands in for torch.empty)
 from mapping import Unsupported  # noqa: E402
 from torch.testing._internal.common_modules import module_db  # noqa: E402
 
@@ -229,13 +229,7 @@ def generate_module(info):
                 rec['dtype'] = DT_NAME[dtype]
                 rec['training'] = training
                 samples.append(rec)
-    for r in samples:
-        if 'error' in r:
-            stats['errors'] += 1
-        else:
-            stats['forward'] += 1
-            if 'grads' in r:
-                stats['grad'] += 1
+    count(samples, stats)
     return samples, stats
 
 
