@@ -18,6 +18,7 @@ const path = require('node:path');
 const { kd } = require('../../test/helpers');
 const { knownAs } = require('../../test/opinfo_helpers');
 const { loadAll, loadKnownFailures, hasModule, runModuleSample, KNOWN_FAILURES } = require('../../test/moduleinfo_helpers');
+const { writeKnownFailures } = require('./known_failures');
 
 const ROOT = path.join(__dirname, '..', '..');
 const RATES = path.join(__dirname, 'module_pass_rates.json');
@@ -83,27 +84,10 @@ for (const device of devices) {
 }
 
 if (argv.includes('--write-known')) {
-  const out = {
-    '//': 'Samples of PyTorch\'s ModuleInfo database (test/fixtures/moduleinfo) that kindling is known to fail, per device and module, '
+  writeKnownFailures(KNOWN_FAILURES, 'Samples of PyTorch\'s ModuleInfo database (test/fixtures/moduleinfo) that kindling is known to fail, per device and module, '
       + 'each with the reason. test/moduleinfo.test.js fails on a failure not listed here and on a listed one that now passes; '
       + 'a nondeterministic sample goes under mayDiffer; `node tools/opinfo/module_report.js --write-known` rewrites the lists '
-      + '(keeping the reasons and the mayDiffer lists).',
-  };
-  for (const device of ['cpu', 'cuda']) {
-    if (!seen[device]) { out[device] = known[device]; continue; }
-    out[device] = {};
-    const mods = new Set([...Object.keys(seen[device]), ...Object.keys(known[device]).filter((m) => known[device][m].mayDiffer)]);
-    for (const mod of [...mods].sort()) {
-      const old = known[device][mod];
-      const f = seen[device][mod] || { forward: [], grad: [], first: '' };
-      out[device][mod] = { reason: (old && old.reason) || `TODO: ${f.first.slice(0, 200)}` };
-      if (f.forward.length) out[device][mod].forward = f.forward;
-      if (f.grad.length) out[device][mod].grad = f.grad;
-      if (old && old.mayDiffer) out[device][mod].mayDiffer = old.mayDiffer;
-    }
-  }
-  fs.writeFileSync(KNOWN_FAILURES, `${JSON.stringify(out, null, 1)}\n`);
-  console.log(`wrote ${path.relative(process.cwd(), KNOWN_FAILURES)}`);
+      + '(keeping the reasons and the mayDiffer lists).', seen, known);
 }
 
 if (argv.includes('--markdown')) {
