@@ -92,7 +92,7 @@ function runModuleSample(doc, s, device = 'cpu') {
     const f = s.forward;
     const args = buildValue(f.args, device, wantGrad ? leaves : null);
     const kwargs = f.kwargs ? buildValue(f.kwargs, device, wantGrad ? leaves : null) : null;
-    r = m(...withOptions(args, kwargs));
+    r = s.noGrad ? kd.noGrad(() => m(...withOptions(args, kwargs))) : m(...withOptions(args, kwargs));
     if (device !== 'cpu') deviceSyncPoint(r);
   } catch (e) {
     if (s.error) {

@@ -231,7 +231,10 @@ declare module './ops.gen' {
       forward(tgt: Tensor, memory: Tensor, options?: TransformerDecoderForwardOptions): Tensor;
     }
     interface TransformerDecoderLayer { (tgt: Tensor, memory: Tensor, options?: TransformerDecoderForwardOptions): Tensor }
-    /** numLayers deep copies of encoderLayer, then norm. enableNestedTensor and maskCheck are accepted (kindling computes every position). */
+    /**
+     * numLayers deep copies of encoderLayer, then norm. In eval mode without autograd, with a key padding mask and
+     * enableNestedTensor, the result is PyTorch's nested-tensor one: zero at padded positions, as long as the longest sequence.
+     */
     class TransformerEncoder extends Module {
       constructor(encoderLayer: Module, numLayers: number, norm?: Module | null, options?: { enableNestedTensor?: boolean; maskCheck?: boolean });
       constructor(encoderLayer: Module, numLayers: number, options?: { norm?: Module | null; enableNestedTensor?: boolean; maskCheck?: boolean });

@@ -4,10 +4,9 @@
 // a bool attn/key padding mask is true where attention is NOT allowed, a float mask is added to
 // the scores. State-dict names are PyTorch's (encoder.layers.0.self_attn.in_proj_weight, ...).
 //
-// kindling never converts to nested tensors: TransformerEncoder accepts enableNestedTensor and
-// maskCheck, but computes every position; where PyTorch's eval-mode fast path (no gradient,
-// batchFirst, a key padding mask, no attn mask) returns zeros for padded positions, kindling
-// returns the values the layers compute there (the unpadded positions are the same).
+// kindling has no nested tensors: where PyTorch's TransformerEncoder would run on one (eval mode,
+// no autograd, a key padding mask, enableNestedTensor), kindling computes every position and gives
+// PyTorch's result (see Note [Nested-tensor inference]).
 'use strict';
 
 const { KindlingError } = require('../errors');
@@ -115,9 +114,47 @@ module.exports = function installTransformer(kd, nn, base) {
     forward(src, ...rest) {
       const o = parseArgs('TransformerEncoder.forward()', rest, ['mask', 'srcKeyPaddingMask'], { mask: null, srcKeyPaddingMask: null, isCausal: false });
       checkPaddingMask(o.srcKeyPaddingMask);
+      const lengths = this._nestedLengths(src, o);
+      let kpm = o.srcKeyPaddingMask;
+      if (lengths) { // the nested tensor's sequences: the first lengths[i] positions of each
+        const S = src.shape[1];
+        kpm = kd.arange(S, { device: src.device }).expand([lengths.length, S]).ge(kd.tensor(lengths, { device: src.device }).unsqueeze(1));
+      }
       let out = src;
-      for (const layer of this.layers) out = layer(out, { srcMask: o.mask, srcKeyPaddingMask: o.srcKeyPaddingMask, isCausal: o.isCausal });
+      for (const layer of this.layers) out = layer(out, { srcMask: o.mask, srcKeyPaddingMask: kpm, isCausal: o.isCausal });
+      // padded back with zeros to the longest sequence
+      if (lengths) out = out.maskedFill(kpm.unsqueeze(-1), 0).narrow(1, 0, Math.max(0, ...lengths));
       return this.norm ? this.norm(out) : out;
+    }
+
+    /**
+     * Note [Nested-tensor inference]: in eval mode without autograd, PyTorch 1.13's
+     * TransformerEncoder runs its layers on a nested tensor of the unpadded positions when the
+     * conditions of its fast path hold (checked here in its order); its result, padded back, is
+     * zero at the padded positions and as long as the longest sequence. kindling computes every
+     * position, then gives that result: the sequence lengths when the path applies, else null.
+     */
+    _nestedLengths(src, o) {
+      const first = this.layers.length ? this.layers.at(0) : null;
+      const kpm = o.srcKeyPaddingMask;
+      if (!(first instanceof nn.TransformerEncoderLayer) || first.normFirst || first.training) return null;
+      const sa = first.selfAttn;
+      const act = first.activation || first._act; // a module, or the function of a string or callable
+      const reluOrGelu = first.activationName === 'relu' || first.activationName === 'gelu' || act === F.relu || act === F.gelu
+        || act instanceof nn.ReLU || act instanceof nn.GELU;
+      if (!sa.batchFirst || !sa.qkvSameEmbedDim || !reluOrGelu || first.norm1.eps !== first.norm2.eps) return null;
+      if (src.ndim !== 3 || !this.enableNestedTensor || kpm === null || kpm === undefined) return null;
+      if (o.mask !== null && o.mask !== undefined) return null;
+      if (sa.numHeads % 2 === 1 || kd.isAutocastEnabled('cuda')) return null;
+      const tensors = [src, sa.inProjWeight, sa.inProjBias, sa.outProj.weight, sa.outProj.bias, first.norm1.weight, first.norm1.bias,
+        first.norm2.weight, first.norm2.bias, first.linear1.weight, first.linear1.bias, first.linear2.weight, first.linear2.bias];
+      if (kd.isGradEnabled() && tensors.some((t) => t && t.requiresGrad)) return null;
+      const rows = kd.tidy(() => (kpm.dtype === 'bool' ? kpm : kpm.ne(0)).cpu().arraySync());
+      const lengths = rows.map((r) => r.filter((padded) => !padded).length);
+      // the unpadded positions must come first (maskCheck); without the check, PyTorch takes the
+      // first lengths[i] positions of each sequence, wherever the padding was
+      if (this.maskCheck && rows.some((r, i) => r.slice(0, lengths[i]).some((padded) => padded))) return null;
+      return lengths;
     }
   }
 

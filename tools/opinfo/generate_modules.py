@@ -24,6 +24,7 @@ PyTorch's, so a sample whose output changes with the seed (found by running it u
 is recorded with "random": only the shapes and dtypes of its outputs are compared, and no
 gradients are recorded.
 """
+import contextlib
 import gzip
 import json
 import os
@@ -150,7 +151,8 @@ def record_sample(info, sample, dtype, training, key, stats):
         lazy = isinstance(m, torch.nn.modules.lazy.LazyModuleMixin)
         before = None if lazy else {k: v.detach().clone() for k, v in m.state_dict().items()}
         torch.manual_seed(key + 1)
-        result = call(m, sample)
+        with torch.no_grad() if no_grad(info) else contextlib.nullcontext():
+            result = call(m, sample)
     except Exception as e:  # PyTorch rejects it: kindling must too
         rec['error'] = {'type': type(e).__name__, 'message': str(e).split('\n')[0][:300]}
         return rec
@@ -165,6 +167,8 @@ def record_sample(info, sample, dtype, training, key, stats):
         rec['out'] = enc_out(zero_tensors(result) if random else result, budget)
         if random:
             rec['random'] = True
+        elif no_grad(info):
+            rec['noGrad'] = True
         else:
             grads = record_grads(m, sample, result, key, budget)
             if grads:
@@ -206,7 +210,13 @@ def skip(stats, reason):
 
 
 def training_flags(info):
-    return [True, False] if info.train_and_eval_differ else [True]
+    """PyTorch's: training mode, and eval mode too where they differ; or info.training_flags."""
+    return getattr(info, 'training_flags', None) or ([True, False] if info.train_and_eval_differ else [True])
+
+
+def no_grad(info):
+    """Whether info's samples run under torch.no_grad() (a sample then has "noGrad" and no gradients)."""
+    return getattr(info, 'no_grad', False)
 
 
 def generate_module(info):
@@ -219,7 +229,7 @@ def generate_module(info):
                 continue
             prefix = ('train/' if training else 'eval/') if info.train_and_eval_differ else ''
             torch.manual_seed(seed_of(name, prefix, DT_NAME[dtype]))
-            drawn = list(info.module_inputs_func(info, device='cpu', dtype=dtype, requires_grad=True, training=training))
+            drawn = list(info.module_inputs_func(info, device='cpu', dtype=dtype, requires_grad=not no_grad(info), training=training))
             for i, sample in enumerate(drawn):
                 key = seed_of(name, prefix, DT_NAME[dtype], i)
                 rec = record_sample(info, sample, dtype, training, key, stats)
