@@ -67,6 +67,40 @@ describe('kd.nn Transformer family: structure and errors', function () {
     assert.ok(dec.norm instanceof nn.LayerNorm);
   });
 
+  it('copies any layer deeply: buffers (and whether they persist), shared submodules once, hooks, plain values', function () {
+    class Layer extends nn.Module {
+      constructor() {
+        super();
+        this.fc = new nn.Linear(2, 2);
+        this.alias = this.fc;
+        this.registerBuffer('count', kd.zeros([1]));
+        this.registerBuffer('scratch', kd.ones([2]), { persistent: false });
+        this.registerParameter('gate', null);
+        this.scale = 2;
+        this.sizes = [1, 2];
+      }
+      forward(x) { return this.fc(x).mul(this.scale); }
+    }
+    const layer = new Layer();
+    const seen = [];
+    layer.registerForwardHook(() => { seen.push('hook'); });
+    const [c] = new nn.TransformerEncoder(layer, 1).layers;
+    assert.ok(c instanceof Layer && c !== layer);
+    assert.strictEqual(c.alias, c.fc);
+    assert.notStrictEqual(c.fc, layer.fc);
+    assert.notStrictEqual(c.count, layer.count);
+    assert.deepStrictEqual(Object.keys(c.stateDict()), Object.keys(layer.stateDict()));
+    assert.deepStrictEqual(c.scratch.arraySync(), [1, 1]);
+    assert.strictEqual(c.gate, null);
+    assert.strictEqual(c.scale, 2);
+    assert.ok(c.sizes !== layer.sizes && c.sizes[1] === 2);
+    c(kd.zeros(1, 2));
+    assert.deepStrictEqual(seen, ['hook']);
+    kd.noGrad(() => c.count.add_(1));
+    assert.deepStrictEqual(layer.count.arraySync(), [0]);
+    assert.strictEqual(new nn.TransformerEncoder(layer.eval(), 1).layers.at(0).training, false);
+  });
+
   it('generateSquareSubsequentMask: -Infinity above the diagonal', function () {
     const m = nn.Transformer.generateSquareSubsequentMask(3);
     assert.strictEqual(m.dtype, 'float32');

@@ -3,7 +3,7 @@
 // same class whose parameters and buffers are copies of the original's values (same dtype,
 // device, requiresGrad; a persistent buffer stays persistent), whose submodules are deep copies
 // (a submodule shared twice is copied once and shared in the copy too), and whose other
-// properties are copied (tensors cloned, arrays and plain objects copied, functions and other
+// enumerable own properties are copied (tensors cloned, arrays and plain objects copied, functions and other
 // values shared). The hooks are carried over; the gradients are not.
 'use strict';
 
