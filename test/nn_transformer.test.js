@@ -132,6 +132,16 @@ describe('kd.nn Transformer family: structure and errors', function () {
     assert.notDeepStrictEqual(y.select(0, 3).arraySync(), y2.select(0, 3).arraySync());
   });
 
+  it('tgtIsCausal stands for the causal mask', function () {
+    kd.manualSeed(2);
+    const t = new nn.Transformer(small).eval();
+    const src = kd.randn(5, 1, 8);
+    const tgt = kd.randn(4, 1, 8);
+    const masked = t(src, tgt, { tgtMask: nn.Transformer.generateSquareSubsequentMask(4) }).arraySync();
+    assert.deepStrictEqual(t(src, tgt, { tgtIsCausal: true }).arraySync(), masked);
+    assert.notDeepStrictEqual(t(src, tgt).arraySync(), masked);
+  });
+
   it('checks its arguments as PyTorch does', function () {
     const t = new nn.Transformer(small);
     assert.throws(() => t(kd.zeros(5, 2, 8), kd.zeros(4, 3, 8)), { code: 'KD_SHAPE_MISMATCH', message: /the batch number of src and tgt must be equal/ });

@@ -217,6 +217,8 @@ declare module './ops.gen' {
     interface TransformerEncoderLayer { (src: Tensor, options?: { srcMask?: Tensor | null; srcKeyPaddingMask?: Tensor | null; isCausal?: boolean }): Tensor }
     interface TransformerDecoderForwardOptions {
       tgtMask?: Tensor | null; memoryMask?: Tensor | null; tgtKeyPaddingMask?: Tensor | null; memoryKeyPaddingMask?: Tensor | null;
+      /** A causal mask where tgtMask / memoryMask is not given (MultiheadAttention's isCausal). */
+      tgtIsCausal?: boolean; memoryIsCausal?: boolean;
     }
     interface TransformerLayerOptions extends FactoryOptions {
       dimFeedforward?: number; dropout?: number; activation?: 'relu' | 'gelu' | ((x: Tensor) => Tensor); layerNormEps?: number;

@@ -37,7 +37,8 @@ module.exports = function installTransformer(kd, nn, base) {
    * when normFirst, after otherwise). TransformerDecoderLayer(dModel, nhead, dimFeedforward=2048,
    * dropout=0.1, activation='relu' | 'gelu' | fn, layerNormEps=1e-5, batchFirst=false,
    * normFirst=false, {bias=true, device, dtype}).
-   * forward(tgt, memory, {tgtMask, memoryMask, tgtKeyPaddingMask, memoryKeyPaddingMask}).
+   * forward(tgt, memory, {tgtMask, memoryMask, tgtKeyPaddingMask, memoryKeyPaddingMask, tgtIsCausal,
+   * memoryIsCausal}) (the isCausal flags, as MultiheadAttention's, stand for a causal mask when none is given).
    */
   class TransformerDecoderLayer extends Module {
     constructor(...args) {
@@ -176,7 +177,7 @@ module.exports = function installTransformer(kd, nn, base) {
 
     forward(tgt, memory, ...rest) {
       const o = parseArgs('TransformerDecoder.forward()', rest, ['tgtMask', 'memoryMask', 'tgtKeyPaddingMask', 'memoryKeyPaddingMask'],
-        { tgtMask: null, memoryMask: null, tgtKeyPaddingMask: null, memoryKeyPaddingMask: null });
+        { tgtMask: null, memoryMask: null, tgtKeyPaddingMask: null, memoryKeyPaddingMask: null, tgtIsCausal: false, memoryIsCausal: false });
       let out = tgt;
       for (const layer of this.layers) out = layer(out, memory, o);
       return this.norm ? this.norm(out) : out;
@@ -223,7 +224,8 @@ module.exports = function installTransformer(kd, nn, base) {
     forward(src, tgt, ...rest) {
       const o = parseArgs('Transformer.forward()', rest,
         ['srcMask', 'tgtMask', 'memoryMask', 'srcKeyPaddingMask', 'tgtKeyPaddingMask', 'memoryKeyPaddingMask'],
-        { srcMask: null, tgtMask: null, memoryMask: null, srcKeyPaddingMask: null, tgtKeyPaddingMask: null, memoryKeyPaddingMask: null });
+        { srcMask: null, tgtMask: null, memoryMask: null, srcKeyPaddingMask: null, tgtKeyPaddingMask: null, memoryKeyPaddingMask: null,
+          tgtIsCausal: false, memoryIsCausal: false });
       const batched = src.ndim === 3;
       const b = this.batchFirst ? 0 : 1;
       if (batched && src.shape[b] !== tgt.shape[b]) {
@@ -235,6 +237,7 @@ module.exports = function installTransformer(kd, nn, base) {
       const memory = this.encoder(src, { mask: o.srcMask, srcKeyPaddingMask: o.srcKeyPaddingMask });
       return this.decoder(tgt, memory, {
         tgtMask: o.tgtMask, memoryMask: o.memoryMask, tgtKeyPaddingMask: o.tgtKeyPaddingMask, memoryKeyPaddingMask: o.memoryKeyPaddingMask,
+        tgtIsCausal: o.tgtIsCausal, memoryIsCausal: o.memoryIsCausal,
       });
     }
 
