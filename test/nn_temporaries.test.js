@@ -43,6 +43,8 @@ const LAYERS = {
   'MultiheadAttention(8, 2)': () => new nn.MultiheadAttention(8, 2),
   'MultiheadAttention(8, 2, kdim, vdim, addBiasKv)': () => new nn.MultiheadAttention(8, 2, { kdim: 4, vdim: 4, addBiasKv: true }),
   'TransformerEncoderLayer(8, 2)': () => new nn.TransformerEncoderLayer(8, 2, { dimFeedforward: 16 }),
+  'TransformerDecoderLayer(8, 2)': () => new nn.TransformerDecoderLayer(8, 2, { dimFeedforward: 16 }),
+  'Transformer(8, 2, 2, 1)': () => new nn.Transformer(8, 2, 2, 1, 16),
   'Sequential(Linear, ReLU, Linear)': () => new nn.Sequential(new nn.Linear(4, 3), new nn.ReLU(), new nn.Linear(3, 2)),
 };
 

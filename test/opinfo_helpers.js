@@ -35,17 +35,17 @@ function halfBitsToNumber(bits, dtype) {
   return sign * (1 + frac / 1024) * 2 ** (exp - 15);
 }
 
-/** The recorded OpInfos: [{opinfo, fn, form, compare?, samples}], in name order. */
-function loadAll() {
-  if (!fs.existsSync(FIXTURES)) return [];
-  return fs.readdirSync(FIXTURES).filter((f) => f.endsWith('.json.gz')).sort()
-    .map((f) => JSON.parse(zlib.gunzipSync(fs.readFileSync(path.join(FIXTURES, f))).toString('utf8')));
+/** The recorded OpInfos: [{opinfo, fn, form, compare?, samples}], in name order (the .json.gz files of dir). */
+function loadAll(dir = FIXTURES) {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir).filter((f) => f.endsWith('.json.gz')).sort()
+    .map((f) => JSON.parse(zlib.gunzipSync(fs.readFileSync(path.join(dir, f))).toString('utf8')));
 }
 
 /** {cpu: {opinfo: {reason, forward: [ids], grad: [ids], mayDiffer?: {forward?: [ids], grad?: [ids]}}}, cuda: {...}} */
-function loadKnownFailures() {
-  if (!fs.existsSync(KNOWN_FAILURES)) return { cpu: {}, cuda: {} };
-  const k = JSON.parse(fs.readFileSync(KNOWN_FAILURES, 'utf8'));
+function loadKnownFailures(file = KNOWN_FAILURES) {
+  if (!fs.existsSync(file)) return { cpu: {}, cuda: {} };
+  const k = JSON.parse(fs.readFileSync(file, 'utf8'));
   return { cpu: k.cpu || {}, cuda: k.cuda || {} };
 }
 
@@ -84,6 +84,7 @@ function buildValue(v, device, leaves) {
     if ('$t' in v) return buildTensor(v, device, leaves);
     if ('$dtype' in v) return v.$dtype;
     if ('$f' in v) return v.$f === 'nan' ? NaN : v.$f === 'inf' ? Infinity : -Infinity;
+    if ('$fn' in v) return functionOf(v.$fn); // a function argument (an activation), by its kindling path
     const o = {};
     for (const [k, x] of Object.entries(v)) o[k] = buildValue(x, device, leaves);
     return o;
@@ -235,34 +236,43 @@ function runSample(doc, s, device = 'cpu') {
 
 /** Gradients for the recorded gradOutputs, against PyTorch's. */
 function gradMismatch(doc, s, r, leaves, device, terms) {
+  if (leaves.length !== s.grads.length) return `${leaves.length} inputs require grad, PyTorch has ${s.grads.length}`;
+  return gradsMismatch(r, s.gradOutputs, leaves, s.grads, leaves.map((_, i) => `grad[${i}]`), device, terms, doc.compare === 'abs' ? 'abs' : 'values');
+}
+
+/**
+ * Why the gradients of the tensors wrt (named by what) for the recorded gradOutputs of result r
+ * differ from the expected specs (null where PyTorch has no gradient); null when they match.
+ */
+function gradsMismatch(r, gradOutputs, wrt, expected, what, device, terms, compare = 'values') {
   const outs = flatTensors(r);
-  if (outs.length !== s.gradOutputs.length) return `${outs.length} output tensors, PyTorch has ${s.gradOutputs.length}`;
+  if (outs.length !== gradOutputs.length) return `${outs.length} output tensors, PyTorch has ${gradOutputs.length}`;
   const diffOuts = [];
   const gos = [];
-  s.gradOutputs.forEach((g, i) => {
+  gradOutputs.forEach((g, i) => {
     if (g === null) return;
     diffOuts.push(outs[i]);
     gos.push(buildTensor(g, device, null));
   });
-  if (leaves.length !== s.grads.length) return `${leaves.length} inputs require grad, PyTorch has ${s.grads.length}`;
   let grads;
   try {
     if (diffOuts.some((o) => !o.requiresGrad)) return 'an output does not require grad';
-    grads = kd.autograd.grad(diffOuts, leaves, gos, { allowUnused: true });
+    grads = kd.autograd.grad(diffOuts, wrt, gos, { allowUnused: true });
   } catch (e) {
     return `backward threw ${describeError(e)}`;
   }
-  for (let i = 0; i < s.grads.length; i++) {
-    const e = s.grads[i];
+  const outNumel = gos.reduce((n, t) => n + t.numel(), 0);
+  for (let i = 0; i < expected.length; i++) {
+    const e = expected[i];
     let g = grads[i];
     if (e === null) {
-      if (g !== null && tensorValues(g).some((v) => v !== 0)) return `grad[${i}]: PyTorch has no gradient, kindling a nonzero one`;
+      if (g !== null && tensorValues(g).some((v) => v !== 0)) return `${what[i]}: PyTorch has no gradient, kindling a nonzero one`;
       continue;
     }
-    if (g === null) g = kd.zerosLike(leaves[i]);
+    if (g === null) g = kd.zerosLike(wrt[i]);
     // a gradient adds up the output elements each input element reaches, times the forward's terms
-    const fan = Math.max(1, Math.ceil(gos.reduce((n, t) => n + t.numel(), 0) / Math.max(1, leaves[i].numel())));
-    const m = tensorMismatch(g, e, `grad[${i}]`, { terms: Math.max(terms, fan), compare: doc.compare === 'abs' ? 'abs' : 'values' });
+    const fan = Math.max(1, Math.ceil(outNumel / Math.max(1, wrt[i].numel())));
+    const m = tensorMismatch(g, e, what[i], { terms: Math.max(terms, fan), compare });
     if (m) return m;
   }
   return null;
@@ -305,4 +315,8 @@ function sampleProblems(k, id, r) {
   return problems;
 }
 
-module.exports = { loadAll, loadKnownFailures, runSample, knownAs, sampleProblems, KNOWN_FAILURES, FIXTURES };
+module.exports = {
+  loadAll, loadKnownFailures, runSample, knownAs, sampleProblems, KNOWN_FAILURES, FIXTURES,
+  // the pieces test/moduleinfo_helpers.js replays module samples with
+  buildValue, buildTensor, outputMismatch, tensorMismatch, gradsMismatch, describeError, isKdError,
+};

@@ -215,6 +215,57 @@ declare module './ops.gen' {
       forward(src: Tensor, options?: { srcMask?: Tensor | null; srcKeyPaddingMask?: Tensor | null; isCausal?: boolean }): Tensor;
     }
     interface TransformerEncoderLayer { (src: Tensor, options?: { srcMask?: Tensor | null; srcKeyPaddingMask?: Tensor | null; isCausal?: boolean }): Tensor }
+    interface TransformerDecoderForwardOptions {
+      tgtMask?: Tensor | null; memoryMask?: Tensor | null; tgtKeyPaddingMask?: Tensor | null; memoryKeyPaddingMask?: Tensor | null;
+      /** A causal mask where tgtMask / memoryMask is not given (MultiheadAttention's isCausal). */
+      tgtIsCausal?: boolean; memoryIsCausal?: boolean;
+    }
+    interface TransformerLayerOptions extends FactoryOptions {
+      dimFeedforward?: number; dropout?: number; activation?: 'relu' | 'gelu' | ((x: Tensor) => Tensor); layerNormEps?: number;
+      batchFirst?: boolean; normFirst?: boolean;
+    }
+    /** Self-attention, attention over memory, feed-forward; a residual and layer norm around each. */
+    class TransformerDecoderLayer extends Module {
+      constructor(dModel: number, nhead: number, options?: TransformerLayerOptions & { bias?: boolean });
+      constructor(dModel: number, nhead: number, dimFeedforward?: number, ...rest: any[]);
+      selfAttn: MultiheadAttention; multiheadAttn: MultiheadAttention; linear1: Linear; linear2: Linear;
+      norm1: LayerNorm; norm2: LayerNorm; norm3: LayerNorm; normFirst: boolean;
+      forward(tgt: Tensor, memory: Tensor, options?: TransformerDecoderForwardOptions): Tensor;
+    }
+    interface TransformerDecoderLayer { (tgt: Tensor, memory: Tensor, options?: TransformerDecoderForwardOptions): Tensor }
+    /**
+     * numLayers deep copies of encoderLayer, then norm. In eval mode without autograd, with a key padding mask and
+     * enableNestedTensor, the result is PyTorch's nested-tensor one: zero at padded positions, as long as the longest sequence.
+     */
+    class TransformerEncoder extends Module {
+      constructor(encoderLayer: Module, numLayers: number, norm?: Module | null, options?: { enableNestedTensor?: boolean; maskCheck?: boolean });
+      constructor(encoderLayer: Module, numLayers: number, options?: { norm?: Module | null; enableNestedTensor?: boolean; maskCheck?: boolean });
+      layers: ModuleList; numLayers: number; norm: Module | null;
+      forward(src: Tensor, options?: { mask?: Tensor | null; srcKeyPaddingMask?: Tensor | null; isCausal?: boolean }): Tensor;
+    }
+    interface TransformerEncoder { (src: Tensor, options?: { mask?: Tensor | null; srcKeyPaddingMask?: Tensor | null; isCausal?: boolean }): Tensor }
+    /** numLayers deep copies of decoderLayer, then norm. */
+    class TransformerDecoder extends Module {
+      constructor(decoderLayer: Module, numLayers: number, norm?: Module | null);
+      constructor(decoderLayer: Module, numLayers: number, options?: { norm?: Module | null });
+      layers: ModuleList; numLayers: number; norm: Module | null;
+      forward(tgt: Tensor, memory: Tensor, options?: TransformerDecoderForwardOptions): Tensor;
+    }
+    interface TransformerDecoder { (tgt: Tensor, memory: Tensor, options?: TransformerDecoderForwardOptions): Tensor }
+    interface TransformerForwardOptions extends TransformerDecoderForwardOptions { srcMask?: Tensor | null; srcKeyPaddingMask?: Tensor | null }
+    /** The encoder-decoder transformer; parameters with more than one dimension start xavierUniform_. */
+    class Transformer extends Module {
+      constructor(options?: TransformerLayerOptions & {
+        dModel?: number; nhead?: number; numEncoderLayers?: number; numDecoderLayers?: number;
+        customEncoder?: Module | null; customDecoder?: Module | null;
+      });
+      constructor(dModel?: number, nhead?: number, numEncoderLayers?: number, numDecoderLayers?: number, ...rest: any[]);
+      encoder: Module; decoder: Module; dModel: number; nhead: number; batchFirst: boolean;
+      forward(src: Tensor, tgt: Tensor, options?: TransformerForwardOptions): Tensor;
+      /** [sz, sz]: -Infinity above the diagonal, 0 elsewhere (float32 unless dtype is given). */
+      static generateSquareSubsequentMask(sz: number, device?: DeviceLike | FactoryOptions): Tensor;
+    }
+    interface Transformer { (src: Tensor, tgt: Tensor, options?: TransformerForwardOptions): Tensor }
 
     /** Losses: loss(input, target) -> Tensor. */
     class LossModule extends Module { reduction: Reduction; forward(input: Tensor, target: Tensor): Tensor }

@@ -1,5 +1,5 @@
 // index.js - installs kd.nn: Module and Parameter (module.js), init, the layers (linear, conv,
-// norm, activation, container, attention, loss) and utils. kd.nn.functional (the generated ops)
+// norm, activation, container, attention, transformer, loss) and utils. kd.nn.functional (the generated ops)
 // is kept: this adds to the kd.nn object, never replaces it. Called once from lib/index.js.
 'use strict';
 
@@ -13,6 +13,7 @@ module.exports = function installNn(kd) {
   require('./norm')(kd, nn, base);
   require('./container')(kd, nn, base);
   require('./attention')(kd, nn, base);
+  require('./transformer')(kd, nn, base);
   require('./loss')(kd, nn, base);
   require('./utils')(kd, nn, base);
   return nn;

@@ -306,6 +306,12 @@ def generate_op(op, key, target):
             rec['dtype'] = None
             n += 1
             samples.append(rec)
+    count(samples, stats)
+    return samples, stats
+
+
+def count(samples, stats):
+    """Adds up the error, forward and gradient samples of the records samples into stats."""
     for r in samples:
         if 'error' in r:
             stats['errors'] += 1
@@ -313,7 +319,6 @@ def generate_op(op, key, target):
             stats['forward'] += 1
             if 'grads' in r:
                 stats['grad'] += 1
-    return samples, stats
 
 
 def write_fixture(key, target, samples):

@@ -16,6 +16,7 @@ const path = require('node:path');
 
 const { kd } = require('../../test/helpers');
 const { loadAll, loadKnownFailures, runSample, knownAs, KNOWN_FAILURES } = require('../../test/opinfo_helpers');
+const { writeKnownFailures } = require('./known_failures');
 
 const argv = process.argv.slice(2);
 const devArg = argv.includes('--device') ? argv[argv.indexOf('--device') + 1] : null;
@@ -67,27 +68,10 @@ for (const device of devices) {
 }
 
 if (argv.includes('--write-known')) {
-  const out = {
-    '//': 'Samples of PyTorch\'s OpInfo database (test/fixtures/opinfo) that kindling is known to fail, per device and OpInfo, '
+  writeKnownFailures(KNOWN_FAILURES, 'Samples of PyTorch\'s OpInfo database (test/fixtures/opinfo) that kindling is known to fail, per device and OpInfo, '
       + 'each with the reason. test/opinfo.test.js fails on a failure not listed here and on a listed one that now passes; '
       + 'a nondeterministic sample goes under mayDiffer (it may pass or differ in values, and fails any other way); '
-      + '`node tools/opinfo/report.js --write-known` rewrites the lists (keeping the reasons and the mayDiffer lists).',
-  };
-  for (const device of ['cpu', 'cuda']) {
-    if (!seen[device]) { out[device] = known[device]; continue; }
-    out[device] = {};
-    const ops = new Set([...Object.keys(seen[device]), ...Object.keys(known[device]).filter((op) => known[device][op].mayDiffer)]);
-    for (const op of [...ops].sort()) {
-      const old = known[device][op];
-      const f = seen[device][op] || { forward: [], grad: [], first: '' };
-      out[device][op] = { reason: (old && old.reason) || `TODO: ${f.first.slice(0, 200)}` };
-      if (f.forward.length) out[device][op].forward = f.forward;
-      if (f.grad.length) out[device][op].grad = f.grad;
-      if (old && old.mayDiffer) out[device][op].mayDiffer = old.mayDiffer; // written by hand: nondeterministic samples
-    }
-  }
-  fs.writeFileSync(KNOWN_FAILURES, `${JSON.stringify(out, null, 1)}\n`);
-  console.log(`wrote ${path.relative(process.cwd(), KNOWN_FAILURES)}`);
+      + '`node tools/opinfo/report.js --write-known` rewrites the lists (keeping the reasons and the mayDiffer lists).', seen, known);
   // [passing, total] per device; a device not run keeps its numbers
   const old = fs.existsSync(PASS_RATES) ? JSON.parse(fs.readFileSync(PASS_RATES, 'utf8')) : {};
   const next = { ...old, ...rates };
