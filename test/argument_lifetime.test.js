@@ -1,8 +1,8 @@
 // argument_lifetime.test.js - JS code run while an op's arguments are read (an array element
 // that is a getter, or a Proxy) cannot free a tensor the op is about to use: lib/args.js reads
-// each argument once, before native code runs, and the native entry holds a reference on every
-// tensor it unwraps until the call is over (Note [Arguments are held for the call] in
-// src/napi/ops.c).
+// each argument once, before native code runs, and a tensor the native call unwrapped that is
+// disposed while the call runs (by a getter, or by a JS kernel) is freed only when the call
+// returns (Note [Arguments are held for the call] in src/napi/ops.c).
 'use strict';
 
 const path = require('node:path');
@@ -63,5 +63,66 @@ describe('argument lifetime', function () {
     const c = new kd.Tensor(N.ops.cat(list, 0));
     assert.deepEqual(Array.from(c.dataSync()), [1, 2, 3]);
     keep.forEach((t) => t.dispose());
+  });
+
+  describe('a JS kernel (kd.library) running inside the call', function () {
+    let n = 0;
+    const define = (schema, fn) => {
+      const ns = `life${++n}`;
+      kd.library.define(`${ns}::${schema}`);
+      kd.library.impl(`${ns}::${schema.slice(0, schema.indexOf('('))}`, 'cpu', fn);
+      return kd.ops[ns];
+    };
+    const live = () => kd.memory().liveTensors;
+
+    it('disposes the caller\'s argument: the call finishes on it, and it is freed when the call returns', function () {
+      const keep = [];
+      let victim;
+      const ops = define('f(Tensor x, Tensor y) -> Tensor', (x, y) => {
+        victim.dispose();
+        churn(keep);
+        return x.add(y);
+      });
+      const n0 = live();
+      victim = kd.arange(6, { dtype: 'float32' });
+      const r = ops.f(victim, victim);
+      assert.equal(victim.isDisposed, true);
+      assert.deepEqual(Array.from(r.dataSync()), [0, 2, 4, 6, 8, 10]);
+      keep.forEach((t) => t.dispose());
+      r.dispose();
+      assert.equal(live(), n0, 'the reference the call took over is released');
+    });
+
+    it('a temporary it makes and disposes is freed at once, not when the call returns', function () {
+      let during = -1;
+      const ops = define('g(Tensor x) -> Tensor', (x) => {
+        const before = live();
+        const t = kd.zeros([1000]);
+        t.dispose();
+        during = live() - before;
+        return x.mul(2);
+      });
+      const x = kd.ones([3]);
+      const r = ops.g(x);
+      assert.equal(during, 0);
+      kd.dispose([x, r]);
+    });
+
+    it('nested calls: a tensor of both calls disposed in the inner kernel lives until the outer call returns', function () {
+      let victim;
+      const inner = define('inner(Tensor x) -> Tensor', (x) => { victim.dispose(); return x.mul(3); });
+      const outer = define('outer(Tensor x) -> Tensor', (x) => {
+        const y = inner.inner(victim);
+        const z = y.add(x);
+        y.dispose();
+        return z;
+      });
+      const n0 = live();
+      victim = kd.arange(4, { dtype: 'float32' });
+      const r = outer.outer(victim);
+      assert.deepEqual(Array.from(r.dataSync()), [0, 4, 8, 12]);
+      r.dispose();
+      assert.equal(live(), n0);
+    });
   });
 });

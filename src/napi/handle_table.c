@@ -129,9 +129,27 @@ kd_napi_handle *kd_napi_handle_find(kd_napi_env *e, uint64_t token) {
 
 bool kd_napi_token_is_handle(uint64_t token) { return (token & KD_TOKEN_MARK) != 0; }
 
+/* Hands t's reference to the outermost running call that uses t and does not own one yet;
+ * false when no running call uses t that way (See Note [Arguments are held for the call]). */
+static bool kd_napi_frames_take(kd_napi_env *e, kd_tensor *t) {
+  uintptr_t *slot = NULL;
+  for (kd_napi_call_frame *f = e->frames; f; f = f->outer)
+    for (int i = 0; i < f->n; i++)
+      if (f->entries[i] == (uintptr_t)t) slot = &f->entries[i]; /* keeps the outermost */
+  if (!slot) return false;
+  *slot |= KD_NAPI_FRAME_OWNED;
+  return true;
+}
+
+void kd_napi_call_frame_end(kd_napi_call_frame *f) {
+  for (int i = 0; i < f->n; i++)
+    if (f->entries[i] & KD_NAPI_FRAME_OWNED) kd_tensor_release((kd_tensor *)(f->entries[i] & ~KD_NAPI_FRAME_OWNED));
+  f->n = 0;
+}
+
 void kd_napi_handle_free(napi_env env, kd_napi_env *e, kd_napi_handle *h) {
   if (!h->token) return;
-  if (h->t) kd_tensor_release(h->t);
+  if (h->t && !(e->frames && kd_napi_frames_take(e, h->t))) kd_tensor_release(h->t);
   h->t = NULL;
   if (h->ref) napi_delete_reference(env, h->ref);
   h->ref = NULL;

@@ -36,6 +36,19 @@ typedef struct kd_napi_handle_table {
   bool closed;               /* the environment is shutting down */
 } kd_napi_handle_table;
 
+/* The tensors a running op call uses (See Note [Arguments are held for the call] in ops.c):
+ * entries are kd_tensor pointers, with KD_NAPI_FRAME_OWNED set once the frame holds a reference
+ * that it releases when the call ends. Frames nest (a JS kernel calling ops): outer is the call
+ * that was running when this one started. */
+#define KD_NAPI_FRAME_OWNED ((uintptr_t)1)
+typedef struct kd_napi_call_frame {
+  struct kd_napi_call_frame *outer;
+  uintptr_t *entries;
+  int n, cap;
+} kd_napi_call_frame;
+/* Releases the references the frame owns (when its call returns). */
+void kd_napi_call_frame_end(kd_napi_call_frame *f);
+
 /* Per-environment state (one per main thread / worker thread), set as instance data. */
 typedef struct kd_napi_env {
   napi_env env;
@@ -44,6 +57,7 @@ typedef struct kd_napi_env {
   kd_napi_handle_table table;
   size_t holds;            /* finalizers still to run that read this struct (handle_table.c) */
   bool finalized;          /* the instance data's finalizer ran; freed when holds is 0 too */
+  kd_napi_call_frame *frames; /* the innermost op call running on this environment, or NULL */
 } kd_napi_env;
 
 /* This environment's state (See Note [The first environment's state] in napi_util.c). */

@@ -5,11 +5,17 @@
  *
  * Note [Arguments are held for the call]
  * Unboxing can run JS: reading an element of an array argument may call a getter (or a Proxy
- * trap), and that code may dispose a tensor argument already unboxed. So every tensor is
- * retained as it is unwrapped (kd_unbox_scratch.held) and released only after the call: a
- * tensor disposed mid-call stays alive until the op is done with it, as a Python object
- * dropped during a PyTorch call would. (lib/args.js also reads each argument once, before
- * any of this runs, so the common path calls no JS here at all.) */
+ * trap), and that code may dispose a tensor argument already unboxed; so can the JS kernel of a
+ * runtime op (kd.library) while the call runs. A tensor disposed mid-call must stay alive until
+ * the op is done with it, as a Python object dropped during a PyTorch call would. Each call
+ * records the tensors it unwrapped in a frame (kd_napi_call_frame, napi_util.h), linked from the
+ * environment for as long as the call runs; no reference is taken, since taking and dropping one
+ * per argument was two atomic updates per tensor on every op. Instead, dispose() and the GC
+ * sweep hand the reference they drop to the outermost frame still using that tensor
+ * (kd_napi_frames_take), which releases it when its call returns. So a tensor is never freed
+ * under a running call, and a temporary that a JS kernel makes and disposes is freed at once.
+ * (lib/args.js also reads each argument once, before any of this runs, so the common path calls
+ * no JS here at all.) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,39 +36,50 @@ typedef struct kd_unbox_scratch {
   char strings[KD_NAPI_MAX_ARGS][64];
   void *heap[KD_NAPI_MAX_ARGS];
   int nheap;
-  kd_tensor *held_inline[KD_NAPI_MAX_ARGS]; /* the tensors retained for the call */
-  kd_tensor **held;
-  int nheld, held_cap;
+  uintptr_t held_inline[KD_NAPI_MAX_ARGS]; /* the call frame's first entries */
+  kd_napi_call_frame frame;                /* the tensors the call uses (Note above) */
+  kd_napi_env *env;
 } kd_unbox_scratch;
 
-static void kd_scratch_init(kd_unbox_scratch *s) {
+/* Links the call's frame into the environment (all of the call's returns go through
+ * kd_scratch_free). */
+static void kd_scratch_init(kd_unbox_scratch *s, kd_napi_env *e) {
   s->nints = 0;
   s->nheap = 0;
-  s->held = s->held_inline;
-  s->nheld = 0;
-  s->held_cap = KD_NAPI_MAX_ARGS;
+  s->frame.entries = s->held_inline;
+  s->frame.n = 0;
+  s->frame.cap = KD_NAPI_MAX_ARGS;
+  s->env = e;
+  s->frame.outer = e ? e->frames : NULL;
+  if (e) e->frames = &s->frame;
 }
 
 static void kd_scratch_free(kd_unbox_scratch *s) {
   for (int i = 0; i < s->nheap; i++) free(s->heap[i]);
-  for (int i = 0; i < s->nheld; i++) kd_tensor_release(s->held[i]);
-  if (s->held != s->held_inline) free(s->held);
+  if (s->env) s->env->frames = s->frame.outer;
+  kd_napi_call_frame_end(&s->frame);
+  if (s->frame.entries != s->held_inline) free(s->frame.entries);
 }
 
-/* Retains an argument's tensor until the call is over (See Note [Arguments are held for the
- * call]). */
+/* Records an argument's tensor in the call's frame (See Note [Arguments are held for the
+ * call]). Without an environment (never on a live handle) the tensor is retained instead. */
 static kd_status kd_hold_tensor(kd_unbox_scratch *s, kd_tensor *t) {
-  if (s->nheld == s->held_cap) {
-    int cap = s->held_cap * 2;
-    kd_tensor **bigger = (kd_tensor **)malloc(sizeof(kd_tensor *) * (size_t)cap);
+  kd_napi_call_frame *f = &s->frame;
+  if (f->n == f->cap) {
+    int cap = f->cap * 2;
+    uintptr_t *bigger = (uintptr_t *)malloc(sizeof(uintptr_t) * (size_t)cap);
     if (!bigger) return kd_error(KD_ERR_OOM, "out of memory");
-    memcpy(bigger, s->held, sizeof(kd_tensor *) * (size_t)s->nheld);
-    if (s->held != s->held_inline) free(s->held);
-    s->held = bigger;
-    s->held_cap = cap;
+    memcpy(bigger, f->entries, sizeof(uintptr_t) * (size_t)f->n);
+    if (f->entries != s->held_inline) free(f->entries);
+    f->entries = bigger;
+    f->cap = cap;
   }
-  kd_tensor_retain(t);
-  s->held[s->nheld++] = t;
+  uintptr_t entry = (uintptr_t)t;
+  if (!s->env) {
+    kd_tensor_retain(t);
+    entry |= KD_NAPI_FRAME_OWNED;
+  }
+  f->entries[f->n++] = entry;
   return KD_OK;
 }
 
@@ -400,7 +417,7 @@ static napi_value kd_napi_op_entry(napi_env env, napi_callback_info info) {
 
   kd_value args[KD_NAPI_MAX_ARGS];
   kd_unbox_scratch scratch;
-  kd_scratch_init(&scratch);
+  kd_scratch_init(&scratch, kd_napi_env_get(env));
   kd_status st = KD_OK;
   for (int i = 0; i < op->nargs && st == KD_OK; i++)
     st = kd_unbox(env, &op->args[i], i, i < (int)argc ? argv[i] : undefined, &scratch, &args[i]);
