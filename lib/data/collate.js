@@ -11,6 +11,9 @@
 //   arrays (tuples)         -> transposed: [collate(all first elements), collate(all second), ...]
 //                              (every sample must have the same length)
 // Anything else (null, undefined, functions, class instances) is a TypeError.
+// kd.data.defaultConvert is PyTorch's default_convert (the collate of a DataLoader without
+// auto-batching, batchSize: null): typed arrays become tensors of their dtype, arrays, plain
+// objects and Maps are converted element by element, everything else is returned unchanged.
 'use strict';
 
 const { KindlingError, typeError } = require('../errors');
@@ -118,5 +121,22 @@ module.exports = function makeCollate(kd, Tensor) {
     return collate(batch, '');
   }
 
-  return { defaultCollate };
+  function convert(x, depth) {
+    if (depth > 64) return x;
+    const kind = kindOf(x);
+    if (kind === 'typed') return kd.tensor(x, x instanceof Uint16Array ? { dtype: 'float16' } : undefined);
+    if (kind === 'array') return x.map((v) => convert(v, depth + 1));
+    if (kind === 'map') return new Map([...x].map(([k, v]) => [k, convert(v, depth + 1)]));
+    if (kind === 'object') {
+      const out = {};
+      for (const k of Object.keys(x)) out[k] = convert(x[k], depth + 1);
+      return out;
+    }
+    return x;
+  }
+
+  /** PyTorch's default_convert: typed arrays -> tensors, recursively (see the file header). */
+  function defaultConvert(data) { return convert(data, 0); }
+
+  return { defaultCollate, defaultConvert };
 };
