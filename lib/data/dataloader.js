@@ -317,16 +317,25 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, samplers, collati
       if (this._iterable) {
         if (typeof this.dataset[Symbol.iterator] !== 'function') throw typeError('DataLoader: the dataset is an async iterable; iterate with `for await`');
         drawSeed(this.generator);
-        yield* this._iterableBatches(this.dataset[Symbol.iterator](), false);
+        yield* this._iterableBatches(this.dataset[Symbol.iterator]());
         return;
       }
       const next = this._indexStream();
       for (let idx = next(); idx !== null; idx = next()) yield this._build(idx, false);
     }
 
-    // Batches of an iterable-style dataset's iterator (sync, or async when isAsync).
-    * _iterableBatches(it, isAsync) {
-      void isAsync;
+    // Batches of an iterable-style dataset's iterator (closed when the loop ends early).
+    * _iterableBatches(it) {
+      let finished = false;
+      try {
+        yield* this._iterableBatchesOf(it);
+        finished = true;
+      } finally {
+        if (!finished && typeof it.return === 'function') it.return();
+      }
+    }
+
+    * _iterableBatchesOf(it) {
       for (;;) {
         if (this.batchSize === null) {
           const r = it.next();
