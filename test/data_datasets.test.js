@@ -107,3 +107,17 @@ describe('kd.data datasets', () => {
     assert.equal(getWorkerInfo(), null);
   });
 });
+
+describe('kd.data collation of named results', () => {
+  it('an array naming its elements (a multi-output result) collates to a batch with the same names', () => {
+    const samples = [0, 1, 2].map((i) => kd.tensor([[i, 5], [7, i]]).max(1));
+    const b = kd.data.defaultCollate(samples);
+    assert.deepEqual(b.values.arraySync(), [[5, 7], [5, 7], [5, 7]]);
+    assert.deepEqual(b.indices.arraySync(), [[1, 0], [1, 0], [1, 0]]);
+    assert.equal(b.values, b[0]);
+    assert.equal(b.indices, b[1]);
+    assert.deepEqual(Object.keys(b), ['0', '1']);
+    const c = kd.data.defaultConvert(samples[0]);
+    assert.equal(c.indices, c[1]);
+  });
+});

@@ -193,11 +193,15 @@ describe('kd.data random orders (PyTorch 1.13)', () => {
       assert.deepEqual(first.v.arraySync(), [0, 0]);
     });
 
-    it('pinMemory without CUDA leaves batches as they are', () => {
-      if (kd.cuda.isAvailable()) return;
-      const [b] = new DataLoader(new kd.data.TensorDataset(kd.arange(4)), { batchSize: 4, pinMemory: true });
+    it('pinMemory pins CPU tensors when CUDA is available, and otherwise leaves batches as they are', async () => {
+      const ds = new kd.data.TensorDataset(kd.arange(4));
+      const [b] = new DataLoader(ds, { batchSize: 4, pinMemory: true });
       assert.deepEqual(b[0].arraySync(), [0, 1, 2, 3]);
-      assert.equal(b[0].isPinned(), false);
+      assert.equal(b[0].isPinned(), kd.cuda.isAvailable());
+      for await (const [x] of new DataLoader(ds, { batchSize: 2, pinMemory: true })) assert.equal(x.isPinned(), kd.cuda.isAvailable());
+      const [{ v }] = new DataLoader(new Range(3), { batchSize: 3, pinMemory: true, collateFn: (s) => ({ v: kd.tensor(s) }) });
+      assert.equal(v.isPinned(), kd.cuda.isAvailable());
+      assert.equal(new DataLoader(ds).pinMemory, false);
     });
   });
 });

@@ -9,7 +9,9 @@
 //   strings                 -> the array of strings, unchanged
 //   plain objects / Maps    -> the same keys, each collated over the samples
 //   arrays (tuples)         -> transposed: [collate(all first elements), collate(all second), ...]
-//                              (every sample must have the same length)
+//                              (every sample must have the same length); an array that also
+//                              names its elements (kindling's multi-output results, `r.values`,
+//                              `r.indices`: PyTorch's namedtuples) gives a batch with the same names
 // Anything else (null, undefined, functions, class instances) is a TypeError.
 // kd.data.defaultConvert is PyTorch's default_convert (the collate of a DataLoader without
 // auto-batching, batchSize: null): typed arrays become tensors of their dtype, arrays, plain
@@ -33,6 +35,17 @@ module.exports = function makeCollate(kd, Tensor) {
       if (p === Object.prototype || p === null) return 'object';
     }
     return null;
+  }
+
+  // The names `src` gives its elements (own non-index properties holding one of them), given to
+  // the same positions of `out`, as kindling's multi-output results carry them (not enumerable).
+  function copyNames(src, out) {
+    for (const name of Object.getOwnPropertyNames(src)) {
+      if (name === 'length' || /^(0|[1-9][0-9]*)$/.test(name)) continue;
+      const j = src.indexOf(src[name]);
+      if (j >= 0) Object.defineProperty(out, name, { value: out[j], writable: true, enumerable: false, configurable: true });
+    }
+    return out;
   }
 
   const describe = (x) => (x === null ? 'null' : Array.isArray(x) ? 'an array' : typeof x === 'object' ? `a ${x.constructor ? x.constructor.name : 'object'}` : typeof x);
@@ -109,7 +122,7 @@ module.exports = function makeCollate(kd, Tensor) {
         }
         const out = new Array(len);
         for (let j = 0; j < len; j++) out[j] = collate(batch.map((d) => d[j]), `${path}[${j}]`);
-        return out;
+        return copyNames(elem, out);
       }
     }
   }
@@ -125,7 +138,7 @@ module.exports = function makeCollate(kd, Tensor) {
     if (depth > 64) return x;
     const kind = kindOf(x);
     if (kind === 'typed') return kd.tensor(x, x instanceof Uint16Array ? { dtype: 'float16' } : undefined);
-    if (kind === 'array') return x.map((v) => convert(v, depth + 1));
+    if (kind === 'array') return copyNames(x, Array.from(x, (v) => convert(v, depth + 1)));
     if (kind === 'map') return new Map([...x].map(([k, v]) => [k, convert(v, depth + 1)]));
     if (kind === 'object') {
       const out = {};
