@@ -19,6 +19,7 @@
 'use strict';
 
 const { KindlingError, typeError } = require('../errors');
+const { mapTree, RECURSE, copyNames } = require('./tree');
 
 module.exports = function makeCollate(kd, Tensor) {
   function kindOf(x) {
@@ -35,17 +36,6 @@ module.exports = function makeCollate(kd, Tensor) {
       if (p === Object.prototype || p === null) return 'object';
     }
     return null;
-  }
-
-  // The names `src` gives its elements (own non-index properties holding one of them), given to
-  // the same positions of `out`, as kindling's multi-output results carry them (not enumerable).
-  function copyNames(src, out) {
-    for (const name of Object.getOwnPropertyNames(src)) {
-      if (name === 'length' || /^(0|[1-9][0-9]*)$/.test(name)) continue;
-      const j = src.indexOf(src[name]);
-      if (j >= 0) Object.defineProperty(out, name, { value: out[j], writable: true, enumerable: false, configurable: true });
-    }
-    return out;
   }
 
   const describe = (x) => (x === null ? 'null' : Array.isArray(x) ? 'an array' : typeof x === 'object' ? `a ${x.constructor ? x.constructor.name : 'object'}` : typeof x);
@@ -134,22 +124,13 @@ module.exports = function makeCollate(kd, Tensor) {
     return collate(batch, '');
   }
 
-  function convert(x, depth) {
-    if (depth > 64) return x;
-    const kind = kindOf(x);
-    if (kind === 'typed') return kd.tensor(x, x instanceof Uint16Array ? { dtype: 'float16' } : undefined);
-    if (kind === 'array') return copyNames(x, Array.from(x, (v) => convert(v, depth + 1)));
-    if (kind === 'map') return new Map([...x].map(([k, v]) => [k, convert(v, depth + 1)]));
-    if (kind === 'object') {
-      const out = {};
-      for (const k of Object.keys(x)) out[k] = convert(x[k], depth + 1);
-      return out;
-    }
-    return x;
-  }
-
   /** PyTorch's default_convert: typed arrays -> tensors, recursively (see the file header). */
-  function defaultConvert(data) { return convert(data, 0); }
+  function defaultConvert(data) {
+    return mapTree(data, (x) => {
+      if (kindOf(x) === 'typed') return kd.tensor(x, x instanceof Uint16Array ? { dtype: 'float16' } : undefined);
+      return x instanceof Tensor ? x : RECURSE;
+    });
+  }
 
   return { defaultCollate, defaultConvert };
 };

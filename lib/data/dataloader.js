@@ -54,6 +54,7 @@
 
 const { KindlingError, typeError } = require('../errors');
 const portable = require('./portable');
+const { mapTree, RECURSE } = require('./tree');
 
 const invalidArg = (msg) => new KindlingError(msg, 'KD_INVALID_ARGUMENT');
 const OPTIONS = [
@@ -75,23 +76,13 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, samplers, collati
   }
 
   // The batch with every CPU tensor copied into pinned host memory (the originals disposed).
-  function pinTree(x, depth = 0) {
-    if (depth > 32 || x === null || typeof x !== 'object') return x;
-    if (x instanceof Tensor) {
-      if (x.device !== 'cpu' || x.isPinned()) return x;
-      const p = x.pinMemory();
-      x.dispose();
-      return p;
-    }
-    if (Array.isArray(x)) return x.map((v) => pinTree(v, depth + 1));
-    if (x instanceof Map) return new Map([...x].map(([k, v]) => [k, pinTree(v, depth + 1)]));
-    if (Object.getPrototypeOf(x) === Object.prototype) {
-      const out = {};
-      for (const k of Object.keys(x)) out[k] = pinTree(x[k], depth + 1);
-      return out;
-    }
-    return x;
-  }
+  const pinTree = (batch) => mapTree(batch, (x) => {
+    if (!(x instanceof Tensor)) return RECURSE;
+    if (x.device !== 'cpu' || x.isPinned()) return x;
+    const p = x.pinMemory();
+    x.dispose();
+    return p;
+  });
 
   // A row source's gathered tensors in the batch's shape: the array, or an object by its keys.
   function shape(src, tensors) {

@@ -4,7 +4,8 @@
 //   Sampler, SequentialSampler, RandomSampler, SubsetRandomSampler, WeightedRandomSampler,
 //   BatchSampler                                    (lib/data/sampler.js)
 //   DataLoader                                      (lib/data/dataloader.js; worker threads:
-//                                                    worker_pool.js, worker_main.js, transfer.js)
+//                                                    worker_pool.js, worker_main.js, transfer.js;
+//                                                    tree.js: the walk over a batch's structure)
 //   defaultCollate, defaultConvert                  (lib/data/collate.js)
 //   getWorkerInfo                                   (lib/data/worker_info.js)
 //   fromModule                                      (lib/data/portable.js: datasets workers load)

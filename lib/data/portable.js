@@ -20,18 +20,13 @@
 const path = require('node:path');
 const { createRequire } = require('node:module');
 const { KindlingError, typeError } = require('../errors');
+const { isPlainObject } = require('./tree');
 
 const SOURCE = Symbol.for('kindling.data.portableSource');
 
 const invalidArg = (msg) => new KindlingError(msg, 'KD_INVALID_ARGUMENT');
 
 function cwdRequire() { return createRequire(path.join(process.cwd(), '[kindling-data-worker].js')); }
-
-function isPlainObject(x) {
-  if (x === null || typeof x !== 'object') return false;
-  const p = Object.getPrototypeOf(x);
-  return p === Object.prototype || p === null;
-}
 
 // The recipe of `value` (a module spec, a function, or a dataset from fromModule), or null when
 // it has none; `what` names it in errors.
