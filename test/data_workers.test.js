@@ -164,6 +164,18 @@ describe('DataLoader numWorkers > 0', function () {
     await stream.shutdown();
   });
 
+  it('a TensorDataset with numWorkers > 0 is gathered on the libuv pool, as with numWorkers 0', async () => {
+    const ds = new kd.data.TensorDataset(kd.arange(20).reshape([10, 2]), kd.arange(10));
+    const opts = { batchSize: 4, shuffle: true, numWorkers: 2, persistentWorkers: true };
+    const a = await collect(new DataLoader(ds, { ...opts, generator: new Generator(4) }));
+    const b = await collect(new DataLoader(ds, { batchSize: 4, shuffle: true, generator: new Generator(4) }));
+    assert.deepEqual(a.map(([x, y]) => [x.arraySync(), nums(y)]), b.map(([x, y]) => [x.arraySync(), nums(y)]));
+    assert.deepEqual([...new DataLoader(ds, { batchSize: 5, numWorkers: 2 })].map(([, y]) => nums(y)), [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]);
+    // a custom collate or a workerInitFn needs the worker threads, hence a recipe
+    assert.throws(() => new DataLoader(ds, { numWorkers: 2, collateFn: (s) => s }), /numWorkers > 0 loads the dataset in worker threads/);
+    assert.throws(() => new DataLoader(ds, { numWorkers: 2, workerInitFn: () => {} }), /numWorkers > 0 loads the dataset in worker threads/);
+  });
+
   it('errors that only numWorkers > 0 has', () => {
     assert.throws(() => [...new DataLoader(spec('squares', 3), { numWorkers: 1 })], { code: 'KD_INVALID_TYPE', message: /iterate with `for await`/ });
     assert.throws(() => new DataLoader({ module: './no/such/module.js' }, { numWorkers: 1 }), { code: 'KD_INVALID_ARGUMENT', message: /cannot find module/ });

@@ -165,7 +165,8 @@ export interface DataLoaderOptions<B = any> {
   /**
    * Worker threads making batches (default 0: the main thread). With workers the dataset must be
    * a recipe ({@link ModuleSpec}, a factory function, or {@link fromModule}), iteration is
-   * `for await` only, and tensors come back as transferred typed arrays.
+   * `for await` only, and tensors come back as transferred typed arrays. CPU row-tensor datasets
+   * (TensorDataset) with the default collate need no threads: they are gathered on the libuv pool.
    */
   numWorkers?: number;
   /** Samples -> batch (default: defaultCollate); with workers, a self-contained function or a module spec. */

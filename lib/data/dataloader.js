@@ -26,6 +26,9 @@
 // kd.data.fromModule: see portable.js); a collateFn or workerInitFn is a module spec or a
 // self-contained function, sent the same way (a collateFn that does not compile on its own is
 // an error). Tensors come back as transferred typed arrays and are wrapped on the main thread.
+// Exception: a dataset of row tensors on the CPU (TensorDataset, a Subset of one, rowTensors())
+// with the default collate and no workerInitFn needs no threads: its batches are gathered on
+// the libuv thread pool as with numWorkers 0, which is what workers would do, without copies.
 //
 // pinMemory: with CUDA available, every CPU tensor of a batch is copied into pinned host memory
 // (t.pinMemory()) before it is yielded, for asynchronous host-to-device copies; without CUDA it
@@ -201,11 +204,16 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, samplers, collati
         if (!given(smp)) smp = shuffle ? new RandomSampler(dataset, false, null, generator) : new SequentialSampler(dataset);
         if (bs !== null && !given(bsmp)) bsmp = new BatchSampler(smp, bs, drop);
       }
-      if (numWorkers > 0 && !source) {
+      // Row tensors on the CPU with the default collate and no workerInitFn: the batches are
+      // gathered on the libuv thread pool as with numWorkers 0 (no threads to start, no copies).
+      const rowsInline = numWorkers > 0 && !source && !iterable && Boolean(bsmp) && collateFn === null && workerInitFn === null
+        && datasets.rowSource(dataset) !== null;
+      if (numWorkers > 0 && !source && !rowsInline) {
         throw invalidArg('DataLoader: numWorkers > 0 loads the dataset in worker threads, which cannot receive JS objects or '
           + 'closures: give the dataset as a module path, {module, export, args}, a self-contained factory function, or '
-          + 'kd.data.fromModule(...) (a TensorDataset needs no workers: for await gathers its batches in the background)');
+          + 'kd.data.fromModule(...)');
       }
+      this._threads = numWorkers > 0 && !rowsInline;
       this.dataset = dataset;
       this.batchSize = bs;
       this.dropLast = drop;
@@ -224,7 +232,7 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, samplers, collati
       this._iterable = iterable;
       this._source = source;
       this._pool = null;
-      if (numWorkers > 0) {
+      if (this._threads) {
         // recipes for the workers, checked now
         this._workerCollate = collateFn === null ? null : (portable.toPortable(collateFn, 'DataLoader: collateFn'));
         this._workerInitFn = workerInitFn === null ? null : portable.toPortable(workerInitFn, 'DataLoader: workerInitFn');
@@ -304,7 +312,7 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, samplers, collati
 
     /** Sync iteration (numWorkers 0): batches are built on demand (no prefetch). */
     * [Symbol.iterator]() {
-      if (this.numWorkers > 0) throw typeError('DataLoader: numWorkers > 0 loads batches in worker threads; iterate with `for await`');
+      if (this._threads) throw typeError('DataLoader: numWorkers > 0 loads batches in worker threads; iterate with `for await`');
       if (this._iterable) {
         if (typeof this.dataset[Symbol.iterator] !== 'function') throw typeError('DataLoader: the dataset is an async iterable; iterate with `for await`');
         drawSeed(this.generator);
@@ -367,7 +375,7 @@ module.exports = function makeDataLoader(kd, Tensor, datasets, samplers, collati
 
     /** Async iteration: worker threads (numWorkers > 0) or `prefetch` batches assembled ahead. */
     [Symbol.asyncIterator]() {
-      if (this.numWorkers > 0) return this._workerIterator();
+      if (this._threads) return this._workerIterator();
       if (this._iterable) {
         drawSeed(this.generator);
         return this._asyncIterableBatches();
