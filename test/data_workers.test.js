@@ -176,6 +176,23 @@ describe('DataLoader numWorkers > 0', function () {
     assert.throws(() => new DataLoader(ds, { numWorkers: 2, workerInitFn: () => {} }), /numWorkers > 0 loads the dataset in worker threads/);
   });
 
+  it('neither idle persistent workers nor an unfinished pass keep the process alive', () => {
+    const script = `
+      const kd = require(${JSON.stringify(path.join(__dirname, '..'))});
+      (async () => {
+        const sp = ${JSON.stringify(spec('squares', 100))};
+        const persistent = new kd.data.DataLoader(sp, { batchSize: 4, numWorkers: 2, persistentWorkers: true });
+        for await (const b of persistent) void b;
+        const it = new kd.data.DataLoader(sp, { batchSize: 4, numWorkers: 2 })[Symbol.asyncIterator]();
+        const first = await it.next();
+        console.log(first.value.y.dataSync().length);
+      })();`;
+    const t0 = Date.now();
+    const out = require('node:child_process').execFileSync(process.execPath, ['-e', script], { timeout: 30000, encoding: 'utf8' });
+    assert.equal(out.trim(), '4');
+    assert.ok(Date.now() - t0 < 30000);
+  });
+
   it('errors that only numWorkers > 0 has', () => {
     assert.throws(() => [...new DataLoader(spec('squares', 3), { numWorkers: 1 })], { code: 'KD_INVALID_TYPE', message: /iterate with `for await`/ });
     assert.throws(() => new DataLoader({ module: './no/such/module.js' }, { numWorkers: 1 }), { code: 'KD_INVALID_ARGUMENT', message: /cannot find module/ });

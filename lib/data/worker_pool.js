@@ -16,8 +16,9 @@
 // bounds each wait for a batch (KD_TIMEOUT). Any of these ends the pass and, unless the workers
 // are persistent and healthy, terminates them. Without persistentWorkers a pool lives for one
 // pass; with them it stays for the next (a new pass resets iterable datasets' iterators; base
-// seeds are drawn once) and is unref()'d between passes so it never keeps the process alive;
-// loader.shutdown() terminates it.
+// seeds are drawn once); loader.shutdown() terminates it. Workers are referenced (keep the
+// process alive) only while the main thread waits for a batch, so neither idle persistent
+// workers nor an iterator left unfinished keep the process from exiting.
 'use strict';
 
 const path = require('node:path');
@@ -60,6 +61,7 @@ class WorkerPool {
           dataset: cfg.dataset, collate: cfg.collate, initFn: cfg.initFn,
         },
       });
+      w.unref();
       w.on('message', (m) => this._onMessage(id, m));
       w.on('error', (e) => this._fail(workerError({ name: e && e.name, message: e && e.message, stack: e && e.stack, code: e && e.code }, id, ' (uncaught)')));
       w.on('exit', (code) => {
@@ -109,7 +111,6 @@ class WorkerPool {
     const cfg = this.cfg;
     const epoch = ++this.epochId;
     this.pending.clear();
-    this._ref(true);
     if (epoch > 1 && cfg.mode === 'iterable') for (const w of this.workers) w.postMessage({ type: 'reset' });
     const active = this.workers.map(() => true);
     let rr = 0; // the next worker to try, round-robin
@@ -171,7 +172,6 @@ class WorkerPool {
       results.clear();
       if (this.epochId === epoch) this.pending.clear();
       if (!cfg.persistent || failed || this.dead) await this.close();
-      else this._ref(false);
     };
 
     return {
@@ -187,11 +187,14 @@ class WorkerPool {
           const k = received;
           const p = results.get(k);
           let msg;
+          this._ref(true); // waiting for a batch keeps the process alive; nothing else does
           try {
             msg = await waitFor(p);
           } catch (e) {
             await end(true);
             throw e;
+          } finally {
+            if (!this.closing) this._ref(false);
           }
           results.delete(k);
           received++;
