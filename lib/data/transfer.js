@@ -4,7 +4,9 @@
 // copy of its values (t.dataSync(): float16/bfloat16 come as Float32Array, which holds them
 // exactly) and lists the typed arrays' buffers for transfer (moved, not copied), and disposes
 // the worker's tensors. decode() on the receiving thread makes the tensors again
-// (kd.tensor(data, {dtype}).reshape(shape)): CPU tensors, contiguous, not requiring grad.
+// (kd.tensor(data, {dtype}).reshape(shape)): CPU tensors, contiguous, not requiring grad. The
+// bytes are copied twice, each time within a thread (out of the worker's tensor, into the main
+// thread's allocator); between threads they move without a copy.
 'use strict';
 
 const { mapTree, RECURSE } = require('./tree');
