@@ -103,7 +103,8 @@ describe('kd.data datasets', () => {
     assert.equal(defaultConvert(null), null);
   });
 
-  it('getWorkerInfo is null on the main thread', () => {
+  it('getWorkerInfo is null on the main thread; kd.utils.data is kd.data', () => {
+    assert.equal(kd.utils.data, kd.data);
     assert.equal(getWorkerInfo(), null);
   });
 });

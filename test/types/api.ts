@@ -340,6 +340,8 @@ use(custom, d, e, f, g, h, i2);
   const m: number[] = gen.multinomial([1, 2], 2, false);
   const r64: bigint = gen.random64();
   use(ordered, stream, cat, conv, split, m, r64, cat.cumulativeSizes);
+  const viaUtils: typeof kd.data.DataLoader = kd.utils.data.DataLoader;
+  use(viaUtils);
   // @ts-expect-error: numWorkers is a number
   new kd.data.DataLoader(ds, { numWorkers: '2' });
 }
