@@ -158,6 +158,16 @@ describe('DataLoader numWorkers > 0', function () {
     assert.notDeepEqual(again, first); // a new pool draws a new base seed
     await loader.shutdown();
 
+    // two passes at once on persistent workers: the older one ends with an error, not a hang
+    const twice = new DataLoader(spec('hanging', 40, 2), { batchSize: 2, numWorkers: 2, persistentWorkers: true });
+    const older = twice[Symbol.asyncIterator]();
+    assert.deepEqual(nums((await older.next()).value), [0, 1]);
+    const pending = older.next(); // batch [2, 3] never comes
+    await new Promise((r) => setTimeout(r, 50));
+    twice[Symbol.asyncIterator]();
+    await assert.rejects(pending, /a new pass started on the same persistent workers before this one ended/);
+    await twice.shutdown();
+
     const stream = new DataLoader(spec('stream', 5), { batchSize: 2, numWorkers: 2, persistentWorkers: true });
     const expected = [[0, 1], [3, 4], [2]];
     for (let e = 0; e < 3; e++) assert.deepEqual((await collect(stream)).map(nums), expected);

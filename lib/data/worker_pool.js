@@ -110,6 +110,9 @@ class WorkerPool {
     if (this.dead) throw this.dead;
     const cfg = this.cfg;
     const epoch = ++this.epochId;
+    // a pass still running on these (persistent) workers ends: its batches would never come
+    const superseded = new KindlingError('DataLoader: a new pass started on the same persistent workers before this one ended', 'KD_INVALID_ARGUMENT');
+    for (const p of this.pending.values()) p.reject(superseded);
     this.pending.clear();
     if (epoch > 1 && cfg.mode === 'iterable') for (const w of this.workers) w.postMessage({ type: 'reset' });
     const active = this.workers.map(() => true);
