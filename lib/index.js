@@ -133,6 +133,7 @@ kd.profiler = require('./profiler')(N);
 
 // kd.data (datasets, DataLoader) and safetensors serialization (kd.save/load, checkpoints).
 kd.data = require('./data')(kd, Tensor, N);
+kd.utils.data = kd.data; // torch.utils.data's path
 require('./serialization')(kd, Tensor, N);
 
 // kd.optim: optimizers (fused native updates) and kd.optim.lrScheduler.

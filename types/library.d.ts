@@ -1,5 +1,6 @@
 // library.d.ts - kd.library and kd.ops: ops defined at run time (lib/library.js, docs/EXTENDING.md).
 import type { Tensor, autograd } from './index';
+import * as dataNamespace from './data';
 
 /** An op defined with kd.library.define, called with positional arguments in schema order,
  * optionally followed by an object naming any of them. */
@@ -38,6 +39,8 @@ export interface CppExtension {
 }
 
 export declare namespace utils {
+  /** kd.data under torch.utils.data's path. */
+  export import data = dataNamespace;
   /** C extensions written against include/kindling.h (docs/EXTENDING.md). */
   namespace cppExtension {
     /** What to compile: C sources (the system C compiler, with extraCflags) and .cu CUDA sources

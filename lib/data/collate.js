@@ -9,11 +9,17 @@
 //   strings                 -> the array of strings, unchanged
 //   plain objects / Maps    -> the same keys, each collated over the samples
 //   arrays (tuples)         -> transposed: [collate(all first elements), collate(all second), ...]
-//                              (every sample must have the same length)
+//                              (every sample must have the same length); an array that also
+//                              names its elements (kindling's multi-output results, `r.values`,
+//                              `r.indices`: PyTorch's namedtuples) gives a batch with the same names
 // Anything else (null, undefined, functions, class instances) is a TypeError.
+// kd.data.defaultConvert is PyTorch's default_convert (the collate of a DataLoader without
+// auto-batching, batchSize: null): typed arrays become tensors of their dtype, arrays, plain
+// objects and Maps are converted element by element, everything else is returned unchanged.
 'use strict';
 
 const { KindlingError, typeError } = require('../errors');
+const { mapTree, RECURSE, copyNames } = require('./tree');
 
 module.exports = function makeCollate(kd, Tensor) {
   function kindOf(x) {
@@ -106,7 +112,7 @@ module.exports = function makeCollate(kd, Tensor) {
         }
         const out = new Array(len);
         for (let j = 0; j < len; j++) out[j] = collate(batch.map((d) => d[j]), `${path}[${j}]`);
-        return out;
+        return copyNames(elem, out);
       }
     }
   }
@@ -118,5 +124,13 @@ module.exports = function makeCollate(kd, Tensor) {
     return collate(batch, '');
   }
 
-  return { defaultCollate };
+  /** PyTorch's default_convert: typed arrays -> tensors, recursively (see the file header). */
+  function defaultConvert(data) {
+    return mapTree(data, (x) => {
+      if (kindOf(x) === 'typed') return kd.tensor(x, x instanceof Uint16Array ? { dtype: 'float16' } : undefined);
+      return x instanceof Tensor ? x : RECURSE;
+    });
+  }
+
+  return { defaultCollate, defaultConvert };
 };

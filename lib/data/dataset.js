@@ -1,4 +1,8 @@
-// dataset.js - kd.data.Dataset (the base class), TensorDataset, Subset and randomSplit.
+// dataset.js - kd.data.Dataset (the base class), IterableDataset, TensorDataset, ConcatDataset,
+// ChainDataset, Subset and randomSplit, as torch.utils.data.dataset in PyTorch 1.13.
+//
+// An iterable-style dataset (IterableDataset, or any object with [Symbol.iterator] or
+// [Symbol.asyncIterator] and no get) is a stream of samples; DataLoader batches it in order.
 //
 // A dataset has `length` and `get(i)` (a sample, or a Promise of one for datasets that load
 // lazily). Datasets may also have `getBatch(indices)`, returning the collated batch for those
@@ -18,7 +22,7 @@ const { Generator } = require('./generator');
 
 const invalidArg = (msg) => new KindlingError(msg, 'KD_INVALID_ARGUMENT');
 
-module.exports = function makeDatasets(kd, Tensor) {
+module.exports = function makeDatasets(kd, Tensor, drawSeed) {
   class Dataset {
     /** The sample at index i (subclasses implement it). */
     get(i) { throw new KindlingError(`${this.constructor.name}.get() is not implemented`, 'KD_NOT_SUPPORTED'); }
@@ -70,6 +74,86 @@ module.exports = function makeDatasets(kd, Tensor) {
       } finally {
         index.dispose();
       }
+    }
+  }
+
+  class IterableDataset extends Dataset {
+    /** Subclasses implement [Symbol.iterator]() or [Symbol.asyncIterator]() (the samples). */
+    get(i) { void i; throw new KindlingError(`${this.constructor.name} is an IterableDataset: iterate it`, 'KD_NOT_SUPPORTED'); }
+    get length() { throw typeError(`object of type ${this.constructor.name} has no length`); }
+  }
+
+  const isMapStyle = (ds) => ds !== null && typeof ds === 'object' && !(ds instanceof IterableDataset) && typeof ds.get === 'function';
+  const isIterableStyle = (ds) => ds !== null && typeof ds === 'object' && !isMapStyle(ds) && !Array.isArray(ds) && !ArrayBuffer.isView(ds)
+    && (typeof ds[Symbol.iterator] === 'function' || typeof ds[Symbol.asyncIterator] === 'function');
+
+  class ConcatDataset extends Dataset {
+    /** The samples of several map-style datasets, one after the other. */
+    constructor(datasets) {
+      super();
+      if (datasets === null || typeof datasets !== 'object' || typeof datasets[Symbol.iterator] !== 'function') {
+        throw typeError('ConcatDataset: datasets must be an iterable of datasets');
+      }
+      this.datasets = Array.from(datasets);
+      if (this.datasets.length === 0) throw invalidArg('datasets should not be an empty iterable');
+      for (const d of this.datasets) {
+        if (d instanceof IterableDataset || isIterableStyle(d)) throw invalidArg('ConcatDataset does not support IterableDataset');
+        if (!isMapStyle(d)) throw typeError('ConcatDataset: every dataset must have get(i) and length');
+      }
+      this.cumulativeSizes = [];
+      let acc = 0;
+      for (const d of this.datasets) { acc += d.length; this.cumulativeSizes.push(acc); }
+    }
+    get length() { return this.cumulativeSizes[this.cumulativeSizes.length - 1]; }
+    get(idx) {
+      if (!Number.isInteger(idx)) throw typeError(`ConcatDataset.get: index must be an integer, got ${String(idx)}`);
+      const n = this.length;
+      if (idx < 0) {
+        if (-idx > n) throw invalidArg('absolute value of index should not exceed dataset length');
+        idx += n;
+      }
+      if (idx >= n) throw new kd.KindlingRangeError(`ConcatDataset.get: index ${idx} is out of range for a dataset of ${n} samples`);
+      let lo = 0;
+      let hi = this.cumulativeSizes.length;
+      while (lo < hi) { // bisect_right
+        const mid = (lo + hi) >> 1;
+        if (idx < this.cumulativeSizes[mid]) hi = mid; else lo = mid + 1;
+      }
+      const sampleIdx = lo === 0 ? idx : idx - this.cumulativeSizes[lo - 1];
+      return this.datasets[lo].get(sampleIdx);
+    }
+  }
+
+  class ChainDataset extends IterableDataset {
+    /** The samples of several iterable-style datasets, one after the other (chained lazily). */
+    constructor(datasets) {
+      super();
+      if (datasets === null || typeof datasets !== 'object' || typeof datasets[Symbol.iterator] !== 'function') {
+        throw typeError('ChainDataset: datasets must be an iterable of datasets');
+      }
+      this.datasets = Array.from(datasets);
+      for (const d of this.datasets) {
+        if (!(d instanceof IterableDataset) && !isIterableStyle(d)) throw invalidArg('ChainDataset only supports IterableDataset');
+      }
+    }
+    * [Symbol.iterator]() {
+      for (const d of this.datasets) {
+        if (typeof d[Symbol.iterator] !== 'function') throw typeError('ChainDataset: a dataset is async-only; iterate with `for await`');
+        yield* d;
+      }
+    }
+    async* [Symbol.asyncIterator]() {
+      for (const d of this.datasets) {
+        if (typeof d[Symbol.asyncIterator] === 'function') yield* d[Symbol.asyncIterator]();
+        else yield* d;
+      }
+    }
+    get length() {
+      let total = 0;
+      for (const d of this.datasets) {
+        if (d instanceof IterableDataset || isIterableStyle(d)) total += d.length; // throws for datasets without one
+      }
+      return total;
     }
   }
 
@@ -131,8 +215,7 @@ module.exports = function makeDatasets(kd, Tensor) {
     return { tensors, keys, map: (indices) => indices };
   }
 
-  // A generator for one use: the one given, one seeded with `seed`, or one seeded from kindling's
-  // global generator (so kd.manualSeed makes unseeded shuffles reproducible).
+  // A generator for one use: the one given, one seeded with `seed`, or null.
   function resolveGenerator(opts, where) {
     const { generator, seed } = opts;
     if (generator !== undefined && generator !== null) {
@@ -144,40 +227,40 @@ module.exports = function makeDatasets(kd, Tensor) {
     return null;
   }
 
-  function globalSeed() {
-    const r = kd.rand([2], { dtype: 'float64' });
-    const d = r.dataSync();
-    r.dispose();
-    return Math.floor(d[0] * 2 ** 26) * 2 ** 26 + Math.floor(d[1] * 2 ** 26);
-  }
-
   /**
    * Splits a dataset into non-overlapping Subsets of the given lengths (integers summing to the
-   * dataset's length) or fractions (summing to 1; as PyTorch, each gets floor(f * n) samples and
-   * the remainder is dealt one by one from the first split). Options: {seed} or {generator}.
+   * dataset's length) or fractions (summing to 1: floor(f * n) each, the remainder dealt one by
+   * one from the first split), as torch.utils.data.random_split: the indices are
+   * generator.randperm(n). The third argument is a kd.data.Generator or {generator} or {seed};
+   * without one, the permutation's generator is seeded from kindling's global generator.
    */
   function randomSplit(dataset, lengths, options = {}) {
-    if (dataset === null || typeof dataset !== 'object' || typeof dataset.get !== 'function') {
-      throw typeError('randomSplit: dataset must have get(i) and length');
+    if (!isMapStyle(dataset)) throw typeError('randomSplit: dataset must have get(i) and length');
+    if (!Array.isArray(lengths) || !lengths.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+      throw typeError('randomSplit: lengths must be an array of numbers');
     }
-    if (!Array.isArray(lengths) || lengths.length === 0 || !lengths.every((x) => typeof x === 'number' && Number.isFinite(x) && x >= 0)) {
-      throw typeError('randomSplit: lengths must be a non-empty array of non-negative numbers');
-    }
-    if (options === null || typeof options !== 'object') throw typeError('randomSplit: options must be an object');
+    if (options instanceof Generator) options = { generator: options };
+    if (options === null || typeof options !== 'object') throw typeError('randomSplit: options must be a kd.data.Generator or an object');
     const n = dataset.length;
     let sizes = lengths;
     const total = lengths.reduce((a, b) => a + b, 0);
-    if (Math.abs(total - 1) < 1e-9 && total !== n) {
-      sizes = lengths.map((f) => Math.floor(n * f));
-      let rest = n - sizes.reduce((a, b) => a + b, 0);
-      for (let i = 0; rest > 0; i = (i + 1) % sizes.length, rest--) sizes[i] += 1;
-    } else if (!lengths.every(Number.isInteger)) {
-      throw invalidArg('randomSplit: fractions must sum to 1 (lengths must be integers)');
+    if (Math.abs(total - 1) <= 1e-9 * Math.max(1, Math.abs(total)) && total <= 1) { // math.isclose(sum, 1) and sum <= 1
+      sizes = lengths.map((f, i) => {
+        if (f < 0 || f > 1) throw invalidArg(`Fraction at index ${i} is not between 0 and 1`);
+        return Math.floor(n * f);
+      });
+      const rest = n - sizes.reduce((a, b) => a + b, 0);
+      for (let i = 0; i < rest; i++) sizes[i % sizes.length] += 1;
+      sizes.forEach((len, i) => {
+        if (len === 0) process.emitWarning(`Length of split at index ${i} is 0. This might result in an empty dataset.`);
+      });
+    } else if (!lengths.every((x) => Number.isInteger(x) && x >= 0)) {
+      throw invalidArg('randomSplit: lengths must be non-negative integers, or fractions summing to 1');
     }
     if (sizes.reduce((a, b) => a + b, 0) !== n) {
       throw invalidArg('Sum of input lengths does not equal the length of the input dataset!');
     }
-    const gen = resolveGenerator(options, 'randomSplit') || new Generator(globalSeed());
+    const gen = resolveGenerator(options, 'randomSplit') || new Generator(drawSeed(null));
     const perm = gen.permutation(n, `randomSplit: shuffling a dataset of ${n} samples`);
     const out = [];
     let off = 0;
@@ -188,5 +271,8 @@ module.exports = function makeDatasets(kd, Tensor) {
     return out;
   }
 
-  return { Dataset, TensorDataset, Subset, randomSplit, resolveGenerator, globalSeed, rowSource };
+  return {
+    Dataset, IterableDataset, TensorDataset, ConcatDataset, ChainDataset, Subset, randomSplit,
+    resolveGenerator, rowSource, isMapStyle, isIterableStyle,
+  };
 };

@@ -323,6 +323,33 @@ use(custom, d, e, f, g, h, i2);
   kd.data.gatherRows(kd.zeros(2), [0]);
   // @ts-expect-error: batchSize is a number
   new kd.data.DataLoader(ds, { batchSize: '4' });
+  // samplers, other datasets, worker threads
+  const gen = new kd.data.Generator(0).manualSeed(42);
+  const rs = new kd.data.RandomSampler(ds, { replacement: true, numSamples: 20, generator: gen });
+  const ws = new kd.data.WeightedRandomSampler([1, 2, 3], 5, true, gen);
+  const bsmp = new kd.data.BatchSampler(new kd.data.SequentialSampler(ds), 4, false);
+  const srs = new kd.data.SubsetRandomSampler([1, 3, 5], gen);
+  const ordered: number[] = [...rs, ...ws, ...srs];
+  new kd.data.DataLoader(ds, { sampler: rs, batchSize: 2, generator: gen, pinMemory: false });
+  new kd.data.DataLoader(ds, { batchSampler: bsmp });
+  const stream = new kd.data.ChainDataset<number>([[1, 2], [3]]);
+  const cat = new kd.data.ConcatDataset<Tensor[]>([ds, ds]);
+  const workers = new kd.data.DataLoader({ module: './ds.js', export: 'make', args: [100] }, {
+    batchSize: 8, numWorkers: 2, prefetchFactor: 4, persistentWorkers: true, timeout: 30,
+    workerInitFn: (id: number) => use(id), collateFn: (s: unknown[]) => s.length,
+  });
+  (async () => { await workers.shutdown(); })();
+  const info = kd.data.getWorkerInfo();
+  if (info) use(info.id, info.numWorkers, info.seed);
+  const conv = kd.data.defaultConvert({ a: new Float32Array(2) });
+  const split = kd.data.randomSplit(ds, [5, 5], gen);
+  const m: number[] = gen.multinomial([1, 2], 2, false);
+  const r64: bigint = gen.random64();
+  use(ordered, stream, cat, conv, split, m, r64, cat.cumulativeSizes);
+  const viaUtils: typeof kd.data.DataLoader = kd.utils.data.DataLoader;
+  use(viaUtils);
+  // @ts-expect-error: numWorkers is a number
+  new kd.data.DataLoader(ds, { numWorkers: '2' });
 }
 
 // ---- serialization -------------------------------------------------------------------------
