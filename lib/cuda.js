@@ -8,7 +8,7 @@
 'use strict';
 
 const { KindlingError, typeError } = require('./errors');
-const { describe } = require('./tensor');
+const { describe, smallHostValues } = require('./tensor');
 
 /**
  * @typedef {number | string} CudaDeviceLike  An index such as 0, or 'cuda' / 'cuda:N'.
@@ -66,7 +66,8 @@ function installTensorMethods(binding, streamArg) {
   Tensor.prototype.data = function data() {
     let host;
     try {
-      host = binding.hostData(this._h);
+      host = smallHostValues(this._h); // Note [Reading small tensors] in src/napi/tensor.c
+      if (host === null) host = binding.hostData(this._h);
     } catch (e) {
       return Promise.reject(e);
     }

@@ -190,7 +190,27 @@ function matrixAdjoint(t, name) {
 }
 
 // The elements of the tensor behind handle h, row-major, as dataSync() returns them.
+// The values of a CPU tensor of at most 8 elements, read through the environment's small
+// buffer (Note [Reading small tensors] in src/napi/tensor.c), or null for any other tensor.
+const SMALL_CTORS = [Float32Array, Float64Array, Int8Array, Uint8Array, Int16Array, Int32Array, BigInt64Array];
+let smallViews = null;
+function smallHostValues(h) {
+  const code = N.hostSmall(h);
+  if (code < 0) return null;
+  if (smallViews === null) {
+    const buf = N.smallBuffer();
+    smallViews = SMALL_CTORS.map((C) => new C(buf));
+  }
+  const kind = code >> 4, n = code & 15;
+  const src = smallViews[kind];
+  const out = new SMALL_CTORS[kind](n);
+  for (let i = 0; i < n; i++) out[i] = src[i];
+  return out;
+}
+
 function hostValues(h) {
+  const small = smallHostValues(h);
+  if (small !== null) return small;
   const raw = N.toTypedArray(h);
   if (raw instanceof Uint16Array) {
     return N.dtype(h) === 'bfloat16' ? N.bfloat16ToFloat32(raw) : N.float16ToFloat32(raw);
@@ -240,4 +260,4 @@ function describe(v) {
 function bind(binding) { N = binding; }
 function setGeneratedTo(fn) { generatedTo = fn; }
 
-module.exports = { Tensor, DTYPES, bind, setGeneratedTo, describe };
+module.exports = { Tensor, DTYPES, bind, setGeneratedTo, describe, smallHostValues };

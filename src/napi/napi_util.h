@@ -58,6 +58,7 @@ typedef struct kd_napi_env {
   size_t holds;            /* finalizers still to run that read this struct (handle_table.c) */
   bool finalized;          /* the instance data's finalizer ran; freed when holds is 0 too */
   kd_napi_call_frame *frames; /* the innermost op call running on this environment, or NULL */
+  _Alignas(16) unsigned char small[64]; /* the values of a small tensor read (tensor.c hostSmall) */
 } kd_napi_env;
 
 /* This environment's state (See Note [The first environment's state] in napi_util.c). */
