@@ -11,6 +11,9 @@ module.exports = function installNn(kd) {
   require('./activation')(kd, nn, base);
   require('./conv')(kd, nn, base);
   require('./norm')(kd, nn, base);
+  require('./norm_instance')(kd, nn, base);
+  require('./padding')(kd, nn, base);
+  require('./upsampling')(kd, nn, base);
   require('./container')(kd, nn, base);
   require('./attention')(kd, nn, base);
   require('./loss')(kd, nn, base);

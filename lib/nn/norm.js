@@ -1,4 +1,4 @@
-// norm.js - kd.nn normalisation modules: BatchNorm1d, BatchNorm2d (running statistics as
+// norm.js - kd.nn normalisation modules: BatchNorm1d, BatchNorm2d, BatchNorm3d (running statistics as
 // buffers running_mean / running_var / num_batches_tracked, momentum or a cumulative average
 // when momentum is null, batch statistics in training mode), LayerNorm and GroupNorm, over
 // kd.nn.functional. Affine weights start at 1, biases at 0.
@@ -83,6 +83,14 @@ module.exports = function installNorm(kd, nn, { Module, ownedParameter, parseArg
     }
   }
 
+  /** Batch normalisation of (N, C, D, H, W). BatchNorm3d(numFeatures, eps=1e-5, momentum=0.1, affine=true, trackRunningStats=true). */
+  class BatchNorm3d extends BatchNormNd {
+    constructor(...args) { super('BatchNorm3d()', args); }
+    _checkInputDim(input) {
+      if (input.ndim !== 5) throw new KindlingError(`expected 5D input (got ${input.ndim}D input)`, 'KD_SHAPE_MISMATCH');
+    }
+  }
+
   /** Normalises over the trailing normalizedShape dims. LayerNorm(normalizedShape, eps=1e-5, elementwiseAffine=true, bias=true). */
   class LayerNorm extends Module {
     constructor(...args) {
@@ -139,5 +147,5 @@ module.exports = function installNorm(kd, nn, { Module, ownedParameter, parseArg
     extraRepr() { return `${this.numGroups}, ${this.numChannels}, eps=${pyNum(this.eps)}, affine=${py(this.affine)}`; }
   }
 
-  Object.assign(nn, { BatchNorm1d, BatchNorm2d, LayerNorm, GroupNorm });
+  Object.assign(nn, { BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, GroupNorm });
 };

@@ -1,0 +1,14 @@
+// nn_conv_pool.test.js - kd.nn convolution, pooling, padding, normalisation and upsampling modules
+// beyond those of nn_modules.test.js: parity with PyTorch (test/fixtures/conv_pool_modules.json,
+// written by tools/fixtures/conv_pool_modules.py), then call forms, errors, reprs and devices.
+'use strict';
+
+const { kd, assert } = require('./helpers');
+const { moduleParityTests } = require('./module_parity');
+
+const nn = kd.nn;
+const F = nn.functional;
+
+describe('kd.nn conv/pool/pad/norm/upsampling modules vs PyTorch', function () {
+  moduleParityTests('conv_pool_modules');
+});
