@@ -3,7 +3,7 @@
 // written by tools/fixtures/conv_pool_modules.py), then call forms, errors, reprs and devices.
 'use strict';
 
-const { kd, assert } = require('./helpers');
+const { kd, assert, parityTests } = require('./helpers');
 const { moduleParityTests } = require('./module_parity');
 
 const nn = kd.nn;
@@ -12,3 +12,5 @@ const F = nn.functional;
 describe('kd.nn conv/pool/pad/norm/upsampling modules vs PyTorch', function () {
   moduleParityTests('conv_pool_modules');
 });
+
+parityTests('conv_pool', 'nn.functional conv3d/convTranspose/fold/pool/norm composites (PyTorch fixtures)');

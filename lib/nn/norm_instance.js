@@ -52,7 +52,7 @@ module.exports = function installInstanceNorm(kd, nn, { Module, ownedParameter, 
     if (!(x instanceof kd.Tensor)) throw new KindlingError('local_response_norm(): argument \'input\' must be a Tensor', 'KD_INVALID_TYPE');
     if (x.ndim < 3) throw valueError(`Expected 3D or higher dimensionality input (got ${x.ndim} dimensions)`);
     if (!Number.isInteger(o.size) || o.size < 1) throw valueError(`local_response_norm: size must be a positive integer, got ${o.size}`);
-    if (x.numel === 0) return x;
+    if (x.numel() === 0) return x;
     const size = o.size;
     const lead = Math.floor(size / 2), trail = Math.floor((size - 1) / 2);
     const shape = x.shape;
