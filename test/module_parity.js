@@ -35,21 +35,24 @@ function buildModule(s) {
   return new C(...args);
 }
 
-/** One mocha test per layer of test/fixtures/<family>.json ({layers: [...]}). */
-function moduleParityTests(family) {
+/** One mocha test per layer of test/fixtures/<family>.json ({layers: [...]}); with a device
+ * (e.g. 'cuda'), the module, its inputs and tensor arguments are moved there first. */
+function moduleParityTests(family, device = 'cpu') {
+  const on = (t) => (device !== 'cpu' && t instanceof kd.Tensor ? t.to(device) : t);
   for (const c of fixture(family).layers) {
     it(c.name, function () {
       const m = buildModule(c.spec);
       const sd = {};
       for (const [k, v] of Object.entries(c.state)) sd[k] = buildArg(v);
       m.loadStateDict(sd);
+      if (device !== 'cpu') m.to(device);
       m.train(c.train);
       const xs = c.inputs.map((s) => {
-        const t = buildArg(s);
+        const t = on(buildArg(s));
         return ['float32', 'float64'].includes(t.dtype) ? t.detach().requiresGrad_() : t;
       });
       const fkw = {};
-      for (const [k, v] of Object.entries(c.forwardKwargs || {})) fkw[k] = buildArg(v);
+      for (const [k, v] of Object.entries(c.forwardKwargs || {})) fkw[k] = on(buildArg(v));
       const r = c.forwardKwargs ? m(...xs, fkw) : m(...xs);
       const outs = c.tuple ? r : [r];
       assert.equal(outs.length, c.output.length, 'number of outputs');
@@ -58,7 +61,7 @@ function moduleParityTests(family) {
       c.output.forEach((e, k) => {
         if (e === null) { assert.equal(outs[k], null, `output ${k}`); return; }
         close(outs[k], e, `output ${k}`);
-        if (c.gradOutputs[k]) { os.push(outs[k]); gos.push(buildArg(c.gradOutputs[k])); }
+        if (c.gradOutputs[k]) { os.push(outs[k]); gos.push(on(buildArg(c.gradOutputs[k]))); }
       });
       if (os.length) kd.autograd.backward(os, gos);
       const params = new Map(m.namedParameters());

@@ -13,4 +13,9 @@ describe('kd.nn conv/pool/pad/norm/upsampling modules vs PyTorch', function () {
   moduleParityTests('conv_pool_modules');
 });
 
+describe('kd.nn conv/pool/pad/norm/upsampling modules vs PyTorch on CUDA', function () {
+  before(function () { if (!kd.cuda.isAvailable()) this.skip(); });
+  moduleParityTests('conv_pool_modules', 'cuda');
+});
+
 parityTests('conv_pool', 'nn.functional conv3d/convTranspose/fold/pool/norm composites (PyTorch fixtures)');

@@ -131,6 +131,7 @@ module.exports = function installConv(kd, nn, { Module, ownedParameter, parseArg
     }
     // The output padding that gives outputSize (PyTorch's _output_padding).
     _outputPadding(input, outputSize) {
+      if (outputSize !== null && typeof outputSize === 'object' && !Array.isArray(outputSize)) outputSize = outputSize.outputSize; // forward(input, {outputSize})
       if (outputSize === undefined || outputSize === null) return this.outputPadding;
       const nd = this.kernelSize.length;
       const hasBatch = input.ndim === nd + 2;

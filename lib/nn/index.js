@@ -13,6 +13,7 @@ module.exports = function installNn(kd) {
   require('./functional_pool')(kd, nn, base);
   require('./conv')(kd, nn, base);
   require('./fold')(kd, nn, base);
+  require('./pooling')(kd, nn, base);
   require('./norm')(kd, nn, base);
   require('./norm_instance')(kd, nn, base);
   require('./padding')(kd, nn, base);

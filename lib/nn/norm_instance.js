@@ -137,7 +137,7 @@ module.exports = function installInstanceNorm(kd, nn, { Module, ownedParameter, 
       this.resetRunningStats();
       if (this.affine) kd.noGrad(() => { this.weight.fill_(1); this.bias.zero_(); });
     }
-    _apply(input) {
+    _instanceNorm(input) {
       return F.instanceNorm(input, this.runningMean, this.runningVar, this.weight, this.bias,
         this.training || !this.trackRunningStats, this.momentum === null ? 0.1 : this.momentum, this.eps);
     }
@@ -149,9 +149,9 @@ module.exports = function installInstanceNorm(kd, nn, { Module, ownedParameter, 
       }
       if (input.ndim === nd + 1) {
         const x = input.unsqueeze(0);
-        return this._apply(x).squeeze(0);
+        return this._instanceNorm(x).squeeze(0);
       }
-      return this._apply(input);
+      return this._instanceNorm(input);
     }
     extraRepr() {
       return `${this.numFeatures}, eps=${pyNum(this.eps)}, momentum=${this.momentum === null ? 'None' : this.momentum}, affine=${py(this.affine)}, track_running_stats=${py(this.trackRunningStats)}`;
