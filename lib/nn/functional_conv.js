@@ -41,8 +41,7 @@ module.exports = function installFunctionalConv(kd, nn, { parseArgs }) {
       throw bad(`Expected ${nd + 1}D (unbatched) or ${nd + 2}D (batched) input to ${what}, but got input of size: ${fmt(x.shape)}`, 'KD_SHAPE_MISMATCH');
     }
     if (w.ndim !== nd + 2) {
-      throw bad(`weight should have at least three dimensions`.replace('three', String(nd + 2)) +
-        ` (expected ${nd + 2}-D weight of ${what}, got weight of size ${fmt(w.shape)})`, 'KD_SHAPE_MISMATCH');
+      throw bad(`Expected ${nd + 2}-dimensional weight for ${what}, but got weight of size ${fmt(w.shape)}`, 'KD_SHAPE_MISMATCH');
     }
     const c = x.shape[x.ndim - nd - 1];
     if (!transposed) {

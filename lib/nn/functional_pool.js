@@ -34,8 +34,9 @@ module.exports = function installFunctionalPool(kd, nn, { parseArgs }) {
       throw bad(`non-empty ${nd + 1}D or ${nd + 2}D (batch mode) tensor expected for input`, 'KD_SHAPE_MISMATCH');
     }
     const x = input.ndim === nd + 1 ? input.unsqueeze(0) : input;
-    if (x.shape.slice(1).some((v) => v === 0)) {
-      throw bad(`${what}: Expected input's non-batch dimensions to have positive length, but input has a shape of ${fmt(input.shape)}`, 'KD_SHAPE_MISMATCH');
+    const empty = input.shape.findIndex((v, i) => i >= input.ndim - nd - 1 && v === 0);
+    if (empty >= 0) {
+      throw bad(`${what}(): Expected input to have non-zero size for non-batch dimensions, but input has sizes ${fmt(input.shape)} with dimension ${empty} being empty`, 'KD_SHAPE_MISMATCH');
     }
     return [x, input.ndim === nd + 1];
   }
@@ -99,8 +100,9 @@ module.exports = function installFunctionalPool(kd, nn, { parseArgs }) {
     const d = withDilation ? list(o.dilation === undefined || o.dilation === null ? 1 : o.dilation, nd, 'dilation') : Array(nd).fill(1);
     const names = nd === 3 ? ['T', 'H', 'W'] : ['H', 'W'].slice(2 - nd);
     const show = (pre, a) => a.map((v, i) => `${pre}${names[i]}: ${v}`).join(' ');
+    if (s.some((v) => v === 0)) throw bad('stride should not be zero');
     if (k.some((v) => v <= 0)) throw bad(`kernel size should be greater than zero, but got ${show('k', k)}`);
-    if (s.some((v) => v <= 0)) throw bad(`stride should be greater than zero, but got ${show('d', s)}`);
+    if (s.some((v) => v < 0)) throw bad(`stride should be greater than zero, but got ${show('d', s)}`);
     if (d.some((v) => v <= 0)) throw bad(`dilation should be greater than zero, but got ${show('dilation', d)}`);
     if (p.some((v, i) => v < 0 || v > Math.floor(k[i] / 2))) {
       const given = (v, a) => (Array.isArray(v) ? `(${a.join(', ')})` : String(a[0]));
@@ -150,9 +152,19 @@ module.exports = function installFunctionalPool(kd, nn, { parseArgs }) {
       { stride: null, padding: 0, dilation: 1, ceilMode: false, returnIndices: false });
     const x = tensorArg(o.input, 'max_pool1d');
     if (x.ndim !== 2 && x.ndim !== 3) throw bad(`max_pool1d() Expected 2D or 3D input tensor, but got ${fmt(x.shape)}`, 'KD_SHAPE_MISMATCH');
-    const one = (v, def) => (isList(v) ? def : list(v, 1, 'max_pool1d')[0]);
-    const k = list(o.kernelSize, 1, 'kernel_size')[0];
-    const [v, i] = F.maxPool2dWithIndices(x.unsqueeze(-2), [1, k], [1, one(o.stride, k)], [0, one(o.padding, 0)], [1, one(o.dilation, 1)], o.ceilMode);
+    const one = (v, def, what) => (isList(v) ? def : list(v, 1, what)[0]);
+    const k = one(o.kernelSize, null, 'kernel_size');
+    const st = one(o.stride, k, 'stride'), p = one(o.padding, 0, 'padding'), dl = one(o.dilation, 1, 'dilation');
+    // PyTorch 1.13's max_pool1d checks (MaxPooling.cpp)
+    if (k <= 0) throw bad(`max_pool1d() kernel_size must be greater than zero, but got ${k}`);
+    if (st <= 0) throw bad(`max_pool1d() stride must be greater than zero, but got ${st}`);
+    if (p < 0) throw bad(`max_pool1d() padding must be non-negative, but got ${p}`);
+    if (p > Math.floor(k / 2)) throw bad(`max_pool1d() padding should be at most half of kernel size, but got padding=${p} and kernel_size=${k}`);
+    if (dl <= 0) throw bad(`max_pool1d() dilation must be greater than zero, but got ${dl}`);
+    const l = x.shape[x.ndim - 1];
+    const ol = poolOut(l, k, p, st, dl, !!o.ceilMode);
+    if (ol < 0) throw bad(`max_pool1d() Invalid computed output size: ${ol}`);
+    const [v, i] = F.maxPool2dWithIndices(x.unsqueeze(-2), [1, k], [1, st], [0, p], [1, dl], o.ceilMode);
     return pair(v.squeeze(-2), i.squeeze(-2));
   };
   F.maxPool1d = returnIndicesForm(F.maxPool1dWithIndices, 6);

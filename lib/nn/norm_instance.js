@@ -14,6 +14,7 @@ module.exports = function installInstanceNorm(kd, nn, { Module, ownedParameter, 
   const factory = (o) => ({ dtype: o.dtype || undefined, device: o.device || undefined });
   const py = (b) => (b ? 'True' : 'False');
   const pyNum = (v) => (v !== 0 && Math.abs(v) < 1e-4 ? v.toExponential().replace(/e([+-])(\d)$/, 'e$10$2') : String(v));
+  const pyFloat = (v) => (Number.isInteger(v) ? `${v}.0` : String(v)); // alpha, beta, k default to Python floats
   const valueError = (m) => new KindlingError(m, 'KD_INVALID_ARGUMENT');
 
   /** Instance normalisation: each (sample, channel) plane normalised by its own statistics.
@@ -173,7 +174,7 @@ module.exports = function installInstanceNorm(kd, nn, { Module, ownedParameter, 
       Object.assign(this, { size: o.size, alpha: o.alpha, beta: o.beta, k: o.k });
     }
     forward(input) { return F.localResponseNorm(input, this.size, this.alpha, this.beta, this.k); }
-    extraRepr() { return `${this.size}, alpha=${this.alpha}, beta=${this.beta}, k=${this.k}`; }
+    extraRepr() { return `${this.size}, alpha=${pyFloat(this.alpha)}, beta=${pyFloat(this.beta)}, k=${pyFloat(this.k)}`; }
   }
 
   /** Lua Torch's cross-map LRN of 4-D (N, C, H, W) input: input / (k + alpha / size * sum of squares
