@@ -145,3 +145,50 @@ describe('kd.nn conv/pool/pad/norm: call forms and state dicts', function () {
     assert.ok(worst < 1e-12, `max error ${worst}`);
   });
 });
+
+describe('conv2d CPU paths: column blocks and depthwise loops', function () {
+  this.timeout(60000);
+  const maxDiff = (a, b) => { const x = values(a), y = values(b); let m = 0; x.forEach((v, i) => { m = Math.max(m, Math.abs(v - y[i])); }); return m; };
+  it('an image whose columns span several blocks matches unfold + matmul (forward and gradients)', function () {
+    // K * ow * 4 bytes = 64 * 9 * 600 * 4 > 1 MB: one output row per column block
+    const x = kd.randn(2, 64, 5, 600, { dtype: 'float64' }).requiresGrad_();
+    const w = kd.randn(3, 64, 3, 3, { dtype: 'float64' }).requiresGrad_();
+    const g = kd.randn(2, 3, 3, 300, { dtype: 'float64' });
+    const y = F.conv2d(x, w, null, [1, 2], [0, 1], [1, 1]);
+    const [gx, gw] = kd.autograd.grad([y], [x, w], [g]);
+    const cols = F.unfold(x, [3, 3], 1, [0, 1], [1, 2]);                // (2, 576, 900)
+    const ref = w.view(3, -1).matmul(cols).view(2, 3, 3, 300);
+    const [rx, rw] = kd.autograd.grad([ref], [x, w], [g]);
+    assert.ok(maxDiff(y, ref) < 1e-10);
+    assert.ok(maxDiff(gx, rx) < 1e-10);
+    assert.ok(maxDiff(gw, rw) < 1e-10);
+  });
+  for (const [stride, padding, dilation] of [[1, 1, 1], [2, 0, 1], [[2, 1], [2, 1], [2, 3]]]) {
+    it(`depthwise stride ${stride} padding ${padding} dilation ${dilation} matches a block-diagonal dense convolution`, function () {
+      const c = 4;
+      const x = kd.randn(3, c, 9, 11, { dtype: 'float64' }).requiresGrad_();
+      const w = kd.randn(c, 1, 3, 2, { dtype: 'float64' }).requiresGrad_();
+      const b = kd.randn(c, { dtype: 'float64' }).requiresGrad_();
+      const y = F.conv2d(x, w, b, stride, padding, dilation, c);
+      const g = kd.randnLike(y);
+      const [gx, gw, gb] = kd.autograd.grad([y], [x, w, b], [g]);
+      const mask = kd.eye(c, { dtype: 'float64' }).view(c, c, 1, 1);
+      const dense = w.expand(c, c, 3, 2).mul(mask);                   // zero off the diagonal
+      const ref = F.conv2d(x, dense, b, stride, padding, dilation, 1);
+      const [rx, rw, rb] = kd.autograd.grad([ref], [x, w, b], [g]);
+      assert.ok(maxDiff(y, ref) < 1e-10);
+      assert.ok(maxDiff(gx, rx) < 1e-10);
+      assert.ok(maxDiff(gw, rw) < 1e-10);
+      assert.ok(maxDiff(gb, rb) < 1e-10);
+    });
+  }
+  it('depthwise transposed convolution matches the dense one', function () {
+    const c = 3;
+    const x = kd.randn(2, c, 5, 4, { dtype: 'float64' });
+    const w = kd.randn(c, 1, 3, 3, { dtype: 'float64' });
+    const mask = kd.eye(c, { dtype: 'float64' }).view(c, c, 1, 1);
+    const y = F.convTranspose2d(x, w, null, 2, 1, 1, c);
+    const ref = F.convTranspose2d(x, w.expand(c, c, 3, 3).mul(mask), null, 2, 1, 1, 1);
+    assert.ok(maxDiff(y, ref) < 1e-10);
+  });
+});
