@@ -1,6 +1,5 @@
-// conv.js - kd.nn convolution and pooling modules: Conv1d, Conv2d, Conv3d, ConvTranspose1d,
-// ConvTranspose2d, ConvTranspose3d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, over
-// kd.nn.functional. Convolution weights start as PyTorch's (kaiming_uniform with a = sqrt(5); bias
+// conv.js - kd.nn convolution modules: Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,
+// ConvTranspose3d, over kd.nn.functional (pooling modules: pooling.js). Convolution weights start as PyTorch's (kaiming_uniform with a = sqrt(5); bias
 // U(+-1/sqrt(fanIn))). paddingMode 'reflect', 'replicate' and 'circular' pad with F.pad first.
 'use strict';
 
@@ -179,60 +178,5 @@ module.exports = function installConv(kd, nn, { Module, ownedParameter, parseArg
     }
   }
 
-  /** 2-D max pooling. MaxPool2d(kernelSize, stride=kernelSize, padding=0, dilation=1, returnIndices=false, ceilMode=false). */
-  class MaxPool2d extends Module {
-    constructor(...args) {
-      super();
-      const o = parseArgs('MaxPool2d()', args, ['kernelSize', 'stride', 'padding', 'dilation', 'returnIndices', 'ceilMode'],
-        { stride: null, padding: 0, dilation: 1, returnIndices: false, ceilMode: false });
-      this.kernelSize = o.kernelSize;
-      this.stride = o.stride === null ? o.kernelSize : o.stride;
-      this.padding = o.padding;
-      this.dilation = o.dilation;
-      this.returnIndices = o.returnIndices;
-      this.ceilMode = o.ceilMode;
-    }
-    forward(input) {
-      return F.maxPool2d(input, this.kernelSize, this.stride, this.padding, this.dilation, this.ceilMode, this.returnIndices);
-    }
-    extraRepr() {
-      return `kernel_size=${this.kernelSize}, stride=${this.stride}, padding=${this.padding}, dilation=${this.dilation}, ceil_mode=${this.ceilMode ? 'True' : 'False'}`;
-    }
-  }
-  /** 2-D average pooling. AvgPool2d(kernelSize, stride=kernelSize, padding=0, ceilMode=false, countIncludePad=true, divisorOverride=null). */
-  class AvgPool2d extends Module {
-    constructor(...args) {
-      super();
-      const o = parseArgs('AvgPool2d()', args, ['kernelSize', 'stride', 'padding', 'ceilMode', 'countIncludePad', 'divisorOverride'],
-        { stride: null, padding: 0, ceilMode: false, countIncludePad: true, divisorOverride: null });
-      this.kernelSize = o.kernelSize;
-      this.stride = o.stride === null ? o.kernelSize : o.stride;
-      this.padding = o.padding;
-      this.ceilMode = o.ceilMode;
-      this.countIncludePad = o.countIncludePad;
-      this.divisorOverride = o.divisorOverride;
-    }
-    forward(input) {
-      return F.avgPool2d(input, this.kernelSize, this.stride, this.padding, this.ceilMode, this.countIncludePad, this.divisorOverride);
-    }
-    extraRepr() { return `kernel_size=${this.kernelSize}, stride=${this.stride}, padding=${this.padding}`; }
-  }
-  /** 2-D adaptive average pooling to outputSize (a number, or [H, W] where null keeps the input's size). */
-  class AdaptiveAvgPool2d extends Module {
-    constructor(...args) {
-      super();
-      this.outputSize = parseArgs('AdaptiveAvgPool2d()', args, ['outputSize']).outputSize;
-    }
-    forward(input) {
-      let size = this.outputSize;
-      if (Array.isArray(size) && size.some((v) => v === null || v === undefined)) {
-        const sp = input.shape.slice(-2);
-        size = size.map((v, i) => (v === null || v === undefined ? sp[i] : v));
-      }
-      return F.adaptiveAvgPool2d(input, size);
-    }
-    extraRepr() { return `output_size=${Array.isArray(this.outputSize) ? pyTuple(this.outputSize.map((v) => (v === null ? 'None' : v))) : this.outputSize}`; }
-  }
-
-  Object.assign(nn, { Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d });
+  Object.assign(nn, { Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d });
 };

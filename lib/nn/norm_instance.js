@@ -9,11 +9,8 @@
 
 const { KindlingError } = require('../errors');
 
-module.exports = function installInstanceNorm(kd, nn, { Module, ownedParameter, parseArgs }) {
+module.exports = function installInstanceNorm(kd, nn, { Module, NormBase, parseArgs }) {
   const F = kd.nn.functional;
-  const factory = (o) => ({ dtype: o.dtype || undefined, device: o.device || undefined });
-  const py = (b) => (b ? 'True' : 'False');
-  const pyNum = (v) => (v !== 0 && Math.abs(v) < 1e-4 ? v.toExponential().replace(/e([+-])(\d)$/, 'e$10$2') : String(v));
   const pyFloat = (v) => (Number.isInteger(v) ? `${v}.0` : String(v)); // alpha, beta, k default to Python floats
   const valueError = (m) => new KindlingError(m, 'KD_INVALID_ARGUMENT');
 
@@ -101,42 +98,10 @@ module.exports = function installInstanceNorm(kd, nn, { Module, ownedParameter, 
     }
   }
 
-  class InstanceNormNd extends Module {
+  class InstanceNormNd extends NormBase {
     constructor(what, nd, args) {
-      super();
-      const o = parseArgs(what, args, ['numFeatures', 'eps', 'momentum', 'affine', 'trackRunningStats'],
-        { eps: 1e-5, momentum: 0.1, affine: false, trackRunningStats: false, device: null, dtype: null });
+      super(what, args, { affine: false, trackRunningStats: false });
       this._nd = nd;
-      this.numFeatures = o.numFeatures;
-      this.eps = o.eps;
-      this.momentum = o.momentum;
-      this.affine = o.affine;
-      this.trackRunningStats = o.trackRunningStats;
-      if (o.affine) {
-        this.weight = ownedParameter(kd.ones([o.numFeatures], factory(o)));
-        this.bias = ownedParameter(kd.zeros([o.numFeatures], factory(o)));
-      } else {
-        this.registerParameter('weight', null);
-        this.registerParameter('bias', null);
-      }
-      if (o.trackRunningStats) {
-        this.registerBuffer('runningMean', kd.zeros([o.numFeatures], factory(o)));
-        this.registerBuffer('runningVar', kd.ones([o.numFeatures], factory(o)));
-        this.registerBuffer('numBatchesTracked', kd.tensor(0, { dtype: 'int64', device: o.device || undefined }));
-      } else {
-        this.registerBuffer('runningMean', null);
-        this.registerBuffer('runningVar', null);
-        this.registerBuffer('numBatchesTracked', null);
-      }
-    }
-    /** Running statistics back to mean 0, variance 1, no batches. */
-    resetRunningStats() {
-      if (!this.trackRunningStats) return;
-      kd.noGrad(() => { this.runningMean.zero_(); this.runningVar.fill_(1); this.numBatchesTracked.zero_(); });
-    }
-    resetParameters() {
-      this.resetRunningStats();
-      if (this.affine) kd.noGrad(() => { this.weight.fill_(1); this.bias.zero_(); });
     }
     _instanceNorm(input) {
       return F.instanceNorm(input, this.runningMean, this.runningVar, this.weight, this.bias,
@@ -153,9 +118,6 @@ module.exports = function installInstanceNorm(kd, nn, { Module, ownedParameter, 
         return this._instanceNorm(x).squeeze(0);
       }
       return this._instanceNorm(input);
-    }
-    extraRepr() {
-      return `${this.numFeatures}, eps=${pyNum(this.eps)}, momentum=${this.momentum === null ? 'None' : this.momentum}, affine=${py(this.affine)}, track_running_stats=${py(this.trackRunningStats)}`;
     }
   }
 

@@ -1,6 +1,6 @@
-// pooling.js - kd.nn pooling modules beyond conv.js's 2-D ones: MaxPool1d/3d, AvgPool1d/3d,
-// AdaptiveAvgPool1d/3d, AdaptiveMaxPool1d/2d/3d, LPPool1d/2d, FractionalMaxPool2d/3d and
-// MaxUnpool1d/2d/3d, over kd.nn.functional (lib/nn/functional_pool.js), with PyTorch's
+// pooling.js - kd.nn pooling modules: MaxPool1d/2d/3d, AvgPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d,
+// AdaptiveMaxPool1d/2d/3d, LPPool1d/2d, FractionalMaxPool2d/3d and MaxUnpool1d/2d/3d, over
+// kd.nn.functional (the native 2-D pools, and lib/nn/functional_pool.js), with PyTorch's
 // constructor arguments, defaults and reprs.
 'use strict';
 
@@ -28,10 +28,11 @@ module.exports = function installPooling(kd, nn, { Module, parseArgs }) {
       this.dilation = o.dilation;
       this.returnIndices = o.returnIndices;
       this.ceilMode = o.ceilMode;
-      this._fn = nd === 1 ? F.maxPool1d : F.maxPool3d;
+      this._nd = nd;
     }
     forward(input) {
-      return this._fn(input, this.kernelSize, this.stride, this.padding, this.dilation, this.ceilMode, this.returnIndices);
+      const fn = [F.maxPool1d, F.maxPool2d, F.maxPool3d][this._nd - 1];
+      return fn(input, this.kernelSize, this.stride, this.padding, this.dilation, this.ceilMode, this.returnIndices);
     }
     extraRepr() {
       return `kernel_size=${py(this.kernelSize)}, stride=${py(this.stride)}, padding=${py(this.padding)}, dilation=${py(this.dilation)}, ceil_mode=${py(this.ceilMode)}`;
@@ -39,6 +40,8 @@ module.exports = function installPooling(kd, nn, { Module, parseArgs }) {
   }
   /** 1-D max pooling. MaxPool1d(kernelSize, stride=kernelSize, padding=0, dilation=1, returnIndices=false, ceilMode=false). */
   class MaxPool1d extends MaxPoolNd { constructor(...args) { super('MaxPool1d()', 1, args); } }
+  /** 2-D max pooling. MaxPool2d(kernelSize, stride=kernelSize, padding=0, dilation=1, returnIndices=false, ceilMode=false). */
+  class MaxPool2d extends MaxPoolNd { constructor(...args) { super('MaxPool2d()', 2, args); } }
   /** 3-D max pooling. MaxPool3d(kernelSize, stride=kernelSize, padding=0, dilation=1, returnIndices=false, ceilMode=false). */
   class MaxPool3d extends MaxPoolNd { constructor(...args) { super('MaxPool3d()', 3, args); } }
 
@@ -57,11 +60,10 @@ module.exports = function installPooling(kd, nn, { Module, parseArgs }) {
     forward(input) { return F.avgPool1d(input, this.kernelSize, this.stride, this.padding, this.ceilMode, this.countIncludePad); }
     extraRepr() { return `kernel_size=${py(this.kernelSize)}, stride=${py(this.stride)}, padding=${py(this.padding)}`; }
   }
-  /** 3-D average pooling. AvgPool3d(kernelSize, stride=kernelSize, padding=0, ceilMode=false, countIncludePad=true, divisorOverride=null). */
-  class AvgPool3d extends Module {
-    constructor(...args) {
+  class AvgPoolNd extends Module {
+    constructor(what, nd, args) {
       super();
-      const o = parseArgs('AvgPool3d()', args, ['kernelSize', 'stride', 'padding', 'ceilMode', 'countIncludePad', 'divisorOverride'],
+      const o = parseArgs(what, args, ['kernelSize', 'stride', 'padding', 'ceilMode', 'countIncludePad', 'divisorOverride'],
         { stride: null, padding: 0, ceilMode: false, countIncludePad: true, divisorOverride: null });
       this.kernelSize = o.kernelSize;
       this.stride = o.stride === null ? o.kernelSize : o.stride;
@@ -69,12 +71,18 @@ module.exports = function installPooling(kd, nn, { Module, parseArgs }) {
       this.ceilMode = o.ceilMode;
       this.countIncludePad = o.countIncludePad;
       this.divisorOverride = o.divisorOverride;
+      this._nd = nd;
     }
     forward(input) {
-      return F.avgPool3d(input, this.kernelSize, this.stride, this.padding, this.ceilMode, this.countIncludePad, this.divisorOverride);
+      const fn = this._nd === 2 ? F.avgPool2d : F.avgPool3d;
+      return fn(input, this.kernelSize, this.stride, this.padding, this.ceilMode, this.countIncludePad, this.divisorOverride);
     }
     extraRepr() { return `kernel_size=${py(this.kernelSize)}, stride=${py(this.stride)}, padding=${py(this.padding)}`; }
   }
+  /** 2-D average pooling. AvgPool2d(kernelSize, stride=kernelSize, padding=0, ceilMode=false, countIncludePad=true, divisorOverride=null). */
+  class AvgPool2d extends AvgPoolNd { constructor(...args) { super('AvgPool2d()', 2, args); } }
+  /** 3-D average pooling. AvgPool3d(kernelSize, stride=kernelSize, padding=0, ceilMode=false, countIncludePad=true, divisorOverride=null). */
+  class AvgPool3d extends AvgPoolNd { constructor(...args) { super('AvgPool3d()', 3, args); } }
 
   class AdaptivePool extends Module {
     constructor(what, fn, withIndices, args) {
@@ -92,6 +100,8 @@ module.exports = function installPooling(kd, nn, { Module, parseArgs }) {
   }
   /** 1-D adaptive average pooling to outputSize. AdaptiveAvgPool1d(outputSize). */
   class AdaptiveAvgPool1d extends AdaptivePool { constructor(...args) { super('AdaptiveAvgPool1d()', F.adaptiveAvgPool1d, false, args); } }
+  /** 2-D adaptive average pooling to outputSize (a number, or [H, W] where null keeps the input's size). AdaptiveAvgPool2d(outputSize). */
+  class AdaptiveAvgPool2d extends AdaptivePool { constructor(...args) { super('AdaptiveAvgPool2d()', F.adaptiveAvgPool2d, false, args); } }
   /** 3-D adaptive average pooling to outputSize (null keeps a size). AdaptiveAvgPool3d(outputSize). */
   class AdaptiveAvgPool3d extends AdaptivePool { constructor(...args) { super('AdaptiveAvgPool3d()', F.adaptiveAvgPool3d, false, args); } }
   /** 1-D adaptive max pooling. AdaptiveMaxPool1d(outputSize, returnIndices=false). */
@@ -174,7 +184,8 @@ module.exports = function installPooling(kd, nn, { Module, parseArgs }) {
   class MaxUnpool3d extends MaxUnpoolNd { constructor(...args) { super('MaxUnpool3d()', 3, F.maxUnpool3d, args); } }
 
   Object.assign(nn, {
-    MaxPool1d, MaxPool3d, AvgPool1d, AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+    MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d, AdaptiveMaxPool2d,
     AdaptiveMaxPool3d, LPPool1d, LPPool2d, FractionalMaxPool2d, FractionalMaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d,
   });
 };
