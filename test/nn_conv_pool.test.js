@@ -192,3 +192,29 @@ describe('conv2d CPU paths: column blocks and depthwise loops', function () {
     assert.ok(maxDiff(y, ref) < 1e-10);
   });
 });
+
+describe('float64 gradchecks of the composites', function () {
+  this.timeout(120000);
+  const r = (...s) => kd.randn(s, { dtype: 'float64' }).requiresGrad_();
+  const cases = [
+    ['conv3d stride, padding, dilation, groups', () => [r(1, 2, 4, 3, 4), r(2, 1, 2, 2, 2), r(2)],
+      (x, w, b) => F.conv3d(x, w, b, [2, 1, 1], [1, 0, 1], [1, 2, 1], 2)],
+    ['convTranspose3d stride, outputPadding', () => [r(1, 2, 2, 2, 3), r(2, 1, 2, 2, 2), r(1)],
+      (x, w, b) => F.convTranspose3d(x, w, b, [2, 1, 2], [0, 1, 0], [1, 0, 1])],
+    ['convTranspose1d groups', () => [r(2, 4, 3), r(4, 1, 3)], (x, w) => F.convTranspose1d(x, w, null, 2, 1, 1, 2)],
+    ['fold / unfold', () => [r(1, 8, 6)], (x) => F.unfold(F.fold(x, [3, 4], 2), 2, { padding: 1 })],
+    ['maxPool3d', () => [r(1, 2, 3, 4, 4)], (x) => F.maxPool3d(x, 2, 1, 1)],
+    ['avgPool3d ceil, countIncludePad false', () => [r(1, 1, 3, 4, 5)], (x) => F.avgPool3d(x, 2, 2, 1, true, false)],
+    ['adaptiveMaxPool3d', () => [r(1, 2, 3, 5, 4)], (x) => F.adaptiveMaxPool3d(x, [2, 3, 2])],
+    ['adaptiveAvgPool3d', () => [r(1, 2, 3, 5, 4)], (x) => F.adaptiveAvgPool3d(x, [2, 3, 3])],
+    ['fractionalMaxPool2d', () => [r(1, 2, 6, 7)], (x) => F.fractionalMaxPool2d(x, 2, [3, 4], { _randomSamples: kd.tensor([[[0.2, 0.7], [0.5, 0.1]]], { dtype: 'float64' }) })],
+    ['maxUnpool2d', () => [r(1, 1, 2, 2)], (x) => F.maxUnpool2d(x, kd.tensor([[[[0, 3], [9, 14]]]], { dtype: 'int64' }), 2, { outputSize: [4, 4] })],
+    ['instanceNorm weight bias', () => [r(2, 3, 5), r(3), r(3)], (x, w, b) => F.instanceNorm(x, null, null, w, b)],
+    ['localResponseNorm', () => [r(2, 5, 3, 2)], (x) => F.localResponseNorm(x, 3, 0.5, 0.75, 2)],
+  ];
+  for (const [what, make, fn] of cases) {
+    it(what, function () {
+      assert.ok(kd.autograd.gradcheck(fn, make()));
+    });
+  }
+});
