@@ -292,9 +292,11 @@ module.exports = function installFunctionalPool(kd, nn, { parseArgs }) {
       const r = Array.isArray(o.outputRatio) ? o.outputRatio : Array(nd).fill(o.outputRatio);
       out = sp.map((v, i) => Math.trunc(v * r[i]));
     }
+    // PyTorch 1.13: 2-D allows out + k - 1 == input, 3-D does not
+    const names = nd === 2 ? ['height', 'width'] : ['time', 'height', 'width'];
     sp.forEach((v, i) => {
-      if (out[i] + k[i] - 1 > v) {
-        throw bad(`${what}(): pool ${nd === 2 ? ['height', 'width'][i] : ['time', 'height', 'width'][i]} ${k[i]} too large relative to input ${nd === 2 ? ['height', 'width'][i] : ['time', 'height', 'width'][i]} ${v}`);
+      if (nd === 2 ? out[i] + k[i] - 1 > v : out[i] + k[i] - 1 >= v) {
+        throw bad(`${nd === 2 ? what : `${what}_out`}(): pool ${names[i]} ${k[i]} too large relative to input ${names[i]} ${v}`);
       }
     });
     const [n, c] = x.shape;
@@ -382,7 +384,7 @@ module.exports = function installFunctionalPool(kd, nn, { parseArgs }) {
     if (idx.numel() > 0) {
       const [lo, hi] = [idx.min().item(), idx.max().item()];
       if (lo < 0 || hi >= planeOut) {
-        throw bad(`Found an invalid max index: ${lo < 0 ? lo : hi} (output volumes are of size ${size.join('x')}`);
+        throw bad(`Found an invalid max index: ${lo < 0 ? lo : hi} (output volumes are of size ${size.join('x')}${nd === 1 ? 'x1' : ''}`); // 1-D is 2-D of width 1
       }
     }
     const out = kd.zeros([...lead, planeOut], { dtype: input.dtype, device: input.device })
