@@ -17,6 +17,7 @@ const makeCreation = require('./creation');
 const binary = require('./binary').chooseBinary();
 function loadBinding() {
   const file = binary.file;
+  require('./blas_core').chooseBlasCore(); // before OpenBLAS initialises (lib/blas_core.js)
   try {
     return require(file);
   } catch (e) {

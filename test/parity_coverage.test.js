@@ -4,12 +4,13 @@
 // when it takes several tensors, one broadcast case (tensor args of different shapes). Cases are
 // matched to ops by their `op` path with a namespace ('nn.functional.', 'special.') stripped, an
 // alias (src/ops/aliases.js) counting for its op; an overload ('max.dim',
-// 'clamp.Tensor', 'conv2d.padding') is matched by its own cases only.
+// 'clamp.Tensor', 'conv2d.padding') is matched by its own cases only. kd.nn.functional functions
+// written in JS over ops (conv3d, maxPool3d, ...) that fixtures name are held to the same rule.
 'use strict';
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { assert, isTensorSpec } = require('./helpers');
+const { kd, assert, isTensorSpec } = require('./helpers');
 const ops = require('../src/ops/oplist');
 
 const MIN_CASES = 4;
@@ -57,6 +58,14 @@ const pathOf = (o) => (o.jsname ? `${(o.ns || [''])[0]}.${o.jsname}${o.name.incl
 
 const jsnamePaths = new Set(ops.filter((o) => o.jsname).map(pathOf));
 
+// A case path naming a kd.nn.functional function written in JS over ops (lib/nn/functional_*.js,
+// lib/nn/norm_instance.js), not an op of the op list: held to the same coverage rule by its own test.
+const opNames = new Set(ops.map((o) => o.name.split('.')[0]));
+function jsFunctionOf(p) {
+  const m = /^nn\.functional\.(\w+)$/.exec(p);
+  return m !== null && !opNames.has(m[1]) && typeof kd.nn.functional[m[1]] === 'function';
+}
+
 function coverageGaps() {
   const byOp = new Map();
   for (const c of fixtureCases()) {
@@ -85,11 +94,26 @@ describe('parity suite coverage (issue 4)', function () {
     assert.equal(gaps.length, 0, `${gaps.length} ops lack parity coverage:\n  ${gaps.join('\n  ')}`);
   });
 
-  it('every fixture case names an op of the op list', function () {
+  it('every fixture case names an op of the op list or a kd.nn.functional function written in JS', function () {
     const names = new Set([...ops.map((o) => o.name), ...ops.map(pathOf)]);
     const unknown = new Set(fixtureCases().map((c) => c.op)
-      .filter((p) => !names.has(opOfPath(p)) && !names.has(p.replace(/^(nn\.functional|_internal)\./, ''))));
+      .filter((p) => !names.has(opOfPath(p)) && !names.has(p.replace(/^(nn\.functional|_internal)\./, '')) && !jsFunctionOf(p)));
     assert.equal(unknown.size, 0, `fixture ops not in the op list: ${[...unknown].join(', ')}`);
+  });
+
+  it(`every kd.nn.functional function written in JS that fixtures name has >= ${MIN_CASES} cases and a non-contiguous input`, function () {
+    const byFn = new Map();
+    for (const c of fixtureCases()) {
+      if (!jsFunctionOf(c.op)) continue;
+      if (!byFn.has(c.op)) byFn.set(c.op, []);
+      byFn.get(c.op).push(c);
+    }
+    const gaps = [];
+    for (const [p, list] of byFn) {
+      if (list.length < MIN_CASES) gaps.push(`${p}: ${list.length} cases (< ${MIN_CASES})`);
+      if (!list.some((c) => specsOf(c).some((sp) => Array.isArray(sp.views) && sp.views.length))) gaps.push(`${p}: no non-contiguous input`);
+    }
+    assert.equal(gaps.length, 0, gaps.join('\n'));
   });
 });
 

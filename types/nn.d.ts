@@ -95,7 +95,7 @@ declare module './ops.gen' {
 
     interface ConvOptions extends FactoryOptions {
       stride?: IntOrPair; padding?: IntOrPair | 'same' | 'valid'; dilation?: IntOrPair; groups?: number; bias?: boolean;
-      paddingMode?: 'zeros' | 'reflect' | 'replicate';
+      paddingMode?: 'zeros' | 'reflect' | 'replicate' | 'circular';
     }
     class Conv1d extends UnaryModule {
       constructor(inChannels: number, outChannels: number, kernelSize: IntOrPair, ...rest: Array<IntOrPair | string | boolean | ConvOptions>);
@@ -134,6 +134,130 @@ declare module './ops.gen' {
     class GroupNorm extends UnaryModule {
       constructor(numGroups: number, numChannels: number, eps?: number | (FactoryOptions & { eps?: number; affine?: boolean }), affine?: boolean);
       weight: Parameter | null; bias: Parameter | null;
+    }
+
+    // ---- convolution, pooling, padding, normalisation and upsampling beyond the above
+    //      (lib/nn/conv.js, pooling.js, fold.js, padding.js, norm_instance.js, upsampling.js)
+    interface PoolOptions { stride?: IntOrPair | null; padding?: IntOrPair; dilation?: IntOrPair; returnIndices?: boolean; ceilMode?: boolean }
+    /** (values, indices) with PyTorch's names; indices are flat positions in each input plane. */
+    type PoolWithIndices = [Tensor, Tensor] & { values: Tensor; indices: Tensor };
+    class Conv3d extends UnaryModule {
+      constructor(inChannels: number, outChannels: number, kernelSize: IntOrPair, ...rest: Array<IntOrPair | string | boolean | ConvOptions>);
+      weight: Parameter; bias: Parameter | null;
+    }
+    class ConvTranspose1d extends Module {
+      constructor(inChannels: number, outChannels: number, kernelSize: IntOrPair, ...rest: Array<IntOrPair | boolean | (ConvOptions & { outputPadding?: IntOrPair })>);
+      weight: Parameter; bias: Parameter | null;
+      forward(input: Tensor, outputSize?: readonly number[] | { outputSize?: readonly number[] }): Tensor;
+    }
+    interface ConvTranspose1d { (input: Tensor, outputSize?: readonly number[] | { outputSize?: readonly number[] }): Tensor }
+    class ConvTranspose3d extends ConvTranspose1d {}
+    class Fold extends UnaryModule {
+      constructor(outputSize: IntOrPair, kernelSize: IntOrPair, ...rest: Array<IntOrPair | { dilation?: IntOrPair; padding?: IntOrPair; stride?: IntOrPair }>);
+    }
+    class Unfold extends UnaryModule {
+      constructor(kernelSize: IntOrPair, ...rest: Array<IntOrPair | { dilation?: IntOrPair; padding?: IntOrPair; stride?: IntOrPair }>);
+    }
+    class MaxPool1d extends Module { constructor(kernelSize: IntOrPair, ...rest: Array<IntOrPair | boolean | null | PoolOptions>) }
+    interface MaxPool1d { (input: Tensor): any }
+    class MaxPool3d extends MaxPool1d {}
+    class AvgPool1d extends UnaryModule {
+      constructor(kernelSize: IntOrPair, ...rest: Array<IntOrPair | boolean | null | { stride?: IntOrPair | null; padding?: IntOrPair; ceilMode?: boolean; countIncludePad?: boolean }>);
+    }
+    class AvgPool3d extends UnaryModule {
+      constructor(kernelSize: IntOrPair, ...rest: Array<IntOrPair | boolean | null | { stride?: IntOrPair | null; padding?: IntOrPair; ceilMode?: boolean; countIncludePad?: boolean; divisorOverride?: number | null }>);
+    }
+    class AdaptiveAvgPool1d extends UnaryModule { constructor(outputSize: IntOrPair) }
+    class AdaptiveAvgPool3d extends UnaryModule { constructor(outputSize: number | readonly (number | null)[]) }
+    class AdaptiveMaxPool1d extends Module { constructor(outputSize: number | readonly (number | null)[], returnIndices?: boolean | { returnIndices?: boolean }) }
+    interface AdaptiveMaxPool1d { (input: Tensor): any }
+    class AdaptiveMaxPool2d extends AdaptiveMaxPool1d {}
+    class AdaptiveMaxPool3d extends AdaptiveMaxPool1d {}
+    class LPPool1d extends UnaryModule {
+      constructor(normType: number, kernelSize: IntOrPair, stride?: IntOrPair | null | { stride?: IntOrPair | null; ceilMode?: boolean }, ceilMode?: boolean);
+    }
+    class LPPool2d extends LPPool1d {}
+    interface FractionalMaxPoolOptions { outputSize?: IntOrPair | null; outputRatio?: number | readonly number[] | null; returnIndices?: boolean; _randomSamples?: Tensor | null }
+    class FractionalMaxPool2d extends Module { constructor(kernelSize: IntOrPair, ...rest: Array<IntOrPair | number | boolean | Tensor | null | FractionalMaxPoolOptions>) }
+    interface FractionalMaxPool2d { (input: Tensor): any }
+    class FractionalMaxPool3d extends FractionalMaxPool2d {}
+    class MaxUnpool1d extends Module {
+      constructor(kernelSize: IntOrPair, stride?: IntOrPair | null | { stride?: IntOrPair | null; padding?: IntOrPair }, padding?: IntOrPair);
+      forward(input: Tensor, indices: Tensor, outputSize?: readonly number[] | null): Tensor;
+    }
+    interface MaxUnpool1d { (input: Tensor, indices: Tensor, outputSize?: readonly number[] | null): Tensor }
+    class MaxUnpool2d extends MaxUnpool1d {}
+    class MaxUnpool3d extends MaxUnpool1d {}
+    class BatchNorm3d extends BatchNorm1d {}
+    class InstanceNorm1d extends UnaryModule {
+      constructor(numFeatures: number, ...rest: Array<number | null | boolean | BatchNormOptions>);
+      weight: Parameter | null; bias: Parameter | null; runningMean: Tensor | null; runningVar: Tensor | null; numBatchesTracked: Tensor | null;
+      resetRunningStats(): void;
+    }
+    class InstanceNorm2d extends InstanceNorm1d {}
+    class InstanceNorm3d extends InstanceNorm1d {}
+    class LocalResponseNorm extends UnaryModule { constructor(size: number, ...rest: Array<number | { alpha?: number; beta?: number; k?: number }>) }
+    class CrossMapLRN2d extends LocalResponseNorm {}
+    class ConstantPad1d extends UnaryModule { constructor(padding: IntOrPair, value: number) }
+    class ConstantPad2d extends ConstantPad1d {}
+    class ConstantPad3d extends ConstantPad1d {}
+    class ZeroPad2d extends UnaryModule { constructor(padding: IntOrPair) }
+    class ReflectionPad1d extends ZeroPad2d {}
+    class ReflectionPad2d extends ZeroPad2d {}
+    class ReflectionPad3d extends ZeroPad2d {}
+    class ReplicationPad1d extends ZeroPad2d {}
+    class ReplicationPad2d extends ZeroPad2d {}
+    class ReplicationPad3d extends ZeroPad2d {}
+    interface UpsampleOptions { size?: IntOrPair | null; scaleFactor?: number | readonly number[] | null; mode?: 'nearest' | 'linear' | 'bilinear' | 'bicubic' | 'trilinear' | 'area' | 'nearest-exact'; alignCorners?: boolean | null; recomputeScaleFactor?: boolean | null }
+    class Upsample extends UnaryModule { constructor(size?: IntOrPair | null | UpsampleOptions, ...rest: Array<number | readonly number[] | string | boolean | null | UpsampleOptions>) }
+    class UpsamplingNearest2d extends UnaryModule { constructor(size?: IntOrPair | null | { size?: IntOrPair | null; scaleFactor?: number | readonly number[] | null }, scaleFactor?: number | readonly number[] | null) }
+    class UpsamplingBilinear2d extends UpsamplingNearest2d {}
+
+    /** kd.nn.functional composites (lib/nn/functional_conv.js, functional_pool.js, norm_instance.js). */
+    namespace functional {
+      type ConvPadding = IntOrPair | 'same' | 'valid';
+      function conv3d(input: Tensor, weight: Tensor, bias?: Tensor | null, stride?: IntOrPair, padding?: ConvPadding, dilation?: IntOrPair, groups?: number,
+        options?: { bias?: Tensor | null; stride?: IntOrPair; padding?: ConvPadding; dilation?: IntOrPair; groups?: number }): Tensor;
+      function conv3d(input: Tensor, weight: Tensor, options: { bias?: Tensor | null; stride?: IntOrPair; padding?: ConvPadding; dilation?: IntOrPair; groups?: number }): Tensor;
+      interface ConvTransposeOptions { bias?: Tensor | null; stride?: IntOrPair; padding?: IntOrPair; outputPadding?: IntOrPair; groups?: number; dilation?: IntOrPair }
+      function convTranspose1d(input: Tensor, weight: Tensor, bias?: Tensor | null | ConvTransposeOptions, stride?: IntOrPair, padding?: IntOrPair, outputPadding?: IntOrPair, groups?: number, dilation?: IntOrPair, options?: ConvTransposeOptions): Tensor;
+      function convTranspose3d(input: Tensor, weight: Tensor, bias?: Tensor | null | ConvTransposeOptions, stride?: IntOrPair, padding?: IntOrPair, outputPadding?: IntOrPair, groups?: number, dilation?: IntOrPair, options?: ConvTransposeOptions): Tensor;
+      interface BlockOptions { dilation?: IntOrPair; padding?: IntOrPair; stride?: IntOrPair }
+      function unfold(input: Tensor, kernelSize: IntOrPair, dilation?: IntOrPair | BlockOptions, padding?: IntOrPair, stride?: IntOrPair, options?: BlockOptions): Tensor;
+      function fold(input: Tensor, outputSize: IntOrPair, kernelSize: IntOrPair, dilation?: IntOrPair | BlockOptions, padding?: IntOrPair, stride?: IntOrPair, options?: BlockOptions): Tensor;
+      type PoolArg = IntOrPair | boolean | null | PoolOptions;
+      function maxPool1d(input: Tensor, kernelSize: IntOrPair, ...rest: PoolArg[]): any;
+      function maxPool3d(input: Tensor, kernelSize: IntOrPair, ...rest: PoolArg[]): any;
+      function maxPool1dWithIndices(input: Tensor, kernelSize: IntOrPair, ...rest: PoolArg[]): PoolWithIndices;
+      function maxPool3dWithIndices(input: Tensor, kernelSize: IntOrPair, ...rest: PoolArg[]): PoolWithIndices;
+      type AvgPoolArg = IntOrPair | boolean | null | { stride?: IntOrPair | null; padding?: IntOrPair; ceilMode?: boolean; countIncludePad?: boolean; divisorOverride?: number | null };
+      function avgPool1d(input: Tensor, kernelSize: IntOrPair, ...rest: AvgPoolArg[]): Tensor;
+      function avgPool3d(input: Tensor, kernelSize: IntOrPair, ...rest: AvgPoolArg[]): Tensor;
+      function adaptiveAvgPool1d(input: Tensor, outputSize: IntOrPair): Tensor;
+      function adaptiveAvgPool3d(input: Tensor, outputSize: number | readonly (number | null)[]): Tensor;
+      type AdaptiveSize = number | readonly (number | null)[];
+      function adaptiveMaxPool1d(input: Tensor, outputSize: AdaptiveSize, returnIndices?: boolean | { returnIndices?: boolean }): any;
+      function adaptiveMaxPool2d(input: Tensor, outputSize: AdaptiveSize, returnIndices?: boolean | { returnIndices?: boolean }): any;
+      function adaptiveMaxPool3d(input: Tensor, outputSize: AdaptiveSize, returnIndices?: boolean | { returnIndices?: boolean }): any;
+      function adaptiveMaxPool1dWithIndices(input: Tensor, outputSize: AdaptiveSize): PoolWithIndices;
+      function adaptiveMaxPool2dWithIndices(input: Tensor, outputSize: AdaptiveSize): PoolWithIndices;
+      function adaptiveMaxPool3dWithIndices(input: Tensor, outputSize: AdaptiveSize): PoolWithIndices;
+      type FractionalArg = IntOrPair | number | boolean | Tensor | null | FractionalMaxPoolOptions;
+      function fractionalMaxPool2d(input: Tensor, kernelSize: IntOrPair, ...rest: FractionalArg[]): any;
+      function fractionalMaxPool3d(input: Tensor, kernelSize: IntOrPair, ...rest: FractionalArg[]): any;
+      function fractionalMaxPool2dWithIndices(input: Tensor, kernelSize: IntOrPair, ...rest: FractionalArg[]): PoolWithIndices;
+      function fractionalMaxPool3dWithIndices(input: Tensor, kernelSize: IntOrPair, ...rest: FractionalArg[]): PoolWithIndices;
+      function lpPool1d(input: Tensor, normType: number, kernelSize: IntOrPair, stride?: IntOrPair | null | { stride?: IntOrPair | null; ceilMode?: boolean }, ceilMode?: boolean): Tensor;
+      function lpPool2d(input: Tensor, normType: number, kernelSize: IntOrPair, stride?: IntOrPair | null | { stride?: IntOrPair | null; ceilMode?: boolean }, ceilMode?: boolean): Tensor;
+      type UnpoolArg = IntOrPair | null | { stride?: IntOrPair | null; padding?: IntOrPair; outputSize?: readonly number[] | null };
+      function maxUnpool1d(input: Tensor, indices: Tensor, kernelSize: IntOrPair, ...rest: UnpoolArg[]): Tensor;
+      function maxUnpool2d(input: Tensor, indices: Tensor, kernelSize: IntOrPair, ...rest: UnpoolArg[]): Tensor;
+      function maxUnpool3d(input: Tensor, indices: Tensor, kernelSize: IntOrPair, ...rest: UnpoolArg[]): Tensor;
+      interface InstanceNormOptions { runningMean?: Tensor | null; runningVar?: Tensor | null; weight?: Tensor | null; bias?: Tensor | null; useInputStats?: boolean; momentum?: number; eps?: number }
+      function instanceNorm(input: Tensor, runningMean?: Tensor | null | InstanceNormOptions, runningVar?: Tensor | null, weight?: Tensor | null, bias?: Tensor | null,
+        useInputStats?: boolean, momentum?: number, eps?: number, options?: InstanceNormOptions): Tensor;
+      function localResponseNorm(input: Tensor, size: number, alpha?: number | { alpha?: number; beta?: number; k?: number }, beta?: number, k?: number,
+        options?: { alpha?: number; beta?: number; k?: number }): Tensor;
     }
 
     class ReLU extends UnaryModule { constructor(inplace?: boolean | { inplace?: boolean }) }

@@ -1,7 +1,6 @@
-// conv.js - kd.nn convolution and pooling modules: Conv1d, Conv2d, ConvTranspose2d, MaxPool2d,
-// AvgPool2d, AdaptiveAvgPool2d, over kd.nn.functional. Convolution weights start as PyTorch's
-// (kaiming_uniform with a = sqrt(5); bias U(+-1/sqrt(fanIn))). paddingMode 'reflect' and
-// 'replicate' pad with F.pad first; 'circular' is not supported.
+// conv.js - kd.nn convolution modules: Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,
+// ConvTranspose3d, over kd.nn.functional (pooling modules: pooling.js). Convolution weights start as PyTorch's (kaiming_uniform with a = sqrt(5); bias
+// U(+-1/sqrt(fanIn))). paddingMode 'reflect', 'replicate' and 'circular' pad with F.pad first.
 'use strict';
 
 const { KindlingError, typeError } = require('../errors');
@@ -33,7 +32,6 @@ module.exports = function installConv(kd, nn, { Module, ownedParameter, parseArg
       if (!['zeros', 'reflect', 'replicate', 'circular'].includes(o.paddingMode)) {
         throw new KindlingError(`padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], but got padding_mode='${o.paddingMode}'`, 'KD_INVALID_ARGUMENT');
       }
-      if (o.paddingMode === 'circular') throw new KindlingError("Conv: padding_mode 'circular' is not supported", 'KD_NOT_SUPPORTED');
       this.inChannels = inChannels;
       this.outChannels = outChannels;
       this.kernelSize = tuple(o.kernelSize, nd, 'kernel_size');
@@ -116,91 +114,69 @@ module.exports = function installConv(kd, nn, { Module, ownedParameter, parseArg
       return F.conv2d(x, this.weight, this.bias, this.stride, pad, this.dilation, this.groups);
     }
   }
+  /** 3-D convolution over (N, C, D, H, W). Conv3d(in, out, kernelSize, stride=1, padding=0, dilation=1, groups=1, bias=true, paddingMode='zeros'). */
+  class Conv3d extends ConvNd {
+    constructor(...args) { super('Conv3d()', 3, false, args); }
+    forward(input) {
+      const [x, pad] = this._padded(input);
+      return F.conv3d(x, this.weight, this.bias, this.stride, pad, this.dilation, this.groups);
+    }
+  }
+
+  class ConvTransposeNd extends ConvNd {
+    constructor(what, nd, args) {
+      super(what, nd, true, args);
+      if (this.paddingMode !== 'zeros') throw new KindlingError(`Only "zeros" padding mode is supported for ${this.constructor.name}`, 'KD_INVALID_ARGUMENT');
+    }
+    // The output padding that gives outputSize (PyTorch's _output_padding).
+    _outputPadding(input, outputSize) {
+      if (outputSize !== null && typeof outputSize === 'object' && !Array.isArray(outputSize)) outputSize = outputSize.outputSize; // forward(input, {outputSize})
+      if (outputSize === undefined || outputSize === null) return this.outputPadding;
+      const nd = this.kernelSize.length;
+      const hasBatch = input.ndim === nd + 2;
+      let size = outputSize.slice();
+      if (size.length === nd + 2 || (size.length === nd + 1 && !hasBatch)) size = size.slice(-nd);
+      if (size.length !== nd) {
+        throw new KindlingError(`ConvTranspose${nd}D: for ${input.ndim}D input, output_size must have ${nd} or ${nd + 2} elements (got ${outputSize.length})`, 'KD_INVALID_ARGUMENT');
+      }
+      const spatial = input.shape.slice(-nd);
+      const mins = [], maxs = [];
+      for (let d = 0; d < nd; d++) {
+        mins.push((spatial[d] - 1) * this.stride[d] - 2 * this.padding[d] + this.dilation[d] * (this.kernelSize[d] - 1) + 1);
+        maxs.push(mins[d] + this.stride[d] - 1);
+      }
+      for (let d = 0; d < nd; d++) {
+        if (size[d] < mins[d] || size[d] > maxs[d]) {
+          throw new KindlingError(`requested an output size of [${size.join(', ')}], but valid sizes range from [${mins.join(', ')}] to [${maxs.join(', ')}] (for an input of [${spatial.join(', ')}])`, 'KD_INVALID_ARGUMENT');
+        }
+      }
+      return size.map((v, d) => v - mins[d]);
+    }
+  }
+  /** 1-D transposed convolution. ConvTranspose1d(in, out, kernelSize, stride=1, padding=0, outputPadding=0, groups=1, bias=true, dilation=1).
+   * forward(input, outputSize?) picks the output padding that gives outputSize. */
+  class ConvTranspose1d extends ConvTransposeNd {
+    constructor(...args) { super('ConvTranspose1d()', 1, args); }
+    forward(input, outputSize) {
+      return F.convTranspose1d(input, this.weight, this.bias, this.stride, this.padding, this._outputPadding(input, outputSize), this.groups, this.dilation);
+    }
+  }
   /** 2-D transposed convolution. ConvTranspose2d(in, out, kernelSize, stride=1, padding=0, outputPadding=0, groups=1, bias=true, dilation=1).
    * forward(input, outputSize?) picks the output padding that gives outputSize. */
-  class ConvTranspose2d extends ConvNd {
-    constructor(...args) {
-      super('ConvTranspose2d()', 2, true, args);
-      if (this.paddingMode !== 'zeros') throw new KindlingError('Only "zeros" padding mode is supported for ConvTranspose2d', 'KD_INVALID_ARGUMENT');
-    }
-    _outputPadding(input, outputSize) {
-      if (outputSize === undefined || outputSize === null) return this.outputPadding;
-      const hasBatch = input.ndim === 4;
-      let size = outputSize.slice();
-      if (size.length === 4 || (size.length === 3 && !hasBatch)) size = size.slice(-2);
-      if (size.length !== 2) throw new KindlingError(`ConvTranspose2d: output_size must have 2 or 4 elements (got ${outputSize.length})`, 'KD_INVALID_ARGUMENT');
-      const spatial = input.shape.slice(-2);
-      const res = [];
-      for (let d = 0; d < 2; d++) {
-        const min = (spatial[d] - 1) * this.stride[d] - 2 * this.padding[d] + this.dilation[d] * (this.kernelSize[d] - 1) + 1;
-        const max = min + this.stride[d] - 1;
-        if (size[d] < min || size[d] > max) {
-          throw new KindlingError(`requested an output size of [${size.join(', ')}], but valid sizes range from [${min}] to [${max}] (for an input of [${spatial.join(', ')}])`, 'KD_INVALID_ARGUMENT');
-        }
-        res.push(size[d] - min);
-      }
-      return res;
-    }
+  class ConvTranspose2d extends ConvTransposeNd {
+    constructor(...args) { super('ConvTranspose2d()', 2, args); }
     forward(input, outputSize) {
-      const op = this._outputPadding(input, outputSize);
-      return F.convTranspose2d(input, this.weight, this.bias, this.stride, this.padding, op, this.groups, this.dilation);
+      return F.convTranspose2d(input, this.weight, this.bias, this.stride, this.padding, this._outputPadding(input, outputSize), this.groups, this.dilation);
+    }
+  }
+  /** 3-D transposed convolution. ConvTranspose3d(in, out, kernelSize, stride=1, padding=0, outputPadding=0, groups=1, bias=true, dilation=1).
+   * forward(input, outputSize?) picks the output padding that gives outputSize. */
+  class ConvTranspose3d extends ConvTransposeNd {
+    constructor(...args) { super('ConvTranspose3d()', 3, args); }
+    forward(input, outputSize) {
+      return F.convTranspose3d(input, this.weight, this.bias, this.stride, this.padding, this._outputPadding(input, outputSize), this.groups, this.dilation);
     }
   }
 
-  /** 2-D max pooling. MaxPool2d(kernelSize, stride=kernelSize, padding=0, dilation=1, returnIndices=false, ceilMode=false). */
-  class MaxPool2d extends Module {
-    constructor(...args) {
-      super();
-      const o = parseArgs('MaxPool2d()', args, ['kernelSize', 'stride', 'padding', 'dilation', 'returnIndices', 'ceilMode'],
-        { stride: null, padding: 0, dilation: 1, returnIndices: false, ceilMode: false });
-      this.kernelSize = o.kernelSize;
-      this.stride = o.stride === null ? o.kernelSize : o.stride;
-      this.padding = o.padding;
-      this.dilation = o.dilation;
-      this.returnIndices = o.returnIndices;
-      this.ceilMode = o.ceilMode;
-    }
-    forward(input) {
-      return F.maxPool2d(input, this.kernelSize, this.stride, this.padding, this.dilation, this.ceilMode, this.returnIndices);
-    }
-    extraRepr() {
-      return `kernel_size=${this.kernelSize}, stride=${this.stride}, padding=${this.padding}, dilation=${this.dilation}, ceil_mode=${this.ceilMode ? 'True' : 'False'}`;
-    }
-  }
-  /** 2-D average pooling. AvgPool2d(kernelSize, stride=kernelSize, padding=0, ceilMode=false, countIncludePad=true, divisorOverride=null). */
-  class AvgPool2d extends Module {
-    constructor(...args) {
-      super();
-      const o = parseArgs('AvgPool2d()', args, ['kernelSize', 'stride', 'padding', 'ceilMode', 'countIncludePad', 'divisorOverride'],
-        { stride: null, padding: 0, ceilMode: false, countIncludePad: true, divisorOverride: null });
-      this.kernelSize = o.kernelSize;
-      this.stride = o.stride === null ? o.kernelSize : o.stride;
-      this.padding = o.padding;
-      this.ceilMode = o.ceilMode;
-      this.countIncludePad = o.countIncludePad;
-      this.divisorOverride = o.divisorOverride;
-    }
-    forward(input) {
-      return F.avgPool2d(input, this.kernelSize, this.stride, this.padding, this.ceilMode, this.countIncludePad, this.divisorOverride);
-    }
-    extraRepr() { return `kernel_size=${this.kernelSize}, stride=${this.stride}, padding=${this.padding}`; }
-  }
-  /** 2-D adaptive average pooling to outputSize (a number, or [H, W] where null keeps the input's size). */
-  class AdaptiveAvgPool2d extends Module {
-    constructor(...args) {
-      super();
-      this.outputSize = parseArgs('AdaptiveAvgPool2d()', args, ['outputSize']).outputSize;
-    }
-    forward(input) {
-      let size = this.outputSize;
-      if (Array.isArray(size) && size.some((v) => v === null || v === undefined)) {
-        const sp = input.shape.slice(-2);
-        size = size.map((v, i) => (v === null || v === undefined ? sp[i] : v));
-      }
-      return F.adaptiveAvgPool2d(input, size);
-    }
-    extraRepr() { return `output_size=${Array.isArray(this.outputSize) ? pyTuple(this.outputSize.map((v) => (v === null ? 'None' : v))) : this.outputSize}`; }
-  }
-
-  Object.assign(nn, { Conv1d, Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d });
+  Object.assign(nn, { Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d });
 };

@@ -9,8 +9,15 @@ module.exports = function installNn(kd) {
   require('./init')(kd, nn, base);
   require('./linear')(kd, nn, base);
   require('./activation')(kd, nn, base);
+  require('./functional_conv')(kd, nn, base);
+  require('./functional_pool')(kd, nn, base);
   require('./conv')(kd, nn, base);
+  require('./fold')(kd, nn, base);
+  require('./pooling')(kd, nn, base);
   require('./norm')(kd, nn, base);
+  require('./norm_instance')(kd, nn, base);
+  require('./padding')(kd, nn, base);
+  require('./upsampling')(kd, nn, base);
   require('./container')(kd, nn, base);
   require('./attention')(kd, nn, base);
   require('./transformer')(kd, nn, base);

@@ -1,4 +1,4 @@
-// norm.js - kd.nn normalisation modules: BatchNorm1d, BatchNorm2d (running statistics as
+// norm.js - kd.nn normalisation modules: BatchNorm1d, BatchNorm2d, BatchNorm3d (running statistics as
 // buffers running_mean / running_var / num_batches_tracked, momentum or a cumulative average
 // when momentum is null, batch statistics in training mode), LayerNorm and GroupNorm, over
 // kd.nn.functional. Affine weights start at 1, biases at 0.
@@ -6,18 +6,22 @@
 
 const { KindlingError } = require('../errors');
 
-module.exports = function installNorm(kd, nn, { Module, ownedParameter, parseArgs }) {
+module.exports = function installNorm(kd, nn, base) {
+  const { Module, ownedParameter, parseArgs } = base;
   const F = kd.nn.functional;
   const factory = (o) => ({ dtype: o.dtype || undefined, device: o.device || undefined });
   const py = (b) => (b ? 'True' : 'False');
   // Python's float repr for small numbers: 1e-05, not 0.00001
   const pyNum = (v) => (v !== 0 && Math.abs(v) < 1e-4 ? v.toExponential().replace(/e([+-])(\d)$/, 'e$10$2') : String(v));
 
-  class BatchNormNd extends Module {
-    constructor(what, args) {
+  // PyTorch's _NormBase: the affine parameters and running statistics of batch and instance
+  // normalisation (InstanceNorm*d in norm_instance.js extend it, with affine and
+  // trackRunningStats off by default).
+  class NormBase extends Module {
+    constructor(what, args, defaults = { affine: true, trackRunningStats: true }) {
       super();
       const o = parseArgs(what, args, ['numFeatures', 'eps', 'momentum', 'affine', 'trackRunningStats'],
-        { eps: 1e-5, momentum: 0.1, affine: true, trackRunningStats: true, device: null, dtype: null });
+        { eps: 1e-5, momentum: 0.1, ...defaults, device: null, dtype: null });
       this.numFeatures = o.numFeatures;
       this.eps = o.eps;
       this.momentum = o.momentum;
@@ -49,6 +53,13 @@ module.exports = function installNorm(kd, nn, { Module, ownedParameter, parseArg
       this.resetRunningStats();
       if (this.affine) kd.noGrad(() => { this.weight.fill_(1); this.bias.zero_(); });
     }
+    extraRepr() {
+      return `${this.numFeatures}, eps=${pyNum(this.eps)}, momentum=${this.momentum === null ? 'None' : this.momentum}, affine=${py(this.affine)}, track_running_stats=${py(this.trackRunningStats)}`;
+    }
+  }
+  base.NormBase = NormBase;
+
+  class BatchNormNd extends NormBase {
     forward(input) {
       this._checkInputDim(input);
       let factor = this.momentum === null ? 0.0 : this.momentum;
@@ -60,9 +71,6 @@ module.exports = function installNorm(kd, nn, { Module, ownedParameter, parseArg
       const useRunning = !this.training || this.trackRunningStats;
       return F.batchNorm(input, useRunning ? this.runningMean : null, useRunning ? this.runningVar : null,
         this.weight, this.bias, bnTraining, factor, this.eps);
-    }
-    extraRepr() {
-      return `${this.numFeatures}, eps=${pyNum(this.eps)}, momentum=${this.momentum === null ? 'None' : this.momentum}, affine=${py(this.affine)}, track_running_stats=${py(this.trackRunningStats)}`;
     }
   }
 
@@ -80,6 +88,14 @@ module.exports = function installNorm(kd, nn, { Module, ownedParameter, parseArg
     constructor(...args) { super('BatchNorm2d()', args); }
     _checkInputDim(input) {
       if (input.ndim !== 4) throw new KindlingError(`expected 4D input (got ${input.ndim}D input)`, 'KD_SHAPE_MISMATCH');
+    }
+  }
+
+  /** Batch normalisation of (N, C, D, H, W). BatchNorm3d(numFeatures, eps=1e-5, momentum=0.1, affine=true, trackRunningStats=true). */
+  class BatchNorm3d extends BatchNormNd {
+    constructor(...args) { super('BatchNorm3d()', args); }
+    _checkInputDim(input) {
+      if (input.ndim !== 5) throw new KindlingError(`expected 5D input (got ${input.ndim}D input)`, 'KD_SHAPE_MISMATCH');
     }
   }
 
@@ -139,5 +155,5 @@ module.exports = function installNorm(kd, nn, { Module, ownedParameter, parseArg
     extraRepr() { return `${this.numGroups}, ${this.numChannels}, eps=${pyNum(this.eps)}, affine=${py(this.affine)}`; }
   }
 
-  Object.assign(nn, { BatchNorm1d, BatchNorm2d, LayerNorm, GroupNorm });
+  Object.assign(nn, { BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, GroupNorm });
 };

@@ -1,8 +1,10 @@
 /* conv.c - CPU kernel of conv1d, conv2d, convTranspose2d and the convolution backward ops
  * (conv2dBackwardInput, conv2dBackwardWeight; they serve conv1d too), selected by op->code.
  *
- * Method: im2col + gemm (OpenBLAS sgemm/dgemm when built with it, see nn_common.h); a 1x1
- * convolution with stride 1 and no padding multiplies the input directly. Work is split over
+ * Method: im2col + gemm (OpenBLAS sgemm/dgemm when built with it, see nn_common.h), the columns
+ * built a block of output rows at a time (Note [Convolution column blocks]); a 1x1 convolution
+ * with stride 1 and no padding multiplies the input directly, and a depthwise one (one input and
+ * one output channel per group) runs direct loops. Work is split over
  * the batch on kindling's pool (one im2col buffer per thread, BLAS single-threaded inside);
  * a batch of one runs on the calling thread with OpenBLAS's own threads. The weight gradient
  * sums per-thread partials. 1-D convolutions are 2-D ones with height 1.
@@ -26,7 +28,24 @@ typedef struct kd_conv_geom {
   int64_t kh, kw, sh, sw, ph, pw, dh, dw;
   int64_t groups, cg, og;  /* channels per group: input, output */
   bool direct;             /* 1x1, stride 1, no padding: im2col(x) == x */
+  bool depthwise;          /* one input and one output channel per group: direct loops */
 } kd_conv_geom;
+
+/* Note [Convolution column blocks]
+ * im2col of a whole image is K x L (a 64-channel 3x3 convolution of a 224x224 image: 115 MB),
+ * written once and read back by the GEMM from memory. The passes instead build the columns of
+ * a block of output rows at a time, sized to stay in the cache (KD_CONV_COL_BYTES), and run one
+ * GEMM per block into the matching columns of the output (ldc = L). */
+#define KD_CONV_COL_BYTES ((int64_t)1 << 20)
+
+/* Output rows per column block: at least one, at most all. */
+static int64_t kd_conv_block_rows(const kd_conv_geom *g, int64_t K, size_t es) {
+  int64_t row = K * g->ow * (int64_t)es;
+  int64_t r = row > 0 ? KD_CONV_COL_BYTES / row : g->oh;
+  if (r < 1) r = 1;
+  if (r > g->oh) r = g->oh;
+  return r;
+}
 
 #define T float
 #define SFX f32
@@ -289,6 +308,7 @@ static kd_status kd_conv_geometry(const int64_t *is, const int64_t *ws, const kd
   g->cg = g->c / g->groups;
   g->og = g->o / g->groups;
   g->direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+  g->depthwise = g->cg == 1 && g->og == 1 && !g->direct;
   return KD_OK;
 }
 

@@ -148,8 +148,8 @@ static kd_status kd_pad_impl(const kd_op_info *op, kd_value *args, kd_tensor **t
       return kd_error(KD_ERR_INVALID_ARGUMENT, "pad: the padded size of dimension %d overflows int64 (input size %lld, "
                       "padding (%lld, %lld))", dim, (long long)in[d], (long long)lo[d], (long long)hi[d]);
     if (reflect && (lo[d] >= in[d] || hi[d] >= in[d]))
-      return kd_error(KD_ERR_INVALID_ARGUMENT, "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (%lld, %lld) at dimension %d of input %s",
-                      (long long)lo[d], (long long)hi[d], dim, kd_pad_list(b1, sizeof b1, xs, xd));
+      return kd_error(KD_ERR_INVALID_ARGUMENT, "Argument #%d: Padding size should be less than the corresponding input dimension, but got: padding (%lld, %lld) at dimension %d of input %s",
+                      4 + pi, (long long)lo[d], (long long)hi[d], dim, kd_pad_list(b1, sizeof b1, xs, xd)); /* PyTorch numbers the pad's arguments */
     if (circular && (lo[d] > in[d] || hi[d] > in[d]))
       return kd_error(KD_ERR_INVALID_ARGUMENT, "Padding value causes wrapping around more than once.");
     if (circular && (out[d] < 0 || (out[d] > 0 && kd_pad_circular_size(lo[d], hi[d], in[d]) <= 0)))

@@ -522,3 +522,27 @@ export function libraryOps(x: Tensor): void {
   kd.utils.cppExtension.load({ name: 'democu', sources: ['demo.cu'], extraCudaCflags: '-lineinfo' });
   use(scale, y, ext.ops.demo, built, soPath);
 }
+
+// convolution, pooling, padding, normalisation and upsampling (types/nn.d.ts)
+{
+  const x5 = kd.randn(1, 2, 4, 4, 4);
+  const c3: kd.Tensor = new kd.nn.Conv3d(2, 3, 3, { padding: 'same', paddingMode: 'circular' })(x5);
+  const ct: kd.Tensor = new kd.nn.ConvTranspose3d(2, 2, 3, { stride: 2 })(x5, [9, 9, 9]);
+  const ct1: kd.Tensor = new kd.nn.ConvTranspose1d(2, 2, 3)(kd.randn(1, 2, 5));
+  const f3: kd.Tensor = kd.nn.functional.conv3d(x5, kd.randn(3, 2, 3, 3, 3), null, 1, 'same');
+  const [pv, pi] = kd.nn.functional.maxPool3dWithIndices(x5, 2);
+  const up: kd.Tensor = kd.nn.functional.maxUnpool3d(pv, pi, 2, { outputSize: [4, 4, 4] });
+  const am = kd.nn.functional.adaptiveMaxPool2dWithIndices(kd.randn(1, 1, 5, 5), [2, null]).indices;
+  const cols: kd.Tensor = kd.nn.functional.unfold(kd.randn(1, 2, 5, 5), 3, { padding: 1 });
+  const img: kd.Tensor = kd.nn.functional.fold(cols, [5, 5], 3, { padding: 1 });
+  const inorm: kd.Tensor = new kd.nn.InstanceNorm2d(2, { affine: true })(kd.randn(1, 2, 3, 3));
+  const inf: kd.Tensor = kd.nn.functional.instanceNorm(kd.randn(1, 2, 3), { eps: 1e-3 });
+  const lrn: kd.Tensor = new kd.nn.LocalResponseNorm(3, { alpha: 0.1 })(kd.randn(1, 4, 3, 3));
+  const pads: kd.Tensor[] = [new kd.nn.ReflectionPad2d(1), new kd.nn.ReplicationPad3d([1, 1, 0, 0, 1, 1]), new kd.nn.ZeroPad2d(2),
+    new kd.nn.ConstantPad1d(2, 0.5)].map((m) => m(kd.randn(1, 1, 3, 3, 3)));
+  const ups: kd.Tensor = new kd.nn.Upsample({ scaleFactor: 2, mode: 'bilinear' })(kd.randn(1, 1, 3, 3));
+  const pools: kd.nn.Module[] = [new kd.nn.MaxPool1d(2), new kd.nn.AvgPool3d(2, { divisorOverride: 3 }), new kd.nn.AdaptiveMaxPool3d(2, true),
+    new kd.nn.LPPool2d(2, 3), new kd.nn.FractionalMaxPool2d(2, { outputRatio: 0.5 }), new kd.nn.MaxUnpool2d(2), new kd.nn.BatchNorm3d(2),
+    new kd.nn.Fold(4, 2), new kd.nn.Unfold(2), new kd.nn.UpsamplingBilinear2d({ scaleFactor: 2 }), new kd.nn.CrossMapLRN2d(3)];
+  void [c3, ct, ct1, f3, up, am, img, inorm, inf, lrn, pads, ups, pools];
+}
