@@ -59,11 +59,25 @@ const x: number = a.sum().item();
 const flag: boolean = c.item<boolean>();
 use(data, nested, x, flag, a.toString(), String(a));
 async function readBack(): Promise<void> {
-  const d2: DataArray = await a.data();
+  const d2: DataArray = await a.dataAsync();
   const n2: NestedArray = await a.array();
   const rows = (await a.array()) as number[][];
   use(d2, n2, rows[0][1]);
 }
+// t.data is PyTorch's property (a Tensor); p.data = t swaps the storage in
+const shared: Tensor = a.data.mul_(2);
+a.data = kd.zeros(2, 3);
+// @ts-expect-error: not a method any more (the asynchronous read is dataAsync())
+a.data();
+use(shared);
+// Tensor conveniences and legacy constructors
+const lst = a.tolist();
+const conv: Tensor[] = [a.viewAs(b), a.reshapeAs(b), a.typeAs(b), a.ravel(), a.newZeros(2, 3), a.newOnes([2], { dtype: 'int64' }),
+  a.newFull([2], 1), a.newEmpty([1]), a.newTensor([1, 2]), a.float(), a.long(), a.half(), a.type('torch.DoubleTensor'),
+  a.type(kd.LongTensor), kd.FloatTensor(2, 3), kd.LongTensor([1, 2]), kd.cuda.FloatTensor([1])];
+const tname: string = a.type();
+const onGpu: boolean = a.isCuda;
+use(lst, conv, tname, onGpu, a.nelement());
 
 // ---- to / devices -----------------------------------------------------------------------------
 const dev: DeviceLike = 'cuda:1';
@@ -374,7 +388,7 @@ use(custom, d, e, f, g, h, i2);
 {
   const x = kd.randn(4, 3);
   const prof: kd.profiler.Profile = kd.profiler.profile({ activities: ['cpu', kd.profiler.ProfilerActivity.CUDA], recordShapes: true }, () => x.add(x));
-  const pending: Promise<kd.profiler.Profile> = kd.profiler.profile({}, async () => { await x.data(); });
+  const pending: Promise<kd.profiler.Profile> = kd.profiler.profile({}, async () => { await x.dataAsync(); });
   const rows: kd.profiler.ProfilerKeyAverage[] = prof.keyAverages({ groupByInputShape: true });
   const text: string = prof.keyAverages().table({ sortBy: 'self_cpu_time_total', rowLimit: 10 });
   const ev: kd.profiler.ProfilerEvent = prof.events()[0];
