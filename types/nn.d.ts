@@ -39,20 +39,52 @@ declare module './ops.gen' {
       train(mode?: boolean): this;
       eval(): this;
       requiresGrad_(requiresGrad?: boolean): this;
-      zeroGrad(options?: { setToNone?: boolean }): void;
+      zeroGrad(options?: { setToNone?: boolean } | boolean): void;
       apply(fn: (module: Module) => void): this;
       to(dtypeOrDevice: DTypeLike | DeviceLike | Tensor, options?: FactoryOptions): this;
-      to(options: FactoryOptions): this;
+      to(options: FactoryOptions & { memoryFormat?: string; nonBlocking?: boolean }): this;
       float(): this; double(): this; half(): this; bfloat16(): this; cpu(): this; cuda(index?: number): this;
       /** Parameters and persistent buffers under PyTorch's dotted snake_case keys. */
       stateDict(options?: { prefix?: string; keepVars?: boolean }): Record<string, Tensor>;
       loadStateDict(stateDict: Record<string, Tensor> | Map<string, Tensor>, options?: { strict?: boolean }): { missingKeys: string[]; unexpectedKeys: string[] };
       registerForwardPreHook(hook: (module: Module, args: any[]) => any): RemovableHandle;
       registerForwardHook(hook: (module: Module, args: any[], output: any) => any): RemovableHandle;
+      /** hook(module, gradInput, gradOutput) once the gradients of the call's tensor inputs are known; may return new gradInput. */
+      registerFullBackwardHook(hook: (module: Module, gradInput: (Tensor | null)[], gradOutput: (Tensor | null)[]) => (Tensor | null)[] | void): RemovableHandle;
+      /** PyTorch's deprecated backward hook, run as a full backward hook. */
+      registerBackwardHook(hook: (module: Module, gradInput: (Tensor | null)[], gradOutput: (Tensor | null)[]) => (Tensor | null)[] | void): RemovableHandle;
+      /** The parameter at a dotted path ('layers.0.weight'). */
+      getParameter(target: string): Parameter;
+      /** The buffer at a dotted path ('bn.running_mean'). */
+      getBuffer(target: string): Tensor;
+      /** Override to save a value under '<prefix>_extra_state' in the state dict. */
+      getExtraState(): any;
+      /** Override to restore what getExtraState() saved. */
+      setExtraState(state: any): void;
+      /** Parameters and buffers moved to device, uninitialised. */
+      toEmpty(options: { device: DeviceLike } | DeviceLike): this;
+      /** Returns the module unchanged: kindling tensors are not shared between processes or workers. */
+      shareMemory(): this;
+      /** Every parameter and buffer cast to a dtype or legacy type name ('torch.DoubleTensor'). */
+      type(dstType: DTypeLike | string): this;
+      /** hook(module, stateDict, prefix, localMetadata) after stateDict(); may return a replacement. */
+      _registerStateDictHook(hook: (module: Module, stateDict: Record<string, any>, prefix: string, localMetadata: object) => Record<string, any> | void): RemovableHandle;
+      /** hook(stateDict, prefix, localMetadata, strict, missingKeys, unexpectedKeys, errorMsgs) before this module loads (withModule: module first). */
+      _registerLoadStateDictPreHook(hook: (...args: any[]) => void, withModule?: boolean): RemovableHandle;
+      /** hook(module, {missingKeys, unexpectedKeys}) after loadStateDict(); may change the lists in place. */
+      registerLoadStateDictPostHook(hook: (module: Module, incompatibleKeys: { missingKeys: string[]; unexpectedKeys: string[] }) => void): RemovableHandle;
       extraRepr(): string;
       toString(): string;
     }
     interface Module { (...args: any[]): any }
+
+    /** torch.nn.modules.module's global hooks: they run for every module call, before the module's own. */
+    namespace modules.module {
+      function registerModuleForwardPreHook(hook: (module: Module, args: any[]) => any): RemovableHandle;
+      function registerModuleForwardHook(hook: (module: Module, args: any[], output: any) => any): RemovableHandle;
+      function registerModuleFullBackwardHook(hook: (module: Module, gradInput: (Tensor | null)[], gradOutput: (Tensor | null)[]) => (Tensor | null)[] | void): RemovableHandle;
+      function registerModuleBackwardHook(hook: (module: Module, gradInput: (Tensor | null)[], gradOutput: (Tensor | null)[]) => (Tensor | null)[] | void): RemovableHandle;
+    }
 
     /** A Tensor that modules register as a parameter (a leaf with requiresGrad, default true). */
     interface Parameter extends Tensor {

@@ -269,6 +269,13 @@ use(custom, d, e, f, g, h, i2);
   const h = net.registerForwardHook((m, args, out) => out);
   h.remove();
   net.registerForwardPreHook((m, args) => args);
+  net.registerFullBackwardHook((m, gi, go) => gi.map((g) => (g === null ? null : g.mul(2))));
+  const w0: kd.nn.Parameter = net.getParameter('fc.weight');
+  net.toEmpty({ device: 'cpu' }).shareMemory().type('float64').zeroGrad(false);
+  net._registerStateDictHook((m, sd2, prefix) => sd2);
+  net.registerLoadStateDictPostHook((m, keys) => { keys.missingKeys.length = 0; });
+  kd.nn.modules.module.registerModuleForwardHook((m, args, out) => out).remove();
+  use(w0);
   const seq = new nn.Sequential(new nn.Conv2d(1, 4, 3, { padding: 1 }), new nn.BatchNorm2d(4), new nn.MaxPool2d(2), new nn.Flatten(),
     new nn.Linear(16, 10), new nn.Dropout(0.1), new nn.LogSoftmax(1));
   const z: Tensor = seq(kd.zeros(2, 1, 4, 4));

@@ -1,0 +1,206 @@
+// nn_module_methods.test.js - torch.nn.Module's methods beyond the basics tested in
+// nn_modules.test.js: backward hooks (module and global), global forward hooks, getParameter /
+// getBuffer, extra state, state-dict hooks, toEmpty, shareMemory, type; and the expected values
+// of PyTorch 1.13 where they are deterministic (a Linear's input gradient is gradOutput @ W).
+'use strict';
+
+const { kd, assert } = require('./helpers');
+
+const nn = kd.nn;
+const f = (data, options = {}) => kd.tensor(data, { dtype: 'float32', ...options });
+const vals = (t) => Array.from(t.dataSync(), Number);
+const near = (a, b, what) => {
+  assert.equal(a.length, b.length, what);
+  a.forEach((v, i) => assert.ok(Math.abs(v - b[i]) < 1e-5, `${what}[${i}]: ${v} vs ${b[i]}`));
+};
+
+function linear23() {
+  const m = new nn.Linear(2, 3);
+  kd.noGrad(() => {
+    m.weight.copy_(f([[1, 2], [3, 4], [5, 6]]));
+    m.bias.copy_(f([0.5, -0.5, 1]));
+  });
+  return m;
+}
+
+describe('nn.Module backward hooks', function () {
+  it('registerFullBackwardHook: gradInput and gradOutput of the call, once per backward', function () {
+    const m = linear23();
+    const calls = [];
+    const h = m.registerFullBackwardHook((mod, gradInput, gradOutput) => {
+      assert.equal(mod, m);
+      calls.push({ gi: gradInput.map((g) => (g === null ? null : vals(g))), go: gradOutput.map(vals) });
+    });
+    const x = f([[1, -1]], { requiresGrad: true });
+    const gy = f([[1, 2, 3]]);
+    m(x).backward(gy);
+    assert.equal(calls.length, 1);
+    near(calls[0].go[0], [1, 2, 3], 'gradOutput');
+    // PyTorch: grad_input[0] = grad_output @ W = [1*1+2*3+3*5, 1*2+2*4+3*6] = [22, 28]
+    near(calls[0].gi[0], [22, 28], 'gradInput');
+    near(vals(x.grad), [22, 28], 'x.grad');
+    h.remove();
+    x.grad = null;
+    m(x).backward(gy);
+    assert.equal(calls.length, 1, 'removed');
+  });
+
+  it('a hook may replace gradInput; a wrong count is an error', function () {
+    const m = linear23();
+    m.registerFullBackwardHook((_m, gi) => [gi[0].mul(10)]);
+    const x = f([[1, -1]], { requiresGrad: true });
+    m(x).sum().backward();
+    near(vals(x.grad), [90, 120], 'replaced'); // ones @ W = [9, 12], times 10
+    const m2 = linear23();
+    m2.registerFullBackwardHook((_m, gi) => [gi[0], gi[0]]);
+    const x2 = f([[1, -1]], { requiresGrad: true });
+    assert.throws(() => m2(x2).sum().backward(), /invalid number of grad_input, got 2, but expected 1/);
+  });
+
+  it('with no input requiring grad, the hook runs with gradInput null (parameters still get gradients)', function () {
+    const m = linear23();
+    let got = null;
+    m.registerFullBackwardHook((_m, gi, go) => { got = { gi, go: go.map(vals) }; });
+    m(f([[1, -1]])).sum().backward();
+    assert.deepEqual(got.gi, [null]);
+    near(got.go[0], [1, 1, 1], 'gradOutput');
+    near(vals(m.weight.grad), [1, -1, 1, -1, 1, -1], 'weight.grad');
+  });
+
+  it('regular and full backward hooks cannot be mixed; no wrapping without grad mode', function () {
+    const m = linear23();
+    m.registerBackwardHook(() => {});
+    assert.throws(() => m.registerFullBackwardHook(() => {}), /Cannot use both regular backward hooks and full backward hooks/);
+    const y = kd.noGrad(() => m(f([[1, 2]], { requiresGrad: true })));
+    assert.equal(y.gradFn, null);
+  });
+
+  it('global hooks: forward pre-hooks and hooks run before the module\'s own, for every module', function () {
+    const order = [];
+    const m = new nn.Sequential(linear23(), new nn.ReLU());
+    const g1 = nn.modules.module.registerModuleForwardPreHook((mod) => { order.push(`gpre:${mod.constructor.name}`); });
+    const g2 = nn.modules.module.registerModuleForwardHook((mod) => { order.push(`ghook:${mod.constructor.name}`); });
+    const h = m.registerForwardHook(() => { order.push('own'); });
+    let bw = 0;
+    const g3 = nn.modules.module.registerModuleFullBackwardHook(() => { bw++; });
+    try {
+      m(f([[1, 2]], { requiresGrad: true })).sum().backward();
+    } finally {
+      g1.remove(); g2.remove(); g3.remove(); h.remove();
+    }
+    assert.deepEqual(order, ['gpre:Sequential', 'gpre:Linear', 'ghook:Linear', 'gpre:ReLU', 'ghook:ReLU', 'ghook:Sequential', 'own']);
+    assert.equal(bw, 3);
+    order.length = 0;
+    m(f([[1, 2]]));
+    assert.deepEqual(order, [], 'removed');
+  });
+});
+
+describe('nn.Module members and state', function () {
+  it('getParameter / getBuffer by dotted path, with PyTorch\'s errors', function () {
+    const m = new nn.Sequential(new nn.Linear(3, 2), new nn.BatchNorm1d(2));
+    assert.equal(m.getParameter('0.weight'), m[0].weight);
+    assert.equal(m.getBuffer('1.running_mean'), m[1].runningMean);
+    assert.equal(m.getBuffer('1.runningVar'), m[1].runningVar);
+    assert.throws(() => m.getParameter('1.running_mean'), /`running_mean` is not an nn.Parameter/);
+    assert.throws(() => m.getBuffer('0.weight'), /`weight` is not a buffer/);
+    assert.throws(() => m.getParameter('0.foo'), /Linear has no attribute `foo`/);
+    assert.throws(() => m.getParameter('5.weight'), /has no attribute `5`/);
+  });
+
+  it('extra state: saved as _extra_state (after own entries, before children), restored, missing when absent', function () {
+    class WithState extends nn.Module {
+      constructor() { super(); this.l = new nn.Linear(1, 1); this.v = 5; }
+      getExtraState() { return { v: this.v }; }
+      setExtraState(s) { this.v = s.v; }
+    }
+    const a = new WithState();
+    const sd = a.stateDict();
+    assert.deepEqual(Object.keys(sd), ['_extra_state', 'l.weight', 'l.bias']); // PyTorch's order
+    const b = new WithState();
+    b.v = 0;
+    assert.deepEqual(b.loadStateDict(sd), { missingKeys: [], unexpectedKeys: [] });
+    assert.equal(b.v, 5);
+    assert.throws(() => b.loadStateDict({ 'l.weight': kd.zeros(1, 1), 'l.bias': kd.zeros(1) }), /Missing key\(s\) in state_dict: "_extra_state"/);
+    assert.throws(() => new nn.Linear(1, 1).getExtraState(), (e) => e.code === 'KD_NOT_SUPPORTED');
+  });
+
+  it('state-dict hooks: _registerStateDictHook, load pre-hooks renaming keys, post hooks', function () {
+    const m = new nn.Linear(2, 1);
+    const h = m._registerStateDictHook((mod, sd, prefix) => { sd[`${prefix}extra`] = kd.ones(1); });
+    assert.ok('extra' in m.stateDict());
+    h.remove();
+    assert.ok(!('extra' in m.stateDict()));
+    // a checkpoint with old names: a pre-hook renames them
+    m._registerLoadStateDictPreHook((sd, prefix) => {
+      for (const k of Object.keys(sd)) {
+        if (k.startsWith(`${prefix}w_old`)) { sd[`${prefix}weight`] = sd[k]; delete sd[k]; }
+      }
+    });
+    m.loadStateDict({ w_old: f([[3, 4]]), bias: f([1]) });
+    assert.deepEqual(vals(m.weight), [3, 4]);
+    let seen = null;
+    m.registerLoadStateDictPostHook((mod, keys) => { seen = { ...keys }; keys.missingKeys.length = 0; });
+    const r = m.loadStateDict({ w_old: f([[5, 6]]) }); // bias missing, cleared by the post hook
+    assert.deepEqual(seen.missingKeys, []); // already cleared (the same array)
+    assert.deepEqual(r.missingKeys, []);
+    assert.deepEqual(vals(m.weight), [5, 6]);
+    const w = new nn.Linear(2, 1);
+    w._registerLoadStateDictPreHook((mod, sd) => { assert.equal(mod, w); sd.bias = kd.zeros(1); }, true);
+    w.loadStateDict({ weight: kd.zeros(1, 2) });
+  });
+
+  it('loadStateDict(strict false) returns the missing and unexpected keys; persistent false buffers are not saved', function () {
+    const m = new nn.Linear(2, 1);
+    m.registerBuffer('scratch', kd.zeros(2), { persistent: false });
+    assert.deepEqual(Object.keys(m.stateDict()), ['weight', 'bias']);
+    const r = m.loadStateDict({ weight: kd.zeros(1, 2), foo: kd.zeros(1) }, { strict: false });
+    assert.deepEqual(r, { missingKeys: ['bias'], unexpectedKeys: ['foo'] });
+  });
+
+  it('toEmpty keeps the parameter objects on the same device type; shareMemory returns the module; type casts every tensor', function () {
+    const m = new nn.Sequential(new nn.Linear(2, 3), new nn.BatchNorm1d(3));
+    const w = m[0].weight;
+    assert.equal(m.toEmpty({ device: 'cpu' }), m);
+    assert.equal(m[0].weight, w);
+    assert.deepEqual(w.shape, [3, 2]);
+    assert.ok(w.requiresGrad);
+    assert.throws(() => m.toEmpty(), /expected \{device\}/);
+    assert.equal(m.shareMemory(), m);
+    m.type('float64');
+    assert.equal(m[0].weight.dtype, 'float64');
+    assert.equal(m[1].numBatchesTracked.dtype, 'float64'); // type() casts integer buffers too, as PyTorch
+    m.type('torch.FloatTensor');
+    assert.equal(m[0].weight.dtype, 'float32');
+  });
+
+  it('to() accepts memoryFormat; namedModules(prefix, removeDuplicate); zeroGrad(false) zeroes', function () {
+    const l = new nn.Linear(2, 2);
+    const m = new nn.Sequential(l, l);
+    assert.equal(m.to({ memoryFormat: 'channelsLast' }), m);
+    assert.deepEqual(m.namedModules({ prefix: 'net' }).map((e) => e[0]), ['net', 'net.0']);
+    assert.deepEqual(m.namedModules({ removeDuplicate: false }).map((e) => e[0]), ['', '0', '1']);
+    m(kd.ones(1, 2)).sum().backward();
+    m.zeroGrad(false);
+    assert.deepEqual(vals(l.weight.grad), [0, 0, 0, 0]);
+    m.zeroGrad();
+    assert.equal(l.weight.grad, null);
+  });
+});
+
+if (kd.cuda.isAvailable()) {
+  describe('nn.Module methods on CUDA', function () {
+    it('toEmpty moves to the GPU; a full backward hook sees CUDA gradients', function () {
+      const m = linear23();
+      m.toEmpty({ device: 'cuda' });
+      assert.equal(m.weight.device, 'cuda:0');
+      kd.noGrad(() => m.weight.copy_(f([[1, 2], [3, 4], [5, 6]])));
+      let gi = null;
+      m.registerFullBackwardHook((_m, g) => { gi = g[0]; });
+      const x = f([[1, -1]], { device: 'cuda', requiresGrad: true });
+      m(x).sum().backward();
+      assert.equal(gi.device, 'cuda:0');
+      near(vals(gi.cpu()), [9, 12], 'gradInput');
+    });
+  });
+}
