@@ -188,6 +188,96 @@ describe('nn.Module members and state', function () {
   });
 });
 
+describe('nn.ParameterList / nn.ParameterDict', function () {
+  it('ParameterList registers its items (a Tensor becomes a Parameter), prints as PyTorch', function () {
+    const t = kd.zeros(2, 3);
+    const pl = new nn.ParameterList([t, new nn.Parameter(kd.ones(3))]);
+    assert.equal(pl.length, 2);
+    assert.ok(pl.at(0) instanceof nn.Parameter);
+    t.add_(1); // shares the storage
+    assert.deepEqual(vals(pl.at(0)), [1, 1, 1, 1, 1, 1]);
+    assert.deepEqual(Object.keys(pl.stateDict()), ['0', '1']);
+    pl.append(kd.zeros(1));
+    assert.equal(pl.parameters().length, 3);
+    assert.equal(pl.at(-1), pl[2]);
+    assert.equal(String(pl), 'ParameterList(\n    (0): Parameter containing: [torch.float32 of size 2x3]\n    (1): Parameter containing: [torch.float32 of size 3]\n    (2): Parameter containing: [torch.float32 of size 1]\n)');
+    class Owner extends nn.Module { constructor() { super(); this.ps = new nn.ParameterList([kd.zeros(2)]); } }
+    assert.deepEqual(Object.keys(new Owner().stateDict()), ['ps.0']);
+    assert.throws(() => pl.at(3), RangeError);
+  });
+
+  it('ParameterDict: keys in insertion order, get/pop/update/setdefault, state dict and print', function () {
+    const pd = new nn.ParameterDict({ b: kd.zeros(2), a: kd.ones(1) });
+    assert.deepEqual(pd.keys(), ['b', 'a']);
+    assert.ok(pd.get('a') instanceof nn.Parameter);
+    assert.equal(pd.get('zz', null), null);
+    assert.throws(() => pd.get('zz'), /KeyError: 'zz'/);
+    pd.update([['c', kd.zeros(3)]]);
+    assert.deepEqual(Object.keys(pd.stateDict()), ['b', 'a', 'c']);
+    const c = pd.pop('c');
+    assert.deepEqual(c.shape, [3]);
+    assert.deepEqual(pd.keys(), ['b', 'a']);
+    assert.equal(pd.parameters().length, 2);
+    assert.equal(pd.setdefault('a', kd.zeros(5)), pd.a);
+    assert.equal(String(pd), 'ParameterDict(\n    (b): Parameter containing: [torch.float32 of size 2]\n    (a): Parameter containing: [torch.float32 of size 1]\n)');
+    assert.deepEqual(nn.ParameterDict.fromkeys(['x', 'y'], kd.zeros(1)).keys(), ['x', 'y']);
+  });
+});
+
+describe('Lazy modules', function () {
+  it('LazyLinear takes its input size from the first call and becomes a Linear, initialised as one', function () {
+    kd.manualSeed(3);
+    const lazyLayer = new nn.LazyLinear(4);
+    assert.equal(lazyLayer.parameters().length, 0);
+    assert.ok(lazyLayer.hasUninitializedParams());
+    const x = kd.randn(2, 7);
+    kd.manualSeed(5);
+    const y = lazyLayer(x);
+    assert.deepEqual(y.shape, [2, 4]);
+    assert.ok(lazyLayer instanceof nn.Linear);
+    assert.equal(lazyLayer.inFeatures, 7);
+    assert.deepEqual(lazyLayer.namedParameters().map((e) => e[0]), ['weight', 'bias']);
+    kd.manualSeed(5);
+    const eager = new nn.Linear(7, 4);
+    assert.deepEqual(vals(lazyLayer.weight), vals(eager.weight)); // the same initialisation
+    assert.equal(String(lazyLayer), 'Linear(in_features=7, out_features=4, bias=True)');
+    const opts = new nn.LazyLinear({ outFeatures: 2, bias: false });
+    opts(kd.zeros(1, 3));
+    assert.deepEqual(opts.weight.shape, [2, 3]);
+    assert.equal(opts.parameters().length, 1, 'bias: false');
+  });
+
+  it('casts made before the first call apply to the parameters made by it; buffers are registered', function () {
+    const bn = new nn.LazyBatchNorm1d();
+    bn.double();
+    const y = bn(kd.randn(4, 3, { dtype: 'float64' }));
+    assert.deepEqual(y.shape, [4, 3]);
+    assert.equal(bn.weight.dtype, 'float64');
+    assert.equal(bn.runningMean.dtype, 'float64');
+    assert.deepEqual(Object.keys(bn.stateDict()), ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']);
+    assert.ok(bn instanceof nn.BatchNorm1d);
+  });
+
+  it('lazy convolutions read the channel dim of batched and unbatched inputs, with PyTorch\'s error for other ranks', function () {
+    const c = new nn.LazyConv2d(8, 3, { padding: 1 });
+    assert.deepEqual(c(kd.randn(5, 6, 6)).shape, [8, 6, 6]);
+    assert.equal(c.inChannels, 5);
+    const c1 = new nn.LazyConv1d(2, 3);
+    assert.throws(() => c1(kd.randn(3)), /Expected 2D \(unbatched\) or 3D \(batched\) input to LazyConv1d, but got input of size: \[3\]/);
+    const t = new nn.LazyConvTranspose2d(4, 2, { stride: 2 });
+    assert.deepEqual(t(kd.randn(1, 3, 5, 5)).shape, [1, 4, 10, 10]);
+    assert.deepEqual(t.weight.shape, [3, 4, 2, 2]);
+  });
+
+  it('kd.nn.lazy makes the lazy variant of any layer in one line', function () {
+    const LazyGroupNorm = nn.lazy(nn.GroupNorm, 'numGroups', () => 1);
+    const g = new LazyGroupNorm(4);
+    g(kd.randn(2, 4, 3));
+    assert.ok(g instanceof nn.GroupNorm);
+    assert.equal(g.numGroups, 1);
+  });
+});
+
 if (kd.cuda.isAvailable()) {
   describe('nn.Module methods on CUDA', function () {
     it('toEmpty moves to the GPU; a full backward hook sees CUDA gradients', function () {

@@ -206,6 +206,67 @@ declare module './ops.gen' {
       slice(start?: number, end?: number): ModuleList;
       [Symbol.iterator](): Iterator<Module>;
     }
+    /** Parameters in a list (a Tensor is made a Parameter); registered under '0', '1', ... */
+    class ParameterList extends Module {
+      constructor(values?: Iterable<Tensor | any>);
+      readonly length: number;
+      [index: number]: Parameter;
+      at(index: number): Parameter;
+      set(index: number, value: Tensor | any): void;
+      append(value: Tensor | any): this;
+      extend(values: Iterable<Tensor | any>): this;
+      [Symbol.iterator](): Iterator<Parameter>;
+    }
+    /** Parameters by key (a Tensor is made a Parameter), in insertion order. */
+    class ParameterDict extends Module {
+      constructor(parameters?: Record<string, Tensor> | Map<string, Tensor> | Iterable<[string, Tensor]> | ParameterDict);
+      readonly length: number;
+      get(key: string, defaultValue?: any): Parameter;
+      set(key: string, value: Tensor | any): void;
+      has(key: string): boolean;
+      pop(key: string): Parameter;
+      popitem(): [string, Parameter];
+      setdefault(key: string, value?: Tensor | null): Parameter;
+      delete(key: string): boolean;
+      clear(): void;
+      keys(): string[];
+      values(): Parameter[];
+      entries(): [string, Parameter][];
+      items(): [string, Parameter][];
+      copy(): ParameterDict;
+      update(parameters: Record<string, Tensor> | Map<string, Tensor> | Iterable<[string, Tensor]> | ParameterDict): void;
+      static fromkeys(keys: Iterable<string>, value?: Tensor | null): ParameterDict;
+      [Symbol.iterator](): Iterator<string>;
+    }
+
+    /** A lazy module: parameters made by the first call, from its input's size; it then becomes an instance of its layer. */
+    interface LazyModule { hasUninitializedParams(): boolean; initializeParameters(input: Tensor): void }
+    /** LazyLinear(outFeatures, bias?, options?): inFeatures from the input's last dim. */
+    class LazyLinear extends UnaryModule implements LazyModule {
+      constructor(outFeatures: number, bias?: boolean | (FactoryOptions & { bias?: boolean }), options?: FactoryOptions);
+      constructor(options: FactoryOptions & { outFeatures: number; bias?: boolean });
+      hasUninitializedParams(): boolean; initializeParameters(input: Tensor): void;
+    }
+    /** Lazy convolutions: the arguments of the layer without inChannels (the input's channel dim). */
+    class LazyConv1d extends UnaryModule implements LazyModule {
+      constructor(outChannels: number, kernelSize: IntOrPair, ...rest: Array<IntOrPair | string | boolean | ConvOptions>);
+      hasUninitializedParams(): boolean; initializeParameters(input: Tensor): void;
+    }
+    class LazyConv2d extends LazyConv1d {}
+    class LazyConvTranspose2d extends Module implements LazyModule {
+      constructor(outChannels: number, kernelSize: IntOrPair, ...rest: Array<IntOrPair | boolean | (ConvOptions & { outputPadding?: IntOrPair })>);
+      forward(input: Tensor, outputSize?: readonly number[]): Tensor;
+      hasUninitializedParams(): boolean; initializeParameters(input: Tensor): void;
+    }
+    interface LazyConvTranspose2d { (input: Tensor, outputSize?: readonly number[]): Tensor }
+    /** Lazy batch norms: numFeatures from the input's dim 1. */
+    class LazyBatchNorm1d extends UnaryModule implements LazyModule {
+      constructor(...rest: Array<number | null | boolean | BatchNormOptions>);
+      hasUninitializedParams(): boolean; initializeParameters(input: Tensor): void;
+    }
+    class LazyBatchNorm2d extends LazyBatchNorm1d {}
+    /** The lazy variant of a layer whose first constructor argument (`key` in an options object) is infer(input). */
+    function lazy<C extends new (...args: any[]) => Module>(Base: C, key: string, infer: (input: Tensor, args: any[]) => number): new (...args: any[]) => InstanceType<C> & LazyModule;
     class ModuleDict extends Module {
       constructor(modules?: Record<string, Module> | Map<string, Module> | Iterable<[string, Module]>);
       readonly length: number;

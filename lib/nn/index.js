@@ -16,6 +16,8 @@ module.exports = function installNn(kd) {
   require('./container')(kd, nn, base);
   require('./attention')(kd, nn, base);
   require('./loss')(kd, nn, base);
+  require('./parameter_containers')(kd, nn, base);
+  require('./lazy')(kd, nn, base); // after the layers it makes lazy variants of
   require('./utils')(kd, nn, base);
   return nn;
 };

@@ -276,6 +276,13 @@ use(custom, d, e, f, g, h, i2);
   net.registerLoadStateDictPostHook((m, keys) => { keys.missingKeys.length = 0; });
   kd.nn.modules.module.registerModuleForwardHook((m, args, out) => out).remove();
   use(w0);
+  const plist = new nn.ParameterList([kd.zeros(2)]);
+  const pdict = new nn.ParameterDict({ a: kd.zeros(1) });
+  const pfirst: kd.nn.Parameter = plist.at(0);
+  const lazyOut: Tensor = new nn.LazyLinear(3)(kd.zeros(2, 5));
+  const lc = new nn.LazyConv2d(4, 3, { padding: 1 });
+  const LazyLN = nn.lazy(nn.LayerNorm, 'normalizedShape', (x) => x.shape[x.ndim - 1]);
+  use(pdict.keys(), pfirst, lazyOut, lc.hasUninitializedParams(), new LazyLN());
   const seq = new nn.Sequential(new nn.Conv2d(1, 4, 3, { padding: 1 }), new nn.BatchNorm2d(4), new nn.MaxPool2d(2), new nn.Flatten(),
     new nn.Linear(16, 10), new nn.Dropout(0.1), new nn.LogSoftmax(1));
   const z: Tensor = seq(kd.zeros(2, 1, 4, 4));
