@@ -347,6 +347,20 @@ declare module './ops.gen' {
       function xavierNormal_<T extends Tensor>(tensor: T, gain?: number | { gain?: number }): T;
       function kaimingUniform_<T extends Tensor>(tensor: T, a?: number | { a?: number; mode?: Mode; nonlinearity?: Nonlinearity }, mode?: Mode, nonlinearity?: Nonlinearity): T;
       function kaimingNormal_<T extends Tensor>(tensor: T, a?: number | { a?: number; mode?: Mode; nonlinearity?: Nonlinearity }, mode?: Mode, nonlinearity?: Nonlinearity): T;
+      /** A (semi-)orthogonal matrix (QR of a normal draw), times gain; dims after the first are flattened. */
+      function orthogonal_<T extends Tensor>(tensor: T, gain?: number | { gain?: number }): T;
+      /** A 2-D tensor with ceil(sparsity * rows) zeros per column, the rest N(0, std^2). */
+      function sparse_<T extends Tensor>(tensor: T, sparsity: number | { sparsity: number; std?: number }, std?: number): T;
+      /** The Dirac delta of a 3-5 dim convolution weight (identity convolution), per group. */
+      function dirac_<T extends Tensor>(tensor: T, groups?: number | { groups?: number }): T;
+      /** The identity matrix (2-D). */
+      function eye_<T extends Tensor>(tensor: T): T;
+      /** [fanIn, fanOut] of a weight of 2 or more dims. */
+      function _calculateFanInAndFanOut(tensor: Tensor): [number, number];
+      /** PyTorch's deprecated names (they warn once): use the forms with the trailing underscore. */
+      const uniform: typeof uniform_, normal: typeof normal_, constant: typeof constant_, eye: typeof eye_, dirac: typeof dirac_,
+        xavierUniform: typeof xavierUniform_, xavierNormal: typeof xavierNormal_, kaimingUniform: typeof kaimingUniform_,
+        kaimingNormal: typeof kaimingNormal_, orthogonal: typeof orthogonal_, sparse: typeof sparse_;
     }
 
     namespace utils {

@@ -301,6 +301,7 @@ use(custom, d, e, f, g, h, i2);
   nn.init.kaimingUniform_(p, { a: Math.sqrt(5) });
   const same: kd.nn.Parameter = nn.init.xavierUniform_(p2);
   const gain: number = nn.init.calculateGain('leaky_relu', 0.2);
+  nn.init.orthogonal_(p, 2); nn.init.sparse_(kd.empty(4, 3), 0.5); nn.init.dirac_(kd.empty(2, 2, 3), { groups: 2 }); nn.init.eye_(kd.empty(2, 2));
   const norm: Tensor = nn.utils.clipGradNorm_(net.parameters(), 1.0);
   nn.utils.clipGradValue_(net.parameters(), 0.5);
   const f: Tensor = kd.nn.functional.relu(y);
