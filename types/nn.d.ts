@@ -368,7 +368,65 @@ declare module './ops.gen' {
       function clipGradNorm_(parameters: Tensor | Iterable<Tensor>, maxNorm: number, normType?: number | 'inf' | { normType?: number | 'inf'; errorIfNonfinite?: boolean }, options?: { errorIfNonfinite?: boolean }): Tensor;
       function clipGradValue_(parameters: Tensor | Iterable<Tensor>, clipValue: number): void;
       function parametersToVector(parameters: Iterable<Tensor>): Tensor;
+      /** Gives the parameters consecutive slices of vec as their data (they then share vec's storage). */
       function vectorToParameters(vec: Tensor, parameters: Iterable<Tensor>): void;
+      /** The deprecated name of clipGradNorm_ (warns once). */
+      function clipGradNorm(parameters: Tensor | Iterable<Tensor>, maxNorm: number, normType?: number | 'inf' | { normType?: number | 'inf'; errorIfNonfinite?: boolean }, options?: { errorIfNonfinite?: boolean }): Tensor;
+      /** Reparametrises module[name] as g * v / ||v|| (parameters <name>G, <name>V; keys <name>_g, <name>_v). */
+      function weightNorm<M extends Module>(module: M, name?: string | { name?: string; dim?: number | null }, dim?: number | null): M;
+      function removeWeightNorm<M extends Module>(module: M, name?: string): M;
+      /** Divides module[name] by its spectral norm (parameter <name>Orig, buffers <name>U, <name>V). */
+      function spectralNorm<M extends Module>(module: M, name?: string | { name?: string; nPowerIterations?: number; eps?: number; dim?: number | null },
+        nPowerIterations?: number, eps?: number, dim?: number | null): M;
+      function removeSpectralNorm<M extends Module>(module: M, name?: string): M;
+      /** new ModuleClass(...args) without running kd.nn.init's initialisers. */
+      function skipInit<M extends Module, A extends any[]>(moduleClass: new (...args: A) => M, ...args: A): M;
+      function fuseConvBnEval<M extends Module>(conv: M, bn: Module, transpose?: boolean): M;
+      function fuseConvBnWeights(convW: Tensor, convB: Tensor | null, bnRm: Tensor, bnRv: Tensor, bnEps: number, bnW: Tensor | null, bnB: Tensor | null, transpose?: boolean): [Parameter, Parameter];
+      function fuseLinearBnEval<M extends Module>(linear: M, bn: Module): M;
+      function fuseLinearBnWeights(linearW: Tensor, linearB: Tensor | null, bnRm: Tensor, bnRv: Tensor, bnEps: number, bnW: Tensor, bnB: Tensor): [Parameter, Parameter];
+      namespace fusion {
+        const fuseConvBnEval: typeof utils.fuseConvBnEval, fuseConvBnWeights: typeof utils.fuseConvBnWeights,
+          fuseLinearBnEval: typeof utils.fuseLinearBnEval, fuseLinearBnWeights: typeof utils.fuseLinearBnWeights;
+      }
+      namespace stateless {
+        /** module(...args) with the named tensors ({'fc.weight': t}) in place of the module's own for the call. */
+        function functionalCall(module: Module, parametersAndBuffers: Record<string, Tensor> | Map<string, Tensor>, args: any, kwargs?: object): any;
+      }
+      /** torch.nn.utils.prune: masks on parameters (<name>Orig, <name>Mask, a forward pre-hook). */
+      namespace prune {
+        type PruningType = 'unstructured' | 'structured' | 'global';
+        class BasePruningMethod {
+          static PRUNING_TYPE: PruningType;
+          computeMask(t: Tensor, defaultMask: Tensor): Tensor;
+          applyMask(module: Module): Tensor;
+          prune(t: Tensor, defaultMask?: Tensor | null, importanceScores?: Tensor | null): Tensor;
+          remove(module: Module): void;
+          static apply(module: Module, name: string, ...args: any[]): BasePruningMethod;
+        }
+        class PruningContainer extends BasePruningMethod {
+          constructor(...methods: BasePruningMethod[]);
+          addPruningMethod(method: BasePruningMethod): void;
+          readonly length: number;
+        }
+        class Identity extends BasePruningMethod {}
+        class RandomUnstructured extends BasePruningMethod { constructor(amount: number) }
+        class L1Unstructured extends BasePruningMethod { constructor(amount: number) }
+        class RandomStructured extends BasePruningMethod { constructor(amount: number, dim?: number) }
+        class LnStructured extends BasePruningMethod { constructor(amount: number, n: number | 'fro', dim?: number) }
+        class CustomFromMask extends BasePruningMethod { constructor(mask: Tensor) }
+        function identity<M extends Module>(module: M, name: string): M;
+        function randomUnstructured<M extends Module>(module: M, name: string, amount: number | { amount: number }): M;
+        function l1Unstructured<M extends Module>(module: M, name: string, amount: number | { amount: number; importanceScores?: Tensor | null }, options?: { importanceScores?: Tensor | null }): M;
+        function randomStructured<M extends Module>(module: M, name: string, amount: number | { amount: number; dim: number }, dim?: number): M;
+        function lnStructured<M extends Module>(module: M, name: string, amount: number | { amount: number; n: number | 'fro'; dim: number; importanceScores?: Tensor | null },
+          n?: number | 'fro', dim?: number, options?: { importanceScores?: Tensor | null }): M;
+        function customFromMask<M extends Module>(module: M, name: string, mask: Tensor): M;
+        function globalUnstructured(parameters: Iterable<[Module, string]>, pruningMethod: new (...args: any[]) => BasePruningMethod,
+          options?: { amount?: number; importanceScores?: Map<[Module, string], Tensor> | null; [k: string]: any }): void;
+        function remove<M extends Module>(module: M, name: string): M;
+        function isPruned(module: Module): boolean;
+      }
     }
   }
 }

@@ -19,5 +19,10 @@ module.exports = function installNn(kd) {
   require('./parameter_containers')(kd, nn, base);
   require('./lazy')(kd, nn, base); // after the layers it makes lazy variants of
   require('./utils')(kd, nn, base);
+  require('./fusion')(kd, nn, base);
+  require('./stateless')(kd, nn, base);
+  require('./weight_norm')(kd, nn, base);
+  require('./spectral_norm')(kd, nn, base);
+  require('./prune')(kd, nn, base);
   return nn;
 };

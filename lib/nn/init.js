@@ -15,8 +15,10 @@ module.exports = function installInit(kd, nn, { parseArgs }) {
   const drawDtype = (t) => (t.dtype === 'float64' ? 'float64' : 'float32');
   // fn draws the values; everything it makes (the draw and each step of scaling it) is freed
   // now by the tidy scope, not left to the garbage collector.
+  // > 0 inside kd.nn.utils.skipInit: the initialisers leave tensors as they are
+  let skipping = 0;
   const fill = (t, fn) => {
-    if (t.numel() === 0) return t; // PyTorch: "Initializing zero-element tensors is a no-op"
+    if (t.numel() === 0 || skipping !== 0) return t; // PyTorch: "Initializing zero-element tensors is a no-op"
     kd.noGrad(() => kd.tidy(() => { t.copy_(fn()); }));
     return t;
   };
@@ -91,13 +93,13 @@ module.exports = function installInit(kd, nn, { parseArgs }) {
   function constant_(tensor, val) {
     check(tensor, 'constant_');
     if (val !== null && typeof val === 'object') val = parseArgs('constant_()', [val], ['val']).val;
-    kd.noGrad(() => tensor.fill_(val));
+    if (skipping === 0) kd.noGrad(() => tensor.fill_(val));
     return tensor;
   }
   /** Fills with 0. */
-  function zeros_(tensor) { check(tensor, 'zeros_'); kd.noGrad(() => tensor.zero_()); return tensor; }
+  function zeros_(tensor) { check(tensor, 'zeros_'); if (skipping === 0) kd.noGrad(() => tensor.zero_()); return tensor; }
   /** Fills with 1. */
-  function ones_(tensor) { check(tensor, 'ones_'); kd.noGrad(() => tensor.fill_(1)); return tensor; }
+  function ones_(tensor) { check(tensor, 'ones_'); if (skipping === 0) kd.noGrad(() => tensor.fill_(1)); return tensor; }
   /** Glorot uniform: U(-b, b), b = gain * sqrt(6 / (fanIn + fanOut)). */
   function xavierUniform_(tensor, ...rest) {
     check(tensor, 'xavierUniform_');
@@ -231,6 +233,10 @@ module.exports = function installInit(kd, nn, { parseArgs }) {
     calculateGain, uniform_, normal_, truncNormal_, constant_, zeros_, ones_, xavierUniform_, xavierNormal_,
     kaimingUniform_, kaimingNormal_, orthogonal_, sparse_, dirac_, eye_, _calculateFanInAndFanOut: calculateFanInAndFanOut,
   };
+  // fn() with every initialiser a no-op (kd.nn.utils.skipInit)
+  Object.defineProperty(nn.init, '_withoutInit', {
+    value: (fn) => { skipping++; try { return fn(); } finally { skipping--; } },
+  });
   // PyTorch's deprecated names without the underscore (nn.init.uniform, ...): the same function,
   // with PyTorch's deprecation warning once per name.
   for (const name of ['uniform_', 'normal_', 'constant_', 'eye_', 'dirac_', 'xavierUniform_', 'xavierNormal_',

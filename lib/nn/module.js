@@ -140,7 +140,7 @@ module.exports = function installModule(kd, nn) {
 
   const handler = {
     defineProperty(t, key, desc) {
-      if (typeof key === 'string' && 'value' in desc) register(t, key, desc.value);
+      if (typeof key === 'string' && 'value' in desc && t[S].swapping === 0) register(t, key, desc.value);
       return Reflect.defineProperty(t, key, desc);
     },
     deleteProperty(t, key) {
@@ -180,6 +180,7 @@ module.exports = function installModule(kd, nn) {
           self: proxy, params: new Set(), buffers: new Set(), modules: new Set(), nonPersistent: new Set(),
           preHooks: new Map(), hooks: new Map(), nextHook: 0, backwardHooks: new Map(), fullBackward: null,
           stateDictHooks: new Map(), loadPreHooks: new Map(), loadPostHooks: new Map(),
+          swapping: 0, // > 0 while kd.nn.utils.stateless swaps tensors in: assignments register nothing
         },
       });
       Object.defineProperty(target, 'training', { value: true, writable: true, configurable: true, enumerable: false });

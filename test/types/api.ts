@@ -303,6 +303,15 @@ use(custom, d, e, f, g, h, i2);
   const gain: number = nn.init.calculateGain('leaky_relu', 0.2);
   nn.init.orthogonal_(p, 2); nn.init.sparse_(kd.empty(4, 3), 0.5); nn.init.dirac_(kd.empty(2, 2, 3), { groups: 2 }); nn.init.eye_(kd.empty(2, 2));
   const norm: Tensor = nn.utils.clipGradNorm_(net.parameters(), 1.0);
+  const wn = nn.utils.weightNorm(new nn.Linear(2, 2), 'weight', null);
+  nn.utils.removeSpectralNorm(nn.utils.spectralNorm(new nn.Linear(2, 2), { nPowerIterations: 2 }));
+  const skipped: kd.nn.Linear = nn.utils.skipInit(nn.Linear, 2, 3);
+  const fusedConv = nn.utils.fusion.fuseConvBnEval(new nn.Conv2d(1, 2, 3).eval(), new nn.BatchNorm2d(2).eval());
+  const fc: Tensor = nn.utils.stateless.functionalCall(wn, { weight_g: kd.ones(2, 1) }, [kd.zeros(1, 2)]);
+  nn.utils.prune.l1Unstructured(skipped, 'weight', 0.3);
+  nn.utils.prune.globalUnstructured([[skipped, 'weight'], [wn, 'bias']], nn.utils.prune.L1Unstructured, { amount: 2 });
+  const pruned: boolean = nn.utils.prune.isPruned(skipped);
+  use(fusedConv, fc, pruned);
   nn.utils.clipGradValue_(net.parameters(), 0.5);
   const f: Tensor = kd.nn.functional.relu(y);
   use(y, y2, params, named, r, z, first, list, dict, att, w, e2, loss, g, same, gain, norm, f,
