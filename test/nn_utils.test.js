@@ -266,6 +266,111 @@ describe('nn.utils.prune', function () {
   });
 });
 
+describe('nn.utils.parametrize and parametrizations', function () {
+  const PZ = U.parametrize;
+  class Symmetric extends nn.Module {
+    forward(X) { return X.triu().add(X.triu(1).mT); }
+    rightInverse(A) { return A.triu(); }
+  }
+
+  it('registerParametrization: the tensor computed from parametrizations.<name>.original, a class of its own, PyTorch\'s keys and print', function () {
+    const l = new nn.Linear(3, 3);
+    const w = l.weight;
+    PZ.registerParametrization(l, 'weight', new Symmetric());
+    assert.equal(l.constructor.name, 'ParametrizedLinear');
+    assert.ok(l instanceof nn.Linear);
+    assert.ok(PZ.isParametrized(l) && PZ.isParametrized(l, 'weight') && !PZ.isParametrized(l, 'bias'));
+    assert.equal(l.parametrizations.weight.original, w, 'the original Parameter object (optimizers keep working)');
+    assert.deepEqual(Object.keys(l.stateDict()), ['bias', 'parametrizations.weight.original']);
+    assert.equal(l.weight.sub(l.weight.mT).abs().max().item(), 0);
+    assert.equal(String(l), 'ParametrizedLinear(\n  in_features=3, out_features=3, bias=True\n  (parametrizations): ModuleDict(\n    (weight): ParametrizationList(\n      (0): Symmetric()\n    )\n  )\n)');
+    l(kd.ones(1, 3)).sum().backward();
+    assert.deepEqual(w.grad.shape, [3, 3]);
+    assert.deepEqual(vals(w.grad.tril(-1)), new Array(9).fill(0), 'no gradient below the diagonal (triu)');
+    // assigning runs rightInverse
+    const s = kd.tensor([[1, 2, 3], [2, 4, 5], [3, 5, 6]], { dtype: 'float32' });
+    l.weight = s;
+    assert.deepEqual(vals(l.weight), vals(s));
+    assert.deepEqual(vals(w), [1, 2, 3, 0, 4, 5, 0, 0, 6]);
+    // a second parametrization is chained; the checks refuse a change of shape
+    class Double extends nn.Module { forward(X) { return X.mul(2); } rightInverse(X) { return X.div(2); } }
+    PZ.registerParametrization(l, 'weight', new Double());
+    assert.deepEqual(vals(l.weight), vals(s.mul(2)));
+    class Row extends nn.Module { forward(X) { return X.narrow(0, 0, 1); } }
+    assert.throws(() => PZ.registerParametrization(l, 'weight', new Row()), /may not change the shape of the tensor, unless the `unsafe` flag is enabled/);
+    assert.throws(() => PZ.registerParametrization(l, 'foo', new Double()), /does not have a parameter, a buffer, or a parametrized element with name 'foo'/);
+  });
+
+  it('removeParametrizations keeps the value (or the original) and the class goes back; cached() computes once', function () {
+    const l = new nn.Linear(3, 3);
+    PZ.registerParametrization(l, 'weight', new Symmetric());
+    const sym = vals(l.weight);
+    let calls = 0;
+    const hook = l.parametrizations.weight.registerForwardHook(() => { calls++; });
+    PZ.cached(() => { void l.weight; void l.weight; });
+    assert.equal(calls, 1);
+    void l.weight;
+    assert.equal(calls, 2);
+    hook.remove();
+    PZ.removeParametrizations(l, 'weight');
+    assert.equal(l.constructor.name, 'Linear');
+    assert.ok(l.weight instanceof nn.Parameter);
+    assert.deepEqual(vals(l.weight), sym);
+    assert.deepEqual(Object.keys(l.stateDict()), ['bias', 'weight']);
+    assert.ok(!('parametrizations' in l));
+    const m = new nn.Linear(2, 2);
+    const before = vals(m.weight);
+    PZ.registerParametrization(m, 'weight', new Symmetric(), { unsafe: true });
+    PZ.removeParametrizations(m, 'weight', false);
+    assert.deepEqual(vals(m.weight), [before[0], before[1], 0, before[3]], 'the original (rightInverse applied at registration)');
+    assert.throws(() => PZ.removeParametrizations(m, 'weight'), /does not have a parametrization on weight/);
+  });
+
+  it('parametrizations.orthogonal: matrix_exp, cayley and householder, with and without trivialization (PyTorch fixtures, values and gradients)', function () {
+    for (const c of F.orthogonal) {
+      const lin = new nn.Linear(c.shape[1], c.shape[0]).double();
+      kd.noGrad(() => lin.weight.copy_(build(c.weight0)));
+      U.parametrizations.orthogonal(lin, 'weight', c.map, { useTrivialization: c.trivialization });
+      const what = `${c.shape} ${c.map} trivialization=${c.trivialization}`;
+      close(lin.weight, c.weight, `${what}: weight`, 1e-12);
+      close(lin.parametrizations.weight.original, c.original, `${what}: original`, 1e-12);
+      lin.weight.mul(build(c.gy)).sum().backward();
+      close(lin.parametrizations.weight.original.grad, c.grad, `${what}: gradient`, 1e-12);
+    }
+  });
+
+  it('parametrizations.orthogonal: stays orthogonal through an optimizer step; assigning an orthogonal matrix', function () {
+    kd.manualSeed(6);
+    const lin = U.parametrizations.orthogonal(new nn.Linear(6, 3));
+    assert.deepEqual(Object.keys(lin.stateDict()), ['bias', 'parametrizations.weight.original', 'parametrizations.weight.0.base']);
+    const opt = new kd.optim.SGD(lin.parameters(), { lr: 0.5 });
+    lin(kd.randn(4, 6)).pow(2).sum().backward();
+    opt.step();
+    const W = lin.weight;
+    assert.ok(W.matmul(W.mT).sub(kd.eye(3)).abs().max().item() < 1e-5);
+    const sq = U.parametrizations.orthogonal(new nn.Linear(4, 4));
+    const q = kd.linalg.qr(kd.randn(4, 4))[0];
+    sq.weight = q;
+    assert.ok(sq.weight.sub(q).abs().max().item() < 1e-5);
+    assert.throws(() => U.parametrizations.orthogonal(new nn.Linear(2, 2), 'weight', 'qr'), /orthogonal_map has to be one of/);
+    assert.throws(() => U.parametrizations.orthogonal(new nn.Linear(2, 2), 'bias'), /Expected a matrix or batch of matrices. Got a tensor of 1 dimensions./);
+  });
+
+  it('parametrizations.spectralNorm: sigma 1, buffers _u and _v, power iteration only in training', function () {
+    kd.manualSeed(7);
+    const l = U.parametrizations.spectralNorm(new nn.Linear(5, 4));
+    assert.deepEqual(Object.keys(l.stateDict()), ['bias', 'parametrizations.weight.original', 'parametrizations.weight.0._u', 'parametrizations.weight.0._v']);
+    const sigma = kd.linalg.svdvals(l.weight).max().item();
+    assert.ok(Math.abs(sigma - 1) < 1e-3, `sigma ${sigma}`);
+    l.eval();
+    const u = vals(l.parametrizations.weight[0]._u);
+    void l.weight;
+    assert.deepEqual(vals(l.parametrizations.weight[0]._u), u);
+    const ct = U.parametrizations.spectralNorm(new nn.ConvTranspose2d(3, 2, 2));
+    assert.equal(ct.parametrizations.weight[0].dim, 1);
+  });
+});
+
 if (kd.cuda.isAvailable()) {
   describe('nn.utils on CUDA', function () {
     it('clipGradNorm_, weightNorm, spectralNorm and pruning run on CUDA parameters', function () {

@@ -393,6 +393,26 @@ declare module './ops.gen' {
         /** module(...args) with the named tensors ({'fc.weight': t}) in place of the module's own for the call. */
         function functionalCall(module: Module, parametersAndBuffers: Record<string, Tensor> | Map<string, Tensor>, args: any, kwargs?: object): any;
       }
+      /** torch.nn.utils.parametrize: tensors computed from an original by modules. */
+      namespace parametrize {
+        /** The parametrizations of one tensor and its original(s) (module.parametrizations[name]). */
+        class ParametrizationList extends ModuleList {
+          readonly original: Tensor;
+          rightInverse(value: Tensor | Tensor[]): void;
+        }
+        function registerParametrization<M extends Module>(module: M, tensorName: string, parametrization: Module, options?: { unsafe?: boolean }): M;
+        function removeParametrizations<M extends Module>(module: M, tensorName: string, leaveParametrized?: boolean | { leaveParametrized?: boolean }): M;
+        function isParametrized(module: Module, tensorName?: string | null): boolean;
+        /** fn() with each parametrized tensor computed once. */
+        function cached<T>(fn: () => T): T;
+      }
+      namespace parametrizations {
+        type OrthogonalMap = 'matrix_exp' | 'cayley' | 'householder';
+        function orthogonal<M extends Module>(module: M, name?: string | { name?: string; orthogonalMap?: OrthogonalMap | null; useTrivialization?: boolean },
+          orthogonalMap?: OrthogonalMap | null | { orthogonalMap?: OrthogonalMap | null; useTrivialization?: boolean }, options?: { useTrivialization?: boolean }): M;
+        function spectralNorm<M extends Module>(module: M, name?: string | { name?: string; nPowerIterations?: number; eps?: number; dim?: number | null },
+          nPowerIterations?: number, eps?: number, dim?: number | null): M;
+      }
       /** torch.nn.utils.prune: masks on parameters (<name>Orig, <name>Mask, a forward pre-hook). */
       namespace prune {
         type PruningType = 'unstructured' | 'structured' | 'global';

@@ -24,5 +24,7 @@ module.exports = function installNn(kd) {
   require('./weight_norm')(kd, nn, base);
   require('./spectral_norm')(kd, nn, base);
   require('./prune')(kd, nn, base);
+  require('./parametrize')(kd, nn, base); // after container (ModuleList, ModuleDict)
+  require('./parametrizations')(kd, nn, base);
   return nn;
 };

@@ -312,6 +312,14 @@ use(custom, d, e, f, g, h, i2);
   nn.utils.prune.globalUnstructured([[skipped, 'weight'], [wn, 'bias']], nn.utils.prune.L1Unstructured, { amount: 2 });
   const pruned: boolean = nn.utils.prune.isPruned(skipped);
   use(fusedConv, fc, pruned);
+  class Sym extends nn.Module { forward(X: Tensor): Tensor { return X.triu().add(X.triu(1).mT); } }
+  const pl = nn.utils.parametrize.registerParametrization(new nn.Linear(3, 3), 'weight', new Sym());
+  const isP: boolean = nn.utils.parametrize.isParametrized(pl, 'weight');
+  const cachedW: Tensor = nn.utils.parametrize.cached(() => pl.weight);
+  nn.utils.parametrize.removeParametrizations(pl, 'weight', { leaveParametrized: false });
+  nn.utils.parametrizations.orthogonal(new nn.Linear(4, 4), 'weight', 'cayley');
+  nn.utils.parametrizations.spectralNorm(new nn.Linear(4, 4));
+  use(isP, cachedW);
   nn.utils.clipGradValue_(net.parameters(), 0.5);
   const f: Tensor = kd.nn.functional.relu(y);
   use(y, y2, params, named, r, z, first, list, dict, att, w, e2, loss, g, same, gain, norm, f,
