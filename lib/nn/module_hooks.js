@@ -12,18 +12,12 @@
 // gradInput all null. Nothing is wrapped while grad mode is off.
 'use strict';
 
-const { KindlingError, typeError } = require('../errors');
+const { KindlingError } = require('../errors');
 
 module.exports = function installModuleHooks(kd, nn, base) {
-  const { Module, stateOf, globalHooks } = base;
+  const { Module, stateOf, globalHooks, addHook } = base;
   const { Tensor } = kd;
 
-  function addHook(map, hook, s) {
-    if (typeof hook !== 'function') throw typeError('a hook must be a function');
-    const id = s.nextHook++;
-    map.set(id, hook);
-    return { id, remove() { map.delete(id); } };
-  }
   const hookIds = { nextHook: 0 };
 
   function checkKind(s, full) {

@@ -39,12 +39,14 @@ module.exports = function installModuleMethods(kd, nn, base) {
   }
   base.cloneModule = cloneModule;
 
-  function addHook(map, hook, s) {
+  // hook into map under the next id of counter (a module's state); returns its handle
+  function addHook(map, hook, counter) {
     if (typeof hook !== 'function') throw typeError('a hook must be a function');
-    const id = s.nextHook++;
+    const id = counter.nextHook++;
     map.set(id, hook);
     return { id, remove() { map.delete(id); } };
   }
+  base.addHook = addHook;
 
   // 'encoder.layers.0.weight' -> [the submodule, its property name of 'weight' (snake_case or
   // property names), 'weight'], or an error naming the module that lacks it.

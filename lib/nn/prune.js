@@ -192,31 +192,27 @@ module.exports = function installPrune(kd, nn, { Module, stateOf, snake }) {
   }
   Identity.PRUNING_TYPE = 'unstructured';
 
-  /** Prunes `amount` entries chosen at random. */
-  class RandomUnstructured extends BasePruningMethod {
+  // The unstructured methods: prune the `amount` entries that drop(t, n) picks (flat indices).
+  class AmountUnstructured extends BasePruningMethod {
     constructor(amount) { super(); validateAmountInit(amount); this.amount = amount; }
     computeMask(t, defaultMask) {
       const size = t.numel();
       const n = nToPrune(this.amount, size);
       validateAmount(n, size);
       if (n === 0) return defaultMask.clone();
-      const idx = kd.randLike(t, { dtype: 'float32' }).reshape(-1).topk(n).indices;
-      return zeroAt(defaultMask, idx);
+      return zeroAt(defaultMask, this.drop(t, n));
     }
+  }
+
+  /** Prunes `amount` entries chosen at random. */
+  class RandomUnstructured extends AmountUnstructured {
+    drop(t, n) { return kd.randLike(t, { dtype: 'float32' }).reshape(-1).topk(n).indices; }
   }
   RandomUnstructured.PRUNING_TYPE = 'unstructured';
 
   /** Prunes the `amount` entries of smallest absolute value. */
-  class L1Unstructured extends BasePruningMethod {
-    constructor(amount) { super(); validateAmountInit(amount); this.amount = amount; }
-    computeMask(t, defaultMask) {
-      const size = t.numel();
-      const n = nToPrune(this.amount, size);
-      validateAmount(n, size);
-      if (n === 0) return defaultMask.clone();
-      const idx = t.abs().reshape(-1).topk(n, { largest: false }).indices;
-      return zeroAt(defaultMask, idx);
-    }
+  class L1Unstructured extends AmountUnstructured {
+    drop(t, n) { return t.abs().reshape(-1).topk(n, { largest: false }).indices; }
   }
   L1Unstructured.PRUNING_TYPE = 'unstructured';
 
