@@ -269,6 +269,23 @@ describe('Lazy modules', function () {
     assert.deepEqual(t.weight.shape, [3, 4, 2, 2]);
   });
 
+  it('loadStateDict materialises a lazy module from the state dict\'s shapes (grouped convolutions too)', function () {
+    const src = new nn.Linear(7, 4);
+    const l = new nn.LazyLinear(4);
+    assert.deepEqual(l.loadStateDict(src.stateDict()), { missingKeys: [], unexpectedKeys: [] });
+    assert.ok(l instanceof nn.Linear);
+    assert.deepEqual(vals(l.weight), vals(src.weight));
+    const lc = new nn.LazyConv2d(4, 3, { groups: 2 });
+    lc.loadStateDict(new nn.Conv2d(6, 4, 3, { groups: 2 }).stateDict());
+    assert.equal(lc.inChannels, 6);
+    const lb = new nn.LazyBatchNorm2d();
+    lb.loadStateDict(new nn.BatchNorm2d(5).stateDict());
+    assert.equal(lb.numFeatures, 5);
+    const seq = new nn.Sequential(new nn.LazyLinear(3), new nn.ReLU());
+    seq.loadStateDict(new nn.Sequential(new nn.Linear(2, 3), new nn.ReLU()).stateDict());
+    assert.equal(seq[0].inFeatures, 2);
+  });
+
   it('kd.nn.lazy makes the lazy variant of any layer in one line', function () {
     const LazyGroupNorm = nn.lazy(nn.GroupNorm, 'numGroups', () => 1);
     const g = new LazyGroupNorm(4);

@@ -9,8 +9,10 @@
 // the eager layer), takes over its parameters, buffers and settings, and becomes an instance of
 // Base (PyTorch's cls_to_become: `lazy instanceof nn.Linear` afterwards), so later calls cost
 // nothing extra. Moves and casts made before that call (`to('cuda')`, `double()`) are replayed on
-// the new parameters. As in PyTorch, run one forward pass before building an optimizer or
-// loading a state dict: until then parameters() is empty.
+// the new parameters. loadStateDict() into a lazy module reads the size from the state dict's
+// weight (or running mean) instead, as PyTorch's LazyModuleMixin does. As in PyTorch, run one
+// forward pass (or load a state dict) before building an optimizer: until then parameters() is
+// empty.
 'use strict';
 
 const { KindlingError } = require('../errors');
@@ -19,14 +21,26 @@ module.exports = function installLazy(kd, nn, base) {
   const { Module, stateOf, isPlainObject } = base;
   const LAZY = Symbol('kd.nn lazy arguments');
 
-  /** The lazy variant of Base: infer(input) is the value of Base's first argument `key`. */
-  function lazy(Base, key, infer) {
+  /**
+   * The lazy variant of Base: infer(input, args) is the value of Base's first argument `key`;
+   * fromState(stateDict, prefix, args) (optional) reads it from a state dict being loaded.
+   */
+  function lazy(Base, key, infer, fromState = null) {
     const name = `Lazy${Base.name}`;
     const Lazy = {
       [name]: class extends Module {
         constructor(...args) {
           super();
           Object.defineProperty(this, LAZY, { value: { args, pending: [] }, configurable: true });
+          if (fromState !== null) {
+            const hook = this._registerLoadStateDictPreHook((sd, prefix) => {
+              hook.remove();
+              const st = this[LAZY];
+              if (st === undefined) return;
+              const v = fromState(sd, prefix, st.args);
+              if (v !== undefined) this._materialize(v);
+            });
+          }
         }
         /** True until the first call has made the parameters. */
         hasUninitializedParams() { return this[LAZY] !== undefined; }
@@ -37,7 +51,10 @@ module.exports = function installLazy(kd, nn, base) {
           if (!(input instanceof kd.Tensor)) {
             throw new KindlingError(`${name}: the first input must be a Tensor (its size sets ${key})`, 'KD_INVALID_ARGUMENT');
           }
-          const v = infer(input, st.args);
+          this._materialize(infer(input, st.args));
+        }
+        _materialize(v) {
+          const st = this[LAZY];
           const { args } = st;
           const full = args.length === 1 && isPlainObject(args[0]) ? new Base({ [key]: v, ...args[0] }) : new Base(v, ...args);
           const fs = stateOf(full);
@@ -72,28 +89,42 @@ module.exports = function installLazy(kd, nn, base) {
     }
     return batchedOnly || x.ndim === unbatched + 1 ? x.shape[1] : x.shape[0];
   };
+  // the size from a state dict: dim `d` of the entry `name` (times the groups of a convolution)
+  const fromKey = (name, d, grouped = false) => (sd, prefix, args) => {
+    const t = sd[prefix + name];
+    if (!(t instanceof kd.Tensor) || t.ndim <= d) return undefined;
+    if (!grouped) return t.shape[d];
+    const last = args[args.length - 1];
+    const groups = isPlainObject(last) && last.groups !== undefined ? last.groups : Number.isInteger(args[5]) ? args[5] : 1;
+    return t.shape[d] * groups;
+  };
   const lastDim = (x) => {
     if (x.ndim < 1) throw new KindlingError('LazyLinear: the input must have at least 1 dim', 'KD_SHAPE_MISMATCH');
     return x.shape[x.ndim - 1];
   };
 
   // The lazy variants of the layers kindling has: LazyX for X.
+  const conv = fromKey('weight', 1, true);
+  const convT = fromKey('weight', 0);
+  const norm = (sd, prefix, args) => fromKey('weight', 0)(sd, prefix, args) ?? fromKey('running_mean', 0)(sd, prefix, args);
   const table = [
-    ['Linear', 'inFeatures', lastDim],
-    ['Conv1d', 'inChannels', channels(1, 'LazyConv1d')], ['Conv2d', 'inChannels', channels(2, 'LazyConv2d')],
-    ['Conv3d', 'inChannels', channels(3, 'LazyConv3d')],
-    ['ConvTranspose1d', 'inChannels', channels(1, 'LazyConvTranspose1d')],
-    ['ConvTranspose2d', 'inChannels', channels(2, 'LazyConvTranspose2d')],
-    ['ConvTranspose3d', 'inChannels', channels(3, 'LazyConvTranspose3d')],
-    ['BatchNorm1d', 'numFeatures', channels(0, 'LazyBatchNorm1d', true)],
-    ['BatchNorm2d', 'numFeatures', channels(0, 'LazyBatchNorm2d', true)],
-    ['BatchNorm3d', 'numFeatures', channels(0, 'LazyBatchNorm3d', true)],
-    ['InstanceNorm1d', 'numFeatures', channels(1, 'LazyInstanceNorm1d')],
-    ['InstanceNorm2d', 'numFeatures', channels(2, 'LazyInstanceNorm2d')],
-    ['InstanceNorm3d', 'numFeatures', channels(3, 'LazyInstanceNorm3d')],
+    ['Linear', 'inFeatures', lastDim, fromKey('weight', 1)],
+    ['Conv1d', 'inChannels', channels(1, 'LazyConv1d'), conv], ['Conv2d', 'inChannels', channels(2, 'LazyConv2d'), conv],
+    ['Conv3d', 'inChannels', channels(3, 'LazyConv3d'), conv],
+    ['ConvTranspose1d', 'inChannels', channels(1, 'LazyConvTranspose1d'), convT],
+    ['ConvTranspose2d', 'inChannels', channels(2, 'LazyConvTranspose2d'), convT],
+    ['ConvTranspose3d', 'inChannels', channels(3, 'LazyConvTranspose3d'), convT],
+    ['BatchNorm1d', 'numFeatures', channels(0, 'LazyBatchNorm1d', true), norm],
+    ['BatchNorm2d', 'numFeatures', channels(0, 'LazyBatchNorm2d', true), norm],
+    ['BatchNorm3d', 'numFeatures', channels(0, 'LazyBatchNorm3d', true), norm],
+    ['InstanceNorm1d', 'numFeatures', channels(1, 'LazyInstanceNorm1d'), norm],
+    ['InstanceNorm2d', 'numFeatures', channels(2, 'LazyInstanceNorm2d'), norm],
+    ['InstanceNorm3d', 'numFeatures', channels(3, 'LazyInstanceNorm3d'), norm],
   ];
   nn.lazy = lazy;
   // installed when the layer is (lib/nn/index.js calls this after the layers)
-  for (const [layer, key, infer] of table) if (nn[layer] && !nn[`Lazy${layer}`]) nn[`Lazy${layer}`] = lazy(nn[layer], key, infer);
+  for (const [layer, key, infer, fromState] of table) {
+    if (nn[layer] && !nn[`Lazy${layer}`]) nn[`Lazy${layer}`] = lazy(nn[layer], key, infer, fromState);
+  }
   return lazy;
 };
