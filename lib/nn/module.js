@@ -591,10 +591,9 @@ module.exports = function installModule(kd, nn) {
   }
 
   // The global module hooks (kd.nn.modules.module.registerModuleForwardHook, ...: module_hooks.js);
-  // `any` counts them, so a call with no hook at all costs one comparison.
+  // `any` counts them (kept by module_hooks.js), so a call with no hook at all costs one comparison.
   const globalHooks = {
-    preHooks: new Map(), hooks: new Map(), backwardHooks: new Map(), fullBackward: null, setupBackwardHooks: null,
-    get any() { return this.preHooks.size + this.hooks.size + this.backwardHooks.size; },
+    preHooks: new Map(), hooks: new Map(), backwardHooks: new Map(), fullBackward: null, setupBackwardHooks: null, any: 0,
   };
 
   function addHook(s, kind, hook) {

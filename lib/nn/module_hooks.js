@@ -19,6 +19,14 @@ module.exports = function installModuleHooks(kd, nn, base) {
   const { Tensor } = kd;
 
   const hookIds = { nextHook: 0 };
+  // a global hook: counted in globalHooks.any while registered
+  function addGlobal(map, hook) {
+    const h = addHook(map, hook, hookIds);
+    globalHooks.any++;
+    const remove = h.remove;
+    h.remove = () => { if (map.has(h.id)) { remove(); globalHooks.any--; } };
+    return h;
+  }
 
   function checkKind(s, full) {
     if (s.backwardHooks.size !== 0 && s.fullBackward !== full) {
@@ -121,16 +129,16 @@ module.exports = function installModuleHooks(kd, nn, base) {
 
   // ---- global hooks (torch.nn.modules.module) ------------------------------------------------
   /** hook(module, args) before every module's forward (before the module's own pre-hooks). */
-  function registerModuleForwardPreHook(hook) { return addHook(globalHooks.preHooks, hook, hookIds); }
+  function registerModuleForwardPreHook(hook) { return addGlobal(globalHooks.preHooks, hook); }
   /** hook(module, args, output) after every module's forward (before the module's own hooks). */
-  function registerModuleForwardHook(hook) { return addHook(globalHooks.hooks, hook, hookIds); }
+  function registerModuleForwardHook(hook) { return addGlobal(globalHooks.hooks, hook); }
   function globalBackward(hook, full) {
     if (globalHooks.backwardHooks.size !== 0 && globalHooks.fullBackward !== full) {
       throw new KindlingError('Cannot use both regular backward hooks and full backward hooks as a global Module hook. Please use only one of them.',
         'KD_INVALID_ARGUMENT');
     }
     globalHooks.fullBackward = full;
-    return addHook(globalHooks.backwardHooks, hook, hookIds);
+    return addGlobal(globalHooks.backwardHooks, hook);
   }
   /** hook(module, gradInput, gradOutput) for every module (see registerFullBackwardHook). */
   function registerModuleFullBackwardHook(hook) { return globalBackward(hook, true); }
