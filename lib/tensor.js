@@ -68,7 +68,7 @@ class Tensor {
   dataSync() { return hostValues(this._h); }
   /**
    * dataSync() as a Promise; on a CUDA tensor the copy lands without blocking the event loop.
-   * (Before 0.1 this was `t.data()`: `t.data` is now PyTorch's property, a Tensor.)
+   * (It was `t.data()` before the first release: `t.data` is now PyTorch's property, a Tensor.)
    */
   async dataAsync() { return this.dataSync(); }
 
