@@ -9,7 +9,7 @@
 //               case is then skipped with that reason, so it starts working when the op lands
 //   setup(kd, n, dev) -> state    inputs on device dev ('cpu' | 'cuda'), created once per size
 //   run(state)               ONE call of the op, result disposed (timed, batched)
-//   async       run returns a Promise, awaited call by call (data() round trip)
+//   async       run returns a Promise, awaited call by call (dataAsync() round trip)
 //   teardown(state)          disposes the inputs
 //   perCallUnit 'us' to show the time per call in microseconds (overhead cases)
 //   rate        {unit, of(n, seconds)}: a throughput to show (GB/s, GFLOP/s, M/s)
@@ -249,11 +249,11 @@ module.exports = [
   })),
   {
     name: 'data.roundtrip',
-    title: 'await t.data() of a 1-element float32 tensor: read-back latency',
+    title: 'await t.dataAsync() of a 1-element float32 tensor: read-back latency',
     sizes: [1],
     label: () => '1',
     setup: (kd, n, dev) => ({ t: randn(kd, [n], dev) }),
-    run: (s) => s.t.data(),
+    run: (s) => s.t.dataAsync(),
     async: true,
     teardown: disposeAll,
     perCallUnit: 'us',

@@ -40,7 +40,7 @@ const { describe, smallHostValues } = require('./tensor');
  * stream events complete only when completeEvents() is called.
  * @private
  */
-// Tensor methods for CUDA: data()/array() without blocking, pinMemory(), isPinned(),
+// Tensor methods for CUDA: dataAsync()/array() without blocking, pinMemory(), isPinned(),
 // recordStream(), and to(..., {nonBlocking}). Installed on the Tensor prototype here so the
 // CUDA-specific code stays in this file.
 function installTensorMethods(binding, streamArg) {
@@ -61,9 +61,9 @@ function installTensorMethods(binding, streamArg) {
     return raw;
   }
   // A CPU tensor's data: a copy taken now, in a resolved Promise (no thread hop: nothing can be
-  // pending on it, Note [data() of a CPU tensor] in src/napi/tensor.c); hostData is null for a
+  // pending on it, Note [dataAsync() of a CPU tensor] in src/napi/tensor.c); hostData is null for a
   // CUDA tensor, whose copy then lands asynchronously. Errors (a disposed tensor) are rejections.
-  Tensor.prototype.data = function data() {
+  Tensor.prototype.dataAsync = function dataAsync() {
     let host;
     try {
       host = smallHostValues(this._h); // Note [Reading small tensors] in src/napi/tensor.c

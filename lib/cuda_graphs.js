@@ -7,7 +7,7 @@
 // Rules of capture (as on a GPU): a captured function runs its kernels ONCE, at replay, on the
 // tensors it used during capture: inputs must be static tensors updated in place (copy_)
 // between replays, and its outputs are static tensors overwritten by each replay. A host read
-// (item(), dataSync(), data()), a device synchronisation or an op whose output shape depends on
+// (item(), dataSync(), dataAsync()), a device synchronisation or an op whose output shape depends on
 // the data (nonzero, maskedSelect, unique) fails during capture with KD_CUDA_GRAPH_CAPTURE; the
 // capture is then discarded and the device stays usable. Run the function once or twice before
 // capturing (warm-up): lazily created library handles and pinned buffers must exist first.

@@ -105,6 +105,9 @@ if (N.cpuCapabilityWarning) process.emitWarning(N.cpuCapabilityWarning, { code: 
 kd.version = require('../package.json').version;
 
 kd.cuda = require('./cuda')(N);
+// Tensor conveniences (tolist, newZeros, float(), type(), ...) and the legacy constructors
+// (kd.FloatTensor, kd.cuda.LongTensor, kd.Tensor(2, 3) called as a function).
+kd.Tensor = require('./tensor_conveniences')(kd, Tensor, describe);
 kd.backends = require('./backends')(N);
 require('./autograd')(kd, Tensor, N, rt);
 // kd.autocast / isAutocastEnabled / getAutocastDtype and kd.amp (GradScaler): mixed precision.

@@ -8,9 +8,19 @@ export * from './ops.gen.mjs';
 export default kd;
 
 export const {
+  BFloat16Tensor,
+  BoolTensor,
+  ByteTensor,
+  CharTensor,
+  DoubleTensor,
+  FloatTensor,
+  HalfTensor,
+  IntTensor,
   KindlingError,
   KindlingRangeError,
   KindlingTypeError,
+  LongTensor,
+  ShortTensor,
   Slice,
   Tensor,
   _internal,

@@ -66,8 +66,30 @@ class Tensor {
    * Int32Array, BigInt64Array (int64). Blocks until the data is on the host.
    */
   dataSync() { return hostValues(this._h); }
-  /** dataSync() as a Promise. */
-  async data() { return this.dataSync(); }
+  /**
+   * dataSync() as a Promise; on a CUDA tensor the copy lands without blocking the event loop.
+   * (It was `t.data()` before the first release: `t.data` is now PyTorch's property, a Tensor.)
+   */
+  async dataAsync() { return this.dataSync(); }
+
+  /**
+   * PyTorch's `tensor.data`: a new Tensor sharing this one's storage, outside autograd
+   * (requiresGrad false, no grad_fn), as detach(): `p.data.normal_(0, 0.1)`, `h = h.data`.
+   * In-place ops on it bump the version this tensor shares (PyTorch's .data has a counter of its
+   * own), so changing a value saved for a backward pass not yet run is still an error.
+   * Not a method: the asynchronous read is `await t.dataAsync()`.
+   */
+  get data() { return new Tensor(N.autograd.detach(this._h)); }
+  /**
+   * `p.data = t` (PyTorch's set_data): this tensor takes t's storage, shape, strides and dtype,
+   * keeping its own autograd state (requiresGrad, grad, hooks), so every holder of it (a module,
+   * an optimizer) sees the new data. The device type must be the same (cpu or cuda); a tensor
+   * that requires grad needs a floating point t. See Note [set_data] in src/autograd/node.c.
+   */
+  set data(t) {
+    if (!(t instanceof Tensor)) throw typeError(`Variable data has to be a tensor, but got ${describe(t)}`);
+    N.autograd.setData(this._h, t._h);
+  }
 
   /**
    * The elements as nested arrays (a number or boolean for a 0-d tensor; int64 as numbers).
@@ -179,7 +201,7 @@ class Tensor {
 // an own enumerable field set before `_h`, and cloning one throws a DataCloneError whose message
 // says what to post instead. The field is one store per tensor made (about 2 ns,
 // against the microseconds of the op that made it).
-const NOT_CLONEABLE = Symbol('a kindling Tensor cannot be posted or structured-cloned: post `await t.data()` (a typed array) and `t.shape` instead, and rebuild it with kd.tensor()');
+const NOT_CLONEABLE = Symbol('a kindling Tensor cannot be posted or structured-cloned: post `await t.dataAsync()` (a typed array) and `t.shape` instead, and rebuild it with kd.tensor()');
 
 // mT / mH: PyTorch's rule (tensor.mT on a 1-D tensor is an error; a 0-d tensor is its own
 // transpose). kindling has no complex dtypes, so the conjugate is the tensor itself.

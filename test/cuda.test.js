@@ -1,7 +1,7 @@
 // cuda.test.js - without a GPU: kd.cuda.isAvailable() is false and every CUDA request is a
 // clean KD_CUDA_UNAVAILABLE error. With a GPU: round trips to('cuda') and back for every
 // dtype, ops on CUDA agree with the CPU, Philox gives the same numbers on both; the runtime:
-// caching allocator stats, OOM, emptyCache, streams/events, non-blocking data() (timers keep
+// caching allocator stats, OOM, emptyCache, streams/events, non-blocking dataAsync() (timers keep
 // firing while a kernel runs), pinned memory. The GPU tests only use copy_/fill_ on the device,
 // so they do not depend on the op kernels. How to run them on a lent GPU: docs/CUDA.md.
 'use strict';
@@ -208,7 +208,7 @@ describe('cuda', function () {
         const back = g.to('cpu');
         assert.equal(back.device, 'cpu');
         assert.deepEqual(values(back), values(c));
-        assert.deepEqual(Array.from(await g.data(), (x) => (typeof x === 'bigint' ? Number(x) : x)),
+        assert.deepEqual(Array.from(await g.dataAsync(), (x) => (typeof x === 'bigint' ? Number(x) : x)),
           Array.from(c.dataSync(), (x) => (typeof x === 'bigint' ? Number(x) : x)));
         // a non-contiguous view goes to the GPU too
         const v = kd.tensor([[1, 2], [3, 4]], { dtype: dtype === 'bool' ? 'float32' : dtype }).t();
@@ -257,7 +257,7 @@ describe('cuda', function () {
       assert.equal(kd.ones([2]).isPinned(), false);
       assert.equal(new kd.cuda.Event().query(), true, 'an unrecorded event is complete');
       await new kd.cuda.Event().synchronize();
-      assert.deepEqual(Array.from(await kd.tensor([1.5, 2]).data()), [1.5, 2]);
+      assert.deepEqual(Array.from(await kd.tensor([1.5, 2]).dataAsync()), [1.5, 2]);
       assert.deepEqual(await kd.tensor([[1.5, 2]]).array(), [[1.5, 2]]);
       assert.equal(kd.ones([2]).to('float64', { nonBlocking: true }).dtype, 'float64');
     });
@@ -329,17 +329,17 @@ describe('cuda', function () {
       assert.deepEqual(values(ok.cpu()), new Array(10).fill(1));
     });
 
-    it('data() and array() resolve with the values, for every dtype and views', async function () {
+    it('dataAsync() and array() resolve with the values, for every dtype and views', async function () {
       for (const dtype of ALL_DTYPES) {
         const src = dtype === 'bool' ? [true, false, true, true] : [1, 0, 3, dtype === 'uint8' ? 200 : -2];
         const c = kd.tensor(src, { dtype });
         const g = c.to('cuda');
-        assert.deepEqual(Array.from(await g.data()), Array.from(c.dataSync()), dtype);
+        assert.deepEqual(Array.from(await g.dataAsync()), Array.from(c.dataSync()), dtype);
         assert.deepEqual(await g.array(), c.arraySync(), dtype);
       }
       const v = kd.arange(12).to('cuda').reshape([3, 4]).t();
-      assert.deepEqual(Array.from(await v.data()), Array.from(v.cpu().dataSync()));
-      assert.deepEqual(Array.from(await kd.empty([0], { device: 'cuda' }).data()), []);
+      assert.deepEqual(Array.from(await v.dataAsync()), Array.from(v.cpu().dataSync()));
+      assert.deepEqual(Array.from(await kd.empty([0], { device: 'cuda' }).dataAsync()), []);
     });
 
     it('timers keep firing while a long kernel runs (no thread blocks on the GPU)', async function () {
@@ -353,7 +353,7 @@ describe('cuda', function () {
         const t0 = Date.now();
         kd.cuda._spin(200);
         const y = x.clone(); // queued behind the spin kernel
-        const p = y.data();
+        const p = y.dataAsync();
         launchMs = Date.now() - t0;
         d = await p;
         totalMs = Date.now() - t0;
@@ -402,7 +402,7 @@ describe('cuda', function () {
       kd.cuda.withStream(s, () => { kd.cuda._spin(50); a.fill_(3); done.record(); });
       kd.cuda.currentStream().waitEvent(done);
       a.recordStream(s);
-      const got = await a.data();
+      const got = await a.dataAsync();
       assert.equal(got[0], 3);
       assert.equal(got[got.length - 1], 3);
       const start = new kd.cuda.Event({ enableTiming: true });
@@ -440,15 +440,15 @@ describe('cuda', function () {
       assert.equal(p.pinMemory().isPinned(), true);
       assert.deepEqual(Array.from(p.dataSync()), Array.from(c.dataSync()));
       const g = p.to('cuda', { nonBlocking: true });
-      assert.deepEqual(Array.from(await g.data()), Array.from(c.dataSync()));
+      assert.deepEqual(Array.from(await g.dataAsync()), Array.from(c.dataSync()));
       const g2 = p.to({ device: 'cuda', nonBlocking: true, dtype: 'float64' });
       assert.equal(g2.dtype, 'float64');
-      assert.deepEqual(Array.from(await g2.data()), Array.from(c.dataSync()));
-      // data() of the pinned source while a non-blocking copy still reads it: a copy of it at
-      // once (a non-blocking copy only reads host memory; Note [data() of a CPU tensor])
+      assert.deepEqual(Array.from(await g2.dataAsync()), Array.from(c.dataSync()));
+      // dataAsync() of the pinned source while a non-blocking copy still reads it: a copy of it at
+      // once (a non-blocking copy only reads host memory; Note [dataAsync() of a CPU tensor])
       const big = kd.arange(1 << 20, { dtype: 'float32' }).pinMemory();
       const g3 = big.to('cuda', { nonBlocking: true });
-      const [host, dev] = await Promise.all([big.data(), g3.data()]);
+      const [host, dev] = await Promise.all([big.dataAsync(), g3.dataAsync()]);
       assert.equal(host[(1 << 20) - 1], (1 << 20) - 1);
       assert.deepEqual(host, dev);
       big.dispose();

@@ -1,7 +1,7 @@
 // cuda_deferred_errors.test.js - an index out of range found on a CUDA device (indexing ops'
 // index check, nllLoss's target check) or a binaryCrossEntropy input outside [0, 1] is raised at
 // the next sync point, as CUDA's device-side asserts: the call itself does not wait for the
-// device, the sync point (dataSync, item, await data(), await kd.cuda.synchronize()) throws the
+// device, the sync point (dataSync, item, await dataAsync(), await kd.cuda.synchronize()) throws the
 // CPU's error (code and message) exactly once, and later work runs normally (Note [Deferred index errors] in
 // cuda/deferred_check.cuh). Runs where CUDA is available: on a GPU, or on the emulated GPU.
 'use strict';
@@ -38,7 +38,7 @@ describe('CUDA: index errors found on the device are raised at the next sync poi
   const syncPoints = {
     dataSync: (r) => r.dataSync(),
     item: (r) => r.sum().item(),
-    'await data()': async (r) => r.data(),
+    'await dataAsync()': async (r) => r.dataAsync(),
     'await kd.cuda.synchronize()': async () => kd.cuda.synchronize(),
   };
 
@@ -94,7 +94,7 @@ describe('CUDA: index errors found on the device are raised at the next sync poi
 
   it('valid indices raise nothing', async function () {
     const r = x().to('cuda').indexSelect(0, kd.tensor([3, 1, 0], { dtype: 'int64', device: 'cuda' }));
-    assert.deepEqual(Array.from(await r.data()).slice(0, 3), [18, 19, 20]);
+    assert.deepEqual(Array.from(await r.dataAsync()).slice(0, 3), [18, 19, 20]);
     await kd.cuda.synchronize();
   });
 });

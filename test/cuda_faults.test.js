@@ -1,6 +1,6 @@
 // cuda_faults.test.js - what a device fault (a trap in a kernel: a sticky error, as an illegal
 // address is) does to work in flight, each case in a child process because a faulted device
-// stays faulted: Promises waiting on the device (data(), synchronizeAsync, an event's
+// stays faulted: Promises waiting on the device (dataAsync(), synchronizeAsync, an event's
 // synchronize) reject with KD_CUDA_ERROR instead of never settling, the process then exits by
 // itself, and later calls fail with the same coded error instead of hanging or crashing.
 // Needs a CUDA device (the emulated GPU in npm test); skipped with the reason otherwise.
@@ -41,7 +41,7 @@ describe('CUDA: a device fault with work in flight', function () {
       ev.record();
       const settle = (p) => p.then(() => 'resolved', (e) => e.code);
       const t0 = Date.now();
-      const outcomes = await Promise.all([settle(y.data()), settle(kd.cuda.synchronize()), settle(ev.synchronize())]);
+      const outcomes = await Promise.all([settle(y.dataAsync()), settle(kd.cuda.synchronize()), settle(ev.synchronize())]);
       const later = (() => { try { kd.ones([4], { device: 'cuda' }).add(1).cpu(); return 'ok'; } catch (e) { return e.code; } })();
       return { outcomes, ms: Date.now() - t0, later };`);
     assert.deepEqual(r.outcomes, ['KD_CUDA_ERROR', 'KD_CUDA_ERROR', 'KD_CUDA_ERROR']);
@@ -51,9 +51,9 @@ describe('CUDA: a device fault with work in flight', function () {
   it('work that completed before the fault still resolves with its values', function () {
     const r = inChild(`
       const x = kd.arange(6, { device: 'cuda', dtype: 'float32' }).mul(2);
-      const done = await x.data();
+      const done = await x.dataAsync();
       kd.cuda._fault(5);
-      const after = await x.data().then(() => 'resolved', (e) => e.code);
+      const after = await x.dataAsync().then(() => 'resolved', (e) => e.code);
       return { done: Array.from(done), after };`);
     assert.deepEqual(r.done, [0, 2, 4, 6, 8, 10]);
     assert.equal(r.after, 'KD_CUDA_ERROR');

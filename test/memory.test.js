@@ -104,10 +104,10 @@ describe('memory', function () {
     assert.deepEqual(values(other), [1, 1, 1, 1], 'the other operand is untouched');
   });
 
-  it('data() of a disposed tensor rejects with KD_DISPOSED', async function () {
+  it('dataAsync() of a disposed tensor rejects with KD_DISPOSED', async function () {
     const t = kd.ones([2]);
     t.dispose();
-    await assert.rejects(async () => t.data(), (e) => e.code === 'KD_DISPOSED');
+    await assert.rejects(async () => t.dataAsync(), (e) => e.code === 'KD_DISPOSED');
     await assert.rejects(async () => t.array(), (e) => e.code === 'KD_DISPOSED');
   });
 

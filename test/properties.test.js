@@ -52,9 +52,9 @@ describe('properties', function () {
     assert.equal(t.stride(-1), 1);
   });
 
-  it('many concurrent data() calls resolve to the right values', async function () {
+  it('many concurrent dataAsync() calls resolve to the right values', async function () {
     const ts = Array.from({ length: 50 }, (_, i) => kd.full([100], i, { dtype: 'int32' }));
-    const all = await Promise.all(ts.map((t) => t.data()));
+    const all = await Promise.all(ts.map((t) => t.dataAsync()));
     all.forEach((d, i) => { assert.equal(d.length, 100); assert.equal(d[99], i); });
     const arrays = await Promise.all(ts.slice(0, 5).map((t) => t.view([10, 10]).array()));
     assert.deepEqual(arrays[3][9], new Array(10).fill(3));
@@ -73,9 +73,9 @@ describe('properties', function () {
     }
   });
 
-  it('data() resolves to the same as dataSync(); array()/arraySync() nest', async function () {
+  it('dataAsync() resolves to the same as dataSync(); array()/arraySync() nest', async function () {
     const t = kd.tensor([[1, 2, 3], [4, 5, 6]], { dtype: 'float32' });
-    const d = await t.data();
+    const d = await t.dataAsync();
     assert.ok(d instanceof Float32Array);
     assert.deepEqual(Array.from(d), [1, 2, 3, 4, 5, 6]);
     assert.deepEqual(await t.array(), [[1, 2, 3], [4, 5, 6]]);
@@ -86,34 +86,34 @@ describe('properties', function () {
     assert.deepEqual(kd.zeros([2, 0]).arraySync(), [[], []]);
   });
 
-  // Note [data() of a CPU tensor] (src/napi/tensor.c): a copy taken at the call, in a resolved Promise.
-  it('data() of a CPU tensor: every dtype and layout as dataSync(), a snapshot taken at the call, settled at once', async function () {
+  // Note [dataAsync() of a CPU tensor] (src/napi/tensor.c): a copy taken at the call, in a resolved Promise.
+  it('dataAsync() of a CPU tensor: every dtype and layout as dataSync(), a snapshot taken at the call, settled at once', async function () {
     for (const dtype of kd.dtypes) {
       const base = kd.arange(24).reshape([2, 3, 4]).to(dtype);
       const views = [base, base.transpose(0, 2), base.index([kd.slice(), 1]), base.narrow(2, 1, 2),
         base.index([0, 0]).expand([3, 4]), base.index([1, 2, 3]), kd.zeros([0, 3], { dtype })];
       for (const v of views) {
-        const d = await v.data();
+        const d = await v.dataAsync();
         const want = v.dataSync();
         assert.equal(d.constructor, want.constructor, `${dtype} ${v.shape}`);
         assert.deepEqual(Array.from(d, String), Array.from(want, String), `${dtype} ${v.shape}`);
       }
     }
     const t = kd.tensor([1, 2, 3], { dtype: 'float32' });
-    const p = t.data();
+    const p = t.dataAsync();
     t.fill_(7); // after the call: not in the data
     const d = await p;
     assert.deepEqual(Array.from(d), [1, 2, 3]);
     d[0] = 100; // the data is a copy
     assert.deepEqual(Array.from(t.dataSync()), [7, 7, 7]);
     let settled = false;
-    t.data().then(() => { settled = true; });
+    t.dataAsync().then(() => { settled = true; });
     await null; // one microtask turn: no thread pool, no event loop turn
     await null;
     assert.equal(settled, true);
     const gone = kd.ones([2]);
     gone.dispose();
-    const r = gone.data(); // a rejection, not a throw
+    const r = gone.dataAsync(); // a rejection, not a throw
     await assert.rejects(r, { code: 'KD_DISPOSED' });
     await assert.rejects(gone.array(), { code: 'KD_DISPOSED' });
   });

@@ -151,7 +151,7 @@ describe('worker_threads', function () {
         const a = kd.full([1000], k, { dtype: 'float32' });
         await new Promise((r) => setTimeout(r, 1 + (k % 3)));
         const b = a.mul(2);
-        const v = (await b.data())[0];
+        const v = (await b.dataAsync())[0];
         await new Promise((r) => setImmediate(r));
         return v + a.sum().item();
       });
@@ -171,12 +171,12 @@ describe('worker_threads', function () {
     assert.deepEqual(m, Array.from({ length: 20 }, (_, k) => 10 * k));
   });
 
-  it('a worker terminated with async work in flight (data(), a DataLoader) takes nothing down', async function () {
+  it('a worker terminated with async work in flight (dataAsync(), a DataLoader) takes nothing down', async function () {
     const w = new Worker(`
       const kd = require(${JSON.stringify(ROOT)});
       const big = kd.randn([512, 512]);
       require('node:worker_threads').parentPort.postMessage('ready');
-      (async () => { for (;;) { await big.matmul(big).data(); } })();
+      (async () => { for (;;) { await big.matmul(big).dataAsync(); } })();
       (async () => {
         const ds = new kd.data.TensorDataset(kd.randn([4096, 16]), kd.randn([4096]));
         for (;;) for await (const [x] of new kd.data.DataLoader(ds, { batchSize: 64, shuffle: true })) x.sum();
@@ -190,7 +190,7 @@ describe('worker_threads', function () {
 
   it('a Tensor cannot be posted or structured-cloned: a DataCloneError saying what to post instead', async function () {
     const t = kd.tensor([1, 2, 3], { dtype: 'float32' });
-    const refused = (e) => e instanceof Error && e.name === 'DataCloneError' && /kindling Tensor cannot be posted.*await t\.data\(\)/.test(e.message);
+    const refused = (e) => e instanceof Error && e.name === 'DataCloneError' && /kindling Tensor cannot be posted.*await t\.dataAsync\(\)/.test(e.message);
     assert.throws(() => structuredClone(t), refused);
     assert.throws(() => structuredClone({ weights: [t] }), refused, 'nested in what is posted');
     assert.throws(() => structuredClone(kd.nn.Parameter(t)), refused, 'a Parameter is a Tensor');
@@ -199,7 +199,7 @@ describe('worker_threads', function () {
       assert.throws(() => port1.postMessage({ t }), refused);
       // what to post instead arrives whole, and rebuilds the tensor
       const got = new Promise((resolve) => port2.once('message', resolve));
-      port1.postMessage({ data: await t.data(), shape: t.shape });
+      port1.postMessage({ data: await t.dataAsync(), shape: t.shape });
       const m = await got;
       assert.deepEqual(kd.tensor(m.data).reshape(m.shape).arraySync(), [1, 2, 3]);
     } finally {

@@ -26,7 +26,7 @@ export type Device = 'cpu' | `cuda:${number}`;
 /** A device as accepted by kindling: `'cpu'`, `'cuda'` (the current GPU) or `'cuda:<index>'`. */
 export type DeviceLike = Device | 'cuda';
 
-/** What `dataSync()` / `data()` return: float16 and bfloat16 come back as Float32Array,
+/** What `dataSync()` / `dataAsync()` return: float16 and bfloat16 come back as Float32Array,
  *  int64 as BigInt64Array, bool (and uint8) as Uint8Array of 0/1. */
 export type DataArray =
   | Float32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Int32Array | BigInt64Array;
@@ -118,7 +118,15 @@ export declare class Tensor {
    * tensor, when the device-to-host copy lands for a CUDA tensor (never blocking). Rejects
    * (KD_DISPOSED) for a disposed tensor.
    */
-  data(): Promise<DataArray>;
+  dataAsync(): Promise<DataArray>;
+  /**
+   * PyTorch's `tensor.data`: a new Tensor sharing this one's storage, outside autograd
+   * (`p.data.normal_(0, 0.1)`, `h = h.data`). Assigning (`p.data = t`, PyTorch's set_data) makes
+   * this tensor take t's storage, shape and dtype, keeping its autograd state; the device type
+   * must match. Not a method: the asynchronous read is `dataAsync()`.
+   */
+  get data(): Tensor;
+  set data(t: Tensor);
   /** The elements as nested arrays; int64 values as numbers, bool as booleans. */
   arraySync(): NestedArray;
   /** The elements as nested arrays. */
@@ -282,6 +290,89 @@ export interface Tensor {
 export interface Tensor {
   /** The n-th derivative of digamma at this tensor: kd.polygamma(n, this). */
   polygamma(n: number): Tensor;
+}
+/** PyTorch's Tensor conveniences (lib/tensor_conveniences.js). */
+export interface Tensor {
+  /** The elements as nested arrays (a number or boolean for a 0-d tensor). */
+  tolist(): NestedArray | number | boolean;
+  /** view(other.shape). */
+  viewAs(other: Tensor): Tensor;
+  /** reshape(other.shape). */
+  reshapeAs(other: Tensor): Tensor;
+  /** This tensor with other's dtype and device (itself when both match). */
+  typeAs(other: Tensor): Tensor;
+  /** The number of elements, as numel(). */
+  nelement(): number;
+  /** A 1-D tensor of the elements (a view when possible). */
+  ravel(): Tensor;
+  /** True for a tensor on a CUDA device. */
+  readonly isCuda: boolean;
+  /** Zeros of `size` with this tensor's dtype and device unless given. */
+  newZeros(size: readonly number[], options?: NewTensorOptions): Tensor;
+  newZeros(...size: number[]): Tensor;
+  /** Ones of `size` with this tensor's dtype and device unless given. */
+  newOnes(size: readonly number[], options?: NewTensorOptions): Tensor;
+  newOnes(...size: number[]): Tensor;
+  /** Uninitialised memory of `size` with this tensor's dtype and device unless given. */
+  newEmpty(size: readonly number[], options?: NewTensorOptions): Tensor;
+  newEmpty(...size: number[]): Tensor;
+  /** `size` filled with fillValue, with this tensor's dtype and device unless given. */
+  newFull(size: readonly number[], fillValue: number | boolean, options?: NewTensorOptions): Tensor;
+  /** A copy of data with this tensor's dtype and device unless given. */
+  newTensor(data: TensorData | Tensor, options?: NewTensorOptions): Tensor;
+  /** to('float32') (this tensor when it already is). */
+  float(options?: { memoryFormat?: string }): Tensor;
+  /** to('float64'). */
+  double(options?: { memoryFormat?: string }): Tensor;
+  /** to('float16'). */
+  half(options?: { memoryFormat?: string }): Tensor;
+  /** to('bfloat16'). */
+  bfloat16(options?: { memoryFormat?: string }): Tensor;
+  /** to('int64'). */
+  long(options?: { memoryFormat?: string }): Tensor;
+  /** to('int32'). */
+  int(options?: { memoryFormat?: string }): Tensor;
+  /** to('int16'). */
+  short(options?: { memoryFormat?: string }): Tensor;
+  /** to('int8'). */
+  char(options?: { memoryFormat?: string }): Tensor;
+  /** to('uint8'). */
+  byte(options?: { memoryFormat?: string }): Tensor;
+  /** to('bool'). */
+  bool(options?: { memoryFormat?: string }): Tensor;
+  /** The legacy type name: 'torch.FloatTensor', 'torch.cuda.LongTensor', ... */
+  type(): string;
+  /** Converted to a dtype, a legacy name ('torch.cuda.FloatTensor' also moves it) or a legacy constructor. */
+  type(dtype: DTypeLike | string | LegacyTensorConstructor, options?: { nonBlocking?: boolean }): Tensor;
+}
+/** Options of Tensor#newZeros and friends: this tensor's dtype and device by default. */
+export interface NewTensorOptions { dtype?: DTypeLike; device?: DeviceLike; requiresGrad?: boolean }
+/**
+ * A legacy constructor (kd.FloatTensor, kd.cuda.LongTensor, ...): `(2, 3)` uninitialised,
+ * `([1, 2])` from data, `()` empty, `(t)` t itself when its type matches. `t instanceof
+ * kd.FloatTensor` checks the dtype and device type.
+ */
+export interface LegacyTensorConstructor {
+  (...size: number[]): Tensor;
+  (data: TensorData | Tensor, options?: { device?: DeviceLike }): Tensor;
+  (size: number, ...rest: (number | { device?: DeviceLike })[]): Tensor;
+}
+export declare const FloatTensor: LegacyTensorConstructor;
+export declare const DoubleTensor: LegacyTensorConstructor;
+export declare const HalfTensor: LegacyTensorConstructor;
+export declare const BFloat16Tensor: LegacyTensorConstructor;
+export declare const ByteTensor: LegacyTensorConstructor;
+export declare const CharTensor: LegacyTensorConstructor;
+export declare const ShortTensor: LegacyTensorConstructor;
+export declare const IntTensor: LegacyTensorConstructor;
+export declare const LongTensor: LegacyTensorConstructor;
+export declare const BoolTensor: LegacyTensorConstructor;
+/** The CUDA legacy constructors (kd.cuda.FloatTensor, ...). */
+export interface CudaNamespace {
+  FloatTensor: LegacyTensorConstructor; DoubleTensor: LegacyTensorConstructor; HalfTensor: LegacyTensorConstructor;
+  BFloat16Tensor: LegacyTensorConstructor; ByteTensor: LegacyTensorConstructor; CharTensor: LegacyTensorConstructor;
+  ShortTensor: LegacyTensorConstructor; IntTensor: LegacyTensorConstructor; LongTensor: LegacyTensorConstructor;
+  BoolTensor: LegacyTensorConstructor;
 }
 /** CUDA-related Tensor methods (lib/cuda.js). */
 export interface Tensor {

@@ -39,20 +39,52 @@ declare module './ops.gen' {
       train(mode?: boolean): this;
       eval(): this;
       requiresGrad_(requiresGrad?: boolean): this;
-      zeroGrad(options?: { setToNone?: boolean }): void;
+      zeroGrad(options?: { setToNone?: boolean } | boolean): void;
       apply(fn: (module: Module) => void): this;
       to(dtypeOrDevice: DTypeLike | DeviceLike | Tensor, options?: FactoryOptions): this;
-      to(options: FactoryOptions): this;
+      to(options: FactoryOptions & { memoryFormat?: string; nonBlocking?: boolean }): this;
       float(): this; double(): this; half(): this; bfloat16(): this; cpu(): this; cuda(index?: number): this;
       /** Parameters and persistent buffers under PyTorch's dotted snake_case keys. */
       stateDict(options?: { prefix?: string; keepVars?: boolean }): Record<string, Tensor>;
       loadStateDict(stateDict: Record<string, Tensor> | Map<string, Tensor>, options?: { strict?: boolean }): { missingKeys: string[]; unexpectedKeys: string[] };
       registerForwardPreHook(hook: (module: Module, args: any[]) => any): RemovableHandle;
       registerForwardHook(hook: (module: Module, args: any[], output: any) => any): RemovableHandle;
+      /** hook(module, gradInput, gradOutput) once the gradients of the call's tensor inputs are known; may return new gradInput. */
+      registerFullBackwardHook(hook: (module: Module, gradInput: (Tensor | null)[], gradOutput: (Tensor | null)[]) => (Tensor | null)[] | void): RemovableHandle;
+      /** PyTorch's deprecated backward hook, run as a full backward hook. */
+      registerBackwardHook(hook: (module: Module, gradInput: (Tensor | null)[], gradOutput: (Tensor | null)[]) => (Tensor | null)[] | void): RemovableHandle;
+      /** The parameter at a dotted path ('layers.0.weight'). */
+      getParameter(target: string): Parameter;
+      /** The buffer at a dotted path ('bn.running_mean'). */
+      getBuffer(target: string): Tensor;
+      /** Override to save a value under '<prefix>_extra_state' in the state dict. */
+      getExtraState(): any;
+      /** Override to restore what getExtraState() saved. */
+      setExtraState(state: any): void;
+      /** Parameters and buffers moved to device, uninitialised. */
+      toEmpty(options: { device: DeviceLike } | DeviceLike): this;
+      /** Returns the module unchanged: kindling tensors are not shared between processes or workers. */
+      shareMemory(): this;
+      /** Every parameter and buffer cast to a dtype or legacy type name ('torch.DoubleTensor'). */
+      type(dstType: DTypeLike | string): this;
+      /** hook(module, stateDict, prefix, localMetadata) after stateDict(); may return a replacement. */
+      _registerStateDictHook(hook: (module: Module, stateDict: Record<string, any>, prefix: string, localMetadata: object) => Record<string, any> | void): RemovableHandle;
+      /** hook(stateDict, prefix, localMetadata, strict, missingKeys, unexpectedKeys, errorMsgs) before this module loads (withModule: module first). */
+      _registerLoadStateDictPreHook(hook: (...args: any[]) => void, withModule?: boolean): RemovableHandle;
+      /** hook(module, {missingKeys, unexpectedKeys}) after loadStateDict(); may change the lists in place. */
+      registerLoadStateDictPostHook(hook: (module: Module, incompatibleKeys: { missingKeys: string[]; unexpectedKeys: string[] }) => void): RemovableHandle;
       extraRepr(): string;
       toString(): string;
     }
     interface Module { (...args: any[]): any }
+
+    /** torch.nn.modules.module's global hooks: they run for every module call, before the module's own. */
+    namespace modules.module {
+      function registerModuleForwardPreHook(hook: (module: Module, args: any[]) => any): RemovableHandle;
+      function registerModuleForwardHook(hook: (module: Module, args: any[], output: any) => any): RemovableHandle;
+      function registerModuleFullBackwardHook(hook: (module: Module, gradInput: (Tensor | null)[], gradOutput: (Tensor | null)[]) => (Tensor | null)[] | void): RemovableHandle;
+      function registerModuleBackwardHook(hook: (module: Module, gradInput: (Tensor | null)[], gradOutput: (Tensor | null)[]) => (Tensor | null)[] | void): RemovableHandle;
+    }
 
     /** A Tensor that modules register as a parameter (a leaf with requiresGrad, default true). */
     interface Parameter extends Tensor {
@@ -298,6 +330,67 @@ declare module './ops.gen' {
       slice(start?: number, end?: number): ModuleList;
       [Symbol.iterator](): Iterator<Module>;
     }
+    /** Parameters in a list (a Tensor is made a Parameter); registered under '0', '1', ... */
+    class ParameterList extends Module {
+      constructor(values?: Iterable<Tensor | any>);
+      readonly length: number;
+      [index: number]: Parameter;
+      at(index: number): Parameter;
+      set(index: number, value: Tensor | any): void;
+      append(value: Tensor | any): this;
+      extend(values: Iterable<Tensor | any>): this;
+      [Symbol.iterator](): Iterator<Parameter>;
+    }
+    /** Parameters by key (a Tensor is made a Parameter), in insertion order. */
+    class ParameterDict extends Module {
+      constructor(parameters?: Record<string, Tensor> | Map<string, Tensor> | Iterable<[string, Tensor]> | ParameterDict);
+      readonly length: number;
+      get(key: string, defaultValue?: any): Parameter;
+      set(key: string, value: Tensor | any): void;
+      has(key: string): boolean;
+      pop(key: string): Parameter;
+      popitem(): [string, Parameter];
+      setdefault(key: string, value?: Tensor | null): Parameter;
+      delete(key: string): boolean;
+      clear(): void;
+      keys(): string[];
+      values(): Parameter[];
+      entries(): [string, Parameter][];
+      items(): [string, Parameter][];
+      copy(): ParameterDict;
+      update(parameters: Record<string, Tensor> | Map<string, Tensor> | Iterable<[string, Tensor]> | ParameterDict): void;
+      static fromkeys(keys: Iterable<string>, value?: Tensor | null): ParameterDict;
+      [Symbol.iterator](): Iterator<string>;
+    }
+
+    /** A lazy module: parameters made by the first call, from its input's size; it then becomes an instance of its layer. */
+    interface LazyModule { hasUninitializedParams(): boolean; initializeParameters(input: Tensor): void }
+    /** LazyLinear(outFeatures, bias?, options?): inFeatures from the input's last dim. */
+    class LazyLinear extends UnaryModule implements LazyModule {
+      constructor(outFeatures: number, bias?: boolean | (FactoryOptions & { bias?: boolean }), options?: FactoryOptions);
+      constructor(options: FactoryOptions & { outFeatures: number; bias?: boolean });
+      hasUninitializedParams(): boolean; initializeParameters(input: Tensor): void;
+    }
+    /** Lazy convolutions: the arguments of the layer without inChannels (the input's channel dim). */
+    class LazyConv1d extends UnaryModule implements LazyModule {
+      constructor(outChannels: number, kernelSize: IntOrPair, ...rest: Array<IntOrPair | string | boolean | ConvOptions>);
+      hasUninitializedParams(): boolean; initializeParameters(input: Tensor): void;
+    }
+    class LazyConv2d extends LazyConv1d {}
+    class LazyConvTranspose2d extends Module implements LazyModule {
+      constructor(outChannels: number, kernelSize: IntOrPair, ...rest: Array<IntOrPair | boolean | (ConvOptions & { outputPadding?: IntOrPair })>);
+      forward(input: Tensor, outputSize?: readonly number[]): Tensor;
+      hasUninitializedParams(): boolean; initializeParameters(input: Tensor): void;
+    }
+    interface LazyConvTranspose2d { (input: Tensor, outputSize?: readonly number[]): Tensor }
+    /** Lazy batch norms: numFeatures from the input's dim 1. */
+    class LazyBatchNorm1d extends UnaryModule implements LazyModule {
+      constructor(...rest: Array<number | null | boolean | BatchNormOptions>);
+      hasUninitializedParams(): boolean; initializeParameters(input: Tensor): void;
+    }
+    class LazyBatchNorm2d extends LazyBatchNorm1d {}
+    /** The lazy variant of a layer whose first constructor argument (`key` in an options object) is infer(input). */
+    function lazy<C extends new (...args: any[]) => Module>(Base: C, key: string, infer: (input: Tensor, args: any[]) => number): new (...args: any[]) => InstanceType<C> & LazyModule;
     class ModuleDict extends Module {
       constructor(modules?: Record<string, Module> | Map<string, Module> | Iterable<[string, Module]>);
       readonly length: number;
@@ -429,6 +522,20 @@ declare module './ops.gen' {
       function xavierNormal_<T extends Tensor>(tensor: T, gain?: number | { gain?: number }): T;
       function kaimingUniform_<T extends Tensor>(tensor: T, a?: number | { a?: number; mode?: Mode; nonlinearity?: Nonlinearity }, mode?: Mode, nonlinearity?: Nonlinearity): T;
       function kaimingNormal_<T extends Tensor>(tensor: T, a?: number | { a?: number; mode?: Mode; nonlinearity?: Nonlinearity }, mode?: Mode, nonlinearity?: Nonlinearity): T;
+      /** A (semi-)orthogonal matrix (QR of a normal draw), times gain; dims after the first are flattened. */
+      function orthogonal_<T extends Tensor>(tensor: T, gain?: number | { gain?: number }): T;
+      /** A 2-D tensor with ceil(sparsity * rows) zeros per column, the rest N(0, std^2). */
+      function sparse_<T extends Tensor>(tensor: T, sparsity: number | { sparsity: number; std?: number }, std?: number): T;
+      /** The Dirac delta of a 3-5 dim convolution weight (identity convolution), per group. */
+      function dirac_<T extends Tensor>(tensor: T, groups?: number | { groups?: number }): T;
+      /** The identity matrix (2-D). */
+      function eye_<T extends Tensor>(tensor: T): T;
+      /** [fanIn, fanOut] of a weight of 2 or more dims. */
+      function _calculateFanInAndFanOut(tensor: Tensor): [number, number];
+      /** PyTorch's deprecated names (they warn once): use the forms with the trailing underscore. */
+      const uniform: typeof uniform_, normal: typeof normal_, constant: typeof constant_, eye: typeof eye_, dirac: typeof dirac_,
+        xavierUniform: typeof xavierUniform_, xavierNormal: typeof xavierNormal_, kaimingUniform: typeof kaimingUniform_,
+        kaimingNormal: typeof kaimingNormal_, orthogonal: typeof orthogonal_, sparse: typeof sparse_;
     }
 
     namespace utils {
@@ -436,7 +543,85 @@ declare module './ops.gen' {
       function clipGradNorm_(parameters: Tensor | Iterable<Tensor>, maxNorm: number, normType?: number | 'inf' | { normType?: number | 'inf'; errorIfNonfinite?: boolean }, options?: { errorIfNonfinite?: boolean }): Tensor;
       function clipGradValue_(parameters: Tensor | Iterable<Tensor>, clipValue: number): void;
       function parametersToVector(parameters: Iterable<Tensor>): Tensor;
+      /** Gives the parameters consecutive slices of vec as their data (they then share vec's storage). */
       function vectorToParameters(vec: Tensor, parameters: Iterable<Tensor>): void;
+      /** The deprecated name of clipGradNorm_ (warns once). */
+      function clipGradNorm(parameters: Tensor | Iterable<Tensor>, maxNorm: number, normType?: number | 'inf' | { normType?: number | 'inf'; errorIfNonfinite?: boolean }, options?: { errorIfNonfinite?: boolean }): Tensor;
+      /** Reparametrises module[name] as g * v / ||v|| (parameters <name>G, <name>V; keys <name>_g, <name>_v). */
+      function weightNorm<M extends Module>(module: M, name?: string | { name?: string; dim?: number | null }, dim?: number | null): M;
+      function removeWeightNorm<M extends Module>(module: M, name?: string): M;
+      /** Divides module[name] by its spectral norm (parameter <name>Orig, buffers <name>U, <name>V). */
+      function spectralNorm<M extends Module>(module: M, name?: string | { name?: string; nPowerIterations?: number; eps?: number; dim?: number | null },
+        nPowerIterations?: number, eps?: number, dim?: number | null): M;
+      function removeSpectralNorm<M extends Module>(module: M, name?: string): M;
+      /** new ModuleClass(...args) without running kd.nn.init's initialisers. */
+      function skipInit<M extends Module, A extends any[]>(moduleClass: new (...args: A) => M, ...args: A): M;
+      function fuseConvBnEval<M extends Module>(conv: M, bn: Module, transpose?: boolean): M;
+      function fuseConvBnWeights(convW: Tensor, convB: Tensor | null, bnRm: Tensor, bnRv: Tensor, bnEps: number, bnW: Tensor | null, bnB: Tensor | null, transpose?: boolean): [Parameter, Parameter];
+      function fuseLinearBnEval<M extends Module>(linear: M, bn: Module): M;
+      function fuseLinearBnWeights(linearW: Tensor, linearB: Tensor | null, bnRm: Tensor, bnRv: Tensor, bnEps: number, bnW: Tensor, bnB: Tensor): [Parameter, Parameter];
+      namespace fusion {
+        const fuseConvBnEval: typeof utils.fuseConvBnEval, fuseConvBnWeights: typeof utils.fuseConvBnWeights,
+          fuseLinearBnEval: typeof utils.fuseLinearBnEval, fuseLinearBnWeights: typeof utils.fuseLinearBnWeights;
+      }
+      namespace stateless {
+        /** module(...args) with the named tensors ({'fc.weight': t}) in place of the module's own for the call. */
+        function functionalCall(module: Module, parametersAndBuffers: Record<string, Tensor> | Map<string, Tensor>, args: any, kwargs?: object): any;
+      }
+      /** torch.nn.utils.parametrize: tensors computed from an original by modules. */
+      namespace parametrize {
+        /** The parametrizations of one tensor and its original(s) (module.parametrizations[name]). */
+        class ParametrizationList extends ModuleList {
+          readonly original: Tensor;
+          rightInverse(value: Tensor | Tensor[]): void;
+        }
+        function registerParametrization<M extends Module>(module: M, tensorName: string, parametrization: Module, options?: { unsafe?: boolean }): M;
+        function removeParametrizations<M extends Module>(module: M, tensorName: string, leaveParametrized?: boolean | { leaveParametrized?: boolean }): M;
+        function isParametrized(module: Module, tensorName?: string | null): boolean;
+        /** fn() with each parametrized tensor computed once. */
+        function cached<T>(fn: () => T): T;
+      }
+      namespace parametrizations {
+        type OrthogonalMap = 'matrix_exp' | 'cayley' | 'householder';
+        function orthogonal<M extends Module>(module: M, name?: string | { name?: string; orthogonalMap?: OrthogonalMap | null; useTrivialization?: boolean },
+          orthogonalMap?: OrthogonalMap | null | { orthogonalMap?: OrthogonalMap | null; useTrivialization?: boolean }, options?: { useTrivialization?: boolean }): M;
+        function spectralNorm<M extends Module>(module: M, name?: string | { name?: string; nPowerIterations?: number; eps?: number; dim?: number | null },
+          nPowerIterations?: number, eps?: number, dim?: number | null): M;
+      }
+      /** torch.nn.utils.prune: masks on parameters (<name>Orig, <name>Mask, a forward pre-hook). */
+      namespace prune {
+        type PruningType = 'unstructured' | 'structured' | 'global';
+        class BasePruningMethod {
+          static PRUNING_TYPE: PruningType;
+          computeMask(t: Tensor, defaultMask: Tensor): Tensor;
+          applyMask(module: Module): Tensor;
+          prune(t: Tensor, defaultMask?: Tensor | null, importanceScores?: Tensor | null): Tensor;
+          remove(module: Module): void;
+          static apply(module: Module, name: string, ...args: any[]): BasePruningMethod;
+        }
+        class PruningContainer extends BasePruningMethod {
+          constructor(...methods: BasePruningMethod[]);
+          addPruningMethod(method: BasePruningMethod): void;
+          readonly length: number;
+        }
+        class Identity extends BasePruningMethod {}
+        class RandomUnstructured extends BasePruningMethod { constructor(amount: number) }
+        class L1Unstructured extends BasePruningMethod { constructor(amount: number) }
+        class RandomStructured extends BasePruningMethod { constructor(amount: number, dim?: number) }
+        class LnStructured extends BasePruningMethod { constructor(amount: number, n: number | 'fro', dim?: number) }
+        class CustomFromMask extends BasePruningMethod { constructor(mask: Tensor) }
+        function identity<M extends Module>(module: M, name: string): M;
+        function randomUnstructured<M extends Module>(module: M, name: string, amount: number | { amount: number }): M;
+        function l1Unstructured<M extends Module>(module: M, name: string, amount: number | { amount: number; importanceScores?: Tensor | null }, options?: { importanceScores?: Tensor | null }): M;
+        function randomStructured<M extends Module>(module: M, name: string, amount: number | { amount: number; dim: number }, dim?: number): M;
+        function lnStructured<M extends Module>(module: M, name: string, amount: number | { amount: number; n: number | 'fro'; dim: number; importanceScores?: Tensor | null },
+          n?: number | 'fro', dim?: number, options?: { importanceScores?: Tensor | null }): M;
+        function customFromMask<M extends Module>(module: M, name: string, mask: Tensor): M;
+        function globalUnstructured(parameters: Iterable<[Module, string]>, pruningMethod: new (...args: any[]) => BasePruningMethod,
+          options?: { amount?: number; importanceScores?: Map<[Module, string], Tensor> | null; [k: string]: any }): void;
+        function remove<M extends Module>(module: M, name: string): M;
+        function isPruned(module: Module): boolean;
+      }
     }
   }
 }

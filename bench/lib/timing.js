@@ -7,7 +7,7 @@
 // Batching makes microsecond ops measurable with a millisecond-resolution budget; the median
 // resists the noise of a shared machine. `sync` (optional) runs at the end of every batch, inside
 // the timed region: on a GPU it waits for the queued work. The async forms are the same rule for
-// an fn that returns a Promise (awaited call by call, e.g. `await t.data()`). Steps 1-2 are
+// an fn that returns a Promise (awaited call by call, e.g. `await t.dataAsync()`). Steps 1-2 are
 // prepare(), step 3 is `repeats` calls of sample(), step 4 is summary().
 //
 // Note [Paired samples]

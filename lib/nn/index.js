@@ -6,6 +6,8 @@
 module.exports = function installNn(kd) {
   const nn = kd.nn || (kd.nn = {});
   const base = require('./module')(kd, nn);
+  require('./module_methods')(kd, nn, base);
+  require('./module_hooks')(kd, nn, base);
   require('./init')(kd, nn, base);
   require('./linear')(kd, nn, base);
   require('./activation')(kd, nn, base);
@@ -22,6 +24,15 @@ module.exports = function installNn(kd) {
   require('./attention')(kd, nn, base);
   require('./transformer')(kd, nn, base);
   require('./loss')(kd, nn, base);
+  require('./parameter_containers')(kd, nn, base);
+  require('./lazy')(kd, nn, base); // after the layers it makes lazy variants of
   require('./utils')(kd, nn, base);
+  require('./fusion')(kd, nn, base);
+  require('./stateless')(kd, nn, base);
+  require('./weight_norm')(kd, nn, base);
+  require('./spectral_norm')(kd, nn, base);
+  require('./prune')(kd, nn, base);
+  require('./parametrize')(kd, nn, base); // after container (ModuleList, ModuleDict)
+  require('./parametrizations')(kd, nn, base);
   return nn;
 };

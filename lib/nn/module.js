@@ -140,7 +140,7 @@ module.exports = function installModule(kd, nn) {
 
   const handler = {
     defineProperty(t, key, desc) {
-      if (typeof key === 'string' && 'value' in desc) register(t, key, desc.value);
+      if (typeof key === 'string' && 'value' in desc && t[S].swapping === 0) register(t, key, desc.value);
       return Reflect.defineProperty(t, key, desc);
     },
     deleteProperty(t, key) {
@@ -178,7 +178,9 @@ module.exports = function installModule(kd, nn) {
       Object.defineProperty(target, S, {
         value: {
           self: proxy, params: new Set(), buffers: new Set(), modules: new Set(), nonPersistent: new Set(),
-          preHooks: new Map(), hooks: new Map(), nextHook: 0,
+          preHooks: new Map(), hooks: new Map(), nextHook: 0, backwardHooks: new Map(), fullBackward: null,
+          stateDictHooks: new Map(), loadPreHooks: new Map(), loadPostHooks: new Map(),
+          swapping: 0, // > 0 while kd.nn.utils.stateless swaps tensors in: assignments register nothing
         },
       });
       Object.defineProperty(target, 'training', { value: true, writable: true, configurable: true, enumerable: false });
@@ -192,19 +194,27 @@ module.exports = function installModule(kd, nn) {
 
     _callImpl(args) {
       const s = this[S];
-      if (s.preHooks.size !== 0) {
-        for (const h of [...s.preHooks.values()]) {
+      const G = globalHooks;
+      if (G.any === 0 && s.preHooks.size === 0 && s.hooks.size === 0 && s.backwardHooks.size === 0) return this.forward(...args);
+      if (s.preHooks.size !== 0 || G.preHooks.size !== 0) {
+        for (const h of [...G.preHooks.values(), ...s.preHooks.values()]) {
           const r = h(this, args);
           if (r !== undefined && r !== null) args = Array.isArray(r) ? r : [r];
         }
       }
+      let bw = null; // See Note [Module backward hooks] in module_hooks.js
+      if (s.backwardHooks.size !== 0 || G.backwardHooks.size !== 0) {
+        bw = G.setupBackwardHooks(this, args, [...G.backwardHooks.values(), ...s.backwardHooks.values()]);
+        if (bw !== null) args = bw.args;
+      }
       let out = this.forward(...args);
-      if (s.hooks.size !== 0) {
-        for (const h of [...s.hooks.values()]) {
+      if (s.hooks.size !== 0 || G.hooks.size !== 0) {
+        for (const h of [...G.hooks.values(), ...s.hooks.values()]) {
           const r = h(this, args, out);
           if (r !== undefined && r !== null) out = r;
         }
       }
+      if (bw !== null) out = bw.wrapOutput(out);
       return out;
     }
 
@@ -458,11 +468,17 @@ module.exports = function installModule(kd, nn) {
         const b = this[name];
         if (b && !s.nonPersistent.has(name)) dest[prefix + snake(name)] = keepVars ? b : b.detach();
       }
+      if (this.getExtraState !== Module.prototype.getExtraState) dest[`${prefix}_extra_state`] = this.getExtraState();
       for (const name of s.modules) {
         const c = this[name];
         if (c) c.stateDict({ destination: dest, prefix: `${prefix}${snake(name)}.`, keepVars });
       }
-      return dest;
+      let out = dest;
+      for (const h of [...s.stateDictHooks.values()]) {
+        const r = h(this, out, prefix, {});
+        if (r !== undefined && r !== null) out = r;
+      }
+      return out;
     }
 
     /**
@@ -473,16 +489,28 @@ module.exports = function installModule(kd, nn) {
     loadStateDict(stateDict, options = {}) {
       if (typeof options === 'boolean') options = { strict: options };
       const { strict = true } = options;
-      let entries;
-      if (stateDict instanceof Map) entries = new Map(stateDict);
-      else if (stateDict !== null && typeof stateDict === 'object' && !Array.isArray(stateDict)) entries = new Map(Object.entries(stateDict));
+      // a copy the load-state-dict pre-hooks may change (rename keys), as PyTorch's
+      const sd = Object.create(null);
+      if (stateDict instanceof Map) for (const [k, v] of stateDict) sd[k] = v;
+      else if (stateDict !== null && typeof stateDict === 'object' && !Array.isArray(stateDict)) Object.assign(sd, stateDict);
       else throw typeError(`Expected state_dict to be dict-like, got ${typeName(stateDict)}.`);
+      const entries = { has: (k) => k in sd, get: (k) => sd[k] };
       const missingKeys = [];
+      const unexpectedKeys = [];
       const expected = new Set();
       const errorMsgs = [];
       let shapeError = false;
+      const loaded = [];
       const load = (m, prefix) => {
         const s = m[S];
+        loaded.push(m);
+        for (const h of [...s.loadPreHooks.values()]) h(sd, prefix, {}, strict, missingKeys, unexpectedKeys, errorMsgs);
+        if (m.setExtraState !== Module.prototype.setExtraState) {
+          const key = `${prefix}_extra_state`;
+          expected.add(key);
+          if (key in sd) m.setExtraState(sd[key]);
+          else missingKeys.push(key);
+        }
         const local = [];
         for (const name of s.params) if (m[name]) local.push(name);
         for (const name of s.buffers) if (m[name] && !s.nonPersistent.has(name)) local.push(name);
@@ -511,7 +539,9 @@ module.exports = function installModule(kd, nn) {
         }
       };
       load(this, '');
-      const unexpectedKeys = [...entries.keys()].filter((k) => !expected.has(k));
+      for (const k of Object.keys(sd)) if (!expected.has(k)) unexpectedKeys.push(k);
+      const incompatible = { missingKeys, unexpectedKeys };
+      for (const m of loaded) for (const h of [...m[S].loadPostHooks.values()]) h(m, incompatible);
       if (strict) {
         if (unexpectedKeys.length) errorMsgs.unshift(`Unexpected key(s) in state_dict: ${unexpectedKeys.map((k) => `"${k}"`).join(', ')}. `);
         if (missingKeys.length) errorMsgs.unshift(`Missing key(s) in state_dict: ${missingKeys.map((k) => `"${k}"`).join(', ')}. `);
@@ -560,6 +590,12 @@ module.exports = function installModule(kd, nn) {
     [util.inspect.custom]() { return this.toString(); }
   }
 
+  // The global module hooks (kd.nn.modules.module.registerModuleForwardHook, ...: module_hooks.js);
+  // `any` counts them (kept by module_hooks.js), so a call with no hook at all costs one comparison.
+  const globalHooks = {
+    preHooks: new Map(), hooks: new Map(), backwardHooks: new Map(), fullBackward: null, setupBackwardHooks: null, any: 0,
+  };
+
   function addHook(s, kind, hook) {
     if (typeof hook !== 'function') throw typeError('a hook must be a function');
     const id = s.nextHook++;
@@ -572,5 +608,5 @@ module.exports = function installModule(kd, nn) {
 
   nn.Module = Module;
   nn.Parameter = Parameter;
-  return { Module, Parameter, ParameterClass, ownedParameter, parseArgs, isPlainObject, typeName, snake, stateOf };
+  return { Module, Parameter, ParameterClass, ownedParameter, parseArgs, isPlainObject, typeName, snake, stateOf, globalHooks };
 };

@@ -192,6 +192,10 @@ kd_status kd_retain_grad(kd_tensor *t);
 /* A new tensor sharing t's storage and geometry, with no autograd history. */
 kd_status kd_detach(kd_tensor *t, kd_tensor **out);
 kd_status kd_detach_(kd_tensor *t);
+/* PyTorch's set_data (`t.data = src`): t takes src's storage, dtype and geometry and keeps its
+ * own autograd metadata. The device type must match; a leaf requiring grad needs a float src.
+ * See Note [set_data]. */
+kd_status kd_set_data(kd_tensor *t, kd_tensor *src);
 /* The edge gradients of t flow into: (grad_fn, output_nr), or the leaf's AccumulateGrad. */
 kd_status kd_gradient_edge(kd_tensor *t, kd_node **fn, int *input_nr);
 void kd_edge_set_meta(kd_edge *e, const kd_tensor *t);

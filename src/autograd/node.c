@@ -149,6 +149,54 @@ kd_status kd_detach(kd_tensor *t, kd_tensor **out) {
   return kd_tensor_new_view(t, t->sizes, t->strides, t->ndim, t->offset, out);
 }
 
+/* Note [set_data]
+ * `p.data = src` (PyTorch's VariableHooks::set_data) swaps what p's tensor struct points at:
+ * storage, offset, sizes, strides, dtype and the backend key come from src; requires_grad,
+ * grad, grad_fn and hooks stay p's, so every JS handle of p, optimizers' parameter lists and
+ * autograd edges see the new data. The version counter lives in the storage, so p's version is
+ * src's afterwards; values saved for backward before the swap keep the old storage and their
+ * own versions. A leaf's AccumulateGrad records the leaf's dtype, device and sizes: when one of
+ * them changes, the leaf forgets it (a graph recorded before the swap no longer accumulates
+ * into p) and the next use makes a new one. A differentiable view stops aliasing its base, so
+ * it stops being a view (keeping its grad_fn). */
+kd_status kd_set_data(kd_tensor *t, kd_tensor *src) {
+  kd_device d = kd_tensor_device(t), s = kd_tensor_device(src);
+  if (d.type != s.type)
+    return kd_error(KD_ERR_DEVICE, "Attempted to call `variable.set_data(tensor)`, but `variable` and `tensor` have "
+                                   "incompatible tensor type.");
+  if (kd_requires_grad(t) && !kd_dtype_is_float(src->dtype))
+    return kd_error(KD_ERR_DTYPE, "data set to a tensor that requires gradients must be floating point or complex dtype");
+  if (t == src) return KD_OK;
+  kd_autograd_meta *m = kd_meta(t);
+  if (m && m->accumulator) {
+    bool same = t->dtype == src->dtype && d.index == s.index && t->ndim == src->ndim &&
+                (t->ndim == 0 || memcmp(t->sizes, src->sizes, sizeof(int64_t) * t->ndim) == 0);
+    if (!same) {
+      m->accumulator->leaf = NULL;
+      kd_node_release(m->accumulator);
+      m->accumulator = NULL;
+    }
+  }
+  if (m && m->is_view) {
+    kd_tensor_release(m->base);
+    m->base = NULL;
+    m->is_view = false;
+    m->creation = KD_VIEW_DEFAULT;
+  }
+  kd_storage_retain(src->storage);
+  kd_storage_release(t->storage);
+  t->storage = src->storage;
+  t->dtype = src->dtype;
+  t->offset = src->offset;
+  t->ndim = src->ndim;
+  if (src->ndim) {
+    memcpy(t->sizes, src->sizes, sizeof(int64_t) * src->ndim);
+    memcpy(t->strides, src->strides, sizeof(int64_t) * src->ndim);
+  }
+  t->keys = (kd_keyset)((t->keys & ~KD_KEYSET_BACKENDS) | (src->keys & KD_KEYSET_BACKENDS));
+  return KD_OK;
+}
+
 kd_status kd_detach_(kd_tensor *t) {
   kd_autograd_meta *m = kd_meta(t);
   if (!m) return KD_OK;

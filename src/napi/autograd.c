@@ -184,6 +184,15 @@ static napi_value kd_ag_detach_(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+static napi_value kd_ag_set_data(napi_env env, napi_callback_info info) {
+  KD_ARGS(2);
+  KD_TENSOR_ARG(t, argv[0], "self");
+  KD_TENSOR_ARG(src, argv[1], "data");
+  kd_status st = kd_set_data(t, src);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  return NULL;
+}
+
 static napi_value kd_ag_is_inference(napi_env env, napi_callback_info info) {
   KD_ARGS(1);
   KD_TENSOR_ARG(t, argv[0], "self");
@@ -680,7 +689,7 @@ napi_status kd_napi_register_autograd(napi_env env, napi_value exports) {
       {"requiresGrad", kd_ag_requires_grad}, {"setRequiresGrad", kd_ag_set_requires_grad},
       {"grad", kd_ag_grad}, {"setGrad", kd_ag_set_grad}, {"gradFn", kd_ag_grad_fn}, {"gradFnName", kd_ag_grad_fn_name}, {"isLeaf", kd_ag_is_leaf},
       {"retainGrad", kd_ag_retain_grad}, {"retainsGrad", kd_ag_retains_grad}, {"detach", kd_ag_detach},
-      {"detach_", kd_ag_detach_}, {"isInference", kd_ag_is_inference}, {"nodeName", kd_ag_node_name},
+      {"detach_", kd_ag_detach_}, {"setData", kd_ag_set_data}, {"isInference", kd_ag_is_inference}, {"nodeName", kd_ag_node_name},
       {"nodeNext", kd_ag_node_next}, {"nodeSame", kd_ag_node_same}, {"nodeLeaf", kd_ag_node_leaf},
       {"registerHook", kd_ag_register_hook}, {"removeHook", kd_ag_remove_hook},
       {"makeCustomNode", kd_ag_make_custom_node}, {"run", kd_ag_run},

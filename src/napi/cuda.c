@@ -521,7 +521,7 @@ static napi_value kd_napi_cuda_tensor_data_async(napi_env env, napi_callback_inf
     return kd_napi_throw_msg(env, KD_ERR_INVALID_ARGUMENT, "tensorDataAsync: expected a CUDA tensor");
   KD_NAPI_CUDA_API(api);
   int d = kd_tensor_device(t).index;
-  st = kd_cuda_capture_refuse(d, "reading a CUDA tensor on the host (data(), array())");
+  st = kd_cuda_capture_refuse(d, "reading a CUDA tensor on the host (dataAsync(), array())");
   if (st != KD_OK) return kd_napi_throw(env, st);
   kd_tensor *c = NULL;
   st = kd_cuda_contiguous(t, &c);

@@ -1,5 +1,5 @@
 /* tensor.c (napi) - per-handle functions: dispose, metadata getters, reading data into typed
- * arrays (and data() of a CPU tensor: Note [data() of a CPU tensor]), creating tensors from
+ * arrays (and dataAsync() of a CPU tensor: Note [dataAsync() of a CPU tensor]), creating tensors from
  * typed arrays, and float16/bfloat16 conversions for JS. */
 #include <stdlib.h>
 #include <string.h>
@@ -124,7 +124,7 @@ static napi_typedarray_type kd_typed_array_type(kd_dtype d) {
 }
 
 /* A contiguous CPU tensor with t's values (t itself, retained, when it already is one: without
- * a trip through the dispatcher, as item() and data() of a small tensor cost little more). */
+ * a trip through the dispatcher, as item() and dataAsync() of a small tensor cost little more). */
 static kd_status kd_napi_host_contiguous(kd_tensor *t, kd_tensor **out) {
   if (kd_tensor_device(t).type == KD_DEVICE_CPU && kd_tensor_is_contiguous(t)) {
     kd_tensor_retain(t);
@@ -163,16 +163,16 @@ static void kd_napi_widen_half(bool bf16, const uint16_t *src, float *dst, size_
   for (size_t i = 0; i < n; i++) dst[i] = bf16 ? kd_bf16_to_f32(src[i]) : kd_f16_to_f32(src[i]);
 }
 
-/* Note [data() of a CPU tensor]
- * `await t.data()` of a CPU tensor resolves with a copy taken at the call, in a Promise that is
+/* Note [dataAsync() of a CPU tensor]
+ * `await t.dataAsync()` of a CPU tensor resolves with a copy taken at the call, in a Promise that is
  * already resolved: no thread hop, no wait, because nothing can still be writing a CPU tensor
  * that JS holds. CPU kernels run inline on the calling thread (the CPU stream is inline
  * execution, DESIGN.md); the only background CPU work, kd.data.gatherRows (data_async.c),
  * writes new tensors that JS receives only when it has finished; asynchronous copies
  * (to('cuda', {nonBlocking})) go host to device, reading a pinned CPU tensor, never writing
  * one, and device-to-host copies block. Should CPU work ever leave the calling thread, this is
- * the place that must wait for it. hostData(h) is that copy, as data() returns it (float16 and
- * bfloat16 widened to a Float32Array), or null for a tensor whose data is on a device: data()
+ * the place that must wait for it. hostData(h) is that copy, as dataAsync() returns it (float16 and
+ * bfloat16 widened to a Float32Array), or null for a tensor whose data is on a device: dataAsync()
  * (lib/cuda.js) then takes the asynchronous device-to-host path, which never blocks. */
 static napi_value kd_napi_host_data(napi_env env, napi_callback_info info) {
   KD_NAPI_TENSOR_ARG(env, info, t);

@@ -59,11 +59,25 @@ const x: number = a.sum().item();
 const flag: boolean = c.item<boolean>();
 use(data, nested, x, flag, a.toString(), String(a));
 async function readBack(): Promise<void> {
-  const d2: DataArray = await a.data();
+  const d2: DataArray = await a.dataAsync();
   const n2: NestedArray = await a.array();
   const rows = (await a.array()) as number[][];
   use(d2, n2, rows[0][1]);
 }
+// t.data is PyTorch's property (a Tensor); p.data = t swaps the storage in
+const shared: Tensor = a.data.mul_(2);
+a.data = kd.zeros(2, 3);
+// @ts-expect-error: not a method any more (the asynchronous read is dataAsync())
+a.data();
+use(shared);
+// Tensor conveniences and legacy constructors
+const lst = a.tolist();
+const conv: Tensor[] = [a.viewAs(b), a.reshapeAs(b), a.typeAs(b), a.ravel(), a.newZeros(2, 3), a.newOnes([2], { dtype: 'int64' }),
+  a.newFull([2], 1), a.newEmpty([1]), a.newTensor([1, 2]), a.float(), a.long(), a.half(), a.type('torch.DoubleTensor'),
+  a.type(kd.LongTensor), kd.FloatTensor(2, 3), kd.LongTensor([1, 2]), kd.cuda.FloatTensor([1])];
+const tname: string = a.type();
+const onGpu: boolean = a.isCuda;
+use(lst, conv, tname, onGpu, a.nelement());
 
 // ---- to / devices -----------------------------------------------------------------------------
 const dev: DeviceLike = 'cuda:1';
@@ -255,6 +269,20 @@ use(custom, d, e, f, g, h, i2);
   const h = net.registerForwardHook((m, args, out) => out);
   h.remove();
   net.registerForwardPreHook((m, args) => args);
+  net.registerFullBackwardHook((m, gi, go) => gi.map((g) => (g === null ? null : g.mul(2))));
+  const w0: kd.nn.Parameter = net.getParameter('fc.weight');
+  net.toEmpty({ device: 'cpu' }).shareMemory().type('float64').zeroGrad(false);
+  net._registerStateDictHook((m, sd2, prefix) => sd2);
+  net.registerLoadStateDictPostHook((m, keys) => { keys.missingKeys.length = 0; });
+  kd.nn.modules.module.registerModuleForwardHook((m, args, out) => out).remove();
+  use(w0);
+  const plist = new nn.ParameterList([kd.zeros(2)]);
+  const pdict = new nn.ParameterDict({ a: kd.zeros(1) });
+  const pfirst: kd.nn.Parameter = plist.at(0);
+  const lazyOut: Tensor = new nn.LazyLinear(3)(kd.zeros(2, 5));
+  const lc = new nn.LazyConv2d(4, 3, { padding: 1 });
+  const LazyLN = nn.lazy(nn.LayerNorm, 'normalizedShape', (x) => x.shape[x.ndim - 1]);
+  use(pdict.keys(), pfirst, lazyOut, lc.hasUninitializedParams(), new LazyLN());
   const seq = new nn.Sequential(new nn.Conv2d(1, 4, 3, { padding: 1 }), new nn.BatchNorm2d(4), new nn.MaxPool2d(2), new nn.Flatten(),
     new nn.Linear(16, 10), new nn.Dropout(0.1), new nn.LogSoftmax(1));
   const z: Tensor = seq(kd.zeros(2, 1, 4, 4));
@@ -279,7 +307,25 @@ use(custom, d, e, f, g, h, i2);
   nn.init.kaimingUniform_(p, { a: Math.sqrt(5) });
   const same: kd.nn.Parameter = nn.init.xavierUniform_(p2);
   const gain: number = nn.init.calculateGain('leaky_relu', 0.2);
+  nn.init.orthogonal_(p, 2); nn.init.sparse_(kd.empty(4, 3), 0.5); nn.init.dirac_(kd.empty(2, 2, 3), { groups: 2 }); nn.init.eye_(kd.empty(2, 2));
   const norm: Tensor = nn.utils.clipGradNorm_(net.parameters(), 1.0);
+  const wn = nn.utils.weightNorm(new nn.Linear(2, 2), 'weight', null);
+  nn.utils.removeSpectralNorm(nn.utils.spectralNorm(new nn.Linear(2, 2), { nPowerIterations: 2 }));
+  const skipped: kd.nn.Linear = nn.utils.skipInit(nn.Linear, 2, 3);
+  const fusedConv = nn.utils.fusion.fuseConvBnEval(new nn.Conv2d(1, 2, 3).eval(), new nn.BatchNorm2d(2).eval());
+  const fc: Tensor = nn.utils.stateless.functionalCall(wn, { weight_g: kd.ones(2, 1) }, [kd.zeros(1, 2)]);
+  nn.utils.prune.l1Unstructured(skipped, 'weight', 0.3);
+  nn.utils.prune.globalUnstructured([[skipped, 'weight'], [wn, 'bias']], nn.utils.prune.L1Unstructured, { amount: 2 });
+  const pruned: boolean = nn.utils.prune.isPruned(skipped);
+  use(fusedConv, fc, pruned);
+  class Sym extends nn.Module { forward(X: Tensor): Tensor { return X.triu().add(X.triu(1).mT); } }
+  const pl = nn.utils.parametrize.registerParametrization(new nn.Linear(3, 3), 'weight', new Sym());
+  const isP: boolean = nn.utils.parametrize.isParametrized(pl, 'weight');
+  const cachedW: Tensor = nn.utils.parametrize.cached(() => pl.weight);
+  nn.utils.parametrize.removeParametrizations(pl, 'weight', { leaveParametrized: false });
+  nn.utils.parametrizations.orthogonal(new nn.Linear(4, 4), 'weight', 'cayley');
+  nn.utils.parametrizations.spectralNorm(new nn.Linear(4, 4));
+  use(isP, cachedW);
   nn.utils.clipGradValue_(net.parameters(), 0.5);
   const f: Tensor = kd.nn.functional.relu(y);
   use(y, y2, params, named, r, z, first, list, dict, att, w, e2, loss, g, same, gain, norm, f,
@@ -407,7 +453,7 @@ use(custom, d, e, f, g, h, i2);
 {
   const x = kd.randn(4, 3);
   const prof: kd.profiler.Profile = kd.profiler.profile({ activities: ['cpu', kd.profiler.ProfilerActivity.CUDA], recordShapes: true }, () => x.add(x));
-  const pending: Promise<kd.profiler.Profile> = kd.profiler.profile({}, async () => { await x.data(); });
+  const pending: Promise<kd.profiler.Profile> = kd.profiler.profile({}, async () => { await x.dataAsync(); });
   const rows: kd.profiler.ProfilerKeyAverage[] = prof.keyAverages({ groupByInputShape: true });
   const text: string = prof.keyAverages().table({ sortBy: 'self_cpu_time_total', rowLimit: 10 });
   const ev: kd.profiler.ProfilerEvent = prof.events()[0];
