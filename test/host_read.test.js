@@ -1,4 +1,4 @@
-// host_read.test.js - reading a tensor's values on the host (dataSync, data, item): every dtype
+// host_read.test.js - reading a tensor's values on the host (dataSync, dataAsync, item): every dtype
 // through the small-tensor path (at most 8 elements, Note [Reading small tensors] in
 // src/napi/tensor.c) and the general one, views, copies that do not alias, worker threads.
 'use strict';
@@ -19,7 +19,7 @@ describe('host reads', function () {
         const values = Array.from({ length: n }, (_, i) => (dtype === 'bool' ? i % 2 : (i % 5) - 2 * (dtype.startsWith('uint') || dtype === 'bool' ? 0 : 1)));
         const t = kd.tensor(values, { dtype });
         const expect = values.map((v) => (Ctor === BigInt64Array ? BigInt(v) : v));
-        for (const got of [t.dataSync(), await t.data()]) {
+        for (const got of [t.dataSync(), await t.dataAsync()]) {
           assert.ok(got instanceof Ctor, `${n} elements: ${got.constructor.name}`);
           assert.deepEqual(Array.from(got), expect, `${n} elements`);
         }
@@ -57,7 +57,7 @@ describe('host reads', function () {
     const t = kd.tensor([1]);
     t.dispose();
     assert.throws(() => t.dataSync(), (e) => e.code === 'KD_DISPOSED');
-    await assert.rejects(t.data(), (e) => e.code === 'KD_DISPOSED');
+    await assert.rejects(t.dataAsync(), (e) => e.code === 'KD_DISPOSED');
   });
 
   it('worker threads read small tensors through their own buffer', async function () {
