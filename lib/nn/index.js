@@ -15,5 +15,11 @@ module.exports = function installNn(kd) {
   require('./attention')(kd, nn, base);
   require('./loss')(kd, nn, base);
   require('./utils')(kd, nn, base);
+  require('./functional_activation')(kd, nn, base);
+  require('./activation_extra')(kd, nn, base);
+  require('./dropout')(kd, nn, base);
+  require('./functional_loss')(kd, nn, base);
+  require('./ctc')(kd, nn, base);
+  require('./loss_extra')(kd, nn, base);
   return nn;
 };
