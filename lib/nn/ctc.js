@@ -6,8 +6,8 @@
 // Each step works in probability space rescaled per step (Rabiner's scaling): alpha_t is divided
 // by its sum c_t and the step's probabilities by their largest value e^m_t, and
 // log p(target) = log(alpha_T at the two final states) + sum_t (log c_t + m_t). No -inf enters
-// the graph, so impossible alignments give an infinite loss (zeroInfinity turns it into 0) and
-// never NaN gradients.
+// the graph, so an impossible alignment gives an infinite loss (zeroInfinity turns it into 0)
+// with a finite gradient where PyTorch's is NaN; every other value and gradient is PyTorch's.
 'use strict';
 
 const { KindlingError } = require('../errors');
@@ -58,7 +58,7 @@ module.exports = function installCtc(kd, nn, { parseArgs }) {
     if (tg.ndim === 2) {
       if (tg.shape[0] !== N) throw shapeError(`Expected tensor to have size ${N} at dimension 0, but got size ${tg.shape[0]} for argument #2 'targets' (while checking arguments for ctc_loss_cpu)`);
       if (tg.shape[1] < S) throw shapeError(`Expected tensor to have size at least ${S} at dimension 1, but got size ${tg.shape[1]} for argument #2 'targets' (while checking arguments for ctc_loss_cpu)`);
-      padded = tg.narrow(1, 0, S).to('int64');
+      padded = tg.narrow(1, 0, S).to('int64').to(dev);
     } else if (tg.ndim === 1) {
       const total = tLen.reduce((a, b) => a + b, 0);
       if (tg.shape[0] < total) throw shapeError(`Expected tensor to have size at least ${total} at dimension 0, but got size ${tg.shape[0]} for argument #2 'targets' (while checking arguments for ctc_loss_cpu)`);

@@ -2,7 +2,7 @@
 // beyond the generated ops: klDiv, huberLoss, poissonNllLoss, gaussianNllLoss,
 // marginRankingLoss, hingeEmbeddingLoss, multilabelMarginLoss, softMarginLoss,
 // multilabelSoftMarginLoss, cosineEmbeddingLoss, multiMarginLoss, tripletMarginLoss,
-// tripletMarginWithDistanceLoss, and pairwiseDistance, cosineSimilarity, pdist. Each follows
+// tripletMarginWithDistanceLoss (distances: distance.js). Each follows
 // ATen's (or torch.nn.functional's) formula with differentiable ops, so autograd and every device
 // come with it. Arguments in PyTorch's order, the legacy sizeAverage/reduce included.
 'use strict';
@@ -164,7 +164,7 @@ module.exports = function installFunctionalLoss(kd, nn, { parseArgs }) {
     const o = parseArgs('cosineEmbeddingLoss()', args, ['margin', 'sizeAverage', 'reduce', 'reduction'], { margin: 0, ...LEGACY });
     const r = reductionOf(o);
     const td = target.ndim;
-    if (td > 1) throw shapeError('0D or 1D target tensor expected, multi-target not supported');
+    if (td > 1) throw new KindlingError('0D or 1D target tensor expected, multi-target not supported', 'KD_NOT_SUPPORTED');
     if (td === 1 && (input1.ndim !== 2 || input2.ndim !== 2)) {
       throw shapeError(`1D target tensor expects 2D input tensors, but found inputs with sizes ${fmt(input1.shape)} and ${fmt(input2.shape)}.`);
     }
@@ -208,39 +208,6 @@ module.exports = function installFunctionalLoss(kd, nn, { parseArgs }) {
     return reduce(loss, r);
   };
 
-  /** ||x1 - x2 + eps||_p over the last dim. pairwiseDistance(x1, x2, p = 2, eps = 1e-6, keepdim = false). */
-  F.pairwiseDistance = function pairwiseDistance(x1, x2, ...args) {
-    const o = parseArgs('pairwiseDistance()', args, ['p', 'eps', 'keepdim'], { p: 2.0, eps: 1e-6, keepdim: false });
-    const d = Math.max(x1.ndim, x2.ndim);
-    const diff = x1.sub(x2).add(o.eps);
-    if (d === 0) return diff.abs();
-    return diff.norm(o.p, d - 1, o.keepdim);
-  };
-
-  /** sum(x1 * x2) / sqrt(max(|x1|^2 |x2|^2, eps^2)) along dim. cosineSimilarity(x1, x2, dim = 1, eps = 1e-8). */
-  F.cosineSimilarity = function cosineSimilarity(x1, x2, ...args) {
-    const o = parseArgs('cosineSimilarity()', args, ['dim', 'eps'], { dim: 1, eps: 1e-8 });
-    const float = (t) => (['float32', 'float64', 'float16', 'bfloat16'].includes(t.dtype) ? t : t.to('float32'));
-    const a = float(x1);
-    const b = float(x2);
-    const x12 = a.mul(b).sum(o.dim);
-    const n1 = a.mul(a).sum(o.dim);
-    const n2 = b.mul(b).sum(o.dim);
-    return x12.div(n1.mul(n2).clampMin(o.eps * o.eps).sqrt());
-  };
-
-  /** The p-norm distances between the rows of a 2-D input, pairs i < j in row-major order. pdist(input, p = 2). */
-  F.pdist = function pdist(input, ...args) {
-    const { p } = parseArgs('pdist()', args, ['p'], { p: 2 });
-    if (input.ndim !== 2) throw shapeError(`pdist only supports 2D tensors, got: ${input.ndim}D`);
-    if (!['float32', 'float64', 'float16', 'bfloat16'].includes(input.dtype)) throw invalid('pdist only supports floating-point dtypes');
-    if (!(p >= 0)) throw invalid('pdist only supports non-negative p values');
-    const n = input.shape[0];
-    const ij = kd.triuIndices(n, n, 1, { device: input.device });
-    const [i, j] = ij.unbind(0);
-    return input.indexSelect(0, i).sub(input.indexSelect(0, j)).norm(p, 1);
-  };
-
   function checkTripletDims(a, p, n, msg) {
     if (a.ndim !== p.ndim || p.ndim !== n.ndim) throw shapeError(msg(a.ndim, p.ndim, n.ndim));
   }
@@ -264,7 +231,6 @@ module.exports = function installFunctionalLoss(kd, nn, { parseArgs }) {
     const o = parseArgs('tripletMarginWithDistanceLoss()', args, [],
       { distanceFunction: null, margin: 1.0, swap: false, reduction: 'mean' });
     const r = reductionOf(o);
-    if (!(o.margin > 0)) throw invalid(`triplet_margin_with_distance_loss: expected margin to be greater than 0, got ${o.margin}`);
     checkTripletDims(anchor, positive, negative, (a, p, n) => `The anchor, positive, and negative tensors are expected to have the same number of dimensions, but got: anchor ${a}D, positive ${p}D, and negative ${n}D inputs`);
     const dist = o.distanceFunction || ((x, y) => F.pairwiseDistance(x, y));
     if (typeof dist !== 'function') throw new kd.KindlingTypeError('tripletMarginWithDistanceLoss(): distanceFunction must be a function');

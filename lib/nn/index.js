@@ -21,5 +21,8 @@ module.exports = function installNn(kd) {
   require('./functional_loss')(kd, nn, base);
   require('./ctc')(kd, nn, base);
   require('./loss_extra')(kd, nn, base);
+  require('./distance')(kd, nn, base);
+  require('./shuffle')(kd, nn, base);
+  require('./embedding_bag')(kd, nn, base);
   return nn;
 };
