@@ -24,5 +24,6 @@ module.exports = function installNn(kd) {
   require('./distance')(kd, nn, base);
   require('./shuffle')(kd, nn, base);
   require('./embedding_bag')(kd, nn, base);
+  require('./adaptive')(kd, nn, base);
   return nn;
 };
