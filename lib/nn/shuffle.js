@@ -10,18 +10,19 @@ module.exports = function installShuffle(kd, nn, { Module, parseArgs }) {
   const invalid = (msg) => new KindlingError(msg, 'KD_INVALID_ARGUMENT');
   const shapeError = (msg) => new KindlingError(msg, 'KD_SHAPE_MISMATCH');
 
-  function checkFactor(name, what, r) {
+  /** The checks both pixel shuffles make; the leading dims and (C, H, W) of input. */
+  function pixelDims(name, what, input, r) {
+    if (input.ndim < 3) throw shapeError(`${name} expects input to have at least 3 dimensions, but got input with ${input.ndim} dimension(s)`);
     if (!Number.isInteger(r) || r <= 0) throw invalid(`${name} expects a positive ${what}, but got ${r}`);
+    const s = input.shape;
+    const [c, h, w] = s.slice(-3);
+    return { lead: s.slice(0, -3), c, h, w };
   }
 
   /** (*, C r^2, H, W) -> (*, C, H r, W r). pixelShuffle(input, upscaleFactor). */
   F.pixelShuffle = function pixelShuffle(input, upscaleFactor) {
     const r = upscaleFactor;
-    if (input.ndim < 3) throw shapeError(`pixel_shuffle expects input to have at least 3 dimensions, but got input with ${input.ndim} dimension(s)`);
-    checkFactor('pixel_shuffle', 'upscale_factor', r);
-    const s = input.shape;
-    const lead = s.slice(0, -3);
-    const [c, h, w] = s.slice(-3);
+    const { lead, c, h, w } = pixelDims('pixel_shuffle', 'upscale_factor', input, r);
     if (c % (r * r) !== 0) {
       throw shapeError(`pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but input.size(-3)=${c} is not divisible by ${r * r}`);
     }
@@ -34,11 +35,7 @@ module.exports = function installShuffle(kd, nn, { Module, parseArgs }) {
   /** (*, C, H r, W r) -> (*, C r^2, H, W). pixelUnshuffle(input, downscaleFactor). */
   F.pixelUnshuffle = function pixelUnshuffle(input, downscaleFactor) {
     const r = downscaleFactor;
-    if (input.ndim < 3) throw shapeError(`pixel_unshuffle expects input to have at least 3 dimensions, but got input with ${input.ndim} dimension(s)`);
-    checkFactor('pixel_unshuffle', 'downscale_factor', r);
-    const s = input.shape;
-    const lead = s.slice(0, -3);
-    const [c, h, w] = s.slice(-3);
+    const { lead, c, h, w } = pixelDims('pixel_unshuffle', 'downscale_factor', input, r);
     if (h % r !== 0) throw shapeError(`pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)=${h} is not divisible by ${r}`);
     if (w % r !== 0) throw shapeError(`pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)=${w} is not divisible by ${r}`);
     const n = lead.length;
