@@ -276,13 +276,37 @@ describe('kd.nn.functional.ctcLoss', function () {
         { atol: 1e-6, rtol: 1e-4 }));
     }
   });
-  it('an impossible alignment is an infinite loss with a finite gradient; zeroInfinity makes it 0', function () {
+  it('an impossible alignment is an infinite loss with NaN gradients (PyTorch\'s); zeroInfinity makes both 0', function () {
     const lp = kd.randn([2, 1, 3]).logSoftmax(2).detach().requiresGrad_();
-    const l = F.ctcLoss(lp, kd.tensor([[1, 1]], { dtype: 'int64' }), [2], [2], { reduction: 'sum' });
+    const t = kd.tensor([[1, 1]], { dtype: 'int64' });
+    const l = F.ctcLoss(lp, t, [2], [2], { reduction: 'sum' });
     assert.equal(l.item(), Infinity);
     l.backward();
-    assert.ok(values(lp.grad).every(Number.isFinite));
-    assert.equal(F.ctcLoss(lp, kd.tensor([[1, 1]], { dtype: 'int64' }), [2], [2], { zeroInfinity: true }).item(), 0);
+    assert.ok(values(lp.grad).every(Number.isNaN));
+    lp.grad = null;
+    const z = F.ctcLoss(lp, t, [2], [2], { zeroInfinity: true });
+    assert.equal(z.item(), 0);
+    z.backward();
+    assert.ok(values(lp.grad).every((v) => v === 0));
+  });
+  it('checks its arguments as PyTorch does', function () {
+    const lp = kd.randn([4, 2, 3]).logSoftmax(2);
+    const t = kd.tensor([[1, 2], [2, 1]], { dtype: 'int64' });
+    expectKdError(() => F.ctcLoss(lp, t, [4, 4], [2, 2], 3), 'KD_INVALID_ARGUMENT');
+    expectKdError(() => F.ctcLoss(lp, t, [5, 4], [2, 2]), 'KD_INVALID_ARGUMENT');
+    expectKdError(() => F.ctcLoss(lp, t, [4, 4, 4], [2, 2]), 'KD_SHAPE_MISMATCH');
+    expectKdError(() => F.ctcLoss(lp, t, [4, 4], [3, 2]), 'KD_SHAPE_MISMATCH');
+    expectKdError(() => F.ctcLoss(lp, kd.tensor([[1, 7], [2, 1]], { dtype: 'int64' }), [4, 4], [2, 2]), 'KD_INDEX_OUT_OF_RANGE');
+    expectKdError(() => F.ctcLoss(lp.to('float16'), t, [4, 4], [2, 2]));
+    expectKdError(() => F.ctcLoss(lp, t, [4, 4], [2, 2], { reduction: 'avg' }), 'KD_INVALID_ARGUMENT');
+    assert.throws(() => F.ctcLoss(lp, t, [4.5, 4], [2, 2]), TypeError);
+  });
+  it('takes long inputs (the recursion is one native op, not one op per step)', function () {
+    const T = 400;
+    const lp = kd.randn([T, 3, 20], { dtype: 'float64' }).logSoftmax(2);
+    const t = kd.randint(1, 20, [3, 50]);
+    const l = F.ctcLoss(lp, t, [T, T - 7, 300], [50, 40, 1], { reduction: 'none' });
+    values(l).forEach((v) => assert.ok(Number.isFinite(v) && v > 0));
   });
   (kd.cuda.isAvailable() ? it : it.skip)('runs on the GPU with targets and lengths on the CPU', function () {
     const lp = kd.randn([5, 2, 4]).logSoftmax(2);
