@@ -301,6 +301,14 @@ describe('kd.nn.functional.ctcLoss', function () {
     expectKdError(() => F.ctcLoss(lp, t, [4, 4], [2, 2], { reduction: 'avg' }), 'KD_INVALID_ARGUMENT');
     assert.throws(() => F.ctcLoss(lp, t, [4.5, 4], [2, 2]), TypeError);
   });
+  it('runs in float32 under CPU autocast (PyTorch\'s fp32 policy), and refuses bfloat16 outside it', function () {
+    const lp = kd.randn([5, 2, 4]).logSoftmax(2).to('bfloat16');
+    const t = kd.tensor([[1, 2], [3, 3]], { dtype: 'int64' });
+    const r = kd.autocast({ deviceType: 'cpu' }, () => F.ctcLoss(lp, t, [5, 5], [2, 2]));
+    assert.equal(r.dtype, 'float32');
+    assert.ok(Math.abs(r.item() - F.ctcLoss(lp.to('float32'), t, [5, 5], [2, 2]).item()) < 1e-5);
+    expectKdError(() => F.ctcLoss(lp, t, [5, 5], [2, 2]), 'KD_DTYPE_MISMATCH');
+  });
   it('takes long inputs (the recursion is one native op, not one op per step)', function () {
     const T = 400;
     const lp = kd.randn([T, 3, 20], { dtype: 'float64' }).logSoftmax(2);

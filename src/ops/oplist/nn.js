@@ -149,6 +149,7 @@ module.exports = [
   { name: 'ctcLossForward',
     args: 'Tensor logProbs, Tensor targets, int[] inputLengths, int[] targetLengths, int blank=0, bool zeroInfinity=false',
     returns: '(Tensor negLogLikelihood, Tensor logAlpha)', ...INTERNAL, kind: 'reduction', cpu: 'kd_cpu_ctc_loss',
+    autocast: { cpu: 'fp32' }, // PyTorch's ctc_loss policy (autocast_policy.js names it ctcLoss)
     backward: { logProbs: 'ctcLossBackward(grad, logProbs, targets, inputLengths, targetLengths, result, result1, blank, zeroInfinity)' },
     doc: "PyTorch's _ctc_loss: the negative log-likelihood of each target under logProbs (T, N, C), targets (N, S) padded or 1-D concatenated, and the forward variables logAlpha (N, T, 2S+1)." },
   { name: 'ctcLossBackward',
