@@ -325,3 +325,18 @@ describe('kd.nn.functional.ctcLoss', function () {
     assert.ok(Math.abs(gpu.item() - cpu) < 1e-5);
   });
 });
+
+describe('kd.nn.functional names', function () {
+  it('has every activation, loss, dropout, distance and shuffle function of torch.nn.functional 1.13', function () {
+    const names = ['celu', 'celu_', 'elu', 'elu_', 'glu', 'gelu', 'hardshrink', 'hardsigmoid', 'hardswish', 'hardtanh', 'hardtanh_',
+      'leakyRelu', 'leakyRelu_', 'logsigmoid', 'logSoftmax', 'mish', 'prelu', 'relu', 'relu_', 'relu6', 'rrelu', 'rrelu_', 'selu', 'selu_',
+      'sigmoid', 'silu', 'softmax', 'softmin', 'softplus', 'softshrink', 'softsign', 'tanh', 'tanhshrink', 'threshold', 'threshold_',
+      'gumbelSoftmax', 'normalize', 'dropout', 'dropout1d', 'dropout2d', 'dropout3d', 'alphaDropout', 'featureAlphaDropout',
+      'binaryCrossEntropy', 'binaryCrossEntropyWithLogits', 'cosineEmbeddingLoss', 'crossEntropy', 'ctcLoss', 'gaussianNllLoss',
+      'hingeEmbeddingLoss', 'huberLoss', 'klDiv', 'l1Loss', 'marginRankingLoss', 'mseLoss', 'multiMarginLoss', 'multilabelMarginLoss',
+      'multilabelSoftMarginLoss', 'nllLoss', 'poissonNllLoss', 'smoothL1Loss', 'softMarginLoss', 'tripletMarginLoss',
+      'tripletMarginWithDistanceLoss', 'cosineSimilarity', 'pairwiseDistance', 'pdist', 'pixelShuffle', 'pixelUnshuffle',
+      'channelShuffle', 'nativeChannelShuffle', 'embedding', 'embeddingBag', 'oneHot'];
+    assert.deepEqual(names.filter((n) => typeof F[n] !== 'function'), []);
+  });
+});

@@ -456,6 +456,7 @@ declare module './ops.gen' {
       function pixelShuffle(input: Tensor, upscaleFactor: number): Tensor;
       function pixelUnshuffle(input: Tensor, downscaleFactor: number): Tensor;
       function channelShuffle(input: Tensor, groups: number): Tensor;
+      function nativeChannelShuffle(input: Tensor, groups: number): Tensor;
       interface EmbeddingBagFnOptions {
         offsets?: Tensor | null; mode?: 'sum' | 'mean' | 'max'; perSampleWeights?: Tensor | null; includeLastOffset?: boolean; paddingIdx?: number | null;
         maxNorm?: number | null; normType?: number; scaleGradByFreq?: boolean; sparse?: boolean;

@@ -52,6 +52,9 @@ module.exports = function installShuffle(kd, nn, { Module, parseArgs }) {
     return input.reshape([b, groups, c / groups, ...rest]).transpose(1, 2).reshape(input.shape);
   };
 
+  /** PyTorch's native_channel_shuffle: the same shuffle. */
+  F.nativeChannelShuffle = F.channelShuffle;
+
   function make(name, fn, arg, reprName) {
     return {
       [name]: class extends Module {
