@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define KD_CUDA_ABI_VERSION 7
+#define KD_CUDA_ABI_VERSION 8
 #define KD_CUDA_MAX_DIMS 16 /* == KD_MAX_DIMS of core/tensor.h */
 
 typedef enum kd_cuda_status {
@@ -336,6 +336,15 @@ enum kd_cuda_op_kind {
    * the int64 [rows, S] sample, i[4] = addr of the running sums, i[5] = S, i[2] = seed,
    * i[3] = offset. */
   KD_CUDA_OP_MULTINOMIAL = 28,
+  /* ABI 8: the CTC loss (cuda/ops_ctc.cu; src/cpu/ctc.c) over contiguous float64 logProbs
+   * [T, N, C] (addr i[0]) and an int64 list (addr i[1]): per sample its input length, target
+   * length and the offset of its targets, [3N], then the targets; numel = N, d[0] = T, d[1] =
+   * C, d[2] = Lmax (2 * the longest target + 1), d[3] = blank. code 0 (forward): data[0] =
+   * float64 logAlpha [N, T, Lmax], i[2] = addr of the float64 negative log-likelihoods [N].
+   * code 1 (backward): data[0] = float64 gradient [T, N, C]; i[2] = the likelihoods, i[3] =
+   * logAlpha, i[4] = the float64 gradient of the likelihoods [N], i[5] = a float64 scratch
+   * [N, T, Lmax] for logBeta; d[4] = 1 for zeroInfinity. */
+  KD_CUDA_OP_CTC = 29,
 
   /* ---- CUDA graphs (cuda/graphs.cu): no operands; code a KD_CUDA_GRAPH_* value. The capture
    * is of the device's current stream (not the default stream). ---- */

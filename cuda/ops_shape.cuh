@@ -21,6 +21,7 @@ static inline T *kd_cu_addr(int64_t v) { return (T *)(uintptr_t)v; }
 kd_cuda_status kd_cu_shape_op(int device, kd_cuda_op *o); /* TRI, ARANGE, ONE_HOT, MASKED, ACT_BACKWARD, PROD_BACKWARD */
 kd_cuda_status kd_cu_pad_op(int device, kd_cuda_op *o);   /* PAD, INTERP */
 kd_cuda_status kd_cu_loss_op(int device, kd_cuda_op *o);  /* LOSS, NLL_CHECK, NLL */
+kd_cuda_status kd_cu_ctc_op(int device, kd_cuda_op *o);   /* CTC (ops_ctc.cu) */
 kd_cuda_status kd_cu_random_op(int device, kd_cuda_op *o); /* RANDOM_DIST, MULTINOMIAL (ops_random_dist.cu) */
 kd_cuda_status kd_cu_tri_indices(int device, kd_cuda_op *o); /* TRI_INDICES (ops_shape_construct.cu) */
 

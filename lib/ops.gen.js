@@ -421,6 +421,8 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:binaryCrossEntropy": [{ name: "binaryCrossEntropy", fn: N["binaryCrossEntropy"], ret: "tensor", args: [["input", "Tensor", false, false], ["target", "Tensor", false, false], ["weight", "Tensor?", false, true], ["reduction", "str", false, true]] }],
     "function:binaryCrossEntropyWithLogits": [{ name: "binaryCrossEntropyWithLogits", fn: N["binaryCrossEntropyWithLogits"], ret: "tensor", args: [["input", "Tensor", false, false], ["target", "Tensor", false, false], ["weight", "Tensor?", false, true], ["reduction", "str", false, true], ["posWeight", "Tensor?", false, true]] }],
     "function:pointwiseLossBackward": [{ name: "pointwiseLossBackward", fn: N["pointwiseLossBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["input", "Tensor", false, false], ["target", "Tensor", false, false], ["weight", "Tensor?", false, true], ["posWeight", "Tensor?", false, true], ["reduction", "str", false, false], ["beta", "float", false, false], ["kind", "int", false, false], ["wrtTarget", "bool", false, false]] }],
+    "function:ctcLossForward": [{ name: "ctcLossForward", fn: N["ctcLossForward"], ret: "tuple", names: ["negLogLikelihood","logAlpha"], args: [["logProbs", "Tensor", false, false], ["targets", "Tensor", false, false], ["inputLengths", "int[]", false, false], ["targetLengths", "int[]", false, false], ["blank", "int", false, true], ["zeroInfinity", "bool", false, true]] }],
+    "function:ctcLossBackward": [{ name: "ctcLossBackward", fn: N["ctcLossBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["logProbs", "Tensor", false, false], ["targets", "Tensor", false, false], ["inputLengths", "int[]", false, false], ["targetLengths", "int[]", false, false], ["negLogLikelihood", "Tensor", false, false], ["logAlpha", "Tensor", false, false], ["blank", "int", false, false], ["zeroInfinity", "bool", false, false]] }],
     "function:scaledDotProductAttention": [{ name: "scaledDotProductAttention", fn: N["scaledDotProductAttention"], ret: "tensor", args: [["query", "Tensor", false, false], ["key", "Tensor", false, false], ["value", "Tensor", false, false], ["attnMask", "Tensor?", false, true], ["dropoutP", "float", false, true], ["isCausal", "bool", false, true], ["scale", "float?", true, true]] }],
     "function:sgdStep_": [{ name: "sgdStep_", fn: N["sgdStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["momentumBuffer", "Tensor?", false, true], ["lr", "float", false, true], ["momentum", "float", false, true], ["dampening", "float", false, true], ["nesterov", "bool", false, true], ["weightDecay", "float", false, true], ["maximize", "bool", false, true], ["firstStep", "bool", false, true]] }],
     "function:foreachSgdStep_": [{ name: "foreachSgdStep_", fn: N["foreachSgdStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["momentumBuffers", "Tensor[]", false, false], ["lr", "float", false, true], ["momentum", "float", false, true], ["dampening", "float", false, true], ["nesterov", "bool", false, true], ["weightDecay", "float", false, true], ["maximize", "bool", false, true], ["firstStep", "bool", false, true]] }],
@@ -3797,6 +3799,14 @@ module.exports = function install(Tensor, kd, N, rt) {
     const h = N["pointwiseLossBackward"](a0._h, a1._h, a2._h, a3 == null ? a3 : a3._h, a4 == null ? a4 : a4._h, a5, a6, a7, a8); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
   }
     return rt.invoke(G["function:pointwiseLossBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").ctcLossForward = function ctcLossForward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:ctcLossForward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").ctcLossBackward = function ctcLossBackward() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:ctcLossBackward"], null, arguments);
   };
   rt.namespace(kd, "nn.functional").scaledDotProductAttention = function scaledDotProductAttention(a0, a1, a2, a3, a4, a5) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

@@ -55,6 +55,7 @@ const REFUSED = {
   asStrided: 'no as_strided backward yet (PyTorch has one: a scatter over the storage geometry)',
   nextafter: "PyTorch refuses it too (derivatives.yaml: not_implemented(\"nextafter\"))",
   heaviside: 'PyTorch refuses it too ("derivative for aten::heaviside is not implemented")',
+  ctcLossBackward: 'PyTorch refuses it too (derivatives.yaml: _ctc_loss_backward has no derivative)',
 };
 
 const isNondiff = (e) => (e.flags || []).includes('nondiff');
@@ -82,7 +83,8 @@ describe('autograd: nondiff ops', function () {
 
   it('the internal backward ops have a formula for each floating tensor argument', function () {
     // integer/bool tensor arguments (indices, targets, masks) by name
-    const INTEGER = new Set(['input:embeddingBackward', 'target:nllLossBackward', 'indices:maxPool2dBackward', 'mask:maskedSelectBackward']);
+    const INTEGER = new Set(['input:embeddingBackward', 'target:nllLossBackward', 'indices:maxPool2dBackward', 'mask:maskedSelectBackward',
+      'targets:ctcLossForward']);
     // loss weights: the forward ops refuse gradients for them too (as PyTorch)
     const FIXED = new Set(['weight:nllLossBackward', 'weight:pointwiseLossBackward', 'posWeight:pointwiseLossBackward']);
     const gaps = [];

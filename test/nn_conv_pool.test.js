@@ -9,14 +9,8 @@ const { moduleParityTests } = require('./module_parity');
 const nn = kd.nn;
 const F = nn.functional;
 
-describe('kd.nn conv/pool/pad/norm/upsampling modules vs PyTorch', function () {
-  moduleParityTests('conv_pool_modules');
-});
-
-describe('kd.nn conv/pool/pad/norm/upsampling modules vs PyTorch on CUDA', function () {
-  before(function () { if (!kd.cuda.isAvailable()) this.skip(); });
-  moduleParityTests('conv_pool_modules', 'cuda');
-});
+moduleParityTests('conv_pool_modules', 'kd.nn conv/pool/pad/norm/upsampling modules vs PyTorch');
+if (kd.cuda.isAvailable()) moduleParityTests('conv_pool_modules', 'kd.nn conv/pool/pad/norm/upsampling modules vs PyTorch on CUDA', 'cuda');
 
 parityTests('conv_pool', 'nn.functional conv3d/convTranspose/fold/pool/norm composites (PyTorch fixtures)');
 

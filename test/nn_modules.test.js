@@ -10,9 +10,7 @@ const { moduleParityTests } = require('./module_parity');
 
 const nn = kd.nn;
 
-describe('kd.nn modules vs PyTorch (same weights, inputs, gradients)', function () {
-  moduleParityTests('modules');
-});
+moduleParityTests('modules', 'kd.nn modules vs PyTorch (same weights, inputs, gradients)');
 
 describe('kd.nn.Module semantics', function () {
   class Block extends nn.Module {

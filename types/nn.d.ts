@@ -507,6 +507,234 @@ declare module './ops.gen' {
       constructor(weight?: Tensor | null, reduction?: Reduction, posWeight?: Tensor | null);
     }
 
+    /** More activations (lib/nn/activation_extra.js): PyTorch 1.13's arguments, positional or in an options object. */
+    class ELU extends UnaryModule { constructor(alpha?: number | { alpha?: number; inplace?: boolean }, inplace?: boolean); alpha: number; inplace: boolean }
+    class CELU extends UnaryModule { constructor(alpha?: number | { alpha?: number; inplace?: boolean }, inplace?: boolean); alpha: number; inplace: boolean }
+    class SELU extends UnaryModule { constructor(inplace?: boolean | { inplace?: boolean }) }
+    class GLU extends UnaryModule { constructor(dim?: number | { dim?: number }); dim: number }
+    class Hardshrink extends UnaryModule { constructor(lambd?: number | { lambd?: number }); lambd: number }
+    class Softshrink extends UnaryModule { constructor(lambd?: number | { lambd?: number }); lambd: number }
+    class Hardsigmoid extends UnaryModule { constructor(inplace?: boolean | { inplace?: boolean }) }
+    class Hardswish extends UnaryModule { constructor(inplace?: boolean | { inplace?: boolean }) }
+    class Hardtanh extends UnaryModule {
+      constructor(minVal?: number | { minVal?: number; maxVal?: number; inplace?: boolean }, maxVal?: number, inplace?: boolean);
+      minVal: number; maxVal: number; inplace: boolean;
+    }
+    class ReLU6 extends Hardtanh { constructor(inplace?: boolean | { inplace?: boolean }) }
+    class LogSigmoid extends UnaryModule {}
+    class Mish extends UnaryModule { constructor(inplace?: boolean | { inplace?: boolean }) }
+    class Softplus extends UnaryModule { constructor(beta?: number | { beta?: number; threshold?: number }, threshold?: number); beta: number; threshold: number }
+    class Softsign extends UnaryModule {}
+    class Tanhshrink extends UnaryModule {}
+    class Threshold extends UnaryModule {
+      constructor(threshold: number, value: number, inplace?: boolean | { inplace?: boolean });
+      constructor(options: { threshold: number; value: number; inplace?: boolean });
+      threshold: number; value: number; inplace: boolean;
+    }
+    /** Random slopes in [lower, upper] for negative inputs in training, their mean in eval. */
+    class RReLU extends UnaryModule { constructor(lower?: number | { lower?: number; upper?: number; inplace?: boolean }, upper?: number, inplace?: boolean); lower: number; upper: number }
+    class Softmin extends UnaryModule { constructor(dim?: number | null | { dim?: number | null }); dim: number | null }
+    /** softmax over the channels of (C, H, W) or (N, C, H, W) input. */
+    class Softmax2d extends UnaryModule {}
+    /** A learnable slope for negative inputs: one, or one per channel (dim 1). */
+    class PReLU extends UnaryModule {
+      constructor(numParameters?: number | ({ numParameters?: number; init?: number } & FactoryOptions), init?: number, options?: FactoryOptions);
+      numParameters: number; weight: Parameter;
+    }
+
+    /** Channel-wise and alpha dropouts (lib/nn/dropout.js): DropoutNd(p = 0.5, inplace = false). */
+    class Dropout1d extends UnaryModule { constructor(p?: number | { p?: number; inplace?: boolean }, inplace?: boolean); p: number; inplace: boolean }
+    class Dropout2d extends Dropout1d {}
+    class Dropout3d extends Dropout1d {}
+    class AlphaDropout extends Dropout1d {}
+    class FeatureAlphaDropout extends Dropout1d {}
+
+    /** More losses (lib/nn/loss_extra.js). sizeAverage/reduce are PyTorch's legacy arguments: they override reduction. */
+    interface LegacyReduction { sizeAverage?: boolean | null; reduce?: boolean | null; reduction?: Reduction }
+    class KLDivLoss extends LossModule {
+      constructor(options?: { sizeAverage?: boolean | null; reduce?: boolean | null; reduction?: Reduction | 'batchmean'; logTarget?: boolean });
+      constructor(sizeAverage?: boolean | null, reduce?: boolean | null, reduction?: Reduction | 'batchmean', logTarget?: boolean);
+    }
+    class HuberLoss extends LossModule { constructor(reduction?: Reduction | { reduction?: Reduction; delta?: number }, delta?: number) }
+    class PoissonNLLLoss extends LossModule {
+      constructor(options?: LegacyReduction & { logInput?: boolean; full?: boolean; eps?: number });
+      constructor(logInput?: boolean, full?: boolean, sizeAverage?: boolean | null, eps?: number, reduce?: boolean | null, reduction?: Reduction);
+    }
+    /** loss(input, target, var). */
+    class GaussianNLLLoss extends Module {
+      constructor(options?: { full?: boolean; eps?: number; reduction?: Reduction });
+      reduction: Reduction;
+      forward(input: Tensor, target: Tensor, variance: Tensor): Tensor;
+    }
+    interface GaussianNLLLoss { (input: Tensor, target: Tensor, variance: Tensor): Tensor }
+    /** loss(input1, input2, target). */
+    class MarginRankingLoss extends Module {
+      constructor(margin?: number | (LegacyReduction & { margin?: number }), sizeAverage?: boolean | null, reduce?: boolean | null, reduction?: Reduction);
+      reduction: Reduction;
+      forward(input1: Tensor, input2: Tensor, target: Tensor): Tensor;
+    }
+    interface MarginRankingLoss { (input1: Tensor, input2: Tensor, target: Tensor): Tensor }
+    class HingeEmbeddingLoss extends LossModule {
+      constructor(margin?: number | (LegacyReduction & { margin?: number }), sizeAverage?: boolean | null, reduce?: boolean | null, reduction?: Reduction);
+    }
+    /** target: class indices per row, ended by the first -1. */
+    class MultiLabelMarginLoss extends LossModule { constructor(sizeAverage?: boolean | null | LegacyReduction, reduce?: boolean | null, reduction?: Reduction) }
+    class SoftMarginLoss extends LossModule { constructor(sizeAverage?: boolean | null | LegacyReduction, reduce?: boolean | null, reduction?: Reduction) }
+    class MultiLabelSoftMarginLoss extends LossModule {
+      constructor(options?: LegacyReduction & { weight?: Tensor | null });
+      constructor(weight?: Tensor | null, sizeAverage?: boolean | null, reduce?: boolean | null, reduction?: Reduction);
+    }
+    /** loss(input1, input2, target). */
+    class CosineEmbeddingLoss extends MarginRankingLoss {}
+    class MultiMarginLoss extends LossModule {
+      constructor(options?: LegacyReduction & { p?: 1 | 2; margin?: number; weight?: Tensor | null });
+      constructor(p?: 1 | 2, margin?: number, weight?: Tensor | null, sizeAverage?: boolean | null, reduce?: boolean | null, reduction?: Reduction);
+    }
+    /** loss(anchor, positive, negative). */
+    class TripletMarginLoss extends Module {
+      constructor(options?: LegacyReduction & { margin?: number; p?: number; eps?: number; swap?: boolean });
+      constructor(margin?: number, p?: number, eps?: number, swap?: boolean, sizeAverage?: boolean | null, reduce?: boolean | null, reduction?: Reduction);
+      reduction: Reduction;
+      forward(anchor: Tensor, positive: Tensor, negative: Tensor): Tensor;
+    }
+    interface TripletMarginLoss { (anchor: Tensor, positive: Tensor, negative: Tensor): Tensor }
+    class TripletMarginWithDistanceLoss extends Module {
+      constructor(options?: { distanceFunction?: ((x: Tensor, y: Tensor) => Tensor) | null; margin?: number; swap?: boolean; reduction?: Reduction });
+      reduction: Reduction;
+      forward(anchor: Tensor, positive: Tensor, negative: Tensor): Tensor;
+    }
+    interface TripletMarginWithDistanceLoss { (anchor: Tensor, positive: Tensor, negative: Tensor): Tensor }
+    type Lengths = Tensor | readonly number[] | number;
+    /** Connectionist temporal classification: loss(logProbs (T, N, C) or (T, C), targets, inputLengths, targetLengths). */
+    class CTCLoss extends Module {
+      constructor(blank?: number | { blank?: number; reduction?: Reduction; zeroInfinity?: boolean }, reduction?: Reduction, zeroInfinity?: boolean);
+      blank: number; reduction: Reduction; zeroInfinity: boolean;
+      forward(logProbs: Tensor, targets: Tensor, inputLengths: Lengths, targetLengths: Lengths): Tensor;
+    }
+    interface CTCLoss { (logProbs: Tensor, targets: Tensor, inputLengths: Lengths, targetLengths: Lengths): Tensor }
+
+    /** Distances, shuffles, bags (lib/nn/distance.js, shuffle.js, embedding_bag.js). */
+    class PairwiseDistance extends Module {
+      constructor(p?: number | { p?: number; eps?: number; keepdim?: boolean }, eps?: number, keepdim?: boolean);
+      forward(x1: Tensor, x2: Tensor): Tensor;
+    }
+    interface PairwiseDistance { (x1: Tensor, x2: Tensor): Tensor }
+    class CosineSimilarity extends Module {
+      constructor(dim?: number | { dim?: number; eps?: number }, eps?: number);
+      forward(x1: Tensor, x2: Tensor): Tensor;
+    }
+    interface CosineSimilarity { (x1: Tensor, x2: Tensor): Tensor }
+    class PixelShuffle extends UnaryModule { constructor(upscaleFactor: number | { upscaleFactor: number }); upscaleFactor: number }
+    class PixelUnshuffle extends UnaryModule { constructor(downscaleFactor: number | { downscaleFactor: number }); downscaleFactor: number }
+    class ChannelShuffle extends UnaryModule { constructor(groups: number | { groups: number }); groups: number }
+    type BagMode = 'sum' | 'mean' | 'max';
+    interface EmbeddingBagOptions extends FactoryOptions {
+      maxNorm?: number | null; normType?: number; scaleGradByFreq?: boolean; mode?: BagMode; sparse?: boolean;
+      _weight?: Tensor | null; includeLastOffset?: boolean; paddingIdx?: number | null;
+    }
+    /** Sums, means or maxima of bags of embeddings: forward(input, offsets?, perSampleWeights?). */
+    class EmbeddingBag extends Module {
+      constructor(numEmbeddings: number, embeddingDim: number, options?: EmbeddingBagOptions);
+      constructor(options: EmbeddingBagOptions & { numEmbeddings: number; embeddingDim: number });
+      numEmbeddings: number; embeddingDim: number; mode: BagMode; paddingIdx: number | null; includeLastOffset: boolean; weight: Parameter;
+      forward(input: Tensor, offsets?: Tensor | null, perSampleWeights?: Tensor | null): Tensor;
+      static fromPretrained(embeddings: Tensor, options?: EmbeddingBagOptions & { freeze?: boolean }): EmbeddingBag;
+    }
+    interface EmbeddingBag { (input: Tensor, offsets?: Tensor | null, perSampleWeights?: Tensor | null): Tensor }
+    type ASMOutput = [Tensor, Tensor] & { output: Tensor; loss: Tensor };
+    /** Efficient softmax approximation: forward(input, target) -> [output, loss]; logProb(input); predict(input). */
+    class AdaptiveLogSoftmaxWithLoss extends Module {
+      constructor(inFeatures: number, nClasses: number, cutoffs: readonly number[], divValue?: number | ({ divValue?: number; headBias?: boolean } & FactoryOptions), headBias?: boolean);
+      inFeatures: number; nClasses: number; cutoffs: number[]; divValue: number; headBias: boolean;
+      shortlistSize: number; nClusters: number; headSize: number; head: Linear; tail: ModuleList;
+      forward(input: Tensor, target: Tensor): ASMOutput;
+      logProb(input: Tensor): Tensor;
+      predict(input: Tensor): Tensor;
+    }
+    interface AdaptiveLogSoftmaxWithLoss { (input: Tensor, target: Tensor): ASMOutput }
+
+    /** kd.nn.functional beyond the generated ops (lib/nn/functional_*.js, dropout.js, ctc.js, ...). */
+    namespace functional {
+      type R = Reduction;
+      interface Legacy { sizeAverage?: boolean | null; reduce?: boolean | null; reduction?: R }
+      // activations (inplace: write into input and return it)
+      function relu(input: Tensor, inplace?: boolean): Tensor;
+      function relu_(input: Tensor): Tensor;
+      function relu6(input: Tensor, inplace?: boolean): Tensor;
+      function elu(input: Tensor, alpha?: number, inplace?: boolean): Tensor;
+      function elu_(input: Tensor, alpha?: number): Tensor;
+      function selu(input: Tensor, inplace?: boolean): Tensor;
+      function selu_(input: Tensor): Tensor;
+      function celu(input: Tensor, alpha?: number | { alpha?: number; inplace?: boolean }, inplace?: boolean): Tensor;
+      function celu_(input: Tensor, alpha?: number): Tensor;
+      function leakyRelu(input: Tensor, negativeSlope?: number, inplace?: boolean): Tensor;
+      function leakyRelu_(input: Tensor, negativeSlope?: number): Tensor;
+      function hardtanh(input: Tensor, minVal?: number, maxVal?: number, inplace?: boolean): Tensor;
+      function hardtanh_(input: Tensor, minVal?: number, maxVal?: number): Tensor;
+      function silu(input: Tensor, inplace?: boolean): Tensor;
+      function mish(input: Tensor, inplace?: boolean): Tensor;
+      function hardsigmoid(input: Tensor, inplace?: boolean): Tensor;
+      function hardswish(input: Tensor, inplace?: boolean): Tensor;
+      function hardshrink(input: Tensor, lambd?: number | { lambd?: number }): Tensor;
+      function softshrink(input: Tensor, lambd?: number | { lambd?: number }): Tensor;
+      function tanhshrink(input: Tensor): Tensor;
+      function softsign(input: Tensor): Tensor;
+      function softmin(input: Tensor, dim?: number | null | { dim?: number | null; dtype?: DTypeLike | null }, _stacklevel?: number, dtype?: DTypeLike | null): Tensor;
+      function threshold(input: Tensor, threshold: number, value: number, inplace?: boolean): Tensor;
+      function threshold_(input: Tensor, threshold: number, value: number): Tensor;
+      function glu(input: Tensor, dim?: number | { dim?: number }): Tensor;
+      function prelu(input: Tensor, weight: Tensor): Tensor;
+      function rrelu(input: Tensor, lower?: number | { lower?: number; upper?: number; training?: boolean; inplace?: boolean }, upper?: number, training?: boolean, inplace?: boolean): Tensor;
+      function rrelu_(input: Tensor, lower?: number, upper?: number, training?: boolean): Tensor;
+      function gumbelSoftmax(logits: Tensor, tau?: number | { tau?: number; hard?: boolean; eps?: number; dim?: number }, hard?: boolean, eps?: number, dim?: number): Tensor;
+      function normalize(input: Tensor, p?: number | { p?: number; dim?: number; eps?: number; out?: Tensor | null }, dim?: number, eps?: number, out?: Tensor | null): Tensor;
+      // dropouts
+      interface DropoutOptions { p?: number; training?: boolean; inplace?: boolean }
+      function dropout(input: Tensor, p?: number | DropoutOptions, training?: boolean, inplace?: boolean): Tensor;
+      function dropout1d(input: Tensor, p?: number | DropoutOptions, training?: boolean, inplace?: boolean): Tensor;
+      function dropout2d(input: Tensor, p?: number | DropoutOptions, training?: boolean, inplace?: boolean): Tensor;
+      function dropout3d(input: Tensor, p?: number | DropoutOptions, training?: boolean, inplace?: boolean): Tensor;
+      /** training defaults to false, as in PyTorch. */
+      function alphaDropout(input: Tensor, p?: number | DropoutOptions, training?: boolean, inplace?: boolean): Tensor;
+      function featureAlphaDropout(input: Tensor, p?: number | DropoutOptions, training?: boolean, inplace?: boolean): Tensor;
+      // losses
+      function klDiv(input: Tensor, target: Tensor, options?: { sizeAverage?: boolean | null; reduce?: boolean | null; reduction?: R | 'batchmean'; logTarget?: boolean }): Tensor;
+      function klDiv(input: Tensor, target: Tensor, sizeAverage?: boolean | null, reduce?: boolean | null, reduction?: R | 'batchmean', logTarget?: boolean): Tensor;
+      function huberLoss(input: Tensor, target: Tensor, reduction?: R | { reduction?: R; delta?: number }, delta?: number): Tensor;
+      function poissonNllLoss(input: Tensor, target: Tensor, options?: Legacy & { logInput?: boolean; full?: boolean; eps?: number }): Tensor;
+      function poissonNllLoss(input: Tensor, target: Tensor, logInput?: boolean, full?: boolean, sizeAverage?: boolean | null, eps?: number, reduce?: boolean | null, reduction?: R): Tensor;
+      function gaussianNllLoss(input: Tensor, target: Tensor, variance: Tensor, full?: boolean | { full?: boolean; eps?: number; reduction?: R }, eps?: number, reduction?: R): Tensor;
+      function marginRankingLoss(input1: Tensor, input2: Tensor, target: Tensor, margin?: number | (Legacy & { margin?: number }), sizeAverage?: boolean | null, reduce?: boolean | null, reduction?: R): Tensor;
+      function hingeEmbeddingLoss(input: Tensor, target: Tensor, margin?: number | (Legacy & { margin?: number }), sizeAverage?: boolean | null, reduce?: boolean | null, reduction?: R): Tensor;
+      function multilabelMarginLoss(input: Tensor, target: Tensor, sizeAverage?: boolean | null | Legacy, reduce?: boolean | null, reduction?: R): Tensor;
+      function softMarginLoss(input: Tensor, target: Tensor, sizeAverage?: boolean | null | Legacy, reduce?: boolean | null, reduction?: R): Tensor;
+      function multilabelSoftMarginLoss(input: Tensor, target: Tensor, weight?: Tensor | null | (Legacy & { weight?: Tensor | null }), sizeAverage?: boolean | null, reduce?: boolean | null, reduction?: R): Tensor;
+      function cosineEmbeddingLoss(input1: Tensor, input2: Tensor, target: Tensor, margin?: number | (Legacy & { margin?: number }), sizeAverage?: boolean | null, reduce?: boolean | null, reduction?: R): Tensor;
+      function multiMarginLoss(input: Tensor, target: Tensor, options?: Legacy & { p?: 1 | 2; margin?: number; weight?: Tensor | null }): Tensor;
+      function multiMarginLoss(input: Tensor, target: Tensor, p?: 1 | 2, margin?: number, weight?: Tensor | null, sizeAverage?: boolean | null, reduce?: boolean | null, reduction?: R): Tensor;
+      function tripletMarginLoss(anchor: Tensor, positive: Tensor, negative: Tensor, options?: Legacy & { margin?: number; p?: number; eps?: number; swap?: boolean }): Tensor;
+      function tripletMarginLoss(anchor: Tensor, positive: Tensor, negative: Tensor, margin?: number, p?: number, eps?: number, swap?: boolean, sizeAverage?: boolean | null, reduce?: boolean | null, reduction?: R): Tensor;
+      function tripletMarginWithDistanceLoss(anchor: Tensor, positive: Tensor, negative: Tensor, options?: { distanceFunction?: ((x: Tensor, y: Tensor) => Tensor) | null; margin?: number; swap?: boolean; reduction?: R }): Tensor;
+      function ctcLoss(logProbs: Tensor, targets: Tensor, inputLengths: Tensor | readonly number[] | number, targetLengths: Tensor | readonly number[] | number,
+        blank?: number | { blank?: number; reduction?: R; zeroInfinity?: boolean }, reduction?: R, zeroInfinity?: boolean): Tensor;
+      // distances, shuffles, bags
+      function pairwiseDistance(x1: Tensor, x2: Tensor, p?: number | { p?: number; eps?: number; keepdim?: boolean }, eps?: number, keepdim?: boolean): Tensor;
+      function cosineSimilarity(x1: Tensor, x2: Tensor, dim?: number | { dim?: number; eps?: number }, eps?: number): Tensor;
+      function pdist(input: Tensor, p?: number | { p?: number }): Tensor;
+      function pixelShuffle(input: Tensor, upscaleFactor: number): Tensor;
+      function pixelUnshuffle(input: Tensor, downscaleFactor: number): Tensor;
+      function channelShuffle(input: Tensor, groups: number): Tensor;
+      function nativeChannelShuffle(input: Tensor, groups: number): Tensor;
+      interface EmbeddingBagFnOptions {
+        offsets?: Tensor | null; mode?: 'sum' | 'mean' | 'max'; perSampleWeights?: Tensor | null; includeLastOffset?: boolean; paddingIdx?: number | null;
+        maxNorm?: number | null; normType?: number; scaleGradByFreq?: boolean; sparse?: boolean;
+      }
+      function embeddingBag(input: Tensor, weight: Tensor, options?: EmbeddingBagFnOptions): Tensor;
+      function embeddingBag(input: Tensor, weight: Tensor, offsets: Tensor | null, options?: EmbeddingBagFnOptions): Tensor;
+      function embeddingBag(input: Tensor, weight: Tensor, offsets?: Tensor | null, maxNorm?: number | null, normType?: number, scaleGradByFreq?: boolean,
+        mode?: 'sum' | 'mean' | 'max', sparse?: boolean, perSampleWeights?: Tensor | null, includeLastOffset?: boolean, paddingIdx?: number | null): Tensor;
+    }
+
     /** Weight initialisers (in place, under noGrad, seeded by kd.manualSeed); each returns the tensor. */
     namespace init {
       type Nonlinearity = 'linear' | 'conv1d' | 'conv2d' | 'sigmoid' | 'tanh' | 'relu' | 'leaky_relu' | 'selu' | string;

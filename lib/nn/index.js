@@ -34,5 +34,15 @@ module.exports = function installNn(kd) {
   require('./prune')(kd, nn, base);
   require('./parametrize')(kd, nn, base); // after container (ModuleList, ModuleDict)
   require('./parametrizations')(kd, nn, base);
+  require('./functional_activation')(kd, nn, base);
+  require('./activation_extra')(kd, nn, base);
+  require('./dropout')(kd, nn, base);
+  require('./functional_loss')(kd, nn, base);
+  require('./ctc')(kd, nn, base);
+  require('./loss_extra')(kd, nn, base);
+  require('./distance')(kd, nn, base);
+  require('./shuffle')(kd, nn, base);
+  require('./embedding_bag')(kd, nn, base);
+  require('./adaptive')(kd, nn, base);
   return nn;
 };

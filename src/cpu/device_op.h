@@ -46,6 +46,8 @@ enum {
 /* random distributions (src/cpu/random_dist.c, multinomial.c; parameters with KD_CUDA_OP_RANDOM_DIST
  * and KD_CUDA_OP_MULTINOMIAL in cuda/kd_cuda_api.h) */
 enum { KD_DEV_OP_RANDOM_DIST = 27, KD_DEV_OP_MULTINOMIAL = 28 };
+/* the CTC loss's recursions (src/cpu/ctc.c, cuda/ops_ctc.cu): see KD_CUDA_OP_CTC. */
+enum { KD_DEV_OP_CTC = 29 };
 
 typedef struct kd_dev_op {
   int32_t kind, code;

@@ -667,6 +667,8 @@ KD_KERNEL(kd_cpu_embedding);
 KD_KERNEL(kd_cpu_embedding_backward);
 KD_KERNEL(kd_cpu_nll_loss);
 KD_KERNEL(kd_cpu_nll_loss_backward);
+KD_KERNEL(kd_cpu_ctc_loss);
+KD_KERNEL(kd_cpu_ctc_loss_backward);
 KD_KERNEL(kd_cpu_pointwise_loss);
 KD_KERNEL(kd_cpu_pointwise_loss_backward);
 KD_KERNEL(kd_cpu_act_backward);
@@ -682,6 +684,7 @@ _Static_assert((int)KD_DEV_OP_TRI == (int)KD_CUDA_OP_TRI && (int)KD_DEV_OP_ARANG
 _Static_assert((int)KD_DEV_OP_RANDOM_DIST == (int)KD_CUDA_OP_RANDOM_DIST &&
                    (int)KD_DEV_OP_MULTINOMIAL == (int)KD_CUDA_OP_MULTINOMIAL,
                "kd_dev_op random kinds must equal kd_cuda_op kinds");
+_Static_assert((int)KD_DEV_OP_CTC == (int)KD_CUDA_OP_CTC, "kd_dev_op CTC kind must equal kd_cuda_op's");
 
 static const kd_kernel_fn kd_cuda_shared_kernels[] = {
     kd_cpu_unary, kd_cpu_binary,     kd_cpu_ternary, kd_cpu_where, kd_cpu_masked_fill,
@@ -704,6 +707,8 @@ static const kd_kernel_fn kd_cuda_shared_kernels[] = {
     kd_cpu_masked_select_backward, kd_cpu_pad, kd_cpu_interpolate, kd_cpu_embedding, kd_cpu_embedding_backward,
     kd_cpu_nll_loss, kd_cpu_nll_loss_backward, kd_cpu_pointwise_loss, kd_cpu_pointwise_loss_backward,
     kd_cpu_act_backward, kd_cpu_reduce_backward,
+    /* the CTC loss (kind 29: cuda/ops_ctc.cu) */
+    kd_cpu_ctc_loss, kd_cpu_ctc_loss_backward,
 
     /* special functions (pointwise family KD_EW_SPECIAL: cuda/ops_special.cu) */
     kd_cpu_special,

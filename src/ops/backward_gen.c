@@ -997,6 +997,12 @@ static kd_status kd_bw_pointwiseLossBackward(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_pointwiseLossBackward_spec = {kd_bw_pointwiseLossBackward, 0x7u, 0x1fu, 0x0u, 1};
 
+static kd_status kd_bw_ctcLossForward(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_ctcLossBackward, 9, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_out(c, 0), kd_f_out(c, 1), kd_f_arg(c, 4), kd_f_arg(c, 5)}));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_ctcLossForward_spec = {kd_bw_ctcLossForward, 0x1u, 0x3u, 0x3u, 1};
+
 static kd_status kd_bw_bernoulli(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_zerosLike, 3, (kd_value[]){kd_f_grad(c, 0), kd_value_none(), kd_value_none()}));
   return c->st;
@@ -1787,6 +1793,7 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_binaryCrossEntropy] = &kd_bw_binaryCrossEntropy_spec,
     [KD_OP_binaryCrossEntropyWithLogits] = &kd_bw_binaryCrossEntropyWithLogits_spec,
     [KD_OP_pointwiseLossBackward] = &kd_bw_pointwiseLossBackward_spec,
+    [KD_OP_ctcLossForward] = &kd_bw_ctcLossForward_spec,
     [KD_OP_bernoulli] = &kd_bw_bernoulli_spec,
     [KD_OP_poisson] = &kd_bw_poisson_spec,
     [KD_OP_normal_Tensor_Tensor] = &kd_bw_normal_Tensor_Tensor_spec,

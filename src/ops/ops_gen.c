@@ -93,6 +93,8 @@ kd_status kd_cpu_bmm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_valu
 kd_status kd_cpu_cat(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_conv(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_copy(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_ctc_loss(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_ctc_loss_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_embedding(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_embedding_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_fill(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -1663,6 +1665,25 @@ static const kd_arg_schema kd_args_pointwiseLossBackward[] = {
     {"kind", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
     {"wrtTarget", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
 };
+static const kd_arg_schema kd_args_ctcLossForward[] = {
+    {"logProbs", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"targets", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"inputLengths", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"targetLengths", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"blank", KD_ARG_INT, true, {.kind = KD_VALUE_INT, .v = {.i = 0}}},
+    {"zeroInfinity", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+};
+static const kd_arg_schema kd_args_ctcLossBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"logProbs", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"targets", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"inputLengths", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"targetLengths", KD_ARG_INTLIST, false, {.kind = KD_VALUE_NONE}},
+    {"negLogLikelihood", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"logAlpha", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"blank", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"zeroInfinity", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
 static const kd_arg_schema kd_args_scaledDotProductAttention[] = {
     {"query", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"key", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
@@ -3025,6 +3046,8 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_binaryCrossEntropy] = {"binaryCrossEntropy", KD_OP_binaryCrossEntropy, KD_LOSS_BCE, 0, 4, kd_args_binaryCrossEntropy, 1, -1, -1},
     [KD_OP_binaryCrossEntropyWithLogits] = {"binaryCrossEntropyWithLogits", KD_OP_binaryCrossEntropyWithLogits, KD_LOSS_BCE_LOGITS, 0, 5, kd_args_binaryCrossEntropyWithLogits, 1, -1, -1},
     [KD_OP_pointwiseLossBackward] = {"pointwiseLossBackward", KD_OP_pointwiseLossBackward, 0, 0, 9, kd_args_pointwiseLossBackward, 1, -1, -1},
+    [KD_OP_ctcLossForward] = {"ctcLossForward", KD_OP_ctcLossForward, 0, 0, 6, kd_args_ctcLossForward, 2, -1, -1},
+    [KD_OP_ctcLossBackward] = {"ctcLossBackward", KD_OP_ctcLossBackward, 0, 0, 9, kd_args_ctcLossBackward, 1, -1, -1},
     [KD_OP_scaledDotProductAttention] = {"scaledDotProductAttention", KD_OP_scaledDotProductAttention, 0, 0, 7, kd_args_scaledDotProductAttention, 1, -1, -1},
     [KD_OP_sgdStep_] = {"sgdStep_", KD_OP_sgdStep_, KD_OPTIM_SGD, KD_OP_FLAG_NONDIFF, 10, kd_args_sgdStep_, 1, -1, -1},
     [KD_OP_foreachSgdStep_] = {"foreachSgdStep_", KD_OP_foreachSgdStep_, KD_OPTIM_SGD, KD_OP_FLAG_NONDIFF, 10, kd_args_foreachSgdStep_, -1, -1, -1},
@@ -3564,6 +3587,8 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_binaryCrossEntropy] = {[KD_KEY_CPU] = kd_cpu_pointwise_loss, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
     [KD_OP_binaryCrossEntropyWithLogits] = {[KD_KEY_CPU] = kd_cpu_pointwise_loss, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
     [KD_OP_pointwiseLossBackward] = {[KD_KEY_CPU] = kd_cpu_pointwise_loss_backward},
+    [KD_OP_ctcLossForward] = {[KD_KEY_CPU] = kd_cpu_ctc_loss, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_ctcLossBackward] = {[KD_KEY_CPU] = kd_cpu_ctc_loss_backward},
     [KD_OP_scaledDotProductAttention] = {[KD_KEY_CPU] = kd_composite_sdpa, [KD_KEY_CUDA] = kd_composite_sdpa, [KD_KEY_AUTOGRAD] = kd_composite_sdpa},
     [KD_OP_sgdStep_] = {[KD_KEY_CPU] = kd_cpu_optim},
     [KD_OP_foreachSgdStep_] = {[KD_KEY_CPU] = kd_cpu_optim},
@@ -3875,6 +3900,7 @@ const unsigned char kd_op_autocast_policy[KD_OP_COUNT][KD_AUTOCAST_NDEV] = {
     [KD_OP_smoothL1Loss] = {KD_AUTOCAST_FP32, KD_AUTOCAST_FP32},
     [KD_OP_binaryCrossEntropy] = {KD_AUTOCAST_FP32, KD_AUTOCAST_BANNED},
     [KD_OP_binaryCrossEntropyWithLogits] = {KD_AUTOCAST_FP32, KD_AUTOCAST_FP32},
+    [KD_OP_ctcLossForward] = {KD_AUTOCAST_FP32, 0},
     [KD_OP_quantile] = {KD_AUTOCAST_FP32, 0},
     [KD_OP_nanquantile] = {KD_AUTOCAST_FP32, 0},
     [KD_OP_cat] = {KD_AUTOCAST_PROMOTE, KD_AUTOCAST_PROMOTE},

@@ -592,3 +592,42 @@ export function libraryOps(x: Tensor): void {
     new kd.nn.Fold(4, 2), new kd.nn.Unfold(2), new kd.nn.UpsamplingBilinear2d({ scaleFactor: 2 }), new kd.nn.CrossMapLRN2d(3)];
   void [c3, ct, ct1, f3, up, am, img, inorm, inf, lrn, pads, ups, pools];
 }
+
+// kd.nn activations, dropouts, losses and layers beyond the first set
+{
+  const nn = kd.nn;
+  const F = kd.nn.functional;
+  const x = kd.randn([2, 4, 3]);
+  const acts: kd.nn.Module[] = [new nn.ELU(0.5), new nn.CELU({ alpha: 2 }), new nn.SELU(), new nn.GLU(1), new nn.Hardshrink(), new nn.Softshrink(0.2),
+    new nn.Hardtanh(-2, 2), new nn.ReLU6(true), new nn.LogSigmoid(), new nn.Mish(), new nn.Softplus(2, 10), new nn.Softsign(), new nn.Tanhshrink(),
+    new nn.Threshold(0.1, 0), new nn.RReLU(0.1, 0.3), new nn.Softmin(1), new nn.Softmax2d(), new nn.PReLU(4, 0.1, { dtype: 'float64' }),
+    new nn.Dropout1d(0.2), new nn.Dropout2d(), new nn.Dropout3d({ p: 0.1 }), new nn.AlphaDropout(0.3), new nn.FeatureAlphaDropout()];
+  const y: kd.Tensor = new nn.ELU()(x);
+  void acts; void y;
+  const t = kd.tensor([1, -1]);
+  const l1: kd.Tensor = new nn.KLDivLoss({ reduction: 'batchmean', logTarget: true })(x, x);
+  const l2: kd.Tensor = new nn.GaussianNLLLoss({ full: true })(x, x, x.abs());
+  const l3: kd.Tensor = new nn.CosineEmbeddingLoss(0.1)(x.select(2, 0), x.select(2, 1), t);
+  const l4: kd.Tensor = new nn.TripletMarginWithDistanceLoss({ distanceFunction: (a, b) => F.pairwiseDistance(a, b), swap: true })(x, x, x);
+  const l5: kd.Tensor = new nn.CTCLoss({ blank: 0, zeroInfinity: true })(x.logSoftmax(2), kd.tensor([[1], [2], [1], [2]]), [2, 2, 2, 2], [1, 1, 1, 1]);
+  const l6: kd.Tensor = F.ctcLoss(x.logSoftmax(2), kd.tensor([1, 2]), kd.tensor([2, 2, 2, 2]), [1, 1, 0, 0], { reduction: 'sum' });
+  void l1; void l2; void l3; void l4; void l5; void l6;
+  const losses: kd.nn.Module[] = [new nn.HuberLoss('sum', 0.5), new nn.PoissonNLLLoss({ logInput: false }), new nn.MarginRankingLoss(0.2),
+    new nn.HingeEmbeddingLoss(), new nn.MultiLabelMarginLoss(), new nn.SoftMarginLoss({ reduction: 'none' }), new nn.MultiLabelSoftMarginLoss(null),
+    new nn.MultiMarginLoss({ p: 2 }), new nn.TripletMarginLoss({ margin: 2, swap: true })];
+  void losses;
+  const bag = nn.EmbeddingBag.fromPretrained(kd.randn([5, 3]), { mode: 'max' });
+  const b: kd.Tensor = bag(kd.tensor([0, 1, 4]), kd.tensor([0, 2]));
+  const asm = new nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], { divValue: 2 });
+  const [out, loss] = asm(kd.randn([2, 8]), kd.tensor([1, 7]));
+  const lp: kd.Tensor = asm.logProb(kd.randn([2, 8]));
+  void b; void out; void loss; void lp; void asm(kd.randn([2, 8]), kd.tensor([1, 7])).loss;
+  const f: kd.Tensor[] = [F.hardshrink(x, 0.3), F.softshrink(x), F.tanhshrink(x), F.softsign(x), F.softmin(x, 1), F.threshold(x, 0, 1),
+    F.celu(x, 1, true), F.glu(x, 1), F.prelu(x, kd.ones([4])), F.rrelu(x, 0.1, 0.3, true), F.gumbelSoftmax(x, { hard: true }), F.normalize(x, 2, 1),
+    F.elu(x, 1, true), F.relu_(x), F.dropout1d(x, 0.5), F.alphaDropout(x, 0.2, true), F.klDiv(x, x, { reduction: 'batchmean' }), F.huberLoss(x, x),
+    F.multiMarginLoss(x.select(2, 0), kd.tensor([1, 2]), { margin: 2 }), F.pairwiseDistance(x, x), F.cosineSimilarity(x, x, 2), F.pdist(x.select(2, 0)),
+    F.pixelShuffle(kd.randn([1, 4, 2, 2]), 2), F.pixelUnshuffle(x, 1), F.channelShuffle(x, 2),
+    F.embeddingBag(kd.tensor([0, 1]), kd.randn([3, 2]), kd.tensor([0]), { mode: 'sum' }), new nn.PixelShuffle(2)(kd.randn([1, 4, 2, 2])),
+    new nn.CosineSimilarity(2)(x, x), new nn.PairwiseDistance({ keepdim: true })(x, x), new nn.ChannelShuffle(2)(x)];
+  void f;
+}

@@ -145,6 +145,17 @@ module.exports = [
       target: `kind == 1 ? zerosLike(grad) : ${PLB_SCALE} * (wrtTarget ? ${PLB_TT} : ${PLB_XT})`,
     },
     doc: 'Gradient of l1Loss (kind 1), smoothL1Loss (2), binaryCrossEntropy (3), binaryCrossEntropyWithLogits (4) for input (or target when wrtTarget), shaped like the broadcast of input and target.' },
+  // connectionist temporal classification: F.ctcLoss (lib/nn/ctc.js) checks and reduces around these
+  { name: 'ctcLossForward',
+    args: 'Tensor logProbs, Tensor targets, int[] inputLengths, int[] targetLengths, int blank=0, bool zeroInfinity=false',
+    returns: '(Tensor negLogLikelihood, Tensor logAlpha)', ...INTERNAL, kind: 'reduction', cpu: 'kd_cpu_ctc_loss',
+    autocast: { cpu: 'fp32' }, // PyTorch's ctc_loss policy (autocast_policy.js names it ctcLoss)
+    backward: { logProbs: 'ctcLossBackward(grad, logProbs, targets, inputLengths, targetLengths, result, result1, blank, zeroInfinity)' },
+    doc: "PyTorch's _ctc_loss: the negative log-likelihood of each target under logProbs (T, N, C), targets (N, S) padded or 1-D concatenated, and the forward variables logAlpha (N, T, 2S+1)." },
+  { name: 'ctcLossBackward',
+    args: 'Tensor gradOutput, Tensor logProbs, Tensor targets, int[] inputLengths, int[] targetLengths, Tensor negLogLikelihood, Tensor logAlpha, int blank, bool zeroInfinity',
+    returns: 'Tensor', ...INTERNAL, kind: 'reduction', cpu: 'kd_cpu_ctc_loss_backward',
+    doc: "PyTorch's _ctc_loss_backward: (exp(logProbs) - exp(logAlpha + logBeta + nll - logProbs) summed over each class's states) * gradOutput; zero past each input length, and for an infinite loss when zeroInfinity." },
 
   // ---- attention ----
   { name: 'scaledDotProductAttention',
