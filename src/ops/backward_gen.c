@@ -1095,6 +1095,21 @@ static kd_status kd_bw_logNormal(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_logNormal_spec = {kd_bw_logNormal, 0x1u, 0x0u, 0x0u, 0};
 
+static kd_status kd_bw_lstmCell(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_index(c, KD_OP_lstmCellBackward, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_grad(c, 1), kd_f_arg(c, 1), kd_f_out(c, 1), kd_f_out(c, 2)}, 0));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_index(c, KD_OP_lstmCellBackward, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_grad(c, 1), kd_f_arg(c, 1), kd_f_out(c, 1), kd_f_out(c, 2)}, 1));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_lstmCell_spec = {kd_bw_lstmCell, 0x3u, 0x2u, 0x6u, 0};
+
+static kd_status kd_bw_gruCell(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_index(c, KD_OP_gruCellBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_out(c, 1)}, 0));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_index(c, KD_OP_gruCellBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_out(c, 1)}, 1));
+  if (c->needs[2]) kd_f_set(c, 2, kd_f_index(c, KD_OP_gruCellBackward, 3, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_out(c, 1)}, 2));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_gruCell_spec = {kd_bw_gruCell, 0x7u, 0x4u, 0x2u, 0};
+
 static kd_status kd_bw_kthvalue(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_scatter, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}), kd_f_arg(c, 2), (kd_f_truthy(c, kd_f_arg(c, 3)) ? kd_f_out(c, 1) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_out(c, 1), kd_f_arg(c, 2)})), (kd_f_truthy(c, kd_f_arg(c, 3)) ? kd_f_grad(c, 0) : kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2)})), kd_value_none()}));
   return c->st;
@@ -1803,6 +1818,8 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_geometric_] = &kd_bw_geometric_spec,
     [KD_OP_cauchy_] = &kd_bw_cauchy_spec,
     [KD_OP_logNormal_] = &kd_bw_logNormal_spec,
+    [KD_OP_lstmCell] = &kd_bw_lstmCell_spec,
+    [KD_OP_gruCell] = &kd_bw_gruCell_spec,
     [KD_OP_kthvalue] = &kd_bw_kthvalue_spec,
     [KD_OP_mode] = &kd_bw_mode_spec,
     [KD_OP_logcumsumexp] = &kd_bw_logcumsumexp_spec,
