@@ -285,6 +285,43 @@ describe('kd.nn.LSTM / GRU / RNN: construction, defaults, modes, errors', functi
     assert.ok(kd.autograd.gradcheck(p, [x3]));
   });
 
+  it('leaves no tensors behind: forward keeps its outputs, backward frees what the layer saved', function () {
+    const { collectGarbage } = require('./helpers');
+    kd.manualSeed(6);
+    for (const [name, make] of [['LSTM', () => new nn.LSTM(3, 4, 2, { bidirectional: true, projSize: 2 })], ['GRU', () => new nn.GRU(3, 4, 2)]]) {
+      const m = make();
+      const x = kd.randn([5, 2, 3]).requiresGrad_();
+      const packed = kd.noGrad(() => U.packPaddedSequence(x, [5, 3]));
+      packed.data.requiresGrad_(); // a leaf: the count sees the layer's tensors only
+      for (const input of [x, x, packed, packed]) { // each twice: the first run's wrappers are collected by the second's count
+        const leaf = input === x ? x : packed.data;
+        collectGarbage(); // garbage of earlier tests is finalized by the second collection
+        const before = collectGarbage().liveTensors;
+        const [o, st] = m(input);
+        const outs = [input === x ? o : o.data, ...(Array.isArray(st) ? st : [st])];
+        const ones = outs.map((t) => kd.onesLike(t));
+        kd.autograd.backward(outs, ones);
+        kd.dispose(ones);
+        assert.ok([leaf, ...m.parameters()].every((t) => t.grad !== null), `${name}: every gradient is there`);
+        kd.dispose(outs);
+        for (const t of [leaf, ...m.parameters()]) t.grad = null;
+        collectGarbage();
+        assert.equal(collectGarbage().liveTensors - before, 0, `${name} ${input === x ? 'padded' : 'packed'}: tensors left behind`);
+      }
+      kd.dispose([x, packed.data, packed.batchSizes, ...m.parameters()]);
+    }
+  });
+
+  it('double backward through the fused steps is an error, not a silent zero', function () {
+    const cell = new nn.LSTMCell(2, 3);
+    const x = kd.randn([2, 2]).requiresGrad_();
+    const [h] = cell(x);
+    assert.throws(() => kd.autograd.grad([h.sum()], [x], { createGraph: true }), /lstmCellBackward/);
+    const g = new nn.GRU(2, 3);
+    const [o] = g(kd.randn([3, 1, 2]), null);
+    assert.throws(() => kd.autograd.grad([o.sum()], [g.weightHhL0], { createGraph: true }), /gruCellBackward/);
+  });
+
   it('errors as PyTorch', function () {
     assert.throws(() => new nn.LSTM(3, 4, { dropout: 1.5 }), { code: 'KD_INVALID_ARGUMENT', message: /dropout should be a number in range \[0, 1\]/ });
     assert.throws(() => new nn.LSTM(3, 4, { projSize: 4 }), { code: 'KD_INVALID_ARGUMENT', message: /proj_size has to be smaller than hidden_size/ });
