@@ -4,22 +4,15 @@
  * output once (PyTorch's CUDA _thnn_fused_lstm_cell / _thnn_fused_gru_cell; its CPU path runs
  * ~10 separate ops per step instead). Inputs are made contiguous in the compute dtype first
  * (float16/bfloat16 compute in float32, as nn_common.h's kernels); on a device the same
- * contiguous buffers go to the device kernel (KD_DEV_OP_RNN_CELL, cuda/ops_rnn.cu), whose
- * element math is the same as the macros below.
- *
- *   LSTM  gates [B, 4H] (i, f, g, o pre-activations), cx [B, H] -> hy, cy [B, H], ws [B, 4H]:
- *         i, f, o = sigmoid, g = tanh; cy = f*cx + i*g; hy = o*tanh(cy); ws = (i, f, g, o)
- *   GRU   xg, hg [B, 3H] (r, z, n parts of the input and hidden projections), hx [B, H]
- *         -> hy [B, H], ws [B, 4H]: r = sigmoid(xr + hr), z = sigmoid(xz + hz),
- *         n = tanh(xn + r*hn), hy = n + z*(hx - n); ws = (r, z, n, hn)
- * The backward codes take the gradients of the outputs and the saved tensors and return the
- * gradients of the inputs (the formulas are written out next to each loop). */
+ * contiguous buffers go to the device kernel (KD_DEV_OP_RNN_CELL, cuda/ops_rnn.cu). The element
+ * math, and the formulas, are in rnn_cell_math.h, which both compile. */
 #include <math.h>
 #include <string.h>
 
 #include "cpu/device_op.h"
 #include "cpu/device_op_ptrs.h"
 #include "cpu/nn_common.h"
+#include "cpu/rnn_cell_math.h"
 
 #define KD_RNN_MAX_IO 6
 
@@ -32,87 +25,18 @@ static const char *kd_rnn_name(int code) {
   }
 }
 
-/* The loops, per compute type (T float or double; EXP/TANH its functions). p[] are the
- * contiguous inputs then outputs, in the order of the op's schema and returns. */
-#define KD_RNN_LOOPS(SFX, T, EXP, TANH)                                                              \
-  static inline T kd_rnn_sig_##SFX(T x) { return (T)1 / ((T)1 + EXP(-x)); }                        \
-  static void kd_rnn_run_##SFX(int code, int64_t B, int64_t H, void *const *p) {                  \
-    if (code == KD_RNN_LSTM) {                                                                     \
-      const T *g = (const T *)p[0], *cx = (const T *)p[1];                                          \
-      T *hy = (T *)p[2], *cy = (T *)p[3], *ws = (T *)p[4];                                           \
-      for (int64_t b = 0; b < B; b++) {                                                            \
-        const T *gr = g + b * 4 * H;                                                               \
-        T *wr = ws + b * 4 * H;                                                                    \
-        for (int64_t j = 0; j < H; j++) {                                                          \
-          const T i = kd_rnn_sig_##SFX(gr[j]), f = kd_rnn_sig_##SFX(gr[H + j]);                   \
-          const T gg = TANH(gr[2 * H + j]), o = kd_rnn_sig_##SFX(gr[3 * H + j]);                  \
-          const T c = f * cx[b * H + j] + i * gg;                                                  \
-          cy[b * H + j] = c;                                                                       \
-          hy[b * H + j] = o * TANH(c);                                                             \
-          wr[j] = i; wr[H + j] = f; wr[2 * H + j] = gg; wr[3 * H + j] = o;                         \
-        }                                                                                          \
-      }                                                                                            \
-    } else if (code == KD_RNN_LSTM_BACKWARD) {                                                     \
-      /* dc = gcy + ghy*o*(1 - tanh(cy)^2); gates: di = dc*g*i(1-i), df = dc*cx*f(1-f),             \
-       * dg = dc*i*(1-g^2), do = ghy*tanh(cy)*o(1-o); gcx = dc*f */                                \
-      const T *ghy = (const T *)p[0], *gcy = (const T *)p[1], *cx = (const T *)p[2];                \
-      const T *cy = (const T *)p[3], *ws = (const T *)p[4];                                          \
-      T *gg = (T *)p[5], *gcx = (T *)p[6];                                                           \
-      for (int64_t b = 0; b < B; b++) {                                                            \
-        const T *wr = ws + b * 4 * H;                                                              \
-        T *gr = gg + b * 4 * H;                                                                    \
-        for (int64_t j = 0; j < H; j++) {                                                          \
-          const int64_t k = b * H + j;                                                             \
-          const T i = wr[j], f = wr[H + j], g = wr[2 * H + j], o = wr[3 * H + j];                  \
-          const T tc = TANH(cy[k]);                                                                \
-          const T dc = gcy[k] + ghy[k] * o * ((T)1 - tc * tc);                                     \
-          gr[j] = dc * g * i * ((T)1 - i);                                                         \
-          gr[H + j] = dc * cx[k] * f * ((T)1 - f);                                                 \
-          gr[2 * H + j] = dc * i * ((T)1 - g * g);                                                 \
-          gr[3 * H + j] = ghy[k] * tc * o * ((T)1 - o);                                            \
-          gcx[k] = dc * f;                                                                         \
-        }                                                                                          \
-      }                                                                                            \
-    } else if (code == KD_RNN_GRU) {                                                               \
-      const T *xg = (const T *)p[0], *hg = (const T *)p[1], *hx = (const T *)p[2];                  \
-      T *hy = (T *)p[3], *ws = (T *)p[4];                                                            \
-      for (int64_t b = 0; b < B; b++) {                                                            \
-        const T *xr = xg + b * 3 * H, *hr = hg + b * 3 * H;                                         \
-        T *wr = ws + b * 4 * H;                                                                    \
-        for (int64_t j = 0; j < H; j++) {                                                          \
-          const T r = kd_rnn_sig_##SFX(xr[j] + hr[j]);                                             \
-          const T z = kd_rnn_sig_##SFX(xr[H + j] + hr[H + j]);                                     \
-          const T hn = hr[2 * H + j];                                                              \
-          const T n = TANH(xr[2 * H + j] + r * hn);                                                \
-          const T h = hx[b * H + j];                                                               \
-          hy[b * H + j] = n + z * (h - n);                                                         \
-          wr[j] = r; wr[H + j] = z; wr[2 * H + j] = n; wr[3 * H + j] = hn;                         \
-        }                                                                                          \
-      }                                                                                            \
-    } else {                                                                                       \
-      /* dn = ghy*(1-z)*(1-n^2); dz = ghy*(hx-n)*z(1-z); dr = dn*hn*r(1-r); ghx = ghy*z;            \
-       * input gates (dr, dz, dn), hidden gates (dr, dz, dn*r) */                                   \
-      const T *ghy = (const T *)p[0], *hx = (const T *)p[1], *ws = (const T *)p[2];                 \
-      T *gx = (T *)p[3], *gh = (T *)p[4], *ghx = (T *)p[5];                                          \
-      for (int64_t b = 0; b < B; b++) {                                                            \
-        const T *wr = ws + b * 4 * H;                                                              \
-        T *xr = gx + b * 3 * H, *hr = gh + b * 3 * H;                                               \
-        for (int64_t j = 0; j < H; j++) {                                                          \
-          const int64_t k = b * H + j;                                                             \
-          const T r = wr[j], z = wr[H + j], n = wr[2 * H + j], hn = wr[3 * H + j];                 \
-          const T gy = ghy[k];                                                                     \
-          const T dn = gy * ((T)1 - z) * ((T)1 - n * n);                                           \
-          const T dz = gy * (hx[k] - n) * z * ((T)1 - z);                                          \
-          const T dr = dn * hn * r * ((T)1 - r);                                                   \
-          xr[j] = dr; xr[H + j] = dz; xr[2 * H + j] = dn;                                          \
-          hr[j] = dr; hr[H + j] = dz; hr[2 * H + j] = dn * r;                                      \
-          ghx[k] = gy * z;                                                                         \
-        }                                                                                          \
-      }                                                                                            \
-    }                                                                                              \
+/* Every element of the [B, H] state, row by row: one loop per step and type, so the element
+ * function inlines into it. */
+#define KD_RNN_LOOP(FN)                                                                           \
+  static void kd_rnn_loop_##FN(void *const *p, int64_t B, int64_t H) {                            \
+    for (int64_t b = 0; b < B; b++)                                                               \
+      for (int64_t j = 0; j < H; j++) kd_rnn_##FN(p, H, b, j);                                    \
   }
-KD_RNN_LOOPS(f32, float, expf, tanhf)
-KD_RNN_LOOPS(f64, double, exp, tanh)
+KD_RNN_LOOP(lstm_f) KD_RNN_LOOP(lstm_d) KD_RNN_LOOP(lstm_backward_f) KD_RNN_LOOP(lstm_backward_d)
+KD_RNN_LOOP(gru_f) KD_RNN_LOOP(gru_d) KD_RNN_LOOP(gru_backward_f) KD_RNN_LOOP(gru_backward_d)
+static void (*const kd_rnn_loops[4][2])(void *const *, int64_t, int64_t) = {
+    {kd_rnn_loop_lstm_f, kd_rnn_loop_lstm_d}, {kd_rnn_loop_lstm_backward_f, kd_rnn_loop_lstm_backward_d},
+    {kd_rnn_loop_gru_f, kd_rnn_loop_gru_d}, {kd_rnn_loop_gru_backward_f, kd_rnn_loop_gru_backward_d}};
 
 /* Checks a 2-D [B, k*H] operand of the op. */
 static kd_status kd_rnn_check(const char *name, const char *what, const kd_tensor *t, int64_t B, int64_t cols,
@@ -181,10 +105,8 @@ KD_KERNEL(kd_cpu_rnn_cell) {
       d.i[0] = B;
       d.i[1] = H;
       st = kd_dev_op_run_ptrs(dev, &d, ni + no, p, dts);
-    } else if (cdt == KD_DTYPE_F64) {
-      kd_rnn_run_f64(code, B, H, p);
     } else {
-      kd_rnn_run_f32(code, B, H, p);
+      kd_rnn_loops[c][cdt == KD_DTYPE_F64](p, B, H);
     }
   }
   for (int k = 0; k < ni; k++) if (io[k]) kd_tensor_release(io[k]);
