@@ -190,10 +190,13 @@ describe('kd._internal.lstmCell / gruCell (the fused steps)', function () {
     assert.throws(() => I.lstmCell(kd.ones([2, 8], { dtype: 'int32' }), kd.ones([2, 2], { dtype: 'int32' })), { code: 'KD_NOT_SUPPORTED' });
   });
 
-  it('errors for bad shapes, dtypes', function () {
+  it('errors for bad shapes; mixed float dtypes promote', function () {
     assert.throws(() => I.lstmCell(kd.ones([2, 7]), kd.ones([2, 2])), { code: 'KD_SHAPE_MISMATCH', message: /gates must be \[2, 8\]/ });
     assert.throws(() => I.lstmCell(kd.ones([2, 8]), kd.ones([2])), { code: 'KD_SHAPE_MISMATCH', message: /cx must be 2-D/ });
-    assert.throws(() => I.lstmCell(kd.ones([2, 8]), kd.ones([2, 2], { dtype: 'float64' })), { code: 'KD_DTYPE_MISMATCH' });
+    const [hp] = I.lstmCell(kd.full([2, 8], 0.5, { dtype: 'bfloat16' }), kd.ones([2, 2], { dtype: 'float64' }));
+    assert.equal(hp.dtype, 'float64', 'mixed dtypes promote (autocast gates next to a float32 state)');
+    const s = 1 / (1 + Math.exp(-0.5));
+    assert.ok(Math.abs(hp.dataSync()[0] - s * Math.tanh(s + s * Math.tanh(0.5))) < 1e-15);
     assert.throws(() => I.gruCell(kd.ones([2, 9]), kd.ones([2, 6]), kd.ones([2, 3])), { code: 'KD_SHAPE_MISMATCH', message: /hiddenGates/ });
     assert.throws(() => I.gruCellBackward(kd.ones([2, 3]), kd.ones([2, 3]), kd.ones([2, 9])), { code: 'KD_SHAPE_MISMATCH', message: /workspace/ });
     const [a, b, c] = I.lstmCell(kd.ones([0, 8]), kd.ones([0, 2]));
@@ -247,6 +250,17 @@ describe('kd.nn.LSTM / GRU / RNN: construction, defaults, modes, errors', functi
     const [o2, h2] = m(p2);
     assert.ok(kd.allclose(o1.data, o2.data));
     assert.ok(kd.allclose(h1, h2.flip([1])));
+  });
+
+  it('runs under CPU autocast (bfloat16 matmuls, float32 states promote as PyTorch)', function () {
+    kd.manualSeed(8);
+    for (const m of [new nn.LSTM(3, 4, 2), new nn.GRU(3, 4), new nn.LSTMCell(3, 4)]) {
+      const x = kd.randn([5, 2, 3]);
+      const input = m instanceof nn.LSTMCell ? x.select(0, 0) : x;
+      const ref = m(input);
+      const low = kd.autocast({ deviceType: 'cpu' }, () => m(input));
+      assert.ok(kd.allclose(low[0].to('float32'), ref[0], 0.05, 0.05), `${m.constructor.name} under autocast`);
+    }
   });
 
   it('inference under noGrad builds no graph; dropout only between layers and only in training', function () {

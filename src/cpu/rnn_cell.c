@@ -44,9 +44,8 @@ static kd_status kd_rnn_check(const char *name, const char *what, const kd_tenso
   if (t->ndim != 2 || t->sizes[0] != B || t->sizes[1] != cols)
     return kd_error(KD_ERR_SHAPE, "%s: %s must be [%lld, %lld], got a %d-D tensor of %lld elements", name, what,
                     (long long)B, (long long)cols, t->ndim, (long long)kd_tensor_numel(t));
-  if (t->dtype != first->dtype)
-    return kd_error(KD_ERR_DTYPE, "%s: expected all tensors to have dtype %s, but %s is %s", name,
-                    kd_cpu_torch_name(first->dtype), what, kd_cpu_torch_name(t->dtype));
+  if (!kd_dtype_is_float(t->dtype))
+    return kd_error(KD_ERR_NOT_SUPPORTED, "\"%s\" not implemented for '%s' (%s)", name, kd_cpu_torch_name(t->dtype), what);
   if (!kd_device_eq(kd_tensor_device(t), kd_tensor_device(first)))
     return kd_error(KD_ERR_DEVICE, "Expected all tensors to be on the same device, but found at least two devices (%s: %s)",
                     name, what);
@@ -75,10 +74,14 @@ KD_KERNEL(kd_cpu_rnn_cell) {
   const int64_t B = state->sizes[0], H = state->sizes[1];
   int64_t widest;
   if (kd_mul_overflows(H, 4, &widest)) return kd_error(KD_ERR_INVALID_ARGUMENT, "%s: hidden size %lld is too large", name, (long long)H);
+  /* the inputs' promoted dtype (gates of a lower-precision matmul next to a float32 state under
+   * autocast: as PyTorch's unfused cell, whose pointwise ops promote) */
   const kd_tensor *first = args[0].v.t;
-  kd_dtype cdt = KD_DTYPE_F32;
-  KD_TRY(kd_nn_compute_dtype(first->dtype, name, &cdt));
   for (int k = 0; k < ni; k++) KD_TRY(kd_rnn_check(name, in_names[c][k], args[k].v.t, B, in_w[c][k] * H, first));
+  kd_dtype dt = first->dtype;
+  for (int k = 1; k < ni; k++) dt = kd_promote_types(dt, args[k].v.t->dtype);
+  kd_dtype cdt = KD_DTYPE_F32;
+  KD_TRY(kd_nn_compute_dtype(dt, name, &cdt));
 
   kd_device dev = kd_tensor_device(first);
   kd_tensor *io[KD_RNN_MAX_IO + 2];
@@ -112,7 +115,7 @@ KD_KERNEL(kd_cpu_rnn_cell) {
   for (int k = 0; k < ni; k++) if (io[k]) kd_tensor_release(io[k]);
   for (int k = 0; k < no && st == KD_OK; k++) {
     kd_tensor *r = NULL;
-    st = kd_nn_finish(io[ni + k], first->dtype, &r); /* releases io[ni + k] unless it is returned */
+    st = kd_nn_finish(io[ni + k], dt, &r); /* releases io[ni + k] unless it is returned */
     io[ni + k] = r;
   }
   if (st != KD_OK) {
