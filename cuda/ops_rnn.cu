@@ -24,7 +24,7 @@ KD_CU_RNN_KERNEL(lstm_f) KD_CU_RNN_KERNEL(lstm_d) KD_CU_RNN_KERNEL(lstm_backward
 KD_CU_RNN_KERNEL(gru_f) KD_CU_RNN_KERNEL(gru_d) KD_CU_RNN_KERNEL(gru_backward_f) KD_CU_RNN_KERNEL(gru_backward_d)
 
 kd_cuda_status kd_cu_rnn_cell(int device, kd_cuda_op *o) {
-  static const int nops[4] = {5, 7, 5, 6};
+  static const int nops[4] = {5, 8, 5, 7};
   const int64_t B = o->i[0], H = o->i[1];
   if (o->code < 0 || o->code > 3 || o->nops != nops[o->code] || B < 0 || H < 0)
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "fused RNN cell: bad arguments");

@@ -55,8 +55,6 @@ const REFUSED = {
   asStrided: 'no as_strided backward yet (PyTorch has one: a scatter over the storage geometry)',
   nextafter: "PyTorch refuses it too (derivatives.yaml: not_implemented(\"nextafter\"))",
   heaviside: 'PyTorch refuses it too ("derivative for aten::heaviside is not implemented")',
-  lstmCellBackward: 'no double backward through the fused LSTM step yet (PyTorch runs a plain-op backward under create_graph)',
-  gruCellBackward: 'no double backward through the fused GRU step yet (PyTorch runs a plain-op backward under create_graph)',
 };
 
 const isNondiff = (e) => (e.flags || []).includes('nondiff');

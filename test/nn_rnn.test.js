@@ -153,6 +153,53 @@ describe('kd._internal.lstmCell / gruCell (the fused steps)', function () {
     assert.ok(kd.autograd.gradcheck((a, b) => I.lstmCell(a, b)[0], [g, c]));
   });
 
+  it('second derivatives: gradgradcheck of both steps, also through the workspace (float64)', function () {
+    const g = r64([2, 8], 11);
+    const c = r64([2, 2], 12);
+    assert.ok(kd.autograd.gradgradcheck((a, b) => { const r = I.lstmCell(a, b); return [r[0], r[1]]; }, [g, c]));
+    assert.ok(kd.autograd.gradgradcheck((a, b) => { const r = I.lstmCell(a, b); return [r[0], r[1], r[2]]; }, [g, c]));
+    const args = [r64([2, 6], 13), r64([2, 6], 14), r64([2, 2], 15)];
+    assert.ok(kd.autograd.gradgradcheck((a, b, h) => I.gruCell(a, b, h)[0], args));
+    assert.ok(kd.autograd.gradgradcheck((a, b, h) => { const r = I.gruCell(a, b, h); return [r[0], r[1]]; }, args));
+    // the backward ops themselves, with a workspace gradient
+    const ws = r64([2, 8], 16).sigmoid().detach().requiresGrad_();
+    const bw = (gh, gc, cx, cy, w, gw) => { const r = I.lstmCellBackward(gh, gc, cx, cy, w, gw); return [r[0], r[1]]; };
+    assert.ok(kd.autograd.gradcheck(bw, [r64([2, 2], 17), r64([2, 2], 18), r64([2, 2], 19), r64([2, 2], 20), ws, r64([2, 8], 21)]));
+    const gws = r64([2, 8], 22).sigmoid().detach().requiresGrad_();
+    assert.ok(kd.autograd.gradcheck((gy, h, w, gw) => { const r = I.gruCellBackward(gy, h, w, gw); return [r[0], r[1], r[2]]; },
+      [r64([2, 2], 23), r64([2, 2], 24), gws, r64([2, 8], 25)]));
+  });
+
+  it('double backward through the cells (LSTMCell, GRUCell) with states', function () {
+    kd.manualSeed(26);
+    const cell = new nn.LSTMCell(2, 3).to('float64');
+    const x = kd.randn([2, 2], { dtype: 'float64' }).requiresGrad_();
+    const h0 = kd.randn([2, 3], { dtype: 'float64' }).requiresGrad_();
+    const c0 = kd.randn([2, 3], { dtype: 'float64' }).requiresGrad_();
+    assert.ok(kd.autograd.gradgradcheck((a, h, c) => { const [h1, c1] = cell(a, [h, c]); return [h1, c1]; }, [x, h0, c0]));
+    const gcell = new nn.GRUCell(2, 3).to('float64');
+    assert.ok(kd.autograd.gradgradcheck((a, h) => gcell(a, h), [x, h0]));
+  });
+
+  it('double backward through the layers (gradgradcheck, float64; packed, bidirectional, projection)', function () {
+    kd.manualSeed(27);
+    const lstm = new nn.LSTM(2, 3, 2, { bidirectional: true, projSize: 2 }).to('float64');
+    const x = kd.randn([3, 2, 2], { dtype: 'float64' }).requiresGrad_();
+    const h0 = kd.randn([4, 2, 2], { dtype: 'float64' }).requiresGrad_();
+    const c0 = kd.randn([4, 2, 3], { dtype: 'float64' });
+    assert.ok(kd.autograd.gradgradcheck((a, h) => { const [o, [hn, cn]] = lstm(a, [h, c0]); return [o, hn, cn]; }, [x, h0]));
+    const gru = new nn.GRU(2, 3, { bidirectional: true }).to('float64');
+    assert.ok(kd.autograd.gradgradcheck((a) => gru(U.packPaddedSequence(a, [1, 3], { enforceSorted: false }))[0].data, [x]));
+    const rnn = new nn.RNN(2, 3, { nonlinearity: 'tanh' }).to('float64');
+    assert.ok(kd.autograd.gradgradcheck((a) => rnn(a)[0], [x]));
+    // and the weights: the second derivative reaches them too
+    const w = lstm.weightHhL1Reverse;
+    const [o] = lstm(x);
+    const [gw] = kd.autograd.grad([o.square().sum()], [w], null, { createGraph: true });
+    const [gx] = kd.autograd.grad([gw.square().sum()], [x]);
+    assert.ok(gx.abs().sum().item() > 0);
+  });
+
   it('gruCell: finite differences (float64)', function () {
     assert.ok(kd.autograd.gradcheck((a, b, h) => I.gruCell(a, b, h)[0], [r64([2, 9], 3), r64([2, 9], 4), r64([2, 3], 5)]));
   });
@@ -326,16 +373,6 @@ describe('kd.nn.LSTM / GRU / RNN: construction, defaults, modes, errors', functi
     }
   });
 
-  it('double backward through the fused steps is an error, not a silent zero', function () {
-    const cell = new nn.LSTMCell(2, 3);
-    const x = kd.randn([2, 2]).requiresGrad_();
-    const [h] = cell(x);
-    assert.throws(() => kd.autograd.grad([h.sum()], [x], { createGraph: true }), /lstmCellBackward/);
-    const g = new nn.GRU(2, 3);
-    const [o] = g(kd.randn([3, 1, 2]), null);
-    assert.throws(() => kd.autograd.grad([o.sum()], [g.weightHhL0], { createGraph: true }), /gruCellBackward/);
-  });
-
   it('errors as PyTorch', function () {
     assert.throws(() => new nn.LSTM(3, 4, { dropout: 1.5 }), { code: 'KD_INVALID_ARGUMENT', message: /dropout should be a number in range \[0, 1\]/ });
     assert.throws(() => new nn.LSTM(3, 4, { projSize: 4 }), { code: 'KD_INVALID_ARGUMENT', message: /proj_size has to be smaller than hidden_size/ });
@@ -377,7 +414,7 @@ describe('recurrent layers on the emulated GPU', function () {
     it(name, function () { runModuleCase(RNN.modules.find((c) => c.name === name), 'cuda'); });
   }
   for (const c of RNN.cells) it(c.name, function () { runCellCase(c, 'cuda'); });
-  it('the fused steps: finite differences (float64) and the CPU result', function () {
+  it('the fused steps: first and second derivatives against finite differences (float64), the CPU result', function () {
     const I = kd._internal;
     kd.manualSeed(7);
     const g = kd.randn([3, 8], { dtype: 'float64' });
@@ -392,6 +429,9 @@ describe('recurrent layers on the emulated GPU', function () {
     const xg = kd.randn([3, 6], { dtype: 'float64' });
     const hg = kd.randn([3, 6], { dtype: 'float64' });
     assert.ok(kd.autograd.gradcheck((a, b, hh) => I.gruCell(a, b, hh)[0],
+      [xg.to('cuda').requiresGrad_(), hg.to('cuda').requiresGrad_(), h.to('cuda').requiresGrad_()]));
+    assert.ok(kd.autograd.gradgradcheck((a, b) => { const r = I.lstmCell(a, b); return [r[0], r[1], r[2]]; }, [gd, cd]));
+    assert.ok(kd.autograd.gradgradcheck((a, b, hh) => { const r = I.gruCell(a, b, hh); return [r[0], r[1]]; },
       [xg.to('cuda').requiresGrad_(), hg.to('cuda').requiresGrad_(), h.to('cuda').requiresGrad_()]));
     const half = (t) => t.to('cuda').to('float16');
     const f16 = I.gruCell(half(xg), half(hg), half(h))[0];

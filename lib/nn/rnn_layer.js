@@ -10,7 +10,8 @@
 //             the gradients of all steps (no per-step weight gradients, no per-step slices of a
 //             full-size tensor).
 // The layer is one autograd node (a kd.autograd.Function), so the graph does not grow with the
-// sequence length. Sequences shorter than the longest (packed input) leave the batch as their
+// sequence length (a backward that is itself recorded, for double backward, runs the recorded
+// ops instead: recordedBackward). Sequences shorter than the longest (packed input) leave the batch as their
 // last step passes: their final state is the state after that step; the reverse direction
 // starts each sequence at its own last step.
 'use strict';
@@ -187,6 +188,35 @@ module.exports = function makeRecurrence(kd) {
 
   const ARGS = ['x', 'h0', 'c0', 'wIh', 'wHh', 'bIh', 'bHh', 'wHr'];
 
+  /**
+   * The gradients when the backward itself is recorded (create_graph: double backward): the
+   * layer run again with recorded ops from its saved inputs, and differentiated by the engine, so
+   * the gradients depend on the inputs as they should (the saved intermediates of the fast path
+   * were made without recording). As PyTorch, whose non-cuDNN RNN is made of differentiable ops.
+   */
+  function recordedBackward(mode, ins, cfg, grads, need) {
+    return kd.tidy(() => {
+      const [x, h0, c0, wIh, wHh, bIh, bHh, wHr] = ins;
+      const r = forwardLayer(mode, x, h0, c0, { wIh, wHh, bIh, bHh, wHr }, cfg.batchSizes, cfg.reverse, false);
+      const outs = mode === 'LSTM' ? [r.out, r.hN, r.cN] : [r.out, r.hN];
+      const want = ARGS.map((_, i) => i).filter((i) => ins[i] && need[ARGS[i]]);
+      const g = want.length ? kd.autograd.grad(outs, want.map((i) => ins[i]), grads.slice(0, outs.length), { createGraph: true, allowUnused: true }) : [];
+      const out = ARGS.map(() => null);
+      want.forEach((i, k) => { out[i] = g[k]; });
+      return out;
+    });
+  }
+
+  /** Whether ops run now are recorded (the engine turns recording on in a backward with create_graph). */
+  function recording(ins) {
+    const t = ins.find((v) => v && v.requiresGrad);
+    if (!t) return false;
+    const probe = t.view(t.shape);
+    const on = probe.requiresGrad;
+    probe.dispose();
+    return on;
+  }
+
   /** The layer as one autograd node: apply(x, h0, c0, wIh, wHh, bIh, bHh, wHr, cfg) -> [out, hN, cN?]. */
   class RecurrentLayer extends kd.autograd.Function {
     static forward(ctx, x, h0, c0, wIh, wHh, bIh, bHh, wHr, cfg) {
@@ -195,14 +225,17 @@ module.exports = function makeRecurrence(kd) {
       ctx.cfg = cfg;
       const s = r.saved;
       if (s) cfg.made = Object.values(s).filter((v) => v !== null && v !== r.out);
-      ctx.saveForBackward(x, wIh, wHh, wHr, s && s.hPrev, s && s.cPrev, s && s.cy, s && s.ws, s && s.hy);
+      ctx.saveForBackward(x, h0, c0, wIh, wHh, bIh, bHh, wHr, s && s.hPrev, s && s.cPrev, s && s.cy, s && s.ws, s && s.hy);
       return cfg.mode === 'LSTM' ? [r.out, r.hN, r.cN] : [r.out, r.hN];
     }
     static backward(ctx, gOut, ghN, gcN) {
       const { cfg } = ctx;
-      const [x, wIh, wHh, wHr, hPrev, cPrev, cy, ws, hy] = ctx.savedTensors;
+      const saved = ctx.savedTensors;
+      const ins = saved.slice(0, 8);
+      const [x, , , wIh, wHh, , , wHr, hPrev, cPrev, cy, ws, hy] = saved;
       const need = {};
       ARGS.forEach((k, i) => { need[k] = ctx.needsInputGrad[i]; });
+      if (recording(ins)) return recordedBackward(cfg.mode, ins, cfg, [gOut, ghN, gcN], need);
       const s = { hPrev, cPrev, cy, ws, hy };
       const g = kd.tidy(() => backwardLayer(cfg.mode, x, { wIh, wHh, wHr }, s, cfg.batchSizes, cfg.reverse,
         gOut, ghN, cfg.mode === 'LSTM' ? gcN : null, need));

@@ -57,12 +57,14 @@ KD_KERNEL(kd_cpu_rnn_cell) {
   const int code = op->code;
   const char *name = kd_rnn_name(code);
   /* inputs, the [B, k*H] width of each (in units of H), and the widths of the outputs */
-  static const char *const in_names[4][5] = {
-      {"gates", "cx"}, {"gradHy", "gradCy", "cx", "cy", "workspace"}, {"inputGates", "hiddenGates", "hx"},
-      {"gradHy", "hx", "workspace"}};
-  static const int in_w[4][5] = {{4, 1}, {1, 1, 1, 1, 4}, {3, 3, 1}, {1, 1, 4}};
+  static const char *const in_names[4][6] = {
+      {"gates", "cx"}, {"gradHy", "gradCy", "cx", "cy", "workspace", "gradWorkspace"}, {"inputGates", "hiddenGates", "hx"},
+      {"gradHy", "hx", "workspace", "gradWorkspace"}};
+  static const int in_w[4][6] = {{4, 1}, {1, 1, 1, 1, 4, 4}, {3, 3, 1}, {1, 1, 4, 4}};
   static const int out_w[4][3] = {{1, 1, 4}, {4, 1}, {1, 4}, {3, 3, 1}};
+  /* the backward codes' last input, gradWorkspace, is optional and goes after the outputs */
   static const int n_in[4] = {2, 5, 3, 3}, n_out[4] = {3, 2, 2, 3};
+  static const bool has_opt[4] = {false, true, false, true};
   const int c = code == KD_RNN_LSTM ? 0 : code == KD_RNN_LSTM_BACKWARD ? 1 : code == KD_RNN_GRU ? 2 : 3;
   const int ni = n_in[c], no = n_out[c];
 
@@ -77,9 +79,12 @@ KD_KERNEL(kd_cpu_rnn_cell) {
   /* the inputs' promoted dtype (gates of a lower-precision matmul next to a float32 state under
    * autocast: as PyTorch's unfused cell, whose pointwise ops promote) */
   const kd_tensor *first = args[0].v.t;
+  const kd_tensor *opt = has_opt[c] && args[ni].kind == KD_VALUE_TENSOR ? args[ni].v.t : NULL;
   for (int k = 0; k < ni; k++) KD_TRY(kd_rnn_check(name, in_names[c][k], args[k].v.t, B, in_w[c][k] * H, first));
+  if (opt) KD_TRY(kd_rnn_check(name, in_names[c][ni], opt, B, 4 * H, first));
   kd_dtype dt = first->dtype;
   for (int k = 1; k < ni; k++) dt = kd_promote_types(dt, args[k].v.t->dtype);
+  if (opt) dt = kd_promote_types(dt, opt->dtype);
   kd_dtype cdt = KD_DTYPE_F32;
   KD_TRY(kd_nn_compute_dtype(dt, name, &cdt));
 
@@ -92,12 +97,19 @@ KD_KERNEL(kd_cpu_rnn_cell) {
     int64_t sizes[2] = {B, out_w[c][k] * H};
     st = kd_tensor_empty(sizes, 2, cdt, dev, &io[ni + k]);
   }
+  kd_tensor *optc = NULL;
+  if (st == KD_OK && opt) st = kd_nn_prep((kd_tensor *)opt, cdt, &optc);
+  const int np = ni + no + (has_opt[c] ? 1 : 0);
   if (st == KD_OK && B * H > 0) {
     void *p[KD_RNN_MAX_IO + 2];
     kd_dtype dts[KD_RNN_MAX_IO + 2];
     for (int k = 0; k < ni + no; k++) {
       p[k] = kd_tensor_data(io[k]);
       dts[k] = cdt;
+    }
+    if (has_opt[c]) {
+      p[ni + no] = optc ? kd_tensor_data(optc) : NULL;
+      dts[ni + no] = cdt;
     }
     if (dev.type != KD_DEVICE_CPU) {
       kd_dev_op d;
@@ -107,12 +119,13 @@ KD_KERNEL(kd_cpu_rnn_cell) {
       d.dtype = cdt;
       d.i[0] = B;
       d.i[1] = H;
-      st = kd_dev_op_run_ptrs(dev, &d, ni + no, p, dts);
+      st = kd_dev_op_run_ptrs(dev, &d, np, p, dts);
     } else {
       kd_rnn_loops[c][cdt == KD_DTYPE_F64](p, B, H);
     }
   }
   for (int k = 0; k < ni; k++) if (io[k]) kd_tensor_release(io[k]);
+  if (optc) kd_tensor_release(optc);
   for (int k = 0; k < no && st == KD_OK; k++) {
     kd_tensor *r = NULL;
     st = kd_nn_finish(io[ni + k], dt, &r); /* releases io[ni + k] unless it is returned */

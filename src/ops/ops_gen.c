@@ -1898,6 +1898,7 @@ static const kd_arg_schema kd_args_lstmCellBackward[] = {
     {"cx", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"cy", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"workspace", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"gradWorkspace", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
 };
 static const kd_arg_schema kd_args_gruCell[] = {
     {"inputGates", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
@@ -1908,6 +1909,7 @@ static const kd_arg_schema kd_args_gruCellBackward[] = {
     {"gradHy", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"hx", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"workspace", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"gradWorkspace", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
 };
 static const kd_arg_schema kd_args_searchsorted[] = {
     {"sortedSequence", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
@@ -3079,9 +3081,9 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_cauchy_] = {"cauchy_", KD_OP_cauchy_, KD_RANDFILL_CAUCHY, KD_OP_FLAG_INPLACE, 3, kd_args_cauchy_, 1, -1, -1},
     [KD_OP_logNormal_] = {"logNormal_", KD_OP_logNormal_, KD_RANDFILL_LOG_NORMAL, KD_OP_FLAG_INPLACE, 3, kd_args_logNormal_, 1, -1, -1},
     [KD_OP_lstmCell] = {"lstmCell", KD_OP_lstmCell, KD_RNN_LSTM, 0, 2, kd_args_lstmCell, 3, -1, -1},
-    [KD_OP_lstmCellBackward] = {"lstmCellBackward", KD_OP_lstmCellBackward, KD_RNN_LSTM_BACKWARD, 0, 5, kd_args_lstmCellBackward, 2, -1, -1},
+    [KD_OP_lstmCellBackward] = {"lstmCellBackward", KD_OP_lstmCellBackward, KD_RNN_LSTM_BACKWARD, 0, 6, kd_args_lstmCellBackward, 2, -1, -1},
     [KD_OP_gruCell] = {"gruCell", KD_OP_gruCell, KD_RNN_GRU, 0, 3, kd_args_gruCell, 2, -1, -1},
-    [KD_OP_gruCellBackward] = {"gruCellBackward", KD_OP_gruCellBackward, KD_RNN_GRU_BACKWARD, 0, 3, kd_args_gruCellBackward, 3, -1, -1},
+    [KD_OP_gruCellBackward] = {"gruCellBackward", KD_OP_gruCellBackward, KD_RNN_GRU_BACKWARD, 0, 4, kd_args_gruCellBackward, 3, -1, -1},
     [KD_OP_searchsorted] = {"searchsorted", KD_OP_searchsorted, KD_SEARCH_SEARCHSORTED, KD_OP_FLAG_NONDIFF, 6, kd_args_searchsorted, 1, -1, -1},
     [KD_OP_bucketize] = {"bucketize", KD_OP_bucketize, KD_SEARCH_BUCKETIZE, KD_OP_FLAG_NONDIFF, 4, kd_args_bucketize, 1, -1, -1},
     [KD_OP_histc] = {"histc", KD_OP_histc, 0, KD_OP_FLAG_NONDIFF, 4, kd_args_histc, 1, -1, -1},
