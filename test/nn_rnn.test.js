@@ -383,6 +383,8 @@ describe('kd.nn.LSTM / GRU / RNN: construction, defaults, modes, errors', functi
     const m = new nn.LSTM(3, 4, 2);
     assert.throws(() => m(kd.zeros([5, 2, 4])), { code: 'KD_SHAPE_MISMATCH', message: 'input.size(-1) must be equal to input_size. Expected 3, got 4' });
     assert.throws(() => m(kd.zeros([3])), { code: 'KD_SHAPE_MISMATCH', message: 'input must have 3 dimensions, got 2' });
+    assert.throws(() => m(kd.zeros([0, 2, 3])), { code: 'KD_INVALID_ARGUMENT', message: 'Expected sequence length to be larger than 0 in RNN' });
+    assert.deepEqual(m(kd.zeros([4, 0, 3]))[1][0].shape, [2, 0, 4], 'an empty batch is fine');
     assert.throws(() => m(kd.zeros([5, 2, 3]), [kd.zeros([1, 2, 4]), kd.zeros([2, 2, 4])]),
       { code: 'KD_SHAPE_MISMATCH', message: 'Expected hidden[0] size (2, 2, 4), got [1, 2, 4]' });
     assert.throws(() => m(kd.zeros([5, 2, 3]), [kd.zeros([2, 2, 4]), kd.zeros([2, 3, 4])]),

@@ -191,6 +191,7 @@ module.exports = function installRnn(kd, nn, { Module, ownedParameter, parseArgs
       if (!packed) {
         if (this.batchFirst) x = x.transpose(0, 1);
         T = x.shape[0];
+        if (T === 0) throw new KindlingError('Expected sequence length to be larger than 0 in RNN', 'KD_INVALID_ARGUMENT');
         bs = new Array(T).fill(maxBatch);
         x = x.reshape([T * maxBatch, this.inputSize]);
       }
