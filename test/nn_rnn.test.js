@@ -266,6 +266,7 @@ describe('kd.nn.LSTM / GRU / RNN: construction, defaults, modes, errors', functi
     assert.equal(m.allWeights.length, 4);
     assert.equal(m.allWeights[1][0], m.weightIhL0Reverse);
     assert.match(String(m), /LSTM\(3, 5, proj_size=2, num_layers=2, bidirectional=True\)/);
+    assert.match(String(new nn.GRU(3, 5, 2, false, true, 1)), /GRU\(3, 5, num_layers=2, bias=False, batch_first=True, dropout=1\.0\)/);
     const g = new nn.GRU(4, 3, { bias: false, batchFirst: true });
     assert.deepEqual([...g.namedParameters()].map(([k]) => k), ['weight_ih_l0', 'weight_hh_l0']);
     assert.equal(g.weightIhL0.shape[0], 9);

@@ -242,7 +242,7 @@ module.exports = function installRnn(kd, nn, { Module, ownedParameter, parseArgs
       if (this.numLayers !== 1) s += `, num_layers=${this.numLayers}`;
       if (this.bias !== true) s += `, bias=${py(this.bias)}`;
       if (this.batchFirst !== false) s += `, batch_first=${py(this.batchFirst)}`;
-      if (this.dropout !== 0) s += `, dropout=${this.dropout}`;
+      if (this.dropout !== 0) s += `, dropout=${Number.isInteger(this.dropout) ? `${this.dropout}.0` : this.dropout}`; // a Python float
       if (this.bidirectional !== false) s += `, bidirectional=${py(this.bidirectional)}`;
       return s;
     }
