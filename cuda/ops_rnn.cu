@@ -12,16 +12,46 @@ struct kd_cu_rnn_p {
   int64_t B, H;
 };
 
-/* One kernel per step and type around rnn_cell_math.h's element function. */
-#define KD_CU_RNN_KERNEL(FN)                                                                      \
-  __global__ void kd_cu_rnn_##FN##_kernel(const kd_cu_rnn_p a) {                                  \
-    KD_CU_FOR(k, a.B * a.H) {                                                                     \
-      const int64_t b = k / a.H;                                                                  \
-      kd_rnn_##FN(a.p, a.H, b, k - b * a.H);                                                      \
+/* One kernel per step and type around rnn_cell_math.h's element function: thread k is element
+ * (b, j) of the [B, H] state, given its rows of each buffer. */
+#define KD_CU_RNN_KERNELS(S, T)                                                                    \
+  __global__ void kd_cu_rnn_lstm_##S##_kernel(const kd_cu_rnn_p a) {                              \
+    const int64_t H = a.H;                                                                        \
+    KD_CU_FOR(k, a.B * H) {                                                                       \
+      const int64_t b = k / H;                                                                    \
+      kd_rnn_lstm_##S((const T *)a.p[0] + b * 4 * H, (const T *)a.p[1] + b * H, (T *)a.p[2] + b * H, \
+                      (T *)a.p[3] + b * H, (T *)a.p[4] + b * 4 * H, H, k - b * H);                \
+    }                                                                                             \
+  }                                                                                               \
+  __global__ void kd_cu_rnn_lstm_backward_##S##_kernel(const kd_cu_rnn_p a) {                     \
+    const int64_t H = a.H;                                                                        \
+    KD_CU_FOR(k, a.B * H) {                                                                       \
+      const int64_t b = k / H;                                                                    \
+      kd_rnn_lstm_backward_##S((const T *)a.p[0] + b * H, (const T *)a.p[1] + b * H,              \
+                               (const T *)a.p[2] + b * H, (const T *)a.p[3] + b * H,              \
+                               (const T *)a.p[4] + b * 4 * H, (T *)a.p[5] + b * 4 * H, (T *)a.p[6] + b * H, \
+                               a.p[7] ? (const T *)a.p[7] + b * 4 * H : (const T *)0, H, k - b * H); \
+    }                                                                                             \
+  }                                                                                               \
+  __global__ void kd_cu_rnn_gru_##S##_kernel(const kd_cu_rnn_p a) {                               \
+    const int64_t H = a.H;                                                                        \
+    KD_CU_FOR(k, a.B * H) {                                                                       \
+      const int64_t b = k / H;                                                                    \
+      kd_rnn_gru_##S((const T *)a.p[0] + b * 3 * H, (const T *)a.p[1] + b * 3 * H, (const T *)a.p[2] + b * H, \
+                     (T *)a.p[3] + b * H, (T *)a.p[4] + b * 4 * H, H, k - b * H);                 \
+    }                                                                                             \
+  }                                                                                               \
+  __global__ void kd_cu_rnn_gru_backward_##S##_kernel(const kd_cu_rnn_p a) {                      \
+    const int64_t H = a.H;                                                                        \
+    KD_CU_FOR(k, a.B * H) {                                                                       \
+      const int64_t b = k / H;                                                                    \
+      kd_rnn_gru_backward_##S((const T *)a.p[0] + b * H, (const T *)a.p[1] + b * H, (const T *)a.p[2] + b * 4 * H, \
+                              (T *)a.p[3] + b * 3 * H, (T *)a.p[4] + b * 3 * H, (T *)a.p[5] + b * H, \
+                              a.p[6] ? (const T *)a.p[6] + b * 4 * H : (const T *)0, H, k - b * H); \
     }                                                                                             \
   }
-KD_CU_RNN_KERNEL(lstm_f) KD_CU_RNN_KERNEL(lstm_d) KD_CU_RNN_KERNEL(lstm_backward_f) KD_CU_RNN_KERNEL(lstm_backward_d)
-KD_CU_RNN_KERNEL(gru_f) KD_CU_RNN_KERNEL(gru_d) KD_CU_RNN_KERNEL(gru_backward_f) KD_CU_RNN_KERNEL(gru_backward_d)
+KD_CU_RNN_KERNELS(f, float)
+KD_CU_RNN_KERNELS(d, double)
 
 kd_cuda_status kd_cu_rnn_cell(int device, kd_cuda_op *o) {
   static const int nops[4] = {5, 8, 5, 7};

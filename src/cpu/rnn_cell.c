@@ -25,15 +25,62 @@ static const char *kd_rnn_name(int code) {
   }
 }
 
-/* Every element of the [B, H] state, row by row: one loop per step and type, so the element
- * function inlines into it. */
-#define KD_RNN_LOOP(FN)                                                                           \
-  static void kd_rnn_loop_##FN(void *const *p, int64_t B, int64_t H) {                            \
+/* Every element of the [B, H] state, row by row: a row function per step takes its rows as
+ * `restrict` parameters and is not inlined (inlined into the loop over rows, gcc loses the
+ * restrict and gives up on the alias checks of this many pointers), so the element function
+ * inlines into a loop that vectorizes, exp and tanh through libmvec (unary_math.h); the NULL
+ * test of gw is made once per row. p[] holds the op's inputs, then its outputs, then
+ * gradWorkspace (or NULL) for the backward codes. */
+#define KD_RNN_LOOPS(S, T)                                                                         \
+  static __attribute__((noinline)) void kd_rnn_row_lstm_##S(const T *restrict g, const T *restrict cx, T *restrict hy,       \
+                                  T *restrict cy, T *restrict ws, int64_t H) {                    \
+    for (int64_t j = 0; j < H; j++) kd_rnn_lstm_##S(g, cx, hy, cy, ws, H, j);                      \
+  }                                                                                               \
+  static __attribute__((noinline)) void kd_rnn_row_lstm_backward_##S(const T *restrict ghy, const T *restrict gcy,          \
+                                           const T *restrict cx, const T *restrict cy,            \
+                                           const T *restrict ws, T *restrict gg, T *restrict gcx, \
+                                           const T *restrict gw, int64_t H) {                     \
+    if (gw)                                                                                       \
+      for (int64_t j = 0; j < H; j++) kd_rnn_lstm_backward_##S(ghy, gcy, cx, cy, ws, gg, gcx, gw, H, j); \
+    else                                                                                          \
+      for (int64_t j = 0; j < H; j++) kd_rnn_lstm_backward_##S(ghy, gcy, cx, cy, ws, gg, gcx, NULL, H, j); \
+  }                                                                                               \
+  static __attribute__((noinline)) void kd_rnn_row_gru_##S(const T *restrict xg, const T *restrict hg, const T *restrict hx, \
+                                 T *restrict hy, T *restrict ws, int64_t H) {                     \
+    for (int64_t j = 0; j < H; j++) kd_rnn_gru_##S(xg, hg, hx, hy, ws, H, j);                      \
+  }                                                                                               \
+  static __attribute__((noinline)) void kd_rnn_row_gru_backward_##S(const T *restrict ghy, const T *restrict hx,             \
+                                          const T *restrict ws, T *restrict gx, T *restrict gh,   \
+                                          T *restrict ghx, const T *restrict gw, int64_t H) {     \
+    if (gw)                                                                                       \
+      for (int64_t j = 0; j < H; j++) kd_rnn_gru_backward_##S(ghy, hx, ws, gx, gh, ghx, gw, H, j); \
+    else                                                                                          \
+      for (int64_t j = 0; j < H; j++) kd_rnn_gru_backward_##S(ghy, hx, ws, gx, gh, ghx, NULL, H, j); \
+  }                                                                                               \
+  static void kd_rnn_loop_lstm_##S(void *const *p, int64_t B, int64_t H) {                        \
     for (int64_t b = 0; b < B; b++)                                                               \
-      for (int64_t j = 0; j < H; j++) kd_rnn_##FN(p, H, b, j);                                    \
+      kd_rnn_row_lstm_##S((const T *)p[0] + b * 4 * H, (const T *)p[1] + b * H, (T *)p[2] + b * H, \
+                          (T *)p[3] + b * H, (T *)p[4] + b * 4 * H, H);                           \
+  }                                                                                               \
+  static void kd_rnn_loop_lstm_backward_##S(void *const *p, int64_t B, int64_t H) {               \
+    for (int64_t b = 0; b < B; b++)                                                               \
+      kd_rnn_row_lstm_backward_##S((const T *)p[0] + b * H, (const T *)p[1] + b * H, (const T *)p[2] + b * H, \
+                                   (const T *)p[3] + b * H, (const T *)p[4] + b * 4 * H, (T *)p[5] + b * 4 * H, \
+                                   (T *)p[6] + b * H, p[7] ? (const T *)p[7] + b * 4 * H : NULL, H); \
+  }                                                                                               \
+  static void kd_rnn_loop_gru_##S(void *const *p, int64_t B, int64_t H) {                         \
+    for (int64_t b = 0; b < B; b++)                                                               \
+      kd_rnn_row_gru_##S((const T *)p[0] + b * 3 * H, (const T *)p[1] + b * 3 * H, (const T *)p[2] + b * H, \
+                         (T *)p[3] + b * H, (T *)p[4] + b * 4 * H, H);                            \
+  }                                                                                               \
+  static void kd_rnn_loop_gru_backward_##S(void *const *p, int64_t B, int64_t H) {                \
+    for (int64_t b = 0; b < B; b++)                                                               \
+      kd_rnn_row_gru_backward_##S((const T *)p[0] + b * H, (const T *)p[1] + b * H, (const T *)p[2] + b * 4 * H, \
+                                  (T *)p[3] + b * 3 * H, (T *)p[4] + b * 3 * H, (T *)p[5] + b * H, \
+                                  p[6] ? (const T *)p[6] + b * 4 * H : NULL, H);                  \
   }
-KD_RNN_LOOP(lstm_f) KD_RNN_LOOP(lstm_d) KD_RNN_LOOP(lstm_backward_f) KD_RNN_LOOP(lstm_backward_d)
-KD_RNN_LOOP(gru_f) KD_RNN_LOOP(gru_d) KD_RNN_LOOP(gru_backward_f) KD_RNN_LOOP(gru_backward_d)
+KD_RNN_LOOPS(f, float)
+KD_RNN_LOOPS(d, double)
 static void (*const kd_rnn_loops[4][2])(void *const *, int64_t, int64_t) = {
     {kd_rnn_loop_lstm_f, kd_rnn_loop_lstm_d}, {kd_rnn_loop_lstm_backward_f, kd_rnn_loop_lstm_backward_d},
     {kd_rnn_loop_gru_f, kd_rnn_loop_gru_d}, {kd_rnn_loop_gru_backward_f, kd_rnn_loop_gru_backward_d}};

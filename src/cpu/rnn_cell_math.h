@@ -1,10 +1,11 @@
 /* rnn_cell_math.h - the element math of the fused LSTM/GRU steps and their gradients, once, for
  * the CPU loops (src/cpu/rnn_cell.c) and the device kernels (cuda/ops_rnn.cu, which compiles
- * this as device code, as special_math.h is shared). Each function computes element (b, j) of
- * the [B, H] state from contiguous row-major buffers; p[] holds the op's inputs then outputs in
- * the order of its schema (src/ops/oplist/rnn.js). Written for a type T by a macro, the C way of
- * a template: names kd_rnn_<step>_f (float: float32, and float16/bfloat16 converted) and
- * kd_rnn_<step>_d (double).
+ * this as device code, as special_math.h is shared). Each function computes column j of one row
+ * of the [B, H] state, given that row of each contiguous row-major buffer (gates rows [k*H]);
+ * the CPU calls it in a loop over j, which gcc vectorizes (exp and tanh through libmvec,
+ * unary_math.h), a device thread per element. Written for a type T by a macro, the C way of a
+ * template: names kd_rnn_<step>_f (float: float32, and float16/bfloat16 converted) and
+ * kd_rnn_<step>_d (double). gw, the gradient of the workspace, may be NULL (no such term).
  *
  *   lstm           gates [B, 4H] (i, f, g, o pre-activations), cx -> hy, cy, ws [B, 4H]:
  *                  i, f, o = sigmoid, g = tanh; cy = f*cx + i*g; hy = o*tanh(cy); ws = (i, f, g, o)
@@ -28,87 +29,92 @@
 
 #ifdef __CUDACC__
 #define KD_RC_QUAL static __device__ __forceinline__
+#define KD_RC_EXPF expf
+#define KD_RC_TANHF tanhf
+#define KD_RC_EXP exp
+#define KD_RC_TANH tanh
 #else
+#include "cpu/unary_math.h"
 #define KD_RC_QUAL static inline
+#define KD_RC_EXPF kd_vm_expf
+#define KD_RC_TANHF kd_vm_tanhf
+#define KD_RC_EXP kd_vm_exp
+#define KD_RC_TANH kd_vm_tanh
 #endif
 
 #define KD_RNN_CELL_MATH(SFX, T, EXP, TANH)                                                          \
   KD_RC_QUAL T kd_rnn_sig_##SFX(T x) { return (T)1 / ((T)1 + EXP(-x)); }                            \
                                                                                                    \
-  KD_RC_QUAL void kd_rnn_lstm_##SFX(void *const *p, int64_t H, int64_t b, int64_t j) {              \
-    const T *gr = (const T *)p[0] + b * 4 * H;                                                     \
-    const int64_t k = b * H + j;                                                                   \
-    const T i = kd_rnn_sig_##SFX(gr[j]), f = kd_rnn_sig_##SFX(gr[H + j]);                          \
-    const T g = TANH(gr[2 * H + j]), o = kd_rnn_sig_##SFX(gr[3 * H + j]);                          \
-    const T c = f * ((const T *)p[1])[k] + i * g;                                                  \
-    ((T *)p[3])[k] = c;                                                                            \
-    ((T *)p[2])[k] = o * TANH(c);                                                                  \
-    T *wr = (T *)p[4] + b * 4 * H;                                                                 \
-    wr[j] = i;                                                                                     \
-    wr[H + j] = f;                                                                                 \
-    wr[2 * H + j] = g;                                                                             \
-    wr[3 * H + j] = o;                                                                             \
+  KD_RC_QUAL void kd_rnn_lstm_##SFX(const T *g, const T *cx, T *hy, T *cy, T *ws, int64_t H,        \
+                                    int64_t j) {                                                   \
+    const T i = kd_rnn_sig_##SFX(g[j]), f = kd_rnn_sig_##SFX(g[H + j]);                            \
+    const T gg = TANH(g[2 * H + j]), o = kd_rnn_sig_##SFX(g[3 * H + j]);                           \
+    const T c = f * cx[j] + i * gg;                                                                \
+    cy[j] = c;                                                                                     \
+    hy[j] = o * TANH(c);                                                                           \
+    ws[j] = i;                                                                                     \
+    ws[H + j] = f;                                                                                 \
+    ws[2 * H + j] = gg;                                                                            \
+    ws[3 * H + j] = o;                                                                             \
   }                                                                                                \
                                                                                                    \
-  KD_RC_QUAL void kd_rnn_lstm_backward_##SFX(void *const *p, int64_t H, int64_t b, int64_t j) {     \
-    const int64_t k = b * H + j;                                                                   \
-    const T *wr = (const T *)p[4] + b * 4 * H;                                                     \
-    const T i = wr[j], f = wr[H + j], g = wr[2 * H + j], o = wr[3 * H + j];                        \
-    const T ghy = ((const T *)p[0])[k];                                                            \
-    const T tc = TANH(((const T *)p[3])[k]);                                                       \
-    const T dc = ((const T *)p[1])[k] + ghy * o * ((T)1 - tc * tc);                                \
-    T *gr = (T *)p[5] + b * 4 * H;                                                                 \
-    gr[j] = dc * g * i * ((T)1 - i);                                                               \
-    gr[H + j] = dc * ((const T *)p[2])[k] * f * ((T)1 - f);                                        \
-    gr[2 * H + j] = dc * i * ((T)1 - g * g);                                                       \
-    gr[3 * H + j] = ghy * tc * o * ((T)1 - o);                                                     \
-    ((T *)p[6])[k] = dc * f;                                                                       \
-    if (p[7]) { /* gradWorkspace: through the activations */                                       \
-      const T *w = (const T *)p[7] + b * 4 * H;                                                    \
-      gr[j] += w[j] * i * ((T)1 - i);                                                              \
-      gr[H + j] += w[H + j] * f * ((T)1 - f);                                                      \
-      gr[2 * H + j] += w[2 * H + j] * ((T)1 - g * g);                                              \
-      gr[3 * H + j] += w[3 * H + j] * o * ((T)1 - o);                                              \
+  KD_RC_QUAL void kd_rnn_lstm_backward_##SFX(const T *ghy, const T *gcy, const T *cx, const T *cy,  \
+                                             const T *ws, T *gg, T *gcx, const T *gw, int64_t H,    \
+                                             int64_t j) {                                          \
+    const T i = ws[j], f = ws[H + j], g = ws[2 * H + j], o = ws[3 * H + j];                        \
+    const T tc = TANH(cy[j]);                                                                      \
+    const T dc = gcy[j] + ghy[j] * o * ((T)1 - tc * tc);                                           \
+    T di = dc * g, df = dc * cx[j], dg = dc * i, dov = ghy[j] * tc;                                 \
+    if (gw) { /* the workspace's own gradient, before the activations' derivatives */              \
+      di += gw[j];                                                                                 \
+      df += gw[H + j];                                                                             \
+      dg += gw[2 * H + j];                                                                         \
+      dov += gw[3 * H + j];                                                                        \
     }                                                                                              \
+    gg[j] = di * i * ((T)1 - i);                                                                   \
+    gg[H + j] = df * f * ((T)1 - f);                                                               \
+    gg[2 * H + j] = dg * ((T)1 - g * g);                                                           \
+    gg[3 * H + j] = dov * o * ((T)1 - o);                                                          \
+    gcx[j] = dc * f;                                                                               \
   }                                                                                                \
                                                                                                    \
-  KD_RC_QUAL void kd_rnn_gru_##SFX(void *const *p, int64_t H, int64_t b, int64_t j) {               \
-    const T *xr = (const T *)p[0] + b * 3 * H, *hr = (const T *)p[1] + b * 3 * H;                  \
-    const int64_t k = b * H + j;                                                                   \
-    const T r = kd_rnn_sig_##SFX(xr[j] + hr[j]);                                                   \
-    const T z = kd_rnn_sig_##SFX(xr[H + j] + hr[H + j]);                                           \
-    const T hn = hr[2 * H + j];                                                                    \
-    const T n = TANH(xr[2 * H + j] + r * hn);                                                      \
-    ((T *)p[3])[k] = n + z * (((const T *)p[2])[k] - n);                                           \
-    T *wr = (T *)p[4] + b * 4 * H;                                                                 \
-    wr[j] = r;                                                                                     \
-    wr[H + j] = z;                                                                                 \
-    wr[2 * H + j] = n;                                                                             \
-    wr[3 * H + j] = hn;                                                                            \
+  KD_RC_QUAL void kd_rnn_gru_##SFX(const T *xg, const T *hg, const T *hx, T *hy, T *ws, int64_t H,  \
+                                   int64_t j) {                                                    \
+    const T r = kd_rnn_sig_##SFX(xg[j] + hg[j]);                                                   \
+    const T z = kd_rnn_sig_##SFX(xg[H + j] + hg[H + j]);                                           \
+    const T hn = hg[2 * H + j];                                                                    \
+    const T n = TANH(xg[2 * H + j] + r * hn);                                                      \
+    hy[j] = n + z * (hx[j] - n);                                                                   \
+    ws[j] = r;                                                                                     \
+    ws[H + j] = z;                                                                                 \
+    ws[2 * H + j] = n;                                                                             \
+    ws[3 * H + j] = hn;                                                                            \
   }                                                                                                \
                                                                                                    \
-  KD_RC_QUAL void kd_rnn_gru_backward_##SFX(void *const *p, int64_t H, int64_t b, int64_t j) {      \
-    const int64_t k = b * H + j;                                                                   \
-    const T *wr = (const T *)p[2] + b * 4 * H;                                                     \
-    const T r = wr[j], z = wr[H + j], n = wr[2 * H + j], hn = wr[3 * H + j];                       \
-    const T gy = ((const T *)p[0])[k];                                                             \
-    const T *w = p[6] ? (const T *)p[6] + b * 4 * H : (const T *)0; /* gradWorkspace */           \
-    const T wr_ = w ? w[j] : (T)0, wz = w ? w[H + j] : (T)0;                                       \
-    const T wn = w ? w[2 * H + j] : (T)0, whn = w ? w[3 * H + j] : (T)0;                           \
-    const T dn = (gy * ((T)1 - z) + wn) * ((T)1 - n * n);                                          \
-    const T dz = (gy * (((const T *)p[1])[k] - n) + wz) * z * ((T)1 - z);                          \
-    const T dr = (dn * hn + wr_) * r * ((T)1 - r);                                                 \
-    T *xg = (T *)p[3] + b * 3 * H, *hg = (T *)p[4] + b * 3 * H;                                    \
-    xg[j] = dr;                                                                                    \
-    xg[H + j] = dz;                                                                                \
-    xg[2 * H + j] = dn;                                                                            \
-    hg[j] = dr;                                                                                    \
-    hg[H + j] = dz;                                                                                \
-    hg[2 * H + j] = dn * r + whn;                                                                  \
-    ((T *)p[5])[k] = gy * z;                                                                       \
+  KD_RC_QUAL void kd_rnn_gru_backward_##SFX(const T *ghy, const T *hx, const T *ws, T *gx, T *gh,   \
+                                            T *ghx, const T *gw, int64_t H, int64_t j) {           \
+    const T r = ws[j], z = ws[H + j], n = ws[2 * H + j], hn = ws[3 * H + j];                       \
+    const T gy = ghy[j];                                                                           \
+    T dn = gy * ((T)1 - z), dz = gy * (hx[j] - n), whn = (T)0, wr = (T)0;                          \
+    if (gw) {                                                                                      \
+      wr = gw[j];                                                                                  \
+      dz += gw[H + j];                                                                             \
+      dn += gw[2 * H + j];                                                                         \
+      whn = gw[3 * H + j];                                                                         \
+    }                                                                                              \
+    dn *= (T)1 - n * n;                                                                            \
+    dz *= z * ((T)1 - z);                                                                          \
+    const T dr = (dn * hn + wr) * r * ((T)1 - r);                                                  \
+    gx[j] = dr;                                                                                    \
+    gx[H + j] = dz;                                                                                \
+    gx[2 * H + j] = dn;                                                                            \
+    gh[j] = dr;                                                                                    \
+    gh[H + j] = dz;                                                                                \
+    gh[2 * H + j] = dn * r + whn;                                                                  \
+    ghx[j] = gy * z;                                                                               \
   }
 
-KD_RNN_CELL_MATH(f, float, expf, tanhf)
-KD_RNN_CELL_MATH(d, double, exp, tanh)
+KD_RNN_CELL_MATH(f, float, KD_RC_EXPF, KD_RC_TANHF)
+KD_RNN_CELL_MATH(d, double, KD_RC_EXP, KD_RC_TANH)
 
 #endif
