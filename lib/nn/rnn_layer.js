@@ -211,7 +211,7 @@ module.exports = function makeRecurrence(kd) {
   function recording(ins) {
     const t = ins.find((v) => v && v.requiresGrad);
     if (!t) return false;
-    const probe = t.view(t.shape);
+    const probe = t.expand(t.shape); // a view of any strides, recorded when recording is on
     const on = probe.requiresGrad;
     probe.dispose();
     return on;
@@ -261,5 +261,5 @@ module.exports = function makeRecurrence(kd) {
     return [r.out, r.hN, r.cN];
   }
 
-  return { runLayer, forwardLayer, backwardLayer };
+  return { runLayer };
 };
