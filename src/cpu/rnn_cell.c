@@ -5,7 +5,9 @@
  * ~10 separate ops per step instead). Inputs are made contiguous in the compute dtype first
  * (float16/bfloat16 compute in float32, as nn_common.h's kernels); on a device the same
  * contiguous buffers go to the device kernel (KD_DEV_OP_RNN_CELL, cuda/ops_rnn.cu). The element
- * math, and the formulas, are in rnn_cell_math.h, which both compile. */
+ * math, and the formulas, are in rnn_cell_math.h, which both compile. Compiled once per CPU
+ * level (Note [CPU capability dispatch] in cpu_capability.h): exp and tanh run 16 floats wide on
+ * AVX-512. */
 #include <math.h>
 #include <string.h>
 
