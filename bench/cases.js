@@ -234,6 +234,36 @@ module.exports = [
     headline: [64],
     peers: { torch: true },
   })),
+  // The recurrent layer of pytorch/examples' word_language_model (emsize = nhid = 200, 2 layers,
+  // dropout 0.2 between them, bptt 35, batch n): forward from a given state and backward of the
+  // output, in training mode, gradients cleared after each step (the same in torch_peer.py).
+  ...[['lstm.wlm.step', 'LSTM'], ['gru.wlm.step', 'GRU']].map(([name, mod]) => ({
+    name,
+    title: `word_language_model's 2-layer ${mod} (200 -> 200, dropout 0.2), bptt 35, batch n, float32: forward + backward`,
+    sizes: [20],
+    label: (n) => `batch ${n}`,
+    requires: (kd) => needs(`kd.nn.${mod}`, !!(kd.nn && kd.nn[mod])),
+    setup: (kd, n, dev) => {
+      kd.manualSeed(0);
+      let model = new kd.nn[mod](200, 200, 2, { dropout: 0.2 });
+      if (dev !== 'cpu') model = model.to(dev);
+      const h = () => randn(kd, [2, n, 200], dev);
+      return {
+        kd, model, lstm: mod === 'LSTM', x: randn(kd, [35, n, 200], dev).requiresGrad_(), g: randn(kd, [35, n, 200], dev),
+        h0: h(), c0: h(),
+      };
+    },
+    run: (s) => s.kd.tidy(() => {
+      const [out] = s.model(s.x, s.lstm ? [s.h0, s.c0] : s.h0);
+      out.backward(s.g);
+      for (const p of s.model.parameters()) p.grad = null;
+      s.x.grad = null;
+    }),
+    teardown: (s) => { s.kd.dispose([s.x, s.g, s.h0, s.c0, s.model.parameters()]); },
+    rate: { unit: 'steps/s', of: (n, sec) => 1 / sec },
+    headline: [20],
+    peers: { torch: true },
+  })),
   ...[['alloc.small', 16, '16 floats'], ['alloc.1mb', 1 << 18, '1 MB']].map(([name, n, what]) => ({
     name,
     title: `kd.empty([n]).dispose(): allocation churn, ${what} (create + dispose rate)`,

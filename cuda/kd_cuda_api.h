@@ -264,6 +264,15 @@ enum kd_cuda_op_kind {
   KD_CUDA_OP_LINALG_QR = 49,
   KD_CUDA_OP_LINALG_SVD = 50,
   KD_CUDA_OP_LINALG_EIGH = 51,
+  /* The fused pointwise steps of the recurrent layers (ops_rnn.cu, src/cpu/rnn_cell.c), dtype
+   * float32/float64, contiguous row-major buffers, i[0] = B, i[1] = H; code 0 LSTM: data[0]
+   * gates [B, 4H], data[1] cx -> data[2] hy, data[3] cy, data[4] workspace [B, 4H]; code 1 its
+   * gradient: data[0..4] gradHy, gradCy, cx, cy, workspace -> data[5] gradGates, data[6] gradCx,
+   * data[7] gradWorkspace [B, 4H] or NULL; code 2 GRU: data[0] inputGates, data[1] hiddenGates
+   * [B, 3H], data[2] hx -> data[3] hy, data[4] workspace [B, 4H]; code 3 its gradient:
+   * data[0..2] gradHy, hx, workspace -> data[3] gradInputGates, data[4] gradHiddenGates, data[5]
+   * gradHx, data[6] gradWorkspace or NULL. (Formulas: src/cpu/rnn_cell_math.h.) */
+  KD_CUDA_OP_RNN_CELL = 52,
 
   /* ---- shape, factory, padding, loss and activation-backward kinds (cuda/ops_shape.cu,
    * ops_pad.cu, ops_loss.cu). "addr" = a device address carried in an i[] slot. ---- */

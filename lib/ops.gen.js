@@ -457,6 +457,10 @@ module.exports = function install(Tensor, kd, N, rt) {
     "method:geometric_": [{ name: "geometric_", fn: N["geometric_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["p", "float", false, false]] }],
     "method:cauchy_": [{ name: "cauchy_", fn: N["cauchy_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["median", "float", false, true], ["sigma", "float", false, true]] }],
     "method:logNormal_": [{ name: "logNormal_", fn: N["logNormal_"], ret: "tensor", inplace: true, args: [["self", "Tensor", false, false], ["mean", "float", false, true], ["std", "float", false, true]] }],
+    "function:lstmCell": [{ name: "lstmCell", fn: N["lstmCell"], ret: "tuple", names: ["hy","cy","workspace"], args: [["gates", "Tensor", false, false], ["cx", "Tensor", false, false]] }],
+    "function:lstmCellBackward": [{ name: "lstmCellBackward", fn: N["lstmCellBackward"], ret: "tuple", names: ["gradGates","gradCx"], args: [["gradHy", "Tensor", false, false], ["gradCy", "Tensor", false, false], ["cx", "Tensor", false, false], ["cy", "Tensor", false, false], ["workspace", "Tensor", false, false], ["gradWorkspace", "Tensor?", false, true]] }],
+    "function:gruCell": [{ name: "gruCell", fn: N["gruCell"], ret: "tuple", names: ["hy","workspace"], args: [["inputGates", "Tensor", false, false], ["hiddenGates", "Tensor", false, false], ["hx", "Tensor", false, false]] }],
+    "function:gruCellBackward": [{ name: "gruCellBackward", fn: N["gruCellBackward"], ret: "tuple", names: ["gradInputGates","gradHiddenGates","gradHx"], args: [["gradHy", "Tensor", false, false], ["hx", "Tensor", false, false], ["workspace", "Tensor", false, false], ["gradWorkspace", "Tensor?", false, true]] }],
     "function:searchsorted": [{ name: "searchsorted", fn: N["searchsorted"], ret: "tensor", args: [["sortedSequence", "Tensor", false, false], ["values", "Tensor|Scalar", false, false], ["outInt32", "bool", true, true], ["right", "bool", true, true], ["side", "str?", true, true], ["sorter", "Tensor?", true, true]] }],
     "function:bucketize": [{ name: "bucketize", fn: N["bucketize"], ret: "tensor", args: [["self", "Tensor|Scalar", false, false], ["boundaries", "Tensor", false, false], ["outInt32", "bool", true, true], ["right", "bool", true, true]] }],
     "function:histc": [{ name: "histc", fn: N["histc"], ret: "tensor", args: [["self", "Tensor", false, false], ["bins", "int", false, true], ["min", "Scalar", false, true], ["max", "Scalar", false, true]] }],
@@ -4036,6 +4040,49 @@ module.exports = function install(Tensor, kd, N, rt) {
     N["logNormal_"](this._h, a0, a1); return this;
   }
     return rt.invoke(G["method:logNormal_"], this, arguments);
+  };
+  rt.namespace(kd, "_internal").lstmCell = function lstmCell(a0, a1) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 2) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    return rt.wrapTuple(N["lstmCell"](a0._h, a1._h), ["hy","cy","workspace"]);
+  }
+    return rt.invoke(G["function:lstmCell"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").lstmCellBackward = function lstmCellBackward(a0, a1, a2, a3, a4, a5) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 6) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    if (!(a4 instanceof Tensor)) break fast;
+    if (a5 != null && !(a5 instanceof Tensor)) break fast;
+    return rt.wrapTuple(N["lstmCellBackward"](a0._h, a1._h, a2._h, a3._h, a4._h, a5 == null ? a5 : a5._h), ["gradGates","gradCx"]);
+  }
+    return rt.invoke(G["function:lstmCellBackward"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").gruCell = function gruCell(a0, a1, a2) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 3) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    return rt.wrapTuple(N["gruCell"](a0._h, a1._h, a2._h), ["hy","workspace"]);
+  }
+    return rt.invoke(G["function:gruCell"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").gruCellBackward = function gruCellBackward(a0, a1, a2, a3) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 4) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (a3 != null && !(a3 instanceof Tensor)) break fast;
+    return rt.wrapTuple(N["gruCellBackward"](a0._h, a1._h, a2._h, a3 == null ? a3 : a3._h), ["gradInputGates","gradHiddenGates","gradHx"]);
+  }
+    return rt.invoke(G["function:gruCellBackward"], null, arguments);
   };
   kd.searchsorted = function searchsorted(a0, a1) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

@@ -196,7 +196,12 @@ function compileOp(o, resolve) {
         }
         return `kd_f_attr(c, ${gen(e.of)}, ${ATTRS[e.name]})`;
       }
-      case 'elem': return `kd_f_elem(c, ${gen(e.of)}, ${e.idx.k === 'num' ? e.idx.v : `kd_f_elem_index(${gen(e.idx)})`})`;
+      case 'elem':
+        // output k of an op with several outputs: `lstmCellBackward(...)[1]`
+        if (e.of.k === 'call' && e.idx.k === 'num' && /^\(/.test(resolve(e.of.name, e.of.args, typeOf).returns || '')) {
+          return gen(e.of).replace(/^kd_f_call\((.*)\)$/s, `kd_f_index($1, ${e.idx.v})`);
+        }
+        return `kd_f_elem(c, ${gen(e.of)}, ${e.idx.k === 'num' ? e.idx.v : `kd_f_elem_index(${gen(e.idx)})`})`;
       case 'list': return `kd_f_list(c, ${e.items.length}, (kd_value[]){${e.items.map(gen).join(', ') || 'kd_value_none()'}})`;
       case 'neg': return `kd_f_neg(c, ${gen(e.e)})`;
       case 'bin': {

@@ -7,6 +7,8 @@ import type { TensorOpMethods } from './ops.gen';
 export * from './ops.gen';
 // kd.nn modules, init and utils: added to the `nn` namespace of ./ops.gen (see ./nn.d.ts).
 import './nn';
+// kd.nn's recurrent layers and kd.nn.utils.rnn (see ./nn_rnn.d.ts).
+import './nn_rnn';
 
 /** Element types. float32 is the default for floating-point data. */
 export type DType =

@@ -1971,6 +1971,18 @@ export declare namespace _internal {
   /** adagradStep_ over lists of tensors. */
   function foreachAdagradStep_(params: readonly Tensor[], grads: readonly Tensor[], stateSums: readonly Tensor[], lr?: number, lrDecay?: number, weightDecay?: number, eps?: number, step?: number, maximize?: boolean, options?: { params?: readonly Tensor[]; grads?: readonly Tensor[]; stateSums?: readonly Tensor[]; lr?: number; lrDecay?: number; weightDecay?: number; eps?: number; step?: number; maximize?: boolean }): Tensor[];
   function foreachAdagradStep_(options: { params: readonly Tensor[]; grads: readonly Tensor[]; stateSums: readonly Tensor[]; lr?: number; lrDecay?: number; weightDecay?: number; eps?: number; step?: number; maximize?: boolean }): Tensor[];
+  /** One LSTM step from the summed gate pre-activations gates [B, 4H] (input, forget, cell, output) and the cell state cx [B, H]: hy, cy and the activated gates (workspace [B, 4H]). */
+  function lstmCell(gates: Tensor, cx: Tensor, options?: { gates?: Tensor; cx?: Tensor }): Tensor[] & { hy: Tensor; cy: Tensor; workspace: Tensor };
+  function lstmCell(options: { gates: Tensor; cx: Tensor }): Tensor[] & { hy: Tensor; cy: Tensor; workspace: Tensor };
+  /** Gradient of lstmCell with respect to gates and cx, from the gradients of hy, cy (and of the workspace). */
+  function lstmCellBackward(gradHy: Tensor, gradCy: Tensor, cx: Tensor, cy: Tensor, workspace: Tensor, gradWorkspace?: Tensor | null, options?: { gradHy?: Tensor; gradCy?: Tensor; cx?: Tensor; cy?: Tensor; workspace?: Tensor; gradWorkspace?: Tensor | null }): Tensor[] & { gradGates: Tensor; gradCx: Tensor };
+  function lstmCellBackward(options: { gradHy: Tensor; gradCy: Tensor; cx: Tensor; cy: Tensor; workspace: Tensor; gradWorkspace?: Tensor | null }): Tensor[] & { gradGates: Tensor; gradCx: Tensor };
+  /** One GRU step from the input projection inputGates [B, 3H] (reset, update, new; with its bias), the hidden projection hiddenGates [B, 3H] (with its bias) and hx [B, H]: hy and the workspace [B, 4H] (r, z, n, the hidden new-gate part). */
+  function gruCell(inputGates: Tensor, hiddenGates: Tensor, hx: Tensor, options?: { inputGates?: Tensor; hiddenGates?: Tensor; hx?: Tensor }): Tensor[] & { hy: Tensor; workspace: Tensor };
+  function gruCell(options: { inputGates: Tensor; hiddenGates: Tensor; hx: Tensor }): Tensor[] & { hy: Tensor; workspace: Tensor };
+  /** Gradient of gruCell with respect to inputGates, hiddenGates and hx, from the gradients of hy (and of the workspace). */
+  function gruCellBackward(gradHy: Tensor, hx: Tensor, workspace: Tensor, gradWorkspace?: Tensor | null, options?: { gradHy?: Tensor; hx?: Tensor; workspace?: Tensor; gradWorkspace?: Tensor | null }): Tensor[] & { gradInputGates: Tensor; gradHiddenGates: Tensor; gradHx: Tensor };
+  function gruCellBackward(options: { gradHy: Tensor; hx: Tensor; workspace: Tensor; gradWorkspace?: Tensor | null }): Tensor[] & { gradInputGates: Tensor; gradHiddenGates: Tensor; gradHx: Tensor };
   /** The gradient of cat: gradOutput split along dim into the sizes of tensors (only their shapes are used). */
   function catBackward(gradOutput: Tensor, tensors: readonly Tensor[], dim: number, options?: { gradOutput?: Tensor; tensors?: readonly Tensor[]; dim?: number }): Tensor[];
   function catBackward(options: { gradOutput: Tensor; tensors: readonly Tensor[]; dim: number }): Tensor[];

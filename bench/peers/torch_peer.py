@@ -161,6 +161,30 @@ def case_train_step(kind):
     return make
 
 
+def case_rnn_step(kind):
+    """lstm.wlm.step / gru.wlm.step: word_language_model's 2-layer recurrent layer (200 -> 200,
+    dropout 0.2), input [35, size, 200] that requires grad, a given state; forward + backward of
+    the output, gradients cleared, as bench/cases.js's cases."""
+    def make(size):
+        torch.manual_seed(0)
+        model = getattr(torch.nn, kind)(200, 200, 2, dropout=0.2).to(DEV)
+        model.train()
+        x = randn(35, size, 200).requires_grad_()
+        g = randn(35, size, 200)
+        h0, c0 = randn(2, size, 200), randn(2, size, 200)
+        hx = (h0, c0) if kind == "LSTM" else h0
+
+        def step():
+            with torch.enable_grad():
+                out, _ = model(x, hx)
+                out.backward(g)
+                for p in model.parameters():
+                    p.grad = None
+                x.grad = None
+        return step
+    return make
+
+
 CASES = {
     "add.overhead": case_add,
     "matmul.overhead": case_matmul,
@@ -185,6 +209,8 @@ CASES = {
     "limit.d2d_copy": case_d2d_copy,
     "train.mlp.step": case_train_step("mlp"),
     "train.cnn.step": case_train_step("cnn"),
+    "lstm.wlm.step": case_rnn_step("LSTM"),
+    "gru.wlm.step": case_rnn_step("GRU"),
 
     "add.overhead.nograd": case_nograd,
     "mlp.step.grad": case_mlp_step,

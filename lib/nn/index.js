@@ -1,6 +1,7 @@
 // index.js - installs kd.nn: Module and Parameter (module.js), init, the layers (linear, conv,
-// norm, activation, container, attention, transformer, loss) and utils. kd.nn.functional (the generated ops)
-// is kept: this adds to the kd.nn object, never replaces it. Called once from lib/index.js.
+// norm, activation, container, attention, transformer, loss, rnn, ...) and utils (with utils.rnn). kd.nn.functional
+// (the generated ops) is kept: this adds to the kd.nn object, never replaces it. Called once from
+// lib/index.js.
 'use strict';
 
 module.exports = function installNn(kd) {
@@ -44,5 +45,8 @@ module.exports = function installNn(kd) {
   require('./shuffle')(kd, nn, base);
   require('./embedding_bag')(kd, nn, base);
   require('./adaptive')(kd, nn, base);
+  require('./rnn_utils')(kd, nn, base);
+  require('./rnn')(kd, nn, base);
+  require('./rnn_cell')(kd, nn, base);
   return nn;
 };

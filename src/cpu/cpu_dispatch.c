@@ -12,7 +12,7 @@
   X(kd_cpu_unary) X(kd_cpu_ternary)                                                           \
   X(kd_cpu_reduce) X(kd_cpu_arg_reduce) X(kd_cpu_reduce_backward)                             \
   X(kd_cpu_softmax) X(kd_cpu_layer_norm) X(kd_cpu_layer_norm_backward)                        \
-  X(kd_cpu_copy) X(kd_cpu_fill) X(kd_cpu_pool) X(kd_cpu_scan) X(kd_cpu_optim)
+  X(kd_cpu_copy) X(kd_cpu_fill) X(kd_cpu_pool) X(kd_cpu_scan) X(kd_cpu_optim) X(kd_cpu_rnn_cell)
 
 typedef kd_status (*kd_cpu_kernel_fn)(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 

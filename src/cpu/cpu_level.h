@@ -42,6 +42,8 @@
 #define kd_cpu_scan KD_CPU_LEVEL_SYM(kd_cpu_scan)
 /* optim.c */
 #define kd_cpu_optim KD_CPU_LEVEL_SYM(kd_cpu_optim)
+/* rnn_cell.c */
+#define kd_cpu_rnn_cell KD_CPU_LEVEL_SYM(kd_cpu_rnn_cell)
 /* index_loops.c */
 #define kd_ix_all_in_range KD_CPU_LEVEL_SYM(kd_ix_all_in_range)
 #define kd_ix_run_gather KD_CPU_LEVEL_SYM(kd_ix_run_gather)

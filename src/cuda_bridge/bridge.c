@@ -626,6 +626,8 @@ KD_KERNEL(kd_cpu_amp);
 _Static_assert((int)KD_DEV_OP_AMP == (int)KD_CUDA_OP_AMP, "kd_dev_op kind AMP must equal kd_cuda_op's");
 _Static_assert((int)KD_DEV_OP_TRI_INDICES == (int)KD_CUDA_OP_TRI_INDICES, "kd_dev_op kind TRI_INDICES must equal kd_cuda_op's");
 KD_KERNEL(kd_cpu_tri_indices);
+KD_KERNEL(kd_cpu_rnn_cell); /* the fused LSTM/GRU steps (kind 52: cuda/ops_rnn.cu) */
+_Static_assert((int)KD_DEV_OP_RNN_CELL == (int)KD_CUDA_OP_RNN_CELL, "kd_dev_op kind RNN_CELL must equal kd_cuda_op's");
 KD_KERNEL(kd_cpu_linalg); /* kd.linalg (kinds 47..51: cuda/ops_linalg.cu) */
 _Static_assert((int)KD_DEV_OP_LINALG_LU == (int)KD_CUDA_OP_LINALG_LU && (int)KD_DEV_OP_LINALG_CHOLESKY == (int)KD_CUDA_OP_LINALG_CHOLESKY &&
                    (int)KD_DEV_OP_LINALG_QR == (int)KD_CUDA_OP_LINALG_QR && (int)KD_DEV_OP_LINALG_SVD == (int)KD_CUDA_OP_LINALG_SVD &&
@@ -714,6 +716,8 @@ static const kd_kernel_fn kd_cuda_shared_kernels[] = {
     kd_cpu_special,
     /* trilIndices/triuIndices (kind 37: cuda/ops_shape_construct.cu) */
     kd_cpu_tri_indices,
+    /* the fused LSTM/GRU steps (kind 52: cuda/ops_rnn.cu) */
+    kd_cpu_rnn_cell,
 };
 
 static void kd_cuda_register_kernels(void) {

@@ -265,6 +265,12 @@ enum kd_randnormal_code {
   KD_RANDNORMAL_FT = 3,
   KD_RANDNORMAL_FF = 4,
 };
+enum kd_rnn_code {
+  KD_RNN_LSTM = 1,
+  KD_RNN_LSTM_BACKWARD = 2,
+  KD_RNN_GRU = 3,
+  KD_RNN_GRU_BACKWARD = 4,
+};
 enum kd_search_code {
   KD_SEARCH_SEARCHSORTED = 1,
   KD_SEARCH_BUCKETIZE = 2,

@@ -124,6 +124,7 @@ kd_status kd_cpu_pool(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_val
 kd_status kd_cpu_random(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_reduce(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_reduce_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_rnn_cell(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_scan(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_scatter(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_searchsorted(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -1908,6 +1909,29 @@ static const kd_arg_schema kd_args_logNormal_[] = {
     {"mean", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 1}}},
     {"std", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 2}}},
 };
+static const kd_arg_schema kd_args_lstmCell[] = {
+    {"gates", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"cx", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_lstmCellBackward[] = {
+    {"gradHy", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"gradCy", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"cx", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"cy", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"workspace", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"gradWorkspace", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_gruCell[] = {
+    {"inputGates", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"hiddenGates", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"hx", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_gruCellBackward[] = {
+    {"gradHy", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"hx", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"workspace", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"gradWorkspace", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
 static const kd_arg_schema kd_args_searchsorted[] = {
     {"sortedSequence", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"values", KD_ARG_TENSOR_OR_SCALAR, false, {.kind = KD_VALUE_NONE}},
@@ -3079,6 +3103,10 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_geometric_] = {"geometric_", KD_OP_geometric_, KD_RANDFILL_GEOMETRIC, KD_OP_FLAG_INPLACE, 2, kd_args_geometric_, 1, -1, -1},
     [KD_OP_cauchy_] = {"cauchy_", KD_OP_cauchy_, KD_RANDFILL_CAUCHY, KD_OP_FLAG_INPLACE, 3, kd_args_cauchy_, 1, -1, -1},
     [KD_OP_logNormal_] = {"logNormal_", KD_OP_logNormal_, KD_RANDFILL_LOG_NORMAL, KD_OP_FLAG_INPLACE, 3, kd_args_logNormal_, 1, -1, -1},
+    [KD_OP_lstmCell] = {"lstmCell", KD_OP_lstmCell, KD_RNN_LSTM, 0, 2, kd_args_lstmCell, 3, -1, -1},
+    [KD_OP_lstmCellBackward] = {"lstmCellBackward", KD_OP_lstmCellBackward, KD_RNN_LSTM_BACKWARD, 0, 6, kd_args_lstmCellBackward, 2, -1, -1},
+    [KD_OP_gruCell] = {"gruCell", KD_OP_gruCell, KD_RNN_GRU, 0, 3, kd_args_gruCell, 2, -1, -1},
+    [KD_OP_gruCellBackward] = {"gruCellBackward", KD_OP_gruCellBackward, KD_RNN_GRU_BACKWARD, 0, 4, kd_args_gruCellBackward, 3, -1, -1},
     [KD_OP_searchsorted] = {"searchsorted", KD_OP_searchsorted, KD_SEARCH_SEARCHSORTED, KD_OP_FLAG_NONDIFF, 6, kd_args_searchsorted, 1, -1, -1},
     [KD_OP_bucketize] = {"bucketize", KD_OP_bucketize, KD_SEARCH_BUCKETIZE, KD_OP_FLAG_NONDIFF, 4, kd_args_bucketize, 1, -1, -1},
     [KD_OP_histc] = {"histc", KD_OP_histc, 0, KD_OP_FLAG_NONDIFF, 4, kd_args_histc, 1, -1, -1},
@@ -3620,6 +3648,10 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_geometric_] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
     [KD_OP_cauchy_] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
     [KD_OP_logNormal_] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},
+    [KD_OP_lstmCell] = {[KD_KEY_CPU] = kd_cpu_rnn_cell, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_lstmCellBackward] = {[KD_KEY_CPU] = kd_cpu_rnn_cell},
+    [KD_OP_gruCell] = {[KD_KEY_CPU] = kd_cpu_rnn_cell, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_gruCellBackward] = {[KD_KEY_CPU] = kd_cpu_rnn_cell},
     [KD_OP_searchsorted] = {[KD_KEY_CPU] = kd_cpu_searchsorted},
     [KD_OP_bucketize] = {[KD_KEY_CPU] = kd_cpu_searchsorted},
     [KD_OP_histc] = {[KD_KEY_CPU] = kd_cpu_histc},
@@ -3901,6 +3933,8 @@ const unsigned char kd_op_autocast_policy[KD_OP_COUNT][KD_AUTOCAST_NDEV] = {
     [KD_OP_binaryCrossEntropy] = {KD_AUTOCAST_FP32, KD_AUTOCAST_BANNED},
     [KD_OP_binaryCrossEntropyWithLogits] = {KD_AUTOCAST_FP32, KD_AUTOCAST_FP32},
     [KD_OP_ctcLossForward] = {KD_AUTOCAST_FP32, 0},
+    [KD_OP_lstmCell] = {0, KD_AUTOCAST_LOWER},
+    [KD_OP_gruCell] = {0, KD_AUTOCAST_LOWER},
     [KD_OP_quantile] = {KD_AUTOCAST_FP32, 0},
     [KD_OP_nanquantile] = {KD_AUTOCAST_FP32, 0},
     [KD_OP_cat] = {KD_AUTOCAST_PROMOTE, KD_AUTOCAST_PROMOTE},

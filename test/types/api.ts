@@ -335,6 +335,24 @@ use(custom, d, e, f, g, h, i2);
     new nn.SmoothL1Loss({ beta: 0.5 }), new nn.NLLLoss(), new nn.BCELoss(), new nn.BCEWithLogitsLoss({ posWeight: kd.ones(1) }));
   // @ts-expect-error: a Linear takes numbers
   new nn.Linear('4', 8);
+  // recurrent layers and packed sequences
+  const lstm = new nn.LSTM(8, 16, 2, { batchFirst: true, projSize: 4 });
+  const [lo, [lh, lc]] = lstm(kd.zeros(2, 5, 8));
+  const gru = new nn.GRU(8, 16, { bidirectional: true });
+  const packedIn = nn.utils.rnn.packPaddedSequence(kd.zeros(5, 2, 8), [5, 3], { enforceSorted: false });
+  const [po, ph] = gru(packedIn);
+  const [padded, lens] = nn.utils.rnn.padPackedSequence(po, { batchFirst: true, totalLength: 6 });
+  const [data, batchSizes] = po;
+  const rnnOut: [Tensor, Tensor] = new nn.RNN(8, 4, { nonlinearity: 'relu' })(kd.zeros(5, 8));
+  const [ch, cc] = new nn.LSTMCell(8, 4)(kd.zeros(2, 8), [kd.zeros(2, 4), kd.zeros(2, 4)]);
+  const gh: Tensor = new nn.GRUCell(8, 4, false)(kd.zeros(8));
+  const ps: kd.nn.utils.rnn.PackedSequence = nn.utils.rnn.packSequence([kd.zeros(3, 2), kd.zeros(1, 2)]);
+  const seqs: Tensor[] = nn.utils.rnn.unpackSequence(ps);
+  const w0: kd.nn.Parameter = lstm.allWeights[0][0];
+  use(lo, lh, lc, ph, padded, lens, data, batchSizes, rnnOut, ch, cc, gh, seqs, w0, nn.utils.rnn.padSequence(seqs, { batchFirst: true }),
+    lstm.weightIhL0, new nn.RNNCell(2, 3, true, 'tanh'));
+  // @ts-expect-error: an LSTM state is [h0, c0]
+  lstm.forward(kd.zeros(2, 5, 8), kd.zeros(2, 2, 4));
 }
 
 // ---- data ----------------------------------------------------------------------------------
