@@ -15,5 +15,6 @@ module.exports = function installNn(kd) {
   require('./attention')(kd, nn, base);
   require('./loss')(kd, nn, base);
   require('./utils')(kd, nn, base);
+  require('./module_copy')(kd, nn, base);
   return nn;
 };

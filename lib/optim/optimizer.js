@@ -225,6 +225,21 @@ module.exports = (kd) => {
     if (typeof v !== 'number' || Number.isNaN(v)) throw typeErr(`${name} must be a number`);
     return v;
   };
+  /** Checks `betas` (two numbers in [0, 1)) with PyTorch's messages. */
+  Optimizer.checkBetas = (betas) => {
+    if (!Array.isArray(betas) || betas.length !== 2) throw typeErr('betas must be an array of two numbers');
+    betas.forEach((b, i) => {
+      if (!(Optimizer.num(b, `betas[${i}]`) >= 0 && b < 1)) throw err(`Invalid beta parameter at index ${i}: ${b}`);
+    });
+  };
+  /** `differentiable: true` (autograd through the update) needs the update recorded by
+   * autograd; kindling's fused updates are not differentiable, so it is refused. */
+  Optimizer.checkDifferentiable = (g) => {
+    if (g.differentiable) {
+      throw new kd.KindlingError('differentiable=True is not supported: kindling\'s optimizer updates are fused native ops that autograd does not record',
+        'KD_NOT_SUPPORTED');
+    }
+  };
   Optimizer.err = err;
   Optimizer.typeErr = typeErr;
   return Optimizer;
