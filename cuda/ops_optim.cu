@@ -3,7 +3,7 @@
  * ONE iteration over [param, present state..., grad] (outputs in place); this file runs that
  * iteration with the same element updates as optim.c's KD_*_ELEM macros (same order of
  * operations; state rounded through its storage type where optim.c does), so single and
- * foreach forms of SGD, Adam, AdamW, RMSprop and Adagrad all land here. float16/bfloat16
+ * foreach forms of SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta and RAdam all land here. float16/bfloat16
  * compute in float. One thread per element, grid-stride; 64-bit index math only when needed. */
 #include "ops/op_codes.gen.h"
 #include "ops_op.cuh"
@@ -13,7 +13,7 @@ typedef kd_cu_iter<KD_CUDA_OP_MAX_OPS> kd_cu_it8;
 struct kd_cu_optim_p {
   int code, nops, k_buf, k_gavg, k_max;
   bool maximize, nesterov, first, decoupled;
-  double lr, a, b, eps, wd, mom, damp, step_size, bc2_sqrt;
+  double lr, a, b, eps, wd, mom, damp, step_size, bc2_sqrt, bc1, rect;
 };
 
 template <typename T, typename CT>
@@ -85,13 +85,36 @@ __global__ void kd_cu_optim_kernel(const kd_cu_it8 it, const kd_cu_optim_p c) {
       } else {
         KD_CU_AT(0) = kd_cu_st<T>(p + nlr * (g / avg));
       }
-    } else { /* Adagrad */
+    } else if (c.code == KD_OPTIM_ADAGRAD) {
       const CT nlr = (CT)(-c.step_size);
       if (use_wd) g = g + wd * p;
       const CT s = kd_cu_ld(KD_CU_AT(1)) + g * g;
       KD_CU_AT(1) = kd_cu_st<T>(s);
       const CT sd = sqrt(kd_cu_rt<T>(s)) + eps;
       KD_CU_AT(0) = kd_cu_st<T>(p + nlr * (g / sd));
+    } else if (c.code == KD_OPTIM_ADADELTA) {
+      const CT rho = (CT)c.a, omr = (CT)(1.0 - c.a), nlr = (CT)(-c.lr);
+      if (use_wd) g = g + wd * p;
+      const CT s = kd_cu_ld(KD_CU_AT(1)) * rho + omr * g * g;
+      KD_CU_AT(1) = kd_cu_st<T>(s);
+      const CT sd = sqrt(kd_cu_rt<T>(s) + eps);
+      const CT a = kd_cu_ld(KD_CU_AT(2));
+      const CT d = kd_cu_rt<T>(sqrt(a + eps) / sd * g);
+      KD_CU_AT(2) = kd_cu_st<T>(a * rho + omr * d * d);
+      KD_CU_AT(0) = kd_cu_st<T>(p + nlr * d);
+    } else { /* RAdam (no maximize in PyTorch 1.13) */
+      const CT b1 = (CT)c.a, b2 = (CT)c.b, omb1 = (CT)(1.0 - c.a), omb2 = (CT)(1.0 - c.b), bc2s = (CT)c.bc2_sqrt;
+      const CT bc1 = (CT)c.bc1, lr = (CT)c.lr, rect = (CT)c.rect;
+      if (use_wd) g = g + wd * p;
+      CT m = kd_cu_ld(KD_CU_AT(1)) * b1 + omb1 * g;
+      CT v = kd_cu_ld(KD_CU_AT(2)) * b2 + omb2 * g * g;
+      KD_CU_AT(1) = kd_cu_st<T>(m);
+      KD_CU_AT(2) = kd_cu_st<T>(v);
+      m = kd_cu_rt<T>(m);
+      v = kd_cu_rt<T>(v);
+      const CT cm = kd_cu_rt<T>(m / bc1) * lr;
+      if (c.rect != 0) KD_CU_AT(0) = kd_cu_st<T>(p - cm * ((CT)1 / (sqrt(v) + eps) * bc2s) * rect);
+      else KD_CU_AT(0) = kd_cu_st<T>(p - cm);
     }
 #undef KD_CU_AT
   }
@@ -122,7 +145,7 @@ kd_cuda_status kd_cu_optim(int device, kd_cuda_op *o) {
   c.first = o->i[5] != 0;
   c.decoupled = o->i[6] != 0;
   c.lr = o->d[0]; c.a = o->d[1]; c.b = o->d[2]; c.eps = o->d[3]; c.wd = o->d[4];
-  c.mom = o->d[5]; c.damp = o->d[6]; c.step_size = o->d[7]; c.bc2_sqrt = o->d[8];
+  c.mom = o->d[5]; c.damp = o->d[6]; c.step_size = o->d[7]; c.bc2_sqrt = o->d[8]; c.bc1 = o->d[9]; c.rect = o->d[10];
   const int ks[3] = {c.k_buf, c.k_gavg, c.k_max};
   for (int j = 0; j < 3; j++)
     if (ks[j] >= c.nops - 1 || ks[j] == 0 || ks[j] < -1) return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "optimizer step: bad state operand");

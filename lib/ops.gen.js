@@ -432,6 +432,10 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:foreachRmspropStep_": [{ name: "foreachRmspropStep_", fn: N["foreachRmspropStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["squareAvgs", "Tensor[]", false, false], ["gradAvgs", "Tensor[]", false, false], ["momentumBuffers", "Tensor[]", false, false], ["lr", "float", false, true], ["alpha", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["momentum", "float", false, true], ["maximize", "bool", false, true]] }],
     "function:adagradStep_": [{ name: "adagradStep_", fn: N["adagradStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["stateSum", "Tensor", false, false], ["lr", "float", false, true], ["lrDecay", "float", false, true], ["weightDecay", "float", false, true], ["eps", "float", false, true], ["step", "float", false, true], ["maximize", "bool", false, true]] }],
     "function:foreachAdagradStep_": [{ name: "foreachAdagradStep_", fn: N["foreachAdagradStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["stateSums", "Tensor[]", false, false], ["lr", "float", false, true], ["lrDecay", "float", false, true], ["weightDecay", "float", false, true], ["eps", "float", false, true], ["step", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:adadeltaStep_": [{ name: "adadeltaStep_", fn: N["adadeltaStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["squareAvg", "Tensor", false, false], ["accDelta", "Tensor", false, false], ["lr", "float", false, true], ["rho", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:foreachAdadeltaStep_": [{ name: "foreachAdadeltaStep_", fn: N["foreachAdadeltaStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["squareAvgs", "Tensor[]", false, false], ["accDeltas", "Tensor[]", false, false], ["lr", "float", false, true], ["rho", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:radamStep_": [{ name: "radamStep_", fn: N["radamStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["expAvg", "Tensor", false, false], ["expAvgSq", "Tensor", false, false], ["lr", "float", false, true], ["beta1", "float", false, true], ["beta2", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["step", "float", false, true]] }],
+    "function:foreachRadamStep_": [{ name: "foreachRadamStep_", fn: N["foreachRadamStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["expAvgs", "Tensor[]", false, false], ["expAvgSqs", "Tensor[]", false, false], ["lr", "float", false, true], ["beta1", "float", false, true], ["beta2", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["step", "float", false, true]] }],
     "function:randperm": [{ name: "randperm", fn: N["randperm"], ret: "tensor", args: [["n", "int", false, false], ["dtype", "dtype?", true, true], ["device", "device?", true, true]] }],
     "function:multinomial": [{ name: "multinomial", fn: N["multinomial"], ret: "tensor", args: [["self", "Tensor", false, false], ["numSamples", "int", false, false], ["replacement", "bool", false, true]] }],
     "method:multinomial": [{ name: "multinomial", fn: N["multinomial"], ret: "tensor", args: [["self", "Tensor", false, false], ["numSamples", "int", false, false], ["replacement", "bool", false, true]] }],
@@ -3919,6 +3923,47 @@ module.exports = function install(Tensor, kd, N, rt) {
   rt.namespace(kd, "_internal").foreachAdagradStep_ = function foreachAdagradStep_() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:foreachAdagradStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").adadeltaStep_ = function adadeltaStep_(a0, a1, a2, a3, a4, a5, a6, a7, a8) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 9) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    if (a7 !== null && typeof a7 === 'object') break fast;
+    if (a8 !== null && typeof a8 === 'object') break fast;
+    const h = N["adadeltaStep_"](a0._h, a1._h, a2._h, a3._h, a4, a5, a6, a7, a8); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : h === a3._h ? a3 : new Tensor(h);
+  }
+    return rt.invoke(G["function:adadeltaStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").foreachAdadeltaStep_ = function foreachAdadeltaStep_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:foreachAdadeltaStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").radamStep_ = function radamStep_(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 10) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    if (a7 !== null && typeof a7 === 'object') break fast;
+    if (a8 !== null && typeof a8 === 'object') break fast;
+    if (a9 !== null && typeof a9 === 'object') break fast;
+    const h = N["radamStep_"](a0._h, a1._h, a2._h, a3._h, a4, a5, a6, a7, a8, a9); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : h === a3._h ? a3 : new Tensor(h);
+  }
+    return rt.invoke(G["function:radamStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").foreachRadamStep_ = function foreachRadamStep_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:foreachRadamStep_"], null, arguments);
   };
   kd.randperm = function randperm(a0) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

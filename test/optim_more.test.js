@@ -347,3 +347,66 @@ describe('kd.optim: SparseAdam, LBFGS, options', function () {
     }
   });
 });
+
+describe('kd._internal fused Adadelta and RAdam', function () {
+  const I = kd._internal;
+  const F64 = (shape) => kd.randn(shape, { dtype: 'float64' });
+
+  it('single and foreach forms agree, strided parameters too; the update bumps the version', function () {
+    kd.manualSeed(11);
+    const p0 = F64([6, 5]);
+    const g = F64([6, 5]);
+    for (const [single, foreach, extra] of [
+      [I.adadeltaStep_, I.foreachAdadeltaStep_, [0.5, 0.9, 1e-6, 0.1, true]],
+      [I.radamStep_, I.foreachRadamStep_, [0.01, 0.9, 0.999, 1e-8, 0.1, 7]],
+      [I.radamStep_, I.foreachRadamStep_, [0.01, 0.9, 0.999, 1e-8, 0, 2]],
+    ]) {
+      const s0 = F64([6, 5]).abs();
+      const t0 = F64([6, 5]).abs();
+      const a = [p0.clone(), s0.clone(), t0.clone()];
+      const b = [p0.clone(), s0.clone(), t0.clone()];
+      // non-contiguous copies holding the same values
+      const c = [p0, s0, t0].map((x) => x.t().contiguous().t());
+      // the update bumps the version: a graph that saved the old value refuses backward
+      const w = kd.ones([6, 5], { dtype: 'float64' }).requiresGrad_();
+      const lossW = w.mul(w).sum();
+      single(w.detach(), g, s0.clone(), t0.clone(), ...extra);
+      assert.throws(() => lossW.backward(), /modified by an inplace operation|version/);
+      single(a[0], g, a[1], a[2], ...extra);
+      assert.deepEqual(foreach([b[0]], [g], [b[1]], [b[2]], ...extra), []);
+      foreach([c[0]], [g], [c[1]], [c[2]], ...extra);
+      for (let k = 0; k < 3; k++) {
+        assert.deepEqual(Array.from(b[k].dataSync()), Array.from(a[k].dataSync()));
+        const want = Array.from(a[k].dataSync()); // the strided loop may contract differently: to rounding
+        Array.from(c[k].contiguous().dataSync()).forEach((x, i) => assert.ok(Math.abs(x - want[i]) <= 1e-14 * (1 + Math.abs(want[i]))));
+      }
+    }
+  });
+
+  it('checks its lists and arguments before writing', function () {
+    const p = kd.zeros(3);
+    expectKdError(() => I.foreachAdadeltaStep_([p], [kd.ones(3)], [kd.zeros(3)], []), 'KD_INVALID_ARGUMENT');
+    expectKdError(() => I.foreachAdadeltaStep_([p], [kd.ones(4)], [kd.zeros(3)], [kd.zeros(3)]), 'KD_SHAPE_MISMATCH');
+    expectKdError(() => I.foreachRadamStep_([p], [kd.ones(3)], [kd.zeros(3)], [kd.zeros(3, { dtype: 'float64' })]), 'KD_DTYPE_MISMATCH');
+    expectKdError(() => I.foreachRadamStep_([p], [kd.ones(3)], [kd.zeros(3)], [kd.zeros(3)], 0.1, 0.9, 0.999, 1e-8, 0, 0), 'KD_INVALID_ARGUMENT');
+    assert.deepEqual(Array.from(p.dataSync()), [0, 0, 0]);
+  });
+
+  it('float16 and bfloat16 parameters follow float32 (computed in float32)', function () {
+    kd.manualSeed(12);
+    for (const Cls of ['Adadelta', 'RAdam']) {
+      for (const [dtype, tol] of [['float16', 4e-3], ['bfloat16', 3e-2]]) {
+        const p32 = kd.randn([40]).to(dtype).to('float32');
+        const grads = [0, 1, 2, 3, 4, 5, 6].map(() => kd.randn([40]).to(dtype));
+        const run = (dt) => {
+          const p = p32.to(dt, { copy: true }).requiresGrad_();
+          const opt = new kd.optim[Cls]([p], { lr: 0.1 });
+          for (const g of grads) { p.grad = g.to(dt); opt.step(); }
+          return Array.from(p.detach().to('float32').dataSync());
+        };
+        const ref = run('float32');
+        run(dtype).forEach((x, i) => assert.ok(Math.abs(x - ref[i]) <= tol * (1 + Math.abs(ref[i])), `${Cls} ${dtype} [${i}] ${x} vs ${ref[i]}`));
+      }
+    }
+  });
+});

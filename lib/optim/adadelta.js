@@ -1,10 +1,12 @@
 // optim/adadelta.js - kd.optim.Adadelta (PyTorch 1.13's torch.optim.Adadelta): lr, rho, eps,
-// weightDecay, maximize. State per parameter: step (a number), squareAvg, accDelta. The update
-// is PyTorch's single-tensor one, op for op, so results match to rounding.
+// weightDecay, maximize. State per parameter: step (a number), squareAvg, accDelta. One fused
+// native call per group (kd._internal.foreachAdadeltaStep_, src/cpu/optim.c and
+// cuda/ops_optim.cu: PyTorch's single-tensor update in one pass over memory, op for op).
 'use strict';
 
 module.exports = (kd, Optimizer) => {
   const { num, err } = Optimizer;
+  const I = kd._internal;
 
   class Adadelta extends Optimizer {
     /** new Adadelta(params, {lr = 1, rho = 0.9, eps = 1e-6, weightDecay = 0, foreach = null, maximize = false}) */
@@ -27,17 +29,8 @@ module.exports = (kd, Optimizer) => {
         s.step += 1;
         return s;
       });
-      const { lr, rho, eps, weightDecay, maximize } = g;
-      kd.tidy(() => params.forEach((p, i) => {
-        const { squareAvg, accDelta } = states[i];
-        let grad = maximize ? grads[i].neg() : grads[i];
-        if (weightDecay !== 0) grad = grad.add(p, { alpha: weightDecay });
-        squareAvg.mul_(rho).addcmul_(grad, grad, { value: 1 - rho });
-        const std = squareAvg.add(eps).sqrt_();
-        const delta = accDelta.add(eps).sqrt_().div_(std).mul_(grad);
-        accDelta.mul_(rho).addcmul_(delta, delta, { value: 1 - rho });
-        p.add_(delta, { alpha: -lr });
-      }));
+      I.foreachAdadeltaStep_(params, grads, states.map((s) => s.squareAvg), states.map((s) => s.accDelta),
+        g.lr, g.rho, g.eps, g.weightDecay, !!g.maximize);
     }
   }
   return Adadelta;

@@ -1,10 +1,13 @@
 // optim/radam.js - kd.optim.RAdam (PyTorch 1.13's torch.optim.RAdam, rectified Adam): lr,
-// betas, eps, weightDecay. State per parameter: step (a number), expAvg, expAvgSq. PyTorch's
-// single-tensor update, op for op (plain momentum SGD while the variance is not tractable).
+// betas, eps, weightDecay. State per parameter: step (a number), expAvg, expAvgSq. One fused
+// native call per group and step count (kd._internal.foreachRadamStep_, src/cpu/optim.c and
+// cuda/ops_optim.cu: PyTorch's single-tensor update, op for op; the rectification, or plain
+// momentum while the variance is not tractable, depends on the step).
 'use strict';
 
 module.exports = (kd, Optimizer) => {
   const { num, err } = Optimizer;
+  const I = kd._internal;
 
   class RAdam extends Optimizer {
     /** new RAdam(params, {lr = 1e-3, betas = [0.9, 0.999], eps = 1e-8, weightDecay = 0, foreach = null}) */
@@ -28,25 +31,12 @@ module.exports = (kd, Optimizer) => {
         s.step += 1;
         return s;
       });
-      kd.tidy(() => params.forEach((p, i) => {
-        const { expAvg, expAvgSq, step } = states[i];
-        const bc1 = 1 - b1 ** step;
-        const bc2 = 1 - b2 ** step;
-        let grad = grads[i];
-        if (weightDecay !== 0) grad = grad.add(p, { alpha: weightDecay });
-        expAvg.mul_(b1).add_(grad, { alpha: 1 - b1 });
-        expAvgSq.mul_(b2).addcmul_(grad, grad, { value: 1 - b2 });
-        const corrected = expAvg.div(bc1);
-        const rhoInf = 2 / (1 - b2) - 1;
-        const rhoT = rhoInf - 2 * step * (b2 ** step) / bc2;
-        if (rhoT > 5) {
-          const rect = Math.sqrt((rhoT - 4) * (rhoT - 2) * rhoInf / ((rhoInf - 4) * (rhoInf - 2) * rhoT));
-          const adaptiveLr = expAvgSq.sqrt().add_(eps).reciprocal().mul(Math.sqrt(bc2));
-          p.add_(corrected.mul(lr).mul(adaptiveLr).mul(rect), { alpha: -1 });
-        } else {
-          p.add_(corrected.mul(lr), { alpha: -1 });
-        }
-      }));
+      for (const [step, idx] of Optimizer._partition(states, (s) => s.step)) {
+        const pick = (a) => idx.map((i) => a[i]);
+        const ss = pick(states);
+        I.foreachRadamStep_(pick(params), pick(grads), ss.map((s) => s.expAvg), ss.map((s) => s.expAvgSq), lr, b1, b2, eps,
+          weightDecay, step);
+      }
     }
   }
   return RAdam;

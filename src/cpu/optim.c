@@ -1,5 +1,5 @@
 /* optim.c - CPU kernel of the fused optimizer updates (src/ops/oplist/optim.js): one kernel,
- * kd_cpu_optim, with KD_OPTIM_* codes selecting SGD, Adam, AdamW, RMSprop or Adagrad. For each
+ * kd_cpu_optim, with KD_OPTIM_* codes selecting SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta or RAdam. For each
  * parameter it runs ONE pass of the strided iterator over the parameter and its state tensors
  * (outputs, written in place) and the gradient (the last operand), so an Adam step reads and
  * writes every element once instead of through the ~8 temporaries of PyTorch's single-tensor
@@ -26,6 +26,7 @@ typedef struct kd_optim_ctx {
   int nops;
   int k_buf, k_gavg, k_max; /* operand index of optional state (-1: absent) */
   double lr, a, b, eps, wd, mom, damp, step_size, bc2_sqrt;
+  double bc1, rect; /* RAdam: the first bias correction; the rectification (0: not rectified this step) */
   bool maximize, nesterov, first, decoupled;
 } kd_optim_ctx;
 
@@ -108,6 +109,38 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
     P = ST(p_ + nlr * (g_ / std_));                                                           \
   } while (0)
 
+/* Adadelta: rho in a, 1 - rho as omr; P, G, S, A: param, grad, squareAvg, accDelta. */
+#define KD_ADADELTA_ELEM(CT, SQ, LD, ST, P, G, S, A)                                          \
+  do {                                                                                        \
+    CT p_ = LD(P), g_ = LD(G);                                                                \
+    g_ = maximize ? -g_ : g_;                                                                   \
+    if (use_wd) g_ = g_ + wd * p_;                                                           \
+    CT s_ = LD(S) * rho + omr * g_ * g_;                                                      \
+    S = ST(s_);                                                                               \
+    const CT std_ = SQ(LD(ST(s_)) + eps);                                                     \
+    const CT a_ = LD(A);                                                                      \
+    const CT d_ = LD(ST(SQ(a_ + eps) / std_ * g_));                                           \
+    A = ST(a_ * rho + omr * d_ * d_);                                                         \
+    P = ST(p_ + nlr * d_);                                                                    \
+  } while (0)
+
+/* RAdam: ((expAvg / bc1) * lr) * (1 / (sqrt(expAvgSq) + eps) * sqrt(bc2)) * rect once rectified,
+ * (expAvg / bc1) * lr before, subtracted from the parameter (PyTorch's order of operations). */
+#define KD_RADAM_ELEM(CT, SQ, LD, ST, P, G, M, V)                                             \
+  do {                                                                                        \
+    CT p_ = LD(P), g_ = LD(G);                                                                \
+    if (use_wd) g_ = g_ + wd * p_;                                                           \
+    CT m_ = LD(M) * b1 + omb1 * g_;                                                           \
+    CT v_ = LD(V) * b2 + omb2 * g_ * g_;                                                      \
+    M = ST(m_);                                                                               \
+    V = ST(v_);                                                                               \
+    m_ = LD(ST(m_));                                                                          \
+    v_ = LD(ST(v_));                                                                          \
+    const CT c_ = LD(ST(m_ / bc1)) * lr;                                                      \
+    if (rectified) P = ST(p_ - c_ * ((CT)1 / (SQ(v_) + eps) * bc2s) * rect);                  \
+    else P = ST(p_ - c_);                                                                     \
+  } while (0)
+
 /* KD_SPEC(flag, RT, CODE): CODE twice, with the const bool `flag` true and false (selected by
  * RT), so the contiguous loops have no branches on options and vectorize. */
 #define KD_SPEC(NAME, RT, ...)                                                                \
@@ -139,6 +172,8 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
 #define KD_ADAM_SPEC(...) KD_SPEC(has_max, c->k_max >= 0, KD_SPEC(decoupled, c->decoupled, KD_SPEC(use_wd, c->wd != 0, __VA_ARGS__)))
 #define KD_RMSPROP_SPEC(...) KD_SPEC(has_buf, c->k_buf >= 0, KD_SPEC(use_wd, c->wd != 0, __VA_ARGS__))
 #define KD_ADAGRAD_SPEC(...) KD_SPEC(use_wd, c->wd != 0, __VA_ARGS__)
+#define KD_ADADELTA_SPEC(...) KD_SPEC(use_wd, c->wd != 0, __VA_ARGS__)
+#define KD_RADAM_SPEC(...) KD_SPEC(rectified, c->rect != 0, KD_SPEC(use_wd, c->wd != 0, __VA_ARGS__))
 
 #define KD_OPTIM_DEF(SFX, DT, T, CT, LD, ST, MS, K, UT)                                       \
   static void kd_optim_sgd_##SFX(void *vc, char **data, const int64_t *strides, int64_t n) { \
@@ -188,12 +223,33 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
     const bool use_wd = c->wd != 0;                                                           \
     KD_RUN_SPEC(T, KD_ADAGRAD_SPEC, KD_ADAGRAD_ELEM(CT, kd_optim_sqrt##MS, LD, ST, p[i], g[i], s1[i]),              \
            KD_ADAGRAD_ELEM(CT, kd_optim_sqrt##MS, LD, ST, KD_AT(T, 0), KD_AT(T, kg), KD_AT(T, 1)));    \
+  }                                                                                           \
+  static void kd_optim_adadelta_##SFX(void *vc, char **data, const int64_t *strides, int64_t n) { \
+    const kd_optim_ctx *c = (const kd_optim_ctx *)vc;                                         \
+    const CT wd = (CT)c->wd, eps = (CT)c->eps, rho = (CT)c->a, omr = (CT)(1.0 - c->a);        \
+    const CT nlr = (CT)(-c->lr);                                                              \
+    const bool maximize = c->maximize;                                                        \
+    const int kg = c->nops - 1;                                                               \
+    const bool use_wd = c->wd != 0;                                                           \
+    KD_RUN_SPEC(T, KD_ADADELTA_SPEC, KD_ADADELTA_ELEM(CT, kd_optim_sqrt##MS, LD, ST, p[i], g[i], s1[i], s2[i]), \
+           KD_ADADELTA_ELEM(CT, kd_optim_sqrt##MS, LD, ST, KD_AT(T, 0), KD_AT(T, kg), KD_AT(T, 1), KD_AT(T, 2))); \
+  }                                                                                           \
+  static void kd_optim_radam_##SFX(void *vc, char **data, const int64_t *strides, int64_t n) { \
+    const kd_optim_ctx *c = (const kd_optim_ctx *)vc;                                         \
+    const CT wd = (CT)c->wd, b1 = (CT)c->a, b2 = (CT)c->b, omb1 = (CT)(1.0 - c->a);           \
+    const CT omb2 = (CT)(1.0 - c->b), eps = (CT)c->eps, bc2s = (CT)c->bc2_sqrt;               \
+    const CT bc1 = (CT)c->bc1, lr = (CT)c->lr, rect = (CT)c->rect;                            \
+    const int kg = c->nops - 1;                                                               \
+    const bool use_wd = c->wd != 0, rectified = c->rect != 0;                                 \
+    KD_RUN_SPEC(T, KD_RADAM_SPEC, KD_RADAM_ELEM(CT, kd_optim_sqrt##MS, LD, ST, p[i], g[i], s1[i], s2[i]), \
+           KD_RADAM_ELEM(CT, kd_optim_sqrt##MS, LD, ST, KD_AT(T, 0), KD_AT(T, kg), KD_AT(T, 1), KD_AT(T, 2))); \
   }
 KD_ROWS_FLOAT(KD_OPTIM_DEF)
 
 #define KD_OPTIM_ENTRY(SFX, DT, ...)                                                          \
-  [DT] = {kd_optim_sgd_##SFX, kd_optim_adam_##SFX, kd_optim_rmsprop_##SFX, kd_optim_adagrad_##SFX},
-static const kd_iter_loop_fn kd_optim_loops[KD_DTYPE_COUNT][4] = {KD_ROWS_FLOAT(KD_OPTIM_ENTRY)};
+  [DT] = {kd_optim_sgd_##SFX, kd_optim_adam_##SFX, kd_optim_rmsprop_##SFX, kd_optim_adagrad_##SFX,           \
+          kd_optim_adadelta_##SFX, kd_optim_radam_##SFX},
+static const kd_iter_loop_fn kd_optim_loops[KD_DTYPE_COUNT][6] = {KD_ROWS_FLOAT(KD_OPTIM_ENTRY)};
 
 /* Row of kd_optim_loops for a code (Adam and AdamW share one loop). */
 static int kd_optim_family(int code) {
@@ -201,7 +257,9 @@ static int kd_optim_family(int code) {
     case KD_OPTIM_SGD: return 0;
     case KD_OPTIM_ADAM: case KD_OPTIM_ADAMW: return 1;
     case KD_OPTIM_RMSPROP: return 2;
-    default: return 3;
+    case KD_OPTIM_ADAGRAD: return 3;
+    case KD_OPTIM_ADADELTA: return 4;
+    default: return 5;
   }
 }
 
@@ -215,11 +273,13 @@ static kd_optim_list kd_optim_list_of(kd_value *v) {
 }
 
 static const char *kd_optim_list_name(int code, int k) {
-  static const char *names[4][KD_OPTIM_MAX_LISTS] = {
+  static const char *names[6][KD_OPTIM_MAX_LISTS] = {
     {"params", "grads", "momentumBuffers", 0, 0},
     {"params", "grads", "expAvgs", "expAvgSqs", "maxExpAvgSqs"},
     {"params", "grads", "squareAvgs", "gradAvgs", "momentumBuffers"},
     {"params", "grads", "stateSums", 0, 0},
+    {"params", "grads", "squareAvgs", "accDeltas", 0},
+    {"params", "grads", "expAvgs", "expAvgSqs", 0},
   };
   return names[kd_optim_family(code)][k];
 }
@@ -255,7 +315,7 @@ static kd_status kd_optim_device(const kd_tensor *p, const kd_iter *it, const kd
   d.i[4] = c->nesterov;
   d.i[5] = c->first;
   d.i[6] = c->decoupled;
-  const double v[9] = {c->lr, c->a, c->b, c->eps, c->wd, c->mom, c->damp, c->step_size, c->bc2_sqrt};
+  const double v[11] = {c->lr, c->a, c->b, c->eps, c->wd, c->mom, c->damp, c->step_size, c->bc2_sqrt, c->bc1, c->rect};
   memcpy(d.d, v, sizeof v);
   return kd_cpu_device_run(kd_tensor_device(p), &d);
 }
@@ -263,7 +323,8 @@ static kd_status kd_optim_device(const kd_tensor *p, const kd_iter *it, const kd
 KD_KERNEL(kd_cpu_optim) {
   (void)ks;
   const int code = op->code;
-  const int nlists = code == KD_OPTIM_SGD ? 3 : code == KD_OPTIM_ADAGRAD ? 3 : 5;
+  const int nlists = code == KD_OPTIM_SGD || code == KD_OPTIM_ADAGRAD ? 3
+                     : code == KD_OPTIM_ADADELTA || code == KD_OPTIM_RADAM ? 4 : 5;
   kd_optim_list L[KD_OPTIM_MAX_LISTS];
   for (int k = 0; k < nlists; k++) L[k] = kd_optim_list_of(&args[k]);
   kd_optim_ctx c;
@@ -304,6 +365,24 @@ KD_KERNEL(kd_cpu_optim) {
       if (!(step >= 1)) return kd_error(KD_ERR_INVALID_ARGUMENT, "optimizer step: step must be at least 1, got %g", step);
       c.step_size = c.lr / (1 + (step - 1) * lr_decay);
       required[2] = true;
+      break;
+    }
+    case KD_OPTIM_ADADELTA:
+      c.lr = s[0].v.d; c.a = s[1].v.d; c.eps = s[2].v.d; c.wd = s[3].v.d; c.maximize = s[4].v.b;
+      required[2] = required[3] = true;
+      break;
+    case KD_OPTIM_RADAM: {
+      c.lr = s[0].v.d; c.a = s[1].v.d; c.b = s[2].v.d; c.eps = s[3].v.d; c.wd = s[4].v.d;
+      const double step = s[5].v.d;
+      if (!(step >= 1)) return kd_error(KD_ERR_INVALID_ARGUMENT, "optimizer step: step must be at least 1, got %g", step);
+      /* PyTorch 1.13's radam.py: the length of the approximated SMA decides rectification */
+      c.bc1 = 1.0 - pow(c.a, step);
+      const double bc2 = 1.0 - pow(c.b, step);
+      c.bc2_sqrt = sqrt(bc2);
+      const double rho_inf = 2.0 / (1.0 - c.b) - 1.0;
+      const double rho_t = rho_inf - 2.0 * step * pow(c.b, step) / bc2;
+      c.rect = rho_t > 5.0 ? sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) : 0.0;
+      required[2] = required[3] = true;
       break;
     }
     default: return kd_error(KD_ERR_INTERNAL, "kd_cpu_optim: unknown code %d", code);
