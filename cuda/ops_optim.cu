@@ -19,6 +19,17 @@ struct kd_cu_optim_p {
 template <typename T, typename CT>
 __device__ __forceinline__ CT kd_cu_rt(CT v) { return (CT)kd_cu_ld(kd_cu_st<T>(v)); } /* round through T */
 
+/* Adam's moment estimates (Adam, AdamW, RAdam): updated, stored, returned rounded through T. */
+template <typename T, typename CT>
+__device__ __forceinline__ void kd_cu_moments(T &ms, T &vs, CT g, const kd_cu_optim_p &c, CT &m, CT &v) {
+  m = kd_cu_ld(ms) * (CT)c.a + (CT)(1.0 - c.a) * g;
+  v = kd_cu_ld(vs) * (CT)c.b + (CT)(1.0 - c.b) * g * g;
+  ms = kd_cu_st<T>(m);
+  vs = kd_cu_st<T>(v);
+  m = kd_cu_rt<T>(m);
+  v = kd_cu_rt<T>(v);
+}
+
 template <typename T, typename I>
 __global__ void kd_cu_optim_kernel(const kd_cu_it8 it, const kd_cu_optim_p c) {
   typedef typename kd_cu_ct<T>::type CT;
@@ -42,16 +53,12 @@ __global__ void kd_cu_optim_kernel(const kd_cu_it8 it, const kd_cu_optim_p c) {
       }
       KD_CU_AT(0) = kd_cu_st<T>(p + nlr * g);
     } else if (c.code == KD_OPTIM_ADAM || c.code == KD_OPTIM_ADAMW) {
-      const CT b1 = (CT)c.a, b2 = (CT)c.b, omb1 = (CT)(1.0 - c.a), omb2 = (CT)(1.0 - c.b), bc2s = (CT)c.bc2_sqrt;
+      const CT bc2s = (CT)c.bc2_sqrt;
       const CT nss = (CT)(-c.step_size), decay = (CT)(1.0 - c.lr * c.wd);
       if (c.decoupled) p = p * decay;
       else if (use_wd) g = g + wd * p;
-      CT m = kd_cu_ld(KD_CU_AT(1)) * b1 + omb1 * g;
-      CT v = kd_cu_ld(KD_CU_AT(2)) * b2 + omb2 * g * g;
-      KD_CU_AT(1) = kd_cu_st<T>(m);
-      KD_CU_AT(2) = kd_cu_st<T>(v);
-      m = kd_cu_rt<T>(m);
-      v = kd_cu_rt<T>(v);
+      CT m, v;
+      kd_cu_moments<T, CT>(KD_CU_AT(1), KD_CU_AT(2), g, c, m, v);
       CT d;
       if (c.k_max >= 0) {
         CT x = kd_cu_ld(KD_CU_AT(c.k_max));
@@ -103,15 +110,10 @@ __global__ void kd_cu_optim_kernel(const kd_cu_it8 it, const kd_cu_optim_p c) {
       KD_CU_AT(2) = kd_cu_st<T>(a * rho + omr * d * d);
       KD_CU_AT(0) = kd_cu_st<T>(p + nlr * d);
     } else { /* RAdam (no maximize in PyTorch 1.13) */
-      const CT b1 = (CT)c.a, b2 = (CT)c.b, omb1 = (CT)(1.0 - c.a), omb2 = (CT)(1.0 - c.b), bc2s = (CT)c.bc2_sqrt;
-      const CT bc1 = (CT)c.bc1, lr = (CT)c.lr, rect = (CT)c.rect;
+      const CT bc2s = (CT)c.bc2_sqrt, bc1 = (CT)c.bc1, lr = (CT)c.lr, rect = (CT)c.rect;
       if (use_wd) g = g + wd * p;
-      CT m = kd_cu_ld(KD_CU_AT(1)) * b1 + omb1 * g;
-      CT v = kd_cu_ld(KD_CU_AT(2)) * b2 + omb2 * g * g;
-      KD_CU_AT(1) = kd_cu_st<T>(m);
-      KD_CU_AT(2) = kd_cu_st<T>(v);
-      m = kd_cu_rt<T>(m);
-      v = kd_cu_rt<T>(v);
+      CT m, v;
+      kd_cu_moments<T, CT>(KD_CU_AT(1), KD_CU_AT(2), g, c, m, v);
       const CT cm = kd_cu_rt<T>(m / bc1) * lr;
       if (c.rect != 0) KD_CU_AT(0) = kd_cu_st<T>(p - cm * ((CT)1 / (sqrt(v) + eps) * bc2s) * rect);
       else KD_CU_AT(0) = kd_cu_st<T>(p - cm);

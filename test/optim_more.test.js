@@ -26,6 +26,21 @@ const fn = (a) => {
   return Array.isArray(a) ? a.map(fn) : a;
 };
 
+/** The scheduler of fixture case c on opt (SequentialLR and ChainedScheduler with their inner ones). */
+function makeScheduler(c, opt) {
+  const make = (name, args, options) => {
+    const o = { ...options };
+    if (o.lambda) { o.lrLambda = LAMBDAS[o.lambda]; delete o.lambda; }
+    if (o.scaleFn) o.scaleFn = LAMBDAS[o.scaleFn];
+    const Cls = name === 'SWALR' ? kd.optim.swaUtils.SWALR : S[name];
+    return new Cls(opt, ...fn(args), o);
+  };
+  const inner = () => c.inner.map((i) => make(i.scheduler, i.args, i.options));
+  if (c.scheduler === 'SequentialLR') return new S.SequentialLR(opt, inner(), ...c.args, c.options);
+  if (c.scheduler === 'ChainedScheduler') return new S.ChainedScheduler(inner());
+  return make(c.scheduler, c.args, c.options);
+}
+
 function closeList(got, exp, [rtol, atol], what) {
   assert.equal(got.length, exp.length, `${what}: length`);
   for (let i = 0; i < exp.length; i++) {
@@ -128,19 +143,7 @@ describe('kd.optim.lrScheduler over 100 steps (PyTorch fixtures)', function () {
       const ps = [kd.zeros(2).requiresGrad_(), kd.zeros(3).requiresGrad_()];
       const Opt = kd.optim[c.optim];
       const opt = new Opt([{ params: [ps[0]] }, { params: [ps[1]], lr: c.groupLr }], c.optimOptions);
-      const make = (name, args, options) => {
-        const o = { ...options };
-        if (o.lambda) { o.lrLambda = LAMBDAS[o.lambda]; delete o.lambda; }
-        if (o.scaleFn) o.scaleFn = LAMBDAS[o.scaleFn];
-        const Cls = name === 'SWALR' ? kd.optim.swaUtils.SWALR : S[name];
-        return new Cls(opt, ...fn(args), o);
-      };
-      let sched;
-      if (c.scheduler === 'SequentialLR') {
-        sched = new S.SequentialLR(opt, c.inner.map((i) => make(i.scheduler, i.args, i.options)), ...c.args, c.options);
-      } else if (c.scheduler === 'ChainedScheduler') {
-        sched = new S.ChainedScheduler(c.inner.map((i) => make(i.scheduler, i.args, i.options)));
-      } else sched = make(c.scheduler, c.args, c.options);
+      const sched = makeScheduler(c, opt);
       const quiet = process.emitWarning;
       process.emitWarning = () => {};
       try {
@@ -170,19 +173,7 @@ describe('kd.optim.lrScheduler over 100 steps (PyTorch fixtures)', function () {
       const mk = () => {
         const ps = [kd.zeros(2).requiresGrad_(), kd.zeros(3).requiresGrad_()];
         const opt = new kd.optim[c.optim]([{ params: [ps[0]] }, { params: [ps[1]], lr: c.groupLr }], c.optimOptions);
-        const make = (name, args, options) => {
-          const o = { ...options };
-          if (o.lambda) { o.lrLambda = LAMBDAS[o.lambda]; delete o.lambda; }
-          if (o.scaleFn) o.scaleFn = LAMBDAS[o.scaleFn];
-          const Cls = name === 'SWALR' ? kd.optim.swaUtils.SWALR : S[name];
-          return new Cls(opt, ...fn(args), o);
-        };
-        let sched;
-        if (c.scheduler === 'SequentialLR') {
-          sched = new S.SequentialLR(opt, c.inner.map((i) => make(i.scheduler, i.args, i.options)), ...c.args, c.options);
-        } else if (c.scheduler === 'ChainedScheduler') {
-          sched = new S.ChainedScheduler(c.inner.map((i) => make(i.scheduler, i.args, i.options)));
-        } else sched = make(c.scheduler, c.args, c.options);
+        const sched = makeScheduler(c, opt);
         return { opt, sched };
       };
       const a = mk();

@@ -17,10 +17,8 @@ module.exports = (kd, Optimizer) => {
     }
 
     _checkGroup(g) {
-      if (!(num(g.lr, 'lr') >= 0)) throw err(`Invalid learning rate: ${g.lr}`);
+      Optimizer.checkNonNegative(g);
       if (!(num(g.rho, 'rho') >= 0 && g.rho <= 1)) throw err(`Invalid rho value: ${g.rho}`);
-      if (!(num(g.eps, 'eps') >= 0)) throw err(`Invalid epsilon value: ${g.eps}`);
-      if (!(num(g.weightDecay, 'weightDecay') >= 0)) throw err(`Invalid weight_decay value: ${g.weightDecay}`);
     }
 
     _stepGroup(g, params, grads) {

@@ -4,7 +4,6 @@
 'use strict';
 
 module.exports = (kd, Optimizer) => {
-  const { num, err } = Optimizer;
 
   class Adamax extends Optimizer {
     /** new Adamax(params, {lr = 2e-3, betas = [0.9, 0.999], eps = 1e-8, weightDecay = 0, foreach = null, maximize = false}) */
@@ -15,10 +14,8 @@ module.exports = (kd, Optimizer) => {
     }
 
     _checkGroup(g) {
-      if (!(num(g.lr, 'lr') >= 0)) throw err(`Invalid learning rate: ${g.lr}`);
-      if (!(num(g.eps, 'eps') >= 0)) throw err(`Invalid epsilon value: ${g.eps}`);
+      Optimizer.checkNonNegative(g);
       Optimizer.checkBetas(g.betas);
-      if (!(num(g.weightDecay, 'weightDecay') >= 0)) throw err(`Invalid weight_decay value: ${g.weightDecay}`);
     }
 
     _stepGroup(g, params, grads) {

@@ -5,7 +5,7 @@
 'use strict';
 
 module.exports = (kd, Optimizer) => {
-  const { num, err } = Optimizer;
+  const { num } = Optimizer;
   const f32 = Math.fround;
 
   class ASGD extends Optimizer {
@@ -17,8 +17,7 @@ module.exports = (kd, Optimizer) => {
     }
 
     _checkGroup(g) {
-      if (!(num(g.lr, 'lr') >= 0)) throw err(`Invalid learning rate: ${g.lr}`);
-      if (!(num(g.weightDecay, 'weightDecay') >= 0)) throw err(`Invalid weight_decay value: ${g.weightDecay}`);
+      Optimizer.checkNonNegative(g);
       num(g.lambd, 'lambd');
       num(g.alpha, 'alpha');
       num(g.t0, 't0');

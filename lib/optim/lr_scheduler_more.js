@@ -249,16 +249,9 @@ module.exports = (kd, Optimizer, base) => {
       this._lastLr = this.optimizer.paramGroups.map((g) => g.lr);
     }
     getLastLr() { return this._lastLr.slice(); }
-    stateDict() {
-      const sd = LRScheduler.prototype.stateDict.call(this);
-      sd._schedulers = this._schedulers.map((s) => s.stateDict());
-      return sd;
-    }
-    loadStateDict(sd) {
-      const { _schedulers: inner, ...rest } = sd;
-      LRScheduler.prototype.loadStateDict.call(this, rest);
-      if (inner) inner.forEach((s, i) => this._schedulers[i].loadStateDict(s));
-    }
+    /** Its fields and each scheduler's state dict (as SequentialLR's). */
+    stateDict() { return base.SequentialLR.prototype.stateDict.call(this); }
+    loadStateDict(sd) { base.SequentialLR.prototype.loadStateDict.call(this, sd); }
   }
 
   return { LambdaLR, MultiplicativeLR, ConstantLR, PolynomialLR, CyclicLR, CosineAnnealingWarmRestarts, ChainedScheduler };

@@ -17,10 +17,8 @@ module.exports = (kd, Optimizer) => {
     }
 
     _checkGroup(g) {
-      if (!(num(g.lr, 'lr') >= 0)) throw err(`Invalid learning rate: ${g.lr}`);
-      if (!(num(g.eps, 'eps') >= 0)) throw err(`Invalid epsilon value: ${g.eps}`);
+      Optimizer.checkNonNegative(g);
       Optimizer.checkBetas(g.betas);
-      if (!(num(g.weightDecay, 'weightDecay') >= 0)) throw err(`Invalid weight_decay value: ${g.weightDecay}`);
       if (!(num(g.momentumDecay, 'momentumDecay') >= 0)) throw err(`Invalid momentum_decay value: ${g.momentumDecay}`);
     }
 

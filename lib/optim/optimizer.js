@@ -225,6 +225,14 @@ module.exports = (kd) => {
     if (typeof v !== 'number' || Number.isNaN(v)) throw typeErr(`${name} must be a number`);
     return v;
   };
+  /** Checks that the group's lr, eps and weightDecay (those it has) are >= 0, with PyTorch's
+   * messages. */
+  Optimizer.checkNonNegative = (g) => {
+    const what = { lr: 'learning rate', eps: 'epsilon value', weightDecay: 'weight_decay value' };
+    for (const [k, name] of Object.entries(what)) {
+      if (k in g && !(Optimizer.num(g[k], k) >= 0)) throw err(`Invalid ${name}: ${g[k]}`);
+    }
+  };
   /** Checks `betas` (two numbers in [0, 1)) with PyTorch's messages. */
   Optimizer.checkBetas = (betas) => {
     if (!Array.isArray(betas) || betas.length !== 2) throw typeErr('betas must be an array of two numbers');

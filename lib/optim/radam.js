@@ -6,7 +6,6 @@
 'use strict';
 
 module.exports = (kd, Optimizer) => {
-  const { num, err } = Optimizer;
   const I = kd._internal;
 
   class RAdam extends Optimizer {
@@ -18,10 +17,8 @@ module.exports = (kd, Optimizer) => {
     }
 
     _checkGroup(g) {
-      if (!(num(g.lr, 'lr') >= 0)) throw err(`Invalid learning rate: ${g.lr}`);
-      if (!(num(g.eps, 'eps') >= 0)) throw err(`Invalid epsilon value: ${g.eps}`);
+      Optimizer.checkNonNegative(g);
       Optimizer.checkBetas(g.betas);
-      if (!(num(g.weightDecay, 'weightDecay') >= 0)) throw err(`Invalid weight_decay value: ${g.weightDecay}`);
     }
 
     _stepGroup(g, params, grads) {

@@ -16,7 +16,7 @@ module.exports = (kd, Optimizer) => {
     }
 
     _checkGroup(g) {
-      if (!(num(g.lr, 'lr') >= 0)) throw err(`Invalid learning rate: ${g.lr}`);
+      Optimizer.checkNonNegative(g);
       for (const k of ['etas', 'stepSizes']) {
         if (!Array.isArray(g[k]) || g[k].length !== 2) throw typeErr(`${k} must be an array of two numbers`);
         num(g[k][0], `${k}[0]`);

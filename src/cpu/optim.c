@@ -34,11 +34,24 @@ static inline float kd_optim_sqrtf(float x) { return __builtin_sqrtf(x); }
 static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
 
 /* Element updates: P, G, S1, S2, S3 are lvalues of storage type T (param, grad, state). */
+/* The gradient of most updates: p_ and g_ loaded, negated with maximize, plus L2 weight decay. */
+#define KD_OPTIM_GRAD(CT, LD, P, G)                                                           \
+  CT p_ = LD(P), g_ = LD(G);                                                                  \
+  g_ = maximize ? -g_ : g_;                                                                     \
+  if (use_wd) g_ = g_ + wd * p_
+
+/* Adam's moment estimates (Adam, AdamW, RAdam): m_ and v_ updated, stored, read back rounded. */
+#define KD_OPTIM_MOMENTS(CT, LD, ST, M, V)                                                    \
+  CT m_ = LD(M) * b1 + omb1 * g_;                                                             \
+  CT v_ = LD(V) * b2 + omb2 * g_ * g_;                                                        \
+  M = ST(m_);                                                                                 \
+  V = ST(v_);                                                                                 \
+  m_ = LD(ST(m_));                                                                            \
+  v_ = LD(ST(v_))
+
 #define KD_SGD_ELEM(CT, LD, ST, P, G, B)                                                      \
   do {                                                                                        \
-    CT p_ = LD(P), g_ = LD(G);                                                                \
-    g_ = maximize ? -g_ : g_;                                                                   \
-    if (use_wd) g_ = g_ + wd * p_;                                                           \
+    KD_OPTIM_GRAD(CT, LD, P, G);                                                              \
     if (has_buf) {                                                                            \
       CT b_ = first ? g_ : LD(B) * mom + omd * g_;                                            \
       B = ST(b_);                                                                             \
@@ -53,12 +66,7 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
     g_ = maximize ? -g_ : g_;                                                                   \
     if (decoupled) p_ = p_ * decay;                                                           \
     else if (use_wd) g_ = g_ + wd * p_;                                                      \
-    CT m_ = LD(M) * b1 + omb1 * g_;                                                           \
-    CT v_ = LD(V) * b2 + omb2 * g_ * g_;                                                      \
-    M = ST(m_);                                                                               \
-    V = ST(v_);                                                                               \
-    m_ = LD(ST(m_));                                                                          \
-    v_ = LD(ST(v_));                                                                          \
+    KD_OPTIM_MOMENTS(CT, LD, ST, M, V);                                                       \
     CT d_;                                                                                    \
     if (has_max) {                                                                            \
       CT x_ = LD(VM);                                                                         \
@@ -73,9 +81,7 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
 
 #define KD_RMSPROP_ELEM(CT, SQ, LD, ST, P, G, S, GA, B)                                       \
   do {                                                                                        \
-    CT p_ = LD(P), g_ = LD(G);                                                                \
-    g_ = maximize ? -g_ : g_;                                                                   \
-    if (use_wd) g_ = g_ + wd * p_;                                                           \
+    KD_OPTIM_GRAD(CT, LD, P, G);                                                              \
     CT s_ = LD(S) * alpha + oma * g_ * g_;                                                    \
     S = ST(s_);                                                                               \
     s_ = LD(ST(s_));                                                                          \
@@ -100,9 +106,7 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
 
 #define KD_ADAGRAD_ELEM(CT, SQ, LD, ST, P, G, S)                                              \
   do {                                                                                        \
-    CT p_ = LD(P), g_ = LD(G);                                                                \
-    g_ = maximize ? -g_ : g_;                                                                   \
-    if (use_wd) g_ = g_ + wd * p_;                                                           \
+    KD_OPTIM_GRAD(CT, LD, P, G);                                                              \
     CT s_ = LD(S) + g_ * g_;                                                                  \
     S = ST(s_);                                                                               \
     CT std_ = SQ(LD(ST(s_))) + eps;                                                           \
@@ -112,9 +116,7 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
 /* Adadelta: rho in a, 1 - rho as omr; P, G, S, A: param, grad, squareAvg, accDelta. */
 #define KD_ADADELTA_ELEM(CT, SQ, LD, ST, P, G, S, A)                                          \
   do {                                                                                        \
-    CT p_ = LD(P), g_ = LD(G);                                                                \
-    g_ = maximize ? -g_ : g_;                                                                   \
-    if (use_wd) g_ = g_ + wd * p_;                                                           \
+    KD_OPTIM_GRAD(CT, LD, P, G);                                                              \
     CT s_ = LD(S) * rho + omr * g_ * g_;                                                      \
     S = ST(s_);                                                                               \
     const CT std_ = SQ(LD(ST(s_)) + eps);                                                     \
@@ -128,14 +130,8 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
  * (expAvg / bc1) * lr before, subtracted from the parameter (PyTorch's order of operations). */
 #define KD_RADAM_ELEM(CT, SQ, LD, ST, P, G, M, V)                                             \
   do {                                                                                        \
-    CT p_ = LD(P), g_ = LD(G);                                                                \
-    if (use_wd) g_ = g_ + wd * p_;                                                           \
-    CT m_ = LD(M) * b1 + omb1 * g_;                                                           \
-    CT v_ = LD(V) * b2 + omb2 * g_ * g_;                                                      \
-    M = ST(m_);                                                                               \
-    V = ST(v_);                                                                               \
-    m_ = LD(ST(m_));                                                                          \
-    v_ = LD(ST(v_));                                                                          \
+    KD_OPTIM_GRAD(CT, LD, P, G); /* maximize: false (PyTorch 1.13's RAdam has none) */        \
+    KD_OPTIM_MOMENTS(CT, LD, ST, M, V);                                                       \
     const CT c_ = LD(ST(m_ / bc1)) * lr;                                                      \
     if (rectified) P = ST(p_ - c_ * ((CT)1 / (SQ(v_) + eps) * bc2s) * rect);                  \
     else P = ST(p_ - c_);                                                                     \
@@ -239,6 +235,7 @@ static inline double kd_optim_sqrt(double x) { return __builtin_sqrt(x); }
     const CT wd = (CT)c->wd, b1 = (CT)c->a, b2 = (CT)c->b, omb1 = (CT)(1.0 - c->a);           \
     const CT omb2 = (CT)(1.0 - c->b), eps = (CT)c->eps, bc2s = (CT)c->bc2_sqrt;               \
     const CT bc1 = (CT)c->bc1, lr = (CT)c->lr, rect = (CT)c->rect;                            \
+    const bool maximize = c->maximize;                                                        \
     const int kg = c->nops - 1;                                                               \
     const bool use_wd = c->wd != 0, rectified = c->rect != 0;                                 \
     KD_RUN_SPEC(T, KD_RADAM_SPEC, KD_RADAM_ELEM(CT, kd_optim_sqrt##MS, LD, ST, p[i], g[i], s1[i], s2[i]), \
