@@ -309,13 +309,12 @@ describe('kd.optim: SparseAdam, LBFGS, options', function () {
     assert.equal(loss.item(), 10);
   });
 
-  it('foreach is accepted and kept in the groups; differentiable=true is refused', function () {
+  it('foreach is accepted and kept in the groups', function () {
     const p = kd.ones(2).requiresGrad_();
     for (const Cls of ['SGD', 'Adam', 'AdamW', 'RMSprop', 'Adagrad', 'Adadelta', 'Adamax', 'ASGD', 'NAdam', 'RAdam', 'Rprop']) {
       const o = new kd.optim[Cls]([p], { lr: 0.1, foreach: true });
       assert.equal(o.paramGroups[0].foreach, true, Cls);
     }
-    expectKdError(() => new kd.optim.SGD([p], { lr: 0.1, differentiable: true }), 'KD_NOT_SUPPORTED');
     assert.deepEqual(Object.keys(new kd.optim.Adam([p]).paramGroups[0]).sort(),
       ['amsgrad', 'betas', 'capturable', 'differentiable', 'eps', 'foreach', 'fused', 'lr', 'maximize', 'params', 'weightDecay']);
   });
@@ -399,5 +398,64 @@ describe('kd._internal fused Adadelta and RAdam', function () {
         run(dtype).forEach((x, i) => assert.ok(Math.abs(x - ref[i]) <= tol * (1 + Math.abs(ref[i])), `${Cls} ${dtype} [${i}] ${x} vs ${ref[i]}`));
       }
     }
+  });
+});
+
+describe('kd.optim differentiable: true (SGD, Adam, RMSprop)', function () {
+  const pos = () => kd.rand([4], { dtype: 'float64' }).add(1).requiresGrad_();
+  const small = () => kd.randn([4], { dtype: 'float64' }).mul(0.1).requiresGrad_();
+  // one step from given state, as PyTorch's test_optim.py checks it (a first SGD momentum buffer
+  // is a detached clone, and a second step would modify tensors the first one saved)
+  const CASES = [
+    ['SGD', { lr: 0.1, momentum: 0.9, nesterov: true, weightDecay: 0.1 }, { momentumBuffer: small }],
+    ['SGD', { lr: 0.1, momentum: 0.5, dampening: 0.3, maximize: true }, { momentumBuffer: small }],
+    ['SGD', { lr: 0.1 }, {}],
+    ['Adam', { lr: 0.1, amsgrad: true, weightDecay: 0.1 }, { step: 2, expAvg: small, expAvgSq: pos, maxExpAvgSq: pos }],
+    ['Adam', { lr: 0.1, maximize: true }, { step: 0, expAvg: small, expAvgSq: pos }],
+    ['RMSprop', { lr: 0.1, centered: true, momentum: 0.5 }, { step: 1, squareAvg: pos, gradAvg: small, momentumBuffer: small }],
+    ['RMSprop', { lr: 0.1, weightDecay: 0.1, maximize: true }, { step: 1, squareAvg: pos }],
+  ];
+  for (const [name, opts, st] of CASES) {
+    it(`${name} ${JSON.stringify(opts)}: the update's gradients (finite differences)`, function () {
+      kd.manualSeed(21);
+      const keys = Object.keys(st).filter((k) => typeof st[k] === 'function');
+      const inputs = [kd.randn([4], { dtype: 'float64' }).requiresGrad_(), kd.randn([4], { dtype: 'float64' }).requiresGrad_(),
+        ...keys.map((k) => st[k]())];
+      const fn = (p, g, ...ss) => {
+        const q = p.clone(); // a non-leaf: differentiable optimizers take them
+        const opt = new kd.optim[name]([q], { ...opts, differentiable: true });
+        const state = { ...st };
+        keys.forEach((k, i) => { state[k] = ss[i].clone(); });
+        if (keys.length) opt.state.set(q, state);
+        q.grad = g;
+        opt.step();
+        return [q, ...keys.map((k) => opt.state.get(q)[k])];
+      };
+      assert.equal(kd.autograd.gradcheck(fn, inputs), true);
+    });
+  }
+
+  for (const [name, opts] of [['SGD', { lr: 0.1, momentum: 0.9, dampening: 0.1, weightDecay: 0.1 }], ['SGD', { lr: 0.1, momentum: 0.9, nesterov: true }],
+    ['Adam', { lr: 0.05, amsgrad: true, weightDecay: 0.1, maximize: true }], ['RMSprop', { lr: 0.01, centered: true, momentum: 0.5, weightDecay: 0.1 }]]) {
+    it(`${name} ${JSON.stringify(opts)}: the same trajectory as the fused update`, function () {
+      kd.manualSeed(22);
+      const p0 = kd.randn([3, 4], { dtype: 'float64' });
+      const grads = [0, 1, 2, 3, 4].map(() => kd.randn([3, 4], { dtype: 'float64' }));
+      const run = (differentiable) => {
+        const p = p0.clone();
+        const opt = new kd.optim[name]([p], { ...opts, differentiable });
+        for (const g of grads) { p.grad = g; opt.step(); }
+        return Array.from(p.detach().dataSync());
+      };
+      const want = run(false);
+      run(true).forEach((x, i) => assert.ok(Math.abs(x - want[i]) <= 1e-12 * (1 + Math.abs(want[i])), `[${i}] ${x} vs ${want[i]}`));
+    });
+  }
+
+  it('non-leaf parameters only with differentiable; fused and differentiable do not mix', function () {
+    const q = kd.ones(2).requiresGrad_().mul(2);
+    expectKdError(() => new kd.optim.SGD([q], { lr: 0.1 }), 'KD_INVALID_ARGUMENT');
+    new kd.optim.SGD([q], { lr: 0.1, differentiable: true });
+    expectKdError(() => new kd.optim.Adam([kd.ones(2).requiresGrad_()], { fused: true, differentiable: true }), 'KD_INVALID_ARGUMENT');
   });
 });

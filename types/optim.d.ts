@@ -42,7 +42,7 @@ export declare class Optimizer<O extends object = { lr: number }> {
 /** PyTorch's `foreach` (null: its default): accepted and kept in the groups; kindling's updates
  * always run over a whole group at once. */
 interface ForeachOption { foreach: boolean | null }
-/** PyTorch's `differentiable`: only false (the fused updates are not recorded by autograd). */
+/** PyTorch's `differentiable`: true runs an update autograd records (non-leaf tensors allowed). */
 interface DifferentiableOption { differentiable: boolean }
 export interface SGDOptions extends ForeachOption, DifferentiableOption {
   lr: number; momentum: number; dampening: number; weightDecay: number; nesterov: boolean; maximize: boolean;
@@ -51,7 +51,7 @@ export interface AdamOptions extends ForeachOption {
   lr: number; betas: [number, number]; eps: number; weightDecay: number; amsgrad: boolean; maximize: boolean;
   /** The step count lives on the parameter's device, so a step can be captured in a CUDA graph (kd.cuda.graph). */
   capturable: boolean;
-  /** Adam only (as in PyTorch 1.13): see DifferentiableOption. */
+  /** Adam only (as in PyTorch 1.13): an update autograd records; see DifferentiableOption. */
   differentiable?: boolean;
   /** Adam only: accepted (kindling's update is always one fused pass). */
   fused?: boolean;

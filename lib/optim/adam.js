@@ -37,6 +37,11 @@ module.exports = (kd, Optimizer) => {
       Optimizer.checkDifferentiable(g);
     }
 
+    _stepDifferentiable(g, params, grads) {
+      if (this._decoupled) throw err('AdamW has no differentiable option');
+      Optimizer.differentiable.Adam(g, params, grads, this._stateFn);
+    }
+
     _stepGroup(g, params, grads) {
       if (g.capturable) return this._stepCapturable(g, params, grads);
       if (params.length && params[0].device.startsWith('cuda') && kd.cuda.isCurrentStreamCapturing()) {

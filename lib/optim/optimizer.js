@@ -46,7 +46,8 @@ module.exports = (kd) => {
       else throw typeErr('optimizer parameters need to be organized in ordered collections');
       for (const p of params) {
         if (!(p instanceof Tensor)) throw typeErr('optimizer can only optimize Tensors');
-        if (!p.isLeaf) throw err("can't optimize a non-leaf Tensor");
+        // differentiable optimizers update non-leaf tensors (PyTorch checks the defaults)
+        if (!p.isLeaf && !p.retainsGrad && !this.defaults.differentiable) throw err("can't optimize a non-leaf Tensor");
       }
       if (new Set(params).size !== params.length) throw err('optimizer contains a parameter group with duplicate parameters');
       const g = { ...group, params };
@@ -67,6 +68,15 @@ module.exports = (kd) => {
 
     /** Subclasses validate hyperparameters here (PyTorch's ValueError messages). */
     _checkGroup(g) {}
+
+    /** The update of a `differentiable: true` group, recorded by autograd (SGD, Adam and RMSprop
+     * override it with ./differentiable.js's). */
+    _stepDifferentiable() {
+      throw err(`${this.constructor.name} has no differentiable option`);
+    }
+
+    /** The optimizer's state of p, made by init(p) the first time (for ./differentiable.js). */
+    get _stateFn() { return (p, init) => this._stateOf(p, init); }
 
     /** Frees the state tensors (moment estimates, buffers) now instead of at collection; the
      * optimizer stays usable: a later step() starts its state afresh, as a new optimizer would.
@@ -120,7 +130,10 @@ module.exports = (kd) => {
           }
           if (params.length === 0) continue;
           try {
-            this._stepGroup(g, params, grads);
+            if (g.differentiable) {
+              // recorded by autograd: PyTorch's update written with ops, gradients enabled
+              kd.enableGrad(() => this._stepDifferentiable(g, params, grads));
+            } else this._stepGroup(g, params, grads);
           } finally {
             for (const gr of grads) gr.dispose();
           }
@@ -240,13 +253,12 @@ module.exports = (kd) => {
       if (!(Optimizer.num(b, `betas[${i}]`) >= 0 && b < 1)) throw err(`Invalid beta parameter at index ${i}: ${b}`);
     });
   };
-  /** `differentiable: true` (autograd through the update) needs the update recorded by
-   * autograd; kindling's fused updates are not differentiable, so it is refused. */
+  /** `differentiable: true` runs the update of ./differentiable.js (recorded by autograd)
+   * instead of the fused one; PyTorch 1.13 has it on SGD, Adam and RMSprop. */
+  Optimizer.differentiable = require('./differentiable')(kd);
   Optimizer.checkDifferentiable = (g) => {
-    if (g.differentiable) {
-      throw new kd.KindlingError('differentiable=True is not supported: kindling\'s optimizer updates are fused native ops that autograd does not record',
-        'KD_NOT_SUPPORTED');
-    }
+    if (typeof g.differentiable !== 'boolean') throw typeErr('differentiable must be a boolean');
+    if (g.differentiable && g.fused) throw new kd.KindlingError('`fused` cannot be `differentiable`', 'KD_INVALID_ARGUMENT');
   };
   Optimizer.err = err;
   Optimizer.typeErr = typeErr;

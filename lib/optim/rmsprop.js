@@ -26,6 +26,8 @@ module.exports = (kd, Optimizer) => {
       Optimizer.checkDifferentiable(g);
     }
 
+    _stepDifferentiable(g, params, grads) { Optimizer.differentiable.RMSprop(g, params, grads, this._stateFn); }
+
     _stepGroup(g, params, grads) {
       const { lr, alpha, eps, weightDecay, momentum, centered, maximize } = g;
       const states = params.map((p) => {

@@ -29,6 +29,8 @@ module.exports = (kd, Optimizer) => {
       }
     }
 
+    _stepDifferentiable(g, params, grads) { Optimizer.differentiable.SGD(g, params, grads, this._stateFn); }
+
     _stepGroup(g, params, grads) {
       const { lr, momentum, dampening, nesterov, weightDecay, maximize } = g;
       if (momentum === 0) {
