@@ -33,6 +33,26 @@ describe('CUDA optimizer steps (CUDA vs CPU)', function () {
     ['ASGD', { lr: 0.01, t0: 2 }],
     ['Rprop', { lr: 0.01, maximize: true }],
   ];
+  it('LBFGS (strong Wolfe) and swaUtils.AveragedModel on CUDA follow the CPU', function () {
+    kd.manualSeed(4);
+    const w0 = kd.randn([5, 3], { dtype: 'float64' });
+    const x0 = kd.randn([3], { dtype: 'float64' });
+    const run = (device) => {
+      const w = w0.to(device, { copy: true }).requiresGrad_();
+      const x = x0.to(device);
+      const opt = new kd.optim.LBFGS([w], { lineSearchFn: 'strong_wolfe', historySize: 4 });
+      const closure = () => { opt.zeroGrad(); const l = w.mv(x).sub(1).pow(2).sum(); l.backward(); return l; };
+      for (let i = 0; i < 3; i++) opt.step(closure);
+      const avg = new kd.optim.swaUtils.AveragedModel(new kd.nn.Linear(3, 5).double().to(device));
+      return [w, ...avg.module.parameters()].map((t) => Array.from(t.detach().to('cpu').dataSync()));
+    };
+    kd.manualSeed(5);
+    const cpu = run('cpu');
+    kd.manualSeed(5);
+    const cuda = run('cuda');
+    cpu.forEach((a, k) => a.forEach((v, i) => assert.ok(Math.abs(v - cuda[k][i]) <= 1e-9 * (1 + Math.abs(v)), `${k}[${i}]: ${v} vs ${cuda[k][i]}`)));
+  });
+
   for (const dtype of ['float32', 'float64', 'float16', 'bfloat16']) {
     for (const [name, opts] of configs) {
       it(`${name} ${JSON.stringify(opts)} ${dtype}`, function () {

@@ -309,6 +309,11 @@ describe('kd.optim: SparseAdam, LBFGS, options', function () {
     assert.equal(loss.item(), 10);
   });
 
+  it('prints as PyTorch does', function () {
+    const o = new kd.optim.Rprop([kd.ones(2).requiresGrad_()]);
+    assert.equal(String(o), 'Rprop (\nParameter Group 0\n    etas: (0.5, 1.2)\n    foreach: None\n    lr: 0.01\n    maximize: False\n    stepSizes: (0.000001, 50)\n)');
+  });
+
   it('foreach is accepted and kept in the groups', function () {
     const p = kd.ones(2).requiresGrad_();
     for (const Cls of ['SGD', 'Adam', 'AdamW', 'RMSprop', 'Adagrad', 'Adadelta', 'Adamax', 'ASGD', 'NAdam', 'RAdam', 'Rprop']) {

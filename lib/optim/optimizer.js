@@ -90,6 +90,23 @@ module.exports = (kd) => {
 
     [Symbol.dispose]() { this.dispose(); }
 
+    /** PyTorch's repr: the class name and each group's hyperparameters, sorted by name. */
+    toString() {
+      const repr = (v) => {
+        if (v === true) return 'True';
+        if (v === false) return 'False';
+        if (v === null || v === undefined) return 'None';
+        if (Array.isArray(v)) return `(${v.map(repr).join(', ')})`;
+        return String(v);
+      };
+      let s = `${this.constructor.name} (`;
+      this.paramGroups.forEach((g, i) => {
+        s += `\nParameter Group ${i}`;
+        for (const k of Object.keys(g).filter((x) => x !== 'params').sort()) s += `\n    ${k}: ${repr(g[k])}`;
+      });
+      return `${s}\n)`;
+    }
+
     /** Resets the gradients: to null (setToNone, the default) or to zeros in place. */
     zeroGrad({ setToNone = true } = {}) {
       kd.noGrad(() => {
