@@ -54,7 +54,7 @@ const W = [5, 3];
 /** The linear problem's initial values: read back from the case (PyTorch's initial params are not stored). */
 function problem(c, init) {
   if (c.problem === 'rosenbrock') {
-    const p = kd.tensor([-1.5, 2.0], { dtype: 'float64' }).requiresGrad_();
+    const p = kd.tensor([-1.5, 2.0], { dtype: c.dtype }).requiresGrad_();
     const f = () => {
       const x = p.select(0, 0);
       const y = p.select(0, 1);
@@ -62,9 +62,9 @@ function problem(c, init) {
     };
     return { params: [p], f };
   }
-  const w = kd.tensor(init.W, { dtype: 'float64' }).reshape(W).requiresGrad_();
-  const b = kd.tensor(init.B, { dtype: 'float64' }).requiresGrad_();
-  const x = kd.tensor(init.X, { dtype: 'float64' });
+  const w = kd.tensor(init.W, { dtype: c.dtype }).reshape(W).requiresGrad_();
+  const b = kd.tensor(init.B, { dtype: c.dtype }).requiresGrad_();
+  const x = kd.tensor(init.X, { dtype: c.dtype });
   return { params: [w, b], f: () => w.mv(x).add(b).pow(2).sum() };
 }
 
@@ -106,7 +106,8 @@ function run(c, { roundTripAt = -1 } = {}) {
     }
     opt.step(closure);
     if (c.after[step]) {
-      params.forEach((p, i) => closeList(Array.from(p.dataSync()), c.after[step][i], [1e-9, 1e-12], `step ${step} param ${i}`));
+      const tol = c.dtype === 'float32' ? [1e-5, 1e-6] : [1e-9, 1e-12];
+      params.forEach((p, i) => closeList(Array.from(p.dataSync()), c.after[step][i], tol, `step ${step} param ${i}`));
     }
   }
 }
