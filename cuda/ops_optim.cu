@@ -3,7 +3,8 @@
  * ONE iteration over [param, present state..., grad] (outputs in place); this file runs that
  * iteration with the same element updates as optim.c's KD_*_ELEM macros (same order of
  * operations; state rounded through its storage type where optim.c does), so single and
- * foreach forms of SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta and RAdam all land here. float16/bfloat16
+ * foreach forms of SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, RAdam, Adamax, NAdam, ASGD and
+ * Rprop all land here (optim.c's kd_optim_ctx says which fields the later ones reuse). float16/bfloat16
  * compute in float. One thread per element, grid-stride; 64-bit index math only when needed. */
 #include "ops/op_codes.gen.h"
 #include "ops_op.cuh"
@@ -109,6 +110,45 @@ __global__ void kd_cu_optim_kernel(const kd_cu_it8 it, const kd_cu_optim_p c) {
       const CT d = kd_cu_rt<T>(sqrt(a + eps) / sd * g);
       KD_CU_AT(2) = kd_cu_st<T>(a * rho + omr * d * d);
       KD_CU_AT(0) = kd_cu_st<T>(p + nlr * d);
+    } else if (c.code == KD_OPTIM_ADAMAX) {
+      if (use_wd) g = g + wd * p;
+      CT m = kd_cu_ld(KD_CU_AT(1)) * (CT)c.a + (CT)(1.0 - c.a) * g;
+      KD_CU_AT(1) = kd_cu_st<T>(m);
+      m = kd_cu_rt<T>(m);
+      CT u = kd_cu_rt<T>(kd_cu_ld(KD_CU_AT(2)) * (CT)c.b);
+      const CT a = kd_cu_rt<T>((g < 0 ? -g : g) + eps);
+      u = (u > a || u != u) ? u : a;
+      KD_CU_AT(2) = kd_cu_st<T>(u);
+      KD_CU_AT(0) = kd_cu_st<T>(p + (CT)(-c.step_size) * m / u);
+    } else if (c.code == KD_OPTIM_NADAM) {
+      if (use_wd) g = g + wd * p;
+      CT m, v;
+      kd_cu_moments<T, CT>(KD_CU_AT(1), KD_CU_AT(2), g, c, m, v);
+      const CT d = sqrt(kd_cu_rt<T>(v / (CT)c.damp)) + eps;
+      p = kd_cu_rt<T>(p + (CT)c.step_size * g / d);
+      KD_CU_AT(0) = kd_cu_st<T>(p + (CT)c.mom * m / d);
+    } else if (c.code == KD_OPTIM_ASGD) {
+      if (use_wd) g = g + wd * p;
+      p = kd_cu_rt<T>(p * (CT)c.a);
+      p = kd_cu_rt<T>(p + (CT)(-c.lr) * g);
+      KD_CU_AT(0) = kd_cu_st<T>(p);
+      if (c.mom == 1) KD_CU_AT(1) = kd_cu_st<T>(p);
+      else {
+        const CT ax = kd_cu_ld(KD_CU_AT(1));
+        KD_CU_AT(1) = kd_cu_st<T>(ax + kd_cu_rt<T>(kd_cu_rt<T>(p - ax) * (CT)c.mom));
+      }
+    } else if (c.code == KD_OPTIM_RPROP) {
+      const CT etaminus = kd_cu_rt<T>((CT)c.a), etaplus = kd_cu_rt<T>((CT)c.b);
+      const CT smin = (CT)c.damp, smax = (CT)c.mom;
+      const CT x = kd_cu_rt<T>(g * kd_cu_ld(KD_CU_AT(1)));
+      const CT s = x > 0 ? etaplus : x < 0 ? etaminus : (CT)1;
+      CT st = kd_cu_rt<T>(kd_cu_ld(KD_CU_AT(2)) * s);
+      st = st < smin ? smin : st > smax ? smax : st;
+      KD_CU_AT(2) = kd_cu_st<T>(st);
+      if (s == etaminus) g = 0;
+      const CT sg = g > 0 ? (CT)1 : g < 0 ? (CT)-1 : (CT)0;
+      KD_CU_AT(0) = kd_cu_st<T>(p + ((CT)-1 * sg) * st);
+      KD_CU_AT(1) = kd_cu_st<T>(g);
     } else { /* RAdam (no maximize in PyTorch 1.13) */
       const CT bc2s = (CT)c.bc2_sqrt, bc1 = (CT)c.bc1, lr = (CT)c.lr, rect = (CT)c.rect;
       if (use_wd) g = g + wd * p;

@@ -1,8 +1,8 @@
 // cuda_optim.test.js - the fused optimizer updates on CUDA against the CPU: SGD (momentum,
 // dampening, nesterov, weight decay, maximize), Adam/AdamW (amsgrad), RMSprop (centered,
-// momentum), Adagrad, Adadelta and RAdam (rectified from the 6th step), for float32, float64 and
-// a float16/bfloat16 parameter, 8 steps from the same parameters and gradients; the optimizers
-// written with ops (Adamax, NAdam, ASGD, Rprop) the same way. Runs where CUDA is available: on a GPU, or on the emulated
+// momentum), Adagrad, Adadelta, RAdam (rectified from the 6th step), Adamax, NAdam, ASGD (averaging
+// from the 3rd step) and Rprop, for float32, float64 and a float16/bfloat16 parameter, 8 steps
+// from the same parameters and gradients; LBFGS and swaUtils (written with ops) too. Runs where CUDA is available: on a GPU, or on the emulated
 // GPU in `npm test`.
 'use strict';
 

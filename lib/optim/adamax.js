@@ -1,9 +1,11 @@
 // optim/adamax.js - kd.optim.Adamax (PyTorch 1.13's torch.optim.Adamax, Adam with the infinity
 // norm): lr, betas, eps, weightDecay, maximize. State per parameter: step (a number), expAvg,
-// expInf. PyTorch's single-tensor update, op for op.
+// expInf. One fused native call per group and step count (kd._internal.foreachAdamaxStep_,
+// src/cpu/optim.c and cuda/ops_optim.cu: PyTorch's single-tensor update, op for op).
 'use strict';
 
 module.exports = (kd, Optimizer) => {
+  const I = kd._internal;
 
   class Adamax extends Optimizer {
     /** new Adamax(params, {lr = 2e-3, betas = [0.9, 0.999], eps = 1e-8, weightDecay = 0, foreach = null, maximize = false}) */
@@ -25,15 +27,12 @@ module.exports = (kd, Optimizer) => {
         s.step += 1;
         return s;
       });
-      kd.tidy(() => params.forEach((p, i) => {
-        const { expAvg, expInf, step } = states[i];
-        let grad = maximize ? grads[i].neg() : grads[i];
-        if (weightDecay !== 0) grad = grad.add(p, { alpha: weightDecay });
-        expAvg.mul_(b1).add_(grad, { alpha: 1 - b1 });
-        expInf.copy_(kd.maximum(expInf.mul_(b2), grad.abs().add_(eps)));
-        const clr = lr / (1 - b1 ** step);
-        p.addcdiv_(expAvg, expInf, { value: -clr });
-      }));
+      for (const [step, idx] of Optimizer._partition(states, (s) => s.step)) {
+        const pick = (a) => idx.map((i) => a[i]);
+        const ss = pick(states);
+        I.foreachAdamaxStep_(pick(params), pick(grads), ss.map((s) => s.expAvg), ss.map((s) => s.expInf), lr, b1, b2, eps,
+          weightDecay, step, !!maximize);
+      }
     }
   }
   return Adamax;

@@ -1,10 +1,13 @@
 // optim/nadam.js - kd.optim.NAdam (PyTorch 1.13's torch.optim.NAdam, Adam with Nesterov
 // momentum): lr, betas, eps, weightDecay, momentumDecay. State per parameter: step (a number),
-// muProduct, expAvg, expAvgSq. PyTorch's single-tensor update, op for op; PyTorch keeps
-// muProduct in a float32 tensor, so it is rounded to float32 here too.
+// muProduct, expAvg, expAvgSq. One fused native call per group and step count
+// (kd._internal.foreachNadamStep_, src/cpu/optim.c and cuda/ops_optim.cu: PyTorch's
+// single-tensor update, op for op); PyTorch keeps muProduct in a float32 tensor, so it is
+// rounded to float32 here too.
 'use strict';
 
 module.exports = (kd, Optimizer) => {
+  const I = kd._internal;
   const { num, err } = Optimizer;
   const f32 = Math.fround;
 
@@ -29,22 +32,13 @@ module.exports = (kd, Optimizer) => {
         s.step += 1;
         return s;
       });
-      kd.tidy(() => params.forEach((p, i) => {
-        const s = states[i];
-        const { expAvg, expAvgSq, step } = s;
-        const bc2 = 1 - b2 ** step;
-        let grad = grads[i];
-        if (weightDecay !== 0) grad = grad.add(p, { alpha: weightDecay });
-        const mu = b1 * (1 - 0.5 * 0.96 ** (step * momentumDecay));
-        const muNext = b1 * (1 - 0.5 * 0.96 ** ((step + 1) * momentumDecay));
-        s.muProduct = f32(s.muProduct * f32(mu));
-        const muProductNext = f32(f32(s.muProduct * f32(mu)) * f32(muNext));
-        expAvg.mul_(b1).add_(grad, { alpha: 1 - b1 });
-        expAvgSq.mul_(b2).addcmul_(grad, grad, { value: 1 - b2 });
-        const denom = expAvgSq.div(bc2).sqrt().add_(eps);
-        p.addcdiv_(grad, denom, { value: -lr * (1 - mu) / (1 - s.muProduct) });
-        p.addcdiv_(expAvg, denom, { value: -lr * muNext / (1 - muProductNext) });
-      }));
+      for (const s of states) s.muProduct = f32(s.muProduct * f32(b1 * (1 - 0.5 * 0.96 ** (s.step * momentumDecay))));
+      for (const [, idx] of Optimizer._partition(states, (s) => `${s.step}:${s.muProduct}`)) {
+        const pick = (a) => idx.map((i) => a[i]);
+        const ss = pick(states);
+        I.foreachNadamStep_(pick(params), pick(grads), ss.map((s) => s.expAvg), ss.map((s) => s.expAvgSq), lr, b1, b2, eps,
+          weightDecay, momentumDecay, ss[0].step, ss[0].muProduct);
+      }
     }
   }
   return NAdam;

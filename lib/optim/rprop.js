@@ -1,10 +1,12 @@
 // optim/rprop.js - kd.optim.Rprop (PyTorch 1.13's torch.optim.Rprop, resilient backpropagation):
 // lr, etas, stepSizes, maximize. State per parameter: step (a number), prev (the last gradient,
-// zeroed where its sign flipped) and stepSize (per element, starting at lr). PyTorch's
-// single-tensor update, op for op.
+// zeroed where its sign flipped) and stepSize (per element, starting at lr). One fused
+// native call per group (kd._internal.foreachRpropStep_, src/cpu/optim.c and cuda/ops_optim.cu:
+// PyTorch's single-tensor update, op for op).
 'use strict';
 
 module.exports = (kd, Optimizer) => {
+  const I = kd._internal;
   const { num, err, typeErr } = Optimizer;
 
   class Rprop extends Optimizer {
@@ -27,20 +29,13 @@ module.exports = (kd, Optimizer) => {
 
     _stepGroup(g, params, grads) {
       const { lr, etas: [etaminus, etaplus], stepSizes: [minStep, maxStep], maximize } = g;
-      kd.tidy(() => params.forEach((p, i) => {
+      const states = params.map((p, i) => {
         const s = this._stateOf(p, () => ({ step: 0, prev: kd.keep(kd.zerosLike(p)), stepSize: kd.keep(kd.fullLike(grads[i], lr)) }));
         s.step += 1;
-        let grad = maximize ? grads[i].neg() : grads[i];
-        const sign = grad.mul(s.prev).sign();
-        sign.maskedFill_(sign.gt(0), etaplus);
-        sign.maskedFill_(sign.lt(0), etaminus);
-        sign.maskedFill_(sign.eq(0), 1);
-        s.stepSize.mul_(sign).clamp_(minStep, maxStep);
-        grad = grad.clone();
-        grad.maskedFill_(sign.eq(etaminus), 0);
-        p.addcmul_(grad.sign(), s.stepSize, { value: -1 });
-        s.prev.copy_(grad);
-      }));
+        return s;
+      });
+      I.foreachRpropStep_(params, grads, states.map((s) => s.prev), states.map((s) => s.stepSize), etaminus, etaplus, minStep,
+        maxStep, !!maximize);
     }
   }
   return Rprop;
