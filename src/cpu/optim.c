@@ -366,6 +366,12 @@ static int kd_optim_family(int code) {
   }
 }
 
+/* The step count of the updates whose scalars depend on it (the new count: at least 1). */
+static kd_status kd_optim_check_step(double step) {
+  if (!(step >= 1)) return kd_error(KD_ERR_INVALID_ARGUMENT, "optimizer step: step must be at least 1, got %g", step);
+  return KD_OK;
+}
+
 /* A Tensor, Tensor? or Tensor[] argument as a list. */
 typedef struct kd_optim_list { kd_tensor *const *t; int n; } kd_optim_list;
 static kd_optim_list kd_optim_list_of(kd_value *v) {
@@ -453,7 +459,7 @@ KD_KERNEL(kd_cpu_optim) {
       c.lr = s[0].v.d; c.a = s[1].v.d; c.b = s[2].v.d; c.eps = s[3].v.d; c.wd = s[4].v.d;
       double step = s[5].v.d;
       c.maximize = s[6].v.b; c.decoupled = code == KD_OPTIM_ADAMW;
-      if (!(step >= 1)) return kd_error(KD_ERR_INVALID_ARGUMENT, "optimizer step: step must be at least 1, got %g", step);
+      KD_TRY(kd_optim_check_step(step));
       const double bc1 = 1.0 - pow(c.a, step), bc2 = 1.0 - pow(c.b, step);
       c.step_size = c.lr / bc1;
       c.bc2_sqrt = sqrt(bc2);
@@ -469,7 +475,7 @@ KD_KERNEL(kd_cpu_optim) {
       c.lr = s[0].v.d; double lr_decay = s[1].v.d; c.wd = s[2].v.d; c.eps = s[3].v.d;
       double step = s[4].v.d;
       c.maximize = s[5].v.b;
-      if (!(step >= 1)) return kd_error(KD_ERR_INVALID_ARGUMENT, "optimizer step: step must be at least 1, got %g", step);
+      KD_TRY(kd_optim_check_step(step));
       c.step_size = c.lr / (1 + (step - 1) * lr_decay);
       required[2] = true;
       break;
@@ -481,7 +487,7 @@ KD_KERNEL(kd_cpu_optim) {
     case KD_OPTIM_RADAM: {
       c.lr = s[0].v.d; c.a = s[1].v.d; c.b = s[2].v.d; c.eps = s[3].v.d; c.wd = s[4].v.d;
       const double step = s[5].v.d;
-      if (!(step >= 1)) return kd_error(KD_ERR_INVALID_ARGUMENT, "optimizer step: step must be at least 1, got %g", step);
+      KD_TRY(kd_optim_check_step(step));
       /* PyTorch 1.13's radam.py: the length of the approximated SMA decides rectification */
       c.bc1 = 1.0 - pow(c.a, step);
       const double bc2 = 1.0 - pow(c.b, step);
@@ -496,7 +502,7 @@ KD_KERNEL(kd_cpu_optim) {
       c.lr = s[0].v.d; c.a = s[1].v.d; c.b = s[2].v.d; c.eps = s[3].v.d; c.wd = s[4].v.d;
       const double step = s[5].v.d;
       c.maximize = s[6].v.b;
-      if (!(step >= 1)) return kd_error(KD_ERR_INVALID_ARGUMENT, "optimizer step: step must be at least 1, got %g", step);
+      KD_TRY(kd_optim_check_step(step));
       c.step_size = c.lr / (1.0 - pow(c.a, step));
       required[2] = required[3] = true;
       break;
@@ -504,7 +510,7 @@ KD_KERNEL(kd_cpu_optim) {
     case KD_OPTIM_NADAM: {
       c.lr = s[0].v.d; c.a = s[1].v.d; c.b = s[2].v.d; c.eps = s[3].v.d; c.wd = s[4].v.d;
       const double decay = s[5].v.d, step = s[6].v.d, mu_product = s[7].v.d;
-      if (!(step >= 1)) return kd_error(KD_ERR_INVALID_ARGUMENT, "optimizer step: step must be at least 1, got %g", step);
+      KD_TRY(kd_optim_check_step(step));
       /* PyTorch 1.13's nadam.py; mu_product lives in a float32 tensor there */
       const double mu = c.a * (1.0 - 0.5 * pow(0.96, step * decay));
       const double mu_next = c.a * (1.0 - 0.5 * pow(0.96, (step + 1) * decay));
