@@ -264,6 +264,35 @@ module.exports = [
     headline: [20],
     peers: { torch: true },
   })),
+  // One optimizer step over the Fashion-MNIST CNN's parameters (50K floats in 6 tensors) with
+  // fixed gradients; PyTorch's side uses its foreach implementation (bench/peers/torch_peer.py).
+  ...[['SGD', { lr: 0.01, momentum: 0.9 }], ['Adam', {}], ['Adadelta', {}], ['Adamax', {}], ['ASGD', { lr: 1e-3 }],
+    ['NAdam', {}], ['RAdam', {}], ['Rprop', { lr: 1e-3 }], ['RMSprop', {}], ['Adagrad', {}]].map(([optName, options]) => ({
+    name: `optim.${optName}.step`,
+    title: `kd.optim.${optName} step() over the Fashion-MNIST CNN's parameters, float32 (PyTorch: foreach=True)`,
+    sizes: [1],
+    label: () => 'cnn',
+    requires: (kd) => needs(`kd.optim.${optName}`, !!(kd.optim && kd.optim[optName])),
+    setup: (kd, n, dev) => {
+      kd.manualSeed(0);
+      let model = kd.tidy(() => require('../examples/fashion-mnist/models')(kd).cnn());
+      if (dev !== 'cpu') model = model.to(dev);
+      const params = model.parameters();
+      for (const p of params) p.grad = kd.tidy(() => kd.randnLike(p).mul(0.01));
+      const opt = new kd.optim[optName](params, options);
+      for (let i = 0; i < 5; i++) opt.step(); // the state exists before timing
+      return { kd, params, opt };
+    },
+    run: (s) => s.opt.step(),
+    teardown: (s) => {
+      s.opt.dispose();
+      s.opt.zeroGrad();
+      s.kd.dispose(s.params);
+    },
+    perCallUnit: 'us',
+    headline: [1],
+    peers: { torch: true },
+  })),
   ...[['alloc.small', 16, '16 floats'], ['alloc.1mb', 1 << 18, '1 MB']].map(([name, n, what]) => ({
     name,
     title: `kd.empty([n]).dispose(): allocation churn, ${what} (create + dispose rate)`,

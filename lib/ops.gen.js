@@ -434,6 +434,18 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:foreachRmspropStep_": [{ name: "foreachRmspropStep_", fn: N["foreachRmspropStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["squareAvgs", "Tensor[]", false, false], ["gradAvgs", "Tensor[]", false, false], ["momentumBuffers", "Tensor[]", false, false], ["lr", "float", false, true], ["alpha", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["momentum", "float", false, true], ["maximize", "bool", false, true]] }],
     "function:adagradStep_": [{ name: "adagradStep_", fn: N["adagradStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["stateSum", "Tensor", false, false], ["lr", "float", false, true], ["lrDecay", "float", false, true], ["weightDecay", "float", false, true], ["eps", "float", false, true], ["step", "float", false, true], ["maximize", "bool", false, true]] }],
     "function:foreachAdagradStep_": [{ name: "foreachAdagradStep_", fn: N["foreachAdagradStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["stateSums", "Tensor[]", false, false], ["lr", "float", false, true], ["lrDecay", "float", false, true], ["weightDecay", "float", false, true], ["eps", "float", false, true], ["step", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:adadeltaStep_": [{ name: "adadeltaStep_", fn: N["adadeltaStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["squareAvg", "Tensor", false, false], ["accDelta", "Tensor", false, false], ["lr", "float", false, true], ["rho", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:foreachAdadeltaStep_": [{ name: "foreachAdadeltaStep_", fn: N["foreachAdadeltaStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["squareAvgs", "Tensor[]", false, false], ["accDeltas", "Tensor[]", false, false], ["lr", "float", false, true], ["rho", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:radamStep_": [{ name: "radamStep_", fn: N["radamStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["expAvg", "Tensor", false, false], ["expAvgSq", "Tensor", false, false], ["lr", "float", false, true], ["beta1", "float", false, true], ["beta2", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["step", "float", false, true]] }],
+    "function:foreachRadamStep_": [{ name: "foreachRadamStep_", fn: N["foreachRadamStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["expAvgs", "Tensor[]", false, false], ["expAvgSqs", "Tensor[]", false, false], ["lr", "float", false, true], ["beta1", "float", false, true], ["beta2", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["step", "float", false, true]] }],
+    "function:adamaxStep_": [{ name: "adamaxStep_", fn: N["adamaxStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["expAvg", "Tensor", false, false], ["expInf", "Tensor", false, false], ["lr", "float", false, true], ["beta1", "float", false, true], ["beta2", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["step", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:foreachAdamaxStep_": [{ name: "foreachAdamaxStep_", fn: N["foreachAdamaxStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["expAvgs", "Tensor[]", false, false], ["expInfs", "Tensor[]", false, false], ["lr", "float", false, true], ["beta1", "float", false, true], ["beta2", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["step", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:nadamStep_": [{ name: "nadamStep_", fn: N["nadamStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["expAvg", "Tensor", false, false], ["expAvgSq", "Tensor", false, false], ["lr", "float", false, true], ["beta1", "float", false, true], ["beta2", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["momentumDecay", "float", false, true], ["step", "float", false, true], ["muProduct", "float", false, true]] }],
+    "function:foreachNadamStep_": [{ name: "foreachNadamStep_", fn: N["foreachNadamStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["expAvgs", "Tensor[]", false, false], ["expAvgSqs", "Tensor[]", false, false], ["lr", "float", false, true], ["beta1", "float", false, true], ["beta2", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["momentumDecay", "float", false, true], ["step", "float", false, true], ["muProduct", "float", false, true]] }],
+    "function:asgdStep_": [{ name: "asgdStep_", fn: N["asgdStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["ax", "Tensor", false, false], ["lambd", "float", false, true], ["eta", "float", false, true], ["mu", "float", false, true], ["weightDecay", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:foreachAsgdStep_": [{ name: "foreachAsgdStep_", fn: N["foreachAsgdStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["axs", "Tensor[]", false, false], ["lambd", "float", false, true], ["eta", "float", false, true], ["mu", "float", false, true], ["weightDecay", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:rpropStep_": [{ name: "rpropStep_", fn: N["rpropStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["prev", "Tensor", false, false], ["stepSize", "Tensor", false, false], ["etaMinus", "float", false, true], ["etaPlus", "float", false, true], ["stepSizeMin", "float", false, true], ["stepSizeMax", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:foreachRpropStep_": [{ name: "foreachRpropStep_", fn: N["foreachRpropStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["prevs", "Tensor[]", false, false], ["stepSizes", "Tensor[]", false, false], ["etaMinus", "float", false, true], ["etaPlus", "float", false, true], ["stepSizeMin", "float", false, true], ["stepSizeMax", "float", false, true], ["maximize", "bool", false, true]] }],
     "function:randperm": [{ name: "randperm", fn: N["randperm"], ret: "tensor", args: [["n", "int", false, false], ["dtype", "dtype?", true, true], ["device", "device?", true, true]] }],
     "function:multinomial": [{ name: "multinomial", fn: N["multinomial"], ret: "tensor", args: [["self", "Tensor", false, false], ["numSamples", "int", false, false], ["replacement", "bool", false, true]] }],
     "method:multinomial": [{ name: "multinomial", fn: N["multinomial"], ret: "tensor", args: [["self", "Tensor", false, false], ["numSamples", "int", false, false], ["replacement", "bool", false, true]] }],
@@ -3933,6 +3945,131 @@ module.exports = function install(Tensor, kd, N, rt) {
   rt.namespace(kd, "_internal").foreachAdagradStep_ = function foreachAdagradStep_() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:foreachAdagradStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").adadeltaStep_ = function adadeltaStep_(a0, a1, a2, a3, a4, a5, a6, a7, a8) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 9) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    if (a7 !== null && typeof a7 === 'object') break fast;
+    if (a8 !== null && typeof a8 === 'object') break fast;
+    const h = N["adadeltaStep_"](a0._h, a1._h, a2._h, a3._h, a4, a5, a6, a7, a8); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : h === a3._h ? a3 : new Tensor(h);
+  }
+    return rt.invoke(G["function:adadeltaStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").foreachAdadeltaStep_ = function foreachAdadeltaStep_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:foreachAdadeltaStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").radamStep_ = function radamStep_(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 10) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    if (a7 !== null && typeof a7 === 'object') break fast;
+    if (a8 !== null && typeof a8 === 'object') break fast;
+    if (a9 !== null && typeof a9 === 'object') break fast;
+    const h = N["radamStep_"](a0._h, a1._h, a2._h, a3._h, a4, a5, a6, a7, a8, a9); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : h === a3._h ? a3 : new Tensor(h);
+  }
+    return rt.invoke(G["function:radamStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").foreachRadamStep_ = function foreachRadamStep_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:foreachRadamStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").adamaxStep_ = function adamaxStep_(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 11) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    if (a7 !== null && typeof a7 === 'object') break fast;
+    if (a8 !== null && typeof a8 === 'object') break fast;
+    if (a9 !== null && typeof a9 === 'object') break fast;
+    if (a10 !== null && typeof a10 === 'object') break fast;
+    const h = N["adamaxStep_"](a0._h, a1._h, a2._h, a3._h, a4, a5, a6, a7, a8, a9, a10); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : h === a3._h ? a3 : new Tensor(h);
+  }
+    return rt.invoke(G["function:adamaxStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").foreachAdamaxStep_ = function foreachAdamaxStep_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:foreachAdamaxStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").nadamStep_ = function nadamStep_(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 12) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    if (a7 !== null && typeof a7 === 'object') break fast;
+    if (a8 !== null && typeof a8 === 'object') break fast;
+    if (a9 !== null && typeof a9 === 'object') break fast;
+    if (a10 !== null && typeof a10 === 'object') break fast;
+    if (a11 !== null && typeof a11 === 'object') break fast;
+    const h = N["nadamStep_"](a0._h, a1._h, a2._h, a3._h, a4, a5, a6, a7, a8, a9, a10, a11); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : h === a3._h ? a3 : new Tensor(h);
+  }
+    return rt.invoke(G["function:nadamStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").foreachNadamStep_ = function foreachNadamStep_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:foreachNadamStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").asgdStep_ = function asgdStep_(a0, a1, a2, a3, a4, a5, a6, a7) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 8) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    if (a7 !== null && typeof a7 === 'object') break fast;
+    const h = N["asgdStep_"](a0._h, a1._h, a2._h, a3, a4, a5, a6, a7); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:asgdStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").foreachAsgdStep_ = function foreachAsgdStep_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:foreachAsgdStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").rpropStep_ = function rpropStep_(a0, a1, a2, a3, a4, a5, a6, a7, a8) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 9) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    if (a7 !== null && typeof a7 === 'object') break fast;
+    if (a8 !== null && typeof a8 === 'object') break fast;
+    const h = N["rpropStep_"](a0._h, a1._h, a2._h, a3._h, a4, a5, a6, a7, a8); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : h === a3._h ? a3 : new Tensor(h);
+  }
+    return rt.invoke(G["function:rpropStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").foreachRpropStep_ = function foreachRpropStep_() {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+    return rt.invoke(G["function:foreachRpropStep_"], null, arguments);
   };
   kd.randperm = function randperm(a0) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

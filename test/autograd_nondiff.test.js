@@ -34,7 +34,9 @@ const NONDIFF = {
   isin: BOOL,
   sgdStep_: OPTIM, foreachSgdStep_: OPTIM, adamStep_: OPTIM, foreachAdamStep_: OPTIM, adamwStep_: OPTIM,
   foreachAdamwStep_: OPTIM, rmspropStep_: OPTIM, foreachRmspropStep_: OPTIM, adagradStep_: OPTIM,
-  foreachAdagradStep_: OPTIM,
+  foreachAdagradStep_: OPTIM, adadeltaStep_: OPTIM, foreachAdadeltaStep_: OPTIM, radamStep_: OPTIM, foreachRadamStep_: OPTIM,
+  adamaxStep_: OPTIM, foreachAdamaxStep_: OPTIM, nadamStep_: OPTIM, foreachNadamStep_: OPTIM, asgdStep_: OPTIM, foreachAsgdStep_: OPTIM,
+  rpropStep_: OPTIM, foreachRpropStep_: OPTIM,
   ampForeachNonFiniteCheckAndUnscale_: OPTIM, ampUpdateScale_: OPTIM, // GradScaler's part of the step (lib/amp.js)
   gcd: 'integer-only op (PyTorch refuses floating inputs)',
   lcm: 'integer-only op (PyTorch refuses floating inputs)',

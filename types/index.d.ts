@@ -704,7 +704,7 @@ export * as data from './data';
 /** safetensors save/load and checkpoints. */
 export * from './serialization';
 
-/** Optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and `optim.lrScheduler`; see ./optim.d.ts. */
+/** PyTorch 1.13's optimizers, `optim.lrScheduler` and `optim.swaUtils`; see ./optim.d.ts. */
 export * as optim from './optim';
 
 /** The profiler (torch.profiler): profile, recordFunction, tables and Chrome traces; see ./profiler.d.ts. */

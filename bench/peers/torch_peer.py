@@ -185,6 +185,21 @@ def case_rnn_step(kind):
     return make
 
 
+def case_optim(name, **options):
+    """One step of torch.optim.<name> (foreach=True) over the Fashion-MNIST CNN's parameters with
+    fixed gradients, as bench/cases.js's optim.* cases."""
+    def make(size):
+        torch.manual_seed(0)
+        params = list(fashion_model("cnn").to(DEV).parameters())
+        for p in params:
+            p.grad = torch.randn_like(p) * 0.01
+        opt = getattr(torch.optim, name)(params, foreach=True, **options)
+        for _ in range(5):
+            opt.step()
+        return opt.step
+    return make
+
+
 CASES = {
     "add.overhead": case_add,
     "matmul.overhead": case_matmul,
@@ -211,6 +226,17 @@ CASES = {
     "train.cnn.step": case_train_step("cnn"),
     "lstm.wlm.step": case_rnn_step("LSTM"),
     "gru.wlm.step": case_rnn_step("GRU"),
+
+    "optim.SGD.step": case_optim("SGD", lr=0.01, momentum=0.9),
+    "optim.Adam.step": case_optim("Adam"),
+    "optim.Adadelta.step": case_optim("Adadelta"),
+    "optim.Adamax.step": case_optim("Adamax"),
+    "optim.ASGD.step": case_optim("ASGD", lr=1e-3),
+    "optim.NAdam.step": case_optim("NAdam"),
+    "optim.RAdam.step": case_optim("RAdam"),
+    "optim.Rprop.step": case_optim("Rprop", lr=1e-3),
+    "optim.RMSprop.step": case_optim("RMSprop"),
+    "optim.Adagrad.step": case_optim("Adagrad"),
 
     "add.overhead.nograd": case_nograd,
     "mlp.step.grad": case_mlp_step,

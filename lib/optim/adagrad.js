@@ -9,11 +9,12 @@ module.exports = (kd, Optimizer) => {
   const I = kd._internal;
 
   class Adagrad extends Optimizer {
-    /** new Adagrad(params, {lr = 1e-2, lrDecay = 0, weightDecay = 0, initialAccumulatorValue = 0, eps = 1e-10, maximize = false}) */
+    /** new Adagrad(params, {lr = 1e-2, lrDecay = 0, weightDecay = 0, initialAccumulatorValue = 0, eps = 1e-10,
+     * foreach = null, maximize = false}) */
     constructor(params, options = {}) {
       if (typeof options === 'number') options = { lr: options };
-      const { lr = 1e-2, lrDecay = 0, weightDecay = 0, initialAccumulatorValue = 0, eps = 1e-10, maximize = false } = options;
-      super(params, { lr, lrDecay, eps, weightDecay, initialAccumulatorValue, maximize });
+      const { lr = 1e-2, lrDecay = 0, weightDecay = 0, initialAccumulatorValue = 0, eps = 1e-10, foreach = null, maximize = false } = options;
+      super(params, { lr, lrDecay, eps, weightDecay, initialAccumulatorValue, foreach, maximize });
       for (const grp of this.paramGroups) for (const p of grp.params) this._initState(p, grp);
     }
 

@@ -13,12 +13,16 @@ module.exports = (kd, Optimizer) => {
 
   function adamOptions(options, defaultWd) {
     if (typeof options === 'number') options = { lr: options };
-    const { lr = 1e-3, betas = [0.9, 0.999], eps = 1e-8, weightDecay = defaultWd, amsgrad = false, maximize = false, capturable = false } = options;
-    return { lr, betas, eps, weightDecay, amsgrad, maximize, capturable };
+    const { lr = 1e-3, betas = [0.9, 0.999], eps = 1e-8, weightDecay = defaultWd, amsgrad = false, maximize = false, foreach = null,
+      capturable = false, differentiable = false, fused = false } = options;
+    const o = { lr, betas, eps, weightDecay, amsgrad, maximize, foreach, capturable };
+    // PyTorch 1.13's Adam has differentiable and fused, its AdamW neither
+    return defaultWd === 0 ? { ...o, differentiable, fused } : o;
   }
 
   class Adam extends Optimizer {
-    /** new Adam(params, {lr = 1e-3, betas = [0.9, 0.999], eps = 1e-8, weightDecay = 0, amsgrad = false, maximize = false}) */
+    /** new Adam(params, {lr = 1e-3, betas = [0.9, 0.999], eps = 1e-8, weightDecay = 0, amsgrad = false, maximize = false,
+     * foreach = null, capturable = false, differentiable = false, fused = false}) */
     constructor(params, options = {}) {
       super(params, adamOptions(options, 0));
     }
@@ -30,6 +34,12 @@ module.exports = (kd, Optimizer) => {
       if (!(num(g.betas[0], 'betas[0]') >= 0 && g.betas[0] < 1)) throw err(`Invalid beta parameter at index 0: ${g.betas[0]}`);
       if (!(num(g.betas[1], 'betas[1]') >= 0 && g.betas[1] < 1)) throw err(`Invalid beta parameter at index 1: ${g.betas[1]}`);
       if (num(g.weightDecay, 'weightDecay') < 0) throw err(`Invalid weight_decay value: ${g.weightDecay}`);
+      Optimizer.checkDifferentiable(g);
+    }
+
+    _stepDifferentiable(g, params, grads) {
+      if (this._decoupled) throw err('AdamW has no differentiable option');
+      Optimizer.differentiable.Adam(g, params, grads, this._stateFn);
     }
 
     _stepGroup(g, params, grads) {
@@ -88,7 +98,8 @@ module.exports = (kd, Optimizer) => {
   }
 
   class AdamW extends Adam {
-    /** new AdamW(params, {lr = 1e-3, betas = [0.9, 0.999], eps = 1e-8, weightDecay = 1e-2, amsgrad = false, maximize = false}) */
+    /** new AdamW(params, {lr = 1e-3, betas = [0.9, 0.999], eps = 1e-8, weightDecay = 1e-2, amsgrad = false, maximize = false,
+     * foreach = null, capturable = false}) */
     constructor(params, options = {}) {
       super(params, adamOptions(options, 1e-2));
     }

@@ -35,6 +35,29 @@ module.exports = (kd, Optimizer) => {
   const bisectRight = (a, x) => { let i = 0; while (i < a.length && a[i] <= x) i++; return i; };
   const pymod = (a, b) => ((a % b) + b) % b;
   const omit = (o, k) => { const r = { ...o }; delete r[k]; return r; };
+  /** Python's '{:.4e}'. */
+  const fmt4e = (x) => x.toExponential(4).replace(/e([+-])(\d)$/, 'e$10$2');
+  /** PyTorch's print_lr (verbose schedulers). */
+  function printLr(verbose, group, lr, epoch) {
+    if (!verbose) return;
+    if (epoch === undefined || epoch === null) console.log(`Adjusting learning rate of group ${group} to ${fmt4e(lr)}.`);
+    else {
+      const e = Number.isInteger(epoch) ? String(epoch).padStart(5, '0') : epoch.toFixed(2);
+      console.log(`Epoch ${e}: adjusting learning rate of group ${group} to ${fmt4e(lr)}.`);
+    }
+  }
+  const EPOCH_DEPRECATION_WARNING = 'The epoch parameter in `scheduler.step()` was not necessary and is being ' +
+    'deprecated where possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if ' +
+    'epoch is different from None, the closed form is used instead of the new chainable form, where available. ' +
+    'Please open an issue if you are unable to replicate your use case: ' +
+    'https://github.com/pytorch/pytorch/issues/new/choose.';
+  let epochWarned = false;
+  /** Warns once per process that step(epoch) is deprecated (PyTorch's UserWarning). */
+  function warnEpoch() {
+    if (epochWarned) return;
+    epochWarned = true;
+    process.emitWarning(EPOCH_DEPRECATION_WARNING, { type: 'DeprecationWarning', code: 'KD_LR_SCHEDULER_EPOCH' });
+  }
 
   class LRScheduler {
     /** fields: the subclass's settings, set before the first step(). */
@@ -59,8 +82,13 @@ module.exports = (kd, Optimizer) => {
       this._stepCount = 0;
       this.step();
     }
-    /** Advances one epoch (or jumps to `epoch`, using the closed form where there is one). */
+    /** Advances one epoch. `step(epoch)` (deprecated, as in PyTorch: warns once) jumps to
+     * `epoch`, using the closed form where there is one. */
     step(epoch) {
+      if (epoch !== undefined && epoch !== null) warnEpoch();
+      this._stepTo(epoch);
+    }
+    _stepTo(epoch) {
       this._stepCount += 1;
       let values;
       if (epoch === undefined || epoch === null) {
@@ -70,7 +98,10 @@ module.exports = (kd, Optimizer) => {
         this.lastEpoch = epoch;
         values = this._closedFormLr ? this._closedFormLr() : this.getLr();
       }
-      this.optimizer.paramGroups.forEach((g, i) => { g.lr = values[i]; });
+      this.optimizer.paramGroups.forEach((g, i) => {
+        g.lr = values[i];
+        printLr(this.verbose, i, values[i], epoch);
+      });
       this._lastLr = this.optimizer.paramGroups.map((g) => g.lr);
     }
     /** The lrs the last step() set, one per group. */
@@ -91,7 +122,7 @@ module.exports = (kd, Optimizer) => {
   class StepLR extends LRScheduler {
     /** new StepLR(optimizer, stepSize, {gamma = 0.1, lastEpoch = -1}) */
     constructor(optimizer, ...args) {
-      const o = parse(['stepSize'], args, { gamma: 0.1, lastEpoch: -1 });
+      const o = parse(['stepSize'], args, { gamma: 0.1, lastEpoch: -1, verbose: false });
       super(optimizer, o.lastEpoch, omit(o, 'lastEpoch'));
     }
     getLr() {
@@ -106,7 +137,7 @@ module.exports = (kd, Optimizer) => {
   class MultiStepLR extends LRScheduler {
     /** new MultiStepLR(optimizer, milestones, {gamma = 0.1, lastEpoch = -1}) */
     constructor(optimizer, ...args) {
-      const o = parse(['milestones'], args, { gamma: 0.1, lastEpoch: -1 });
+      const o = parse(['milestones'], args, { gamma: 0.1, lastEpoch: -1, verbose: false });
       if (!Array.isArray(o.milestones)) throw typeErr('milestones must be an array of integers');
       o.milestones = o.milestones.slice().sort((a, b) => a - b);
       checkOptimizer(optimizer);
@@ -125,7 +156,7 @@ module.exports = (kd, Optimizer) => {
   class ExponentialLR extends LRScheduler {
     /** new ExponentialLR(optimizer, gamma, {lastEpoch = -1}) */
     constructor(optimizer, ...args) {
-      const o = parse(['gamma'], args, { lastEpoch: -1 });
+      const o = parse(['gamma'], args, { lastEpoch: -1, verbose: false });
       checkOptimizer(optimizer);
       super(optimizer, o.lastEpoch, omit(o, 'lastEpoch'));
     }
@@ -139,7 +170,7 @@ module.exports = (kd, Optimizer) => {
   class CosineAnnealingLR extends LRScheduler {
     /** new CosineAnnealingLR(optimizer, TMax, {etaMin = 0, lastEpoch = -1}) */
     constructor(optimizer, ...args) {
-      const o = parse(['TMax'], args, { etaMin: 0, lastEpoch: -1 });
+      const o = parse(['TMax'], args, { etaMin: 0, lastEpoch: -1, verbose: false });
       checkOptimizer(optimizer);
       super(optimizer, o.lastEpoch, omit(o, 'lastEpoch'));
     }
@@ -163,7 +194,7 @@ module.exports = (kd, Optimizer) => {
   class LinearLR extends LRScheduler {
     /** new LinearLR(optimizer, {startFactor = 1/3, endFactor = 1, totalIters = 5, lastEpoch = -1}) */
     constructor(optimizer, ...args) {
-      const o = parse([], args, { startFactor: 1 / 3, endFactor: 1.0, totalIters: 5, lastEpoch: -1 });
+      const o = parse([], args, { startFactor: 1 / 3, endFactor: 1.0, totalIters: 5, lastEpoch: -1, verbose: false });
       if (o.startFactor > 1.0 || o.startFactor <= 0) {
         throw err('Starting multiplicative factor expected to be greater than 0 and less or equal to 1.');
       }
@@ -190,7 +221,7 @@ module.exports = (kd, Optimizer) => {
     constructor(optimizer, ...args) {
       const o = parse(['maxLr'], args, {
         totalSteps: null, epochs: null, stepsPerEpoch: null, pctStart: 0.3, annealStrategy: 'cos', cycleMomentum: true,
-        baseMomentum: 0.85, maxMomentum: 0.95, divFactor: 25, finalDivFactor: 1e4, threePhase: false, lastEpoch: -1,
+        baseMomentum: 0.85, maxMomentum: 0.95, divFactor: 25, finalDivFactor: 1e4, threePhase: false, lastEpoch: -1, verbose: false,
       });
       checkOptimizer(optimizer);
       const posInt = (v) => Number.isInteger(v) && v > 0;
@@ -254,7 +285,7 @@ module.exports = (kd, Optimizer) => {
         { endStep: total - 1, startLr: 'maxLr', endLr: 'minLr', startMomentum: 'baseMomentum', endMomentum: 'maxMomentum' },
       ];
       super(optimizer, o.lastEpoch, {
-        totalSteps: total, _phases: phases, _annealStrategy: o.annealStrategy, _cycleMomentum: o.cycleMomentum, _useBeta1: useBeta1,
+        verbose: o.verbose, totalSteps: total, _schedulePhases: phases, annealStrategy: o.annealStrategy, cycleMomentum: o.cycleMomentum, useBeta1: useBeta1,
       });
     }
     getLr() {
@@ -262,25 +293,25 @@ module.exports = (kd, Optimizer) => {
       if (step > this.totalSteps) {
         throw err(`Tried to step ${step + 1} times. The specified number of total steps is ${this.totalSteps}`);
       }
-      const anneal = this._annealStrategy === 'cos'
+      const anneal = this.annealStrategy === 'cos'
         ? (a, b, pct) => b + (a - b) / 2.0 * (Math.cos(Math.PI * pct) + 1)
         : (a, b, pct) => (b - a) * pct + a;
       return this.optimizer.paramGroups.map((g) => {
         let start = 0;
         let lr;
         let mom;
-        for (let i = 0; i < this._phases.length; i++) {
-          const ph = this._phases[i];
-          if (step <= ph.endStep || i === this._phases.length - 1) {
+        for (let i = 0; i < this._schedulePhases.length; i++) {
+          const ph = this._schedulePhases[i];
+          if (step <= ph.endStep || i === this._schedulePhases.length - 1) {
             const pct = (step - start) / (ph.endStep - start);
             lr = anneal(g[ph.startLr], g[ph.endLr], pct);
-            if (this._cycleMomentum) mom = anneal(g[ph.startMomentum], g[ph.endMomentum], pct);
+            if (this.cycleMomentum) mom = anneal(g[ph.startMomentum], g[ph.endMomentum], pct);
             break;
           }
           start = ph.endStep;
         }
-        if (this._cycleMomentum) {
-          if (this._useBeta1) g.betas = [mom, ...g.betas.slice(1)];
+        if (this.cycleMomentum) {
+          if (this.useBeta1) g.betas = [mom, ...g.betas.slice(1)];
           else g.momentum = mom;
         }
         return lr;
@@ -294,6 +325,7 @@ module.exports = (kd, Optimizer) => {
     constructor(optimizer, ...args) {
       const o = parse([], args, {
         mode: 'min', factor: 0.1, patience: 10, threshold: 1e-4, thresholdMode: 'rel', cooldown: 0, minLr: 0, eps: 1e-8,
+        verbose: false,
       });
       if (o.factor >= 1.0) throw err('Factor should be < 1.0.');
       checkOptimizer(optimizer);
@@ -306,7 +338,7 @@ module.exports = (kd, Optimizer) => {
       if (o.mode !== 'min' && o.mode !== 'max') throw err(`mode ${o.mode} is unknown!`);
       if (o.thresholdMode !== 'rel' && o.thresholdMode !== 'abs') throw err(`threshold mode ${o.thresholdMode} is unknown!`);
       Object.assign(this, { factor: o.factor, patience: o.patience, cooldown: o.cooldown, cooldownCounter: 0, mode: o.mode,
-        threshold: o.threshold, thresholdMode: o.thresholdMode, eps: o.eps, lastEpoch: 0 });
+        threshold: o.threshold, thresholdMode: o.thresholdMode, eps: o.eps, lastEpoch: 0, verbose: o.verbose });
       this.modeWorse = o.mode === 'min' ? Infinity : -Infinity;
       this.best = this.modeWorse;
       this.numBadEpochs = 0;
@@ -321,6 +353,7 @@ module.exports = (kd, Optimizer) => {
     /** One epoch's metric (a number or a one-element tensor). */
     step(metrics, epoch) {
       const current = typeof metrics === 'number' ? metrics : Number(metrics.item());
+      if (epoch !== undefined && epoch !== null) warnEpoch();
       this.lastEpoch = epoch === undefined || epoch === null ? this.lastEpoch + 1 : epoch;
       if (this._isBetter(current, this.best)) { this.best = current; this.numBadEpochs = 0; } else this.numBadEpochs += 1;
       if (this.inCooldown) { this.cooldownCounter -= 1; this.numBadEpochs = 0; }
@@ -328,7 +361,10 @@ module.exports = (kd, Optimizer) => {
         this.optimizer.paramGroups.forEach((g, i) => {
           const old = g.lr;
           const nl = Math.max(old * this.factor, this.minLrs[i]);
-          if (old - nl > this.eps) g.lr = nl;
+          if (old - nl > this.eps) {
+            g.lr = nl;
+            if (this.verbose) console.log(`Epoch ${String(this.lastEpoch).padStart(5, '0')}: reducing learning rate of group ${i} to ${fmt4e(nl)}.`);
+          }
         });
         this.cooldownCounter = this.cooldown;
         this.numBadEpochs = 0;
@@ -343,7 +379,7 @@ module.exports = (kd, Optimizer) => {
   class SequentialLR {
     /** new SequentialLR(optimizer, schedulers, milestones, {lastEpoch = -1}) */
     constructor(optimizer, ...args) {
-      const o = parse(['schedulers', 'milestones'], args, { lastEpoch: -1 });
+      const o = parse(['schedulers', 'milestones'], args, { lastEpoch: -1, verbose: false });
       checkOptimizer(optimizer);
       const { schedulers, milestones } = o;
       schedulers.forEach((s, i) => {
@@ -370,7 +406,7 @@ module.exports = (kd, Optimizer) => {
       this.lastEpoch += 1;
       const idx = bisectRight(this._milestones, this.lastEpoch);
       const s = this._schedulers[idx];
-      if (idx > 0 && this._milestones[idx - 1] === this.lastEpoch) s.step(0);
+      if (idx > 0 && this._milestones[idx - 1] === this.lastEpoch) s._stepTo(0);
       else s.step();
       this._lastLr = s.getLastLr();
     }
@@ -387,6 +423,10 @@ module.exports = (kd, Optimizer) => {
     }
   }
 
+  LRScheduler._parse = parse;
+  LRScheduler._checkOptimizer = checkOptimizer;
+  LRScheduler._printLr = printLr;
+  LRScheduler._warnEpoch = warnEpoch;
   return {
     LRScheduler, StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LinearLR, OneCycleLR, ReduceLROnPlateau, SequentialLR,
   };

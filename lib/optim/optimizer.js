@@ -46,7 +46,8 @@ module.exports = (kd) => {
       else throw typeErr('optimizer parameters need to be organized in ordered collections');
       for (const p of params) {
         if (!(p instanceof Tensor)) throw typeErr('optimizer can only optimize Tensors');
-        if (!p.isLeaf) throw err("can't optimize a non-leaf Tensor");
+        // differentiable optimizers update non-leaf tensors (PyTorch checks the defaults)
+        if (!p.isLeaf && !p.retainsGrad && !this.defaults.differentiable) throw err("can't optimize a non-leaf Tensor");
       }
       if (new Set(params).size !== params.length) throw err('optimizer contains a parameter group with duplicate parameters');
       const g = { ...group, params };
@@ -68,6 +69,15 @@ module.exports = (kd) => {
     /** Subclasses validate hyperparameters here (PyTorch's ValueError messages). */
     _checkGroup(g) {}
 
+    /** The update of a `differentiable: true` group, recorded by autograd (SGD, Adam and RMSprop
+     * override it with ./differentiable.js's). */
+    _stepDifferentiable() {
+      throw err(`${this.constructor.name} has no differentiable option`);
+    }
+
+    /** The optimizer's state of p, made by init(p) the first time (for ./differentiable.js). */
+    get _stateFn() { return (p, init) => this._stateOf(p, init); }
+
     /** Frees the state tensors (moment estimates, buffers) now instead of at collection; the
      * optimizer stays usable: a later step() starts its state afresh, as a new optimizer would.
      * The parameters are not touched (they belong to the model). Also `using opt = ...`. */
@@ -79,6 +89,23 @@ module.exports = (kd) => {
     }
 
     [Symbol.dispose]() { this.dispose(); }
+
+    /** PyTorch's repr: the class name and each group's hyperparameters, sorted by name. */
+    toString() {
+      const repr = (v) => {
+        if (v === true) return 'True';
+        if (v === false) return 'False';
+        if (v === null || v === undefined) return 'None';
+        if (Array.isArray(v)) return `(${v.map(repr).join(', ')})`;
+        return String(v);
+      };
+      let s = `${this.constructor.name} (`;
+      this.paramGroups.forEach((g, i) => {
+        s += `\nParameter Group ${i}`;
+        for (const k of Object.keys(g).filter((x) => x !== 'params').sort()) s += `\n    ${k}: ${repr(g[k])}`;
+      });
+      return `${s}\n)`;
+    }
 
     /** Resets the gradients: to null (setToNone, the default) or to zeros in place. */
     zeroGrad({ setToNone = true } = {}) {
@@ -120,7 +147,10 @@ module.exports = (kd) => {
           }
           if (params.length === 0) continue;
           try {
-            this._stepGroup(g, params, grads);
+            if (g.differentiable) {
+              // recorded by autograd: PyTorch's update written with ops, gradients enabled
+              kd.enableGrad(() => this._stepDifferentiable(g, params, grads));
+            } else this._stepGroup(g, params, grads);
           } finally {
             for (const gr of grads) gr.dispose();
           }
@@ -224,6 +254,28 @@ module.exports = (kd) => {
   Optimizer.num = (v, name) => {
     if (typeof v !== 'number' || Number.isNaN(v)) throw typeErr(`${name} must be a number`);
     return v;
+  };
+  /** Checks that the group's lr, eps and weightDecay (those it has) are >= 0, with PyTorch's
+   * messages. */
+  Optimizer.checkNonNegative = (g) => {
+    const what = { lr: 'learning rate', eps: 'epsilon value', weightDecay: 'weight_decay value' };
+    for (const [k, name] of Object.entries(what)) {
+      if (k in g && !(Optimizer.num(g[k], k) >= 0)) throw err(`Invalid ${name}: ${g[k]}`);
+    }
+  };
+  /** Checks `betas` (two numbers in [0, 1)) with PyTorch's messages. */
+  Optimizer.checkBetas = (betas) => {
+    if (!Array.isArray(betas) || betas.length !== 2) throw typeErr('betas must be an array of two numbers');
+    betas.forEach((b, i) => {
+      if (!(Optimizer.num(b, `betas[${i}]`) >= 0 && b < 1)) throw err(`Invalid beta parameter at index ${i}: ${b}`);
+    });
+  };
+  /** `differentiable: true` runs the update of ./differentiable.js (recorded by autograd)
+   * instead of the fused one; PyTorch 1.13 has it on SGD, Adam and RMSprop. */
+  Optimizer.differentiable = require('./differentiable')(kd);
+  Optimizer.checkDifferentiable = (g) => {
+    if (typeof g.differentiable !== 'boolean') throw typeErr('differentiable must be a boolean');
+    if (g.differentiable && g.fused) throw new kd.KindlingError('`fused` cannot be `differentiable`', 'KD_INVALID_ARGUMENT');
   };
   Optimizer.err = err;
   Optimizer.typeErr = typeErr;

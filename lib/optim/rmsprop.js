@@ -8,11 +8,13 @@ module.exports = (kd, Optimizer) => {
   const I = kd._internal;
 
   class RMSprop extends Optimizer {
-    /** new RMSprop(params, {lr = 1e-2, alpha = 0.99, eps = 1e-8, weightDecay = 0, momentum = 0, centered = false, maximize = false}) */
+    /** new RMSprop(params, {lr = 1e-2, alpha = 0.99, eps = 1e-8, weightDecay = 0, momentum = 0, centered = false, foreach = null,
+     * maximize = false, differentiable = false}) */
     constructor(params, options = {}) {
       if (typeof options === 'number') options = { lr: options };
-      const { lr = 1e-2, alpha = 0.99, eps = 1e-8, weightDecay = 0, momentum = 0, centered = false, maximize = false } = options;
-      super(params, { lr, alpha, eps, weightDecay, momentum, centered, maximize });
+      const { lr = 1e-2, alpha = 0.99, eps = 1e-8, weightDecay = 0, momentum = 0, centered = false, foreach = null, maximize = false,
+        differentiable = false } = options;
+      super(params, { lr, momentum, alpha, eps, centered, weightDecay, foreach, maximize, differentiable });
     }
 
     _checkGroup(g) {
@@ -21,7 +23,10 @@ module.exports = (kd, Optimizer) => {
       if (num(g.momentum, 'momentum') < 0) throw err(`Invalid momentum value: ${g.momentum}`);
       if (num(g.weightDecay, 'weightDecay') < 0) throw err(`Invalid weight_decay value: ${g.weightDecay}`);
       if (num(g.alpha, 'alpha') < 0) throw err(`Invalid alpha value: ${g.alpha}`);
+      Optimizer.checkDifferentiable(g);
     }
+
+    _stepDifferentiable(g, params, grads) { Optimizer.differentiable.RMSprop(g, params, grads, this._stateFn); }
 
     _stepGroup(g, params, grads) {
       const { lr, alpha, eps, weightDecay, momentum, centered, maximize } = g;

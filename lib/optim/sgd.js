@@ -9,11 +9,13 @@ module.exports = (kd, Optimizer) => {
   const I = kd._internal;
 
   class SGD extends Optimizer {
-    /** new SGD(params, {lr, momentum = 0, dampening = 0, weightDecay = 0, nesterov = false, maximize = false}) */
+    /** new SGD(params, {lr, momentum = 0, dampening = 0, weightDecay = 0, nesterov = false, maximize = false,
+     * foreach = null, differentiable = false}) */
     constructor(params, options = {}) {
       if (typeof options === 'number') options = { lr: options };
-      const { lr = REQUIRED, momentum = 0, dampening = 0, weightDecay = 0, nesterov = false, maximize = false } = options;
-      super(params, { lr, momentum, dampening, weightDecay, nesterov, maximize });
+      const { lr = REQUIRED, momentum = 0, dampening = 0, weightDecay = 0, nesterov = false, maximize = false, foreach = null,
+        differentiable = false } = options;
+      super(params, { lr, momentum, dampening, weightDecay, nesterov, maximize, foreach, differentiable });
     }
 
     _checkGroup(g) {
@@ -21,10 +23,13 @@ module.exports = (kd, Optimizer) => {
       if (num(g.momentum, 'momentum') < 0) throw err(`Invalid momentum value: ${g.momentum}`);
       if (num(g.weightDecay, 'weightDecay') < 0) throw err(`Invalid weight_decay value: ${g.weightDecay}`);
       num(g.dampening, 'dampening');
+      Optimizer.checkDifferentiable(g);
       if (g.nesterov && (g.momentum <= 0 || g.dampening !== 0)) {
         throw err('Nesterov momentum requires a momentum and zero dampening');
       }
     }
+
+    _stepDifferentiable(g, params, grads) { Optimizer.differentiable.SGD(g, params, grads, this._stateFn); }
 
     _stepGroup(g, params, grads) {
       const { lr, momentum, dampening, nesterov, weightDecay, maximize } = g;

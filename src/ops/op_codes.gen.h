@@ -244,6 +244,12 @@ enum kd_optim_code {
   KD_OPTIM_ADAMW = 3,
   KD_OPTIM_RMSPROP = 4,
   KD_OPTIM_ADAGRAD = 5,
+  KD_OPTIM_ADADELTA = 6,
+  KD_OPTIM_RADAM = 7,
+  KD_OPTIM_ADAMAX = 8,
+  KD_OPTIM_NADAM = 9,
+  KD_OPTIM_ASGD = 10,
+  KD_OPTIM_RPROP = 11,
 };
 enum kd_randfill_code {
   KD_RANDFILL_BERNOULLI_TENSOR = 1,

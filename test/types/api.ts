@@ -465,6 +465,29 @@ use(custom, d, e, f, g, h, i2);
   new S.MultiStepLR(sgd, [3, 6]);
   new S.ExponentialLR(sgd, 0.9);
   use(loss, ids, lrs);
+  new kd.optim.Adadelta([w], { rho: 0.95, foreach: null });
+  new kd.optim.Adamax([w], 2e-3);
+  new kd.optim.ASGD([w], { t0: 100, lambd: 1e-4 });
+  new kd.optim.NAdam([w], { momentumDecay: 4e-3 });
+  new kd.optim.RAdam([w], { betas: [0.9, 0.999] });
+  new kd.optim.Rprop([w], { etas: [0.5, 1.2], stepSizes: [1e-6, 50] });
+  new kd.optim.SparseAdam([w]);
+  const lbfgs = new kd.optim.LBFGS([w], { historySize: 10, lineSearchFn: 'strong_wolfe' });
+  const l2: kd.Tensor = lbfgs.step(() => w.sum());
+  new S.LambdaLR(sgd, (e) => 0.95 ** e);
+  new S.MultiplicativeLR(sgd, [(e) => 0.9, (e) => 0.99]);
+  new S.ConstantLR(sgd, { factor: 0.5, totalIters: 4 });
+  new S.PolynomialLR(sgd, { totalIters: 10, power: 2 });
+  new S.CyclicLR(sgd, 0.01, 0.1, { stepSizeUp: 10, mode: 'exp_range', gamma: 0.99 });
+  const warm = new S.CosineAnnealingWarmRestarts(sgd, 10, { TMult: 2 });
+  warm.step(1.5);
+  new S.ChainedScheduler([s1, s2]).step();
+  const model = new kd.nn.Linear(3, 1);
+  const avg = new kd.optim.swaUtils.AveragedModel(model, { avgFn: (a, c, n) => a.add(c.sub(a).div(n.add(1))) });
+  avg.updateParameters(model);
+  new kd.optim.swaUtils.SWALR(sgd, 0.05, { annealEpochs: 5, annealStrategy: 'linear' }).step();
+  kd.optim.swaUtils.updateBn([kd.randn(2, 3)], avg);
+  use(l2);
 }
 
 // the profiler (lib/profiler/)
