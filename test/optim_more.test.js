@@ -106,7 +106,11 @@ function run(c, { roundTripAt = -1 } = {}) {
     }
     opt.step(closure);
     if (c.after[step]) {
-      const tol = c.dtype === 'float32' ? [1e-5, 1e-6] : [1e-9, 1e-12];
+      // LBFGS on Rosenbrock amplifies rounding: its curvature pairs come from dot products of
+      // nearly equal steps, which OpenBLAS computes in a CPU-dependent order (its kernel type is
+      // chosen per CPU, lib/blas_core.js), so float64 runs drift apart by up to a few 1e-6 over 20 steps there (not 1e-9)
+      const illConditioned = c.optim === 'LBFGS' && c.problem === 'rosenbrock';
+      const tol = c.dtype === 'float32' ? [1e-5, 1e-6] : illConditioned ? [1e-5, 1e-9] : [1e-9, 1e-12];
       params.forEach((p, i) => closeList(Array.from(p.dataSync()), c.after[step][i], tol, `step ${step} param ${i}`));
     }
   }

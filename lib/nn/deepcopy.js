@@ -1,10 +1,12 @@
 // deepcopy.js - a deep copy of a module, as Python's copy.deepcopy makes one (what PyTorch's
-// TransformerEncoder/TransformerDecoder do to the layer they are given, N times): a module of the
+// TransformerEncoder/TransformerDecoder do to the layer they are given, N times, what
+// swa_utils.AveragedModel and fuse_conv_bn_eval do to a model; base.deepCopy, kd.nn._copyModule): a module of the
 // same class whose parameters and buffers are copies of the original's values (same dtype,
 // device, requiresGrad; a persistent buffer stays persistent), whose submodules are deep copies
 // (a submodule shared twice is copied once and shared in the copy too), and whose other
 // enumerable own properties are copied (tensors cloned, arrays and plain objects copied, functions and other
-// values shared). The hooks are carried over; the gradients are not.
+// values shared). The hooks are carried over, and so are the parameters' gradients (copied, as
+// Tensor.__deepcopy__ copies .grad).
 'use strict';
 
 module.exports = function makeDeepCopy(kd, { Module, ParameterClass, ownedParameter, isPlainObject, stateOf }) {
@@ -26,7 +28,11 @@ module.exports = function makeDeepCopy(kd, { Module, ParameterClass, ownedParame
 
   function copyParameter(p, memo) {
     // (parameters are not tracked by kd.tidy: the scope frees only the detached view)
-    if (!memo.has(p)) memo.set(p, kd.tidy(() => kd.noGrad(() => ownedParameter(p.detach().clone(), p.requiresGrad))));
+    if (!memo.has(p)) {
+      const c = kd.tidy(() => kd.noGrad(() => ownedParameter(p.detach().clone(), p.requiresGrad)));
+      if (p.grad !== null && p.grad !== undefined) c.grad = kd.tidy(() => kd.keep(kd.noGrad(() => p.grad.clone())));
+      memo.set(p, c);
+    }
     return memo.get(p);
   }
 

@@ -5,7 +5,7 @@
 
 const { KindlingError } = require('../errors');
 
-module.exports = function installFusion(kd, nn, { Parameter, cloneModule }) {
+module.exports = function installFusion(kd, nn, { Parameter, deepCopy }) {
   const orZeros = (t, like) => (t === null || t === undefined ? kd.zerosLike(like) : t);
 
   /** [weight, bias] Parameters of a convolution with the batch norm folded in. */
@@ -37,14 +37,14 @@ module.exports = function installFusion(kd, nn, { Parameter, cloneModule }) {
   /** A copy of the eval-mode conv with the eval-mode bn folded in (transpose for ConvTranspose). */
   function fuseConvBnEval(conv, bn, transpose = false) {
     checkEval(conv, bn);
-    const fused = cloneModule(conv);
+    const fused = deepCopy(conv);
     [fused.weight, fused.bias] = fuseConvBnWeights(fused.weight, fused.bias, bn.runningMean, bn.runningVar, bn.eps, bn.weight, bn.bias, transpose);
     return fused;
   }
   /** A copy of the eval-mode linear layer with the eval-mode bn folded in. */
   function fuseLinearBnEval(linear, bn) {
     checkEval(linear, bn);
-    const fused = cloneModule(linear);
+    const fused = deepCopy(linear);
     [fused.weight, fused.bias] = fuseLinearBnWeights(fused.weight, fused.bias, bn.runningMean, bn.runningVar, bn.eps, bn.weight, bn.bias);
     return fused;
   }

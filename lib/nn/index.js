@@ -48,6 +48,5 @@ module.exports = function installNn(kd) {
   require('./rnn_utils')(kd, nn, base);
   require('./rnn')(kd, nn, base);
   require('./rnn_cell')(kd, nn, base);
-  require('./module_copy')(kd, nn, base);
   return nn;
 };

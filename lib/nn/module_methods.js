@@ -9,35 +9,9 @@ const { KindlingError, typeError } = require('../errors');
 module.exports = function installModuleMethods(kd, nn, base) {
   const { Module, Parameter, stateOf, snake, isPlainObject, ownedParameter } = base;
 
-  /**
-   * A deep copy of a module (Python's copy.deepcopy): a module of the same class, made without
-   * running its constructor, with copies of every parameter (requiresGrad kept), buffer
-   * (persistence kept), submodule and setting (arrays and plain objects copied), and the
-   * training flag. Hooks are not copied.
-   */
-  function cloneModule(m) {
-    const c = Reflect.construct(Module, [], m.constructor);
-    const s = stateOf(m);
-    c.training = m.training;
-    kd.noGrad(() => {
-      for (const k of Object.keys(m)) {
-        const v = m[k];
-        if (s.buffers.has(k)) c.registerBuffer(k, v === null ? null : v.clone(), { persistent: !s.nonPersistent.has(k) });
-        else if (s.params.has(k)) {
-          if (v === null || v === undefined) c.registerParameter(k, null);
-          else c[k] = new Parameter(v.detach().clone(), v.requiresGrad);
-        } else if (s.modules.has(k)) {
-          if (v === null || v === undefined) c.registerModule(k, null);
-          else c[k] = cloneModule(v);
-        } else if (v instanceof kd.Tensor) c[k] = v.clone();
-        else if (Array.isArray(v)) c[k] = v.slice();
-        else if (isPlainObject(v)) c[k] = { ...v };
-        else c[k] = v;
-      }
-    });
-    return c;
-  }
-  base.cloneModule = cloneModule;
+  // The one deep copy of a module (Python's copy.deepcopy), for the layers, fusion and swa_utils.
+  base.deepCopy = require('./deepcopy')(kd, base);
+  Object.defineProperty(nn, '_copyModule', { value: base.deepCopy, enumerable: false });
 
   // hook into map under the next id of counter (a module's state); returns its handle
   function addHook(map, hook, counter) {

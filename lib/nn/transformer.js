@@ -14,7 +14,7 @@ const { KindlingError } = require('../errors');
 module.exports = function installTransformer(kd, nn, base) {
   const { Module, parseArgs } = base;
   const F = kd.nn.functional;
-  const deepCopy = require('./deepcopy')(kd, base);
+  const { deepCopy } = base;
   const factory = (o) => ({ dtype: o.dtype || undefined, device: o.device || undefined });
 
   /** PyTorch's _get_activation_fn plus callables: 'relu' | 'gelu' | a function or module. */
