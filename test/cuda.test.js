@@ -154,6 +154,10 @@ describe('cuda', function () {
         makeGraphedCallables: [[() => c.makeGraphedCallables(3, []), T], [() => c.makeGraphedCallables((x) => x, []), T],
           [() => c.makeGraphedCallables((x) => x, kd.ones([2])), T], [() => c.makeGraphedCallables((x) => x, [3]), T]],
       };
+      // the legacy constructors (kd.cuda.FloatTensor, ...): sizes or data, then no CUDA
+      for (const name of Object.keys(c).filter((k) => /^[A-Z]\w*Tensor$/.test(k))) {
+        calls[name] = [[() => c[name]('x'), T], [() => c[name](2, 'x'), T], [() => c[name](2, 3), U], [() => c[name]([1, 0]), U]];
+      }
       for (const name of Object.keys(c).filter((k) => !k.startsWith('_'))) {
         assert.ok(name in calls, `kd.cuda.${name} has no bad-argument cases here`);
       }

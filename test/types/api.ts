@@ -337,7 +337,7 @@ use(custom, d, e, f, g, h, i2);
   new nn.Linear('4', 8);
   // recurrent layers and packed sequences
   const lstm = new nn.LSTM(8, 16, 2, { batchFirst: true, projSize: 4 });
-  const [lo, [lh, lc]] = lstm(kd.zeros(2, 5, 8));
+  const [lo, [lh, lcell]] = lstm(kd.zeros(2, 5, 8));
   const gru = new nn.GRU(8, 16, { bidirectional: true });
   const packedIn = nn.utils.rnn.packPaddedSequence(kd.zeros(5, 2, 8), [5, 3], { enforceSorted: false });
   const [po, ph] = gru(packedIn);
@@ -348,8 +348,8 @@ use(custom, d, e, f, g, h, i2);
   const gh: Tensor = new nn.GRUCell(8, 4, false)(kd.zeros(8));
   const ps: kd.nn.utils.rnn.PackedSequence = nn.utils.rnn.packSequence([kd.zeros(3, 2), kd.zeros(1, 2)]);
   const seqs: Tensor[] = nn.utils.rnn.unpackSequence(ps);
-  const w0: kd.nn.Parameter = lstm.allWeights[0][0];
-  use(lo, lh, lc, ph, padded, lens, data, batchSizes, rnnOut, ch, cc, gh, seqs, w0, nn.utils.rnn.padSequence(seqs, { batchFirst: true }),
+  const wIh: kd.nn.Parameter = lstm.allWeights[0][0];
+  use(lo, lh, lcell, ph, padded, lens, data, batchSizes, rnnOut, ch, cc, gh, seqs, wIh, nn.utils.rnn.padSequence(seqs, { batchFirst: true }),
     lstm.weightIhL0, new nn.RNNCell(2, 3, true, 'tanh'));
   // @ts-expect-error: an LSTM state is [h0, c0]
   lstm.forward(kd.zeros(2, 5, 8), kd.zeros(2, 2, 4));
