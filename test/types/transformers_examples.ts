@@ -1,4 +1,5 @@
-// gpt2.ts - type test of examples/gpt2 (model.d.ts, generation.d.ts). Nothing here runs.
+// transformers_examples.ts - type test of examples/gpt2 (model.d.ts, generation.d.ts) and examples/bert
+// (model.d.ts). Nothing here runs.
 import * as kd from 'kindling';
 import { GPT2LMHeadModel, KVCache, gpt2Config } from '../../examples/gpt2/model';
 import { generate, type GenerateOptions } from '../../examples/gpt2/generation';
@@ -21,3 +22,12 @@ async function demo(): Promise<void> {
   use(model.generate([1], { topK: '3' }));
 }
 use(demo);
+
+// examples/bert
+import { BertModel, bertConfig } from '../../examples/bert/model';
+const bert = new BertModel(bertConfig({ numHiddenLayers: 2 }));
+const ids = kd.tensor([[101n, 2023n, 102n]]);
+const { lastHiddenState, poolerOutput } = bert(ids, { attentionMask: kd.onesLike(ids), tokenTypeIds: null });
+use(lastHiddenState, poolerOutput, BertModel.fromSafetensors('bert.safetensors', {}, { device: 'cuda' }).pooler.dense);
+// @ts-expect-error attentionMask is a tensor
+bert.forward(ids, { attentionMask: [1, 1, 1] });
