@@ -25,17 +25,16 @@ export class Conv1D extends kd.nn.Module {
   forward(x: Tensor): Tensor;
 }
 
-/** Per-layer key and value buffers [batch, nHead, maxLength, headDim], allocated once. */
+/** Per-layer key/value buffers [2, batch, nHead, maxLength, headDim] (keys, then values), allocated once. */
 export class KVCache {
   constructor(config: GPT2Config, batch: number, maxLength: number, options?: { device?: DeviceLike; dtype?: DTypeLike });
   readonly batch: number;
   readonly maxLength: number;
   /** Positions filled so far. */
   length: number;
-  keys: Tensor[];
-  values: Tensor[];
-  /** Writes k, v [batch, nHead, T, headDim] after the filled positions of layer i; returns the filled keys and values. */
-  update(i: number, k: Tensor, v: Tensor): [Tensor, Tensor];
+  kv: Tensor[];
+  /** Writes kv [2, batch, nHead, T, headDim] after the filled positions of layer i; returns the filled keys and values. */
+  update(i: number, kv: Tensor): [Tensor, Tensor];
   dispose(): void;
 }
 

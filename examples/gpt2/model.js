@@ -45,8 +45,9 @@ class Conv1D extends nn.Module {
 }
 
 /**
- * Per-layer key and value buffers [batch, nHead, maxLength, headDim], allocated once: each forward
- * writes its new keys and values into the next slice and attends over the filled prefix.
+ * Per-layer key/value buffers [2, batch, nHead, maxLength, headDim] (keys, then values), allocated
+ * once: each forward writes its new keys and values into the next slice with one copy and attends
+ * over the filled prefix.
  */
 class KVCache {
   constructor(config, batch, maxLength, { device = 'cpu', dtype = 'float32' } = {}) {
@@ -54,32 +55,29 @@ class KVCache {
     if (!Number.isInteger(maxLength) || maxLength <= 0 || maxLength > config.nPositions) {
       throw new RangeError(`KVCache: maxLength must be an integer in [1, nPositions=${config.nPositions}], got ${maxLength}`);
     }
-    const shape = [batch, config.nHead, maxLength, config.nEmbd / config.nHead];
+    const shape = [2, batch, config.nHead, maxLength, config.nEmbd / config.nHead];
     this.batch = batch;
     this.maxLength = maxLength;
     this.length = 0; // positions filled
-    this.keys = [];
-    this.values = [];
-    for (let i = 0; i < config.nLayer; i++) {
-      this.keys.push(kd.keep(kd.zeros(shape, { device, dtype })));
-      this.values.push(kd.keep(kd.zeros(shape, { device, dtype })));
-    }
+    this.kv = Array.from({ length: config.nLayer }, () => kd.keep(kd.zeros(shape, { device, dtype })));
   }
 
-  /** Writes k, v [batch, nHead, T, headDim] at the current length of layer i; returns the filled keys and values. */
-  update(i, k, v) {
+  /**
+   * Writes kv [2, batch, nHead, T, headDim] (new keys, then values) at the current length of
+   * layer i; returns the filled keys and values, each [batch, nHead, length + T, headDim].
+   */
+  update(i, kv) {
     const start = this.length;
-    const T = k.shape[2];
-    this.keys[i].narrow(2, start, T).copy_(k);
-    this.values[i].narrow(2, start, T).copy_(v);
-    return [this.keys[i].narrow(2, 0, start + T), this.values[i].narrow(2, 0, start + T)];
+    const T = kv.shape[3];
+    this.kv[i].narrow(3, start, T).copy_(kv);
+    const filled = this.kv[i].narrow(3, 0, start + T);
+    return [filled.select(0, 0), filled.select(0, 1)];
   }
 
   /** Frees the buffers. */
   dispose() {
-    for (const t of [...this.keys, ...this.values]) t.dispose();
-    this.keys = [];
-    this.values = [];
+    for (const t of this.kv) t.dispose();
+    this.kv = [];
   }
 }
 
@@ -96,11 +94,10 @@ class GPT2Attention extends nn.Module {
   forward(x, cache = null, layer = 0) {
     const [B, T, C] = x.shape;
     const H = this.nHead;
-    const [q, k0, v0] = this.c_attn(x).view(B, T, 3, H, C / H).permute(2, 0, 3, 1, 4).unbind(0); // each (B, H, T, hd)
-    let k = k0;
-    let v = v0;
+    const qkv = this.c_attn(x).view(B, T, 3, H, C / H).permute(2, 0, 3, 1, 4); // (3, B, H, T, hd)
+    const q = qkv.select(0, 0);
     const past = cache ? cache.length : 0;
-    if (cache) [k, v] = cache.update(layer, k0, v0);
+    const [k, v] = cache ? cache.update(layer, qkv.narrow(0, 1, 2)) : [qkv.select(0, 1), qkv.select(0, 2)];
     let y;
     if (T === 1) {
       y = F.scaledDotProductAttention(q, k, v); // one new position sees every cached one
