@@ -165,6 +165,16 @@ describe('examples/gpt2', function () {
       assert.throws(() => new GPT2LMHeadModel(model.config).loadHuggingFace(sd), /ln_f\.bias/);
     });
 
+    it('loads GPT2LMHeadModel-style state dicts: transformer. prefix, lm_head.weight and mask buffers skipped', function () {
+      const src = new GPT2LMHeadModel(model.config);
+      const sd = { ...src.stateDict(), 'lm_head.weight': src.transformer.wte.weight, 'transformer.h.0.attn.bias': kd.ones([1, 1, 16, 16]) };
+      const dst = new GPT2LMHeadModel(model.config).loadHuggingFace(sd);
+      const ids = kd.tensor([[1n, 2n, 3n]]);
+      const [a, b] = kd.inferenceMode(() => [src(ids).dataSync(), dst(ids).dataSync()]);
+      assert.deepEqual(a, b);
+      assert.throws(() => new GPT2LMHeadModel(model.config).loadHuggingFace({ ...sd, 'transformer.h.0.attn.c_attn.extra': kd.ones([1]) }), /Unexpected key/);
+    });
+
     it('top-p keeps the smallest prefix reaching p', function () {
       const probs = Float32Array.from([0.5, 0.3, 0.15, 0.05]);
       const draws = (p) => new Set(Array.from({ length: 200 }, (_, i) => drawTopP(probs, p, () => (i + 0.5) / 200)));
