@@ -8,6 +8,7 @@
 'use strict';
 
 const kd = require('../..');
+const { fromHuggingFace } = require('../hf_checkpoint');
 
 const nn = kd.nn;
 const F = kd.nn.functional;
@@ -193,17 +194,8 @@ class BertModel extends nn.Module {
   }
 
   /** A model built from the config and loaded from a Hugging Face BERT safetensors file. */
-  static fromSafetensors(path, config = {}, { device = 'cpu' } = {}) {
-    const model = new BertModel(config);
-    const sd = kd.loadSync(path);
-    try {
-      model.loadHuggingFace(sd);
-    } finally {
-      for (const t of Object.values(sd)) t.dispose();
-    }
-    model.eval();
-    return device === 'cpu' ? model : model.to(device);
-  }
+  static fromSafetensors(path, config = {}, options = {}) { return fromHuggingFace(BertModel, path, config, options); }
+
 }
 
 module.exports = { bertConfig, BertModel, BertEmbeddings, BertSelfAttention, BertLayer, BertEncoder, BertPooler };

@@ -9,6 +9,7 @@
 'use strict';
 
 const kd = require('../..');
+const { fromHuggingFace } = require('../hf_checkpoint');
 const generation = require('./generation');
 
 const nn = kd.nn;
@@ -221,17 +222,8 @@ class GPT2LMHeadModel extends nn.Module {
   }
 
   /** A model built from the config and loaded from a Hugging Face GPT-2 safetensors file. */
-  static fromSafetensors(path, config = {}, { device = 'cpu' } = {}) {
-    const model = new GPT2LMHeadModel(config);
-    const sd = kd.loadSync(path);
-    try {
-      model.loadHuggingFace(sd);
-    } finally {
-      for (const t of Object.values(sd)) t.dispose();
-    }
-    model.eval();
-    return device === 'cpu' ? model : model.to(device);
-  }
+  static fromSafetensors(path, config = {}, options = {}) { return fromHuggingFace(GPT2LMHeadModel, path, config, options); }
+
 }
 
 module.exports = { gpt2Config, Conv1D, KVCache, GPT2Attention, GPT2MLP, GPT2Block, GPT2Model, GPT2LMHeadModel };
