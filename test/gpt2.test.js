@@ -2,7 +2,8 @@
 // by tools/fixtures/gpt2.py from a plain-torch GPT-2 with Hugging Face's names): the Hub-style
 // safetensors state dict loads by name, logits match within 1e-4, greedy decoding reproduces
 // PyTorch's 64 tokens, KV-cache decoding equals full recomputation (one token at a time and in
-// chunks), sampling is reproducible for a seed, and streaming yields generate()'s tokens. On the
+// chunks), prompts of different lengths (left padding with an attention mask) decode as each
+// alone, sampling is reproducible for a seed, and streaming yields generate()'s tokens. On the
 // CPU and, when present, on CUDA (KINDLING_CUDA=emulate runs the emulated GPU); also bad options,
 // and a smoke run of examples/gpt2/generate.js.
 'use strict';
@@ -82,6 +83,22 @@ describe('examples/gpt2', function () {
         assert.deepEqual(both[0].slice(8), expected.greedy.slice(0, 10));
       });
 
+      it('decodes prompts of different lengths (left-padded, masked) as each prompt alone', async function () {
+        const rows = [expected.inputIds[0], expected.inputIds[1].slice(0, 5), expected.inputIds[1].slice(2, 3)];
+        const all = await model.generate(rows, { maxNewTokens: 12 });
+        for (let b = 0; b < rows.length; b++) assert.deepEqual(all[b], await model.generate(rows[b], { maxNewTokens: 12 }), `row ${b}`);
+        assert.deepEqual(all[0].slice(8), expected.greedy.slice(0, 12));
+        // the logits of a left-padded row equal the row's own
+        const row = expected.inputIds[1].slice(0, 5);
+        const got = kd.inferenceMode(() => kd.tidy(() => {
+          const ids = kd.tensor([[0n, 0n, 0n, ...row.map(BigInt)]], { dtype: 'int64', device });
+          const attentionMask = kd.tensor([[0, 0, 0, 1, 1, 1, 1, 1]], { device });
+          return model(ids, null, { attentionMask }).narrow(1, 3, 5).cpu().dataSync();
+        }));
+        assert.ok(maxDiff(got, forward([row])) < 1e-4);
+        assert.throws(() => kd.inferenceMode(() => model(ids64([row]), null, { attentionMask: kd.ones([1, 4]) })), /attentionMask must be/);
+      });
+
       it('sampling is reproducible for a seed, and differs across seeds', async function () {
         const prompt = expected.inputIds[0];
         for (const o of [{ temperature: 0.9 }, { topK: 10 }, { topP: 0.8, temperature: 1.3 }, { topK: 20, topP: 0.9 }]) {
@@ -150,7 +167,7 @@ describe('examples/gpt2', function () {
       await bad([1, 2], { seed: 'x' }, /seed/);
       await bad([1, 11], {}, /token id 11 is out of range/);
       await bad([], {}, /at least one token/);
-      await bad([[1, 2], [3]], {}, /same length/);
+      await bad([[1, 2], []], {}, /every row of inputIds must hold at least one token/);
       await bad('12', {}, /inputIds must be/);
       assert.deepEqual(await model.generate([4, 5], { maxNewTokens: 0 }), [4, 5]);
     });

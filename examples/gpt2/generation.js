@@ -42,7 +42,10 @@ function checkOptions(options, vocab) {
   return o;
 }
 
-/** Prompt rows as number[][] and whether the caller gave one row (a flat array or a 1-D tensor). */
+/**
+ * Prompt rows as number[][] (rows may differ in length: generation left-pads them) and whether
+ * the caller gave one row (a flat array or a 1-D tensor).
+ */
 function promptRows(inputIds, vocab) {
   let rows;
   let single = false;
@@ -59,10 +62,8 @@ function promptRows(inputIds, vocab) {
   } else {
     throw new TypeError('inputIds must be a number[], a number[][] or an int tensor');
   }
-  const T = rows[0].length;
-  if (T === 0) throw new RangeError('inputIds must hold at least one token');
   for (const r of rows) {
-    if (!Array.isArray(r) || r.length !== T) throw new RangeError('every row of inputIds must have the same length');
+    if (!Array.isArray(r) || r.length === 0) throw new RangeError('every row of inputIds must hold at least one token');
     for (const id of r) {
       if (!Number.isInteger(id) || id < 0 || id >= vocab) throw new RangeError(`token id ${id} is out of range [0, ${vocab})`);
     }
@@ -118,7 +119,10 @@ async function* stream(model, inputIds, options = {}) {
   const o = checkOptions(options, vocabSize);
   const { rows, single } = promptRows(inputIds, vocabSize);
   const B = rows.length;
-  const T = rows[0].length;
+  const T = Math.max(...rows.map((r) => r.length));
+  // left padding, masked out: mask[b] holds 0 for the padding, 1 for every token (prompt and new)
+  const padded = rows.some((r) => r.length !== T);
+  const mask = rows.map((r) => [...Array(T - r.length).fill(0), ...Array(r.length).fill(1)]);
   if (T + o.maxNewTokens > nPositions) {
     throw new RangeError(`prompt (${T}) + maxNewTokens (${o.maxNewTokens}) exceeds the model's nPositions=${nPositions}`);
   }
@@ -130,18 +134,20 @@ async function* stream(model, inputIds, options = {}) {
   const cache = kd.inferenceMode(() => model.makeCache(B, T + o.maxNewTokens));
   const done = new Array(B).fill(false);
   try {
-    let input = rows.flat();
+    let input = rows.flatMap((r) => [...Array(T - r.length).fill(0), ...r]);
     for (let step = 0; step < o.maxNewTokens; step++) {
       const len = step === 0 ? T : 1;
       const next = kd.inferenceMode(() => kd.tidy(() => {
         const ids = kd.tensor(BigInt64Array.from(input, BigInt), { device }).view(B, len);
-        const logits = model(ids, cache, { lastOnly: true }).select(1, 0); // (B, vocab)
+        const attentionMask = padded ? kd.tensor(mask.map((m) => m.map(BigInt)), { dtype: 'int64', device }) : null;
+        const logits = model(ids, cache, { lastOnly: true, attentionMask }).select(1, 0); // (B, vocab)
         return pickTokens(logits, o, rand);
       }));
       for (let b = 0; b < B; b++) {
         if (done[b]) next[b] = o.eosTokenId;
         else if (next[b] === o.eosTokenId) done[b] = true;
       }
+      for (const m of mask) m.push(1);
       yield single ? next[0] : next;
       if (done.every(Boolean)) return;
       input = next;

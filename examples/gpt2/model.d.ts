@@ -42,7 +42,8 @@ export class GPT2Attention extends kd.nn.Module {
   constructor(config: GPT2Config);
   c_attn: Conv1D;
   c_proj: Conv1D;
-  forward(x: Tensor, cache?: KVCache | null, layer?: number): Tensor;
+  /** bias: an additive (B, 1, T, past + T) mask replacing the causal one. */
+  forward(x: Tensor, cache?: KVCache | null, layer?: number, bias?: Tensor | null): Tensor;
 }
 
 export class GPT2MLP extends kd.nn.Module {
@@ -58,10 +59,13 @@ export class GPT2Block extends kd.nn.Module {
   attn: GPT2Attention;
   ln_2: kd.nn.LayerNorm;
   mlp: GPT2MLP;
-  forward(x: Tensor, cache?: KVCache | null, layer?: number): Tensor;
+  forward(x: Tensor, cache?: KVCache | null, layer?: number, bias?: Tensor | null): Tensor;
 }
 
-/** The transformer: inputIds int64 (B, T) -> hidden states (B, T, nEmbd). */
+/**
+ * The transformer: inputIds int64 (B, T) -> hidden states (B, T, nEmbd). attentionMask (B, past + T):
+ * 1 for tokens, 0 for (left) padding.
+ */
 export class GPT2Model extends kd.nn.Module {
   constructor(config: GPT2Config);
   config: GPT2Config;
@@ -69,7 +73,14 @@ export class GPT2Model extends kd.nn.Module {
   wpe: kd.nn.Embedding;
   h: kd.nn.ModuleList & GPT2Block[];
   ln_f: kd.nn.LayerNorm;
-  forward(inputIds: Tensor, cache?: KVCache | null): Tensor;
+  forward(inputIds: Tensor, cache?: KVCache | null, options?: { attentionMask?: Tensor | null }): Tensor;
+}
+
+export interface GPT2ForwardOptions {
+  /** Logits of the last position only (B, 1, vocabSize). */
+  lastOnly?: boolean;
+  /** (B, past + T): 1 for tokens, 0 for (left) padding. */
+  attentionMask?: Tensor | null;
 }
 
 /** GPT-2 with its output head tied to transformer.wte: inputIds (B, T) -> logits (B, T, vocabSize). */
@@ -77,10 +88,10 @@ export class GPT2LMHeadModel extends kd.nn.Module {
   constructor(config?: Partial<GPT2Config>);
   config: GPT2Config;
   transformer: GPT2Model;
-  forward(inputIds: Tensor, cache?: KVCache | null, options?: { lastOnly?: boolean }): Tensor;
+  forward(inputIds: Tensor, cache?: KVCache | null, options?: GPT2ForwardOptions): Tensor;
   /** A cache on the model's device and dtype (maxLength defaults to nPositions). */
   makeCache(batch: number, maxLength?: number): KVCache;
-  /** The prompt followed by the generated tokens (number[][] for several prompt rows). */
+  /** The prompt followed by the generated tokens (number[][] for several prompt rows, which may differ in length). */
   generate(inputIds: number[] | Tensor, options?: GenerateOptions): Promise<number[]>;
   generate(inputIds: number[][], options?: GenerateOptions): Promise<number[][]>;
   /** The generated tokens one step at a time (number[] per step for several prompt rows). */
@@ -91,4 +102,4 @@ export class GPT2LMHeadModel extends kd.nn.Module {
   /** Builds the model and loads a Hugging Face GPT-2 safetensors file. */
   static fromSafetensors(path: string, config?: Partial<GPT2Config>, options?: { device?: DeviceLike }): GPT2LMHeadModel;
 }
-export interface GPT2LMHeadModel { (inputIds: Tensor, cache?: KVCache | null, options?: { lastOnly?: boolean }): Tensor }
+export interface GPT2LMHeadModel { (inputIds: Tensor, cache?: KVCache | null, options?: GPT2ForwardOptions): Tensor }

@@ -92,7 +92,8 @@ class GPT2Attention extends nn.Module {
     this.c_proj = new Conv1D(config.nEmbd, config.nEmbd);
   }
 
-  forward(x, cache = null, layer = 0) {
+  /** x (B, T, C); bias: an additive (B, 1, T, past + T) mask that replaces the causal one, or null. */
+  forward(x, cache = null, layer = 0, bias = null) {
     const [B, T, C] = x.shape;
     const H = this.nHead;
     const qkv = this.c_attn(x).view(B, T, 3, H, C / H).permute(2, 0, 3, 1, 4); // (3, B, H, T, hd)
@@ -100,7 +101,9 @@ class GPT2Attention extends nn.Module {
     const past = cache ? cache.length : 0;
     const [k, v] = cache ? cache.update(layer, qkv.narrow(0, 1, 2)) : [qkv.select(0, 1), qkv.select(0, 2)];
     let y;
-    if (T === 1) {
+    if (bias) {
+      y = F.scaledDotProductAttention(q, k, v, bias);
+    } else if (T === 1) {
       y = F.scaledDotProductAttention(q, k, v); // one new position sees every cached one
     } else if (past === 0) {
       y = F.scaledDotProductAttention(q, k, v, null, 0, true);
@@ -134,13 +137,19 @@ class GPT2Block extends nn.Module {
     this.mlp = new GPT2MLP(config);
   }
 
-  forward(x, cache = null, layer = 0) {
-    x = x.add(this.attn(this.ln_1(x), cache, layer));
+  forward(x, cache = null, layer = 0, bias = null) {
+    x = x.add(this.attn(this.ln_1(x), cache, layer, bias));
     return x.add(this.mlp(this.ln_2(x)));
   }
 }
 
-/** The transformer (GPT2Model): forward(inputIds int64 (B, T), cache?) -> hidden states (B, T, nEmbd). */
+/**
+ * The transformer (GPT2Model): forward(inputIds int64 (B, T), cache?, { attentionMask }) -> hidden
+ * states (B, T, nEmbd). attentionMask (B, past + T), 1 for tokens and 0 for padding (left padding
+ * for prompts of different lengths), as Hugging Face's: positions count only the tokens
+ * (cumsum(mask) - 1), and padded keys get the float32 minimum added to their scores, so no row of
+ * the softmax is empty.
+ */
 class GPT2Model extends nn.Module {
   constructor(config) {
     super();
@@ -153,7 +162,7 @@ class GPT2Model extends nn.Module {
     nn.init.normal_(this.wpe.weight, 0, 0.01);
   }
 
-  forward(inputIds, cache = null) {
+  forward(inputIds, cache = null, { attentionMask = null } = {}) {
     if (inputIds.ndim !== 2) throw new RangeError(`GPT2Model: inputIds must be (batch, length), got shape [${inputIds.shape}]`);
     const [B, T] = inputIds.shape;
     const past = cache ? cache.length : 0;
@@ -164,9 +173,24 @@ class GPT2Model extends nn.Module {
       if (cache.batch !== B) throw new RangeError(`GPT2Model: the cache holds batch ${cache.batch}, inputIds has batch ${B}`);
       if (past + T > cache.maxLength) throw new RangeError(`GPT2Model: ${past + T} positions exceed the cache's maxLength=${cache.maxLength}`);
     }
-    const pos = kd.arange(past, past + T, { device: inputIds.device });
+    const device = inputIds.device;
+    let pos;
+    let bias = null;
+    if (attentionMask !== null) {
+      const ms = attentionMask instanceof kd.Tensor ? attentionMask.shape : null;
+      if (!ms || ms.length !== 2 || ms[0] !== B || ms[1] !== past + T) {
+        throw new RangeError(`GPT2Model: attentionMask must be a (batch, past + length) = [${B}, ${past + T}] tensor`);
+      }
+      const keep = attentionMask.ne(0); // (B, S)
+      pos = keep.cumsum(-1).sub(1).clamp(0).narrow(1, past, T); // (B, T)
+      const causal = kd.arange(past + T, { device }).le(kd.arange(past, past + T, { device }).unsqueeze(-1)); // (T, S)
+      const allowed = causal.logicalAnd(keep.view(B, 1, 1, past + T)); // (B, 1, T, S)
+      bias = kd.where(allowed, 0, -3.4028234663852886e38).to(this.wte.weight.dtype);
+    } else {
+      pos = kd.arange(past, past + T, { device });
+    }
     let x = this.wte(inputIds).add(this.wpe(pos));
-    for (let i = 0; i < this.h.length; i++) x = this.h[i](x, cache, i);
+    for (let i = 0; i < this.h.length; i++) x = this.h[i](x, cache, i, bias);
     if (cache) cache.length += T;
     return this.ln_f(x);
   }
@@ -187,9 +211,12 @@ class GPT2LMHeadModel extends nn.Module {
     this.transformer = new GPT2Model(this.config);
   }
 
-  /** Logits of every position, or only of the last one with { lastOnly: true } (B, 1, vocabSize). */
-  forward(inputIds, cache = null, { lastOnly = false } = {}) {
-    let h = this.transformer(inputIds, cache);
+  /**
+   * Logits of every position, or only of the last one with { lastOnly: true } (B, 1, vocabSize);
+   * attentionMask as GPT2Model's.
+   */
+  forward(inputIds, cache = null, { lastOnly = false, attentionMask = null } = {}) {
+    let h = this.transformer(inputIds, cache, { attentionMask });
     if (lastOnly && h.shape[1] > 1) h = h.narrow(1, h.shape[1] - 1, 1);
     return F.linear(h, this.transformer.wte.weight);
   }
