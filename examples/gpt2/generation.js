@@ -91,28 +91,34 @@ function drawTopP(probs, topP, rand) {
   return keep - 1;
 }
 
-/** The next token of every row from logits (B, vocab): argmax, or a draw after the warpers. */
-function pickTokens(logits, o, rand) {
-  if (!o.doSample) return Array.from(logits.argmax(-1).cpu().dataSync(), Number);
-  let scaled = o.temperature === 1 ? logits : logits.div(o.temperature);
+/**
+ * What the next tokens are chosen from, as device tensors: the argmax of logits (B, vocab), or
+ * for sampling the candidates in descending order (the top k, or all of them sorted) with their
+ * probabilities after the temperature.
+ */
+function candidates(logits, o) {
+  if (!o.doSample) return [logits.argmax(-1)];
+  const scaled = o.temperature === 1 ? logits : logits.div(o.temperature);
   const vocab = scaled.shape[1];
-  // the candidates in descending order: the top k, or all of them sorted
   const k = o.topK > 0 && o.topK < vocab ? o.topK : vocab;
   const [values, indices] = k < vocab ? scaled.topk(k, -1) : scaled.sort(-1, true);
-  const probs = F.softmax(values.float(), -1).cpu().dataSync();
-  const idx = indices.cpu().dataSync();
+  return [indices, F.softmax(values.float(), -1)];
+}
+
+/** The next token of every row from candidates()' host values: the argmax, or a top-p draw. */
+function pickTokens([idx, probs], B, o, rand) {
+  if (!o.doSample) return Array.from(idx, Number);
+  const k = idx.length / B;
   const out = [];
-  for (let b = 0; b < logits.shape[0]; b++) {
-    const j = drawTopP(probs.subarray(b * k, (b + 1) * k), o.topP, rand);
-    out.push(Number(idx[b * k + j]));
-  }
+  for (let b = 0; b < B; b++) out.push(Number(idx[b * k + drawTopP(probs.subarray(b * k, (b + 1) * k), o.topP, rand)]));
   return out;
 }
 
 /**
  * The new tokens after inputIds, one step at a time: a number per step for one prompt row, a
  * number[] (one per row) for several. Stops after maxNewTokens, or when every row has produced
- * eosTokenId (rows that finished earlier repeat it). Runs in inference mode, each step in kd.tidy.
+ * eosTokenId (rows that finished earlier repeat it). Runs in inference mode, each step in kd.tidy;
+ * the step's result is read with dataAsync(), so the event loop is free while the device works.
  */
 async function* stream(model, inputIds, options = {}) {
   const { vocabSize, nPositions } = model.config;
@@ -137,12 +143,18 @@ async function* stream(model, inputIds, options = {}) {
     let input = rows.flatMap((r) => [...Array(T - r.length).fill(0), ...r]);
     for (let step = 0; step < o.maxNewTokens; step++) {
       const len = step === 0 ? T : 1;
-      const next = kd.inferenceMode(() => kd.tidy(() => {
+      const picked = kd.inferenceMode(() => kd.tidy(() => {
         const ids = kd.tensor(BigInt64Array.from(input, BigInt), { device }).view(B, len);
         const attentionMask = padded ? kd.tensor(mask.map((m) => m.map(BigInt)), { dtype: 'int64', device }) : null;
-        const logits = model(ids, cache, { lastOnly: true, attentionMask }).select(1, 0); // (B, vocab)
-        return pickTokens(logits, o, rand);
+        return candidates(model(ids, cache, { lastOnly: true, attentionMask }).select(1, 0), o); // from (B, vocab)
       }));
+      let host;
+      try {
+        host = await Promise.all(picked.map((t) => t.dataAsync())); // the event loop runs while the device works
+      } finally {
+        kd.dispose(picked);
+      }
+      const next = pickTokens(host, B, o, rand);
       for (let b = 0; b < B; b++) {
         if (done[b]) next[b] = o.eosTokenId;
         else if (next[b] === o.eosTokenId) done[b] = true;
@@ -151,7 +163,7 @@ async function* stream(model, inputIds, options = {}) {
       yield single ? next[0] : next;
       if (done.every(Boolean)) return;
       input = next;
-      await new Promise(setImmediate); // let the event loop run between tokens
+      await new Promise(setImmediate); // and between tokens (a CPU read resolves at once)
     }
   } finally {
     cache.dispose();
