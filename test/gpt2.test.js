@@ -76,6 +76,31 @@ describe('examples/gpt2', function () {
         }
       });
 
+      it('runs in float64 and bfloat16: the cache takes the model dtype', async function () {
+        const m64 = GPT2LMHeadModel.fromSafetensors(path.join(DIR, 'tiny.safetensors'), expected.config, { device }).to({ dtype: 'float64' });
+        const seq = [...expected.inputIds[0], ...expected.greedy.slice(0, 6)];
+        const run = (m, rows, cache = null) => kd.inferenceMode(() => kd.tidy(() => m(ids64(rows).to(device), cache).cpu().dataSync()));
+        const full = run(m64, [seq]);
+        assert.ok(full instanceof Float64Array);
+        const cache = kd.inferenceMode(() => m64.makeCache(1, seq.length));
+        try {
+          assert.equal(cache.kv[0].dtype, 'float64');
+          const V = expected.config.vocabSize;
+          const parts = [run(m64, [seq.slice(0, 8)], cache), ...seq.slice(8).map((t) => run(m64, [[t]], cache))];
+          parts.forEach((p, i) => {
+            const at = i === 0 ? 0 : 7 + i;
+            assert.ok(maxDiff(p, full.subarray(at * V, at * V + p.length)) < 1e-10, `step ${i}`);
+          });
+        } finally {
+          cache.dispose();
+        }
+        assert.ok(maxDiff(run(m64, expected.inputIds), expected.logits) < 1e-4);
+        assert.deepEqual((await m64.generate(expected.inputIds[0], { maxNewTokens: 64 })).slice(8), expected.greedy);
+        const m16 = m64.to({ dtype: 'bfloat16' });
+        const out = await m16.generate(expected.inputIds[0], { maxNewTokens: 4, doSample: true, seed: 1 });
+        assert.equal(out.length, 12);
+      });
+
       it('decodes a batch of prompts as each prompt alone', async function () {
         const rows = expected.inputIds;
         const both = await model.generate(rows, { maxNewTokens: 10 });
