@@ -171,6 +171,15 @@ describe('examples/gpt2', function () {
       assert.deepEqual(a, b);
     });
 
+    it('--weights loads a Hugging Face checkpoint and decodes as PyTorch', async function () {
+      const c = expected.config;
+      const { stdout } = await execFileP(process.execPath, [path.join(ROOT, 'examples', 'gpt2', 'generate.js'),
+        '--weights', path.join(DIR, 'tiny.safetensors'), '--vocab', String(c.vocabSize), '--positions', String(c.nPositions),
+        '--width', String(c.nEmbd), '--layers', String(c.nLayer), '--heads', String(c.nHead),
+        '--prompt', expected.inputIds[0].join(','), '--tokens', '10']);
+      assert.equal(stdout.split('\n')[1], expected.greedy.slice(0, 10).join(' '));
+    });
+
     it('fails with one line and exit status 1 on bad options', async function () {
       await assert.rejects(execFileP(process.execPath, [path.join(ROOT, 'examples', 'gpt2', 'generate.js'), '--tokens', '500']),
         (e) => e.code === 1 && /exceeds the model's nPositions=128/.test(e.stderr));
