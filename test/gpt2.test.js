@@ -13,7 +13,7 @@ const path = require('node:path');
 const { promisify } = require('node:util');
 const { execFile } = require('node:child_process');
 const kd = require('..');
-const { GPT2LMHeadModel, KVCache } = require('../examples/gpt2/model');
+const { GPT2LMHeadModel, KVCache, configFromHuggingFace } = require('../examples/gpt2/model');
 const { drawTopP } = require('../examples/gpt2/generation');
 
 const execFileP = promisify(execFile);
@@ -178,6 +178,27 @@ describe('examples/gpt2', function () {
         '--width', String(c.nEmbd), '--layers', String(c.nLayer), '--heads', String(c.nHead),
         '--prompt', expected.inputIds[0].join(','), '--tokens', '10']);
       assert.equal(stdout.split('\n')[1], expected.greedy.slice(0, 10).join(' '));
+    });
+
+    it('--model loads a Hugging Face folder (config.json, model.safetensors)', async function () {
+      const fs = require('node:fs');
+      const os = require('node:os');
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-gpt2-'));
+      try {
+        const c = expected.config;
+        fs.copyFileSync(path.join(DIR, 'tiny.safetensors'), path.join(dir, 'model.safetensors'));
+        const hf = { model_type: 'gpt2', activation_function: 'gelu_new', vocab_size: c.vocabSize, n_positions: c.nPositions,
+          n_embd: c.nEmbd, n_layer: c.nLayer, n_head: c.nHead, n_inner: null, layer_norm_epsilon: 1e-5 };
+        fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(hf));
+        const { stdout } = await execFileP(process.execPath, [path.join(ROOT, 'examples', 'gpt2', 'generate.js'),
+          '--model', dir, '--prompt', expected.inputIds[0].join(','), '--tokens', '6']);
+        assert.equal(stdout.split('\n')[1], expected.greedy.slice(0, 6).join(' '));
+        fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ ...hf, activation_function: 'relu' }));
+        assert.throws(() => GPT2LMHeadModel.fromPretrained(dir), /unsupported activation_function="relu"/);
+        assert.equal(configFromHuggingFace({ ...hf, n_inner: 4 * c.nEmbd }).nEmbd, c.nEmbd);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it('fails with one line and exit status 1 on bad options', async function () {

@@ -1,11 +1,13 @@
 #!/usr/bin/env node
-// generate.js - streams tokens from a GPT-2 (examples/gpt2/model.js). With --weights it loads a
-// Hugging Face GPT-2 safetensors file (GPT-2 small's config unless --layers/--width/... say
-// otherwise); without, it builds a small random model, so it runs anywhere in a second.
+// generate.js - streams tokens from a GPT-2 (examples/gpt2/model.js). With --model it loads a
+// Hugging Face GPT-2 folder (config.json, model.safetensors); with --weights a safetensors file
+// (GPT-2 small's config unless --layers/--width/... say otherwise); without either, it builds a
+// small random model, so it runs anywhere in a second.
 //
 //   node examples/gpt2/generate.js                         # small random model, greedy
 //   node examples/gpt2/generate.js --sample --top-k 20 --seed 1
 //   node examples/gpt2/generate.js --weights model.safetensors --prompt 464,3290 --tokens 40
+//   node examples/gpt2/generate.js --model path/to/gpt2     # config.json + model.safetensors
 //   node examples/gpt2/generate.js --device cuda
 //
 // Prints the new token ids as they come, then the tokens per second. Token ids, not text: the
@@ -17,6 +19,7 @@ const kd = require('../..');
 const { GPT2LMHeadModel } = require('./model');
 
 const USAGE = `usage: node examples/gpt2/generate.js [options]
+  --model DIR        a Hugging Face GPT-2 folder (config.json, model.safetensors)
   --weights FILE     a Hugging Face GPT-2 safetensors file (default: a small random model)
   --prompt IDS       comma-separated token ids (default: 1,2,3,4)
   --tokens N         new tokens to generate (default: 32)
@@ -33,7 +36,7 @@ function parse(argv) {
   const { values } = parseArgs({
     args: argv,
     options: {
-      weights: { type: 'string' }, prompt: { type: 'string', default: '1,2,3,4' }, tokens: { type: 'string', default: '32' },
+      model: { type: 'string' }, weights: { type: 'string' }, prompt: { type: 'string', default: '1,2,3,4' }, tokens: { type: 'string', default: '32' },
       sample: { type: 'boolean', default: false }, temperature: { type: 'string', default: '1' },
       'top-k': { type: 'string', default: '0' }, 'top-p': { type: 'string', default: '1' }, seed: { type: 'string', default: '0' },
       eos: { type: 'string' }, layers: { type: 'string' }, width: { type: 'string' }, heads: { type: 'string' },
@@ -54,7 +57,9 @@ async function main(argv = process.argv.slice(2), out = process.stdout) {
     if (a[opt] !== undefined) config[k] = int(a[opt]);
   }
   let model;
-  if (a.weights) {
+  if (a.model) {
+    model = GPT2LMHeadModel.fromPretrained(a.model, { device: a.device });
+  } else if (a.weights) {
     model = GPT2LMHeadModel.fromSafetensors(a.weights, config, { device: a.device });
   } else {
     kd.manualSeed(Number(a.seed));

@@ -17,6 +17,9 @@ export interface GPT2Config {
 /** The config with GPT-2 small's defaults (50257, 1024, 768, 12, 12, 1e-5) for what is not given. */
 export function gpt2Config(options?: Partial<GPT2Config>): GPT2Config;
 
+/** The config of a Hugging Face GPT-2 config.json object (throws for variants this model does not implement). */
+export function configFromHuggingFace(json: Record<string, unknown>): GPT2Config;
+
 /** Hugging Face's Conv1D: y = x @ weight + bias, weight [in, out]. */
 export class Conv1D extends kd.nn.Module {
   constructor(nx: number, nf: number);
@@ -99,6 +102,8 @@ export class GPT2LMHeadModel extends kd.nn.Module {
   stream(inputIds: number[][], options?: GenerateOptions): AsyncGenerator<number[], void, undefined>;
   /** Loads a Hugging Face GPT-2 state dict (with or without the `transformer.` prefix). */
   loadHuggingFace(stateDict: Record<string, Tensor>): this;
+  /** A model from a Hugging Face GPT-2 folder (config.json and model.safetensors). */
+  static fromPretrained(dir: string, options?: { device?: DeviceLike }): GPT2LMHeadModel;
   /** Builds the model and loads a Hugging Face GPT-2 safetensors file. */
   static fromSafetensors(path: string, config?: Partial<GPT2Config>, options?: { device?: DeviceLike }): GPT2LMHeadModel;
 }

@@ -8,6 +8,8 @@
 // approximation of GELU ("gelu_new"), LayerNorms use eps 1e-5, attention scales by 1/sqrt(headDim).
 'use strict';
 
+const fs = require('node:fs');
+const path = require('node:path');
 const kd = require('../..');
 const { fromHuggingFace } = require('../hf_checkpoint');
 const generation = require('./generation');
@@ -26,6 +28,26 @@ function gpt2Config(options = {}) {
   }
   if (c.nEmbd % c.nHead !== 0) throw new RangeError(`GPT-2 config: nEmbd (${c.nEmbd}) must be divisible by nHead (${c.nHead})`);
   return c;
+}
+
+/**
+ * The config of a Hugging Face GPT-2 config.json (its object): vocab_size, n_positions, n_embd,
+ * n_layer, n_head, layer_norm_epsilon. Throws for what this model does not implement (another
+ * activation than gelu_new, an inner size other than 4 * n_embd, unscaled or reordered attention).
+ */
+function configFromHuggingFace(json) {
+  if (json === null || typeof json !== 'object') throw new TypeError('configFromHuggingFace: expected the object of a config.json');
+  const unsupported = [
+    ['activation_function', 'gelu_new'], ['n_inner', null], ['scale_attn_weights', true],
+    ['scale_attn_by_inverse_layer_idx', false], ['reorder_and_upcast_attn', false],
+  ].filter(([k, ok]) => k in json && json[k] !== ok && !(k === 'n_inner' && json[k] === 4 * json.n_embd));
+  if (unsupported.length) {
+    throw new RangeError(`GPT-2 config: unsupported ${unsupported.map(([k]) => `${k}=${JSON.stringify(json[k])}`).join(', ')}`);
+  }
+  const names = { vocab_size: 'vocabSize', n_positions: 'nPositions', n_embd: 'nEmbd', n_layer: 'nLayer', n_head: 'nHead', layer_norm_epsilon: 'layerNormEpsilon' };
+  const c = {};
+  for (const [hf, ours] of Object.entries(names)) if (json[hf] !== undefined) c[ours] = json[hf];
+  return gpt2Config(c);
 }
 
 /** Hugging Face's Conv1D: a linear layer whose weight is stored [nx, nf] (in, out). */
@@ -248,9 +270,18 @@ class GPT2LMHeadModel extends nn.Module {
     return this;
   }
 
+  /**
+   * A model from a Hugging Face GPT-2 folder: its config.json and model.safetensors (as
+   * save_pretrained writes them and the Hub serves them).
+   */
+  static fromPretrained(dir, options = {}) {
+    const config = configFromHuggingFace(JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')));
+    return GPT2LMHeadModel.fromSafetensors(path.join(dir, 'model.safetensors'), config, options);
+  }
+
   /** A model built from the config and loaded from a Hugging Face GPT-2 safetensors file. */
   static fromSafetensors(path, config = {}, options = {}) { return fromHuggingFace(GPT2LMHeadModel, path, config, options); }
 
 }
 
-module.exports = { gpt2Config, Conv1D, KVCache, GPT2Attention, GPT2MLP, GPT2Block, GPT2Model, GPT2LMHeadModel };
+module.exports = { gpt2Config, configFromHuggingFace, Conv1D, KVCache, GPT2Attention, GPT2MLP, GPT2Block, GPT2Model, GPT2LMHeadModel };
