@@ -9,7 +9,7 @@
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const kd = require('..');
-const { BertModel } = require('../examples/bert/model');
+const { BertModel, configFromHuggingFace } = require('../examples/bert/model');
 
 const DIR = path.join(__dirname, 'fixtures', 'bert');
 const expected = require(path.join(DIR, 'expected.json'));
@@ -54,6 +54,30 @@ describe('examples/bert', function () {
       });
     });
   }
+
+  it('fromPretrained reads a Hugging Face folder (config.json, model.safetensors)', function () {
+    const fs = require('node:fs');
+    const os = require('node:os');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-bert-'));
+    try {
+      const c = expected.config;
+      fs.copyFileSync(path.join(DIR, 'tiny.safetensors'), path.join(dir, 'model.safetensors'));
+      const hf = { model_type: 'bert', hidden_act: 'gelu', position_embedding_type: 'absolute', vocab_size: c.vocabSize,
+        hidden_size: c.hiddenSize, num_hidden_layers: c.numHiddenLayers, num_attention_heads: c.numAttentionHeads,
+        intermediate_size: c.intermediateSize, max_position_embeddings: c.maxPositionEmbeddings, type_vocab_size: c.typeVocabSize,
+        layer_norm_eps: 1e-12, hidden_dropout_prob: 0.1 };
+      fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(hf));
+      const model = BertModel.fromPretrained(dir);
+      assert.deepEqual(model.config, { ...c, layerNormEps: 1e-12 });
+      const p = kd.inferenceMode(() => model(kd.tensor(expected.inputIds.map((r) => r.map(BigInt))), {
+        tokenTypeIds: kd.tensor(expected.tokenTypeIds.map((r) => r.map(BigInt))), attentionMask: kd.tensor(expected.attentionMask),
+      }).poolerOutput.dataSync());
+      assert.ok(maxDiff(p, expected.poolerOutput) < 1e-4);
+      assert.throws(() => configFromHuggingFace({ ...hf, hidden_act: 'gelu_new' }), /unsupported hidden_act="gelu_new"/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('rejects bad input and configs', function () {
     const model = new BertModel({ vocabSize: 10, hiddenSize: 8, numHiddenLayers: 1, numAttentionHeads: 2, intermediateSize: 16, maxPositionEmbeddings: 6 });

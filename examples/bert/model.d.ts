@@ -17,6 +17,9 @@ export interface BertConfig {
 /** The config with BERT-base's defaults (30522, 768, 12, 12, 3072, 512, 2, 1e-12) for what is not given. */
 export function bertConfig(options?: Partial<BertConfig>): BertConfig;
 
+/** The config of a Hugging Face BERT config.json object (throws for variants this model does not implement). */
+export function configFromHuggingFace(json: Record<string, unknown>): BertConfig;
+
 export interface BertOutput {
   /** (B, T, hiddenSize) */
   lastHiddenState: Tensor;
@@ -71,6 +74,8 @@ export class BertModel extends kd.nn.Module {
   forward(inputIds: Tensor, options?: BertForwardOptions): BertOutput;
   /** Loads a Hugging Face BERT state dict (BertModel's names or BertFor*'s under `bert.`). */
   loadHuggingFace(stateDict: Record<string, Tensor>): this;
+  /** A model from a Hugging Face BERT folder (config.json and model.safetensors). */
+  static fromPretrained(dir: string, options?: { device?: DeviceLike }): BertModel;
   /** Builds the model and loads a Hugging Face BERT safetensors file. */
   static fromSafetensors(path: string, config?: Partial<BertConfig>, options?: { device?: DeviceLike }): BertModel;
 }

@@ -8,7 +8,7 @@
 'use strict';
 
 const kd = require('../..');
-const { fromHuggingFace } = require('../hf_checkpoint');
+const { fromHuggingFace, fromPretrainedDir } = require('../hf_checkpoint');
 
 const nn = kd.nn;
 const F = kd.nn.functional;
@@ -27,6 +27,24 @@ function bertConfig(options = {}) {
     throw new RangeError(`BERT config: hiddenSize (${c.hiddenSize}) must be divisible by numAttentionHeads (${c.numAttentionHeads})`);
   }
   return c;
+}
+
+/**
+ * The config of a Hugging Face BERT config.json (its object). Throws for what this model does not
+ * implement (another hidden_act than gelu, relative position embeddings).
+ */
+function configFromHuggingFace(json) {
+  if (json === null || typeof json !== 'object') throw new TypeError('configFromHuggingFace: expected the object of a config.json');
+  const unsupported = [['hidden_act', 'gelu'], ['position_embedding_type', 'absolute']].filter(([k, ok]) => k in json && json[k] !== ok);
+  if (unsupported.length) {
+    throw new RangeError(`BERT config: unsupported ${unsupported.map(([k]) => `${k}=${JSON.stringify(json[k])}`).join(', ')}`);
+  }
+  const c = {};
+  for (const ours of Object.keys(bertConfig())) {
+    const hf = ours.replace(/[A-Z]/g, (m) => `_${m.toLowerCase()}`);
+    if (json[hf] !== undefined) c[ours] = json[hf];
+  }
+  return bertConfig(c);
 }
 
 /** Word + position + token type embeddings, then LayerNorm (BertEmbeddings). */
@@ -193,9 +211,12 @@ class BertModel extends nn.Module {
     return this;
   }
 
+  /** A model from a Hugging Face BERT folder: its config.json and model.safetensors. */
+  static fromPretrained(dir, options = {}) { return fromPretrainedDir(BertModel, configFromHuggingFace, dir, options); }
+
   /** A model built from the config and loaded from a Hugging Face BERT safetensors file. */
   static fromSafetensors(path, config = {}, options = {}) { return fromHuggingFace(BertModel, path, config, options); }
 
 }
 
-module.exports = { bertConfig, BertModel, BertEmbeddings, BertSelfAttention, BertLayer, BertEncoder, BertPooler };
+module.exports = { bertConfig, configFromHuggingFace, BertModel, BertEmbeddings, BertSelfAttention, BertLayer, BertEncoder, BertPooler };

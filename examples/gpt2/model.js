@@ -8,10 +8,8 @@
 // approximation of GELU ("gelu_new"), LayerNorms use eps 1e-5, attention scales by 1/sqrt(headDim).
 'use strict';
 
-const fs = require('node:fs');
-const path = require('node:path');
 const kd = require('../..');
-const { fromHuggingFace } = require('../hf_checkpoint');
+const { fromHuggingFace, fromPretrainedDir } = require('../hf_checkpoint');
 const generation = require('./generation');
 
 const nn = kd.nn;
@@ -274,10 +272,7 @@ class GPT2LMHeadModel extends nn.Module {
    * A model from a Hugging Face GPT-2 folder: its config.json and model.safetensors (as
    * save_pretrained writes them and the Hub serves them).
    */
-  static fromPretrained(dir, options = {}) {
-    const config = configFromHuggingFace(JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')));
-    return GPT2LMHeadModel.fromSafetensors(path.join(dir, 'model.safetensors'), config, options);
-  }
+  static fromPretrained(dir, options = {}) { return fromPretrainedDir(GPT2LMHeadModel, configFromHuggingFace, dir, options); }
 
   /** A model built from the config and loaded from a Hugging Face GPT-2 safetensors file. */
   static fromSafetensors(path, config = {}, options = {}) { return fromHuggingFace(GPT2LMHeadModel, path, config, options); }
