@@ -1,7 +1,8 @@
 // model.js - a GPT-2 decoder (Hugging Face's architecture and parameter names) with a preallocated
 // key/value cache, for inference: GPT2Model (embeddings, blocks, final LayerNorm) and
 // GPT2LMHeadModel (the same plus the output head tied to the token embedding). A Hugging Face GPT-2
-// safetensors checkpoint loads by name with loadHuggingFace(); see ./generate.js for decoding.
+// checkpoint loads by name (fromPretrained(dir), fromSafetensors(path), loadHuggingFace(dict));
+// generate() and stream() decode (./generation.js), ./generate.js is the command line.
 //
 // The layout follows transformers' modeling_gpt2.py: Conv1D projections store their weight as
 // [in, out] (y = x @ W + b, computed with addmm as Conv1D.forward does), the MLP uses the tanh
