@@ -399,4 +399,27 @@ module.exports = [
     headline: [64],
     peers: { torch: true },
   },
+  // GPT-2 small decoding (examples/gpt2; bench/peers/torch_peer.py runs the same model written in
+  // torch, tools/fixtures/gpt2_torch.py): random weights, batch 1, a 32-token prompt, then n greedy
+  // tokens through the preallocated KV cache, each read back to the host as generation does.
+  {
+    name: 'gpt2.decode',
+    title: 'GPT-2 small (12 layers, 768 wide, 12 heads) float32, batch 1: prompt 32, then n greedy tokens with a KV cache',
+    sizes: [32],
+    label: (n) => `32+${n} tokens`,
+    requires: (kd) => needs('kd.nn.functional.scaledDotProductAttention', typeof fnOf(kd, 'nn.functional.scaledDotProductAttention') === 'function'),
+    setup: (kd, n, dev) => {
+      const { GPT2LMHeadModel } = require('../examples/gpt2/model');
+      kd.manualSeed(0);
+      const model = kd.tidy(() => new GPT2LMHeadModel({ nLayer: 12, nEmbd: 768, nHead: 12 }).eval());
+      if (dev !== 'cpu') model.to(dev);
+      return { kd, model, n, prompt: Array.from({ length: 32 }, (_, i) => (i * 131) % 50257) };
+    },
+    run: (s) => s.model.generate(s.prompt, { maxNewTokens: s.n }),
+    async: true,
+    teardown: (s) => { s.kd.dispose(s.model.parameters()); },
+    rate: { unit: 'tokens/s', of: (n, sec) => n / sec },
+    headline: [32],
+    peers: { torch: true },
+  },
 ];

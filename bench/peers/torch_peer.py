@@ -271,6 +271,29 @@ CASES.update({
 })
 
 
+def case_gpt2_decode(size):
+    """gpt2.decode: GPT-2 small (tools/fixtures/gpt2_torch.py), random weights, batch 1: a 32-token
+    prompt, then `size` greedy tokens through the preallocated KV cache, each read to Python."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "fixtures"))
+    from gpt2_torch import GPT2LMHeadModel, KVCache
+    torch.manual_seed(0)
+    cfg = {"vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12, "n_head": 12}
+    model = GPT2LMHeadModel(cfg).eval().to(DEV)
+    prompt = torch.tensor([[(i * 131) % 50257 for i in range(32)]]).to(DEV)
+
+    def run():
+        cache = KVCache(cfg, 1, 32 + size, DEV)
+        x = prompt
+        for _ in range(size):
+            t = model(x, cache, last_only=True)[:, -1].argmax(-1)
+            int(t[0])
+            x = t.view(1, 1)
+    return run
+
+
+CASES["gpt2.decode"] = case_gpt2_decode
+
+
 def prepare(fn, min_sample_s, warmup_s, sync):
     """Warm-up, and calibration of the batch so that one sample lasts >= min_sample_s."""
     clock = time.perf_counter
