@@ -201,6 +201,28 @@ def case_kernel(fn):
     return make
 
 
+def case_vision(arch):
+    """bench/cases.js's vision.* cases: torchvision's model, eval mode, one forward of `size`
+    random 3x224x224 images under inference_mode."""
+    def make(size):
+        import torchvision
+        torch.manual_seed(0)
+        model = getattr(torchvision.models, arch)().eval().to(DEV)
+        x = randn(size, 3, 224, 224)
+
+        def forward():
+            with torch.inference_mode():
+                return model(x)
+        return forward
+    return make
+
+
+CASES.update({
+    "vision.resnet18": case_vision("resnet18"),
+    "vision.mobilenet_v2": case_vision("mobilenet_v2"),
+})
+
+
 CASES.update({
     "kernel.indexSelect.dim0": case_kernel(lambda x, y, i1, i2, f, a, b: torch.index_select(x, 0, i1)),
     "kernel.indexSelect.dim1": case_kernel(lambda x, y, i1, i2, f, a, b: torch.index_select(x, 1, i1)),
