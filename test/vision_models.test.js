@@ -4,7 +4,8 @@
 // by tools/fixtures/vision.py with random weights and BatchNorm statistics that matter) by name
 // and give torchvision's logits in eval mode, on the CPU and, where kd.cuda.isAvailable() (the
 // emulated GPU too), on CUDA; a forward leaves no tensor behind; the ImageNet transform matches
-// torchvision's ImageClassification on a uint8 image. The full-size models: tools/vision_full.js.
+// torchvision's ImageClassification on a uint8 image; fuseConvBn (BatchNorm folded into the
+// convolutions) keeps the logits. The full-size models: tools/vision_full.js.
 'use strict';
 
 const path = require('node:path');
@@ -65,6 +66,17 @@ describe('vision models (torchvision 0.14 state dicts)', function () {
         assert.ok(relErr(y, io.logits) > 10 * TOL, `scaling ${key} changed nothing`);
       });
 
+      it('fuseConvBn folds every BatchNorm2d into its convolution and keeps the logits', function () {
+        const { model, io } = loaded(name);
+        const convs = [...model.modules()].filter((m) => m instanceof kd.nn.Conv2d).length;
+        assert.strictEqual(vision.fuseConvBn(model), model);
+        assert.equal([...model.modules()].filter((m) => m instanceof kd.nn.BatchNorm2d).length, 0);
+        assert.equal([...model.modules()].filter((m) => m instanceof kd.nn.Conv2d && m.bias).length, convs);
+        const y = kd.inferenceMode(() => model(io.input));
+        const err = relErr(y, io.logits);
+        assert.ok(err <= TOL, `${name} fused: max relative error ${err} > ${TOL}`);
+      });
+
       it('gives the same logits on CUDA (first sample)', function () {
         if (!kd.cuda.isAvailable()) this.skip();
         const { model, io } = loaded(name, 'cuda');
@@ -81,6 +93,10 @@ describe('vision models (torchvision 0.14 state dicts)', function () {
     const model = vision.getModel('resnet50', manifest.models.resnet50.options);
     const sd = kd.loadSync(path.join(DIR, 'resnet18.safetensors'));
     assert.throws(() => model.loadStateDict(sd), (e) => e.code === 'KD_INVALID_ARGUMENT' && /Missing key\(s\) in state_dict: .*"layer1.0.conv3.weight"/.test(e.message));
+  });
+
+  it('fuseConvBn refuses a model in training mode', function () {
+    assert.throws(() => vision.fuseConvBn(vision.getModel('resnet18', { width: 4 })), /call model.eval\(\) first/);
   });
 
   it('getModel refuses an unknown name', function () {

@@ -4,6 +4,7 @@
 //   const vision = require('./examples/vision/models')(kd);
 //   const model = vision.resnet18().eval();
 //   model.loadStateDict(kd.loadSync('resnet18.safetensors'));
+//   vision.fuseConvBn(model);                      // optional, for inference: BatchNorm folded into convs
 //   const x = vision.transforms.imageClassification(rgbUint8).unsqueeze(0);
 //   const logits = kd.inferenceMode(() => model(x));
 // Builders take torchvision's constructor options, camelCased (numClasses, widthMult, ...).
@@ -18,6 +19,7 @@ module.exports = function vision(kd) {
   const mobilenetV3 = require('./mobilenet_v3')(kd, layers);
   const efficientnet = require('./efficientnet')(kd, layers);
   const transforms = require('./transforms')(kd);
+  const { fuseConvBn } = require('./fuse')(kd);
   const builders = {
     resnet18: resnet.resnet18,
     resnet34: resnet.resnet34,
@@ -45,6 +47,7 @@ module.exports = function vision(kd) {
     ...efficientnet,
     layers,
     transforms,
+    fuseConvBn,
     getModel,
     modelNames: Object.keys(builders),
   };
