@@ -7,7 +7,8 @@
 // Weights: `python3 examples/vision/export_torchvision.py resnet18 DIR` writes
 // DIR/resnet18.safetensors and DIR/resnet18.labels.txt from torchvision's pretrained weights.
 // Images: binary PPM (P6, 8-bit RGB: `convert photo.jpg photo.ppm`), read as a uint8 [3, H, W]
-// tensor; without --image a synthetic gradient stands in. --options '{"numClasses": 10}' passes
+// tensor; without --image a synthetic gradient stands in. BatchNorm is folded into the
+// convolutions (fuseConvBn) after loading. --options '{"numClasses": 10}' passes
 // constructor options; --device cuda runs on the GPU. Exit status 1 with one line on bad input.
 'use strict';
 
@@ -74,6 +75,7 @@ function main() {
   } else {
     console.log('(no --weights: random weights, the classes below mean nothing)');
   }
+  vision.fuseConvBn(model); // inference only: BatchNorm folded into the convolutions
   if (o.device !== 'cpu') model.to(o.device);
   const labels = o.labels ? fs.readFileSync(o.labels, 'utf8').split('\n').filter((l) => l.length) : null;
   const image = o.image ? readPpm(o.image) : syntheticImage();
