@@ -5,7 +5,8 @@
 // torchvision for /usr/bin/python3 (or $PYTHON): tools/fixtures/vision.py --full writes random
 // weights, input and logits (about 250 MB) into a temporary directory, removed afterwards.
 // Prints one line per model and exits non-zero when a model is off by more than 1e-4 relative to
-// its largest logit. --keep DIR writes into DIR and keeps it; --cuda runs on kd.cuda too.
+// its largest logit, as is and after fuseConvBn. --keep DIR writes into DIR and keeps it; --cuda
+// runs on kd.cuda too.
 'use strict';
 
 const fs = require('node:fs');
@@ -33,8 +34,10 @@ try {
     model.loadStateDict(sd);
     for (const t of Object.values(sd)) t.dispose();
     const io = kd.loadSync(path.join(dir, `${name}.io.safetensors`));
-    for (const device of devices) {
-      if (device !== 'cpu') model.to(device);
+    const runs = devices.map((device) => [device, false]).concat([['cpu', true]]); // last: BatchNorm folded
+    for (const [device, fused] of runs) {
+      if (fused) vision.fuseConvBn(model.to('cpu'));
+      else if (device !== 'cpu') model.to(device);
       const t0 = process.hrtime.bigint();
       const err = kd.tidy(() => {
         const y = kd.inferenceMode(() => model(io.input.to(device)));
@@ -43,7 +46,7 @@ try {
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
       const ok = err <= TOL;
       if (!ok) failed++;
-      console.log(`${ok ? 'ok  ' : 'FAIL'} ${name.padEnd(20)} ${device.padEnd(4)} max relative error ${err.toExponential(2)}  (${ms.toFixed(0)} ms)`);
+      console.log(`${ok ? 'ok  ' : 'FAIL'} ${name.padEnd(20)} ${(fused ? `${device}, fuseConvBn` : device).padEnd(15)} max relative error ${err.toExponential(2)}  (${ms.toFixed(0)} ms)`);
     }
     model.to('cpu');
     for (const t of [...model.parameters(), ...model.buffers(), ...Object.values(io)]) t.dispose();
