@@ -7,34 +7,17 @@
 
 writes DIR/NAME.safetensors (every entry of model.state_dict(), names unchanged, num_batches_tracked
 included) and, for pretrained weights, DIR/NAME.labels.txt (weights.meta["categories"]). Needs
-torch and torchvision only: the safetensors layout (8-byte header length, JSON header, raw
-little-endian data) is written by hand.
+torch and torchvision only: the safetensors file is written by tools/safetensors_check.py's
+write_file (the layout by hand, as Python's safetensors package writes it).
 """
-import json
 import os
-import struct
 import sys
 
-import torch
+import torch  # noqa: F401  (torchvision needs it; named here so a missing install says so first)
 import torchvision
 
-CODES = {torch.float32: 'F32', torch.float64: 'F64', torch.float16: 'F16', torch.int64: 'I64', torch.int32: 'I32'}
-
-
-def save_safetensors(tensors, path):
-    header, blobs, offset = {'__metadata__': {'format': 'pt'}}, [], 0
-    for name, t in tensors.items():
-        b = t.detach().cpu().contiguous().numpy().tobytes()
-        header[name] = {'dtype': CODES[t.dtype], 'shape': list(t.shape), 'data_offsets': [offset, offset + len(b)]}
-        blobs.append(b)
-        offset += len(b)
-    text = json.dumps(header, separators=(',', ':')).encode('utf-8')
-    text += b' ' * ((8 - len(text) % 8) % 8)
-    with open(path, 'wb') as f:
-        f.write(struct.pack('<Q', len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tools'))
+from safetensors_check import write_file  # noqa: E402  (the safetensors layout, written by hand)
 
 
 def main():
@@ -46,7 +29,7 @@ def main():
     weights = None if random else torchvision.models.get_model_weights(name).DEFAULT
     model = torchvision.models.get_model(name, weights=weights).eval()
     os.makedirs(out, exist_ok=True)
-    save_safetensors(model.state_dict(), os.path.join(out, name + '.safetensors'))
+    write_file(os.path.join(out, name + '.safetensors'), dict(model.state_dict()), {'format': 'pt'})
     if weights is not None:
         with open(os.path.join(out, name + '.labels.txt'), 'w') as f:
             f.write('\n'.join(weights.meta['categories']) + '\n')
