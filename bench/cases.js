@@ -236,17 +236,20 @@ module.exports = [
   })),
   // Inference of torchvision's models (examples/vision/models; torchvision's own in the peer):
   // one forward of n 224x224 images in eval mode under kd.inferenceMode (torch.inference_mode),
-  // random weights. Batch 32 runs without --quick only.
-  ...[['vision.resnet18', 'resnet18', 'ResNet-18'], ['vision.mobilenet_v2', 'mobilenet_v2', 'MobileNetV2']].map(([name, arch, what]) => ({
-    name,
-    title: `${what} inference: forward of n 3x224x224 images, eval mode, float32`,
+  // random weights. Batch 32 runs without --quick only. The .fused cases fold BatchNorm into the
+  // convolutions first (fuseConvBn; torch.fx.experimental.optimization.fuse in the peer).
+  ...[['resnet18', 'ResNet-18'], ['mobilenet_v2', 'MobileNetV2']].flatMap(([arch, what]) => [false, true].map((fused) => ({
+    name: `vision.${arch}${fused ? '.fused' : ''}`,
+    title: `${what} inference${fused ? ', BatchNorm folded into the convolutions' : ''}: forward of n 3x224x224 images, eval mode, float32`,
     sizes: [1, 32],
     quickSizes: [1],
     label: (n) => `batch ${n}`,
     requires: (kd) => needs('kd.nn.Conv2d / BatchNorm2d', !!(kd.nn && kd.nn.Conv2d && kd.nn.BatchNorm2d)),
     setup: (kd, n, dev) => {
       kd.manualSeed(0);
-      let model = require('../examples/vision/models')(kd).getModel(arch).eval();
+      const vision = require('../examples/vision/models')(kd);
+      let model = vision.getModel(arch).eval();
+      if (fused) vision.fuseConvBn(model);
       if (dev !== 'cpu') model = model.to(dev);
       return { kd, model, x: randn(kd, [n, 3, 224, 224], dev) };
     },
@@ -255,7 +258,7 @@ module.exports = [
     rate: { unit: 'img/s', of: (n, sec) => n / sec },
     headline: [1, 32],
     peers: { torch: true },
-  })),
+  }))),
   ...[['alloc.small', 16, '16 floats'], ['alloc.1mb', 1 << 18, '1 MB']].map(([name, n, what]) => ({
     name,
     title: `kd.empty([n]).dispose(): allocation churn, ${what} (create + dispose rate)`,

@@ -201,13 +201,17 @@ def case_kernel(fn):
     return make
 
 
-def case_vision(arch):
-    """bench/cases.js's vision.* cases: torchvision's model, eval mode, one forward of `size`
-    random 3x224x224 images under inference_mode."""
+def case_vision(arch, fused=False):
+    """bench/cases.js's vision.* cases: torchvision's model, eval mode (fused: BatchNorm folded
+    into the convolutions by torch.fx), one forward of `size` random 3x224x224 images under
+    inference_mode."""
     def make(size):
         import torchvision
         torch.manual_seed(0)
         model = getattr(torchvision.models, arch)().eval().to(DEV)
+        if fused:
+            from torch.fx.experimental.optimization import fuse
+            model = fuse(model)
         x = randn(size, 3, 224, 224)
 
         def forward():
@@ -220,6 +224,8 @@ def case_vision(arch):
 CASES.update({
     "vision.resnet18": case_vision("resnet18"),
     "vision.mobilenet_v2": case_vision("mobilenet_v2"),
+    "vision.resnet18.fused": case_vision("resnet18", fused=True),
+    "vision.mobilenet_v2.fused": case_vision("mobilenet_v2", fused=True),
 })
 
 
