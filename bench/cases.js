@@ -234,6 +234,31 @@ module.exports = [
     headline: [64],
     peers: { torch: true },
   })),
+  // Inference of torchvision's models (examples/vision/models; torchvision's own in the peer):
+  // one forward of n 224x224 images in eval mode under kd.inferenceMode (torch.inference_mode),
+  // random weights. Batch 32 runs without --quick only. The .fused cases fold BatchNorm into the
+  // convolutions first (fuseConvBn; torch.fx.experimental.optimization.fuse in the peer).
+  ...[['resnet18', 'ResNet-18'], ['mobilenet_v2', 'MobileNetV2']].flatMap(([arch, what]) => [false, true].map((fused) => ({
+    name: `vision.${arch}${fused ? '.fused' : ''}`,
+    title: `${what} inference${fused ? ', BatchNorm folded into the convolutions' : ''}: forward of n 3x224x224 images, eval mode, float32`,
+    sizes: [1, 32],
+    quickSizes: [1],
+    label: (n) => `batch ${n}`,
+    requires: (kd) => needs('kd.nn.Conv2d / BatchNorm2d', !!(kd.nn && kd.nn.Conv2d && kd.nn.BatchNorm2d)),
+    setup: (kd, n, dev) => {
+      kd.manualSeed(0);
+      const vision = require('../examples/vision/models')(kd);
+      let model = vision.getModel(arch).eval();
+      if (fused) vision.fuseConvBn(model);
+      if (dev !== 'cpu') model = model.to(dev);
+      return { kd, model, x: randn(kd, [n, 3, 224, 224], dev) };
+    },
+    run: (s) => { s.kd.inferenceMode(() => s.model(s.x)).dispose(); },
+    teardown: (s) => { s.kd.dispose([s.x, s.model.parameters(), s.model.buffers()]); },
+    rate: { unit: 'img/s', of: (n, sec) => n / sec },
+    headline: [1, 32],
+    peers: { torch: true },
+  }))),
   // The recurrent layer of pytorch/examples' word_language_model (emsize = nhid = 200, 2 layers,
   // dropout 0.2 between them, bptt 35, batch n): forward from a given state and backward of the
   // output, in training mode, gradients cleared after each step (the same in torch_peer.py).

@@ -253,6 +253,34 @@ def case_kernel(fn):
     return make
 
 
+def case_vision(arch, fused=False):
+    """bench/cases.js's vision.* cases: torchvision's model, eval mode (fused: BatchNorm folded
+    into the convolutions by torch.fx), one forward of `size` random 3x224x224 images under
+    inference_mode."""
+    def make(size):
+        import torchvision
+        torch.manual_seed(0)
+        model = getattr(torchvision.models, arch)().eval().to(DEV)
+        if fused:
+            from torch.fx.experimental.optimization import fuse
+            model = fuse(model)
+        x = randn(size, 3, 224, 224)
+
+        def forward():
+            with torch.inference_mode():
+                return model(x)
+        return forward
+    return make
+
+
+CASES.update({
+    "vision.resnet18": case_vision("resnet18"),
+    "vision.mobilenet_v2": case_vision("mobilenet_v2"),
+    "vision.resnet18.fused": case_vision("resnet18", fused=True),
+    "vision.mobilenet_v2.fused": case_vision("mobilenet_v2", fused=True),
+})
+
+
 CASES.update({
     "kernel.indexSelect.dim0": case_kernel(lambda x, y, i1, i2, f, a, b: torch.index_select(x, 0, i1)),
     "kernel.indexSelect.dim1": case_kernel(lambda x, y, i1, i2, f, a, b: torch.index_select(x, 1, i1)),
