@@ -13,17 +13,16 @@
 module.exports = function makeFuse(kd) {
   const { nn } = kd;
 
-  /** Folds bn into conv in place (conv gains a bias when it had none). */
+  /** Folds bn into conv in place (conv gains a bias when it had none), with kindling's own
+   * folding (kd.nn.utils.fusion.fuseConvBnWeights, PyTorch's fuse_conv_bn_weights). */
   function foldInto(conv, bn) {
     if (!bn.runningMean || !bn.runningVar) throw new RangeError('fuseConvBn: a BatchNorm2d without running statistics cannot be folded');
-    kd.noGrad(() => kd.tidy(() => {
-      const s = bn.weight ? bn.weight.div(bn.runningVar.add(bn.eps).sqrt()) : bn.runningVar.add(bn.eps).rsqrt();
-      const shift = bn.bias ? bn.bias : kd.zerosLike(s);
-      const b = conv.bias ? conv.bias.sub(bn.runningMean).mul(s).add(shift) : shift.sub(bn.runningMean.mul(s));
-      conv.weight.mul_(s.reshape([-1, 1, 1, 1]));
-      if (conv.bias) conv.bias.copy_(b);
-      else conv.bias = kd.keep(new nn.Parameter(b, false));
-    }));
+    const old = [conv.weight, conv.bias].filter((t) => t);
+    const [w, b] = kd.tidy(() => nn.utils.fusion.fuseConvBnWeights(conv.weight, conv.bias, bn.runningMean, bn.runningVar, bn.eps,
+      bn.weight, bn.bias));
+    conv.weight = w;
+    conv.bias = b;
+    kd.dispose(old);
   }
 
   const isPair = (a, b) => a instanceof nn.Conv2d && b instanceof nn.BatchNorm2d && !a.transposed && a.outChannels === b.numFeatures;
