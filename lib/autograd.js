@@ -76,10 +76,55 @@ module.exports = function installAutograd(kd, Tensor, N, rt) {
   // Factories take requiresGrad as PyTorch's do: kd.zeros(2, 3, {requiresGrad: true}).
   const FACTORIES = ['empty', 'zeros', 'ones', 'full', 'arange', 'linspace', 'eye', 'rand', 'randn', 'randint',
     'emptyLike', 'zerosLike', 'onesLike', 'fullLike', 'randLike', 'randnLike', 'randintLike'];
+  // Note [Factories' fast path]
+  // kd.empty([16], {device}) was a third slower than torch.empty: the general binding in
+  // lib/args.js (overload matching, list copying, options parsing) cost as much as the native
+  // call. The factories of one size list and keyword dtype/device take a direct path for the
+  // common call shape: a plain array of at most 8 non-negative integers, then at most an
+  // options object whose own keys are dtype (a dtype's name), device ('cpu', 'cuda', 'cuda:N')
+  // and requiresGrad (a boolean). The list is copied (native code reads the copy, so no getter runs inside the call);
+  // anything else, including every error, goes the general way.
+  const SIZE_FACTORIES = new Set(['empty', 'zeros', 'ones', 'rand', 'randn']);
+  const OPTION_OK = {
+    dtype: (v) => DTYPE_NAMES.has(v),
+    device: (v) => typeof v === 'string' && /^(cpu|cuda(:\d{1,3})?)$/.test(v),
+    requiresGrad: (v) => typeof v === 'boolean',
+  };
+  const DTYPE_NAMES = new Set(require('./dtypes').DTYPES);
+  function plainSizes(a) {
+    if (!Array.isArray(a) || a.length > 8) return null;
+    const out = new Array(a.length);
+    for (let i = 0; i < a.length; i++) {
+      const v = a[i];
+      if (!Number.isInteger(v) || v < 0) return null;
+      out[i] = v;
+    }
+    return out;
+  }
+  function plainOptions(o) {
+    if (o === undefined) return true;
+    if (o === null || typeof o !== 'object' || Object.getPrototypeOf(o) !== Object.prototype) return false;
+    for (const k of Object.keys(o)) {
+      const v = o[k];
+      if (!Object.prototype.hasOwnProperty.call(OPTION_OK, k) || (v !== undefined && !OPTION_OK[k](v))) return false;
+    }
+    return true;
+  }
   for (const name of FACTORIES) {
     const f = kd[name];
     if (typeof f !== 'function') continue;
+    const native = SIZE_FACTORIES.has(name) ? N.ops[name] : null;
     kd[name] = function factory(...args) {
+      if (native !== null && args.length <= 2 && plainOptions(args[1])) {
+        const sizes = plainSizes(args[0]);
+        if (sizes !== null) {
+          if (rt.modeActive) rt.syncMode();
+          const o = args[1];
+          const t = new Tensor(o === undefined ? native(sizes, undefined, undefined) : native(sizes, o.dtype, o.device));
+          if (o !== undefined && o.requiresGrad) t.requiresGrad_(true);
+          return t;
+        }
+      }
       const last = args[args.length - 1];
       if (last !== null && typeof last === 'object' && !Array.isArray(last) && !(last instanceof Tensor) && 'requiresGrad' in last) {
         const { requiresGrad, ...rest } = last;
