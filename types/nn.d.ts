@@ -244,6 +244,19 @@ declare module './ops.gen' {
     class Upsample extends UnaryModule { constructor(size?: IntOrPair | null | UpsampleOptions, ...rest: Array<number | readonly number[] | string | boolean | null | UpsampleOptions>) }
     class UpsamplingNearest2d extends UnaryModule { constructor(size?: IntOrPair | null | { size?: IntOrPair | null; scaleFactor?: number | readonly number[] | null }, scaleFactor?: number | readonly number[] | null) }
     class UpsamplingBilinear2d extends UpsamplingNearest2d {}
+    /** PyTorch's deprecated resizing functions and F.bilinear (lib/nn/upsampling.js, linear.js). */
+    namespace functional {
+      type ResizeOptions = { size?: IntOrPair | null; scaleFactor?: number | readonly number[] | null };
+      /** Deprecated: interpolate(input, size, scaleFactor, mode, alignCorners). */
+      function upsample(input: Tensor, size?: IntOrPair | null | (ResizeOptions & { mode?: UpsampleOptions['mode']; alignCorners?: boolean | null }),
+        scaleFactor?: number | readonly number[] | null, mode?: UpsampleOptions['mode'], alignCorners?: boolean | null): Tensor;
+      /** Deprecated: interpolate with mode 'nearest'. */
+      function upsampleNearest(input: Tensor, size?: IntOrPair | null | ResizeOptions, scaleFactor?: number | readonly number[] | null): Tensor;
+      /** Deprecated: interpolate with mode 'bilinear', alignCorners true. */
+      function upsampleBilinear(input: Tensor, size?: IntOrPair | null | ResizeOptions, scaleFactor?: number | readonly number[] | null): Tensor;
+      /** x1^T A x2 + b over the last dims; weight [out, in1, in2]. */
+      function bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias?: Tensor | null | { bias?: Tensor | null }): Tensor;
+    }
 
     /** kd.nn.functional composites (lib/nn/functional_conv.js, functional_pool.js, norm_instance.js). */
     namespace functional {

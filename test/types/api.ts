@@ -669,6 +669,8 @@ export function libraryOps(x: Tensor): void {
     F.multiMarginLoss(x.select(2, 0), kd.tensor([1, 2]), { margin: 2 }), F.pairwiseDistance(x, x), F.cosineSimilarity(x, x, 2), F.pdist(x.select(2, 0)),
     F.pixelShuffle(kd.randn([1, 4, 2, 2]), 2), F.pixelUnshuffle(x, 1), F.channelShuffle(x, 2),
     F.embeddingBag(kd.tensor([0, 1]), kd.randn([3, 2]), kd.tensor([0]), { mode: 'sum' }), new nn.PixelShuffle(2)(kd.randn([1, 4, 2, 2])),
-    new nn.CosineSimilarity(2)(x, x), new nn.PairwiseDistance({ keepdim: true })(x, x), new nn.ChannelShuffle(2)(x)];
+    new nn.CosineSimilarity(2)(x, x), new nn.PairwiseDistance({ keepdim: true })(x, x), new nn.ChannelShuffle(2)(x),
+    F.upsample(x, null, 2, 'bilinear', true), F.upsample(x, { size: [3, 3], mode: 'area' }), F.upsampleNearest(x, [3, 3]), F.upsampleBilinear(x, { scaleFactor: 2 }),
+    F.bilinear(x, x, kd.randn([2, 4, 4]), kd.randn([2])), F.bilinear(x, x, kd.randn([2, 4, 4]), { bias: null })];
   void f;
 }
