@@ -1,7 +1,7 @@
 // nn_functional_more.test.js - kd.nn.functional's deprecated resizing wrappers (upsample,
 // upsampleNearest, upsampleBilinear) and bilinear against PyTorch 1.13
 // (test/fixtures/nn_functional_more.json, written by tools/fixtures/nn_functional_more.py): values
-// and errors here; the recorded gradients run in autograd_parity.test.js (gradcheck on float64).
+// and errors here, multiHeadAttentionForward's too; the recorded gradients run in autograd_parity.test.js (gradcheck on float64).
 // Then what fixtures cannot say: the call forms, nn.Bilinear sharing F.bilinear.
 'use strict';
 
@@ -11,7 +11,7 @@ const { parityTests } = require('./helpers');
 
 const F = kd.nn.functional;
 
-parityTests('nn_functional_more', 'kd.nn.functional upsample* and bilinear (PyTorch fixtures)');
+parityTests('nn_functional_more', 'kd.nn.functional upsample*, bilinear and multiHeadAttentionForward (PyTorch fixtures)');
 
 describe('kd.nn.functional upsample* and bilinear', function () {
   it('upsample* equal interpolate with their mode and alignCorners', function () {
@@ -40,5 +40,46 @@ describe('kd.nn.functional upsample* and bilinear', function () {
   it('bilinear gradients to all four arguments (float64 gradcheck)', function () {
     const t = (s) => kd.randn(s, { dtype: 'float64', requiresGrad: true });
     assert.ok(kd.autograd.gradcheck((x1, x2, w, bb) => F.bilinear(x1, x2, w, bb), [t([2, 3, 2]), t([2, 3, 4]), t([5, 2, 4]), t([5])]));
+  });
+
+  it('nn.MultiheadAttention forwards through F.multiHeadAttentionForward', function () {
+    const m = new kd.nn.MultiheadAttention(6, 3, { kdim: 4, vdim: 5, batchFirst: true, dtype: 'float64' });
+    const q = kd.randn([2, 3, 6], { dtype: 'float64' });
+    const k = kd.randn([2, 7, 4], { dtype: 'float64' });
+    const v = kd.randn([2, 7, 5], { dtype: 'float64' });
+    const [out, w] = m.forward(q, k, v);
+    const r = F.multiHeadAttentionForward(q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1), 6, 3, null, m.inProjBias, null, null,
+      false, 0, m.outProj.weight, m.outProj.bias, { useSeparateProjWeight: true, qProjWeight: m.qProjWeight, kProjWeight: m.kProjWeight, vProjWeight: m.vProjWeight });
+    assert.deepStrictEqual(out.arraySync(), r.output.transpose(0, 1).arraySync());
+    assert.deepStrictEqual(w.arraySync(), r.weights.arraySync());
+    assert.strictEqual(F.multiHeadAttentionForward(q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1), 6, 3, null, null, null, null,
+      false, 0, m.outProj.weight, null, true, null, false, null, true, m.qProjWeight, m.kProjWeight, m.vProjWeight)[1], null);
+  });
+
+  it('multiHeadAttentionForward checks what PyTorch asserts', function () {
+    const x = kd.randn([3, 2, 4]);
+    const p = [4, 2, kd.randn([12, 4]), kd.randn([12]), null, null, false, 0, kd.randn([4, 4]), kd.randn([4])];
+    const fails = (args, re) => assert.throws(() => F.multiHeadAttentionForward(...args), (e) => e instanceof kd.KindlingError && re.test(e.message));
+    fails([x, x, x, 6, ...p.slice(1)], /expecting embedding dimension of 6, but got 4/);
+    fails([x, kd.randn([5, 2, 4]), kd.randn([4, 2, 4]), ...p], /key shape \[5,2,4\] does not match value shape \[4,2,4\]/);
+    fails([x, x, x, ...p, { staticK: kd.randn([3, 3, 2]) }], /static_k.size\(0\) of 4, but got 3/);
+    fails([x, x, x, ...p, { staticK: kd.randn([4, 3, 3]) }], /static_k.size\(2\) of 2, but got 3/);
+    fails([x.unsqueeze(0), x.unsqueeze(0), x.unsqueeze(0), ...p], /unbatched 2D or batched 3D/);
+    fails([x, x.select(1, 0), x, ...p], /expected `key` and `value` to be 3-D/);
+    fails([x, x, x, 4, 3, ...p.slice(2)], /not divisible by num_heads 3/);
+    fails([x, x, x, ...p.slice(0, 2), null, ...p.slice(3)], /inProjWeight is null/);
+    fails([x, x, x, ...p, { useSeparateProjWeight: true }], /qProjWeight is null/);
+    fails([x, x, x, ...p.slice(0, 4), kd.randn([1, 1, 4]), ...p.slice(5)], /biasK and biasV/);
+    fails([x, x, x, ...p, { keyPaddingMask: kd.zeros([2, 4], { dtype: 'bool' }) }], /key_padding_mask shape of \[2,3\]/);
+  });
+
+  it('multiHeadAttentionForward drops out attention weights only in training', function () {
+    const x = kd.randn([3, 2, 4], { dtype: 'float64' });
+    const p = [4, 2, kd.randn([12, 4], { dtype: 'float64' }), null, null, null, false, 0.9, kd.randn([4, 4], { dtype: 'float64' }), null];
+    const evalW = F.multiHeadAttentionForward(x, x, x, ...p, false)[1];
+    const rowSums = evalW.sum(-1).arraySync().flat();
+    rowSums.forEach((s1) => assert.ok(Math.abs(s1 - 1) < 1e-12));
+    const w = F.multiHeadAttentionForward(x, x, x, ...p, true, { averageAttnWeights: false })[1];
+    assert.ok(w.eq(0).any().item(), 'dropout 0.9 in training zeroes some weights');
   });
 });

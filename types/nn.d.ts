@@ -244,7 +244,7 @@ declare module './ops.gen' {
     class Upsample extends UnaryModule { constructor(size?: IntOrPair | null | UpsampleOptions, ...rest: Array<number | readonly number[] | string | boolean | null | UpsampleOptions>) }
     class UpsamplingNearest2d extends UnaryModule { constructor(size?: IntOrPair | null | { size?: IntOrPair | null; scaleFactor?: number | readonly number[] | null }, scaleFactor?: number | readonly number[] | null) }
     class UpsamplingBilinear2d extends UpsamplingNearest2d {}
-    /** PyTorch's deprecated resizing functions and F.bilinear (lib/nn/upsampling.js, linear.js). */
+    /** PyTorch's deprecated resizing functions, F.bilinear and F.multiHeadAttentionForward (lib/nn/upsampling.js, linear.js, attention.js). */
     namespace functional {
       type ResizeOptions = { size?: IntOrPair | null; scaleFactor?: number | readonly number[] | null };
       /** Deprecated: interpolate(input, size, scaleFactor, mode, alignCorners). */
@@ -256,6 +256,16 @@ declare module './ops.gen' {
       function upsampleBilinear(input: Tensor, size?: IntOrPair | null | ResizeOptions, scaleFactor?: number | readonly number[] | null): Tensor;
       /** x1^T A x2 + b over the last dims; weight [out, in1, in2]. */
       function bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias?: Tensor | null | { bias?: Tensor | null }): Tensor;
+      interface MhaOptions {
+        training?: boolean; keyPaddingMask?: Tensor | null; needWeights?: boolean; attnMask?: Tensor | null; useSeparateProjWeight?: boolean;
+        qProjWeight?: Tensor | null; kProjWeight?: Tensor | null; vProjWeight?: Tensor | null; staticK?: Tensor | null; staticV?: Tensor | null;
+        averageAttnWeights?: boolean;
+      }
+      type MhaResult = [Tensor, Tensor | null] & { output: Tensor; weights: Tensor | null };
+      /** PyTorch's functional multi-head attention over (L, N, E) query, (S, N, E) key/value (lib/nn/attention.js). */
+      function multiHeadAttentionForward(query: Tensor, key: Tensor, value: Tensor, embedDimToCheck: number, numHeads: number,
+        inProjWeight: Tensor | null, inProjBias: Tensor | null, biasK: Tensor | null, biasV: Tensor | null, addZeroAttn: boolean, dropoutP: number,
+        outProjWeight: Tensor, outProjBias: Tensor | null, ...rest: Array<boolean | Tensor | null | MhaOptions>): MhaResult;
     }
 
     /** kd.nn.functional composites (lib/nn/functional_conv.js, functional_pool.js, norm_instance.js). */

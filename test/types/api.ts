@@ -671,6 +671,7 @@ export function libraryOps(x: Tensor): void {
     F.embeddingBag(kd.tensor([0, 1]), kd.randn([3, 2]), kd.tensor([0]), { mode: 'sum' }), new nn.PixelShuffle(2)(kd.randn([1, 4, 2, 2])),
     new nn.CosineSimilarity(2)(x, x), new nn.PairwiseDistance({ keepdim: true })(x, x), new nn.ChannelShuffle(2)(x),
     F.upsample(x, null, 2, 'bilinear', true), F.upsample(x, { size: [3, 3], mode: 'area' }), F.upsampleNearest(x, [3, 3]), F.upsampleBilinear(x, { scaleFactor: 2 }),
-    F.bilinear(x, x, kd.randn([2, 4, 4]), kd.randn([2])), F.bilinear(x, x, kd.randn([2, 4, 4]), { bias: null })];
+    F.bilinear(x, x, kd.randn([2, 4, 4]), kd.randn([2])), F.bilinear(x, x, kd.randn([2, 4, 4]), { bias: null }),
+    F.multiHeadAttentionForward(x, x, x, 4, 2, kd.randn([12, 4]), null, null, null, false, 0, kd.randn([4, 4]), null, { needWeights: false }).output];
   void f;
 }
