@@ -831,6 +831,10 @@ declare module './ops.gen' {
         function isParametrized(module: Module, tensorName?: string | null): boolean;
         /** fn() with each parametrized tensor computed once. */
         function cached<T>(fn: () => T): T;
+        /** The module's class before parametrizations were registered. */
+        function typeBeforeParametrizations(module: Module): new (...args: any[]) => Module;
+        /** Registers fromModule's parametrizations (all, or tensorName's) on toModule, sharing the originals. */
+        function transferParametrizationsAndParams<M extends Module>(fromModule: Module, toModule: M, tensorName?: string | null | { tensorName?: string | null }): M;
       }
       namespace parametrizations {
         type OrthogonalMap = 'matrix_exp' | 'cayley' | 'householder';
