@@ -323,7 +323,7 @@ use(custom, d, e, f, g, h, i2);
   const isP: boolean = nn.utils.parametrize.isParametrized(pl, 'weight');
   const cachedW: Tensor = nn.utils.parametrize.cached(() => pl.weight);
   const plType = nn.utils.parametrize.typeBeforeParametrizations(pl);
-  const plTo: nn.Linear = nn.utils.parametrize.transferParametrizationsAndParams(pl, new nn.Linear(3, 3), 'weight');
+  const plTo: kd.nn.Linear = nn.utils.parametrize.transferParametrizationsAndParams(pl, new nn.Linear(3, 3), 'weight');
   void plType; void plTo;
   nn.utils.parametrize.removeParametrizations(pl, 'weight', { leaveParametrized: false });
   nn.utils.parametrizations.orthogonal(new nn.Linear(4, 4), 'weight', 'cayley');
