@@ -11,7 +11,7 @@ const { parityTests } = require('./helpers');
 
 const F = kd.nn.functional;
 
-parityTests('nn_functional_more', 'kd.nn.functional upsample*, bilinear and multiHeadAttentionForward (PyTorch fixtures)');
+parityTests('nn_functional_more', 'kd.nn.functional upsample*, bilinear and multiHeadAttentionForward, convTbc (PyTorch fixtures)');
 
 describe('kd.nn.functional upsample* and bilinear', function () {
   it('upsample* equal interpolate with their mode and alignCorners', function () {
@@ -81,5 +81,20 @@ describe('kd.nn.functional upsample* and bilinear', function () {
     rowSums.forEach((s1) => assert.ok(Math.abs(s1 - 1) < 1e-12));
     const w = F.multiHeadAttentionForward(x, x, x, ...p, true, { averageAttnWeights: false })[1];
     assert.ok(w.eq(0).any().item(), 'dropout 0.9 in training zeroes some weights');
+  });
+
+  it('convTbc is conv1d over [B, C, T] (float64), on non-contiguous input too', function () {
+    const x = kd.randn([40, 3, 6], { dtype: 'float64' });
+    const w = kd.randn([5, 6, 7], { dtype: 'float64' });
+    const b = kd.randn([7], { dtype: 'float64' });
+    const ref = F.conv1d(x.permute(1, 2, 0), w.permute(2, 1, 0), b, 1, 2).permute(2, 0, 1);
+    const got = F.convTbc(x, w, b, { pad: 2 });
+    assert.deepStrictEqual(got.shape, [40, 3, 7]);
+    assert.ok(got.sub(ref).abs().max().item() < 1e-12);
+    const xt = x.transpose(0, 1).contiguous().transpose(0, 1);
+    assert.ok(!xt.isContiguous());
+    assert.deepStrictEqual(F.convTbc(xt, w, b, 2).arraySync(), got.arraySync());
+    assert.throws(() => F.convTbc(x, w), TypeError);
+    assert.throws(() => F.convTbc(x, w, b.float()), (e) => e.code === 'KD_DTYPE_MISMATCH');
   });
 });

@@ -262,6 +262,8 @@ declare module './ops.gen' {
         averageAttnWeights?: boolean;
       }
       type MhaResult = [Tensor, Tensor | null] & { output: Tensor; weights: Tensor | null };
+      /** Time-major 1-D convolution: input [T, B, Cin], weight [K, Cin, Cout], bias [Cout] (lib/nn/conv_tbc.js). */
+      function convTbc(input: Tensor, weight: Tensor, bias: Tensor, pad?: number | { pad?: number }): Tensor;
       /** PyTorch's functional multi-head attention over (L, N, E) query, (S, N, E) key/value (lib/nn/attention.js). */
       function multiHeadAttentionForward(query: Tensor, key: Tensor, value: Tensor, embedDimToCheck: number, numHeads: number,
         inProjWeight: Tensor | null, inProjBias: Tensor | null, biasK: Tensor | null, biasV: Tensor | null, addZeroAttn: boolean, dropoutP: number,

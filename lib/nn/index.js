@@ -13,6 +13,7 @@ module.exports = function installNn(kd) {
   require('./linear')(kd, nn, base);
   require('./activation')(kd, nn, base);
   require('./functional_conv')(kd, nn, base);
+  require('./conv_tbc')(kd, nn, base);
   require('./functional_pool')(kd, nn, base);
   require('./conv')(kd, nn, base);
   require('./fold')(kd, nn, base);

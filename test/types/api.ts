@@ -675,6 +675,7 @@ export function libraryOps(x: Tensor): void {
     new nn.CosineSimilarity(2)(x, x), new nn.PairwiseDistance({ keepdim: true })(x, x), new nn.ChannelShuffle(2)(x),
     F.upsample(x, null, 2, 'bilinear', true), F.upsample(x, { size: [3, 3], mode: 'area' }), F.upsampleNearest(x, [3, 3]), F.upsampleBilinear(x, { scaleFactor: 2 }),
     F.bilinear(x, x, kd.randn([2, 4, 4]), kd.randn([2])), F.bilinear(x, x, kd.randn([2, 4, 4]), { bias: null }),
-    F.multiHeadAttentionForward(x, x, x, 4, 2, kd.randn([12, 4]), null, null, null, false, 0, kd.randn([4, 4]), null, { needWeights: false }).output];
+    F.multiHeadAttentionForward(x, x, x, 4, 2, kd.randn([12, 4]), null, null, null, false, 0, kd.randn([4, 4]), null, { needWeights: false }).output,
+    F.convTbc(x, kd.randn([2, 4, 3]), kd.randn([3]), 1)];
   void f;
 }
