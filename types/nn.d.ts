@@ -97,6 +97,23 @@ declare module './ops.gen' {
       (data?: Tensor | null, requiresGrad?: boolean): Parameter;
       readonly prototype: Parameter;
     };
+    type UninitializedOptions = { requiresGrad?: boolean; device?: string | null; dtype?: string | null };
+    type MaterializeOptions = { device?: string | null; dtype?: string | null };
+    /** A parameter of unknown size (lib/nn/uninitialized.js): any use but dtype/device/requiresGrad throws until materialize(). */
+    interface UninitializedParameter extends Parameter {
+      /** Gives it uninitialised storage of this shape; the same object is then a Parameter. */
+      materialize(shape: number | readonly number[], options?: MaterializeOptions): Parameter;
+    }
+    const UninitializedParameter: { new (requiresGrad?: boolean | UninitializedOptions, options?: UninitializedOptions): UninitializedParameter };
+    /** A buffer of unknown size; materialize() makes it a Tensor. */
+    interface UninitializedBuffer extends Tensor {
+      materialize(shape: number | readonly number[], options?: MaterializeOptions): Tensor;
+    }
+    const UninitializedBuffer: { new (requiresGrad?: boolean | UninitializedOptions, options?: UninitializedOptions): UninitializedBuffer };
+    namespace parameter {
+      /** True for an UninitializedParameter or UninitializedBuffer (not materialized yet). */
+      function isLazy(t: unknown): boolean;
+    }
 
     /** Modules with one tensor input and one tensor output. */
     class UnaryModule extends Module { forward(input: Tensor): Tensor }

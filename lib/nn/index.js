@@ -27,6 +27,7 @@ module.exports = function installNn(kd) {
   require('./transformer')(kd, nn, base);
   require('./loss')(kd, nn, base);
   require('./parameter_containers')(kd, nn, base);
+  require('./uninitialized')(kd, nn, base);
   require('./lazy')(kd, nn, base); // after the layers it makes lazy variants of
   require('./utils')(kd, nn, base);
   require('./fusion')(kd, nn, base);
