@@ -68,6 +68,9 @@ const REDUCTION_TERMS = {
   vdot: (a) => lastDim(a[0]),
   mv: (a) => lastDim(a[0]),
   linear: (a) => lastDim(a[0]),
+  bilinear: (a) => lastDim(a[0]) * lastDim(a[1]),
+  // projections of E features, then attention over S keys of N sequences (the in-projection's gradient sums them)
+  multiHeadAttentionForward: (a) => lastDim(a[0]) * numel(a[1].shape.slice(0, -1)),
   addmm: (a) => lastDim(a[1]),
   baddbmm: (a) => lastDim(a[1]),
   addbmm: (a) => a[1].shape[0] * lastDim(a[1]),

@@ -228,7 +228,10 @@ describe('Lazy modules', function () {
   it('LazyLinear takes its input size from the first call and becomes a Linear, initialised as one', function () {
     kd.manualSeed(3);
     const lazyLayer = new nn.LazyLinear(4);
-    assert.equal(lazyLayer.parameters().length, 0);
+    const w = lazyLayer.weight;
+    assert.deepEqual(lazyLayer.parameters().map((p) => nn.parameter.isLazy(p)), [true, true], 'PyTorch\'s UninitializedParameters');
+    assert.deepEqual(Object.keys(lazyLayer.stateDict()), ['weight', 'bias']);
+    assert.throws(() => kd.nn.functional.linear(kd.randn(2, 7), w), /Attempted to use an uninitialized parameter/);
     assert.ok(lazyLayer.hasUninitializedParams());
     const x = kd.randn(2, 7);
     kd.manualSeed(5);
@@ -237,6 +240,8 @@ describe('Lazy modules', function () {
     assert.ok(lazyLayer instanceof nn.Linear);
     assert.equal(lazyLayer.inFeatures, 7);
     assert.deepEqual(lazyLayer.namedParameters().map((e) => e[0]), ['weight', 'bias']);
+    assert.equal(lazyLayer.weight, w, 'materialized in place');
+    assert.ok(!nn.parameter.isLazy(w) && w instanceof nn.Parameter && w.requiresGrad);
     kd.manualSeed(5);
     const eager = new nn.Linear(7, 4);
     assert.deepEqual(vals(lazyLayer.weight), vals(eager.weight)); // the same initialisation
@@ -245,6 +250,9 @@ describe('Lazy modules', function () {
     opts(kd.zeros(1, 3));
     assert.deepEqual(opts.weight.shape, [2, 3]);
     assert.equal(opts.parameters().length, 1, 'bias: false');
+    const lbn = new nn.LazyBatchNorm2d();
+    assert.ok(nn.parameter.isLazy(lbn.runningMean) && !nn.parameter.isLazy(lbn.numBatchesTracked), 'sized buffers are UninitializedBuffers');
+    assert.equal(new nn.LazyInstanceNorm1d().parameters().length, 0, 'affine false: no parameters');
   });
 
   it('casts made before the first call apply to the parameters made by it; buffers are registered', function () {

@@ -273,6 +273,51 @@ describe('nn.utils.parametrize and parametrizations', function () {
     rightInverse(A) { return A.triu(); }
   }
 
+  it('typeBeforeParametrizations: the class before registering, the own class without', function () {
+    const l = new nn.Linear(3, 3);
+    assert.equal(PZ.typeBeforeParametrizations(l), nn.Linear);
+    PZ.registerParametrization(l, 'weight', new Symmetric());
+    assert.equal(l.constructor.name, 'ParametrizedLinear');
+    assert.equal(PZ.typeBeforeParametrizations(l), nn.Linear);
+    PZ.removeParametrizations(l, 'weight');
+    assert.equal(PZ.typeBeforeParametrizations(l), nn.Linear);
+    assert.throws(() => PZ.typeBeforeParametrizations({}), TypeError);
+  });
+
+  it('transferParametrizationsAndParams: the same parametrizations and shared originals, as PyTorch\'s', function () {
+    class Double extends nn.Module { forward(X) { return X.mul(2); } rightInverse(X) { return X.div(2); } }
+    class Split extends nn.Module { forward(a, b) { return a.add(b); } rightInverse(X) { return [X.mul(0.25), X.mul(0.75)]; } }
+    const from = new nn.Linear(3, 3, { dtype: 'float64' });
+    const sym = new Symmetric();
+    PZ.registerParametrization(from, 'weight', sym);
+    PZ.registerParametrization(from, 'weight', new Double());
+    PZ.registerParametrization(from, 'bias', new Split());
+    const to = new nn.Linear(3, 3, { dtype: 'float64' });
+    assert.equal(PZ.transferParametrizationsAndParams(from, to), to);
+    assert.equal(to.constructor.name, 'ParametrizedLinear');
+    assert.equal([...to.parametrizations.weight][0], sym, 'the same parametrization modules');
+    assert.equal(to.parametrizations.weight.length, 2);
+    assert.equal(to.parametrizations.weight.original, from.parametrizations.weight.original, 'the same original Parameter');
+    assert.equal(to.parametrizations.bias.original0, from.parametrizations.bias.original0);
+    assert.equal(to.parametrizations.bias.original1, from.parametrizations.bias.original1);
+    assert.deepEqual(vals(to.weight), vals(from.weight));
+    assert.deepEqual(vals(to.bias), vals(from.bias));
+    kd.noGrad(() => from.parametrizations.weight.original.add_(1));
+    assert.deepEqual(vals(to.weight), vals(from.weight), 'shared: a change shows in both');
+    // one tensor; a tensor toModule lacks is created from the parametrized value
+    const bare = new nn.Module();
+    PZ.transferParametrizationsAndParams(from, bare, 'weight');
+    assert.ok(PZ.isParametrized(bare, 'weight') && !PZ.isParametrized(bare, 'bias'));
+    assert.deepEqual(vals(bare.weight), vals(from.weight));
+    assert.deepEqual(Object.keys(bare.stateDict()), ['parametrizations.weight.original']);
+    // nothing to transfer; a tensor that is not parametrized
+    const plain = new nn.Linear(2, 2);
+    assert.equal(PZ.transferParametrizationsAndParams(plain, to), to);
+    assert.ok(!PZ.isParametrized(plain));
+    assert.throws(() => PZ.transferParametrizationsAndParams(from, new nn.Linear(3, 3), 'foo'), (e) => e.code === 'KD_INVALID_ARGUMENT' && /does not have a parametrization on foo/.test(e.message));
+    assert.throws(() => PZ.transferParametrizationsAndParams(from, {}), TypeError);
+  });
+
   it('registerParametrization: the tensor computed from parametrizations.<name>.original, a class of its own, PyTorch\'s keys and print', function () {
     const l = new nn.Linear(3, 3);
     const w = l.weight;

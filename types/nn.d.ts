@@ -97,6 +97,23 @@ declare module './ops.gen' {
       (data?: Tensor | null, requiresGrad?: boolean): Parameter;
       readonly prototype: Parameter;
     };
+    type UninitializedOptions = { requiresGrad?: boolean; device?: string | null; dtype?: string | null };
+    type MaterializeOptions = { device?: string | null; dtype?: string | null };
+    /** A parameter of unknown size (lib/nn/uninitialized.js): any use but dtype/device/requiresGrad throws until materialize(). */
+    interface UninitializedParameter extends Parameter {
+      /** Gives it uninitialised storage of this shape; the same object is then a Parameter. */
+      materialize(shape: number | readonly number[], options?: MaterializeOptions): Parameter;
+    }
+    const UninitializedParameter: { new (requiresGrad?: boolean | UninitializedOptions, options?: UninitializedOptions): UninitializedParameter };
+    /** A buffer of unknown size; materialize() makes it a Tensor. */
+    interface UninitializedBuffer extends Tensor {
+      materialize(shape: number | readonly number[], options?: MaterializeOptions): Tensor;
+    }
+    const UninitializedBuffer: { new (requiresGrad?: boolean | UninitializedOptions, options?: UninitializedOptions): UninitializedBuffer };
+    namespace parameter {
+      /** True for an UninitializedParameter or UninitializedBuffer (not materialized yet). */
+      function isLazy(t: unknown): boolean;
+    }
 
     /** Modules with one tensor input and one tensor output. */
     class UnaryModule extends Module { forward(input: Tensor): Tensor }
@@ -244,6 +261,31 @@ declare module './ops.gen' {
     class Upsample extends UnaryModule { constructor(size?: IntOrPair | null | UpsampleOptions, ...rest: Array<number | readonly number[] | string | boolean | null | UpsampleOptions>) }
     class UpsamplingNearest2d extends UnaryModule { constructor(size?: IntOrPair | null | { size?: IntOrPair | null; scaleFactor?: number | readonly number[] | null }, scaleFactor?: number | readonly number[] | null) }
     class UpsamplingBilinear2d extends UpsamplingNearest2d {}
+    /** PyTorch's deprecated resizing functions, F.bilinear and F.multiHeadAttentionForward (lib/nn/upsampling.js, linear.js, attention.js). */
+    namespace functional {
+      type ResizeOptions = { size?: IntOrPair | null; scaleFactor?: number | readonly number[] | null };
+      /** Deprecated: interpolate(input, size, scaleFactor, mode, alignCorners). */
+      function upsample(input: Tensor, size?: IntOrPair | null | (ResizeOptions & { mode?: UpsampleOptions['mode']; alignCorners?: boolean | null }),
+        scaleFactor?: number | readonly number[] | null, mode?: UpsampleOptions['mode'], alignCorners?: boolean | null): Tensor;
+      /** Deprecated: interpolate with mode 'nearest'. */
+      function upsampleNearest(input: Tensor, size?: IntOrPair | null | ResizeOptions, scaleFactor?: number | readonly number[] | null): Tensor;
+      /** Deprecated: interpolate with mode 'bilinear', alignCorners true. */
+      function upsampleBilinear(input: Tensor, size?: IntOrPair | null | ResizeOptions, scaleFactor?: number | readonly number[] | null): Tensor;
+      /** x1^T A x2 + b over the last dims; weight [out, in1, in2]. */
+      function bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias?: Tensor | null | { bias?: Tensor | null }): Tensor;
+      interface MhaOptions {
+        training?: boolean; keyPaddingMask?: Tensor | null; needWeights?: boolean; attnMask?: Tensor | null; useSeparateProjWeight?: boolean;
+        qProjWeight?: Tensor | null; kProjWeight?: Tensor | null; vProjWeight?: Tensor | null; staticK?: Tensor | null; staticV?: Tensor | null;
+        averageAttnWeights?: boolean;
+      }
+      type MhaResult = [Tensor, Tensor | null] & { output: Tensor; weights: Tensor | null };
+      /** Time-major 1-D convolution: input [T, B, Cin], weight [K, Cin, Cout], bias [Cout] (lib/nn/conv_tbc.js). */
+      function convTbc(input: Tensor, weight: Tensor, bias: Tensor, pad?: number | { pad?: number }): Tensor;
+      /** PyTorch's functional multi-head attention over (L, N, E) query, (S, N, E) key/value (lib/nn/attention.js). */
+      function multiHeadAttentionForward(query: Tensor, key: Tensor, value: Tensor, embedDimToCheck: number, numHeads: number,
+        inProjWeight: Tensor | null, inProjBias: Tensor | null, biasK: Tensor | null, biasV: Tensor | null, addZeroAttn: boolean, dropoutP: number,
+        outProjWeight: Tensor, outProjBias: Tensor | null, ...rest: Array<boolean | Tensor | null | MhaOptions>): MhaResult;
+    }
 
     /** kd.nn.functional composites (lib/nn/functional_conv.js, functional_pool.js, norm_instance.js). */
     namespace functional {
@@ -808,6 +850,10 @@ declare module './ops.gen' {
         function isParametrized(module: Module, tensorName?: string | null): boolean;
         /** fn() with each parametrized tensor computed once. */
         function cached<T>(fn: () => T): T;
+        /** The module's class before parametrizations were registered. */
+        function typeBeforeParametrizations(module: Module): new (...args: any[]) => Module;
+        /** Registers fromModule's parametrizations (all, or tensorName's) on toModule, sharing the originals. */
+        function transferParametrizationsAndParams<M extends Module>(fromModule: Module, toModule: M, tensorName?: string | null | { tensorName?: string | null }): M;
       }
       namespace parametrizations {
         type OrthogonalMap = 'matrix_exp' | 'cayley' | 'householder';

@@ -1,5 +1,6 @@
-// attention.js - kd.nn.MultiheadAttention and kd.nn.TransformerEncoderLayer, written with
-// kindling ops (PyTorch's multi_head_attention_forward: packed in_proj_weight [3E, E] or separate
+// attention.js - kd.nn.functional.multiHeadAttentionForward, the kd.nn.MultiheadAttention that
+// forwards through it, and kd.nn.TransformerEncoderLayer, written with kindling ops (PyTorch's
+// multi_head_attention_forward: packed in_proj_weight [3E, E] or separate
 // q/k/v_proj_weight when kdim/vdim differ, out_proj, optional bias_k/bias_v and zero attention).
 // Masks follow PyTorch: a bool attnMask/keyPaddingMask is true where attention is NOT allowed; a
 // float mask is added to the scores.
@@ -21,6 +22,131 @@ module.exports = function installAttention(kd, nn, { Module, ownedParameter, par
     }
     return mask;
   }
+
+  const shapeError = (msg) => new KindlingError(msg, 'KD_SHAPE_MISMATCH');
+
+  /**
+   * PyTorch's functional multi-head attention over (L, N, E) query and (S, N, E) key/value (or
+   * unbatched (L, E), (S, E)); nn.MultiheadAttention's forward. multiHeadAttentionForward(query, key,
+   * value, embedDimToCheck, numHeads, inProjWeight, inProjBias, biasK, biasV, addZeroAttn, dropoutP,
+   * outProjWeight, outProjBias, training=true, keyPaddingMask=null, needWeights=true, attnMask=null,
+   * useSeparateProjWeight=false, qProjWeight=null, kProjWeight=null, vProjWeight=null, staticK=null,
+   * staticV=null, averageAttnWeights=true) returns [output, weights] (also .output, .weights).
+   */
+  F.multiHeadAttentionForward = function multiHeadAttentionForward(query, key, value, ...rest) {
+    const o = parseArgs('multiHeadAttentionForward()', rest,
+      ['embedDimToCheck', 'numHeads', 'inProjWeight', 'inProjBias', 'biasK', 'biasV', 'addZeroAttn', 'dropoutP', 'outProjWeight',
+        'outProjBias', 'training', 'keyPaddingMask', 'needWeights', 'attnMask', 'useSeparateProjWeight', 'qProjWeight', 'kProjWeight',
+        'vProjWeight', 'staticK', 'staticV', 'averageAttnWeights'],
+      { training: true, keyPaddingMask: null, needWeights: true, attnMask: null, useSeparateProjWeight: false, qProjWeight: null,
+        kProjWeight: null, vProjWeight: null, staticK: null, staticV: null, averageAttnWeights: true });
+    const H = o.numHeads;
+    const batched = query.ndim === 3;
+    if (!batched && query.ndim !== 2) {
+      throw shapeError(`query should be unbatched 2D or batched 3D tensor but received ${query.ndim}-D query tensor`);
+    }
+    if (key.ndim !== query.ndim || value.ndim !== query.ndim) {
+      throw shapeError(`For ${batched ? 'batched (3-D)' : 'unbatched (2-D)'} \`query\`, expected \`key\` and \`value\` to be ${query.ndim}-D but found ${key.ndim}-D and ${value.ndim}-D tensors respectively`);
+    }
+    let q = query; let k = key; let v = value;
+    let kpm = o.keyPaddingMask;
+    if (!batched) {
+      q = q.unsqueeze(1); k = k.unsqueeze(1); v = v.unsqueeze(1);
+      if (kpm) kpm = kpm.unsqueeze(0);
+    }
+    const [L, N, E] = q.shape;
+    if (E !== o.embedDimToCheck) throw shapeError(`was expecting embedding dimension of ${o.embedDimToCheck}, but got ${E}`);
+    const hd = Math.floor(E / H);
+    if (hd * H !== E) throw new KindlingError(`embed_dim ${E} not divisible by num_heads ${H}`, 'KD_INVALID_ARGUMENT');
+    if (o.useSeparateProjWeight) {
+      if (k.shape[0] !== v.shape[0] || k.shape[1] !== v.shape[1]) {
+        throw shapeError(`key's sequence and batch dims ${JSON.stringify(k.shape.slice(0, 2))} do not match value's ${JSON.stringify(v.shape.slice(0, 2))}`);
+      }
+    } else if (k.shape.some((d, i) => d !== v.shape[i])) {
+      throw shapeError(`key shape ${JSON.stringify(k.shape)} does not match value shape ${JSON.stringify(v.shape)}`);
+    }
+    // projections
+    let bq = null; let bk = null; let bv = null;
+    if (o.inProjBias) [bq, bk, bv] = o.inProjBias.chunk(3);
+    if (!o.useSeparateProjWeight) {
+      if (!o.inProjWeight) throw new KindlingError('useSeparateProjWeight is false but inProjWeight is null', 'KD_INVALID_ARGUMENT');
+      const [wq, wk, wv] = o.inProjWeight.chunk(3);
+      q = F.linear(q, wq, bq); k = F.linear(k, wk, bk); v = F.linear(v, wv, bv);
+    } else {
+      for (const w of ['qProjWeight', 'kProjWeight', 'vProjWeight']) {
+        if (!o[w]) throw new KindlingError(`useSeparateProjWeight is true but ${w} is null`, 'KD_INVALID_ARGUMENT');
+      }
+      q = F.linear(q, o.qProjWeight, bq); k = F.linear(k, o.kProjWeight, bk); v = F.linear(v, o.vProjWeight, bv);
+    }
+    // masks
+    let attnMask = floatMask(o.attnMask, q.dtype, 'attn_mask');
+    const S0 = k.shape[0];
+    if (attnMask !== null) {
+      if (attnMask.ndim === 2) {
+        if (attnMask.shape[0] !== L || attnMask.shape[1] !== S0) {
+          throw shapeError(`The shape of the 2D attn_mask is ${JSON.stringify(attnMask.shape)}, but should be ${JSON.stringify([L, S0])}.`);
+        }
+        attnMask = attnMask.unsqueeze(0);
+      } else if (attnMask.ndim === 3) {
+        if (attnMask.shape[0] !== N * H || attnMask.shape[1] !== L || attnMask.shape[2] !== S0) {
+          throw shapeError(`The shape of the 3D attn_mask is ${JSON.stringify(attnMask.shape)}, but should be ${JSON.stringify([N * H, L, S0])}.`);
+        }
+      } else {
+        throw shapeError(`attn_mask's dimension ${attnMask.ndim} is not supported`);
+      }
+    }
+    let padMask = floatMask(kpm, q.dtype, 'key_padding_mask');
+    if (o.biasK && o.biasV) {
+      if (o.staticK || o.staticV) throw new KindlingError('bias cannot be added to static key or value.', 'KD_INVALID_ARGUMENT');
+      k = kd.cat([k, o.biasK.expand([1, N, E])]);
+      v = kd.cat([v, o.biasV.expand([1, N, E])]);
+      if (attnMask !== null) attnMask = F.pad(attnMask, [0, 1]);
+      if (padMask !== null) padMask = F.pad(padMask, [0, 1]);
+    } else if (o.biasK || o.biasV) {
+      throw new KindlingError('biasK and biasV must both be given or both be null', 'KD_INVALID_ARGUMENT');
+    }
+    // heads: (L, N, E) -> (N * H, L, hd)
+    q = q.reshape([L, N * H, hd]).transpose(0, 1);
+    const statik = (t, what) => {
+      if (t.ndim !== 3 || t.shape[0] !== N * H) throw shapeError(`expecting ${what}.size(0) of ${N * H}, but got ${t.ndim ? t.shape[0] : 0}`);
+      if (t.shape[2] !== hd) throw shapeError(`expecting ${what}.size(2) of ${hd}, but got ${t.shape[2]}`);
+      return t;
+    };
+    k = o.staticK ? statik(o.staticK, 'static_k') : k.reshape([k.shape[0], N * H, hd]).transpose(0, 1);
+    v = o.staticV ? statik(o.staticV, 'static_v') : v.reshape([v.shape[0], N * H, hd]).transpose(0, 1);
+    if (o.addZeroAttn) {
+      k = kd.cat([k, kd.zeros([N * H, 1, hd], { dtype: k.dtype, device: k.device })], 1);
+      v = kd.cat([v, kd.zeros([N * H, 1, hd], { dtype: v.dtype, device: v.device })], 1);
+      if (attnMask !== null) attnMask = F.pad(attnMask, [0, 1]);
+      if (padMask !== null) padMask = F.pad(padMask, [0, 1]);
+    }
+    const S = k.shape[1];
+    if (padMask !== null) {
+      if (padMask.ndim !== 2 || padMask.shape[0] !== N || padMask.shape[1] !== S) {
+        throw shapeError(`expecting key_padding_mask shape of ${JSON.stringify([N, S])}, but got ${JSON.stringify(padMask.shape)}`);
+      }
+      const pm = padMask.reshape([N, 1, 1, S]).expand([N, H, 1, S]).reshape([N * H, 1, S]);
+      attnMask = attnMask === null ? pm : attnMask.add(pm);
+    }
+    let scores = kd.bmm(q.mul(1 / Math.sqrt(hd)), k.transpose(1, 2));
+    if (attnMask !== null) scores = scores.add(attnMask);
+    let attn = F.softmax(scores, -1);
+    if (o.dropoutP > 0 && o.training) attn = F.dropout(attn, o.dropoutP, true);
+    let out = kd.bmm(attn, v); // (N * H, L, hd)
+    out = out.transpose(0, 1).reshape([L * N, E]);
+    out = F.linear(out, o.outProjWeight, o.outProjBias).reshape([L, N, E]);
+    let weights = null;
+    if (o.needWeights) {
+      weights = attn.reshape([N, H, L, S]);
+      if (o.averageAttnWeights) weights = weights.mean(1);
+      if (!batched) weights = weights.squeeze(0);
+    }
+    if (!batched) out = out.squeeze(1);
+    const r = [out, weights];
+    r.output = out;
+    r.weights = weights;
+    return r;
+  };
 
   /**
    * Multi-head attention. MultiheadAttention(embedDim, numHeads, dropout=0, bias=true, addBiasKV=false,
@@ -83,101 +209,19 @@ module.exports = function installAttention(kd, nn, { Module, ownedParameter, par
     forward(query, key, value, ...rest) {
       const o = parseArgs('MultiheadAttention.forward()', rest, ['keyPaddingMask', 'needWeights', 'attnMask', 'averageAttnWeights', 'isCausal'],
         { keyPaddingMask: null, needWeights: true, attnMask: null, averageAttnWeights: true, isCausal: false });
-      const batched = query.ndim === 3;
-      if (!batched && query.ndim !== 2) {
-        throw new KindlingError(`query should be unbatched 2D or batched 3D tensor but received ${query.ndim}-D query tensor`, 'KD_SHAPE_MISMATCH');
+      const batchFirst = this.batchFirst && query.ndim === 3;
+      let [q, k, v] = [query, key, value];
+      if (batchFirst) { q = q.transpose(0, 1); k = k.transpose(0, 1); v = v.transpose(0, 1); }
+      let attnMask = o.attnMask;
+      if (attnMask === null && o.isCausal && q.ndim >= 2 && k.ndim >= 2) {
+        const [L, S] = [q.shape[0], k.shape[0]];
+        attnMask = kd.ones([L, S], { dtype: 'bool', device: q.device }).triu(1);
       }
-      if (key.ndim !== query.ndim || value.ndim !== query.ndim) {
-        throw new KindlingError(`key and value should be ${query.ndim}-D tensors like query, but received ${key.ndim}-D and ${value.ndim}-D tensors`, 'KD_SHAPE_MISMATCH');
-      }
-      let q = query; let k = key; let v = value;
-      let kpm = o.keyPaddingMask;
-      if (!batched) {
-        q = q.unsqueeze(1); k = k.unsqueeze(1); v = v.unsqueeze(1);
-        if (kpm) kpm = kpm.unsqueeze(0);
-      } else if (this.batchFirst) {
-        q = q.transpose(0, 1); k = k.transpose(0, 1); v = v.transpose(0, 1);
-      }
-      const [L, N, E] = q.shape;
-      const H = this.numHeads;
-      const hd = this.headDim;
-      if (E !== this.embedDim) throw new KindlingError(`was expecting embedding dimension of ${this.embedDim}, but got ${E}`, 'KD_SHAPE_MISMATCH');
-      if (k.shape[0] !== v.shape[0] || k.shape[1] !== v.shape[1]) {
-        throw new KindlingError(`key shape ${JSON.stringify(k.shape)} does not match value shape ${JSON.stringify(v.shape)}`, 'KD_SHAPE_MISMATCH');
-      }
-      // projections
-      let bq = null; let bk = null; let bv = null;
-      if (this.inProjBias) [bq, bk, bv] = this.inProjBias.chunk(3);
-      if (this.qkvSameEmbedDim) {
-        const [wq, wk, wv] = this.inProjWeight.chunk(3);
-        q = F.linear(q, wq, bq); k = F.linear(k, wk, bk); v = F.linear(v, wv, bv);
-      } else {
-        q = F.linear(q, this.qProjWeight, bq); k = F.linear(k, this.kProjWeight, bk); v = F.linear(v, this.vProjWeight, bv);
-      }
-      // masks
-      let attnMask = floatMask(o.attnMask, q.dtype, 'attn_mask');
-      if (attnMask === null && o.isCausal) {
-        const S0 = k.shape[0];
-        attnMask = kd.zeros([L, S0], { dtype: q.dtype, device: q.device })
-          .maskedFill(kd.ones([L, S0], { dtype: 'bool', device: q.device }).triu(1), -Infinity);
-      }
-      if (attnMask !== null) {
-        if (attnMask.ndim === 2) {
-          if (attnMask.shape[0] !== L || attnMask.shape[1] !== k.shape[0]) {
-            throw new KindlingError(`The shape of the 2D attn_mask is ${JSON.stringify(attnMask.shape)}, but should be ${JSON.stringify([L, k.shape[0]])}.`, 'KD_SHAPE_MISMATCH');
-          }
-          attnMask = attnMask.unsqueeze(0);
-        } else if (attnMask.ndim === 3) {
-          if (attnMask.shape[0] !== N * H || attnMask.shape[1] !== L || attnMask.shape[2] !== k.shape[0]) {
-            throw new KindlingError(`The shape of the 3D attn_mask is ${JSON.stringify(attnMask.shape)}, but should be ${JSON.stringify([N * H, L, k.shape[0]])}.`, 'KD_SHAPE_MISMATCH');
-          }
-        } else {
-          throw new KindlingError(`attn_mask's dimension ${attnMask.ndim} is not supported`, 'KD_SHAPE_MISMATCH');
-        }
-      }
-      let padMask = floatMask(kpm, q.dtype, 'key_padding_mask');
-      if (this.biasK) {
-        k = kd.cat([k, this.biasK.expand([1, N, E])]);
-        v = kd.cat([v, this.biasV.expand([1, N, E])]);
-        if (attnMask !== null) attnMask = F.pad(attnMask, [0, 1]);
-        if (padMask !== null) padMask = F.pad(padMask, [0, 1]);
-      }
-      // heads: (L, N, E) -> (N * H, L, hd)
-      q = q.reshape([L, N * H, hd]).transpose(0, 1);
-      k = k.reshape([k.shape[0], N * H, hd]).transpose(0, 1);
-      v = v.reshape([v.shape[0], N * H, hd]).transpose(0, 1);
-      if (this.addZeroAttn) {
-        k = kd.cat([k, kd.zeros([N * H, 1, hd], { dtype: k.dtype, device: k.device })], 1);
-        v = kd.cat([v, kd.zeros([N * H, 1, hd], { dtype: v.dtype, device: v.device })], 1);
-        if (attnMask !== null) attnMask = F.pad(attnMask, [0, 1]);
-        if (padMask !== null) padMask = F.pad(padMask, [0, 1]);
-      }
-      const S = k.shape[1];
-      if (padMask !== null) {
-        if (padMask.ndim !== 2 || padMask.shape[0] !== N || padMask.shape[1] !== S) {
-          throw new KindlingError(`expecting key_padding_mask shape of ${JSON.stringify([N, S])}, but got ${JSON.stringify(padMask.shape)}`, 'KD_SHAPE_MISMATCH');
-        }
-        const pm = padMask.reshape([N, 1, 1, S]).expand([N, H, 1, S]).reshape([N * H, 1, S]);
-        attnMask = attnMask === null ? pm : attnMask.add(pm);
-      }
-      let scores = kd.bmm(q.mul(1 / Math.sqrt(hd)), k.transpose(1, 2));
-      if (attnMask !== null) scores = scores.add(attnMask);
-      let attn = F.softmax(scores, -1);
-      if (this.dropout > 0 && this.training) attn = F.dropout(attn, this.dropout, true);
-      let out = kd.bmm(attn, v); // (N * H, L, hd)
-      out = out.transpose(0, 1).reshape([L * N, E]);
-      out = this.outProj(out).reshape([L, N, E]);
-      let weights = null;
-      if (o.needWeights) {
-        weights = attn.reshape([N, H, L, S]);
-        if (o.averageAttnWeights) weights = weights.mean(1);
-        if (!batched) weights = weights.squeeze(0);
-      }
-      if (!batched) out = out.squeeze(1);
-      else if (this.batchFirst) out = out.transpose(0, 1);
-      const r = [out, weights];
-      r.output = out;
-      r.weights = weights;
+      const r = F.multiHeadAttentionForward(q, k, v, this.embedDim, this.numHeads, this.inProjWeight, this.inProjBias,
+        this.biasK, this.biasV, this.addZeroAttn, this.dropout, this.outProj.weight, this.outProj.bias, this.training,
+        o.keyPaddingMask, o.needWeights, attnMask, !this.qkvSameEmbedDim, this.qProjWeight, this.kProjWeight, this.vProjWeight,
+        { averageAttnWeights: o.averageAttnWeights });
+      if (batchFirst) { r[0] = r[0].transpose(0, 1); r.output = r[0]; }
       return r;
     }
     extraRepr() { return ''; }

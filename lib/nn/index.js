@@ -13,6 +13,7 @@ module.exports = function installNn(kd) {
   require('./linear')(kd, nn, base);
   require('./activation')(kd, nn, base);
   require('./functional_conv')(kd, nn, base);
+  require('./conv_tbc')(kd, nn, base);
   require('./functional_pool')(kd, nn, base);
   require('./conv')(kd, nn, base);
   require('./fold')(kd, nn, base);
@@ -26,6 +27,7 @@ module.exports = function installNn(kd) {
   require('./transformer')(kd, nn, base);
   require('./loss')(kd, nn, base);
   require('./parameter_containers')(kd, nn, base);
+  require('./uninitialized')(kd, nn, base);
   require('./lazy')(kd, nn, base); // after the layers it makes lazy variants of
   require('./utils')(kd, nn, base);
   require('./fusion')(kd, nn, base);

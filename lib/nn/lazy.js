@@ -4,15 +4,18 @@
 //   nn.LazyLinear = lazy(nn.Linear, 'inFeatures', (x) => x.shape[x.ndim - 1]);
 // so another layer gets its lazy variant with one line (next to the layer, or here).
 //
-// Note [Lazy modules]: a lazy module holds its constructor arguments and no parameters. Its first
-// call builds the full layer (new Base(inferred, ...args): the same checks and initialisation as
-// the eager layer), takes over its parameters, buffers and settings, and becomes an instance of
+// Note [Lazy modules]: a lazy module holds its constructor arguments and, as PyTorch's, an
+// UninitializedParameter / UninitializedBuffer (lib/nn/uninitialized.js) for each parameter and
+// sized buffer the layer has (found by building it once with the initialisers off, size 1 or the
+// groups). Its first call builds the full layer (new Base(inferred, ...args): the same checks and
+// initialisation as the eager layer), materializes its uninitialised tensors with the full
+// layer's values (the same objects: PyTorch's materialize), takes over its other settings, and becomes an instance of
 // Base (PyTorch's cls_to_become: `lazy instanceof nn.Linear` afterwards), so later calls cost
 // nothing extra. Moves and casts made before that call (`to('cuda')`, `double()`) are replayed on
 // the new parameters. loadStateDict() into a lazy module reads the size from the state dict's
 // weight (or running mean) instead, as PyTorch's LazyModuleMixin does. As in PyTorch, run one
-// forward pass (or load a state dict) before building an optimizer: until then parameters() is
-// empty.
+// forward pass (or load a state dict) before building an optimizer: until then parameters() are
+// uninitialised and any use of them throws PyTorch's error.
 'use strict';
 
 const { KindlingError } = require('../errors');
@@ -20,6 +23,11 @@ const { KindlingError } = require('../errors');
 module.exports = function installLazy(kd, nn, base) {
   const { Module, stateOf, isPlainObject } = base;
   const LAZY = Symbol('kd.nn lazy arguments');
+  const { UninitializedParameter, UninitializedBuffer, isLazy } = nn.parameter;
+  const groupsOf = (args) => {
+    const last = args[args.length - 1];
+    return isPlainObject(last) && last.groups !== undefined ? last.groups : Number.isInteger(args[5]) ? args[5] : 1;
+  };
 
   /**
    * The lazy variant of Base: infer(input, args) is the value of Base's first argument `key`;
@@ -27,11 +35,13 @@ module.exports = function installLazy(kd, nn, base) {
    */
   function lazy(Base, key, infer, fromState = null) {
     const name = `Lazy${Base.name}`;
+    const build = (v, args) => (args.length === 1 && isPlainObject(args[0]) ? new Base({ [key]: v, ...args[0] }) : new Base(v, ...args));
     const Lazy = {
       [name]: class extends Module {
         constructor(...args) {
           super();
           Object.defineProperty(this, LAZY, { value: { args, pending: [] }, configurable: true });
+          this._registerUninitialized(args);
           if (fromState !== null) {
             const hook = this._registerLoadStateDictPreHook((sd, prefix) => {
               hook.remove();
@@ -40,6 +50,22 @@ module.exports = function installLazy(kd, nn, base) {
               const v = fromState(sd, prefix, st.args);
               if (v !== undefined) this._materialize(v);
             });
+          }
+        }
+        // an uninitialised tensor per parameter and sized buffer of the layer (See Note [Lazy modules])
+        _registerUninitialized(args) {
+          const probe = nn.init._withoutInit(() => {
+            try { return build(1, args); } catch (e) { return build(groupsOf(args), args); }
+          });
+          const ps = stateOf(probe);
+          for (const n of ps.params) {
+            const t = probe[n];
+            this.registerParameter(n, t ? new UninitializedParameter(t.requiresGrad, { dtype: t.dtype, device: t.device }) : null);
+          }
+          for (const n of ps.buffers) {
+            const t = probe[n];
+            const u = t && t.ndim > 0 ? new UninitializedBuffer(false, { dtype: t.dtype, device: t.device }) : t;
+            this.registerBuffer(n, u, { persistent: !ps.nonPersistent.has(n) });
           }
         }
         /** True until the first call has made the parameters. */
@@ -56,10 +82,19 @@ module.exports = function installLazy(kd, nn, base) {
         _materialize(v) {
           const st = this[LAZY];
           const { args } = st;
-          const full = args.length === 1 && isPlainObject(args[0]) ? new Base({ [key]: v, ...args[0] }) : new Base(v, ...args);
+          const full = build(v, args);
           const fs = stateOf(full);
-          for (const b of fs.buffers) this.registerBuffer(b, full[b], { persistent: !fs.nonPersistent.has(b) });
-          for (const k of Object.keys(full)) if (!fs.buffers.has(k)) this[k] = full[k];
+          // the uninitialised tensors become the full layer's, as the same objects
+          const take = (name) => {
+            const u = this[name];
+            if (!isLazy(u)) return false;
+            const t = full[name];
+            u.materialize(t.shape, { dtype: t.dtype, device: t.device });
+            kd.noGrad(() => { u.data = t; });
+            return true;
+          };
+          for (const b of fs.buffers) if (!take(b)) this.registerBuffer(b, full[b], { persistent: !fs.nonPersistent.has(b) });
+          for (const k of Object.keys(full)) if (!fs.buffers.has(k) && !(fs.params.has(k) && take(k))) this[k] = full[k];
           delete this[LAZY];
           Object.setPrototypeOf(this, Base.prototype);
           for (const fn of st.pending) this._apply(fn);

@@ -1,5 +1,5 @@
 // linear.js - kd.nn layers that map features: Identity, Linear, Bilinear, Embedding, Flatten,
-// Unflatten. Thin JS over kd.nn.functional (autograd sees the ops they call); weights start as
+// Unflatten, and F.bilinear (Bilinear's forward). Thin JS over kd.nn.functional (autograd sees the ops they call); weights start as
 // PyTorch's defaults (kaiming_uniform with a = sqrt(5), biases U(+-1/sqrt(fanIn)), embeddings N(0, 1)).
 'use strict';
 
@@ -47,6 +47,46 @@ module.exports = function installLinear(kd, nn, { Module, ParameterClass: Parame
     extraRepr() { return `in_features=${this.inFeatures}, out_features=${this.outFeatures}, bias=${py(this.bias)}`; }
   }
 
+  const shapeError = (msg) => new KindlingError(msg, 'KD_SHAPE_MISMATCH');
+  /**
+   * y = x1^T A x2 + b over the last dims, weight [out, in1, in2], bias [out] or null; the leading
+   * dims of input1 and input2 must be equal (PyTorch's checks and messages). bilinear(input1,
+   * input2, weight, bias=null). nn.Bilinear's forward.
+   */
+  F.bilinear = function bilinear(...args) {
+    const { input1, input2, weight, bias } = parseArgs('bilinear()', args, ['input1', 'input2', 'weight', 'bias'], { bias: null });
+    for (const [k, t] of [['input1', input1], ['input2', input2], ['weight', weight]]) {
+      if (!(t instanceof kd.Tensor)) throw typeError(`bilinear(): argument '${k}' must be Tensor, not ${t === null ? 'null' : typeof t}`);
+    }
+    if (bias !== null && !(bias instanceof kd.Tensor)) throw typeError(`bilinear(): argument 'bias' must be Tensor or null, not ${typeof bias}`);
+    const s1 = input1.shape;
+    const s2 = input2.shape;
+    const sw = weight.shape;
+    if (s1.length !== s2.length) throw shapeError(`bilinear(): input dimensions do not match: got ${s1.length} and ${s2.length}`);
+    if (s1.length === 0) throw shapeError('bilinear(): inputs must have at least 1 dimension, got 0');
+    for (let i = 0; i < s1.length - 1; i++) {
+      if (s1[i] !== s2[i]) throw shapeError(`bilinear(): input batch dimensions do not match at dim ${i}: got ${s1[i]} and ${s2[i]}`);
+    }
+    if (sw.length !== 3) throw shapeError(`bilinear(): weight must be 3-D [out, in1, in2], got ${sw.length}-D`);
+    const in1 = s1[s1.length - 1];
+    const in2 = s2[s2.length - 1];
+    if (in1 !== sw[1]) throw shapeError(`bilinear(): input1 size does not match weight size: got ${in1} but expected ${sw[1]}`);
+    if (in2 !== sw[2]) throw shapeError(`bilinear(): input2 size does not match weight size: got ${in2} but expected ${sw[2]}`);
+    if (bias !== null && (bias.dim() !== 1 || bias.shape[0] !== sw[0])) {
+      throw shapeError(`bilinear(): bias size does not match weight size: got ${bias.dim() === 1 ? bias.shape[0] : `a ${bias.dim()}-D bias`} but expected ${sw[0]}`);
+    }
+    for (const t of [input2, weight, bias]) {
+      if (t !== null && t.dtype !== input1.dtype) {
+        throw new KindlingError(`bilinear(): expected scalar type ${input1.dtype} but found ${t.dtype}`, 'KD_DTYPE_MISMATCH');
+      }
+    }
+    const lead = s1.slice(0, -1);
+    const n = lead.reduce((a, b) => a * b, 1);
+    let y = kd.einsum('bi,oij,bj->bo', [input1.reshape([n, in1]), weight, input2.reshape([n, in2])]);
+    if (bias !== null) y = y.add(bias);
+    return y.reshape([...lead, sw[0]]);
+  };
+
   /** y = x1^T A x2 + b, weight [out, in1, in2]. Bilinear(in1, in2, out, bias = true). */
   class Bilinear extends Module {
     constructor(...args) {
@@ -69,21 +109,7 @@ module.exports = function installLinear(kd, nn, { Module, ParameterClass: Parame
       init.uniform_(this.weight, -bound, bound);
       if (this.bias) init.uniform_(this.bias, -bound, bound);
     }
-    forward(input1, input2) {
-      const s1 = input1.shape;
-      const s2 = input2.shape;
-      if (s1.length !== s2.length || s1.slice(0, -1).some((v, i) => v !== s2[i])) {
-        throw new KindlingError(`bilinear(): input batch dimensions do not match: got ${JSON.stringify(s1.slice(0, -1))} and ${JSON.stringify(s2.slice(0, -1))}`, 'KD_SHAPE_MISMATCH');
-      }
-      if (s1[s1.length - 1] !== this.in1Features || s2[s2.length - 1] !== this.in2Features) {
-        throw new KindlingError(`bilinear(): input sizes do not match the weight: got ${s1[s1.length - 1]} and ${s2[s2.length - 1]}, expected ${this.in1Features} and ${this.in2Features}`, 'KD_SHAPE_MISMATCH');
-      }
-      const lead = s1.slice(0, -1);
-      const n = lead.reduce((a, b) => a * b, 1);
-      let y = kd.einsum('bi,oij,bj->bo', [input1.reshape([n, this.in1Features]), this.weight, input2.reshape([n, this.in2Features])]);
-      if (this.bias) y = y.add(this.bias);
-      return y.reshape([...lead, this.outFeatures]);
-    }
+    forward(input1, input2) { return F.bilinear(input1, input2, this.weight, this.bias); }
     extraRepr() {
       return `in1_features=${this.in1Features}, in2_features=${this.in2Features}, out_features=${this.outFeatures}, bias=${py(this.bias)}`;
     }

@@ -460,13 +460,15 @@ module.exports = function installModule(kd, nn) {
       const { prefix = '', keepVars = false } = options;
       const dest = options.destination || {};
       const s = this[S];
+      // an uninitialised tensor (a lazy module's) is saved as itself, as PyTorch's LazyModuleMixin does
+      const keep = (t) => keepVars || nn.parameter.isLazy(t);
       for (const name of s.params) {
         const p = this[name];
-        if (p) dest[prefix + snake(name)] = keepVars ? p : p.detach();
+        if (p) dest[prefix + snake(name)] = keep(p) ? p : p.detach();
       }
       for (const name of s.buffers) {
         const b = this[name];
-        if (b && !s.nonPersistent.has(name)) dest[prefix + snake(name)] = keepVars ? b : b.detach();
+        if (b && !s.nonPersistent.has(name)) dest[prefix + snake(name)] = keep(b) ? b : b.detach();
       }
       if (this.getExtraState !== Module.prototype.getExtraState) dest[`${prefix}_extra_state`] = this.getExtraState();
       for (const name of s.modules) {

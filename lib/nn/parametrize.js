@@ -222,5 +222,46 @@ module.exports = function installParametrize(kd, nn, base) {
     return r;
   }
 
-  nn.utils.parametrize = { registerParametrization, removeParametrizations, isParametrized, cached, ParametrizationList };
+  /** The module's class before parametrizations were registered (its own class when it has none). */
+  function typeBeforeParametrizations(module) {
+    if (!(module instanceof Module)) throw typeError('typeBeforeParametrizations: module must be a kd.nn.Module');
+    return isParametrized(module) ? Object.getPrototypeOf(module.constructor) : module.constructor;
+  }
+
+  /**
+   * Registers the parametrizations of fromModule (all, or those of tensorName) on toModule, the
+   * same parametrization modules, and makes toModule's originals fromModule's (shared, as
+   * PyTorch's). A tensor toModule lacks is first created as a Parameter of fromModule's
+   * parametrized value. Nothing happens when fromModule has no parametrizations. Returns toModule.
+   */
+  function transferParametrizationsAndParams(fromModule, toModule, tensorName = null) {
+    if (!(fromModule instanceof Module) || !(toModule instanceof Module)) {
+      throw typeError('transferParametrizationsAndParams: fromModule and toModule must be kd.nn.Modules');
+    }
+    if (typeof tensorName === 'object' && tensorName !== null) ({ tensorName = null } = tensorName);
+    if (!isParametrized(fromModule)) return toModule;
+    if (tensorName !== null && !isParametrized(fromModule, tensorName)) {
+      throw new KindlingError(`Module ${fromModule.constructor.name} does not have a parametrization on ${tensorName}`, 'KD_INVALID_ARGUMENT');
+    }
+    const names = tensorName === null ? fromModule.parametrizations.keys() : [tensorName];
+    for (const name of names) {
+      if (toModule[name] === undefined) {
+        toModule.registerParameter(name, new Parameter(kd.noGrad(() => fromModule[name]).detach()));
+      }
+      const from = fromModule.parametrizations.get(name);
+      for (const f of from) registerParametrization(toModule, name, f);
+      const to = toModule.parametrizations.get(name);
+      const originals = from.isTensor ? ['original'] : Array.from({ length: from.ntensors }, (_, i) => `original${i}`);
+      for (const o of originals) {
+        if (from[o] instanceof ParameterClass) to.registerParameter(o, from[o]);
+        else to.registerBuffer(o, from[o]);
+      }
+    }
+    return toModule;
+  }
+
+  nn.utils.parametrize = {
+    registerParametrization, removeParametrizations, isParametrized, cached, ParametrizationList,
+    typeBeforeParametrizations, transferParametrizationsAndParams,
+  };
 };

@@ -1,6 +1,8 @@
 // upsampling.js - kd.nn resizing modules over kd.nn.functional.interpolate: Upsample(size,
 // scaleFactor, mode='nearest', alignCorners, recomputeScaleFactor), UpsamplingNearest2d and
-// UpsamplingBilinear2d (bilinear with alignCorners true), as PyTorch's.
+// UpsamplingBilinear2d (bilinear with alignCorners true), as PyTorch's; and PyTorch's deprecated
+// functional forms F.upsample, F.upsampleNearest and F.upsampleBilinear (interpolate with the same
+// choices, each warning once as PyTorch warns).
 'use strict';
 
 module.exports = function installUpsampling(kd, nn, { Module, parseArgs }) {
@@ -51,4 +53,33 @@ module.exports = function installUpsampling(kd, nn, { Module, parseArgs }) {
   }
 
   Object.assign(nn, { Upsample, UpsamplingNearest2d, UpsamplingBilinear2d });
+
+  // PyTorch's deprecated wrappers of interpolate. F.interpolate is looked up at each call: later
+  // installers wrap it (mode 'area').
+  const warned = new Set();
+  const deprecated = (name) => {
+    if (warned.has(name)) return;
+    warned.add(name);
+    process.emitWarning(`nn.functional.${name} is deprecated. Use nn.functional.interpolate instead.`,
+      { type: 'DeprecationWarning', code: 'KD_DEPRECATED' });
+  };
+  /** Deprecated: F.interpolate(input, size, scaleFactor, mode, alignCorners). upsample(input, size=null, scaleFactor=null, mode='nearest', alignCorners=null). */
+  F.upsample = function upsample(input, ...args) {
+    const o = parseArgs('upsample()', args, ['size', 'scaleFactor', 'mode', 'alignCorners'],
+      { size: null, scaleFactor: null, mode: 'nearest', alignCorners: null });
+    deprecated('upsample');
+    return F.interpolate(input, o.size, o.scaleFactor, o.mode, o.alignCorners);
+  };
+  /** Deprecated: F.interpolate with mode 'nearest'. upsampleNearest(input, size=null, scaleFactor=null). */
+  F.upsampleNearest = function upsampleNearest(input, ...args) {
+    const o = parseArgs('upsampleNearest()', args, ['size', 'scaleFactor'], { size: null, scaleFactor: null });
+    deprecated('upsample_nearest');
+    return F.interpolate(input, o.size, o.scaleFactor, 'nearest');
+  };
+  /** Deprecated: F.interpolate with mode 'bilinear' and alignCorners true. upsampleBilinear(input, size=null, scaleFactor=null). */
+  F.upsampleBilinear = function upsampleBilinear(input, ...args) {
+    const o = parseArgs('upsampleBilinear()', args, ['size', 'scaleFactor'], { size: null, scaleFactor: null });
+    deprecated('upsample_bilinear');
+    return F.interpolate(input, o.size, o.scaleFactor, 'bilinear', true);
+  };
 };

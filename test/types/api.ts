@@ -303,6 +303,11 @@ use(custom, d, e, f, g, h, i2);
   const loss: Tensor = lossFn(z, kd.zeros([2], { dtype: 'int64' }));
   const p = new nn.Parameter(kd.zeros(3));
   const p2: kd.nn.Parameter = nn.Parameter(kd.zeros(3), false);
+  const up = new nn.UninitializedParameter({ dtype: 'float64' });
+  const upLazy: boolean = nn.parameter.isLazy(up);
+  const upDone: kd.nn.Parameter = up.materialize([2, 3]);
+  const ub: Tensor = new nn.UninitializedBuffer().materialize(4);
+  void upLazy; void upDone; void ub;
   const g: Tensor | null = p.grad;
   nn.init.kaimingUniform_(p, { a: Math.sqrt(5) });
   const same: kd.nn.Parameter = nn.init.xavierUniform_(p2);
@@ -322,6 +327,9 @@ use(custom, d, e, f, g, h, i2);
   const pl = nn.utils.parametrize.registerParametrization(new nn.Linear(3, 3), 'weight', new Sym());
   const isP: boolean = nn.utils.parametrize.isParametrized(pl, 'weight');
   const cachedW: Tensor = nn.utils.parametrize.cached(() => pl.weight);
+  const plType = nn.utils.parametrize.typeBeforeParametrizations(pl);
+  const plTo: kd.nn.Linear = nn.utils.parametrize.transferParametrizationsAndParams(pl, new nn.Linear(3, 3), 'weight');
+  void plType; void plTo;
   nn.utils.parametrize.removeParametrizations(pl, 'weight', { leaveParametrized: false });
   nn.utils.parametrizations.orthogonal(new nn.Linear(4, 4), 'weight', 'cayley');
   nn.utils.parametrizations.spectralNorm(new nn.Linear(4, 4));
@@ -669,6 +677,10 @@ export function libraryOps(x: Tensor): void {
     F.multiMarginLoss(x.select(2, 0), kd.tensor([1, 2]), { margin: 2 }), F.pairwiseDistance(x, x), F.cosineSimilarity(x, x, 2), F.pdist(x.select(2, 0)),
     F.pixelShuffle(kd.randn([1, 4, 2, 2]), 2), F.pixelUnshuffle(x, 1), F.channelShuffle(x, 2),
     F.embeddingBag(kd.tensor([0, 1]), kd.randn([3, 2]), kd.tensor([0]), { mode: 'sum' }), new nn.PixelShuffle(2)(kd.randn([1, 4, 2, 2])),
-    new nn.CosineSimilarity(2)(x, x), new nn.PairwiseDistance({ keepdim: true })(x, x), new nn.ChannelShuffle(2)(x)];
+    new nn.CosineSimilarity(2)(x, x), new nn.PairwiseDistance({ keepdim: true })(x, x), new nn.ChannelShuffle(2)(x),
+    F.upsample(x, null, 2, 'bilinear', true), F.upsample(x, { size: [3, 3], mode: 'area' }), F.upsampleNearest(x, [3, 3]), F.upsampleBilinear(x, { scaleFactor: 2 }),
+    F.bilinear(x, x, kd.randn([2, 4, 4]), kd.randn([2])), F.bilinear(x, x, kd.randn([2, 4, 4]), { bias: null }),
+    F.multiHeadAttentionForward(x, x, x, 4, 2, kd.randn([12, 4]), null, null, null, false, 0, kd.randn([4, 4]), null, { needWeights: false }).output,
+    F.convTbc(x, kd.randn([2, 4, 3]), kd.randn([3]), 1)];
   void f;
 }
