@@ -49,13 +49,15 @@ describe('vision models (torchvision 0.14 state dicts)', function () {
 
       it('gives torchvision\'s logits in eval mode (CPU), and leaves no tensor behind', function () {
         const { model, io } = loaded(name);
-        const before = collectGarbage().liveTensors; // earlier tests' garbage is not collected during the count
+        collectGarbage(); // earlier tests' garbage (twice: what the first collection's sweep frees can hold more)
+        const before = collectGarbage().liveTensors;
         const y = kd.inferenceMode(() => model(io.input));
         assert.deepEqual(y.shape, io.logits.shape);
         const err = relErr(y, io.logits);
         assert.ok(err <= TOL, `${name}: max relative error ${err} > ${TOL}`);
         y.dispose();
-        assert.equal(collectGarbage().liveTensors, before, 'tensors left alive by one forward');
+        const after = collectGarbage().liveTensors;
+        assert.ok(after <= before, `tensors left alive by one forward: ${after} > ${before}`);
       });
 
       it('is wrong with a wrong weight (the comparison can fail)', function () {
