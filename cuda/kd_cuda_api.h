@@ -273,6 +273,13 @@ enum kd_cuda_op_kind {
    * data[0..2] gradHy, hx, workspace -> data[3] gradInputGates, data[4] gradHiddenGates, data[5]
    * gradHx, data[6] gradWorkspace or NULL. (Formulas: src/cpu/rnn_cell_math.h.) */
   KD_CUDA_OP_RNN_CELL = 52,
+  /* gridSample (ops_grid_sample.cu, src/cpu/grid_sample.c) over contiguous buffers of dtype
+   * (float32/float64): data[0] input [N, C, D, H, W], data[1] grid [N, oD, oH, oW, nd] (D = oD = 1
+   * for nd = 2), data[2] the output (code 0) or the output's gradient (codes 1, 2) [N, C, oD, oH,
+   * oW]; code 0 forward, code 1 the input gradient into data[3] (zeroed here), code 2 the grid
+   * gradient into data[4]. i[] = N, C, D, H, W, oD, oH, oW; d[] = nd, mode (0 bilinear,
+   * 1 nearest, 2 bicubic), padding (0 zeros, 1 border, 2 reflection), alignCorners. */
+  KD_CUDA_OP_GRID_SAMPLE = 53,
 
   /* ---- shape, factory, padding, loss and activation-backward kinds (cuda/ops_shape.cu,
    * ops_pad.cu, ops_loss.cu). "addr" = a device address carried in an i[] slot. ---- */

@@ -70,6 +70,7 @@ kd_cuda_status kd_cu_op(int device, kd_cuda_op *o) {
     case KD_CUDA_OP_LOSS: case KD_CUDA_OP_NLL_CHECK: case KD_CUDA_OP_NLL: return kd_cu_loss_op(device, o);
     case KD_CUDA_OP_RANDOM_DIST: case KD_CUDA_OP_MULTINOMIAL: return kd_cu_random_op(device, o);
     case KD_CUDA_OP_CTC: return kd_cu_ctc_op(device, o);
+    case KD_CUDA_OP_GRID_SAMPLE: return kd_cu_grid_sample_op(device, o);
     case KD_CUDA_OP_GRAPH: return kd_cu_graph_op(device, o);
     default: return kd_cu_error(KD_CUDA_ERR_NOT_SUPPORTED, "op: unknown kind %d", (int)o->kind);
   }

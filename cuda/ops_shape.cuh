@@ -22,6 +22,7 @@ kd_cuda_status kd_cu_shape_op(int device, kd_cuda_op *o); /* TRI, ARANGE, ONE_HO
 kd_cuda_status kd_cu_pad_op(int device, kd_cuda_op *o);   /* PAD, INTERP */
 kd_cuda_status kd_cu_loss_op(int device, kd_cuda_op *o);  /* LOSS, NLL_CHECK, NLL */
 kd_cuda_status kd_cu_ctc_op(int device, kd_cuda_op *o);   /* CTC (ops_ctc.cu) */
+kd_cuda_status kd_cu_grid_sample_op(int device, kd_cuda_op *o); /* GRID_SAMPLE (ops_grid_sample.cu) */
 kd_cuda_status kd_cu_random_op(int device, kd_cuda_op *o); /* RANDOM_DIST, MULTINOMIAL (ops_random_dist.cu) */
 kd_cuda_status kd_cu_tri_indices(int device, kd_cuda_op *o); /* TRI_INDICES (ops_shape_construct.cu) */
 

@@ -324,6 +324,8 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:layerNormDoubleBackward": [{ name: "layerNormDoubleBackward", fn: N["layerNormDoubleBackward"], ret: "tensor", args: [["ggInput", "Tensor", false, false], ["gradOutput", "Tensor", false, false], ["input", "Tensor", false, false], ["normalizedShape", "int[]", false, false], ["mean", "Tensor", false, false], ["rstd", "Tensor", false, false]] }],
     "function:prodDoubleBackward": [{ name: "prodDoubleBackward", fn: N["prodDoubleBackward"], ret: "tensor", args: [["ggSelf", "Tensor", false, false], ["gradOutput", "Tensor", false, false], ["self", "Tensor", false, false], ["dim", "int?", false, true], ["keepdim", "bool", false, false]] }],
     "function:maxPool2dDoubleBackward": [{ name: "maxPool2dDoubleBackward", fn: N["maxPool2dDoubleBackward"], ret: "tensor", args: [["ggInput", "Tensor", false, false], ["input", "Tensor", false, false], ["kernelSize", "int|int[]", false, false], ["stride", "int[]?", false, true], ["padding", "int[]?", false, true], ["dilation", "int[]?", false, true], ["ceilMode", "bool", false, false], ["indices", "Tensor?", false, true]] }],
+    "function:gridSample": [{ name: "gridSample", fn: N["gridSample"], ret: "tensor", args: [["input", "Tensor", false, false], ["grid", "Tensor", false, false], ["mode", "str", false, true], ["paddingMode", "str", false, true], ["alignCorners", "bool?", false, true]] }],
+    "function:gridSampleBackward": [{ name: "gridSampleBackward", fn: N["gridSampleBackward"], ret: "tuple", names: ["gradInput","gradGrid"], args: [["gradOutput", "Tensor", false, false], ["input", "Tensor", false, false], ["grid", "Tensor", false, false], ["mode", "str", false, false], ["paddingMode", "str", false, false], ["alignCorners", "bool?", false, true], ["inputGrad", "bool", false, true], ["gridGrad", "bool", false, true]] }],
     "function:indexSelect": [{ name: "indexSelect", fn: N["indexSelect"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false]] }],
     "method:indexSelect": [{ name: "indexSelect", fn: N["indexSelect"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false]] }],
     "function:gather": [{ name: "gather", fn: N["gather"], ret: "tensor", args: [["self", "Tensor", false, false], ["dim", "int", false, false], ["index", "Tensor", false, false]] }],
@@ -2925,6 +2927,33 @@ module.exports = function install(Tensor, kd, N, rt) {
   rt.namespace(kd, "_internal").maxPool2dDoubleBackward = function maxPool2dDoubleBackward() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:maxPool2dDoubleBackward"], null, arguments);
+  };
+  rt.namespace(kd, "nn.functional").gridSample = function gridSample(a0, a1, a2, a3, a4) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 5) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (a2 !== null && typeof a2 === 'object') break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    const h = N["gridSample"](a0._h, a1._h, a2, a3, a4); return h === a0._h ? a0 : h === a1._h ? a1 : new Tensor(h);
+  }
+    return rt.invoke(G["function:gridSample"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").gridSampleBackward = function gridSampleBackward(a0, a1, a2, a3, a4, a5, a6, a7) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 8) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (a3 !== null && typeof a3 === 'object') break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    if (a7 !== null && typeof a7 === 'object') break fast;
+    return rt.wrapTuple(N["gridSampleBackward"](a0._h, a1._h, a2._h, a3, a4, a5, a6, a7), ["gradInput","gradGrid"]);
+  }
+    return rt.invoke(G["function:gridSampleBackward"], null, arguments);
   };
   kd.indexSelect = function indexSelect(a0, a1, a2) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

@@ -58,6 +58,7 @@ const REFUSED = {
   nextafter: "PyTorch refuses it too (derivatives.yaml: not_implemented(\"nextafter\"))",
   heaviside: 'PyTorch refuses it too ("derivative for aten::heaviside is not implemented")',
   ctcLossBackward: 'PyTorch refuses it too (derivatives.yaml: _ctc_loss_backward has no derivative)',
+  gridSampleBackward: 'PyTorch refuses it too (derivatives.yaml: grid_sampler_2d_backward / grid_sampler_3d_backward have no derivative)',
 };
 
 const isNondiff = (e) => (e.flags || []).includes('nondiff');

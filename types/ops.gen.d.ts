@@ -1902,6 +1902,9 @@ export declare namespace _internal {
   /** Gradient of maxPool2dBackward w.r.t. gradOutput: ggInput gathered at the argmax positions (recomputed when indices is null). */
   function maxPool2dDoubleBackward(ggInput: Tensor, input: Tensor, kernelSize: number | readonly number[], stride: number | readonly number[] | null | undefined, padding: number | readonly number[] | null | undefined, dilation: number | readonly number[] | null | undefined, ceilMode: boolean, indices?: Tensor | null, options?: { ggInput?: Tensor; input?: Tensor; kernelSize?: number | readonly number[]; stride?: number | readonly number[] | null; padding?: number | readonly number[] | null; dilation?: number | readonly number[] | null; ceilMode?: boolean; indices?: Tensor | null }): Tensor;
   function maxPool2dDoubleBackward(options: { ggInput: Tensor; input: Tensor; kernelSize: number | readonly number[]; stride?: number | readonly number[] | null; padding?: number | readonly number[] | null; dilation?: number | readonly number[] | null; ceilMode: boolean; indices?: Tensor | null }): Tensor;
+  /** Gradients of gridSample w.r.t. input (when inputGrad) and grid (when gridGrad; zeros for nearest); an output not asked for is empty. */
+  function gridSampleBackward(gradOutput: Tensor, input: Tensor, grid: Tensor, mode: string, paddingMode: string, alignCorners?: boolean | null, inputGrad?: boolean, gridGrad?: boolean, options?: { gradOutput?: Tensor; input?: Tensor; grid?: Tensor; mode?: string; paddingMode?: string; alignCorners?: boolean | null; inputGrad?: boolean; gridGrad?: boolean }): Tensor[] & { gradInput: Tensor; gradGrid: Tensor };
+  function gridSampleBackward(options: { gradOutput: Tensor; input: Tensor; grid: Tensor; mode: string; paddingMode: string; alignCorners?: boolean | null; inputGrad?: boolean; gridGrad?: boolean }): Tensor[] & { gradInput: Tensor; gradGrid: Tensor };
   /** The gradient of maskedSelect: zeros of the broadcast shape with grad put where mask is true. */
   function maskedSelectBackward(gradOutput: Tensor, self: Tensor, mask: Tensor, options?: { gradOutput?: Tensor; self?: Tensor; mask?: Tensor }): Tensor;
   function maskedSelectBackward(options: { gradOutput: Tensor; self: Tensor; mask: Tensor }): Tensor;
@@ -2154,6 +2157,9 @@ export declare namespace nn.functional {
   /** Pads the last len(pad)/2 dims (pad = [left, right, top, bottom, ...], last dim first): mode 'constant' (value), 'reflect' or 'replicate'. */
   function pad(input: Tensor, pad: readonly number[], mode?: string, value?: number | null, options?: { input?: Tensor; pad?: readonly number[]; mode?: string; value?: number | null }): Tensor;
   function pad(options: { input: Tensor; pad: readonly number[]; mode?: string; value?: number | null }): Tensor;
+  /** Samples input (N, C, H, W) or (N, C, D, H, W) at the normalized positions of grid (N, H', W', 2) or (N, D', H', W', 3), x (width) first, in [-1, 1]: mode 'bilinear' (trilinear on 5-D), 'nearest' or 'bicubic' (4-D); paddingMode 'zeros', 'border' or 'reflection' for positions outside; alignCorners (default false) maps -1 and 1 to the corner pixels' centres. */
+  function gridSample(input: Tensor, grid: Tensor, mode?: string, paddingMode?: string, alignCorners?: boolean | null, options?: { input?: Tensor; grid?: Tensor; mode?: string; paddingMode?: string; alignCorners?: boolean | null }): Tensor;
+  function gridSample(options: { input: Tensor; grid: Tensor; mode?: string; paddingMode?: string; alignCorners?: boolean | null }): Tensor;
   /** int64 one-hot encoding: shape self.shape + [numClasses] (max + 1 when -1). */
   function oneHot(self: Tensor, numClasses?: number, options?: { self?: Tensor; numClasses?: number }): Tensor;
   function oneHot(options: { self: Tensor; numClasses?: number }): Tensor;

@@ -671,6 +671,7 @@ KD_KERNEL(kd_cpu_nll_loss);
 KD_KERNEL(kd_cpu_nll_loss_backward);
 KD_KERNEL(kd_cpu_ctc_loss);
 KD_KERNEL(kd_cpu_ctc_loss_backward);
+KD_KERNEL(kd_cpu_grid_sample);
 KD_KERNEL(kd_cpu_pointwise_loss);
 KD_KERNEL(kd_cpu_pointwise_loss_backward);
 KD_KERNEL(kd_cpu_act_backward);
@@ -687,6 +688,7 @@ _Static_assert((int)KD_DEV_OP_RANDOM_DIST == (int)KD_CUDA_OP_RANDOM_DIST &&
                    (int)KD_DEV_OP_MULTINOMIAL == (int)KD_CUDA_OP_MULTINOMIAL,
                "kd_dev_op random kinds must equal kd_cuda_op kinds");
 _Static_assert((int)KD_DEV_OP_CTC == (int)KD_CUDA_OP_CTC, "kd_dev_op CTC kind must equal kd_cuda_op's");
+_Static_assert((int)KD_DEV_OP_GRID_SAMPLE == (int)KD_CUDA_OP_GRID_SAMPLE, "kd_dev_op grid sample kind must equal kd_cuda_op's");
 
 static const kd_kernel_fn kd_cuda_shared_kernels[] = {
     kd_cpu_unary, kd_cpu_binary,     kd_cpu_ternary, kd_cpu_where, kd_cpu_masked_fill,
@@ -711,6 +713,8 @@ static const kd_kernel_fn kd_cuda_shared_kernels[] = {
     kd_cpu_act_backward, kd_cpu_reduce_backward,
     /* the CTC loss (kind 29: cuda/ops_ctc.cu) */
     kd_cpu_ctc_loss, kd_cpu_ctc_loss_backward,
+    /* gridSample (kind 53: cuda/ops_grid_sample.cu) */
+    kd_cpu_grid_sample,
 
     /* special functions (pointwise family KD_EW_SPECIAL: cuda/ops_special.cu) */
     kd_cpu_special,

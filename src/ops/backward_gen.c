@@ -702,6 +702,13 @@ static kd_status kd_bw_padBackward(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_padBackward_spec = {kd_bw_padBackward, 0x1u, 0x0u, 0x0u, 0};
 
+static kd_status kd_bw_gridSample(kd_bw_ctx *c) {
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_index(c, KD_OP_gridSampleBackward, 8, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_bool(true), kd_f_bool(false)}, 0));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_index(c, KD_OP_gridSampleBackward, 8, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_bool(false), kd_f_bool(true)}, 1));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_gridSample_spec = {kd_bw_gridSample, 0x3u, 0x3u, 0x0u, 1};
+
 static kd_status kd_bw_indexSelect(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_indexAdd, 5, (kd_value[]){kd_f_call(c, KD_OP_zeros, 3, (kd_value[]){kd_f_arg_meta(c, 0, KD_F_SHAPE), kd_f_attr(c, kd_f_grad(c, 0), KD_F_DTYPE), kd_f_device(c)}), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_grad(c, 0), kd_value_none()}));
   return c->st;
@@ -1776,6 +1783,7 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_interpolateBackward] = &kd_bw_interpolateBackward_spec,
     [KD_OP_pad] = &kd_bw_pad_spec,
     [KD_OP_padBackward] = &kd_bw_padBackward_spec,
+    [KD_OP_gridSample] = &kd_bw_gridSample_spec,
     [KD_OP_indexSelect] = &kd_bw_indexSelect_spec,
     [KD_OP_gather] = &kd_bw_gather_spec,
     [KD_OP_take] = &kd_bw_take_spec,

@@ -192,6 +192,10 @@ enum kd_pad_code {
   KD_PAD_FORWARD = 1,
   KD_PAD_BACKWARD = 2,
 };
+enum kd_grid_code {
+  KD_GRID_SAMPLE_FORWARD = 1,
+  KD_GRID_SAMPLE_BACKWARD = 2,
+};
 enum kd_gather_code {
   KD_GATHER_INDEX_SELECT = 1,
   KD_GATHER_GATHER = 2,

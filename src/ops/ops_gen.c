@@ -100,6 +100,7 @@ kd_status kd_cpu_embedding_backward(const kd_op_info *op, kd_keyset ks, kd_value
 kd_status kd_cpu_fill(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_flip(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_gather(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_grid_sample(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_histc(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_interpolate(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_layer_norm(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -1248,6 +1249,23 @@ static const kd_arg_schema kd_args_maxPool2dDoubleBackward[] = {
     {"dilation", KD_ARG_INTLIST_OPT, false, {.kind = KD_VALUE_NONE}},
     {"ceilMode", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
     {"indices", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_gridSample[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"grid", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"mode", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "bilinear"}}},
+    {"paddingMode", KD_ARG_STRING, true, {.kind = KD_VALUE_STRING, .v = {.str = "zeros"}}},
+    {"alignCorners", KD_ARG_BOOL_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_gridSampleBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"grid", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"mode", KD_ARG_STRING, false, {.kind = KD_VALUE_NONE}},
+    {"paddingMode", KD_ARG_STRING, false, {.kind = KD_VALUE_NONE}},
+    {"alignCorners", KD_ARG_BOOL_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"inputGrad", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = true}}},
+    {"gridGrad", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = true}}},
 };
 static const kd_arg_schema kd_args_indexSelect[] = {
     {"self", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
@@ -3139,6 +3157,8 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_layerNormDoubleBackward] = {"layerNormDoubleBackward", KD_OP_layerNormDoubleBackward, 0, 0, 6, kd_args_layerNormDoubleBackward, 1, -1, -1},
     [KD_OP_prodDoubleBackward] = {"prodDoubleBackward", KD_OP_prodDoubleBackward, 0, 0, 5, kd_args_prodDoubleBackward, 1, -1, -1},
     [KD_OP_maxPool2dDoubleBackward] = {"maxPool2dDoubleBackward", KD_OP_maxPool2dDoubleBackward, 0, 0, 8, kd_args_maxPool2dDoubleBackward, 1, -1, -1},
+    [KD_OP_gridSample] = {"gridSample", KD_OP_gridSample, KD_GRID_SAMPLE_FORWARD, 0, 5, kd_args_gridSample, 1, -1, -1},
+    [KD_OP_gridSampleBackward] = {"gridSampleBackward", KD_OP_gridSampleBackward, KD_GRID_SAMPLE_BACKWARD, 0, 8, kd_args_gridSampleBackward, 2, -1, -1},
     [KD_OP_indexSelect] = {"indexSelect", KD_OP_indexSelect, KD_GATHER_INDEX_SELECT, 0, 3, kd_args_indexSelect, 1, -1, -1},
     [KD_OP_gather] = {"gather", KD_OP_gather, KD_GATHER_GATHER, 0, 3, kd_args_gather, 1, -1, -1},
     [KD_OP_take] = {"take", KD_OP_take, KD_GATHER_TAKE, 0, 2, kd_args_take, 1, -1, -1},
@@ -3696,6 +3716,8 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_layerNormDoubleBackward] = {[KD_KEY_CPU] = kd_composite_layer_norm_double_backward, [KD_KEY_CUDA] = kd_composite_layer_norm_double_backward, [KD_KEY_AUTOGRAD] = kd_composite_layer_norm_double_backward},
     [KD_OP_prodDoubleBackward] = {[KD_KEY_CPU] = kd_composite_prod_double_backward, [KD_KEY_CUDA] = kd_composite_prod_double_backward, [KD_KEY_AUTOGRAD] = kd_composite_prod_double_backward},
     [KD_OP_maxPool2dDoubleBackward] = {[KD_KEY_CPU] = kd_composite_max_pool2d_double_backward, [KD_KEY_CUDA] = kd_composite_max_pool2d_double_backward, [KD_KEY_AUTOGRAD] = kd_composite_max_pool2d_double_backward},
+    [KD_OP_gridSample] = {[KD_KEY_CPU] = kd_cpu_grid_sample, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
+    [KD_OP_gridSampleBackward] = {[KD_KEY_CPU] = kd_cpu_grid_sample},
     [KD_OP_indexSelect] = {[KD_KEY_CPU] = kd_cpu_gather},
     [KD_OP_gather] = {[KD_KEY_CPU] = kd_cpu_gather},
     [KD_OP_take] = {[KD_KEY_CPU] = kd_cpu_gather},
@@ -4070,6 +4092,7 @@ const unsigned char kd_op_autocast_policy[KD_OP_COUNT][KD_AUTOCAST_NDEV] = {
     [KD_OP_conv2d] = {KD_AUTOCAST_LOWER, KD_AUTOCAST_LOWER},
     [KD_OP_conv2d_padding] = {KD_AUTOCAST_LOWER, KD_AUTOCAST_LOWER},
     [KD_OP_convTranspose2d] = {0, KD_AUTOCAST_LOWER},
+    [KD_OP_gridSample] = {KD_AUTOCAST_FP32, KD_AUTOCAST_PROMOTE},
     [KD_OP_scatterAdd] = {0, KD_AUTOCAST_PROMOTE},
     [KD_OP_indexCopy] = {KD_AUTOCAST_PROMOTE, KD_AUTOCAST_PROMOTE},
     [KD_OP_indexPut] = {0, KD_AUTOCAST_PROMOTE},
