@@ -44,6 +44,8 @@ declare module './ops.gen' {
       to(dtypeOrDevice: DTypeLike | DeviceLike | Tensor, options?: FactoryOptions): this;
       to(options: FactoryOptions & { memoryFormat?: string; nonBlocking?: boolean }): this;
       float(): this; double(): this; half(): this; bfloat16(): this; cpu(): this; cuda(index?: number): this;
+      /** PyTorch's IPU / XPU moves: kindling has neither device, so these fail (KD_NOT_SUPPORTED) as PyTorch built without them, unless the module holds no tensor. */
+      ipu(device?: number | string | null): this; xpu(device?: number | string | null): this;
       /** Parameters and persistent buffers under PyTorch's dotted snake_case keys. */
       stateDict(options?: { prefix?: string; keepVars?: boolean }): Record<string, Tensor>;
       loadStateDict(stateDict: Record<string, Tensor> | Map<string, Tensor>, options?: { strict?: boolean }): { missingKeys: string[]; unexpectedKeys: string[] };
@@ -757,6 +759,11 @@ declare module './ops.gen' {
       function tripletMarginLoss(anchor: Tensor, positive: Tensor, negative: Tensor, options?: Legacy & { margin?: number; p?: number; eps?: number; swap?: boolean }): Tensor;
       function tripletMarginLoss(anchor: Tensor, positive: Tensor, negative: Tensor, margin?: number, p?: number, eps?: number, swap?: boolean, sizeAverage?: boolean | null, reduce?: boolean | null, reduction?: R): Tensor;
       function tripletMarginWithDistanceLoss(anchor: Tensor, positive: Tensor, negative: Tensor, options?: { distanceFunction?: ((x: Tensor, y: Tensor) => Tensor) | null; margin?: number; swap?: boolean; reduction?: R }): Tensor;
+      /** gridSample with its options after the grid (the generated declaration has the positional form). */
+      function gridSample(input: Tensor, grid: Tensor, options: { mode?: 'bilinear' | 'nearest' | 'bicubic'; paddingMode?: 'zeros' | 'border' | 'reflection'; alignCorners?: boolean | null }): Tensor;
+      /** The sampling grid (N, H, W, 2) of 2-D affine maps theta (N, 2, 3) for size [N, C, H, W], or (N, D, H, W, 3) of theta (N, 3, 4) for [N, C, D, H, W]; alignCorners defaults to false. Differentiable in theta. */
+      function affineGrid(theta: Tensor, size: readonly number[], alignCorners?: boolean | null): Tensor;
+      function affineGrid(theta: Tensor, size: readonly number[], options: { alignCorners?: boolean | null }): Tensor;
       function ctcLoss(logProbs: Tensor, targets: Tensor, inputLengths: Tensor | readonly number[] | number, targetLengths: Tensor | readonly number[] | number,
         blank?: number | { blank?: number; reduction?: R; zeroInfinity?: boolean }, reduction?: R, zeroInfinity?: boolean): Tensor;
       // distances, shuffles, bags

@@ -9,6 +9,7 @@ module.exports = function installNn(kd) {
   const base = require('./module')(kd, nn);
   require('./module_methods')(kd, nn, base);
   require('./module_hooks')(kd, nn, base);
+  require('./module_devices')(kd, nn, base);
   require('./init')(kd, nn, base);
   require('./linear')(kd, nn, base);
   require('./activation')(kd, nn, base);

@@ -660,6 +660,11 @@ export function libraryOps(x: Tensor): void {
   const l4: kd.Tensor = new nn.TripletMarginWithDistanceLoss({ distanceFunction: (a, b) => F.pairwiseDistance(a, b), swap: true })(x, x, x);
   const l5: kd.Tensor = new nn.CTCLoss({ blank: 0, zeroInfinity: true })(x.logSoftmax(2), kd.tensor([[1], [2], [1], [2]]), [2, 2, 2, 2], [1, 1, 1, 1]);
   const l6: kd.Tensor = F.ctcLoss(x.logSoftmax(2), kd.tensor([1, 2]), kd.tensor([2, 2, 2, 2]), [1, 1, 0, 0], { reduction: 'sum' });
+  const ag: kd.Tensor = F.affineGrid(kd.zeros([1, 2, 3]), [1, 1, 4, 4], false);
+  const gs: kd.Tensor = F.gridSample(kd.zeros([1, 1, 4, 4]), ag, { mode: 'bicubic', paddingMode: 'reflection', alignCorners: false });
+  const gs2: kd.Tensor = F.gridSample(kd.zeros([1, 1, 4, 4]), F.affineGrid(kd.zeros([1, 2, 3]), [1, 1, 2, 2], { alignCorners: true }), 'nearest');
+  const lin: kd.nn.Linear = new kd.nn.Linear(2, 2).xpu().ipu(0);
+  void gs; void gs2; void lin;
   void l1; void l2; void l3; void l4; void l5; void l6;
   const losses: kd.nn.Module[] = [new nn.HuberLoss('sum', 0.5), new nn.PoissonNLLLoss({ logInput: false }), new nn.MarginRankingLoss(0.2),
     new nn.HingeEmbeddingLoss(), new nn.MultiLabelMarginLoss(), new nn.SoftMarginLoss({ reduction: 'none' }), new nn.MultiLabelSoftMarginLoss(null),
