@@ -289,6 +289,37 @@ module.exports = [
     headline: [20],
     peers: { torch: true },
   })),
+  // A spatial transformer's sampling: F.gridSample, bilinear, zeros padding, alignCorners false,
+  // float32 input [n, 32, 64, 64] at a [n, 64, 64, 2] grid of positions in [-1.1, 1.1]: the
+  // forward, and forward + backward for the input and the grid (gradients cleared after each
+  // step; the same in torch_peer.py).
+  ...[['gridSample.bilinear', false], ['gridSample.bilinear.grad', true]].map(([name, grad]) => ({
+    name,
+    title: `kd.nn.functional.gridSample bilinear: [n, 32, 64, 64] at a [n, 64, 64, 2] grid, float32${grad ? ': forward + backward (input and grid)' : ''}`,
+    sizes: [8],
+    label: (n) => `${n}x32x64x64`,
+    requires: requireFn('nn.functional.gridSample'),
+    setup: (kd, n, dev) => {
+      kd.manualSeed(0);
+      const x = randn(kd, [n, 32, 64, 64], dev);
+      const g0 = kd.tidy(() => kd.rand([n, 64, 64, 2]).mul(2.2).sub(1.1));
+      const g = dev === 'cpu' ? g0 : g0.to(dev);
+      if (g !== g0) g0.dispose();
+      if (grad) { x.requiresGrad_(); g.requiresGrad_(); }
+      return { kd, x, g, go: grad ? randn(kd, [n, 32, 64, 64], dev) : null };
+    },
+    run: grad
+      ? (s) => s.kd.tidy(() => {
+        s.kd.nn.functional.gridSample(s.x, s.g, { alignCorners: false }).backward(s.go);
+        s.x.grad = null;
+        s.g.grad = null;
+      })
+      : (s) => { s.kd.nn.functional.gridSample(s.x, s.g, { alignCorners: false }).dispose(); },
+    teardown: (s) => { s.kd.dispose([s.x, s.g, s.go].filter(Boolean)); },
+    rate: { unit: 'Mpos/s', of: (n, sec) => (n * 64 * 64) / sec / 1e6 },
+    headline: [8],
+    peers: { torch: true },
+  })),
   // One optimizer step over the Fashion-MNIST CNN's parameters (50K floats in 6 tensors) with
   // fixed gradients; PyTorch's side uses its foreach implementation (bench/peers/torch_peer.py).
   ...[['SGD', { lr: 0.01, momentum: 0.9 }], ['Adam', {}], ['Adadelta', {}], ['Adamax', {}], ['ASGD', { lr: 1e-3 }],

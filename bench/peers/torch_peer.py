@@ -200,6 +200,29 @@ def case_optim(name, **options):
     return make
 
 
+def case_grid_sample(grad):
+    """gridSample.bilinear / gridSample.bilinear.grad: F.grid_sample bilinear, zeros padding,
+    align_corners=False, input [size, 32, 64, 64] at a [size, 64, 64, 2] grid in [-1.1, 1.1]; the
+    forward, or forward + backward for the input and the grid, as bench/cases.js's cases."""
+    def make(size):
+        torch.manual_seed(0)
+        x = randn(size, 32, 64, 64)
+        g = (torch.rand(size, 64, 64, 2) * 2.2 - 1.1).to(DEV)
+        if not grad:
+            return lambda: torch.nn.functional.grid_sample(x, g, align_corners=False)
+        x.requires_grad_()
+        g.requires_grad_()
+        go = randn(size, 32, 64, 64)
+
+        def step():
+            with torch.enable_grad():
+                torch.nn.functional.grid_sample(x, g, align_corners=False).backward(go)
+                x.grad = None
+                g.grad = None
+        return step
+    return make
+
+
 CASES = {
     "add.overhead": case_add,
     "matmul.overhead": case_matmul,
@@ -226,6 +249,8 @@ CASES = {
     "train.cnn.step": case_train_step("cnn"),
     "lstm.wlm.step": case_rnn_step("LSTM"),
     "gru.wlm.step": case_rnn_step("GRU"),
+    "gridSample.bilinear": case_grid_sample(False),
+    "gridSample.bilinear.grad": case_grid_sample(True),
 
     "optim.SGD.step": case_optim("SGD", lr=0.01, momentum=0.9),
     "optim.Adam.step": case_optim("Adam"),
