@@ -57,7 +57,9 @@ const hasTensorInput = (c) => c.args.some((a) => isTensorSpec(a) || (Array.isArr
 // driver gelsy on the CPU (rank, no residuals), gels on CUDA (residuals, no rank), which assumes
 // full rank: its result for a rank-deficient matrix is undefined (on PyTorch's CUDA too).
 const CUDA_DEFAULT_KWARGS = { 'linalg.lstsq': { driver: 'gels' } };
-const UNDEFINED_ON_CUDA = { 'linalg.lstsq': ['lstsq rank deficient'] };
+// gridSample: PyTorch's CUDA kernel takes float16, its CPU kernel refuses it (tested in
+// test/grid_sample.test.js on the GPU).
+const UNDEFINED_ON_CUDA = { 'linalg.lstsq': ['lstsq rank deficient'], 'nn.functional.gridSample': ['error float16 (no CPU kernel)'] };
 function run(c, device, leaves) {
   const built = c.args.map((a) => buildArgOn(a, device));
   let args = built.map((b) => b.t);
