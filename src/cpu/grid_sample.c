@@ -34,16 +34,19 @@ typedef struct kd_gs_job {
 
 #define KD_GS_LOOPS(T, SFX)                                                                              \
   /* forward over output positions [q0, q1) of all samples */                                          \
-  static void kd_gs_fwd_##SFX(const kd_gs_job *j, int64_t q0, int64_t q1) {                              \
+  static inline __attribute__((always_inline)) void kd_gs_fwd_##SFX(const kd_gs_job *j, int64_t q0, int64_t q1, const int ND, const int MODE) {                              \
     kd_gs_taps_##SFX t;                                                                                  \
+    kd_gs_geom geo = j->geo; /* the rank and mode as constants, so the taps' loops unroll */            \
+    geo.nd = ND;                                                                                         \
+    geo.mode = MODE;                                                                                  \
     for (int64_t q = q0; q < q1; q++) {                                                                  \
       const int64_t n = q / j->P, p = q % j->P;                                                          \
-      kd_gs_taps_of_##SFX(&j->geo, (const T *)j->grid + q * j->geo.nd, &t);                                                                     \
+      kd_gs_taps_of_##SFX(&geo, (const T *)j->grid + q * ND, &t);                                                                     \
       const T *x = (const T *)j->x + n * j->C * j->S;                                                    \
       T *y = (T *)j->y + n * j->C * j->P + p;                                                            \
       for (int64_t c = 0; c < j->C; c++, x += j->S, y += j->P) {                                         \
         T s = 0;                                                                                         \
-        if (j->geo.mode == KD_GS_BICUBIC) { /* along x in each row, then along y (cubic_interp1d) */         \
+        if (MODE == KD_GS_BICUBIC) { /* along x in each row, then along y (cubic_interp1d) */         \
           for (int jj = 0; jj < 4; jj++) {                                                               \
             T r = 0;                                                                                     \
             for (int i = 0; i < 4; i++) {                                                                \
@@ -62,16 +65,19 @@ typedef struct kd_gs_job {
   }                                                                                                      \
                                                                                                          \
   /* input gradient of samples [n0, n1) (gx zeroed) */                                                 \
-  static void kd_gs_bwd_input_##SFX(const kd_gs_job *j, int64_t n0, int64_t n1) {                        \
+  static inline __attribute__((always_inline)) void kd_gs_bwd_input_##SFX(const kd_gs_job *j, int64_t n0, int64_t n1, const int ND, const int MODE) {                        \
     kd_gs_taps_##SFX t;                                                                                  \
+    kd_gs_geom geo = j->geo; /* the rank and mode as constants, so the taps' loops unroll */            \
+    geo.nd = ND;                                                                                         \
+    geo.mode = MODE;                                                                                  \
     for (int64_t n = n0; n < n1; n++)                                                                    \
       for (int64_t p = 0; p < j->P; p++) {                                                               \
-        kd_gs_taps_of_##SFX(&j->geo, (const T *)j->grid + (n * j->P + p) * j->geo.nd, &t);                                                        \
+        kd_gs_taps_of_##SFX(&geo, (const T *)j->grid + (n * j->P + p) * ND, &t);                                                        \
         T *gx = (T *)j->gx + n * j->C * j->S;                                                            \
         const T *go = (const T *)j->gout + n * j->C * j->P + p;                                          \
         for (int64_t c = 0; c < j->C; c++, gx += j->S, go += j->P) {                                     \
           const T g = *go;                                                                               \
-          if (j->geo.mode == KD_GS_BICUBIC) {                                                                \
+          if (MODE == KD_GS_BICUBIC) {                                                                \
             for (int i = 0; i < 4; i++)                                                                  \
               for (int jj = 0; jj < 4; jj++) {                                                           \
                 const int64_t o = t.off[i * 4 + jj];                                                     \
@@ -86,23 +92,25 @@ typedef struct kd_gs_job {
   }                                                                                                      \
                                                                                                          \
   /* grid gradient of output positions [q0, q1) */                                                     \
-  static void kd_gs_bwd_grid_##SFX(const kd_gs_job *j, int64_t q0, int64_t q1) {                         \
+  static inline __attribute__((always_inline)) void kd_gs_bwd_grid_##SFX(const kd_gs_job *j, int64_t q0, int64_t q1, const int ND, const int MODE) {                         \
     kd_gs_taps_##SFX t;                                                                                  \
-    const int nd = j->geo.nd;                                                                                \
+    kd_gs_geom geo = j->geo; /* the rank and mode as constants, so the taps' loops unroll */            \
+    geo.nd = ND;                                                                                         \
+    geo.mode = MODE;                                                                                  \
     for (int64_t q = q0; q < q1; q++) {                                                                  \
-      T *gg = (T *)j->gg + q * nd;                                                                       \
-      if (j->geo.mode == KD_GS_NEAREST) { /* no gradient: zeros, as PyTorch */                               \
-        for (int a = 0; a < nd; a++) gg[a] = 0;                                                          \
+      T *gg = (T *)j->gg + q * ND;                                                                       \
+      if (MODE == KD_GS_NEAREST) { /* no gradient: zeros, as PyTorch */                               \
+        for (int a = 0; a < ND; a++) gg[a] = 0;                                                          \
         continue;                                                                                        \
       }                                                                                                  \
       const int64_t n = q / j->P, p = q % j->P;                                                          \
-      kd_gs_taps_of_##SFX(&j->geo, (const T *)j->grid + q * j->geo.nd, &t);                                                                     \
+      kd_gs_taps_of_##SFX(&geo, (const T *)j->grid + q * ND, &t);                                                                     \
       const T *x = (const T *)j->x + n * j->C * j->S;                                                    \
       const T *go = (const T *)j->gout + n * j->C * j->P + p;                                            \
       T acc[3] = {0, 0, 0};                                                                              \
       for (int64_t c = 0; c < j->C; c++, x += j->S, go += j->P) {                                        \
         const T g = *go;                                                                                 \
-        if (j->geo.mode == KD_GS_BICUBIC) {                                                                  \
+        if (MODE == KD_GS_BICUBIC) {                                                                  \
           for (int i = 0; i < 4; i++)                                                                    \
             for (int jj = 0; jj < 4; jj++) {                                                             \
               const int64_t o = t.off[i * 4 + jj];                                                       \
@@ -114,11 +122,11 @@ typedef struct kd_gs_job {
           for (int k = 0; k < t.n; k++) {                                                                \
             if (t.off[k] < 0) continue;                                                                  \
             const T v = x[t.off[k]];                                                                     \
-            for (int a = 0; a < nd; a++) acc[a] += v * t.dw[k][a] * g;                                   \
+            for (int a = 0; a < ND; a++) acc[a] += v * t.dw[k][a] * g;                                   \
           }                                                                                              \
         }                                                                                                \
       }                                                                                                  \
-      for (int a = 0; a < nd; a++) gg[a] = t.gm[a] * acc[a];                                             \
+      for (int a = 0; a < ND; a++) gg[a] = t.gm[a] * acc[a];                                             \
     }                                                                                                    \
   }
 KD_GS_LOOPS(float, f32)
@@ -130,14 +138,31 @@ typedef struct {
   int pass;
 } kd_gs_task;
 
+/* One pass over [a, b) for the rank and mode given as constants (ND, MODE). */
+#define KD_GS_PASS(SFX, ND, MODE)                                                                        \
+  do {                                                                                                   \
+    if (t->pass == KD_GS_PASS_FORWARD) kd_gs_fwd_##SFX(j, a, b, ND, MODE);                               \
+    else if (t->pass == KD_GS_PASS_INPUT) kd_gs_bwd_input_##SFX(j, a, b, ND, MODE);                      \
+    else kd_gs_bwd_grid_##SFX(j, a, b, ND, MODE);                                                        \
+  } while (0)
+#define KD_GS_PASSES(SFX)                                                                                \
+  static void kd_gs_passes_##SFX(const kd_gs_task *t, int64_t a, int64_t b) {                            \
+    const kd_gs_job *j = t->j;                                                                           \
+    switch (j->geo.nd * 4 + j->geo.mode) {                                                               \
+      case 2 * 4 + KD_GS_BILINEAR: KD_GS_PASS(SFX, 2, KD_GS_BILINEAR); break;                            \
+      case 2 * 4 + KD_GS_NEAREST: KD_GS_PASS(SFX, 2, KD_GS_NEAREST); break;                              \
+      case 2 * 4 + KD_GS_BICUBIC: KD_GS_PASS(SFX, 2, KD_GS_BICUBIC); break;                              \
+      case 3 * 4 + KD_GS_BILINEAR: KD_GS_PASS(SFX, 3, KD_GS_BILINEAR); break;                            \
+      default: KD_GS_PASS(SFX, 3, KD_GS_NEAREST); break;                                                 \
+    }                                                                                                    \
+  }
+KD_GS_PASSES(f32)
+KD_GS_PASSES(f64)
+
 static void kd_gs_chunk(void *ctx, int64_t a, int64_t b) {
   const kd_gs_task *t = (const kd_gs_task *)ctx;
-  const kd_gs_job *j = t->j;
-  switch (t->pass) {
-    case KD_GS_PASS_FORWARD: if (j->f64) kd_gs_fwd_f64(j, a, b); else kd_gs_fwd_f32(j, a, b); break;
-    case KD_GS_PASS_INPUT: if (j->f64) kd_gs_bwd_input_f64(j, a, b); else kd_gs_bwd_input_f32(j, a, b); break;
-    default: if (j->f64) kd_gs_bwd_grid_f64(j, a, b); else kd_gs_bwd_grid_f32(j, a, b); break;
-  }
+  if (t->j->f64) kd_gs_passes_f64(t, a, b);
+  else kd_gs_passes_f32(t, a, b);
 }
 
 /* Runs one pass on the CPU pool: forward and grid gradient over the N * P positions, the input
