@@ -23,101 +23,54 @@ struct kd_cu_gs_p {
   void *y, *gx, *gg;
 };
 
+/* A position's taps, with the rank and mode as constants so that their loops unroll and their
+ * arrays stay in registers. */
+#define KD_CU_GS_TAPS(T, SFX)                                                                      \
+  kd_gs_geom geo = a.geo;                                                                          \
+  geo.nd = ND;                                                                                     \
+  geo.mode = MODE;                                                                                 \
+  const int64_t n = q / a.P, p = q % a.P;                                                          \
+  kd_gs_taps_##SFX t;                                                                              \
+  kd_gs_taps_of_##SFX(&geo, (const T *)a.grid + q * ND, &t)
+
 #define KD_CU_GS_KERNELS(T, SFX)                                                                   \
   template <int ND, int MODE>                                                                      \
   __global__ void kd_cu_gs_fwd_##SFX(const kd_cu_gs_p a) {                                         \
-    kd_gs_geom geo = a.geo;                                                                        \
-    geo.nd = ND;                                                                                   \
-    geo.mode = MODE;                                                                               \
     KD_CU_FOR(q, a.N * a.P) {                                                                      \
-      const int64_t n = q / a.P, p = q % a.P;                                                      \
-      kd_gs_taps_##SFX t;                                                                          \
-      kd_gs_taps_of_##SFX(&geo, (const T *)a.grid + q * ND, &t);                                   \
+      KD_CU_GS_TAPS(T, SFX);                                                                       \
       const T *x = (const T *)a.x + n * a.C * a.S;                                                 \
       T *y = (T *)a.y + n * a.C * a.P + p;                                                         \
-      for (int64_t c = 0; c < a.C; c++, x += a.S, y += a.P) {                                      \
-        T s = 0;                                                                                   \
-        if (MODE == KD_GS_BICUBIC) {                                                               \
-          _Pragma("unroll") for (int jj = 0; jj < 4; jj++) {                                       \
-            T r = 0;                                                                               \
-            _Pragma("unroll") for (int i = 0; i < 4; i++) {                                        \
-              const int64_t o = t.off[i * 4 + jj];                                                 \
-              r += (o >= 0 ? x[o] : (T)0) * t.cx[i];                                               \
-            }                                                                                      \
-            s += r * t.cy[jj];                                                                     \
-          }                                                                                        \
-        } else {                                                                                   \
-          _Pragma("unroll") for (int k = 0; k < (MODE == KD_GS_NEAREST ? 1 : 1 << ND); k++)        \
-            s += (t.off[k] >= 0 ? x[t.off[k]] : (T)0) * t.w[k];                                          \
-        }                                                                                          \
-        *y = s;                                                                                    \
-      }                                                                                            \
+      for (int64_t c = 0; c < a.C; c++, x += a.S, y += a.P) *y = kd_gs_read_##SFX(&t, x, ND, MODE); \
     }                                                                                              \
   }                                                                                                \
   template <int ND, int MODE>                                                                      \
   __global__ void kd_cu_gs_bwd_input_##SFX(const kd_cu_gs_p a) {                                   \
-    kd_gs_geom geo = a.geo;                                                                        \
-    geo.nd = ND;                                                                                   \
-    geo.mode = MODE;                                                                               \
     KD_CU_FOR(q, a.N * a.P) {                                                                      \
-      const int64_t n = q / a.P, p = q % a.P;                                                      \
-      kd_gs_taps_##SFX t;                                                                          \
-      kd_gs_taps_of_##SFX(&geo, (const T *)a.grid + q * ND, &t);                                   \
+      KD_CU_GS_TAPS(T, SFX);                                                                       \
       T *gx = (T *)a.gx + n * a.C * a.S;                                                           \
       const T *go = (const T *)a.gout + n * a.C * a.P + p;                                         \
       for (int64_t c = 0; c < a.C; c++, gx += a.S, go += a.P) {                                    \
         const T g = *go;                                                                           \
-        if (MODE == KD_GS_BICUBIC) {                                                               \
-          _Pragma("unroll") for (int i = 0; i < 4; i++)                                            \
-            _Pragma("unroll") for (int jj = 0; jj < 4; jj++) {                                     \
-              const int64_t o = t.off[i * 4 + jj];                                                 \
-              if (o >= 0) atomicAdd(gx + o, g * t.cx[i] * t.cy[jj]);                               \
-            }                                                                                      \
-        } else {                                                                                   \
-          _Pragma("unroll") for (int k = 0; k < (MODE == KD_GS_NEAREST ? 1 : 1 << ND); k++)        \
-            if (t.off[k] >= 0) atomicAdd(gx + t.off[k], t.w[k] * g);                               \
-        }                                                                                          \
+        KD_GS_SCATTER(t, g, ND, MODE, KD_CU_GS_ADD);                                               \
       }                                                                                            \
     }                                                                                              \
   }                                                                                                \
   template <int ND, int MODE>                                                                      \
   __global__ void kd_cu_gs_bwd_grid_##SFX(const kd_cu_gs_p a) {                                    \
-    kd_gs_geom geo = a.geo;                                                                        \
-    geo.nd = ND;                                                                                   \
-    geo.mode = MODE;                                                                               \
     KD_CU_FOR(q, a.N * a.P) {                                                                      \
       T *gg = (T *)a.gg + q * ND;                                                                  \
-      if (MODE == KD_GS_NEAREST) { /* no gradient: zeros, as PyTorch */                            \
-        _Pragma("unroll") for (int d = 0; d < ND; d++) gg[d] = 0;                                  \
-        continue;                                                                                  \
-      }                                                                                            \
-      const int64_t n = q / a.P, p = q % a.P;                                                      \
-      kd_gs_taps_##SFX t;                                                                          \
-      kd_gs_taps_of_##SFX(&geo, (const T *)a.grid + q * ND, &t);                                   \
-      const T *x = (const T *)a.x + n * a.C * a.S;                                                 \
-      const T *go = (const T *)a.gout + n * a.C * a.P + p;                                         \
       T acc[3] = {0, 0, 0};                                                                        \
-      for (int64_t c = 0; c < a.C; c++, x += a.S, go += a.P) {                                     \
-        const T g = *go;                                                                           \
-        if (MODE == KD_GS_BICUBIC) {                                                               \
-          _Pragma("unroll") for (int i = 0; i < 4; i++)                                            \
-            _Pragma("unroll") for (int jj = 0; jj < 4; jj++) {                                     \
-              const int64_t o = t.off[i * 4 + jj];                                                 \
-              const T v = o >= 0 ? x[o] : (T)0;                                                    \
-              acc[0] -= v * t.dcx[i] * t.cy[jj] * g;                                               \
-              acc[1] -= v * t.dcy[jj] * t.cx[i] * g;                                               \
-            }                                                                                      \
-        } else {                                                                                   \
-          _Pragma("unroll") for (int k = 0; k < (1 << ND); k++) {                                  \
-            if (t.off[k] < 0) continue;                                                            \
-            const T v = x[t.off[k]];                                                               \
-            _Pragma("unroll") for (int d = 0; d < ND; d++) acc[d] += v * t.dw[k][d] * g;           \
-          }                                                                                        \
-        }                                                                                          \
+      if (MODE != KD_GS_NEAREST) { /* nearest has no gradient: zeros, as PyTorch */                \
+        KD_CU_GS_TAPS(T, SFX);                                                                     \
+        const T *x = (const T *)a.x + n * a.C * a.S;                                               \
+        const T *go = (const T *)a.gout + n * a.C * a.P + p;                                       \
+        for (int64_t c = 0; c < a.C; c++, x += a.S, go += a.P) kd_gs_grid_acc_##SFX(&t, x, *go, ND, MODE, acc); \
+        for (int d = 0; d < ND; d++) acc[d] *= t.gm[d];                                            \
       }                                                                                            \
-      _Pragma("unroll") for (int d = 0; d < ND; d++) gg[d] = t.gm[d] * acc[d];                     \
+      for (int d = 0; d < ND; d++) gg[d] = acc[d];                                                 \
     }                                                                                              \
   }
+#define KD_CU_GS_ADD(o, v) atomicAdd(gx + (o), (v))
 KD_CU_GS_KERNELS(float, f32)
 KD_CU_GS_KERNELS(double, f64)
 

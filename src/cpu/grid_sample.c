@@ -34,101 +34,60 @@ typedef struct kd_gs_job {
 
 #define KD_GS_LOOPS(T, SFX)                                                                              \
   /* forward over output positions [q0, q1) of all samples */                                          \
-  static inline __attribute__((always_inline)) void kd_gs_fwd_##SFX(const kd_gs_job *j, int64_t q0, int64_t q1, const int ND, const int MODE) {                              \
+  static inline __attribute__((always_inline)) void kd_gs_fwd_##SFX(const kd_gs_job *j, int64_t q0, int64_t q1, const int ND, \
+                                                                     const int MODE) {                   \
     kd_gs_taps_##SFX t;                                                                                  \
     kd_gs_geom geo = j->geo; /* the rank and mode as constants, so the taps' loops unroll */            \
     geo.nd = ND;                                                                                         \
-    geo.mode = MODE;                                                                                  \
+    geo.mode = MODE;                                                                                     \
     for (int64_t q = q0; q < q1; q++) {                                                                  \
       const int64_t n = q / j->P, p = q % j->P;                                                          \
-      kd_gs_taps_of_##SFX(&geo, (const T *)j->grid + q * ND, &t);                                                                     \
+      kd_gs_taps_of_##SFX(&geo, (const T *)j->grid + q * ND, &t);                                        \
       const T *x = (const T *)j->x + n * j->C * j->S;                                                    \
       T *y = (T *)j->y + n * j->C * j->P + p;                                                            \
-      for (int64_t c = 0; c < j->C; c++, x += j->S, y += j->P) {                                         \
-        T s = 0;                                                                                         \
-        if (MODE == KD_GS_BICUBIC) { /* along x in each row, then along y (cubic_interp1d) */         \
-          for (int jj = 0; jj < 4; jj++) {                                                               \
-            T r = 0;                                                                                     \
-            for (int i = 0; i < 4; i++) {                                                                \
-              const int64_t o = t.off[i * 4 + jj];                                                       \
-              r += (o >= 0 ? x[o] : (T)0) * t.cx[i];                                                     \
-            }                                                                                            \
-            s += r * t.cy[jj];                                                                           \
-          }                                                                                              \
-        } else {                                                                                         \
-          for (int k = 0; k < t.n; k++)                                                                  \
-            s += (t.off[k] >= 0 ? x[t.off[k]] : (T)0) * t.w[k];                                                \
-        }                                                                                                \
-        *y = s;                                                                                          \
-      }                                                                                                  \
+      for (int64_t c = 0; c < j->C; c++, x += j->S, y += j->P) *y = kd_gs_read_##SFX(&t, x, ND, MODE);   \
     }                                                                                                    \
   }                                                                                                      \
-                                                                                                         \
   /* input gradient of samples [n0, n1) (gx zeroed) */                                                 \
-  static inline __attribute__((always_inline)) void kd_gs_bwd_input_##SFX(const kd_gs_job *j, int64_t n0, int64_t n1, const int ND, const int MODE) {                        \
+  static inline __attribute__((always_inline)) void kd_gs_bwd_input_##SFX(const kd_gs_job *j, int64_t n0, int64_t n1,      \
+                                                                           const int ND, const int MODE) { \
     kd_gs_taps_##SFX t;                                                                                  \
-    kd_gs_geom geo = j->geo; /* the rank and mode as constants, so the taps' loops unroll */            \
+    kd_gs_geom geo = j->geo;                                                                             \
     geo.nd = ND;                                                                                         \
-    geo.mode = MODE;                                                                                  \
+    geo.mode = MODE;                                                                                     \
     for (int64_t n = n0; n < n1; n++)                                                                    \
       for (int64_t p = 0; p < j->P; p++) {                                                               \
-        kd_gs_taps_of_##SFX(&geo, (const T *)j->grid + (n * j->P + p) * ND, &t);                                                        \
+        kd_gs_taps_of_##SFX(&geo, (const T *)j->grid + (n * j->P + p) * ND, &t);                         \
         T *gx = (T *)j->gx + n * j->C * j->S;                                                            \
         const T *go = (const T *)j->gout + n * j->C * j->P + p;                                          \
         for (int64_t c = 0; c < j->C; c++, gx += j->S, go += j->P) {                                     \
           const T g = *go;                                                                               \
-          if (MODE == KD_GS_BICUBIC) {                                                                \
-            for (int i = 0; i < 4; i++)                                                                  \
-              for (int jj = 0; jj < 4; jj++) {                                                           \
-                const int64_t o = t.off[i * 4 + jj];                                                     \
-                if (o >= 0) gx[o] += g * t.cx[i] * t.cy[jj];                                             \
-              }                                                                                          \
-          } else {                                                                                       \
-            for (int k = 0; k < t.n; k++)                                                                \
-              if (t.off[k] >= 0) gx[t.off[k]] += t.w[k] * g;                                             \
-          }                                                                                              \
+          KD_GS_SCATTER(t, g, ND, MODE, KD_GS_ADD);                                                      \
         }                                                                                                \
       }                                                                                                  \
   }                                                                                                      \
-                                                                                                         \
   /* grid gradient of output positions [q0, q1) */                                                     \
-  static inline __attribute__((always_inline)) void kd_gs_bwd_grid_##SFX(const kd_gs_job *j, int64_t q0, int64_t q1, const int ND, const int MODE) {                         \
+  static inline __attribute__((always_inline)) void kd_gs_bwd_grid_##SFX(const kd_gs_job *j, int64_t q0, int64_t q1,       \
+                                                                          const int ND, const int MODE) { \
     kd_gs_taps_##SFX t;                                                                                  \
-    kd_gs_geom geo = j->geo; /* the rank and mode as constants, so the taps' loops unroll */            \
+    kd_gs_geom geo = j->geo;                                                                             \
     geo.nd = ND;                                                                                         \
-    geo.mode = MODE;                                                                                  \
+    geo.mode = MODE;                                                                                     \
     for (int64_t q = q0; q < q1; q++) {                                                                  \
       T *gg = (T *)j->gg + q * ND;                                                                       \
-      if (MODE == KD_GS_NEAREST) { /* no gradient: zeros, as PyTorch */                               \
-        for (int a = 0; a < ND; a++) gg[a] = 0;                                                          \
-        continue;                                                                                        \
-      }                                                                                                  \
-      const int64_t n = q / j->P, p = q % j->P;                                                          \
-      kd_gs_taps_of_##SFX(&geo, (const T *)j->grid + q * ND, &t);                                                                     \
-      const T *x = (const T *)j->x + n * j->C * j->S;                                                    \
-      const T *go = (const T *)j->gout + n * j->C * j->P + p;                                            \
       T acc[3] = {0, 0, 0};                                                                              \
-      for (int64_t c = 0; c < j->C; c++, x += j->S, go += j->P) {                                        \
-        const T g = *go;                                                                                 \
-        if (MODE == KD_GS_BICUBIC) {                                                                  \
-          for (int i = 0; i < 4; i++)                                                                    \
-            for (int jj = 0; jj < 4; jj++) {                                                             \
-              const int64_t o = t.off[i * 4 + jj];                                                       \
-              const T v = o >= 0 ? x[o] : (T)0;                                                          \
-              acc[0] -= v * t.dcx[i] * t.cy[jj] * g;                                                     \
-              acc[1] -= v * t.dcy[jj] * t.cx[i] * g;                                                     \
-            }                                                                                            \
-        } else {                                                                                         \
-          for (int k = 0; k < t.n; k++) {                                                                \
-            if (t.off[k] < 0) continue;                                                                  \
-            const T v = x[t.off[k]];                                                                     \
-            for (int a = 0; a < ND; a++) acc[a] += v * t.dw[k][a] * g;                                   \
-          }                                                                                              \
-        }                                                                                                \
+      if (MODE != KD_GS_NEAREST) { /* nearest has no gradient: zeros, as PyTorch */                      \
+        const int64_t n = q / j->P, p = q % j->P;                                                        \
+        kd_gs_taps_of_##SFX(&geo, (const T *)j->grid + q * ND, &t);                                      \
+        const T *x = (const T *)j->x + n * j->C * j->S;                                                  \
+        const T *go = (const T *)j->gout + n * j->C * j->P + p;                                          \
+        for (int64_t c = 0; c < j->C; c++, x += j->S, go += j->P) kd_gs_grid_acc_##SFX(&t, x, *go, ND, MODE, acc); \
+        for (int a = 0; a < ND; a++) acc[a] *= t.gm[a];                                                  \
       }                                                                                                  \
-      for (int a = 0; a < ND; a++) gg[a] = t.gm[a] * acc[a];                                             \
+      for (int a = 0; a < ND; a++) gg[a] = acc[a];                                                       \
     }                                                                                                    \
   }
+#define KD_GS_ADD(o, v) gx[o] += (v)
 KD_GS_LOOPS(float, f32)
 KD_GS_LOOPS(double, f64)
 

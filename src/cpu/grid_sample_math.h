@@ -2,7 +2,7 @@
  * (src/cpu/grid_sample.c) and the device kernels (cuda/ops_grid_sample.cu, which compiles this as
  * device code, as rnn_cell_math.h is shared): ATen's GridSampler.h (grid_sampler_unnormalize_set_grad,
  * reflect_coordinates_set_grad, clip_coordinates_set_grad, safe_downgrade_to_int_range,
- * get_cubic_upsample_coefficients, get_cubic_coefficients_grad) in the compute dtype, and the
+ * in the compute dtype; the cubic weights are cpu/cubic_coeffs.h), and the
  * taps of one output position: which input elements it reads and with which weights (and the
  * weights' derivatives along each axis, for the grid gradient). Written for a type T by a macro,
  * names kd_gs_<fn>_f32 and kd_gs_<fn>_f64. */
@@ -13,6 +13,8 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "cubic_coeffs.h"
 
 #ifdef __CUDACC__
 #define KD_GS_QUAL static __device__ __forceinline__
@@ -81,25 +83,6 @@ KD_GS_QUAL int kd_gs_flips(double f) { return f >= (double)INT_MIN && f <= (doub
     if (align) { *g = (T)(size - 1) / 2; return ((c + 1) / 2) * (T)(size - 1); }                          \
     *g = (T)size / 2;                                                                                    \
     return ((c + 1) * (T)size - 1) / 2;                                                                  \
-  }                                                                                                      \
-  /* get_cubic_upsample_coefficients and get_cubic_coefficients_grad (A = -0.75) */                    \
-  KD_GS_QUAL void kd_gs_cubic_##SFX(T t, T *w, T *dw) {                                               \
-    const T A = (T)-0.75;                                                                                \
-    T x1 = t, x2 = (T)1 - t, y;                                                                          \
-    y = x1 + (T)1;                                                                                       \
-    w[0] = ((A * y - (T)5 * A) * y + (T)8 * A) * y - (T)4 * A;                                           \
-    w[1] = ((A + (T)2) * x1 - (A + (T)3)) * x1 * x1 + (T)1;                                              \
-    w[2] = ((A + (T)2) * x2 - (A + (T)3)) * x2 * x2 + (T)1;                                              \
-    y = x2 + (T)1;                                                                                       \
-    w[3] = ((A * y - (T)5 * A) * y + (T)8 * A) * y - (T)4 * A;                                           \
-    T x = (T)-1 - t;                                                                                     \
-    dw[0] = ((T)-3 * A * x - (T)10 * A) * x - (T)8 * A;                                                  \
-    x = -t;                                                                                              \
-    dw[1] = ((T)-3 * (A + (T)2) * x - (T)2 * (A + (T)3)) * x;                                            \
-    x = (T)1 - t;                                                                                        \
-    dw[2] = ((T)3 * (A + (T)2) * x - (T)2 * (A + (T)3)) * x;                                             \
-    x = (T)2 - t;                                                                                        \
-    dw[3] = ((T)3 * A * x - (T)10 * A) * x + (T)8 * A;                                                   \
   }
 
 
@@ -129,8 +112,10 @@ KD_GS_QUAL int kd_gs_flips(double f) { return f >= (double)INT_MIN && f <= (doub
         c[a] = kd_gs_unnorm_##SFX(g[a], size[a], j->align, &t->gm[a]);                                   \
         f[a] = FLOOR(c[a]);                                                                           \
       }                                                                                                  \
-      kd_gs_cubic_##SFX(c[0] - f[0], t->cx, t->dcx);                                                     \
-      kd_gs_cubic_##SFX(c[1] - f[1], t->cy, t->dcy);                                                     \
+      kd_cubic_coeffs_##SFX(c[0] - f[0], t->cx);                                                         \
+      kd_cubic_coeffs_grad_##SFX(c[0] - f[0], t->dcx);                                                     \
+      kd_cubic_coeffs_##SFX(c[1] - f[1], t->cy);                                                         \
+      kd_cubic_coeffs_grad_##SFX(c[1] - f[1], t->dcy);                                                     \
       for (int i = 0; i < 4; i++)                                                                        \
         for (int jj = 0; jj < 4; jj++) {                                                                 \
           T unused;                                                                                      \
@@ -193,9 +178,67 @@ KD_GS_QUAL int kd_gs_flips(double f) { return f >= (double)INT_MIN && f <= (doub
     }                                                                                                    \
   }
 
+/* What one position does with one channel plane, shared by the CPU loops and the device kernels
+ * (nd and mode are constants there, so the loops unroll):
+ *   kd_gs_read_<sfx>      the sampled value: bicubic along x in each row, then along y
+ *                         (cubic_interp1d); otherwise the weighted taps, where a tap outside
+ *                         reads 0 (a NaN weight still makes NaN, as PyTorch's CPU kernel)
+ *   kd_gs_grid_acc_<sfx>  adds g times the derivative of that value along each axis to acc[]
+ *   KD_GS_SCATTER         ADD(offset, value) for each tap inside: its share of the gradient g */
+#define KD_GS_CHANNEL(T, SFX)                                                                            \
+  KD_GS_QUAL T kd_gs_read_##SFX(const kd_gs_taps_##SFX *t, const T *x, int nd, int mode) {              \
+    T s = 0;                                                                                             \
+    if (mode == KD_GS_BICUBIC) {                                                                         \
+      for (int jj = 0; jj < 4; jj++) {                                                                   \
+        T r = 0;                                                                                         \
+        for (int i = 0; i < 4; i++) {                                                                    \
+          const int64_t o = t->off[i * 4 + jj];                                                          \
+          r += (o >= 0 ? x[o] : (T)0) * t->cx[i];                                                        \
+        }                                                                                                \
+        s += r * t->cy[jj];                                                                              \
+      }                                                                                                  \
+      return s;                                                                                          \
+    }                                                                                                    \
+    const int n = mode == KD_GS_NEAREST ? 1 : 1 << nd;                                                   \
+    for (int k = 0; k < n; k++) s += (t->off[k] >= 0 ? x[t->off[k]] : (T)0) * t->w[k];                  \
+    return s;                                                                                            \
+  }                                                                                                      \
+  KD_GS_QUAL void kd_gs_grid_acc_##SFX(const kd_gs_taps_##SFX *t, const T *x, T g, int nd, int mode, T *acc) { \
+    if (mode == KD_GS_BICUBIC) {                                                                         \
+      for (int i = 0; i < 4; i++)                                                                        \
+        for (int jj = 0; jj < 4; jj++) {                                                                 \
+          const int64_t o = t->off[i * 4 + jj];                                                          \
+          const T v = o >= 0 ? x[o] : (T)0;                                                              \
+          acc[0] -= v * t->dcx[i] * t->cy[jj] * g;                                                       \
+          acc[1] -= v * t->dcy[jj] * t->cx[i] * g;                                                       \
+        }                                                                                                \
+      return;                                                                                            \
+    }                                                                                                    \
+    for (int k = 0; k < (1 << nd); k++) {                                                                \
+      if (t->off[k] < 0) continue;                                                                       \
+      const T v = x[t->off[k]];                                                                          \
+      for (int a = 0; a < nd; a++) acc[a] += v * t->dw[k][a] * g;                                        \
+    }                                                                                                    \
+  }
+#define KD_GS_SCATTER(t, g, nd, mode, ADD)                                                               \
+  do {                                                                                                   \
+    if ((mode) == KD_GS_BICUBIC) {                                                                       \
+      for (int i_ = 0; i_ < 4; i_++)                                                                     \
+        for (int j_ = 0; j_ < 4; j_++)                                                                   \
+          if ((t).off[i_ * 4 + j_] >= 0) ADD((t).off[i_ * 4 + j_], (g) * (t).cx[i_] * (t).cy[j_]);         \
+    } else {                                                                                             \
+      for (int k_ = 0; k_ < ((mode) == KD_GS_NEAREST ? 1 : 1 << (nd)); k_++)                             \
+        if ((t).off[k_] >= 0) ADD((t).off[k_], (t).w[k_] * (g));                                         \
+    }                                                                                                    \
+  } while (0)
+
+KD_CUBIC_COEFFS(float, f32, float)
+KD_CUBIC_COEFFS(double, f64, double)
 KD_GS_COORDS(float, f32, floorf, fmodf)
 KD_GS_COORDS(double, f64, floor, fmod)
 KD_GS_TAPS(float, f32, floorf, nearbyintf)
 KD_GS_TAPS(double, f64, floor, nearbyint)
+KD_GS_CHANNEL(float, f32)
+KD_GS_CHANNEL(double, f64)
 
 #endif

@@ -20,6 +20,7 @@
 
 #include "cpu/nn_common.h"
 #include "cpu/device_op.h"
+#include "cpu/cubic_coeffs.h"
 
 #define KD_INTERP_AXES 3
 #define KD_INTERP_MAX_TAPS 4
@@ -67,20 +68,10 @@ static double kd_interp_source(double s, int64_t o, bool align, bool cubic, bool
   return !align && !cubic && src < 0 ? 0 : src;
 }
 
-/* get_cubic_upsample_coefficients: the four weights of positions i-1 .. i+2 at fraction t. */
-#define KD_INTERP_CUBIC_COEFFS(T, SFX)                                                                 \
-  static void kd_interp_cubic_##SFX(T t, double *w) {                                                  \
-    const T A = (T)-0.75;                                                                              \
-    T x1 = t, x2 = (T)1 - t, y;                                                                        \
-    y = x1 + (T)1;                                                                                     \
-    w[0] = ((A * y - (T)5 * A) * y + (T)8 * A) * y - (T)4 * A;                                         \
-    w[1] = ((A + (T)2) * x1 - (A + (T)3)) * x1 * x1 + (T)1;                                            \
-    w[2] = ((A + (T)2) * x2 - (A + (T)3)) * x2 * x2 + (T)1;                                            \
-    y = x2 + (T)1;                                                                                     \
-    w[3] = ((A * y - (T)5 * A) * y + (T)8 * A) * y - (T)4 * A;                                         \
-  }
-KD_INTERP_CUBIC_COEFFS(float, f32)
-KD_INTERP_CUBIC_COEFFS(double, f64)
+/* get_cubic_upsample_coefficients (cpu/cubic_coeffs.h): the four weights of positions i-1 .. i+2
+ * at fraction t, computed in float or double, stored as doubles. */
+KD_CUBIC_COEFFS(float, f32d, double) /* float arithmetic, double weights */
+KD_CUBIC_COEFFS(double, f64, double)
 
 /* _compute_weights_aa's filters: a triangle (bilinear) and the a = -0.5 cubic (bicubic). */
 static double kd_interp_aa_filter(double x, bool cubic) {
@@ -181,8 +172,8 @@ static void kd_interp_taps(kd_interp_axis *a, kd_interp_kind kind, bool has_scal
     double t = f64 ? src - (double)i0 : (double)((float)src - (float)i0);
     if (t < 0) t = 0;
     if (t > 1) t = 1;
-    if (f64) kd_interp_cubic_f64(t, w);
-    else kd_interp_cubic_f32((float)t, w);
+    if (f64) kd_cubic_coeffs_f64(t, w);
+    else kd_cubic_coeffs_f32d((float)t, w);
     for (int j = 0; j < 4; j++) {
       int64_t i = i0 - 1 + j;
       ix[j] = i < 0 ? 0 : i > in - 1 ? in - 1 : i;
