@@ -43,7 +43,7 @@ module.exports = function installNn(kd) {
   require('./dropout')(kd, nn, base);
   require('./functional_loss')(kd, nn, base);
   require('./ctc')(kd, nn, base);
-  require('./affine_grid')(kd, nn, base);
+  require('./grid_sample')(kd, nn, base);
   require('./loss_extra')(kd, nn, base);
   require('./distance')(kd, nn, base);
   require('./shuffle')(kd, nn, base);
