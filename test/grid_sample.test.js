@@ -1,5 +1,5 @@
 // grid_sample.test.js - kd.nn.functional.gridSample (src/cpu/grid_sample.c, cuda/ops_grid_sample.cu)
-// and affineGrid (lib/nn/affine_grid.js): PyTorch parity from test/fixtures/grid_sample.json
+// and affineGrid (lib/nn/grid_sample.js): PyTorch parity from test/fixtures/grid_sample.json
 // (tools/fixtures/grid_sample.py: every mode x paddingMode x alignCorners, 2-D and 3-D, errors;
 // test/autograd_parity.test.js checks their gradients and gradchecks the float64 ones), then what
 // fixtures cannot say: the call forms, the backward op's inputGrad / gridGrad outputs, finite

@@ -2,7 +2,7 @@
 // grid_sampler_3d) and its backward op (kd._internal.gridSampleBackward, ATen's
 // grid_sampler_{2,3}d_backward). Part of the op list (see ./index.js). Kernels: src/cpu/grid_sample.c
 // (CPU, and the checks of every device), cuda/ops_grid_sample.cu (device op kind 53).
-// F.affineGrid is a composition of ops (lib/nn/affine_grid.js), as ATen's affine_grid_generator.
+// F.affineGrid is a composition of ops (lib/nn/grid_sample.js, which also wraps gridSample for its warning), as ATen's affine_grid_generator.
 //
 // The backward op computes the input gradient, the grid gradient or both (inputGrad / gridGrad;
 // an output not asked for is an empty tensor): each formula asks for its own, so a graph that
