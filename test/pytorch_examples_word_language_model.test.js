@@ -34,10 +34,10 @@ const expected = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'expected.json')
 // changes (a missing clip, another learning rate or annealing: 1e-2 and more).
 const RTOL = { default: 1e-5, RNN_RELU: 5e-4 };
 
-function runVariant(name, tmp) {
+function runVariant(name, tmp, extra = []) {
   const v = expected.variants[name];
   const save = path.join(tmp, `${name}.safetensors`);
-  const argv = ['--data', CORPUS, '--save', save, ...v.argv];
+  const argv = ['--data', CORPUS, '--save', save, ...v.argv, ...extra];
   const savedArgv = process.argv;
   const log = console.log;
   const printed = [];
@@ -92,9 +92,13 @@ describe('pytorch/examples word_language_model', function () {
     }
   });
 
-  for (const name of Object.keys(expected.variants)) {
-    it(`${name}: main.js ${expected.variants[name].argv.join(' ')} gives main.py's losses, step for step`, async function () {
-      const r = runVariant(name, tmp);
+  const variants = Object.keys(expected.variants).map((name) => [name, []]);
+  // --accel: the same runs on CUDA (the emulated GPU in CI), against the same CPU fixtures
+  if (kd.cuda.isAvailable()) variants.push(['LSTM', ['--accel']], ['GRU', ['--accel']], ['Transformer', ['--accel']]);
+  for (const [name, extra] of variants) {
+    it(`${name}: main.js ${[...expected.variants[name].argv, ...extra].join(' ')} gives main.py's losses, step for step`, async function () {
+      const r = runVariant(name, tmp, extra);
+      if (extra.includes('--accel')) assert.equal(r.m.model.parameters()[0].device, 'cuda:0');
       const v = expected.variants[name];
       if (v.pe) {
         const pe = r.m.model.posEncoder.pe.narrow(0, 0, v.pe.length).select(1, 0).arraySync();
