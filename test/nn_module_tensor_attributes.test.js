@@ -34,11 +34,13 @@ describe('nn.Module tensor attributes', function () {
 
   it('the other tensors of the scope are still disposed; the attribute is freed by dispose()', function () {
     const m = new Cached();
-    const live0 = kd.memory().liveTensors;
-    kd.tidy(() => { m(kd.ones(2, 3)); });
-    assert.equal(kd.memory().liveTensors, live0 + 1, 'only the cached mask is left');
+    let x; let y;
+    kd.tidy(() => { x = kd.ones(2, 3); y = m(x); });
+    assert.equal(x.isDisposed, true);
+    assert.equal(y.isDisposed, true);
+    assert.equal(m.mask.isDisposed, false, 'only the cached mask is left');
     m.mask.dispose();
-    assert.equal(kd.memory().liveTensors, live0);
+    assert.equal(m.mask.isDisposed, true);
   });
 
   it('a buffer assigned inside a scope survives it too; a plain non-tensor value is untouched', function () {
