@@ -23,7 +23,7 @@ class ArgumentParser {
   }
 
   addArgument(flag, { type = 'str', default: dflt = null, help = '', action = 'store', metavar = null } = {}) {
-    this.args.push({ flag, type, dflt: action === 'store_true' ? false : dflt, help, action, metavar: metavar || camel(flag).toUpperCase(), dest: camel(flag) });
+    this.args.push({ flag, type, dflt: action === 'store_true' ? false : dflt, help, action, metavar: metavar || flag.replace(/^-+/, '').replace(/-/g, '_').toUpperCase(), dest: camel(flag) });
   }
 
   usage() {
