@@ -64,6 +64,18 @@ describe('randint(high, size) and fill_(Tensor)', function () {
     assert.equal(v.grad.item(), 15);
   });
 
+  it('on CUDA: randint(high, size, {device}) and fill_ of a CUDA tensor with a CPU or CUDA 0-d value', function () {
+    if (!kd.cuda.isAvailable()) this.skip();
+    const r = kd.randint(6, [300], { device: 'cuda' });
+    assert.equal(r.device, 'cuda:0');
+    assert.ok(r.cpu().arraySync().every((v) => v >= 0 && v < 6));
+    const a = kd.zeros([2, 2], { device: 'cuda' });
+    a.fill_(kd.tensor(1.5));
+    assert.deepEqual(a.cpu().arraySync(), [[1.5, 1.5], [1.5, 1.5]]);
+    a.fill_(kd.tensor(-2, { device: 'cuda' }));
+    assert.deepEqual(a.cpu().arraySync(), [[-2, -2], [-2, -2]]);
+  });
+
   it('fill_(Tensor) with a value of more than 0 dims is PyTorch\'s error', function () {
     const err = expectKdError(() => kd.zeros(2).fill_(kd.ones(2)), 'KD_INVALID_ARGUMENT');
     assert.match(err.message, /fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions/);
