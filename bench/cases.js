@@ -320,6 +320,61 @@ module.exports = [
     headline: [8],
     peers: { torch: true },
   })),
+  // One training step of pytorch/examples' word_language_model as main.py runs it with its
+  // defaults (LSTM, emsize = nhid = 200, 2 layers, dropout 0.2, bptt 35, batch 20, lr 20, clip
+  // 0.25), for a vocabulary of n words: 537 is the corpus examples/pytorch/word_language_model
+  // ships, 33278 wikitext-2's. model.zeroGrad(), embedding -> LSTM (from the previous step's
+  // detached state) -> linear decoder -> logSoftmax -> NLLLoss, backward, clipGradNorm_, the
+  // hand-written SGD update of every parameter and loss.item(); the same in torch_peer.py.
+  {
+    name: 'wlm.lstm.train_step',
+    title: "word_language_model's training step: 2-layer LSTM 200, bptt 35, batch 20, vocabulary n, clip + SGD, float32",
+    sizes: [537, 33278],
+    quickSizes: [537],
+    label: (n) => `vocab ${n}`,
+    requires: (kd) => needs('kd.nn.LSTM', !!(kd.nn && kd.nn.LSTM)),
+    setup: (kd, n, dev) => {
+      kd.manualSeed(0);
+      const { nn } = kd;
+      class RNNModel extends nn.Module {
+        constructor() {
+          super();
+          this.drop = new nn.Dropout(0.2);
+          this.encoder = new nn.Embedding(n, 200);
+          this.rnn = new nn.LSTM(200, 200, 2, { dropout: 0.2 });
+          this.decoder = new nn.Linear(200, n);
+        }
+
+        forward(input, hidden) {
+          const [output, h] = this.rnn(this.drop(this.encoder(input)), hidden);
+          return [nn.functional.logSoftmax(this.decoder(this.drop(output)).view(-1, n), { dim: 1 }), h];
+        }
+      }
+      const model = new RNNModel().to(dev);
+      const ids = (shape) => { const t = kd.randint(0, n, shape); const d = t.to(dev); if (d !== t) t.dispose(); return d; };
+      const hidden = [kd.zeros([2, 20, 200], { device: dev }), kd.zeros([2, 20, 200], { device: dev })];
+      return { kd, model, criterion: new nn.NLLLoss(), data: ids([35, 20]), targets: ids([700]), hidden };
+    },
+    run: (s) => {
+      const { kd, model } = s;
+      const previous = s.hidden;
+      s.hidden = kd.tidy(() => {
+        model.zeroGrad();
+        const [output, hidden] = model(s.data, previous.map((h) => h.detach()));
+        const loss = s.criterion(output, s.targets);
+        loss.backward();
+        kd.nn.utils.clipGradNorm_(model.parameters(), 0.25);
+        for (const p of model.parameters()) p.data.add_(p.grad, { alpha: -20 });
+        loss.item();
+        return hidden.map((h) => h.detach());
+      });
+      kd.dispose(previous);
+    },
+    teardown: (s) => { s.kd.dispose([s.data, s.targets, s.hidden, s.model.parameters()]); },
+    rate: { unit: 'steps/s', of: (n, sec) => 1 / sec },
+    headline: [537],
+    peers: { torch: true },
+  },
   // One optimizer step over the Fashion-MNIST CNN's parameters (50K floats in 6 tensors) with
   // fixed gradients; PyTorch's side uses its foreach implementation (bench/peers/torch_peer.py).
   ...[['SGD', { lr: 0.01, momentum: 0.9 }], ['Adam', {}], ['Adadelta', {}], ['Adamax', {}], ['ASGD', { lr: 1e-3 }],

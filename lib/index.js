@@ -55,6 +55,27 @@ Tensor.prototype.randomInt_ = Tensor.prototype.random_;
 // t.polygamma(n): PyTorch's schema is polygamma(int n, Tensor self), so the generated method
 // (which takes self first) does not fit; the method calls the function.
 Tensor.prototype.polygamma = function polygamma(n) { return kd.polygamma(n, this); };
+// t.fill_(value) with value a 0-d Tensor (PyTorch's fill_.Tensor, as in `input.fill_(wordIdx)`):
+// a broadcasting copy_ of it, which casts, crosses devices and takes value's gradient (its sum).
+const fillScalar_ = Tensor.prototype.fill_;
+Tensor.prototype.fill_ = function fill_(value, ...rest) {
+  if (!(value instanceof Tensor)) return fillScalar_.call(this, value, ...rest);
+  if (rest.length !== 0) throw errors.typeError(`Tensor.fill_(): takes 1 positional argument but ${rest.length + 1} were given`);
+  if (value.ndim !== 0) {
+    throw new errors.KindlingError(`fill_ only supports 0-dimension value tensor but got tensor with ${value.ndim} dimensions.`, 'KD_INVALID_ARGUMENT');
+  }
+  return this.copy_(value);
+};
+// kd.randint(high, size, {dtype, device}): PyTorch's first overload, low = 0 (the op list's
+// randint is PyTorch's randint.low: (low, high, size)).
+const randintLow = kd.randint;
+kd.randint = function randint(...args) {
+  const size = args[1];
+  if (typeof args[0] === 'number' && (Array.isArray(size) || (ArrayBuffer.isView(size) && !(size instanceof DataView)))) {
+    return randintLow(0, ...args);
+  }
+  return randintLow(...args);
+};
 
 const creation = makeCreation(N);
 

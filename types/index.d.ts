@@ -292,6 +292,10 @@ export interface Tensor {
 export interface Tensor {
   /** The n-th derivative of digamma at this tensor: kd.polygamma(n, this). */
   polygamma(n: number): Tensor;
+  /** Fills this tensor with value: a number, a boolean, or a 0-d Tensor (PyTorch's fill_.Tensor:
+   * a broadcasting copy_ of it, through which value gets its gradient). */
+  fill_(value: number | boolean | Tensor, options?: { value?: number | boolean }): this;
+  fill_(options: { value: number | boolean }): this;
 }
 /** PyTorch's Tensor conveniences (lib/tensor_conveniences.js). */
 export interface Tensor {
@@ -402,6 +406,12 @@ export declare function isTensor(x: unknown): x is Tensor;
 export declare function tensordot(a: Tensor, b: Tensor, dims?: number | Tensor | readonly [number | readonly number[], number | readonly number[]],
   options?: { dims?: number | Tensor | readonly [number | readonly number[], number | readonly number[]] }): Tensor;
 export declare function tensordot(a: Tensor, b: Tensor, options: { dims?: number | Tensor | readonly [number | readonly number[], number | readonly number[]] }): Tensor;
+
+/** Random integers in [0, high) (PyTorch's randint(high, size)) or in [low, high); int64 unless
+ * dtype says otherwise. (Declared here, over the generated randint, for the first form.) */
+export declare function randint(high: number, size: readonly number[], options?: { dtype?: DTypeLike | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
+export declare function randint(low: number, high: number, size: readonly number[], options?: { low?: number; high?: number; size?: readonly number[]; dtype?: DTypeLike | null; device?: DeviceLike | null; requiresGrad?: boolean }): Tensor;
+export declare function randint(options: { low: number; high: number; size: readonly number[]; dtype?: DTypeLike | null; device?: DeviceLike | null }): Tensor;
 
 /** The dtype names, float32 (the default) first. */
 export declare const dtypes: readonly DType[];

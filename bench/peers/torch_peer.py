@@ -185,6 +185,48 @@ def case_rnn_step(kind):
     return make
 
 
+def case_wlm_train_step(size):
+    """wlm.lstm.train_step: one training step of pytorch/examples' word_language_model (LSTM,
+    emsize = nhid = 200, 2 layers, dropout 0.2, bptt 35, batch 20, lr 20, clip 0.25) for a
+    vocabulary of `size` words, as its main.py's train() does it, as bench/cases.js's case."""
+    torch.manual_seed(0)
+    nn = torch.nn
+
+    class RNNModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.drop = nn.Dropout(0.2)
+            self.encoder = nn.Embedding(size, 200)
+            self.rnn = nn.LSTM(200, 200, 2, dropout=0.2)
+            self.decoder = nn.Linear(200, size)
+
+        def forward(self, input, hidden):
+            output, hidden = self.rnn(self.drop(self.encoder(input)), hidden)
+            decoded = self.decoder(self.drop(output)).view(-1, size)
+            return torch.nn.functional.log_softmax(decoded, dim=1), hidden
+
+    model = RNNModel().to(DEV)
+    model.train()
+    criterion = nn.NLLLoss()
+    data = torch.randint(0, size, (35, 20)).to(DEV)
+    targets = torch.randint(0, size, (700,)).to(DEV)
+    state = {"hidden": (torch.zeros(2, 20, 200, device=DEV), torch.zeros(2, 20, 200, device=DEV))}
+
+    def step():
+        with torch.enable_grad():
+            model.zero_grad()
+            hidden = tuple(h.detach() for h in state["hidden"])
+            output, hidden = model(data, hidden)
+            loss = criterion(output, targets)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+            for p in model.parameters():
+                p.data.add_(p.grad, alpha=-20)
+            loss.item()
+            state["hidden"] = hidden
+    return step
+
+
 def case_optim(name, **options):
     """One step of torch.optim.<name> (foreach=True) over the Fashion-MNIST CNN's parameters with
     fixed gradients, as bench/cases.js's optim.* cases."""
@@ -251,6 +293,7 @@ CASES = {
     "gru.wlm.step": case_rnn_step("GRU"),
     "gridSample.bilinear": case_grid_sample(False),
     "gridSample.bilinear.grad": case_grid_sample(True),
+    "wlm.lstm.train_step": case_wlm_train_step,
 
     "optim.SGD.step": case_optim("SGD", lr=0.01, momentum=0.9),
     "optim.Adam.step": case_optim("Adam"),

@@ -14,6 +14,11 @@
 // kind of value to a registered name throws PyTorch's TypeError; null keeps the slot (bias=None).
 // `delete module.name` unregisters. Internal state lives under a symbol key.
 //
+// Note [Tensor attributes]: a Tensor written on a module - a buffer, or a plain attribute such as
+// a mask a forward caches for the next call (`this.srcMask = mask`) - belongs to the module, as a
+// Python attribute holds its tensor: kd.tidy scopes never dispose it (kd.keep), even when it was
+// made inside one; it is freed by dispose() or when the garbage collector finds it unreachable.
+//
 // Note [State-dict keys]: properties are camelCase (bn.runningMean, mha.inProjWeight); the names
 // in namedParameters(), namedBuffers(), namedModules() and stateDict() are their snake_case
 // forms (running_mean, in_proj_weight, layers.0.weight), which are PyTorch's, so checkpoints
@@ -134,8 +139,9 @@ module.exports = function installModule(kd, nn) {
     if (s.buffers.has(key)) {
       if (empty) return;
       if (!(v instanceof Tensor)) throw typeError(`cannot assign '${typeName(v)}' as buffer '${key}' (Tensor or null expected)`);
-      kd.keep(v);
     }
+    // a buffer or a plain tensor attribute (a cached mask): see Note [Tensor attributes]
+    if (v instanceof Tensor) kd.keep(v);
   }
 
   const handler = {

@@ -30,7 +30,7 @@ kd.full([2, 2], 7); kd.full([2], true, { dtype: 'bool' });
 kd.arange(10); kd.arange(0, 10, 2); kd.arange(0, 1, 0.1, { dtype: 'float64' }); kd.arange({ start: 5 });
 kd.linspace(0, 1, 5);
 kd.eye(3); kd.eye(2, 3, { dtype: 'int32' });
-kd.rand(2, 2); kd.randn([3]); kd.randint(0, 10, [5]); kd.randint(0, 10, [5], { dtype: 'int32' });
+kd.rand(2, 2); kd.randn([3]); kd.randint(0, 10, [5]); kd.randint(0, 10, [5], { dtype: 'int32' }); kd.randint(10, [1, 1], { dtype: 'int64' });
 kd.emptyLike(a); kd.zerosLike(a); kd.onesLike(a, { dtype: 'float16' }); kd.fullLike(a, 2);
 kd.randLike(a); kd.randnLike(a); kd.randintLike(a, 0, 3);
 kd.randperm(5); kd.randperm(5, { dtype: 'int32' }); kd.multinomial(kd.rand([2, 3]), 2, true); kd.bernoulli(kd.rand([3]));
@@ -118,7 +118,7 @@ t = kd.where(a.gt(0), a, 0);
 const same: Tensor = a.add_(1).mul_(2).sub_(b, { alpha: 1 }).div_(3).pow_(1);
 a.eq_(1); a.ne_(1); a.lt_(1); a.le_(1); a.gt_(1); a.ge_(1);
 a.neg_(); a.abs_(); a.exp_(); a.log_(); a.sqrt_(); a.relu_(); a.sigmoid_(); a.tanh_();
-a.fill_(0).zero_().copy_(b);
+a.fill_(0).zero_().copy_(b); a.fill_(kd.tensor(2)); a.fill_({ value: 1 });
 use(same);
 // @ts-expect-error: unknown option
 a.add(b, { beta: 1 });
