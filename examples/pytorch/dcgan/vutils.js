@@ -1,8 +1,10 @@
 // vutils.js - torchvision.utils' makeGrid and saveImage (torchvision 0.14) for the ported examples,
-// with a small PNG encoder over node:zlib (8-bit RGB, filter 0 on every row), so that writing
-// sample images needs no image library.
+// with a small PNG encoder and decoder over node:zlib, so that reading and writing images needs no
+// image library. The encoder writes 8-bit RGB (filter 0 on every row); the decoder reads what
+// common tools write: 8-bit, not interlaced, grey, grey + alpha, RGB, RGBA or palette, every filter.
 //
 //   saveImage(tensor, 'fake.png', {normalize: true})   // tensor [B, C, H, W] or [C, H, W], C 1 or 3
+//   const {width, height, channels, data} = decodePng(fs.readFileSync('in.png'));   // data: HWC bytes
 'use strict';
 
 const fs = require('node:fs');
@@ -52,6 +54,69 @@ function encodePng(rgb, width, height) {
   ]);
 }
 
+const CHANNELS = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 }; // by PNG colour type
+
+/** The 8-bit pixels of PNG bytes: {width, height, channels, data} (data row-major HWC; palette images as RGB). */
+function decodePng(bytes) {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  if (buf.length < 8 || buf.readUInt32BE(0) !== 0x89504e47 || buf.readUInt32BE(4) !== 0x0d0a1a0a) throw new Error('not a PNG file');
+  let pos = 8;
+  let ihdr = null;
+  let palette = null;
+  const idat = [];
+  while (pos + 8 <= buf.length) {
+    const len = buf.readUInt32BE(pos);
+    const type = buf.toString('latin1', pos + 4, pos + 8);
+    const data = buf.subarray(pos + 8, pos + 8 + len);
+    if (data.length !== len) throw new Error(`PNG: truncated ${type} chunk`);
+    if (type === 'IHDR') ihdr = data;
+    else if (type === 'PLTE') palette = data;
+    else if (type === 'IDAT') idat.push(data);
+    else if (type === 'IEND') break;
+    pos += 12 + len;
+  }
+  if (!ihdr) throw new Error('PNG: no IHDR chunk');
+  const width = ihdr.readUInt32BE(0);
+  const height = ihdr.readUInt32BE(4);
+  const [depth, colour, , , interlace] = ihdr.subarray(8, 13);
+  const ch = CHANNELS[colour];
+  if (depth !== 8 || ch === undefined || interlace !== 0) {
+    throw new Error(`PNG: only 8-bit non-interlaced images are read (bit depth ${depth}, colour type ${colour}, interlace ${interlace})`);
+  }
+  const raw = zlib.inflateSync(Buffer.concat(idat));
+  const stride = width * ch;
+  if (raw.length < height * (stride + 1)) throw new Error('PNG: image data too short');
+  const out = new Uint8Array(height * stride);
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)];
+    const src = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    const row = out.subarray(y * stride, (y + 1) * stride);
+    const up = y > 0 ? out.subarray((y - 1) * stride, y * stride) : new Uint8Array(stride);
+    for (let i = 0; i < stride; i++) {
+      const a = i >= ch ? row[i - ch] : 0;
+      const b = up[i];
+      const c = i >= ch ? up[i - ch] : 0;
+      let p;
+      if (filter === 0) p = 0;
+      else if (filter === 1) p = a;
+      else if (filter === 2) p = b;
+      else if (filter === 3) p = (a + b) >> 1;
+      else if (filter === 4) {
+        const pa = Math.abs(b - c);
+        const pb = Math.abs(a - c);
+        const pc = Math.abs(a + b - 2 * c);
+        p = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      } else throw new Error(`PNG: unknown row filter ${filter}`);
+      row[i] = (src[i] + p) & 0xff;
+    }
+  }
+  if (colour !== 3) return { width, height, channels: ch, data: out };
+  if (!palette) throw new Error('PNG: palette image without a PLTE chunk');
+  const rgb = new Uint8Array(width * height * 3);
+  for (let i = 0; i < out.length; i++) rgb.set(palette.subarray(out[i] * 3, out[i] * 3 + 3), i * 3);
+  return { width, height, channels: 3, data: rgb };
+}
+
 /** torchvision.utils.make_grid: the images of a [B, C, H, W] tensor in a grid of nrow columns. */
 function makeGrid(tensor, { nrow = 8, padding = 2, normalize = false, padValue = 0 } = {}) {
   return kd.tidy(() => {
@@ -92,4 +157,4 @@ function saveImage(tensor, filename, options = {}) {
   bytes.dispose();
 }
 
-module.exports = { makeGrid, saveImage, encodePng, crc32 };
+module.exports = { makeGrid, saveImage, encodePng, decodePng, crc32 };
