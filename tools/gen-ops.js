@@ -64,6 +64,7 @@ for (const e of oplist) {
   const base = { ...e, args, ret, flags: (e.flags || []).map((f) => FLAGS[f]), ns: e.ns || [''], autocast0: e.autocast };
   if (e.kind === 'factory') base.flags.push('KD_OP_FLAG_FACTORY');
   if (e.kind === 'view') base.flags.push('KD_OP_FLAG_VIEW');
+  if (e.cpuScalars) base.flags.push('KD_OP_FLAG_CPU_SCALARS');
   if (!e.inplaceOnly) ops.push({ ...base, variants: e.variants.filter((v) => v !== 'inplace') });
   if (e.variants.includes('inplace')) {
     // 'clamp.Tensor' -> 'clamp_.Tensor': the JS name of an overload's in-place form ends in '_' too

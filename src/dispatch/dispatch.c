@@ -76,6 +76,58 @@ static kd_status kd_device_mismatch(const kd_op_info *op, kd_device a, kd_device
                   sa, sb, op->name);
 }
 
+/* Note [CPU scalars]: as in PyTorch's binary TensorIterator ops (allow_cpu_scalars), a 0-dim CPU
+ * tensor may be an input of an op (flag KD_OP_FLAG_CPU_SCALARS) whose other tensors live on another
+ * device: `torch.tensor(0.) + cuda_tensor` is a CUDA tensor. The op runs on the device of its
+ * other tensors (the CPU when all are 0-dim CPU tensors); each 0-dim CPU input is first moved
+ * there with a `to` call, which autograd records, so its gradient comes back to the CPU. The
+ * output of an in-place op (args[0]) is never moved: `cpu_scalar.add_(cuda_tensor)` stays an
+ * error, as in PyTorch. Only the mismatch path pays for this. */
+static bool kd_is_cpu_scalar(const kd_tensor *t) { return t->ndim == 0 && kd_tensor_device(t).type == KD_DEVICE_CPU; }
+
+/* Moves the 0-dim CPU tensor args of op to the device of the others (See Note [CPU scalars]);
+ * moved[i] holds each new reference, released by the caller. A mismatch left is an error. */
+static kd_status kd_move_cpu_scalars(const kd_op_info *op, kd_value *args, kd_tensor **moved) {
+  bool have_device = false;
+  kd_device dev = kd_device_cpu();
+  for (int i = 0; i < op->nargs; i++) {
+    if (args[i].kind != KD_VALUE_TENSOR) continue;
+    const kd_tensor *t = args[i].v.t;
+    if (kd_is_cpu_scalar(t) && !(i == 0 && (op->flags & KD_OP_FLAG_INPLACE))) continue;
+    if (have_device && !kd_device_eq(kd_tensor_device(t), dev)) return kd_device_mismatch(op, dev, kd_tensor_device(t));
+    dev = kd_tensor_device(t);
+    have_device = true;
+  }
+  if (!have_device) return KD_OK; /* all 0-dim CPU tensors: no mismatch to resolve */
+  for (int i = 0; i < op->nargs; i++) {
+    if (args[i].kind != KD_VALUE_TENSOR || kd_device_eq(kd_tensor_device(args[i].v.t), dev)) continue;
+    kd_value to_args[4] = {kd_value_tensor(args[i].v.t), kd_value_none(), kd_value_device(dev), kd_value_bool(false)};
+    KD_TRY(kd_call1(KD_OP_to, to_args, &moved[i]));
+    args[i].v.t = moved[i];
+  }
+  return KD_OK;
+}
+
+static kd_status kd_call_op(const kd_op_info *op, kd_value *args, kd_value *outs);
+
+#define KD_CPU_SCALARS_MAX_ARGS 8 /* binary ops have 2-4 arguments */
+
+/* kd_call_op with the 0-dim CPU tensors of args moved (See Note [CPU scalars]); args are restored. */
+static kd_status kd_call_op_cpu_scalars(const kd_op_info *op, kd_value *args, kd_value *outs) {
+  if (op->nargs > KD_CPU_SCALARS_MAX_ARGS) return kd_error(KD_ERR_INTERNAL, "op '%s' has too many arguments for CPU scalars", op->name);
+  kd_tensor *moved[KD_CPU_SCALARS_MAX_ARGS] = {0};
+  kd_tensor *orig[KD_CPU_SCALARS_MAX_ARGS];
+  for (int i = 0; i < op->nargs; i++) orig[i] = args[i].kind == KD_VALUE_TENSOR ? args[i].v.t : NULL;
+  kd_status st = kd_move_cpu_scalars(op, args, moved);
+  if (st == KD_OK) st = kd_call_op(op, args, outs);
+  for (int i = 0; i < op->nargs; i++) {
+    if (!moved[i]) continue;
+    args[i].v.t = orig[i];
+    kd_tensor_release(moved[i]);
+  }
+  return st;
+}
+
 static kd_status kd_call_op(const kd_op_info *op, kd_value *args, kd_value *outs) {
   kd_keyset ks = 0;
   bool have_device = false;
@@ -85,8 +137,10 @@ static kd_status kd_call_op(const kd_op_info *op, kd_value *args, kd_value *outs
     if (a->kind == KD_VALUE_NONE && op->args[i].has_default) *a = op->args[i].def;
     if (a->kind == KD_VALUE_TENSOR) {
       kd_device d = kd_tensor_device(a->v.t);
-      if (have_device && !kd_device_eq(d, dev) && !(op->flags & KD_OP_FLAG_CROSS_DEVICE))
+      if (have_device && !kd_device_eq(d, dev) && !(op->flags & KD_OP_FLAG_CROSS_DEVICE)) {
+        if (op->flags & KD_OP_FLAG_CPU_SCALARS) return kd_call_op_cpu_scalars(op, args, outs);
         return kd_device_mismatch(op, dev, d);
+      }
       dev = d;
       have_device = true;
       ks |= a->v.t->keys;

@@ -52,6 +52,7 @@ enum {
   KD_OP_FLAG_FACTORY = 1u << 2,      /* no tensor inputs: dispatch on the device argument  */
   KD_OP_FLAG_CROSS_DEVICE = 1u << 3, /* tensor args may live on different devices (copy_)  */
   KD_OP_FLAG_NONDIFF = 1u << 4,      /* never differentiable (comparisons, argmax, ...)    */
+  KD_OP_FLAG_CPU_SCALARS = 1u << 5,  /* 0-dim CPU tensors join other devices' (binary ops) */
 };
 
 typedef struct kd_op_info {

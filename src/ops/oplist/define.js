@@ -6,9 +6,11 @@ const unary = (name, code, doc, extra = {}) => ({
   name, args: 'Tensor self', returns: 'Tensor', variants: ['function', 'method', 'inplace'],
   kind: 'pointwise', code, cpu: 'kd_cpu_unary', doc, ...extra,
 });
+// cpuScalars: a 0-dim CPU tensor may join tensors on another device, as in PyTorch's binary
+// TensorIterator ops (allow_cpu_scalars); See Note [CPU scalars] in src/dispatch/dispatch.c.
 const binary = (name, code, doc, extra = {}) => ({
   name, args: 'Tensor self, Tensor|Scalar other', returns: 'Tensor', variants: ['function', 'method', 'inplace'],
-  kind: 'pointwise', code, cpu: 'kd_cpu_binary', doc, ...extra,
+  kind: 'pointwise', code, cpu: 'kd_cpu_binary', cpuScalars: true, doc, ...extra,
 });
 const compare = (name, code, doc) => binary(name, code, doc, { flags: ['nondiff'] });
 const factory = (name, args, doc, extra = {}) => ({
