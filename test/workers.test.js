@@ -7,7 +7,7 @@
 
 const path = require('node:path');
 const { Worker, MessageChannel } = require('node:worker_threads');
-const { kd, assert, values } = require('./helpers');
+const { kd, assert, values, collectGarbage } = require('./helpers');
 
 const ROOT = path.join(__dirname, '..');
 
@@ -232,5 +232,38 @@ describe('worker_threads', function () {
     assert.ok(kd.memory().liveTensors <= live0, 'tensors a worker left alive are freed when its env goes');
     assert.ok(kd.memory().hostBytesInUse <= bytes0, 'and their bytes');
     if (threads0 !== null) assert.ok(threadCount() <= threads0, `threads: ${threads0} before, ${threadCount()} after six workers`);
+  });
+
+  it('kd.memory() counts the tensors and small storages of every thread, exactly (Note [Counters per thread])', async function () {
+    this.timeout(60000);
+    // a loaded worker makes 5 small tensors (16 bytes each, held in their storage structs) and 1
+    // large one and keeps them until told to exit; the main thread sees exactly them, then sees
+    // them go with the worker
+    const src = `
+      const { parentPort } = require('node:worker_threads');
+      const kd = require(${JSON.stringify(ROOT)});
+      parentPort.postMessage('loaded');
+      parentPort.once('message', () => {
+        globalThis.keep = [0, 1, 2, 3, 4].map((i) => kd.full([4], i + 0.5)).concat([kd.zeros([1024])]);
+        parentPort.postMessage('made');
+        parentPort.once('message', () => process.exit(0));
+      });
+    `;
+    const w = new Worker(src, { eval: true });
+    const exited = new Promise((resolve) => w.on('exit', resolve));
+    const next = () => new Promise((resolve, reject) => { w.once('message', resolve); w.once('error', reject); });
+    assert.equal(await next(), 'loaded');
+    collectGarbage();
+    const m0 = collectGarbage();
+    w.postMessage('make');
+    assert.equal(await next(), 'made');
+    const m1 = kd.memory();
+    assert.equal(m1.liveTensors - m0.liveTensors, 6, 'the worker\'s six live tensors');
+    assert.equal(m1.hostBytesInUse - m0.hostBytesInUse, 5 * 16 + 4096, 'and their bytes, small and allocated');
+    w.postMessage('exit');
+    assert.equal(await exited, 0);
+    const m2 = kd.memory();
+    assert.ok(m2.liveTensors <= m0.liveTensors, 'gone with the worker, whose thread has exited');
+    assert.ok(m2.hostBytesInUse <= m0.hostBytesInUse);
   });
 });

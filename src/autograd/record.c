@@ -34,11 +34,10 @@ void kd_set_inference_mode(bool on) {
 /* Runs the op with the keys below Autograd and Autograd excluded in TLS (kernels that call other
  * ops must not record them a second time). */
 static kd_status kd_run_below(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs) {
-  kd_dispatch_tls saved = kd_dispatch_tls_get(), tls = saved;
-  tls.excluded |= KD_KEYSET(KD_KEY_AUTOGRAD);
-  kd_dispatch_tls_set(tls);
+  kd_dispatch_tls *here = kd_dispatch_tls_here(), saved = *here;
+  here->excluded |= KD_KEYSET(KD_KEY_AUTOGRAD);
   kd_status st = kd_redispatch(op, ks & kd_keyset_below(KD_KEY_AUTOGRAD), args, outs);
-  kd_dispatch_tls_set(saved);
+  *here = saved;
   return st;
 }
 

@@ -10,8 +10,11 @@
  * do not count); *numel gets the element count. */
 static bool kd_iter_all_same_contiguous(const kd_iter_operand *ops, int nops, int64_t *numel) {
   int nd = ops[0].ndim;
-  for (int k = 1; k < nops; k++)
-    if (ops[k].ndim != nd || (nd > 0 && memcmp(ops[k].sizes, ops[0].sizes, sizeof(int64_t) * (size_t)nd) != 0)) return false;
+  for (int k = 1; k < nops; k++) {
+    if (ops[k].ndim != nd) return false;
+    for (int d = 0; d < nd; d++) /* a loop, not memcmp: a call costs more than these few dims */
+      if (ops[k].sizes[d] != ops[0].sizes[d]) return false;
+  }
   int64_t n = 1;
   for (int d = nd - 1; d >= 0; d--) {
     int64_t size = ops[0].sizes[d];

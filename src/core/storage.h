@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "core/device.h"
+#include "core/refcount.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,9 +39,12 @@ static inline void kd_storage_retain(kd_storage *s) { __atomic_fetch_add(&s->ref
 void kd_storage_release(kd_storage *s);
 static inline void kd_storage_bump_version(kd_storage *s) { __atomic_fetch_add(&s->version, 1, __ATOMIC_RELAXED); }
 
-/* Bytes held by live storages, per device type (for kd.memory()). */
+/* Bytes held by live storages, per device type (for kd.memory()): exact, summed over threads. */
+int64_t kd_storage_live_bytes(kd_device_type type);
+/* The part of those bytes that came from the device's allocator, i.e. without small CPU storages
+ * (Note [Small storages]): one load, for checks on every op (reporting external memory to V8). */
 extern int64_t kd_storage_live[KD_DEVICE_TYPE_COUNT];
-static inline int64_t kd_storage_live_bytes(kd_device_type type) {
+static inline int64_t kd_storage_allocated_bytes(kd_device_type type) {
   return __atomic_load_n(&kd_storage_live[type], __ATOMIC_RELAXED);
 }
 

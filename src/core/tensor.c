@@ -6,10 +6,15 @@
 
 #include "core/shape.h"
 #include "core/struct_cache.h"
+#include "core/thread_counter.h"
 
-static _Thread_local kd_struct_cache kd_tensor_cache;
-
-static int64_t kd_tensors_alive;
+/* this thread's free tensor structs and its part of the live count (Note [Counters per thread]) */
+typedef struct kd_tensor_thread {
+  kd_struct_cache cache;
+  kd_thread_counter live;
+} kd_tensor_thread;
+static _Thread_local kd_tensor_thread kd_tensor_tls; /* its address is taken once per function: one lookup */
+static kd_counter_family kd_tensors_alive = KD_COUNTER_FAMILY_INIT;
 void (*kd_tensor_autograd_free_hook)(kd_tensor *t);
 static _Thread_local kd_keyset kd_default_keys_mask = KD_KEYSET_ALL;
 void kd_tensor_set_default_keys_mask(kd_keyset mask) { kd_default_keys_mask = mask; }
@@ -25,11 +30,13 @@ bool kd_tensor_is_contiguous(const kd_tensor *t) {
 }
 
 static kd_status kd_tensor_alloc_struct(kd_tensor **out) {
-  kd_tensor *t = (kd_tensor *)kd_struct_cache_get(&kd_tensor_cache, sizeof *t, malloc);
+  kd_tensor_thread *here = &kd_tensor_tls;
+  KD_KEEP_IN_REGISTER(here);
+  kd_tensor *t = (kd_tensor *)kd_struct_cache_get(&here->cache, sizeof *t, malloc);
   if (!t) return kd_error(KD_ERR_OOM, "out of host memory allocating a tensor");
   t->refcount = 1;
   t->autograd = NULL;
-  __atomic_fetch_add(&kd_tensors_alive, 1, __ATOMIC_RELAXED);
+  kd_thread_counter_add(&kd_tensors_alive, &here->live, 1);
   *out = t;
   return KD_OK;
 }
@@ -59,7 +66,7 @@ kd_status kd_tensor_empty(const int64_t *sizes, int ndim, kd_dtype dtype, kd_dev
   t->keys = (kd_keyset)((KD_KEYSET(kd_device_key(device)) | KD_KEYSET(KD_KEY_AUTOGRAD)) & kd_default_keys_mask);
   t->storage = s;
   t->offset = 0;
-  if (ndim) memcpy(t->sizes, sizes, sizeof(int64_t) * ndim);
+  for (int i = 0; i < ndim; i++) t->sizes[i] = sizes[i]; /* a few dims: cheaper than the memcpy's rep movs */
   kd_shape_contiguous_strides(sizes, ndim, t->strides);
   *out = t;
   return KD_OK;
@@ -106,11 +113,13 @@ kd_status kd_tensor_new_view(const kd_tensor *base, const int64_t *sizes, const 
 }
 
 void kd_tensor_release(kd_tensor *t) {
-  if (!t || __atomic_sub_fetch(&t->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
+  if (!t || !kd_refcount_drop(&t->refcount)) return;
   if (t->autograd && kd_tensor_autograd_free_hook) kd_tensor_autograd_free_hook(t);
   kd_storage_release(t->storage);
-  __atomic_fetch_sub(&kd_tensors_alive, 1, __ATOMIC_RELAXED);
-  kd_struct_cache_put(&kd_tensor_cache, t, free);
+  kd_tensor_thread *here = &kd_tensor_tls;
+  KD_KEEP_IN_REGISTER(here);
+  kd_thread_counter_add(&kd_tensors_alive, &here->live, -1);
+  kd_struct_cache_put(&here->cache, t, free);
 }
 
-int64_t kd_tensor_live_count(void) { return __atomic_load_n(&kd_tensors_alive, __ATOMIC_RELAXED); }
+int64_t kd_tensor_live_count(void) { return kd_counter_family_sum(&kd_tensors_alive); }

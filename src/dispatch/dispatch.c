@@ -30,6 +30,7 @@ void kd_dispatch_init(void) {
 
 kd_dispatch_tls kd_dispatch_tls_get(void) { return kd_tls; }
 void kd_dispatch_tls_set(kd_dispatch_tls tls) { kd_tls = tls; }
+kd_dispatch_tls *kd_dispatch_tls_here(void) { return &kd_tls; }
 
 void kd_dispatch_register(kd_op_id op, kd_key key, kd_kernel_fn fn) { kd_kernel_table[op][key] = fn; }
 

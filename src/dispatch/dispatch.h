@@ -88,6 +88,9 @@ kd_status kd_call1(kd_op_id op, kd_value *args, kd_tensor **out);
 typedef struct kd_dispatch_tls { kd_keyset included, excluded; } kd_dispatch_tls;
 kd_dispatch_tls kd_dispatch_tls_get(void);
 void kd_dispatch_tls_set(kd_dispatch_tls tls);
+/* This thread's state itself, for a caller that saves, changes and restores it around a call:
+ * one thread-local lookup instead of three. */
+kd_dispatch_tls *kd_dispatch_tls_here(void);
 
 /* Registers a kernel at runtime (the CUDA bridge fills CUDA slots when the library loads). */
 void kd_dispatch_register(kd_op_id op, kd_key key, kd_kernel_fn fn);

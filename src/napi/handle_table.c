@@ -172,7 +172,8 @@ static bool kd_napi_ref_collected(napi_env env, napi_ref ref) {
   return false;
 }
 
-static int64_t kd_live_bytes(void) { return kd_storage_live_bytes(KD_DEVICE_CPU) + kd_storage_live_bytes(KD_DEVICE_CUDA); }
+/* Allocated bytes only: small storages grow with the handle count, which the sweep also watches. */
+static int64_t kd_live_bytes(void) { return kd_storage_allocated_bytes(KD_DEVICE_CPU) + kd_storage_allocated_bytes(KD_DEVICE_CUDA); }
 
 /* Releases every tracked handle of the table whose External was collected. */
 static void kd_napi_handle_table_sweep(napi_env env, kd_napi_env *e) {

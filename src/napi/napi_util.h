@@ -134,13 +134,14 @@ void kd_napi_env_release(kd_napi_env *e);
  * after the instance data's finalizer ran. */
 void kd_napi_env_unhold(kd_napi_env *e);
 
-/* Reports changes in the bytes of live storages, host and device, to V8
- * (napi_adjust_external_memory) once they add up. */
+/* Reports changes in the bytes of allocated live storages, host and device, to V8
+ * (napi_adjust_external_memory) once they add up (small storages are not counted: Note
+ * [Small storages]). */
 void kd_napi_report_external_memory(napi_env env, kd_napi_env *e, int64_t delta);
 static inline void kd_napi_sync_external_memory(napi_env env) {
   kd_napi_env *e = kd_napi_env_get(env);
   if (!e) return;
-  int64_t delta = kd_storage_live_bytes(KD_DEVICE_CPU) + kd_storage_live_bytes(KD_DEVICE_CUDA) - e->reported_bytes;
+  int64_t delta = kd_storage_allocated_bytes(KD_DEVICE_CPU) + kd_storage_allocated_bytes(KD_DEVICE_CUDA) - e->reported_bytes;
   if (delta > (1 << 20) || delta < -(1 << 20)) kd_napi_report_external_memory(env, e, delta);
 }
 

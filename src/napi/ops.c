@@ -436,7 +436,8 @@ static napi_value kd_napi_op_entry(napi_env env, napi_callback_info info) {
   napi_status ns = napi_ok;
   int i_same;
   if (op->flags & KD_OP_FLAG_INPLACE) {
-    for (int i = 0; i < KD_OP_MAX_OUTS; i++) kd_value_release(&outs[i]);
+    for (int i = 0; i < KD_OP_MAX_OUTS; i++)
+      if (outs[i].kind != KD_VALUE_NONE) kd_value_release(&outs[i]);
   } else if (op->nouts == 1 && (i_same = kd_same_input(op, args, argc, &outs[0])) >= 0) {
     /* the op returned one of its inputs unchanged: hand back that input's own handle */
     result = argv[i_same];
@@ -450,7 +451,8 @@ static napi_value kd_napi_op_entry(napi_env env, napi_callback_info info) {
       if (ns == napi_ok) ns = napi_set_element(env, result, i, h);
     }
   }
-  for (int i = 0; i < KD_OP_MAX_OUTS; i++) kd_value_release(&outs[i]);
+  for (int i = 0; i < KD_OP_MAX_OUTS; i++)
+    if (outs[i].kind != KD_VALUE_NONE) kd_value_release(&outs[i]);
   if (ns != napi_ok) return kd_napi_throw_last(env, ns);
   kd_napi_sync_external_memory(env);
   return result;
