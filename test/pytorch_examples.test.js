@@ -1,0 +1,99 @@
+// pytorch_examples.test.js - the ports of pytorch/examples in examples/pytorch/: for each program,
+// (1) parity: the port's model and training step, from the deterministic weights and data of
+// test/pytorch_examples_helpers.js, give PyTorch's losses for the first steps (fixtures
+// test/fixtures/pytorch_examples_<name>.json, written by tools/fixtures/pytorch_examples/<name>.py);
+// (2) smoke: the program's short mode runs end to end in a child process.
+//
+// Tolerance: float32 training. A loss is a reduction over the batch and every step moves the
+// weights by the previous step's float32 gradients, so the difference between two correct float32
+// implementations (different summation orders in conv/matmul) grows with the steps; relative
+// 2e-4 (about 1000 float32 ulps) holds for correct ports with margin, while a wrong
+// hyper-parameter, layer or loss term moves the losses by percents from the second step on.
+'use strict';
+
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const { execFile } = require('node:child_process');
+const kd = require('..');
+const { uniformTensor, intTensor, initParams } = require('./pytorch_examples_helpers');
+
+const ROOT = path.join(__dirname, '..');
+const EX = path.join(ROOT, 'examples', 'pytorch');
+const fixture = (name) => require(path.join(__dirname, 'fixtures', `pytorch_examples_${name}.json`));
+const RTOL = 2e-4;
+
+function assertLossesClose(actual, expected, rtol = RTOL) {
+  assert.equal(actual.length, expected.length);
+  for (let i = 0; i < expected.length; i++) {
+    // the log prints 6 decimals: half a unit of the last one is allowed on top
+    const err = Math.max(0, Math.abs(actual[i] - expected[i]) - 5e-7) / Math.max(Math.abs(expected[i]), 1e-6);
+    assert.ok(err <= rtol, `step ${i}: kindling ${actual[i]} vs PyTorch ${expected[i]} (relative error ${err.toExponential(2)} > ${rtol})\n` +
+      `kindling: ${actual.join(', ')}\nPyTorch:  ${expected.join(', ')}`);
+  }
+}
+
+/** A stand-in DataLoader: the same batch `times` times, with .length and .dataset.length. */
+function fixedLoader(batch, times) {
+  return {
+    dataset: { length: batch[0].shape[0] * times },
+    length: times,
+    * [Symbol.iterator]() { for (let i = 0; i < times; i++) yield batch; },
+  };
+}
+
+/** The lines fn() prints with console.log (not shown). */
+function captureLog(fn) {
+  const lines = [];
+  const log = console.log;
+  console.log = (...a) => { lines.push(a.join(' ')); };
+  try { fn(); } finally { console.log = log; }
+  return lines;
+}
+
+/** The numbers after 'Loss: ' in the training log lines. */
+const printedLosses = (lines) => lines.map((l) => /\tLoss: (-?\d+\.\d+)/.exec(l)).filter(Boolean).map((m) => Number(m[1]));
+
+/** Runs node <script> <args> and resolves {stdout, stderr}; rejects with both on a non-zero exit. */
+function run(script, args, timeout = 60000) {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [script, ...args], { cwd: ROOT, timeout, env: { ...process.env } }, (err, stdout, stderr) => {
+      if (err) { err.message += `\nstdout:\n${stdout}\nstderr:\n${stderr}`; reject(err); } else resolve({ stdout, stderr });
+    });
+  });
+}
+
+describe('pytorch/examples ports', function () {
+  this.timeout(60000);
+
+  describe('mnist', function () {
+    const { Net } = require(path.join(EX, 'mnist', 'main.js'));
+
+    it('trains as PyTorch does: Adadelta + StepLR losses of 8 steps from the same weights', function () {
+      const fx = fixture('mnist');
+      const { train, test, makeParser } = require(path.join(EX, 'mnist', 'main.js'));
+      const args = makeParser().parseArgs(['--log-interval', '1']);
+      const model = new Net();
+      initParams(model);
+      model.dropout1.p = model.dropout2.p = 0;
+      const optimizer = new kd.optim.Adadelta(model.parameters(), { lr: args.lr });
+      const scheduler = new kd.optim.lrScheduler.StepLR(optimizer, { stepSize: 1, gamma: args.gamma });
+      const [lo, hi] = fx.range;
+      const loader = fixedLoader([uniformTensor([fx.batch, 1, 28, 28], 1, lo, hi), intTensor([fx.batch], 2, 10)], fx.stepsPerEpoch);
+      const lines = [];
+      for (let epoch = 1; epoch <= fx.steps / fx.stepsPerEpoch; epoch++) {
+        lines.push(...captureLog(() => train(args, model, 'cpu', loader, optimizer, epoch)));
+        scheduler.step();
+      }
+      assertLossesClose(printedLosses(lines), fx.losses);
+      const testLoader = fixedLoader([uniformTensor([fx.batch, 1, 28, 28], 3, lo, hi), intTensor([fx.batch], 4, 10)], 1);
+      const out = captureLog(() => test(model, 'cpu', testLoader)).join('\n');
+      assert.match(out, new RegExp(`Average loss: ${(fx.testLoss / fx.batch).toFixed(4)}, Accuracy: ${fx.correct}/${fx.batch} `));
+    });
+
+    it('runs its short mode end to end', async function () {
+      const { stdout } = await run(path.join(EX, 'mnist', 'main.js'), ['--dry-run', '--epochs', '1', '--limit', '500']);
+      assert.match(stdout, /Train Epoch: 1 \[0\/500 \(0%\)\]\tLoss: \d+\.\d{6}/);
+      assert.match(stdout, /Test set: Average loss: \d+\.\d{4}, Accuracy: \d+\/500 \(\d+%\)/);
+    });
+  });
+});
