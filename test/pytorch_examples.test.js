@@ -96,4 +96,29 @@ describe('pytorch/examples ports', function () {
       assert.match(stdout, /Test set: Average loss: \d+\.\d{4}, Accuracy: \d+\/500 \(\d+%\)/);
     });
   });
+
+  describe('regression', function () {
+    const REG = path.join(EX, 'regression', 'main.js');
+
+    it('takes the same steps as PyTorch: smooth L1 losses of 10 steps and the learned polynomial', function () {
+      const fx = fixture('regression');
+      const { POLY_DEGREE, makeFeatures, f, step, setTarget } = require(REG);
+      setTarget(uniformTensor([POLY_DEGREE, 1], 1, -5, 5), uniformTensor([1], 2, -5, 5));
+      const fc = new kd.nn.Linear(POLY_DEGREE, 1);
+      initParams(fc);
+      const losses = [];
+      for (let i = 0; i < fx.steps; i++) {
+        const x = makeFeatures(uniformTensor([32], 10 + i, -2, 2));
+        losses.push(step(fc, x, f(x)));
+      }
+      assertLossesClose(losses, fx.losses);
+      assertLossesClose(fc.weight.view(-1).tolist(), fx.weight);
+      assertLossesClose(fc.bias.tolist(), fx.bias);
+    });
+
+    it('runs to convergence', async function () {
+      const { stdout } = await run(REG, []);
+      assert.match(stdout, /^Loss: 0\.000\d+ after \d+ batches\n==> Learned function:\ty = [+-]\d+\.\d\d x\^1 .* x\^4 [+-]\d+\.\d\d\n==> Actual function:/);
+    });
+  });
 });
