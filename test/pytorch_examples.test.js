@@ -55,6 +55,32 @@ function captureLog(fn) {
 /** The numbers after 'Loss: ' in the training log lines. */
 const printedLosses = (lines) => lines.map((l) => /\tLoss: (-?\d+\.\d+)/.exec(l)).filter(Boolean).map((m) => Number(m[1]));
 
+/**
+ * The parity check of the MNIST classifiers (mnist, mnist_rnn): the port's own train() and
+ * test() with its default arguments, on the fixture's fixed batches, from deterministic weights,
+ * with the dropouts' p set to 0 (as the fixture scripts do), StepLR stepped after each "epoch".
+ */
+function classifierParity(port, fx, { normNames = [], dropouts = ['dropout1', 'dropout2'], testWithArgs = false } = {}) {
+  const { Net, train, test, makeParser } = port;
+  const args = makeParser().parseArgs(['--log-interval', '1']);
+  const model = new Net();
+  initParams(model, normNames);
+  for (const d of dropouts) model[d].p = 0;
+  const optimizer = new kd.optim.Adadelta(model.parameters(), { lr: args.lr });
+  const scheduler = new kd.optim.lrScheduler.StepLR(optimizer, { stepSize: 1, gamma: args.gamma });
+  const [lo, hi] = fx.range;
+  const loader = fixedLoader([uniformTensor([fx.batch, 1, 28, 28], 1, lo, hi), intTensor([fx.batch], 2, 10)], fx.stepsPerEpoch);
+  const lines = [];
+  for (let epoch = 1; epoch <= fx.steps / fx.stepsPerEpoch; epoch++) {
+    lines.push(...captureLog(() => train(args, model, 'cpu', loader, optimizer, epoch)));
+    scheduler.step();
+  }
+  assertLossesClose(printedLosses(lines), fx.losses);
+  const testLoader = fixedLoader([uniformTensor([fx.batch, 1, 28, 28], 3, lo, hi), intTensor([fx.batch], 4, 10)], 1);
+  const out = captureLog(() => (testWithArgs ? test(args, model, 'cpu', testLoader) : test(model, 'cpu', testLoader))).join('\n');
+  assert.match(out, new RegExp(`Average loss: ${(fx.testLoss / fx.batch).toFixed(4)}, Accuracy: ${fx.correct}/${fx.batch} `));
+}
+
 /** Runs node <script> <args> and resolves {stdout, stderr}; rejects with both on a non-zero exit. */
 function run(script, args, timeout = 60000) {
   return new Promise((resolve, reject) => {
@@ -68,28 +94,8 @@ describe('pytorch/examples ports', function () {
   this.timeout(60000);
 
   describe('mnist', function () {
-    const { Net } = require(path.join(EX, 'mnist', 'main.js'));
-
     it('trains as PyTorch does: Adadelta + StepLR losses of 8 steps from the same weights', function () {
-      const fx = fixture('mnist');
-      const { train, test, makeParser } = require(path.join(EX, 'mnist', 'main.js'));
-      const args = makeParser().parseArgs(['--log-interval', '1']);
-      const model = new Net();
-      initParams(model);
-      model.dropout1.p = model.dropout2.p = 0;
-      const optimizer = new kd.optim.Adadelta(model.parameters(), { lr: args.lr });
-      const scheduler = new kd.optim.lrScheduler.StepLR(optimizer, { stepSize: 1, gamma: args.gamma });
-      const [lo, hi] = fx.range;
-      const loader = fixedLoader([uniformTensor([fx.batch, 1, 28, 28], 1, lo, hi), intTensor([fx.batch], 2, 10)], fx.stepsPerEpoch);
-      const lines = [];
-      for (let epoch = 1; epoch <= fx.steps / fx.stepsPerEpoch; epoch++) {
-        lines.push(...captureLog(() => train(args, model, 'cpu', loader, optimizer, epoch)));
-        scheduler.step();
-      }
-      assertLossesClose(printedLosses(lines), fx.losses);
-      const testLoader = fixedLoader([uniformTensor([fx.batch, 1, 28, 28], 3, lo, hi), intTensor([fx.batch], 4, 10)], 1);
-      const out = captureLog(() => test(model, 'cpu', testLoader)).join('\n');
-      assert.match(out, new RegExp(`Average loss: ${(fx.testLoss / fx.batch).toFixed(4)}, Accuracy: ${fx.correct}/${fx.batch} `));
+      classifierParity(require(path.join(EX, 'mnist', 'main.js')), fixture('mnist'));
     });
 
     it('runs its short mode end to end', async function () {
@@ -166,6 +172,20 @@ describe('pytorch/examples ports', function () {
         const png = require('node:fs').readFileSync(path.join(EX, 'vae', 'results', f));
         assert.equal(png.subarray(1, 4).toString(), 'PNG');
       }
+    });
+  });
+
+  describe('mnist_rnn', function () {
+    const MAIN = path.join(EX, 'mnist_rnn', 'main.js');
+
+    it('trains as PyTorch does: LSTM + BatchNorm, Adadelta + StepLR losses of 8 steps, then eval with the running statistics', function () {
+      classifierParity(require(MAIN), fixture('mnist_rnn'), { normNames: ['batchnorm.weight'], testWithArgs: true });
+    });
+
+    it('runs its short mode end to end', async function () {
+      const { stdout } = await run(MAIN, ['--dry-run', '--epochs', '1', '--limit', '500']);
+      assert.match(stdout, /Train Epoch: 1 \[0\/500 \(0%\)\]\tLoss: \d+\.\d{6}/);
+      assert.match(stdout, /Test set: Average loss: \d+\.\d{4}, Accuracy: \d+\/500 \(\d+%\)/);
     });
   });
 });
