@@ -3,7 +3,7 @@
 // tools/fixtures/pytorch_examples/common.py makes them for PyTorch (see its header):
 //   hashUniform(n, seed)       n float64 values in [0, 1): murmur3's 32-bit finalizer of i + seed * 0x9E3779B9
 //   uniformTensor(shape, seed, lo, hi), intTensor(shape, seed, n)
-//   initParams(model, normNames)  every named parameter, in order, filled as common.py fills it
+//   initParams(model)          every named parameter, in order, filled as common.py fills it
 'use strict';
 
 const kd = require('..');
@@ -39,7 +39,7 @@ function intTensor(shape, seed, n) {
   return kd.tensor(v).reshape(shape);
 }
 
-function initParams(model, normNames = []) {
+function initParams(model) {
   kd.noGrad(() => {
     let k = 0;
     for (const [name, p] of model.namedParameters()) {
@@ -49,7 +49,7 @@ function initParams(model, normNames = []) {
       const fanIn = matrix ? Math.sqrt(p.numel() / p.shape[0]) : 0;
       for (let i = 0; i < u.length; i++) {
         const w = 2 * u[i] - 1;
-        v[i] = normNames.includes(name) ? 1 + 0.1 * w : (matrix ? w / fanIn : w * 0.1);
+        v[i] = !matrix && name.endsWith('weight') ? 1 + 0.1 * w : (matrix ? w / fanIn : w * 0.1);
       }
       p.copy_(kd.tensor(v).reshape(p.shape));
     }
