@@ -140,6 +140,9 @@ kd.data = require('./data')(kd, Tensor, N);
 kd.utils.data = kd.data; // torch.utils.data's path
 require('./serialization')(kd, Tensor, N);
 
+// kd.multiprocessing: tensors shared between worker threads (lib/multiprocessing.js).
+require('./multiprocessing')(kd, Tensor, N);
+
 // kd.optim: optimizers (fused native updates) and kd.optim.lrScheduler.
 kd.optim = require('./optim')(kd);
 

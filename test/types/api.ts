@@ -684,3 +684,14 @@ export function libraryOps(x: Tensor): void {
     F.convTbc(x, kd.randn([2, 4, 3]), kd.randn([3]), 1)];
   void f;
 }
+
+// kd.multiprocessing (types/multiprocessing.d.ts)
+{
+  const shared = kd.ones([2]).shareMemory_();
+  const isShared: boolean = shared.isShared();
+  const reduced: kd.multiprocessing.ReducedTensor = kd.multiprocessing.reduceTensor(shared);
+  const back: kd.Tensor = kd.multiprocessing.rebuildTensor(reduced);
+  void isShared; void back;
+  const lin: kd.nn.Linear = new kd.nn.Linear(2, 2).shareMemory();
+  void lin;
+}
