@@ -222,4 +222,41 @@ describe('pytorch/examples ports', function () {
       assert.match(stdout, /Test set: Average loss: \d+\.\d{4}, Accuracy: \d+\/100 \(\d+%\)/);
     });
   });
+
+  describe('mnist_hogwild', function () {
+    const MAIN = path.join(EX, 'mnist_hogwild', 'main.js');
+
+    it('a worker trains as PyTorch does: SGD with momentum, losses of 8 steps, then testEpoch', function () {
+      const fx = fixture('mnist_hogwild');
+      const { Net, makeParser } = require(MAIN);
+      const { trainEpoch, testEpoch } = require(path.join(EX, 'mnist_hogwild', 'train.js'));
+      const args = makeParser().parseArgs(['--log-interval', '1']);
+      const model = new Net();
+      initParams(model);
+      model.conv2_drop.p = 0;
+      const dropout = kd.nn.functional.dropout;
+      kd.nn.functional.dropout = (x) => x; // as the fixture: F.dropout made the identity
+      try {
+        const optimizer = new kd.optim.SGD(model.parameters(), { lr: args.lr, momentum: args.momentum });
+        const [lo, hi] = fx.range;
+        const loader = fixedLoader([uniformTensor([fx.batch, 1, 28, 28], 1, lo, hi), intTensor([fx.batch], 2, 10)], fx.steps);
+        assertLossesClose(printedLosses(captureLog(() => trainEpoch(1, args, model, 'cpu', loader, optimizer))), fx.losses);
+        const testLoader = fixedLoader([uniformTensor([fx.batch, 1, 28, 28], 3, lo, hi), intTensor([fx.batch], 4, 10)], 1);
+        const out = captureLog(() => testEpoch(model, 'cpu', testLoader)).join('\n');
+        assert.match(out, new RegExp(`Average loss: ${(fx.testLoss / fx.batch).toFixed(4)}, Accuracy: ${fx.correct}/${fx.batch} `));
+      } finally {
+        kd.nn.functional.dropout = dropout;
+      }
+    });
+
+    it('two worker threads train the shared model, which the main thread then tests', async function () {
+      const { stdout } = await run(MAIN, ['--epochs', '1', '--limit', '1000', '--log-interval', '5', '--lr', '0.05']);
+      const workers = new Set(stdout.split('\n').filter((l) => /\tTrain Epoch: 1 /.test(l)).map((l) => l.split('\t')[0]));
+      assert.equal(workers.size, 2, stdout);
+      const m = /Test set: Average loss: (\d+\.\d{4}), Accuracy: (\d+)\/1000/.exec(stdout);
+      assert.ok(m, stdout);
+      // 2 x 16 SGD steps on the shared weights (about 1.7; 2.30 untrained, as with --num-processes 0)
+      assert.ok(Number(m[1]) < 2.1, stdout);
+    });
+  });
 });
