@@ -11,6 +11,8 @@ import './nn';
 import './nn_rnn';
 // kd.multiprocessing and Tensor#shareMemory_ (see ./multiprocessing.d.ts).
 import './multiprocessing';
+// kd.distributions and kd.broadcastShapes / broadcastTensors / broadcastTo (see ./distributions.d.ts).
+import './distributions';
 
 /** Element types. float32 is the default for floating-point data. */
 export type DType =

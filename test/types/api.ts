@@ -695,3 +695,16 @@ export function libraryOps(x: Tensor): void {
   const lin: kd.nn.Linear = new kd.nn.Linear(2, 2).shareMemory();
   void lin;
 }
+
+// kd.distributions, broadcasting (types/distributions.d.ts)
+{
+  const m = new kd.distributions.Categorical(kd.tensor([0.3, 0.7]));
+  const m2 = new kd.distributions.Categorical({ logits: kd.zeros([2, 3]) });
+  const a: kd.Tensor = m.sample();
+  const lp: kd.Tensor = m2.logProb(m2.sample([4]));
+  const e: kd.Tensor = m.entropy();
+  const shape: number[] = kd.broadcastShapes([2, 1], [3]);
+  const [x, y] = kd.broadcastTensors(kd.ones([2, 1]), kd.ones([3]));
+  const z: kd.Tensor = kd.ones([3]).broadcastTo([2, 3]);
+  void a; void lp; void e; void shape; void x; void y; void z;
+}
