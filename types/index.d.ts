@@ -12,7 +12,7 @@ import './nn_rnn';
 // kd.multiprocessing and Tensor#shareMemory_ (see ./multiprocessing.d.ts).
 import './multiprocessing';
 // kd.distributions and kd.broadcastShapes / broadcastTensors / broadcastTo (see ./distributions.d.ts).
-import './distributions';
+export * from './distributions';
 
 /** Element types. float32 is the default for floating-point data. */
 export type DType =
