@@ -259,4 +259,85 @@ describe('pytorch/examples ports', function () {
       assert.ok(Number(m[1]) < 2.1, stdout);
     });
   });
+
+  describe('reinforcement_learning', function () {
+    const RL = path.join(EX, 'reinforcement_learning');
+    const { CartPoleEnv } = require(path.join(RL, 'cartpole.js'));
+
+    /**
+     * The fixture's episodes replayed with the port's selectAction and finishEpisode on the port's
+     * CartPole: the same initial states, the actions PyTorch sampled (Categorical#sample returns
+     * them), from the same weights; each episode's reward and loss must be PyTorch's.
+     */
+    function replay(port, episodes, model) {
+      const { Categorical } = kd.distributions;
+      const sample = Categorical.prototype.sample;
+      let queue = [];
+      Categorical.prototype.sample = function () { return kd.tensor(queue.shift()).view(this.batchShape); };
+      try {
+        const env = new CartPoleEnv();
+        const losses = [];
+        for (const ep of episodes) {
+          env.reset();
+          env.state = ep.init.slice();
+          let state = Float32Array.from(ep.init);
+          queue = ep.actions.slice();
+          let epReward = 0;
+          for (let t = 1; t < 10000; t++) {
+            assert.ok(queue.length > 0, 'the episode runs longer than PyTorch\'s');
+            const action = port.selectAction(state);
+            let reward, terminated, truncated;
+            [state, reward, terminated, truncated] = env.step(action);
+            model.rewards.push(reward);
+            epReward += reward;
+            if (terminated || truncated) break;
+          }
+          assert.equal(queue.length, 0, 'the episode ends before PyTorch\'s');
+          assert.equal(epReward, ep.reward);
+          losses.push(port.finishEpisode());
+        }
+        assertLossesClose(losses, episodes.map((e) => e.loss));
+      } finally {
+        Categorical.prototype.sample = sample;
+      }
+    }
+
+    it('REINFORCE: the same episodes give PyTorch\'s losses', function () {
+      const port = require(path.join(RL, 'reinforce.js'));
+      const g = port.setup([]);
+      initParams(g.policy);
+      g.policy.dropout.p = 0;
+      replay(port, fixture('reinforcement_learning').reinforce, g.policy);
+    });
+
+    it('actor-critic: the same episodes give PyTorch\'s losses', function () {
+      const port = require(path.join(RL, 'actor_critic.js'));
+      const g = port.setup([]);
+      initParams(g.model);
+      replay(port, fixture('reinforcement_learning').actorCritic, g.model);
+    });
+
+    it('CartPole-v1 follows gym: termination past 12 degrees, reward 1 on the falling step, truncation at 500', function () {
+      const env = new CartPoleEnv();
+      env.reset({ seed: 1 });
+      env.state = [0, 0, 0.21, 0];
+      const [obs, reward, terminated, truncated] = env.step(0); // pushed left: falls further right
+      assert.ok(obs instanceof Float32Array);
+      assert.deepEqual([reward, terminated, truncated], [1, true, false]);
+      assert.deepEqual(env.step(0).slice(1, 3), [0, true]);
+      env.reset();
+      env.state = [0, 0, 0, 0];
+      let last;
+      for (let i = 0; i < 500; i++) last = env.step(i % 2);
+      assert.equal(last[3], true);
+      assert.equal(env.spec.rewardThreshold, 475);
+    });
+
+    for (const file of ['reinforce.js', 'actor_critic.js']) {
+      it(`${file} runs a few episodes end to end`, async function () {
+        const { stdout } = await run(path.join(RL, file), ['--max-episodes', '20']);
+        assert.match(stdout, /^Episode 10\tLast reward: \d+\.00\tAverage reward: \d+\.\d\d\nEpisode 20\t/);
+      });
+    }
+  });
 });
