@@ -2,7 +2,7 @@
 // thread is the same bytes there (writes go both ways, an optimizer step in the worker changes
 // the main thread's module), with a version counter of its own on each side (an in-place update
 // on one side does not invalidate a backward pending on the other); errors for bad arguments and
-// for registrations that do not exist.
+// for registrations that do not exist; a CUDA tensor shared the same way (emulated GPU).
 'use strict';
 
 const path = require('node:path');
@@ -80,6 +80,17 @@ describe('kd.multiprocessing (tensors shared with worker threads)', function () 
       const u = kd.multiprocessing.rebuildTensor(data);
       return [u instanceof kd.nn.Parameter, u.requiresGrad];`, kd.multiprocessing.reduceTensor(p));
     assert.deepEqual(seen, [true, true]);
+  });
+
+  it('a CUDA tensor is shared the same way (the emulated GPU in CI)', async function () {
+    if (!kd.cuda.isAvailable()) this.skip();
+    const t = kd.arange(4, { dtype: 'float32' }).to('cuda');
+    const seen = await inWorker(`
+      const u = kd.multiprocessing.rebuildTensor(data);
+      u.mul_(2);
+      return [u.device, u.tolist()];`, kd.multiprocessing.reduceTensor(t));
+    assert.deepEqual(seen, ['cuda:0', [0, 2, 4, 6]]);
+    assert.deepEqual(t.tolist(), [0, 2, 4, 6]);
   });
 
   it('errors: not a tensor, not a reduction, unknown registration', function () {

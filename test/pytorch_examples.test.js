@@ -81,10 +81,10 @@ function classifierParity(port, fx, { dropouts = ['dropout1', 'dropout2'], testW
   assert.match(out, new RegExp(`Average loss: ${(fx.testLoss / fx.batch).toFixed(4)}, Accuracy: ${fx.correct}/${fx.batch} `));
 }
 
-/** Runs node <script> <args> and resolves {stdout, stderr}; rejects with both on a non-zero exit. */
-function run(script, args, timeout = 60000) {
+/** Runs node <script> <args> (env added to the environment) and resolves {stdout, stderr}; rejects with both on a non-zero exit. */
+function run(script, args, env = {}, timeout = 60000) {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [script, ...args], { cwd: ROOT, timeout, env: { ...process.env } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [script, ...args], { cwd: ROOT, timeout, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
       if (err) { err.message += `\nstdout:\n${stdout}\nstderr:\n${stderr}`; reject(err); } else resolve({ stdout, stderr });
     });
   });
@@ -101,6 +101,13 @@ describe('pytorch/examples ports', function () {
     it('runs its short mode end to end', async function () {
       const { stdout } = await run(path.join(EX, 'mnist', 'main.js'), ['--dry-run', '--epochs', '1', '--limit', '500']);
       assert.match(stdout, /Train Epoch: 1 \[0\/500 \(0%\)\]\tLoss: \d+\.\d{6}/);
+      assert.match(stdout, /Test set: Average loss: \d+\.\d{4}, Accuracy: \d+\/500 \(\d+%\)/);
+    });
+
+    it('trains on labelled synthetic data when Fashion-MNIST is absent', async function () {
+      const { stdout, stderr } = await run(path.join(EX, 'mnist', 'main.js'), ['--dry-run', '--epochs', '1', '--limit', '500'],
+        { FASHION_MNIST_DIR: path.join(ROOT, 'no-such-folder') });
+      assert.match(stderr, /Fashion-MNIST not found in .*no-such-folder.*: using SYNTHETIC 28x28 data/);
       assert.match(stdout, /Test set: Average loss: \d+\.\d{4}, Accuracy: \d+\/500 \(\d+%\)/);
     });
   });
