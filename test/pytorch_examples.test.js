@@ -56,27 +56,31 @@ function captureLog(fn) {
 const printedLosses = (lines) => lines.map((l) => /\tLoss: (-?\d+\.\d+)/.exec(l)).filter(Boolean).map((m) => Number(m[1]));
 
 /**
- * The parity check of the MNIST classifiers (mnist, mnist_rnn): the port's own train() and
- * test() with its default arguments, on the fixture's fixed batches, from deterministic weights,
- * with the dropouts' p set to 0 (as the fixture scripts do), StepLR stepped after each "epoch".
+ * The parity check of the programs trained with Adadelta + StepLR (mnist, mnist_rnn,
+ * siamese_network): the port's own train() and test() with its default arguments, on the
+ * fixture's fixed batches (batch(1) to train, batch(3) to test), from deterministic weights, with
+ * the dropouts' p set to 0 (as the fixture scripts do), StepLR stepped after each "epoch".
+ * makeModel: the model (default new port.Net(); initParams runs after it); dtype of the run.
  */
-function classifierParity(port, fx, { dropouts = ['dropout1', 'dropout2'], testWithArgs = false } = {}) {
-  const { Net, train, test, makeParser } = port;
+function adadeltaParity(port, fx, { makeModel = () => new port.Net(), dropouts = ['dropout1', 'dropout2'], batch = null, testWithArgs = false, dtype = 'float32' } = {}) {
+  const { train, test, makeParser } = port;
   const args = makeParser().parseArgs(['--log-interval', '1']);
-  const model = new Net();
+  const model = makeModel();
   initParams(model);
+  model.to(dtype);
   for (const d of dropouts) model[d].p = 0;
   const optimizer = new kd.optim.Adadelta(model.parameters(), { lr: args.lr });
   const scheduler = new kd.optim.lrScheduler.StepLR(optimizer, { stepSize: 1, gamma: args.gamma });
-  const [lo, hi] = fx.range;
-  const loader = fixedLoader([uniformTensor([fx.batch, 1, 28, 28], 1, lo, hi), intTensor([fx.batch], 2, 10)], fx.stepsPerEpoch);
+  const [lo, hi] = fx.range || [0, 1];
+  batch = batch || ((seed) => [uniformTensor([fx.batch, 1, 28, 28], seed, lo, hi), intTensor([fx.batch], seed + 1, 10)]);
+  const loader = fixedLoader(batch(1), fx.stepsPerEpoch);
   const lines = [];
   for (let epoch = 1; epoch <= fx.steps / fx.stepsPerEpoch; epoch++) {
     lines.push(...captureLog(() => train(args, model, 'cpu', loader, optimizer, epoch)));
     scheduler.step();
   }
   assertLossesClose(printedLosses(lines), fx.losses);
-  const testLoader = fixedLoader([uniformTensor([fx.batch, 1, 28, 28], 3, lo, hi), intTensor([fx.batch], 4, 10)], 1);
+  const testLoader = fixedLoader(batch(3), 1);
   const out = captureLog(() => (testWithArgs ? test(args, model, 'cpu', testLoader) : test(model, 'cpu', testLoader))).join('\n');
   assert.match(out, new RegExp(`Average loss: ${(fx.testLoss / fx.batch).toFixed(4)}, Accuracy: ${fx.correct}/${fx.batch} `));
 }
@@ -95,7 +99,7 @@ describe('pytorch/examples ports', function () {
 
   describe('mnist', function () {
     it('trains as PyTorch does: Adadelta + StepLR losses of 8 steps from the same weights', function () {
-      classifierParity(require(path.join(EX, 'mnist', 'main.js')), fixture('mnist'));
+      adadeltaParity(require(path.join(EX, 'mnist', 'main.js')), fixture('mnist'));
     });
 
     it('runs its short mode end to end', async function () {
@@ -186,7 +190,7 @@ describe('pytorch/examples ports', function () {
     const MAIN = path.join(EX, 'mnist_rnn', 'main.js');
 
     it('trains as PyTorch does: LSTM + BatchNorm, Adadelta + StepLR losses of 8 steps, then eval with the running statistics', function () {
-      classifierParity(require(MAIN), fixture('mnist_rnn'), { testWithArgs: true });
+      adadeltaParity(require(MAIN), fixture('mnist_rnn'), { testWithArgs: true });
     });
 
     it('runs its short mode end to end', async function () {
@@ -203,24 +207,14 @@ describe('pytorch/examples ports', function () {
     // in the last BatchNorm layers make float32 gradients ill-conditioned, in PyTorch too)
     it('trains as PyTorch does: ResNet-18 pairs, BCELoss, Adadelta + StepLR losses of 4 steps, then eval (float64)', function () {
       const fx = fixture('siamese_network');
-      const { SiameseNetwork, train, test, makeParser } = require(MAIN);
-      const args = makeParser().parseArgs(['--log-interval', '1']);
-      const model = new SiameseNetwork();
-      initParams(model);
-      model.to('float64');
-      const optimizer = new kd.optim.Adadelta(model.parameters(), { lr: args.lr });
-      const scheduler = new kd.optim.lrScheduler.StepLR(optimizer, { stepSize: 1, gamma: args.gamma });
-      const batch = (seed) => [uniformTensor([fx.batch, 1, 28, 28], seed, 0, 255).double(), uniformTensor([fx.batch, 1, 28, 28], seed + 1, 0, 255).double(),
-        kd.tensor(Array.from({ length: fx.batch }, (_, i) => (i % 2 === 0 ? 1 : 0)), { dtype: 'float64' })];
-      const loader = fixedLoader(batch(1), fx.stepsPerEpoch);
-      const lines = [];
-      for (let epoch = 1; epoch <= fx.steps / fx.stepsPerEpoch; epoch++) {
-        lines.push(...captureLog(() => train(args, model, 'cpu', loader, optimizer, epoch)));
-        scheduler.step();
-      }
-      assertLossesClose(printedLosses(lines), fx.losses);
-      const out = captureLog(() => test(model, 'cpu', fixedLoader(batch(3), 1))).join('\n');
-      assert.match(out, new RegExp(`Average loss: ${(fx.testLoss / fx.batch).toFixed(4)}, Accuracy: ${fx.correct}/${fx.batch} `));
+      const port = require(MAIN);
+      adadeltaParity(port, fx, {
+        makeModel: () => new port.SiameseNetwork(),
+        dropouts: [],
+        dtype: 'float64',
+        batch: (seed) => [uniformTensor([fx.batch, 1, 28, 28], seed, 0, 255).double(), uniformTensor([fx.batch, 1, 28, 28], seed + 1, 0, 255).double(),
+          kd.tensor(Array.from({ length: fx.batch }, (_, i) => (i % 2 === 0 ? 1 : 0)), { dtype: 'float64' })],
+      });
     });
 
     it('runs its short mode end to end', async function () {
