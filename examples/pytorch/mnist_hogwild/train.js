@@ -71,7 +71,7 @@ module.exports = { train, test, trainEpoch, testEpoch };
 if (!isMainThread && workerData && workerData.hogwild) {
   const { rank, args, model: shared, device, dataloaderKwargs } = workerData.hogwild;
   const { Net, makeDatasets } = require('./main');
-  const model = new Net();
+  const model = new Net().to(device); // p.data = t needs the same device type
   for (const [name, p] of model.namedParameters()) p.data = kd.multiprocessing.rebuildTensor(shared[name]);
   const [dataset1] = makeDatasets(args);
   train(rank, args, model, device, dataset1, dataloaderKwargs);
