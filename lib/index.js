@@ -161,6 +161,15 @@ kd.data = require('./data')(kd, Tensor, N);
 kd.utils.data = kd.data; // torch.utils.data's path
 require('./serialization')(kd, Tensor, N);
 
+// kd.broadcastShapes / broadcastTo / broadcastTensors (lib/broadcast.js).
+require('./broadcast')(kd, Tensor);
+
+// kd.distributions: Distribution and Categorical (lib/distributions.js).
+kd.distributions = require('./distributions')(kd);
+
+// kd.multiprocessing: tensors shared between worker threads (lib/multiprocessing.js).
+require('./multiprocessing')(kd, Tensor, N);
+
 // kd.optim: optimizers (fused native updates) and kd.optim.lrScheduler.
 kd.optim = require('./optim')(kd);
 

@@ -9,6 +9,10 @@ export * from './ops.gen';
 import './nn';
 // kd.nn's recurrent layers and kd.nn.utils.rnn (see ./nn_rnn.d.ts).
 import './nn_rnn';
+// kd.multiprocessing and Tensor#shareMemory_ (see ./multiprocessing.d.ts).
+import './multiprocessing';
+// kd.distributions and kd.broadcastShapes / broadcastTensors / broadcastTo (see ./distributions.d.ts).
+export * from './distributions';
 
 /** Element types. float32 is the default for floating-point data. */
 export type DType =

@@ -65,7 +65,7 @@ declare module './ops.gen' {
       setExtraState(state: any): void;
       /** Parameters and buffers moved to device, uninitialised. */
       toEmpty(options: { device: DeviceLike } | DeviceLike): this;
-      /** Returns the module unchanged: kindling tensors are not shared between processes or workers. */
+      /** shareMemory_() on every parameter and buffer (kd.multiprocessing hands them to worker threads). */
       shareMemory(): this;
       /** Every parameter and buffer cast to a dtype or legacy type name ('torch.DoubleTensor'). */
       type(dstType: DTypeLike | string): this;

@@ -94,12 +94,11 @@ module.exports = function installModuleMethods(kd, nn, base) {
   };
 
   /**
-   * PyTorch's share_memory moves CPU storages into shared memory for torch.multiprocessing.
-   * kindling's tensors cannot be shared between processes or worker threads (a Tensor is not
-   * cloneable: post `await t.dataAsync()` and rebuild it), so this leaves the module as it is
-   * (as PyTorch does for CUDA tensors) and returns it.
+   * PyTorch's share_memory(): shareMemory_() on every parameter and buffer, so that
+   * kd.multiprocessing.reduceTensor can hand them to worker threads, which train the same
+   * bytes (Hogwild). Returns the module.
    */
-  Module.prototype.shareMemory = function shareMemory() { return this; };
+  Module.prototype.shareMemory = function shareMemory() { return this._apply((t) => t.shareMemory_()); };
 
   /** Casts every parameter and buffer (integer ones too) to dstType: a dtype or a legacy name. */
   Module.prototype.type = function type(dstType) {

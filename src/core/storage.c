@@ -52,6 +52,7 @@ kd_status kd_storage_new(kd_device device, size_t nbytes, kd_storage **out) {
   s->device = device;
   s->nbytes = nbytes;
   s->data = NULL;
+  s->owner = NULL;
   if (device.type == KD_DEVICE_CPU && nbytes <= KD_STORAGE_INLINE_BYTES && !here->pin) {
     s->data = s->small;
     kd_thread_counter_add(&kd_storage_small_bytes, &here->small_bytes, (int64_t)nbytes);
@@ -64,8 +65,36 @@ kd_status kd_storage_new(kd_device device, size_t nbytes, kd_storage **out) {
   return KD_OK;
 }
 
+/* Note [Storage aliases]
+ * A tensor shared with another thread (kd_tensor_share) is seen there through an alias: a
+ * storage struct whose data pointer is the owner's, with a refcount and a version counter of
+ * its own. The bytes are the same, so in-place updates on either side are seen by both (the
+ * point of sharing: Hogwild training), but autograd's saved-tensor checks on one thread do not
+ * trip over the other thread's in-place updates, as in PyTorch, where each process sharing a
+ * storage has its own version counters. The alias frees nothing: its last release drops its
+ * reference to the owner, and its bytes are not counted twice in kd_storage_live. */
+kd_status kd_storage_new_alias(kd_storage *owner, kd_storage **out) {
+  if (owner->owner) owner = owner->owner;
+  kd_storage *s = (kd_storage *)kd_struct_cache_get(&kd_storage_tls.cache, sizeof *s, kd_storage_struct_alloc);
+  if (!s) return kd_error(KD_ERR_OOM, "out of host memory allocating a storage");
+  s->refcount = 1;
+  s->version = 0;
+  s->device = owner->device;
+  s->nbytes = owner->nbytes;
+  s->data = owner->data;
+  s->owner = owner;
+  kd_storage_retain(owner);
+  *out = s;
+  return KD_OK;
+}
+
 void kd_storage_release(kd_storage *s) {
   if (!s || !kd_refcount_drop(&s->refcount)) return;
+  if (s->owner) {
+    kd_storage_release(s->owner);
+    kd_struct_cache_put(&kd_storage_tls.cache, s, free);
+    return;
+  }
   const kd_device_backend *be = NULL;
   kd_storage_thread *here = &kd_storage_tls;
   KD_KEEP_IN_REGISTER(here);

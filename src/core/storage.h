@@ -28,9 +28,13 @@ typedef struct kd_storage {
 #else
   _Alignas(64) unsigned char small[KD_STORAGE_INLINE_BYTES];
 #endif
+  struct kd_storage *owner; /* non-NULL for an alias: `data` is owner's (See Note [Storage aliases]) */
 } kd_storage;
 
 kd_status kd_storage_new(kd_device device, size_t nbytes, kd_storage **out);
+/* A storage over owner's bytes with a version counter of its own; it holds a reference to
+ * owner (to owner's own owner when owner is an alias). See Note [Storage aliases]. */
+kd_status kd_storage_new_alias(kd_storage *owner, kd_storage **out);
 /* While set on this thread, CPU storages come from the device backend even when small (pinned
  * host memory: the CUDA bridge's wrapped CPU allocator reads it too). */
 void kd_storage_set_pinning(bool on);

@@ -1,6 +1,7 @@
 /* tensor.c - tensor creation and lifetime. See Note [Tensor lifetime] in tensor.h. */
 #include "core/tensor.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,3 +124,82 @@ void kd_tensor_release(kd_tensor *t) {
 }
 
 int64_t kd_tensor_live_count(void) { return kd_counter_family_sum(&kd_tensors_alive); }
+
+/* Note [Shared tensors]
+ * Worker threads share the process's memory, but a JS Tensor cannot cross threads: a thread
+ * registers a tensor here (kd.multiprocessing.reduceTensor, Tensor#shareMemory_), posts the id,
+ * and the other thread makes its own tensor over the same bytes from it. That tensor's storage
+ * is an alias (See Note [Storage aliases] in storage.c), so the threads see each other's writes
+ * but keep their own version counters. The table is process-wide (one mutex); an entry holds a
+ * reference to the registered tensor until kd_tensor_unshare, so the bytes outlive the thread
+ * that registered them while the entry or any alias lives. */
+typedef struct { uint64_t id; kd_tensor *t; } kd_share_entry;
+static pthread_mutex_t kd_share_mu = PTHREAD_MUTEX_INITIALIZER;
+static kd_share_entry *kd_share_tab;
+static size_t kd_share_n, kd_share_cap;
+static uint64_t kd_share_next = 1;
+
+kd_status kd_tensor_share(kd_tensor *t, uint64_t *id) {
+  pthread_mutex_lock(&kd_share_mu);
+  if (kd_share_n == kd_share_cap) {
+    size_t cap = kd_share_cap ? 2 * kd_share_cap : 64;
+    kd_share_entry *tab = (kd_share_entry *)realloc(kd_share_tab, cap * sizeof *tab);
+    if (!tab) {
+      pthread_mutex_unlock(&kd_share_mu);
+      return kd_error(KD_ERR_OOM, "out of host memory registering a shared tensor");
+    }
+    kd_share_tab = tab;
+    kd_share_cap = cap;
+  }
+  kd_tensor_retain(t);
+  *id = kd_share_next++;
+  kd_share_tab[kd_share_n++] = (kd_share_entry){*id, t};
+  pthread_mutex_unlock(&kd_share_mu);
+  return KD_OK;
+}
+
+kd_status kd_tensor_from_shared(uint64_t id, kd_tensor **out) {
+  kd_status st = KD_OK;
+  pthread_mutex_lock(&kd_share_mu);
+  kd_tensor *src = NULL;
+  for (size_t i = 0; i < kd_share_n; i++)
+    if (kd_share_tab[i].id == id) { src = kd_share_tab[i].t; break; }
+  if (!src) {
+    st = kd_error(KD_ERR_INVALID_ARGUMENT, "no shared tensor with id %llu (it was never shared, or was released)",
+                  (unsigned long long)id);
+  } else {
+    kd_storage *alias = NULL;
+    kd_tensor *t = NULL;
+    st = kd_storage_new_alias(src->storage, &alias);
+    if (st == KD_OK) st = kd_tensor_alloc_struct(&t);
+    if (st == KD_OK) {
+      t->ndim = src->ndim;
+      t->dtype = src->dtype;
+      t->keys = src->keys;
+      t->storage = alias;
+      t->offset = src->offset;
+      memcpy(t->sizes, src->sizes, sizeof t->sizes);
+      memcpy(t->strides, src->strides, sizeof t->strides);
+      *out = t;
+    } else {
+      kd_storage_release(alias);
+    }
+  }
+  pthread_mutex_unlock(&kd_share_mu);
+  return st;
+}
+
+void kd_tensor_unshare(uint64_t id) {
+  kd_tensor *t = NULL;
+  pthread_mutex_lock(&kd_share_mu);
+  for (size_t i = 0; i < kd_share_n; i++) {
+    if (kd_share_tab[i].id == id) {
+      t = kd_share_tab[i].t;
+      kd_share_tab[i] = kd_share_tab[--kd_share_n];
+      break;
+    }
+  }
+  pthread_mutex_unlock(&kd_share_mu);
+  kd_tensor_release(t);
+}
+

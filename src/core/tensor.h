@@ -55,6 +55,14 @@ kd_status kd_tensor_new_view(const kd_tensor *base, const int64_t *sizes, const 
 static inline void kd_tensor_retain(kd_tensor *t) { __atomic_fetch_add(&t->refcount, 1, __ATOMIC_RELAXED); }
 void kd_tensor_release(kd_tensor *t);
 
+/* Shared tensors (See Note [Shared tensors] in tensor.c): share registers t under a new id
+ * (process-wide, so another thread may ask for it) and holds a reference to it until unshare;
+ * from_shared makes a new tensor with the registered one's geometry, dtype and device over an
+ * alias of its storage (KD_ERR_INVALID_ARGUMENT for an id not registered). */
+kd_status kd_tensor_share(kd_tensor *t, uint64_t *id);
+kd_status kd_tensor_from_shared(uint64_t id, kd_tensor **out);
+void kd_tensor_unshare(uint64_t id);
+
 /* Number of kd_tensor structs alive in the process. */
 int64_t kd_tensor_live_count(void);
 

@@ -1,6 +1,7 @@
 /* tensor.c (napi) - per-handle functions: dispose, metadata getters, reading data into typed
  * arrays (and dataAsync() of a CPU tensor: Note [dataAsync() of a CPU tensor]), creating tensors from
- * typed arrays, and float16/bfloat16 conversions for JS. */
+ * typed arrays, float16/bfloat16 conversions for JS, and shared tensors between threads
+ * (share / fromShared / unshare: See Note [Shared tensors] in src/core/tensor.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -371,6 +372,47 @@ static napi_value kd_napi_small_buffer(napi_env env, napi_callback_info info) {
   return ab;
 }
 
+/* share(handle) -> id (a number): registers the tensor for other threads. */
+static napi_value kd_napi_share(napi_env env, napi_callback_info info) {
+  KD_NAPI_TENSOR_ARG(env, info, t);
+  uint64_t id;
+  kd_status st = kd_tensor_share(t, &id);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  return kd_napi_number(env, (double)id);
+}
+
+/* The id argument of fromShared / unshare: a positive safe integer. */
+static bool kd_napi_share_id(napi_env env, napi_callback_info info, uint64_t *id) {
+  napi_value argv[1];
+  size_t argc = 1;
+  double d = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 ||
+      napi_get_value_double(env, argv[0], &d) != napi_ok || !(d >= 1 && d <= 9007199254740991.0) || d != (double)(uint64_t)d)
+    return false;
+  *id = (uint64_t)d;
+  return true;
+}
+
+/* fromShared(id) -> handle: a tensor over the shared tensor's bytes (its own version counter). */
+static napi_value kd_napi_from_shared(napi_env env, napi_callback_info info) {
+  uint64_t id;
+  if (!kd_napi_share_id(env, info, &id)) return kd_napi_throw_msg(env, KD_ERR_TYPE, "fromShared(id): id must be a positive integer");
+  kd_tensor *t;
+  kd_status st = kd_tensor_from_shared(id, &t);
+  if (st != KD_OK) return kd_napi_throw(env, st);
+  napi_value h;
+  KD_NAPI_CALL(env, kd_napi_wrap_tensor(env, t, &h));
+  return h;
+}
+
+/* unshare(id): drops the registration (unknown ids are ignored). */
+static napi_value kd_napi_unshare(napi_env env, napi_callback_info info) {
+  uint64_t id;
+  if (!kd_napi_share_id(env, info, &id)) return kd_napi_throw_msg(env, KD_ERR_TYPE, "unshare(id): id must be a positive integer");
+  kd_tensor_unshare(id);
+  return NULL;
+}
+
 napi_status kd_napi_register_tensor(napi_env env, napi_value exports) {
   static const struct { const char *name; napi_callback cb; } fns[] = {
       {"dispose", kd_napi_dispose},           {"isDisposed", kd_napi_is_disposed},
@@ -382,6 +424,8 @@ napi_status kd_napi_register_tensor(napi_env env, napi_value exports) {
       {"item", kd_napi_item},                 {"fromTypedArray", kd_napi_from_typed_array},
       {"hostData", kd_napi_host_data},        {"hostSmall", kd_napi_host_small},
       {"smallBuffer", kd_napi_small_buffer},
+      {"share", kd_napi_share},               {"fromShared", kd_napi_from_shared},
+      {"unshare", kd_napi_unshare},
   };
   napi_status st = napi_ok;
   for (size_t i = 0; i < sizeof fns / sizeof fns[0] && st == napi_ok; i++)

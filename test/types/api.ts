@@ -689,3 +689,27 @@ export function libraryOps(x: Tensor): void {
     F.convTbc(x, kd.randn([2, 4, 3]), kd.randn([3]), 1)];
   void f;
 }
+
+// kd.multiprocessing (types/multiprocessing.d.ts)
+{
+  const shared = kd.ones([2]).shareMemory_();
+  const isShared: boolean = shared.isShared();
+  const reduced: kd.multiprocessing.ReducedTensor = kd.multiprocessing.reduceTensor(shared);
+  const back: kd.Tensor = kd.multiprocessing.rebuildTensor(reduced);
+  void isShared; void back;
+  const lin: kd.nn.Linear = new kd.nn.Linear(2, 2).shareMemory();
+  void lin;
+}
+
+// kd.distributions, broadcasting (types/distributions.d.ts)
+{
+  const m = new kd.distributions.Categorical(kd.tensor([0.3, 0.7]));
+  const m2 = new kd.distributions.Categorical({ logits: kd.zeros([2, 3]) });
+  const a: kd.Tensor = m.sample();
+  const lp: kd.Tensor = m2.logProb(m2.sample([4]));
+  const e: kd.Tensor = m.entropy();
+  const shape: number[] = kd.broadcastShapes([2, 1], [3]);
+  const [x, y] = kd.broadcastTensors(kd.ones([2, 1]), kd.ones([3]));
+  const z: kd.Tensor = kd.ones([3]).broadcastTo([2, 3]);
+  void a; void lp; void e; void shape; void x; void y; void z;
+}
