@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // vision_full.js - `npm run test:vision:full`: the full-size torchvision models of
-// examples/vision/models (ResNet-18/50, MobileNetV2, MobileNetV3-Small/Large, EfficientNet-B0,
+// examples/vision/models (ResNet-18/50, MobileNetV2, MobileNetV3-Small/Large, EfficientNet-B0, ViT-B/16,
 // ImageNet widths, 1000 classes) against torchvision 0.14 on one 224x224 input. Needs PyTorch and
 // torchvision for /usr/bin/python3 (or $PYTHON): tools/fixtures/vision.py --full writes random
-// weights, input and logits (about 250 MB) into a temporary directory, removed afterwards.
+// weights, input and logits (about 600 MB with ViT-B/16) into a temporary directory, removed afterwards.
 // Prints one line per model and exits non-zero when a model is off by more than 1e-4 relative to
 // its largest logit, as is and after fuseConvBn. --keep DIR writes into DIR and keeps it; --cuda
 // runs on kd.cuda too.
