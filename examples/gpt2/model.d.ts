@@ -36,8 +36,21 @@ export class KVCache {
   /** Positions filled so far. */
   length: number;
   kv: Tensor[];
+  /** Fixed-shape decoding: the next token's position on the device (int64 [1]), or null. */
+  position: Tensor | null;
+  /** 0 .. maxLength - 1 on the device while decoding with fixed shapes, or null. */
+  positions: Tensor | null;
   /** Writes kv [2, batch, nHead, T, headDim] after the filled positions of layer i; returns the filled keys and values. */
   update(i: number, kv: Tensor): [Tensor, Tensor];
+  /**
+   * Switches to fixed-shape decoding (one token per forward at the device-held position, all
+   * maxLength positions attended with the unfilled ones masked; what a CUDA graph captures) and
+   * sets the position to length.
+   */
+  beginFixedShapeDecoding(): void;
+  readonly fixedShape: boolean;
+  /** (1, 1, 1, maxLength) bool: the positions a fixed-shape step attends to. */
+  fixedShapeMask(): Tensor;
   dispose(): void;
 }
 
