@@ -1,7 +1,7 @@
 // gpt2_cuda_graph.test.js - decoding of examples/gpt2 with each token after the prompt one replay
 // of a captured CUDA graph (examples/gpt2/graph_step.js, KVCache fixed-shape decoding): greedy
-// tokens equal the eager path's and PyTorch's (test/fixtures/gpt2), batched rows and seeded
-// sampling equal the eager path's, and on the emulated GPU every token after the first two is
+// tokens equal the eager path's and PyTorch's (test/fixtures/gpt2), batched rows, prompts of
+// different lengths (left padding) and seeded sampling equal the eager path's, and on the emulated GPU every token after the first two is
 // exactly one launch (a graph launch) with no host-to-device copy. Runs where CUDA is available
 // (KINDLING_CUDA=emulate for the emulated GPU).
 'use strict';
@@ -53,9 +53,14 @@ describe('examples/gpt2 on CUDA: one graph launch per token', function () {
     }
   });
 
-  it('batched rows and seeded sampling give the eager path\'s tokens', async function () {
+  it('batched rows, padded rows and seeded sampling give the eager path\'s tokens', async function () {
     const rows = [expected.inputIds[0].slice(0, 5), expected.inputIds[1].slice(0, 5)];
     assert.deepEqual(await model.generate(rows, { maxNewTokens: 10 }), await model.generate(rows, { maxNewTokens: 10, cudaGraph: false }));
+    // prompts of different lengths (left padding, masked): as eagerly, and as each row alone
+    const ragged = [expected.inputIds[0].slice(0, 3), expected.inputIds[1].slice(0, 7)];
+    const together = await model.generate(ragged, { maxNewTokens: 10 });
+    assert.deepEqual(together, await model.generate(ragged, { maxNewTokens: 10, cudaGraph: false }));
+    for (let b = 0; b < 2; b++) assert.deepEqual(together[b], await model.generate(ragged[b], { maxNewTokens: 10 }), `row ${b}`);
     for (const o of [{ topK: 30 }, { topP: 0.9, temperature: 0.8 }]) {
       const opts = { maxNewTokens: 12, doSample: true, seed: 5, ...o };
       assert.deepEqual(await model.generate(expected.inputIds[0], opts), await model.generate(expected.inputIds[0], { ...opts, cudaGraph: false }), JSON.stringify(o));

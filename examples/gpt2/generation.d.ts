@@ -18,7 +18,7 @@ export interface GenerateOptions {
   seed?: number | null;
   /**
    * On CUDA, run each one-token step after the prompt as one replay of a captured CUDA graph
-   * (default true; ignored on the CPU and for prompts of different lengths).
+   * (default true; ignored on the CPU).
    */
   cudaGraph?: boolean;
 }

@@ -142,8 +142,9 @@ async function* stream(model, inputIds, options = {}) {
   model.eval();
   const cache = kd.inferenceMode(() => model.makeCache(B, T + o.maxNewTokens));
   // on CUDA, the one-token steps after the prompt replay one captured graph (./graph_step.js)
-  const graphed = o.cudaGraph && String(device).startsWith('cuda') && !padded && o.maxNewTokens > 1
-    ? new GraphedDecodeStep(model, cache, B, (logits) => candidates(logits, o), { feedback: !o.doSample }) : null;
+  const graphed = o.cudaGraph && String(device).startsWith('cuda') && o.maxNewTokens > 1
+    ? new GraphedDecodeStep(model, cache, B, (logits) => candidates(logits, o),
+      { feedback: !o.doSample, padding: padded ? rows.map((r) => T - r.length) : null }) : null;
   const done = new Array(B).fill(false);
   try {
     let input = rows.flatMap((r) => [...Array(T - r.length).fill(0), ...r]);

@@ -12,10 +12,12 @@ const kd = require('../..');
 class GraphedDecodeStep {
   /**
    * model, cache (filled by the prompt), B rows; pick(logits (B, vocab)) -> device tensors (what
-   * the caller reads back); feedback: pick's first tensor (B) holds the next input ids.
+   * the caller reads back); feedback: pick's first tensor (B) holds the next input ids; padding:
+   * each row's left padding (number[]), or null.
    */
-  constructor(model, cache, B, pick, { feedback = false } = {}) {
+  constructor(model, cache, B, pick, { feedback = false, padding = null } = {}) {
     this.cache = cache;
+    this.padding = padding;
     this.B = B;
     this.feedback = feedback;
     this.ids = kd.keep(kd.zeros([B, 1], { dtype: 'int64', device: cache.kv[0].device }));
@@ -31,7 +33,7 @@ class GraphedDecodeStep {
   /** Writes the next input ids (number[] of B) and the position (cache.length) to the device. */
   _setInputs(next) {
     kd.noGrad(() => this.ids.copy_(kd.tensor(next.map(BigInt), { dtype: 'int64' }).view(this.B, 1)));
-    this.cache.beginFixedShapeDecoding();
+    this.cache.beginFixedShapeDecoding(this.padding);
   }
 
   /**

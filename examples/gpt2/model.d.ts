@@ -45,12 +45,18 @@ export class KVCache {
   /**
    * Switches to fixed-shape decoding (one token per forward at the device-held position, all
    * maxLength positions attended with the unfilled ones masked; what a CUDA graph captures) and
-   * sets the position to length.
+   * sets the position to length; padding: each row's left padding (number[]), for padded prompts.
    */
-  beginFixedShapeDecoding(): void;
+  beginFixedShapeDecoding(padding?: number[] | null): void;
   readonly fixedShape: boolean;
-  /** (1, 1, 1, maxLength) bool: the positions a fixed-shape step attends to. */
+  /** Left padding of each row (int64 [batch]) in fixed-shape decoding of padded rows, or null. */
+  padding: Tensor | null;
+  /** The keys that are not padding (bool [batch, maxLength]), or null. */
+  keyMask: Tensor | null;
+  /** (1 or batch, 1, 1, maxLength) bool: the positions a fixed-shape step attends to. */
   fixedShapeMask(): Tensor;
+  /** The position of a fixed-shape step's token: [1], or (batch, 1) counting each row's tokens only. */
+  fixedShapePosition(): Tensor;
   dispose(): void;
 }
 

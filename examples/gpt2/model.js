@@ -84,6 +84,8 @@ class KVCache {
     this.kv = Array.from({ length: config.nLayer }, () => kd.keep(kd.zeros(shape, { device, dtype })));
     this.position = null; // fixed-shape decoding: the position of the next token, int64 [1] on the device
     this.positions = null; // and 0 .. maxLength - 1, to mask the positions not yet filled
+    this.padding = null; // and with left-padded rows: each row's padding, int64 [batch]
+    this.keyMask = null; // and the keys that are not padding, bool [batch, maxLength]
   }
 
   /**
@@ -91,12 +93,21 @@ class KVCache {
    * forward reads its position from the device tensor `position` (set to `length` here),
    * writes its keys and values there, attends over all maxLength positions with the unfilled
    * ones masked, and advances `position` on the device. `length` is then the caller's to keep.
+   * padding (number[] of batch, or null): the left padding of each row, as generation's
+   * attentionMask has it; a row's positions then count its tokens only, and its padding is masked.
    */
-  beginFixedShapeDecoding() {
+  beginFixedShapeDecoding(padding = null) {
     const device = this.kv[0].device;
     if (!this.position) {
       this.position = kd.keep(kd.zeros([1], { dtype: 'int64', device }));
       this.positions = kd.keep(kd.arange(this.maxLength, { device }));
+    }
+    if (padding && !this.padding) {
+      if (!Array.isArray(padding) || padding.length !== this.batch || !padding.every((n) => Number.isInteger(n) && n >= 0 && n < this.maxLength)) {
+        throw new RangeError(`KVCache: padding must be ${this.batch} integers in [0, maxLength), got ${padding}`);
+      }
+      this.padding = kd.keep(kd.tensor(padding.map(BigInt), { dtype: 'int64', device }));
+      this.keyMask = kd.keep(kd.inferenceMode(() => this.positions.ge(this.padding.view(this.batch, 1))));
     }
     kd.noGrad(() => this.position.fill_(this.length));
   }
@@ -104,8 +115,18 @@ class KVCache {
   /** Whether beginFixedShapeDecoding() was called. */
   get fixedShape() { return this.position !== null; }
 
-  /** The keys a fixed-shape step may attend to: (1, 1, 1, maxLength) bool, true up to `position`. */
-  fixedShapeMask() { return this.positions.le(this.position).view(1, 1, 1, this.maxLength); }
+  /**
+   * The keys a fixed-shape step may attend to: (1 or batch, 1, 1, maxLength) bool, true up to
+   * `position` (and not padding).
+   */
+  fixedShapeMask() {
+    const upTo = this.positions.le(this.position);
+    if (!this.keyMask) return upTo.view(1, 1, 1, this.maxLength);
+    return this.keyMask.logicalAnd(upTo).view(this.batch, 1, 1, this.maxLength);
+  }
+
+  /** The position of a fixed-shape step's token: [1], or (batch, 1) counting each row's tokens only. */
+  fixedShapePosition() { return this.padding ? this.position.sub(this.padding).view(this.batch, 1) : this.position; }
 
   /**
    * Writes kv [2, batch, nHead, T, headDim] (new keys, then values) at the current length of
@@ -126,10 +147,12 @@ class KVCache {
 
   /** Frees the buffers. */
   dispose() {
-    for (const t of [...this.kv, this.position, this.positions]) if (t) t.dispose();
+    for (const t of [...this.kv, this.position, this.positions, this.padding, this.keyMask]) if (t) t.dispose();
     this.kv = [];
     this.position = null;
     this.positions = null;
+    this.padding = null;
+    this.keyMask = null;
   }
 }
 
@@ -232,7 +255,7 @@ class GPT2Model extends nn.Module {
     let bias = null;
     if (cache && cache.fixedShape) { // one token at the device-held position, see KVCache
       if (T !== 1 || attentionMask !== null) throw new RangeError('GPT2Model: fixed-shape decoding takes one token per row and no attentionMask');
-      let x = this.wte(inputIds).add(this.wpe(cache.position));
+      let x = this.wte(inputIds).add(this.wpe(cache.fixedShapePosition()));
       const mask = cache.fixedShapeMask();
       for (let i = 0; i < this.h.length; i++) x = this.h[i](x, cache, i, mask);
       cache.position.add_(1);
