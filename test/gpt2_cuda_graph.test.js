@@ -67,6 +67,15 @@ describe('examples/gpt2 on CUDA: one graph launch per token', function () {
     }
   });
 
+  it('generate.js decodes through the graph on CUDA, and --eager gives the same tokens', async function () {
+    const { main } = require('../examples/gpt2/generate');
+    const sink = { write() {} };
+    const args = ['--device', 'cuda', '--tokens', '8'];
+    const graphed = await main(args, sink);
+    assert.equal(graphed.length, 8);
+    assert.deepEqual(await main([...args, '--eager'], sink), graphed);
+  });
+
   it('leaves no memory behind, and refuses a cudaGraph that is not a boolean', async function () {
     await model.generate(expected.inputIds[0], { maxNewTokens: 4 }); // the side stream and lazily made state
     const before = kd.cuda.memoryAllocated();
