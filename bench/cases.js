@@ -236,9 +236,9 @@ module.exports = [
   })),
   // Inference of torchvision's models (examples/vision/models; torchvision's own in the peer):
   // one forward of n 224x224 images in eval mode under kd.inferenceMode (torch.inference_mode),
-  // random weights. Batch 32 runs without --quick only. The .fused cases fold BatchNorm into the
-  // convolutions first (fuseConvBn; torch.fx.experimental.optimization.fuse in the peer).
-  ...[['resnet18', 'ResNet-18'], ['mobilenet_v2', 'MobileNetV2']].flatMap(([arch, what]) => [false, true].map((fused) => ({
+  // random weights. Batch 32 runs without --quick only. The .fused cases (the convolutional
+  // networks) fold BatchNorm into the convolutions first (fuseConvBn; torch.fx.experimental.optimization.fuse in the peer).
+  ...[['resnet18', 'ResNet-18', true], ['mobilenet_v2', 'MobileNetV2', true], ['vit_b_16', 'ViT-B/16', false]].flatMap(([arch, what, convBn]) => (convBn ? [false, true] : [false]).map((fused) => ({
     name: `vision.${arch}${fused ? '.fused' : ''}`,
     title: `${what} inference${fused ? ', BatchNorm folded into the convolutions' : ''}: forward of n 3x224x224 images, eval mode, float32`,
     sizes: [1, 32],

@@ -1,7 +1,8 @@
 // examples_vision.test.js - smoke runs of examples/vision/classify.js: a small MobileNetV2 with
 // torchvision's weights (the fixture of test/vision_models.test.js) classifies a PPM image the
 // test writes, and its top-5 are the classes the same model gives in this process; a bad model
-// name or a file that is not a PPM gives one error line, the usage and exit status 1.
+// name or a file that is not a PPM gives one error line, the usage and exit status 1; a small
+// ViT-B/16 classifies at its own input size.
 'use strict';
 
 const fs = require('node:fs');
@@ -52,6 +53,17 @@ describe('examples/vision/classify.js', function () {
       return kd.topk(model(x).squeeze(0), 5).indices.arraySync();
     }));
     assert.deepEqual(printed, expected);
+  });
+
+  it('classifies with a ViT at its own input size (a small ViT-B/16 with torchvision\'s weights)', async function () {
+    const manifest = require('./fixtures/vision/manifest.json');
+    const { options } = manifest.models.vit_b_16;
+    const r = await run(['--model', 'vit_b_16', '--options', JSON.stringify(options), '--weights',
+      path.join(__dirname, 'fixtures', 'vision', 'vit_b_16.safetensors'), '--top', '3']);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n');
+    assert.match(lines[0], /^vit_b_16: top-3 of a synthetic image/);
+    assert.equal(lines.length, 4);
   });
 
   it('a wrong model name or a file that is not a PPM: one error line, the usage, exit status 1', async function () {

@@ -1,6 +1,6 @@
 // vision_models.test.js - the torchvision model ports in examples/vision/models against
-// torchvision 0.14: small-width instances of ResNet-18/50, MobileNetV2, MobileNetV3-Small/Large
-// and EfficientNet-B0 load torchvision's state dicts (test/fixtures/vision/*.safetensors, written
+// torchvision 0.14: small-width instances of ResNet-18/50, MobileNetV2, MobileNetV3-Small/Large,
+// EfficientNet-B0 and ViT-B/16 (image 32, patch 8, hidden 48, 2 layers) load torchvision's state dicts (test/fixtures/vision/*.safetensors, written
 // by tools/fixtures/vision.py with random weights and BatchNorm statistics that matter) by name
 // and give torchvision's logits in eval mode, on the CPU and, where kd.cuda.isAvailable() (the
 // emulated GPU too), on CUDA; a forward leaves no tensor behind; the ImageNet transform matches
@@ -62,7 +62,8 @@ describe('vision models (torchvision 0.14 state dicts)', function () {
 
       it('is wrong with a wrong weight (the comparison can fail)', function () {
         const { model, io } = loaded(name);
-        const [key, p] = [...model.namedParameters()].find(([k]) => k.endsWith('.weight') && k.includes('.1.'));
+        const params = [...model.namedParameters()];
+        const [key, p] = params.find(([k]) => k.endsWith('.weight') && k.includes('.1.')) || params.find(([k]) => k.endsWith('mlp.0.weight'));
         kd.noGrad(() => p.mul_(1.5));
         const y = kd.inferenceMode(() => model(io.input));
         assert.ok(relErr(y, io.logits) > 10 * TOL, `scaling ${key} changed nothing`);

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // vision_full.js - `npm run test:vision:full`: the full-size torchvision models of
-// examples/vision/models (ResNet-18/50, MobileNetV2, MobileNetV3-Small/Large, EfficientNet-B0,
+// examples/vision/models (ResNet-18/50, MobileNetV2, MobileNetV3-Small/Large, EfficientNet-B0, ViT-B/16,
 // ImageNet widths, 1000 classes) against torchvision 0.14 on one 224x224 input. Needs PyTorch and
 // torchvision for /usr/bin/python3 (or $PYTHON): tools/fixtures/vision.py --full writes random
-// weights, input and logits (about 250 MB) into a temporary directory, removed afterwards.
+// weights, input and logits (about 600 MB with ViT-B/16) into a temporary directory, removed afterwards.
 // Prints one line per model and exits non-zero when a model is off by more than 1e-4 relative to
 // its largest logit, as is and after fuseConvBn. --keep DIR writes into DIR and keeps it; --cuda
-// runs on kd.cuda too.
+// runs on kd.cuda too; --model NAME checks that model only.
 'use strict';
 
 const fs = require('node:fs');
@@ -26,7 +26,8 @@ const dir = keep || fs.mkdtempSync(path.join(os.tmpdir(), 'kd-vision-full-'));
 let failed = 0;
 try {
   process.stderr.write(`writing the torchvision references into ${dir} ...\n`);
-  execFileSync(python, [path.join(__dirname, 'fixtures', 'vision.py'), '--full', dir], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const only = argv.includes('--model') ? ['--model', argv[argv.indexOf('--model') + 1]] : [];
+  execFileSync(python, [path.join(__dirname, 'fixtures', 'vision.py'), '--full', dir, ...only], { stdio: ['ignore', 'inherit', 'inherit'] });
   const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
   for (const [name, m] of Object.entries(manifest.models)) {
     const model = vision.getModel(m.arch, m.options).eval();

@@ -344,6 +344,7 @@ def case_vision(arch, fused=False):
 CASES.update({
     "vision.resnet18": case_vision("resnet18"),
     "vision.mobilenet_v2": case_vision("mobilenet_v2"),
+    "vision.vit_b_16": case_vision("vit_b_16"),
     "vision.resnet18.fused": case_vision("resnet18", fused=True),
     "vision.mobilenet_v2.fused": case_vision("mobilenet_v2", fused=True),
 })

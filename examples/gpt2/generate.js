@@ -30,7 +30,8 @@ const USAGE = `usage: node examples/gpt2/generate.js [options]
   --seed S           sampling seed (default: 0)
   --eos ID           stop at this token id
   --layers/--width/--heads/--vocab/--positions N   the model's shape
-  --device DEV       cpu (default) or cuda`;
+  --device DEV       cpu (default) or cuda
+  --eager            on CUDA, run every step eagerly (default: each token one replay of a CUDA graph)`;
 
 function parse(argv) {
   const { values } = parseArgs({
@@ -41,7 +42,7 @@ function parse(argv) {
       'top-k': { type: 'string', default: '0' }, 'top-p': { type: 'string', default: '1' }, seed: { type: 'string', default: '0' },
       eos: { type: 'string' }, layers: { type: 'string' }, width: { type: 'string' }, heads: { type: 'string' },
       vocab: { type: 'string' }, positions: { type: 'string' }, device: { type: 'string', default: 'cpu' },
-      help: { type: 'boolean', default: false },
+      eager: { type: 'boolean', default: false }, help: { type: 'boolean', default: false },
     },
   });
   return values;
@@ -69,7 +70,7 @@ async function main(argv = process.argv.slice(2), out = process.stdout) {
   const prompt = a.prompt.split(',').map(Number);
   const options = {
     maxNewTokens: int(a.tokens), doSample: a.sample, temperature: Number(a.temperature), topK: int(a['top-k']),
-    topP: Number(a['top-p']), seed: int(a.seed), eosTokenId: a.eos === undefined ? null : int(a.eos),
+    topP: Number(a['top-p']), seed: int(a.seed), eosTokenId: a.eos === undefined ? null : int(a.eos), cudaGraph: !a.eager,
   };
   out.write(`prompt: ${prompt.join(' ')}\n`);
   const tokens = [];

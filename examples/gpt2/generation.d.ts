@@ -16,6 +16,11 @@ export interface GenerateOptions {
   eosTokenId?: number | null;
   /** Seed of the sampling generator (default null: a random seed). */
   seed?: number | null;
+  /**
+   * On CUDA, run each one-token step after the prompt as one replay of a captured CUDA graph
+   * (default true; ignored on the CPU).
+   */
+  cudaGraph?: boolean;
 }
 
 /** A model generate/stream can drive: a config, a cache factory, and forward with a cache. */

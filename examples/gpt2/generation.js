@@ -2,13 +2,15 @@
 // (examples/gpt2/model.js): stream(model, inputIds, options) is an async iterator of new token
 // ids, generate(model, inputIds, options) collects them after the prompt. Greedy (argmax) or
 // sampling (temperature, then top-k, then top-p, in Hugging Face's order of logits warpers)
-// with a seeded generator, so a seed gives the same tokens on every device.
+// with a seeded generator, so a seed gives the same tokens on every device. On CUDA each token
+// after the prompt is one replay of a captured CUDA graph (cudaGraph: false decodes eagerly).
 //
 // The model must offer model.config.nPositions, model.makeCache(batch, maxLength) and
 // model(inputIds (B, T) int64, cache, { lastOnly: true }) -> logits (B, 1, vocab).
 'use strict';
 
 const kd = require('../..');
+const { GraphedDecodeStep } = require('./graph_step');
 
 const F = kd.nn.functional;
 
@@ -27,7 +29,7 @@ function seededRandom(seed) {
 
 function checkOptions(options, vocab) {
   const o = {
-    maxNewTokens: 20, temperature: 1.0, topK: 0, topP: 1.0, doSample: false, eosTokenId: null, seed: null,
+    maxNewTokens: 20, temperature: 1.0, topK: 0, topP: 1.0, doSample: false, eosTokenId: null, seed: null, cudaGraph: true,
     ...options,
   };
   if (!Number.isInteger(o.maxNewTokens) || o.maxNewTokens < 0) throw new RangeError(`maxNewTokens must be a non-negative integer, got ${o.maxNewTokens}`);
@@ -39,6 +41,7 @@ function checkOptions(options, vocab) {
     throw new RangeError(`eosTokenId must be null or a token id in [0, ${vocab}), got ${o.eosTokenId}`);
   }
   if (o.seed !== null && !Number.isInteger(o.seed)) throw new TypeError(`seed must be null or an integer, got ${o.seed}`);
+  if (typeof o.cudaGraph !== 'boolean') throw new TypeError(`cudaGraph must be a boolean, got ${typeof o.cudaGraph}`);
   return o;
 }
 
@@ -138,12 +141,16 @@ async function* stream(model, inputIds, options = {}) {
   const wasTraining = model.training;
   model.eval();
   const cache = kd.inferenceMode(() => model.makeCache(B, T + o.maxNewTokens));
+  // on CUDA, the one-token steps after the prompt replay one captured graph (./graph_step.js)
+  const graphed = o.cudaGraph && String(device).startsWith('cuda') && o.maxNewTokens > 1
+    ? new GraphedDecodeStep(model, cache, B, (logits) => candidates(logits, o),
+      { feedback: !o.doSample, padding: padded ? rows.map((r) => T - r.length) : null }) : null;
   const done = new Array(B).fill(false);
   try {
     let input = rows.flatMap((r) => [...Array(T - r.length).fill(0), ...r]);
     for (let step = 0; step < o.maxNewTokens; step++) {
       const len = step === 0 ? T : 1;
-      const picked = kd.inferenceMode(() => kd.tidy(() => {
+      const picked = graphed && step > 0 ? graphed.step(input) : kd.inferenceMode(() => kd.tidy(() => {
         const ids = kd.tensor(BigInt64Array.from(input, BigInt), { device }).view(B, len);
         const attentionMask = padded ? kd.tensor(mask.map((m) => m.map(BigInt)), { dtype: 'int64', device }) : null;
         return candidates(model(ids, cache, { lastOnly: true, attentionMask }).select(1, 0), o); // from (B, vocab)
@@ -152,7 +159,7 @@ async function* stream(model, inputIds, options = {}) {
       try {
         host = await Promise.all(picked.map((t) => t.dataAsync())); // the event loop runs while the device works
       } finally {
-        kd.dispose(picked);
+        if (!(graphed && step > 0)) kd.dispose(picked); // a graph's outputs live as long as the graph
       }
       const next = pickTokens(host, B, o, rand);
       for (let b = 0; b < B; b++) {
@@ -166,6 +173,7 @@ async function* stream(model, inputIds, options = {}) {
       await new Promise(setImmediate); // and between tokens (a CPU read resolves at once)
     }
   } finally {
+    if (graphed) graphed.dispose();
     cache.dispose();
     if (wasTraining) model.train();
   }

@@ -36,8 +36,27 @@ export class KVCache {
   /** Positions filled so far. */
   length: number;
   kv: Tensor[];
+  /** Fixed-shape decoding: the next token's position on the device (int64 [1]), or null. */
+  position: Tensor | null;
+  /** 0 .. maxLength - 1 on the device while decoding with fixed shapes, or null. */
+  positions: Tensor | null;
   /** Writes kv [2, batch, nHead, T, headDim] after the filled positions of layer i; returns the filled keys and values. */
   update(i: number, kv: Tensor): [Tensor, Tensor];
+  /**
+   * Switches to fixed-shape decoding (one token per forward at the device-held position, all
+   * maxLength positions attended with the unfilled ones masked; what a CUDA graph captures) and
+   * sets the position to length; padding: each row's left padding (number[]), for padded prompts.
+   */
+  beginFixedShapeDecoding(padding?: number[] | null): void;
+  readonly fixedShape: boolean;
+  /** Left padding of each row (int64 [batch]) in fixed-shape decoding of padded rows, or null. */
+  padding: Tensor | null;
+  /** The keys that are not padding (bool [batch, maxLength]), or null. */
+  keyMask: Tensor | null;
+  /** (1 or batch, 1, 1, maxLength) bool: the positions a fixed-shape step attends to. */
+  fixedShapeMask(): Tensor;
+  /** The position of a fixed-shape step's token: [1], or (batch, 1) counting each row's tokens only. */
+  fixedShapePosition(): Tensor;
   dispose(): void;
 }
 

@@ -82,13 +82,62 @@ class KVCache {
     this.maxLength = maxLength;
     this.length = 0; // positions filled
     this.kv = Array.from({ length: config.nLayer }, () => kd.keep(kd.zeros(shape, { device, dtype })));
+    this.position = null; // fixed-shape decoding: the position of the next token, int64 [1] on the device
+    this.positions = null; // and 0 .. maxLength - 1, to mask the positions not yet filled
+    this.padding = null; // and with left-padded rows: each row's padding, int64 [batch]
+    this.keyMask = null; // and the keys that are not padding, bool [batch, maxLength]
   }
 
   /**
+   * Fixed-shape decoding (what a CUDA graph of one decode step needs): from now on a one-token
+   * forward reads its position from the device tensor `position` (set to `length` here),
+   * writes its keys and values there, attends over all maxLength positions with the unfilled
+   * ones masked, and advances `position` on the device. `length` is then the caller's to keep.
+   * padding (number[] of batch, or null): the left padding of each row, as generation's
+   * attentionMask has it; a row's positions then count its tokens only, and its padding is masked.
+   */
+  beginFixedShapeDecoding(padding = null) {
+    const device = this.kv[0].device;
+    if (!this.position) {
+      this.position = kd.keep(kd.zeros([1], { dtype: 'int64', device }));
+      this.positions = kd.keep(kd.arange(this.maxLength, { device }));
+    }
+    if (padding && !this.padding) {
+      if (!Array.isArray(padding) || padding.length !== this.batch || !padding.every((n) => Number.isInteger(n) && n >= 0 && n < this.maxLength)) {
+        throw new RangeError(`KVCache: padding must be ${this.batch} integers in [0, maxLength), got ${padding}`);
+      }
+      this.padding = kd.keep(kd.tensor(padding.map(BigInt), { dtype: 'int64', device }));
+      this.keyMask = kd.keep(kd.inferenceMode(() => this.positions.ge(this.padding.view(this.batch, 1))));
+    }
+    kd.noGrad(() => this.position.fill_(this.length));
+  }
+
+  /** Whether beginFixedShapeDecoding() was called. */
+  get fixedShape() { return this.position !== null; }
+
+  /**
+   * The keys a fixed-shape step may attend to: (1 or batch, 1, 1, maxLength) bool, true up to
+   * `position` (and not padding).
+   */
+  fixedShapeMask() {
+    const upTo = this.positions.le(this.position);
+    if (!this.keyMask) return upTo.view(1, 1, 1, this.maxLength);
+    return this.keyMask.logicalAnd(upTo).view(this.batch, 1, 1, this.maxLength);
+  }
+
+  /** The position of a fixed-shape step's token: [1], or (batch, 1) counting each row's tokens only. */
+  fixedShapePosition() { return this.padding ? this.position.sub(this.padding).view(this.batch, 1) : this.position; }
+
+  /**
    * Writes kv [2, batch, nHead, T, headDim] (new keys, then values) at the current length of
-   * layer i; returns the filled keys and values, each [batch, nHead, length + T, headDim].
+   * layer i; returns the filled keys and values, each [batch, nHead, length + T, headDim]
+   * (in fixed-shape decoding: at `position`, and all maxLength positions).
    */
   update(i, kv) {
+    if (this.position) {
+      this.kv[i].indexCopy_(3, this.position, kv);
+      return [this.kv[i].select(0, 0), this.kv[i].select(0, 1)];
+    }
     const start = this.length;
     const T = kv.shape[3];
     this.kv[i].narrow(3, start, T).copy_(kv);
@@ -98,8 +147,12 @@ class KVCache {
 
   /** Frees the buffers. */
   dispose() {
-    for (const t of this.kv) t.dispose();
+    for (const t of [...this.kv, this.position, this.positions, this.padding, this.keyMask]) if (t) t.dispose();
     this.kv = [];
+    this.position = null;
+    this.positions = null;
+    this.padding = null;
+    this.keyMask = null;
   }
 }
 
@@ -113,7 +166,10 @@ class GPT2Attention extends nn.Module {
     this.c_proj = new Conv1D(config.nEmbd, config.nEmbd);
   }
 
-  /** x (B, T, C); bias: an additive (B, 1, T, past + T) mask that replaces the causal one, or null. */
+  /**
+   * x (B, T, C); bias: an additive (B, 1, T, past + T) mask, or a boolean one broadcasting to it,
+   * that replaces the causal one, or null.
+   */
   forward(x, cache = null, layer = 0, bias = null) {
     const [B, T, C] = x.shape;
     const H = this.nHead;
@@ -197,6 +253,14 @@ class GPT2Model extends nn.Module {
     const device = inputIds.device;
     let pos;
     let bias = null;
+    if (cache && cache.fixedShape) { // one token at the device-held position, see KVCache
+      if (T !== 1 || attentionMask !== null) throw new RangeError('GPT2Model: fixed-shape decoding takes one token per row and no attentionMask');
+      let x = this.wte(inputIds).add(this.wpe(cache.fixedShapePosition()));
+      const mask = cache.fixedShapeMask();
+      for (let i = 0; i < this.h.length; i++) x = this.h[i](x, cache, i, mask);
+      cache.position.add_(1);
+      return this.ln_f(x);
+    }
     if (attentionMask !== null) {
       const ms = attentionMask instanceof kd.Tensor ? attentionMask.shape : null;
       if (!ms || ms.length !== 2 || ms[0] !== B || ms[1] !== past + T) {

@@ -80,7 +80,8 @@ function main() {
   const labels = o.labels ? fs.readFileSync(o.labels, 'utf8').split('\n').filter((l) => l.length) : null;
   const image = o.image ? readPpm(o.image) : syntheticImage();
   const { probs, indices } = kd.tidy(() => kd.inferenceMode(() => {
-    const x = vision.transforms.imageClassification(image).unsqueeze(0).to(o.device);
+    const size = model.imageSize ?? 224; // a ViT's input size; torchvision's presets resize to 256 / 224 of the crop
+    const x = vision.transforms.imageClassification(image, { cropSize: size, resizeSize: Math.floor(size * 256 / 224) }).unsqueeze(0).to(o.device);
     const p = model(x).softmax(1).squeeze(0);
     const top = kd.topk(p, Math.min(o.top, p.shape[0]));
     return { probs: top.values.cpu().arraySync(), indices: top.indices.cpu().arraySync() };

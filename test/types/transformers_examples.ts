@@ -16,6 +16,8 @@ async function demo(): Promise<void> {
   const cache: KVCache = model.makeCache(1, 32);
   const logits: kd.Tensor = model(kd.tensor([[1n, 2n]]), cache, { lastOnly: true });
   use(model(kd.tensor([[0n, 2n]]), null, { attentionMask: kd.tensor([[0, 1]]) }));
+  cache.beginFixedShapeDecoding();
+  use(cache.fixedShape, cache.fixedShapeMask(), cache.position, await generate(model, [1], { cudaGraph: false }));
   cache.dispose();
   const loaded = GPT2LMHeadModel.fromSafetensors('gpt2.safetensors', gpt2Config({ nLayer: 12 }), { device: 'cpu' });
   use(one, rows, logits, loaded, await generate(model, [1], { maxNewTokens: 2 }), model.transformer.h[0].attn.c_attn.weight);

@@ -18,6 +18,7 @@ module.exports = function vision(kd) {
   const mobilenetV2 = require('./mobilenet_v2')(kd, layers);
   const mobilenetV3 = require('./mobilenet_v3')(kd, layers);
   const efficientnet = require('./efficientnet')(kd, layers);
+  const vit = require('./vit')(kd, layers);
   const transforms = require('./transforms')(kd);
   const { fuseConvBn } = require('./fuse')(kd);
   const builders = {
@@ -31,6 +32,7 @@ module.exports = function vision(kd) {
     mobilenet_v3_large: mobilenetV3.mobilenetV3Large,
   };
   for (const v of ['b0', 'b1', 'b2', 'b3', 'b4', 'b5', 'b6', 'b7']) builders[`efficientnet_${v}`] = efficientnet[`efficientnet${v.toUpperCase()}`];
+  Object.assign(builders, { vit_b_16: vit.vitB16, vit_b_32: vit.vitB32, vit_l_16: vit.vitL16, vit_l_32: vit.vitL32 });
 
   /** Builds a model by torchvision's name ('resnet18', 'mobilenet_v2', ...). */
   function getModel(name, options) {
@@ -45,6 +47,7 @@ module.exports = function vision(kd) {
     ...mobilenetV2,
     ...mobilenetV3,
     ...efficientnet,
+    ...vit,
     layers,
     transforms,
     fuseConvBn,
