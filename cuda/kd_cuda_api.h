@@ -273,6 +273,13 @@ enum kd_cuda_op_kind {
    * data[0..2] gradHy, hx, workspace -> data[3] gradInputGates, data[4] gradHiddenGates, data[5]
    * gradHx, data[6] gradWorkspace or NULL. (Formulas: src/cpu/rnn_cell_math.h.) */
   KD_CUDA_OP_RNN_CELL = 52,
+  /* The int8 dynamic quantized linear layer (ops_qlinear.cu, src/cpu/qlinear.c; Note [int8
+   * dynamic linear numerics]): data[0] input float32 [m, k] contiguous, data[1] the packed weight
+   * (Note [Packed int8 weights]: int8, then int32 column sums), data[2] the weight scales float32
+   * (1 or n), data[3] bias float32 [n] or NULL, data[4] output float32 [m, n], data[5] scratch
+   * int8 [m, kp], data[6] scratch float32 [2 * 256 + 2]; i[] = m, k, n, kp, number of scales,
+   * reduceRange. */
+  KD_CUDA_OP_QLINEAR = 53,
 
   /* ---- shape, factory, padding, loss and activation-backward kinds (cuda/ops_shape.cu,
    * ops_pad.cu, ops_loss.cu). "addr" = a device address carried in an i[] slot. ---- */

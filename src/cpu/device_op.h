@@ -27,6 +27,9 @@ enum { KD_DEV_OP_TRI_INDICES = 37 };
 /* the fused LSTM/GRU steps and their gradients (src/cpu/rnn_cell.c, cuda/ops_rnn.cu): pointer
  * operands as the kinds 40..63; see KD_CUDA_OP_RNN_CELL. */
 enum { KD_DEV_OP_RNN_CELL = 52 };
+/* the int8 dynamic quantized linear layer (src/cpu/qlinear.c, cuda/ops_qlinear.cu): pointer
+ * operands as the kinds 40..63; see KD_CUDA_OP_QLINEAR. */
+enum { KD_DEV_OP_QLINEAR = 53 };
 /* kd.linalg's factorizations (src/cpu/linalg_lapack.c; KD_CUDA_OP_LINALG_* in cuda/kd_cuda_api.h):
  * pointer operands as the kinds 40..63. */
 enum { KD_DEV_OP_LINALG_LU = 47, KD_DEV_OP_LINALG_CHOLESKY = 48, KD_DEV_OP_LINALG_QR = 49, KD_DEV_OP_LINALG_SVD = 50,
