@@ -86,7 +86,7 @@ module.exports = function installDynamicLinear(kd, QuantizedTensor) {
     }
     forward(x) {
       const p = this._packedParams;
-      return kd._internal.qlinearDynamic(x, p.packed, p.weightScale.reshape([-1]), p.bias, this.inFeatures, this.outFeatures,
+      return kd._internal.qlinearDynamic(x, p.packed, p.weightScale, p.bias, this.inFeatures, this.outFeatures,
         { reduceRange: true });
     }
     /** The quantized weight (a kd.ao.QuantizedTensor: intRepr(), qScale() / qPerChannelScales(), ...). */

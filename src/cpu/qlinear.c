@@ -358,8 +358,8 @@ KD_KERNEL(kd_cpu_qlinear_dynamic) {
     return kd_error(KD_ERR_INVALID_ARGUMENT, "qlinearDynamic: the packed weight is not that of a %lld -> %lld layer", (long long)k,
                     (long long)n);
   const int64_t nscale = kd_tensor_numel(wscale);
-  if (wscale->dtype != KD_DTYPE_F32 || wscale->ndim != 1 || (nscale != 1 && nscale != n))
-    return kd_error(KD_ERR_INVALID_ARGUMENT, "qlinearDynamic: weightScale must be a float32 tensor of 1 or %lld scales", (long long)n);
+  if (wscale->dtype != KD_DTYPE_F32 || wscale->ndim > 1 || (nscale != 1 && nscale != n))
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "qlinearDynamic: weightScale must be a 0-d or 1-D float32 tensor of 1 or %lld scales", (long long)n);
   if (bias && (bias->ndim != 1 || bias->sizes[0] != n))
     return kd_error(KD_ERR_SHAPE, "qlinearDynamic: bias must have shape [%lld], got %d-D", (long long)n, bias->ndim);
   if (bias && bias->dtype != KD_DTYPE_F32)
