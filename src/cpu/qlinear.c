@@ -339,6 +339,108 @@ static void kd_ql_tiles(void *ctx, int64_t t0, int64_t t1) {
 
 /* ---- the op ------------------------------------------------------------------------------ */
 
+/* The checked, contiguous float32 operands of one call. */
+typedef struct kd_ql_args {
+  const kd_tensor *x, *packed, *wscale, *bias; /* bias may be NULL */
+  kd_tensor *y;
+  int64_t m, k, n, kp, nscale;
+  bool reduce_range;
+} kd_ql_args;
+
+#define KD_QL_MINMAX_BLOCKS 64
+
+typedef struct kd_ql_minmax {
+  const float *x;
+  int64_t numel;
+  float mn[KD_QL_MINMAX_BLOCKS], mx[KD_QL_MINMAX_BLOCKS];
+} kd_ql_minmax;
+
+/* min/max of block b of KD_QL_MINMAX_BLOCKS equal parts of x (an empty part keeps x[0]). */
+static void kd_ql_minmax_blocks(void *ctx, int64_t b0, int64_t b1) {
+  kd_ql_minmax *r = (kd_ql_minmax *)ctx;
+  for (int64_t b = b0; b < b1; b++) {
+    const int64_t i0 = r->numel * b / KD_QL_MINMAX_BLOCKS, i1 = r->numel * (b + 1) / KD_QL_MINMAX_BLOCKS;
+    float mn = r->x[i0 < r->numel ? i0 : 0], mx = mn;
+    for (int64_t i = i0; i < i1; i++) {
+      mn = r->x[i] < mn ? r->x[i] : mn;
+      mx = r->x[i] > mx ? r->x[i] : mx;
+    }
+    r->mn[b] = mn;
+    r->mx[b] = mx;
+  }
+}
+
+static kd_status kd_ql_run_cpu(const kd_ql_args *a) {
+  const int64_t m = a->m, k = a->k, n = a->n, kp = a->kp, np = kd_ql_np(n);
+  uint8_t *xq = NULL;
+  float *vec = NULL;
+  const size_t xq_bytes = (size_t)(m * kp), vec_bytes = (size_t)n * 2 * sizeof(float);
+  kd_status st = kd_host_alloc(xq_bytes, (void **)&xq);
+  if (st == KD_OK) st = kd_host_alloc(vec_bytes, (void **)&vec);
+  if (st == KD_OK) {
+    const float *xd = (const float *)kd_tensor_data(a->x);
+    kd_ql_minmax r;
+    r.x = xd;
+    r.numel = m * k;
+    kd_parallel_for(0, KD_QL_MINMAX_BLOCKS, r.numel > KD_PARALLEL_GRAIN ? 1 : KD_QL_MINMAX_BLOCKS, kd_ql_minmax_blocks, &r);
+    float mn = r.mn[0], mx = r.mx[0];
+    for (int b = 1; b < KD_QL_MINMAX_BLOCKS; b++) {
+      mn = r.mn[b] < mn ? r.mn[b] : mn;
+      mx = r.mx[b] > mx ? r.mx[b] : mx;
+    }
+    const kd_ql_qparams qp = kd_ql_choose(mn, mx, 0, 255, a->reduce_range);
+    const float inv = (float)(1.0 / qp.scale);
+    kd_ql_quant q = {xd, xq, k, kp, inv, qp.zero_point};
+    kd_parallel_for(0, m, 1 + KD_PARALLEL_GRAIN / kp, kd_ql_quant_rows, &q);
+    /* per-column factors (Note [int8 dynamic linear numerics]) */
+    const float *ws = (const float *)kd_tensor_data(a->wscale), *bd = a->bias ? (const float *)kd_tensor_data(a->bias) : NULL;
+    float *mult = vec, *badd = vec + n;
+    for (int64_t c = 0; c < n; c++) {
+      const float wi = (float)(1.0 / (double)ws[a->nscale == 1 ? 0 : c]);
+      const float s = inv * wi;
+      mult[c] = 1.0f / s;
+      if (bd) badd[c] = bd[c] * s;
+    }
+    const int8_t *pw = (const int8_t *)kd_tensor_data(a->packed);
+    /* the largest quantized input value: VPMADDUBSW's int16 pairs cannot saturate below 128 */
+    const bool small = qp.zero_point + nearbyintf(mx * inv) < 128.f;
+    kd_ql_job j = {xq, pw, (const int32_t *)(pw + kp * np), bd ? badd : NULL, mult, (float *)kd_tensor_data(a->y),
+                   m, n, kp, KD_QL_MR, (m + KD_QL_MR - 1) / KD_QL_MR, qp.zero_point, small};
+#if defined(__AVX512F__)
+    if (kd_cpu_has_avx512_vnni()) j.simd = true;
+#endif
+    const int64_t ctiles = (n + KD_QL_TN - 1) / KD_QL_TN, per_tile = KD_QL_MR * KD_QL_TN * kp / 8;
+    kd_parallel_for(0, ctiles * j.mtiles, 1 + KD_PARALLEL_GRAIN / (per_tile > 0 ? per_tile : 1), kd_ql_tiles, &j);
+  }
+  if (xq) kd_host_free(xq, xq_bytes);
+  if (vec) kd_host_free(vec, vec_bytes);
+  return st;
+}
+
+/* The same on a device (cuda/ops_qlinear.cu), with device scratch for the quantized input and
+ * the qparams. */
+static kd_status kd_ql_run_device(kd_device dev, const kd_ql_args *a) {
+  kd_tensor *xs = NULL, *scratch = NULL;
+  int64_t xs_n = a->m * a->kp, scratch_n = 2 * 256 + 2;
+  kd_status st = kd_tensor_empty(&xs_n, 1, KD_DTYPE_I8, dev, &xs);
+  if (st == KD_OK) st = kd_tensor_empty(&scratch_n, 1, KD_DTYPE_F32, dev, &scratch);
+  if (st == KD_OK) {
+    kd_dev_op d;
+    memset(&d, 0, sizeof d);
+    d.kind = KD_DEV_OP_QLINEAR;
+    d.dtype = KD_DTYPE_F32;
+    const int64_t params[6] = {a->m, a->k, a->n, a->kp, a->nscale, a->reduce_range};
+    memcpy(d.i, params, sizeof params);
+    void *p[7] = {kd_dev_ptr(a->x), kd_dev_ptr(a->packed), kd_dev_ptr(a->wscale), kd_dev_ptr(a->bias), kd_dev_ptr(a->y),
+                  kd_dev_ptr(xs), kd_dev_ptr(scratch)};
+    const kd_dtype dts[7] = {KD_DTYPE_F32, KD_DTYPE_I8, KD_DTYPE_F32, KD_DTYPE_F32, KD_DTYPE_F32, KD_DTYPE_I8, KD_DTYPE_F32};
+    st = kd_dev_op_run_ptrs(dev, &d, 7, p, dts);
+  }
+  if (xs) kd_tensor_release(xs);
+  if (scratch) kd_tensor_release(scratch);
+  return st;
+}
+
 KD_KERNEL(kd_cpu_qlinear_dynamic) {
   (void)op; (void)ks;
   const kd_tensor *x = args[0].v.t, *packed = args[1].v.t, *wscale = args[2].v.t;
@@ -381,72 +483,8 @@ KD_KERNEL(kd_cpu_qlinear_dynamic) {
   kd_status st = kd_cpu_cast((kd_tensor *)x, KD_DTYPE_F32, true, &xc);
   if (st == KD_OK) st = kd_cpu_cast((kd_tensor *)wscale, KD_DTYPE_F32, true, &sc);
   if (st == KD_OK && bias) st = kd_cpu_cast((kd_tensor *)bias, KD_DTYPE_F32, true, &bc);
-  if (st == KD_OK && dev.type != KD_DEVICE_CPU) { /* cuda/ops_qlinear.cu */
-    kd_tensor *xs = NULL, *scratch = NULL;
-    int64_t xs_n = m * kp, scratch_n = 2 * 256 + 2;
-    st = kd_tensor_empty(&xs_n, 1, KD_DTYPE_I8, dev, &xs);
-    if (st == KD_OK) st = kd_tensor_empty(&scratch_n, 1, KD_DTYPE_F32, dev, &scratch);
-    if (st == KD_OK) {
-      kd_dev_op d;
-      memset(&d, 0, sizeof d);
-      d.kind = KD_DEV_OP_QLINEAR;
-      d.dtype = KD_DTYPE_F32;
-      d.i[0] = m; d.i[1] = k; d.i[2] = n; d.i[3] = kp; d.i[4] = nscale; d.i[5] = reduce_range;
-      void *p[7] = {kd_dev_ptr(xc), kd_dev_ptr(packed), kd_dev_ptr(sc), kd_dev_ptr(bc), kd_dev_ptr(y), kd_dev_ptr(xs), kd_dev_ptr(scratch)};
-      const kd_dtype dts[7] = {KD_DTYPE_F32, KD_DTYPE_I8, KD_DTYPE_F32, KD_DTYPE_F32, KD_DTYPE_F32, KD_DTYPE_I8, KD_DTYPE_F32};
-      st = kd_dev_op_run_ptrs(dev, &d, 7, p, dts);
-    }
-    if (xs) kd_tensor_release(xs);
-    if (scratch) kd_tensor_release(scratch);
-    kd_tensor_release(xc);
-    kd_tensor_release(sc);
-    if (bc) kd_tensor_release(bc);
-    if (st != KD_OK) {
-      kd_tensor_release(y);
-      return st;
-    }
-    kd_out_take(outs, 0, y);
-    return KD_OK;
-  }
-  uint8_t *xq = NULL;
-  float *vec = NULL;
-  const size_t xq_bytes = (size_t)(m * kp), vec_bytes = (size_t)n * 2 * sizeof(float);
-  if (st == KD_OK) st = kd_host_alloc(xq_bytes, (void **)&xq);
-  if (st == KD_OK) st = kd_host_alloc(vec_bytes, (void **)&vec);
-  if (st == KD_OK) {
-    const float *xd = (const float *)kd_tensor_data(xc);
-    const int64_t numel = m * k;
-    float mn = xd[0], mx = xd[0];
-    for (int64_t i = 1; i < numel; i++) {
-      mn = xd[i] < mn ? xd[i] : mn;
-      mx = xd[i] > mx ? xd[i] : mx;
-    }
-    const kd_ql_qparams qp = kd_ql_choose(mn, mx, 0, 255, reduce_range);
-    const float inv = (float)(1.0 / qp.scale);
-    kd_ql_quant q = {xd, xq, k, kp, inv, qp.zero_point};
-    kd_parallel_for(0, m, 1 + KD_PARALLEL_GRAIN / kp, kd_ql_quant_rows, &q);
-    /* per-column factors (Note [int8 dynamic linear numerics]) */
-    const float *ws = (const float *)kd_tensor_data(sc), *bd = bc ? (const float *)kd_tensor_data(bc) : NULL;
-    float *mult = vec, *badd = vec + n;
-    for (int64_t c = 0; c < n; c++) {
-      const float wi = (float)(1.0 / (double)ws[nscale == 1 ? 0 : c]);
-      const float s = inv * wi;
-      mult[c] = 1.0f / s;
-      if (bd) badd[c] = bd[c] * s;
-    }
-    const int8_t *pw = (const int8_t *)kd_tensor_data(packed);
-    /* the largest quantized input value: VPMADDUBSW's int16 pairs cannot saturate below 128 */
-    const bool small = qp.zero_point + nearbyintf(mx * inv) < 128.f;
-    kd_ql_job j = {xq, pw, (const int32_t *)(pw + kp * np), bd ? badd : NULL, mult, (float *)kd_tensor_data(y),
-                   m, n, kp, KD_QL_MR, (m + KD_QL_MR - 1) / KD_QL_MR, qp.zero_point, small};
-#if defined(__AVX512F__)
-    if (kd_cpu_has_avx512_vnni()) j.simd = true;
-#endif
-    const int64_t ctiles = (n + KD_QL_TN - 1) / KD_QL_TN, per_tile = KD_QL_MR * KD_QL_TN * kp / 8;
-    kd_parallel_for(0, ctiles * j.mtiles, 1 + KD_PARALLEL_GRAIN / (per_tile > 0 ? per_tile : 1), kd_ql_tiles, &j);
-  }
-  if (xq) kd_host_free(xq, xq_bytes);
-  if (vec) kd_host_free(vec, vec_bytes);
+  const kd_ql_args a = {xc, packed, sc, bc, y, m, k, n, kp, nscale, reduce_range};
+  if (st == KD_OK) st = dev.type == KD_DEVICE_CPU ? kd_ql_run_cpu(&a) : kd_ql_run_device(dev, &a);
   if (xc) kd_tensor_release(xc);
   if (sc) kd_tensor_release(sc);
   if (bc) kd_tensor_release(bc);
