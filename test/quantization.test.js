@@ -103,9 +103,9 @@ function referenceForward(x, m, k, wq, wscales, bias, n) {
 }
 
 describe('kd.ao.nn.quantized.dynamic.Linear', function () {
-  it('a large layer (row and column tiles, threads) equals a JS model of the arithmetic bit for bit', function () {
+  it('large layers (row and column tiles, k blocks, threads) equal a JS model of the arithmetic bit for bit', function () {
     this.timeout(60000);
-    for (const [m, k, n, perChannel] of [[70, 301, 133, false], [33, 260, 64, true], [1, 515, 97, true]]) {
+    for (const [m, k, n, perChannel] of [[70, 301, 133, false], [33, 260, 64, true], [1, 515, 97, true], [20, 2100, 70, false]]) {
       kd.manualSeed(m + k + n);
       const lin = new kd.nn.Linear(k, n);
       const qc = perChannel ? Q().perChannelDynamicQConfig : Q().defaultDynamicQConfig;

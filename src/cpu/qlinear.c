@@ -32,8 +32,14 @@
  * scalar loop. VPMADDUBSW saturates pairs of products to int16, which cannot happen while the
  * input's quantized values stay below 128 (reduceRange); without reduceRange those two paths
  * hand the product to the scalar loop, so the result is always the exact integer product.
- * Row tiles of up to 8 (avx512) or 4 (avx2) rows by 32 / 16 columns run in parallel on
- * kindling's pool. On a device the same operands go to cuda/ops_qlinear.cu (KD_DEV_OP_QLINEAR):
+ * Tasks of up to 64 rows by 32 (avx512) / 16 columns run in parallel on kindling's pool, in
+ * register tiles of up to 8 / 4 rows.
+ *
+ * Note [int8 GEMM k blocks]
+ * With a long k (3072 -> 768) a tile's 32 columns of the weight no longer fit in L1 and every
+ * row tile would stream them from L2 again. The avx512 kernel walks k in blocks of KD_QL_KB
+ * groups (32 KiB of weight) with the row tiles inside: the int32 sums of a block wait in the
+ * output rows (y is m x n floats, the same size) and the last block dequantizes them in place. On a device the same operands go to cuda/ops_qlinear.cu (KD_DEV_OP_QLINEAR):
  * the weight is packed on the CPU and moved with the module. */
 #include <math.h>
 #include <stdint.h>
@@ -151,12 +157,34 @@ static void kd_ql_quant_rows(void *ctx, int64_t r0, int64_t r1) {
   for (int64_t r = r0; r < r1; r++) {
     const float *x = q->x + r * q->k;
     uint8_t *d = q->xq + r * q->kp;
-    for (int64_t c = 0; c < q->k; c++) {
+    int64_t c = 0;
+    /* the same float32 steps, 16 / 8 wide: multiply, round to nearest even, add zp, clamp */
+#if defined(__AVX512F__)
+    const __m512 inv16 = _mm512_set1_ps(q->inv), zp16 = _mm512_set1_ps((float)q->zp), hi16 = _mm512_set1_ps(255.f);
+    for (; c + 16 <= q->k; c += 16) {
+      __m512 v = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_loadu_ps(x + c), inv16), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      v = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v, zp16), _mm512_setzero_ps()), hi16);
+      _mm_storeu_si128((__m128i *)(d + c), _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(v)));
+    }
+#elif defined(__AVX2__)
+    const __m256 inv8 = _mm256_set1_ps(q->inv), zp8 = _mm256_set1_ps((float)q->zp), hi8 = _mm256_set1_ps(255.f);
+    const __m256i low_bytes = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                               0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    for (; c + 8 <= q->k; c += 8) {
+      __m256 v = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x + c), inv8), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, zp8), _mm256_setzero_ps()), hi8);
+      const __m256i b = _mm256_shuffle_epi8(_mm256_cvtps_epi32(v), low_bytes);
+      const int32_t lo = _mm256_extract_epi32(b, 0), hi = _mm256_extract_epi32(b, 4);
+      memcpy(d + c, &lo, 4);
+      memcpy(d + c + 4, &hi, 4);
+    }
+#endif
+    for (; c < q->k; c++) {
       float v = nearbyintf(x[c] * q->inv) + (float)q->zp; /* exact: an integer plus an integer */
       v = v < 0.f ? 0.f : v > 255.f ? 255.f : v;
       d[c] = (uint8_t)v;
     }
-    for (int64_t c = q->k; c < q->kp; c++) d[c] = 0;
+    for (c = q->k; c < q->kp; c++) d[c] = 0;
   }
 }
 
@@ -169,7 +197,7 @@ typedef struct kd_ql_job {
   const float *badd;    /* float(bias[j] * s[j]) or NULL */
   const float *mult;    /* m[j] */
   float *y;             /* m x n */
-  int64_t m, n, kp, mr, mtiles;
+  int64_t m, n, kp, mblocks;       /* mblocks: row blocks of KD_QL_RB rows */
   int32_t zp;
   bool simd;            /* the SIMD kernel may run (no int16 saturation possible, or VNNI) */
 } kd_ql_job;
@@ -211,17 +239,27 @@ static inline void kd_ql_store16(const kd_ql_job *j, int64_t r, int64_t c0, cons
 #if defined(__AVX512F__)
 #define KD_QL_MR 8
 #define KD_QL_TN 32 /* columns per tile */
+#define KD_QL_KB 128 /* k groups per block: 16 KiB of the weight's 32 columns */
 
 /* R rows x 2 panels; VNNI: VPDPBUSD, else VPMADDUBSW + VPMADDWD. */
+/* R rows x 2 panels over the k groups [g0, g1); the int32 sums of earlier groups wait in y (Note
+ * [int8 GEMM k blocks]) unless `first`; `last` dequantizes, else the sums go back to y. */
 static inline __attribute__((always_inline)) void kd_ql_tile_avx512(const kd_ql_job *j, int64_t r0, int R, int64_t pn,
-                                                                   bool vnni) {
+                                                                   bool vnni, int64_t g0, int64_t g1, bool first, bool last) {
   __m512i acc[KD_QL_MR][2];
-  for (int i = 0; i < R; i++) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
+  __mmask16 masks[2];
+  for (int h = 0; h < 2; h++) {
+    const int64_t c0 = (pn + h) * KD_QL_PANEL, cols = j->n - c0 < KD_QL_PANEL ? (j->n > c0 ? j->n - c0 : 0) : KD_QL_PANEL;
+    masks[h] = (__mmask16)((1u << cols) - 1u);
+  }
+  for (int i = 0; i < R; i++)
+    for (int h = 0; h < 2; h++)
+      acc[i][h] = first ? _mm512_setzero_si512()
+                        : _mm512_maskz_loadu_epi32(masks[h], j->y + (r0 + i) * j->n + (pn + h) * KD_QL_PANEL);
   const int8_t *b0 = j->w + pn * j->kp * KD_QL_PANEL, *b1 = b0 + j->kp * KD_QL_PANEL;
   const uint8_t *a = j->xq + r0 * j->kp;
   const __m512i ones = _mm512_set1_epi16(1);
-  const int64_t groups = j->kp / 4;
-  for (int64_t g = 0; g < groups; g++) {
+  for (int64_t g = g0; g < g1; g++) {
     const __m512i w0 = _mm512_loadu_si512((const void *)(b0 + g * 64));
     const __m512i w1 = _mm512_loadu_si512((const void *)(b1 + g * 64));
     for (int i = 0; i < R; i++) {
@@ -237,11 +275,15 @@ static inline __attribute__((always_inline)) void kd_ql_tile_avx512(const kd_ql_
       }
     }
   }
+  if (!last) {
+    for (int i = 0; i < R; i++)
+      for (int h = 0; h < 2; h++) _mm512_mask_storeu_epi32(j->y + (r0 + i) * j->n + (pn + h) * KD_QL_PANEL, masks[h], acc[i][h]);
+    return;
+  }
   for (int h = 0; h < 2; h++) {
     const int64_t c0 = (pn + h) * KD_QL_PANEL;
     if (c0 >= j->n) break;
-    const int64_t cols = j->n - c0 < KD_QL_PANEL ? j->n - c0 : KD_QL_PANEL;
-    const __mmask16 mask = (__mmask16)((1u << cols) - 1u);
+    const __mmask16 mask = masks[h];
     /* the epilogue of kd_ql_out, 16 columns wide: each operation rounds to float32 once */
     const __m512i corr = _mm512_mullo_epi32(_mm512_set1_epi32(j->zp), _mm512_maskz_loadu_epi32(mask, j->colsum + c0));
     const __m512 mult = _mm512_maskz_loadu_ps(mask, j->mult + c0);
@@ -254,10 +296,13 @@ static inline __attribute__((always_inline)) void kd_ql_tile_avx512(const kd_ql_
   }
 }
 
-static void kd_ql_tile_simd(const kd_ql_job *j, int64_t r0, int R, int64_t pn) {
-  const bool vnni = kd_cpu_has_avx512_vnni();
-#define KD_QL_CASE(N) \
-  case N: vnni ? kd_ql_tile_avx512(j, r0, N, pn, true) : kd_ql_tile_avx512(j, r0, N, pn, false); break;
+static void kd_ql_tile_simd(const kd_ql_job *j, int64_t r0, int R, int64_t pn, int64_t g0, int64_t g1) {
+  const bool vnni = kd_cpu_has_avx512_vnni(), first = g0 == 0, last = g1 == j->kp / 4;
+#define KD_QL_CASE(N)                                                                  \
+  case N:                                                                              \
+    vnni ? kd_ql_tile_avx512(j, r0, N, pn, true, g0, g1, first, last)                  \
+         : kd_ql_tile_avx512(j, r0, N, pn, false, g0, g1, first, last);                \
+    break;
   switch (R) { KD_QL_CASE(1) KD_QL_CASE(2) KD_QL_CASE(3) KD_QL_CASE(4) KD_QL_CASE(5) KD_QL_CASE(6) KD_QL_CASE(7)
                KD_QL_CASE(8) }
 #undef KD_QL_CASE
@@ -265,6 +310,7 @@ static void kd_ql_tile_simd(const kd_ql_job *j, int64_t r0, int R, int64_t pn) {
 #elif defined(__AVX2__)
 #define KD_QL_MR 4
 #define KD_QL_TN 16
+#define KD_QL_KB INT64_MAX
 
 /* R rows x 1 panel (two ymm of 8 columns): VPMADDUBSW + VPMADDWD. */
 static inline __attribute__((always_inline)) void kd_ql_tile_avx2(const kd_ql_job *j, int64_t r0, int R, int64_t pn) {
@@ -308,7 +354,8 @@ static inline __attribute__((always_inline)) void kd_ql_tile_avx2(const kd_ql_jo
   }
 }
 
-static void kd_ql_tile_simd(const kd_ql_job *j, int64_t r0, int R, int64_t pn) {
+static void kd_ql_tile_simd(const kd_ql_job *j, int64_t r0, int R, int64_t pn, int64_t g0, int64_t g1) {
+  (void)g0; (void)g1; /* one block: the whole k (KD_QL_KB) */
 #define KD_QL_CASE(N) \
   case N: kd_ql_tile_avx2(j, r0, N, pn); break;
   switch (R) { KD_QL_CASE(1) KD_QL_CASE(2) KD_QL_CASE(3) KD_QL_CASE(4) }
@@ -317,23 +364,30 @@ static void kd_ql_tile_simd(const kd_ql_job *j, int64_t r0, int R, int64_t pn) {
 #else
 #define KD_QL_MR 4
 #define KD_QL_TN 16
+#define KD_QL_KB INT64_MAX
 #endif
+#define KD_QL_RB 64 /* rows per task */
 
-/* Tiles t0..t1, column-tile-major (t = column tile * mtiles + row tile): a tile of the weight
- * stays in cache while the row tiles sweep it. */
+/* Tasks t0..t1: task t = column tile t / mblocks, rows of row block t % mblocks (KD_QL_RB rows),
+ * k in blocks of KD_QL_KB groups outermost (Note [int8 GEMM k blocks]). */
 static void kd_ql_tiles(void *ctx, int64_t t0, int64_t t1) {
   const kd_ql_job *j = (const kd_ql_job *)ctx;
   for (int64_t t = t0; t < t1; t++) {
-    const int64_t r0 = (t % j->mtiles) * KD_QL_MR, ct = t / j->mtiles;
-    const int R = (int)(j->m - r0 < KD_QL_MR ? j->m - r0 : KD_QL_MR);
+    const int64_t ct = t / j->mblocks, rb0 = (t % j->mblocks) * KD_QL_RB;
+    const int64_t rb1 = rb0 + KD_QL_RB < j->m ? rb0 + KD_QL_RB : j->m;
 #if defined(__AVX512F__) || defined(__AVX2__)
     if (j->simd) {
-      kd_ql_tile_simd(j, r0, R, ct * (KD_QL_TN / KD_QL_PANEL));
+      const int64_t groups = j->kp / 4;
+      for (int64_t g0 = 0; g0 < groups; g0 += KD_QL_KB) {
+        const int64_t g1 = groups - g0 < KD_QL_KB ? groups : g0 + KD_QL_KB;
+        for (int64_t r0 = rb0; r0 < rb1; r0 += KD_QL_MR)
+          kd_ql_tile_simd(j, r0, (int)(rb1 - r0 < KD_QL_MR ? rb1 - r0 : KD_QL_MR), ct * (KD_QL_TN / KD_QL_PANEL), g0, g1);
+      }
       continue;
     }
 #endif
     const int64_t c0 = ct * KD_QL_TN, c1 = c0 + KD_QL_TN < j->n ? c0 + KD_QL_TN : j->n;
-    kd_ql_tile_scalar(j, r0, r0 + R, c0, c1);
+    kd_ql_tile_scalar(j, rb0, rb1, c0, c1);
   }
 }
 
@@ -360,10 +414,36 @@ static void kd_ql_minmax_blocks(void *ctx, int64_t b0, int64_t b1) {
   kd_ql_minmax *r = (kd_ql_minmax *)ctx;
   for (int64_t b = b0; b < b1; b++) {
     const int64_t i0 = r->numel * b / KD_QL_MINMAX_BLOCKS, i1 = r->numel * (b + 1) / KD_QL_MINMAX_BLOCKS;
-    float mn = r->x[i0 < r->numel ? i0 : 0], mx = mn;
-    for (int64_t i = i0; i < i1; i++) {
-      mn = r->x[i] < mn ? r->x[i] : mn;
-      mx = r->x[i] > mx ? r->x[i] : mx;
+    const float *x = r->x;
+    float mn = x[i0 < r->numel ? i0 : 0], mx = mn;
+    int64_t i = i0;
+#if defined(__AVX512F__)
+    __m512 vmn = _mm512_set1_ps(mn), vmx = vmn;
+    for (; i + 16 <= i1; i += 16) {
+      const __m512 v = _mm512_loadu_ps(x + i);
+      vmn = _mm512_min_ps(v, vmn);
+      vmx = _mm512_max_ps(v, vmx);
+    }
+    mn = _mm512_reduce_min_ps(vmn);
+    mx = _mm512_reduce_max_ps(vmx);
+#elif defined(__AVX2__)
+    __m256 vmn = _mm256_set1_ps(mn), vmx = vmn;
+    for (; i + 8 <= i1; i += 8) {
+      const __m256 v = _mm256_loadu_ps(x + i);
+      vmn = _mm256_min_ps(v, vmn);
+      vmx = _mm256_max_ps(v, vmx);
+    }
+    float lmn[8], lmx[8];
+    _mm256_storeu_ps(lmn, vmn);
+    _mm256_storeu_ps(lmx, vmx);
+    for (int l = 0; l < 8; l++) {
+      mn = lmn[l] < mn ? lmn[l] : mn;
+      mx = lmx[l] > mx ? lmx[l] : mx;
+    }
+#endif
+    for (; i < i1; i++) {
+      mn = x[i] < mn ? x[i] : mn;
+      mx = x[i] > mx ? x[i] : mx;
     }
     r->mn[b] = mn;
     r->mx[b] = mx;
@@ -405,12 +485,12 @@ static kd_status kd_ql_run_cpu(const kd_ql_args *a) {
     /* the largest quantized input value: VPMADDUBSW's int16 pairs cannot saturate below 128 */
     const bool small = qp.zero_point + nearbyintf(mx * inv) < 128.f;
     kd_ql_job j = {xq, pw, (const int32_t *)(pw + kp * np), bd ? badd : NULL, mult, (float *)kd_tensor_data(a->y),
-                   m, n, kp, KD_QL_MR, (m + KD_QL_MR - 1) / KD_QL_MR, qp.zero_point, small};
+                   m, n, kp, (m + KD_QL_RB - 1) / KD_QL_RB, qp.zero_point, small};
 #if defined(__AVX512F__)
     if (kd_cpu_has_avx512_vnni()) j.simd = true;
 #endif
-    const int64_t ctiles = (n + KD_QL_TN - 1) / KD_QL_TN, per_tile = KD_QL_MR * KD_QL_TN * kp / 8;
-    kd_parallel_for(0, ctiles * j.mtiles, 1 + KD_PARALLEL_GRAIN / (per_tile > 0 ? per_tile : 1), kd_ql_tiles, &j);
+    const int64_t ctiles = (n + KD_QL_TN - 1) / KD_QL_TN, rows = m < KD_QL_RB ? m : KD_QL_RB, per_task = rows * KD_QL_TN * kp / 8;
+    kd_parallel_for(0, ctiles * j.mblocks, 1 + KD_PARALLEL_GRAIN / (per_task > 0 ? per_task : 1), kd_ql_tiles, &j);
   }
   if (xq) kd_host_free(xq, xq_bytes);
   if (vec) kd_host_free(vec, vec_bytes);
