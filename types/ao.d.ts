@@ -75,13 +75,14 @@ export declare namespace quantization {
     | Record<string, QConfig | null>;
   interface QuantizeDynamicOptions { dtype?: QuantizedDType; mapping?: Map<Function, Function> | null; inplace?: boolean }
   /**
-   * PyTorch's quantize_dynamic: every kd.nn.Linear with a qconfig (default: all of them, with
-   * defaultDynamicQConfig) becomes a kd.ao.nn.quantized.dynamic.Linear. A copy unless inplace.
+   * PyTorch's quantize_dynamic: every kd.nn.Linear, LSTM and GRU with a qconfig (default: all of
+   * them, with defaultDynamicQConfig) becomes its kd.ao.nn.quantized.dynamic counterpart. A copy
+   * unless inplace.
    */
   function quantizeDynamic<M extends NN.Module>(model: M, qconfigSpec?: QConfigSpec | null, dtype?: QuantizedDType,
     mapping?: Map<Function, Function> | null, inplace?: boolean): M;
   function quantizeDynamic<M extends NN.Module>(model: M, qconfigSpec: QConfigSpec | null, options: QuantizeDynamicOptions): M;
-  /** The classes quantizeDynamic swaps by default (kd.nn.Linear -> the dynamic quantized Linear). */
+  /** The classes quantizeDynamic swaps by default (kd.nn.Linear, LSTM, GRU -> their dynamic quantized forms). */
   function getDefaultDynamicQuantModuleMappings(): Map<Function, Function>;
 }
 
@@ -111,6 +112,21 @@ export declare namespace nn {
         bias(): Tensor | null;
         setWeightBias(weight: QuantizedTensor, bias: Tensor | null): void;
         static fromFloat(mod: NN.Linear, qconfig?: quantization.QConfig | null): Linear;
+      }
+      interface RNNOptions { numLayers?: number; bias?: boolean; batchFirst?: boolean; dropout?: number; bidirectional?: boolean; dtype?: 'qint8' }
+      /** PyTorch's DynamicQuantizedLSTM: qint8 W_ih / W_hh per layer and direction; padded or unbatched input. */
+      class LSTM extends NN.Module {
+        constructor(inputSize: number, hiddenSize: number, opts?: RNNOptions);
+        inputSize: number; hiddenSize: number; numLayers: number; batchFirst: boolean; dropout: number; bidirectional: boolean;
+        forward(input: Tensor, hx?: [Tensor, Tensor] | null): [Tensor, [Tensor, Tensor]];
+        static fromFloat(mod: NN.LSTM, qconfig?: quantization.QConfig | null): LSTM;
+      }
+      /** PyTorch's DynamicQuantizedGRU. */
+      class GRU extends NN.Module {
+        constructor(inputSize: number, hiddenSize: number, opts?: RNNOptions);
+        inputSize: number; hiddenSize: number; numLayers: number; batchFirst: boolean; dropout: number; bidirectional: boolean;
+        forward(input: Tensor, hx?: Tensor | null): [Tensor, Tensor];
+        static fromFloat(mod: NN.GRU, qconfig?: quantization.QConfig | null): GRU;
       }
     }
   }

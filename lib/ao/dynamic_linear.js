@@ -39,6 +39,20 @@ module.exports = function installDynamicLinear(kd, QuantizedTensor) {
       this.bias = bias;
       this._pack();
     }
+    /** w: a QuantizedTensor of qint8 values [out, in], zero point 0; b: float bias or null. */
+    setWeightBias(w, b) {
+      if (!(w instanceof QuantizedTensor)) throw typeError('setWeightBias: weight must be a kd.ao.QuantizedTensor');
+      const perChannel = w.qscheme() === 'torch.per_channel_affine';
+      if (perChannel && w.qPerChannelAxis() !== 0) {
+        throw new KindlingError('setWeightBias: per-channel weights must be quantized along axis 0', 'KD_INVALID_ARGUMENT');
+      }
+      if (w._zeroPoints.some((z) => z !== 0)) {
+        throw new KindlingError('setWeightBias: the weight must be quantized symmetrically (zero point 0), as the oneDNN engine requires',
+          'KD_INVALID_ARGUMENT');
+      }
+      const bias = b === null || b === undefined ? null : kd.tidy(() => kd.keep(b.detach().to('float32').contiguous().clone()));
+      this._set(w._int.to('int8').contiguous(), w._scales, perChannel, bias);
+    }
     _pack() {
       if (this.weight === null) return;
       const w = this.weight;
@@ -49,6 +63,32 @@ module.exports = function installDynamicLinear(kd, QuantizedTensor) {
   }
 
   const dtypeName = (d) => String(d).replace(/^torch\./, '');
+
+  /**
+   * A float [out, in] weight quantized by a qconfig's weight observer (default: per tensor,
+   * symmetric): PyTorch's _quantize_weight, q = clamp(rint(w * float(1 / scale)) + zp). Returns
+   * a QuantizedTensor (int8, axis 0 per channel).
+   */
+  function quantizeWeight(weight, qconfig) {
+    const obs = ((qconfig && qconfig.weight) || kd.ao.quantization.defaultDynamicQConfig.weight)();
+    if (obs.dtype !== 'qint8') {
+      throw new KindlingError(`The only supported dtypes for dynamic quantized linear are qint8 and float16 got: ${obs.dtype}` +
+        (obs.dtype === 'float16' ? ' (float16 weights are not supported by kindling, as by PyTorch\'s oneDNN engine)' : ''),
+      'KD_NOT_SUPPORTED');
+    }
+    const w = weight.detach().to('float32');
+    obs.forward(w);
+    const [scales, zps] = obs._qparams();
+    const perChannel = obs.qscheme.startsWith('per_channel');
+    if (perChannel && obs.chAxis !== 0) throw new KindlingError('per-channel weight observers must use chAxis 0', 'KD_INVALID_ARGUMENT');
+    const qw = kd.tidy(() => {
+      const o = { dtype: 'float32', device: w.device };
+      const inv = kd.tensor(scales.map((s) => Math.fround(1 / s)), o).reshape([perChannel ? -1 : 1, 1]);
+      const zp = kd.tensor(zps, o).reshape([perChannel ? -1 : 1, 1]);
+      return kd.keep(w.mul(inv).round().add(zp).clamp(-128, 127).to('int8'));
+    });
+    return new QuantizedTensor(qw, scales, zps, perChannel ? 0 : null);
+  }
 
   /** y = dequantize(quantize(x) @ Wq^T) + b: Linear(inFeatures, outFeatures, bias = true, {dtype: 'qint8'}). */
   class Linear extends Module {
@@ -102,21 +142,11 @@ module.exports = function installDynamicLinear(kd, QuantizedTensor) {
     /** Sets the weight (a QuantizedTensor of qint8 values, zero point 0) and the bias (float32 or null). */
     setWeightBias(w, b) {
       if (!(w instanceof QuantizedTensor)) throw typeError('setWeightBias: weight must be a kd.ao.QuantizedTensor');
-      const perChannel = w.qscheme() === 'torch.per_channel_affine';
-      if (perChannel && w.qPerChannelAxis() !== 0) {
-        throw new KindlingError('setWeightBias: per-channel weights must be quantized along axis 0', 'KD_INVALID_ARGUMENT');
-      }
-      const zps = w._zeroPoints;
-      if (zps.some((z) => z !== 0)) {
-        throw new KindlingError('setWeightBias: the weight must be quantized symmetrically (zero point 0), as the oneDNN engine requires',
-          'KD_INVALID_ARGUMENT');
-      }
       const shape = w.shape;
       if (shape.length !== 2 || shape[0] !== this.outFeatures || shape[1] !== this.inFeatures) {
         throw new KindlingError(`setWeightBias: expected a [${this.outFeatures}, ${this.inFeatures}] weight, got [${shape}]`, 'KD_SHAPE_MISMATCH');
       }
-      const bias = b === null || b === undefined ? null : kd.tidy(() => kd.keep(b.detach().to('float32').contiguous().clone()));
-      this._packedParams._set(w._int.to('int8').contiguous(), w._scales, perChannel, bias);
+      this._packedParams.setWeightBias(w, b);
     }
     extraRepr() {
       return `in_features=${this.inFeatures}, out_features=${this.outFeatures}, dtype=torch.${this._packedParams.dtype}, ` +
@@ -129,28 +159,11 @@ module.exports = function installDynamicLinear(kd, QuantizedTensor) {
     static fromFloat(mod, qconfig = null) {
       if (!(mod instanceof kd.nn.Linear)) throw typeError('nn.quantized.dynamic.Linear.fromFloat only works for kd.nn.Linear');
       const q = qconfig || mod.qconfig || kd.ao.quantization.defaultDynamicQConfig;
-      const obs = (q.weight || kd.ao.quantization.defaultDynamicQConfig.weight)();
-      if (obs.dtype !== 'qint8') {
-        throw new KindlingError(`The only supported dtypes for dynamic quantized linear are qint8 and float16 got: ${obs.dtype}` +
-          (obs.dtype === 'float16' ? ' (float16 weights are not supported by kindling, as by PyTorch\'s oneDNN engine)' : ''),
-        'KD_NOT_SUPPORTED');
-      }
-      const w = mod.weight.detach().to('float32');
-      obs.forward(w);
-      const [scales, zps] = obs._qparams();
-      const perChannel = obs.qscheme.startsWith('per_channel');
-      if (perChannel && obs.chAxis !== 0) throw new KindlingError('per-channel weight observers must use chAxis 0', 'KD_INVALID_ARGUMENT');
-      const qw = kd.tidy(() => {
-        // PyTorch's quantize_per_tensor / quantize_per_channel: q = clamp(rint(w * float(1 / scale)) + zp)
-        const o = { dtype: 'float32', device: w.device };
-        const inv = kd.tensor(scales.map((s) => Math.fround(1 / s)), o).reshape([perChannel ? -1 : 1, 1]);
-        const zp = kd.tensor(zps, o).reshape([perChannel ? -1 : 1, 1]);
-        return kd.keep(w.mul(inv).round().add(zp).clamp(-128, 127).to('int8'));
-      });
+      const qw = quantizeWeight(mod.weight, q);
       const lin = new Linear(mod.inFeatures, mod.outFeatures, mod.bias !== null);
-      lin.setWeightBias(new QuantizedTensor(qw, scales, zps, perChannel ? 0 : null), mod.bias);
+      lin.setWeightBias(qw, mod.bias);
       return lin;
     }
   }
-  return { Linear, LinearPackedParams };
+  return { Linear, LinearPackedParams, quantizeWeight };
 };

@@ -1,18 +1,18 @@
 // quantize_dynamic.js - kd.ao.quantization.quantizeDynamic: PyTorch 1.13's quantize_dynamic.
 // Picks a qconfig per submodule (propagate_qconfig_: by class, then by submodule name, else the
-// parent's) and swaps every kd.nn.Linear that has one for a kd.ao.nn.quantized.dynamic.Linear
-// (convert); the root itself is never swapped, as in PyTorch. Returns a quantized copy, or the
+// parent's) and swaps every kd.nn.Linear, LSTM and GRU that has one for its
+// kd.ao.nn.quantized.dynamic counterpart (convert); the root itself is never swapped, as in PyTorch. Returns a quantized copy, or the
 // model itself with inplace.
 'use strict';
 
 const { KindlingError, typeError } = require('../errors');
 
-module.exports = function installQuantizeDynamic(kd, { QConfig, defaultDynamicQConfig }, DynamicLinear) {
+module.exports = function installQuantizeDynamic(kd, { QConfig, defaultDynamicQConfig }, dynamic) {
   const dtypeName = (d) => String(d === undefined || d === null ? 'qint8' : d).replace(/^torch\./, '');
   const isQConfig = (q) => q === null || q instanceof QConfig || (q && typeof q === 'object' && 'weight' in q);
 
   /** The module classes quantizeDynamic maps (PyTorch's default dynamic mapping, as far as kindling has them). */
-  const defaultMapping = () => new Map([[kd.nn.Linear, DynamicLinear]]);
+  const defaultMapping = () => new Map([[kd.nn.Linear, dynamic.Linear], [kd.nn.LSTM, dynamic.LSTM], [kd.nn.GRU, dynamic.GRU]]);
 
   function qconfigFor(dtype, what) {
     if (dtype === 'qint8') return defaultDynamicQConfig;

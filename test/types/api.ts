@@ -695,5 +695,7 @@ export function libraryOps(x: Tensor): void {
   const s: number = w.qScale();
   const y: kd.Tensor = lin.forward(kd.randn([2, 4]));
   const kernel: 'avx512vnni' | 'avx512bw' | 'avx2' | 'scalar' = kd.build.int8Gemm;
-  void q; void q2; void s; void y; void kernel;
+  const lstm = new kd.ao.nn.quantized.dynamic.LSTM(4, 5, { numLayers: 2 });
+  const [o, [hn, cn]] = lstm.forward(kd.randn([3, 2, 4]));
+  void q; void q2; void s; void y; void kernel; void o; void hn; void cn;
 }
