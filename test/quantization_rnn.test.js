@@ -69,3 +69,22 @@ describe('kd.ao.nn.quantized.dynamic.LSTM / GRU', function () {
     assert.throws(() => q[0](packed), (e) => e.code === 'KD_NOT_SUPPORTED');
   });
 });
+
+describe('kd.ao.nn.quantized.dynamic.LSTM / GRU on the GPU', function () {
+  before(function () {
+    if (!kd.cuda.isAvailable()) this.skip();
+  });
+
+  it('a model moved to the GPU gives the CPU\'s results (int8 products bit for bit, float gate steps)', function () {
+    this.timeout(300000);
+    kd.manualSeed(0);
+    const q = Q().quantizeDynamic(new kd.nn.Sequential(new kd.nn.LSTM(4, 5, { numLayers: 2, bidirectional: true }), new kd.nn.GRU(10, 3)));
+    const x = kd.randn([6, 2, 4]);
+    const [cpuOut] = q[1](q[0](x)[0]);
+    q.to('cuda');
+    const [gpuOut, hN] = q[1](q[0](x.to('cuda'))[0]);
+    assert.ok(gpuOut.device.startsWith('cuda'));
+    assert.deepStrictEqual(hN.shape, [1, 2, 3]);
+    close(gpuOut.to('cpu'), { shape: cpuOut.shape, data: Array.from(cpuOut.dataSync()) }, 'output');
+  });
+});
