@@ -200,6 +200,8 @@ describe('kd.ao.nn.quantized.dynamic.Linear', function () {
     assert.throws(() => kd._internal.qlinearDynamic(kd.randn([2, 4]), kd.zeros([7], { dtype: 'int8' }), kd.ones([1]), null, 4, 3),
       (e) => e.code === 'KD_INVALID_ARGUMENT');
     assert.throws(() => kd._internal.qlinearPackWeight(kd.zeros([3, 4])), (e) => e.code === 'KD_DTYPE_MISMATCH');
+    // the int32 sums hold 255 * 128 * 65536 at most: longer rows are refused
+    assert.throws(() => kd._internal.qlinearPackWeight(kd.zeros([2, 65537], { dtype: 'int8' })), /in_features up to 65536/);
   });
 });
 

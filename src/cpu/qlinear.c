@@ -63,6 +63,7 @@
 #endif
 
 #define KD_QL_PANEL 16 /* columns per panel */
+#define KD_QL_MAX_K 65536 /* in_features: 255 * 128 * 65536 < 2^31, the int32 sums never overflow */
 #define KD_QL_COLS 32  /* columns are padded to a multiple of this (two panels) */
 
 /* Sizes of the packed layout for k x n (Note [Packed int8 weights]). */
@@ -80,8 +81,9 @@ KD_KERNEL(kd_cpu_qlinear_pack) {
     return kd_error(KD_ERR_DTYPE, "qlinearPackWeight: expected an int8 weight, got %s", kd_dtype_name(w->dtype));
   if (w->ndim != 2) return kd_error(KD_ERR_SHAPE, "qlinearPackWeight: expected a 2-D weight [out, in], got %d-D", w->ndim);
   const int64_t n = w->sizes[0], k = w->sizes[1];
-  if (k > (int64_t)1 << 24 || n > (int64_t)1 << 30)
-    return kd_error(KD_ERR_INVALID_ARGUMENT, "qlinearPackWeight: weight of %lld x %lld is too large", (long long)n, (long long)k);
+  if (k > KD_QL_MAX_K || n > (int64_t)1 << 30)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "qlinearPackWeight: weight of %lld x %lld is too large (in_features up to %d)", (long long)n,
+                    (long long)k, KD_QL_MAX_K);
   const int64_t kp = kd_ql_kp(k), np = kd_ql_np(n);
   int64_t bytes = kp * np + np * 4;
   kd_tensor *wc = NULL, *out = NULL;
@@ -204,7 +206,7 @@ typedef struct kd_ql_job {
 
 /* y[i][j] for one accumulator value (Note [int8 dynamic linear numerics]). */
 static inline float kd_ql_out(const kd_ql_job *j, int32_t acc, int64_t c) {
-  const int32_t a = acc - j->zp * j->colsum[c];
+  const int32_t a = (int32_t)((uint32_t)acc - (uint32_t)j->zp * (uint32_t)j->colsum[c]); /* wraps as the SIMD lanes */
   if (j->badd) {
     const float t = (float)a + j->badd[c];
     return t * j->mult[c];
@@ -533,8 +535,9 @@ KD_KERNEL(kd_cpu_qlinear_dynamic) {
     return kd_error(KD_ERR_DEVICE, "Expected all tensors to be on the same device, but found at least two devices (qlinearDynamic)");
   if (x->dtype != KD_DTYPE_F32)
     return kd_error(KD_ERR_DTYPE, "qlinearDynamic: expected a float32 input, got %s", kd_dtype_name(x->dtype));
-  if (k <= 0 || n <= 0 || k > (int64_t)1 << 24 || n > (int64_t)1 << 30)
-    return kd_error(KD_ERR_INVALID_ARGUMENT, "qlinearDynamic: invalid features %lld -> %lld", (long long)k, (long long)n);
+  if (k <= 0 || n <= 0 || k > KD_QL_MAX_K || n > (int64_t)1 << 30)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "qlinearDynamic: invalid features %lld -> %lld (in_features from 1 to %d)", (long long)k,
+                    (long long)n, KD_QL_MAX_K);
   const int64_t kp = kd_ql_kp(k), np = kd_ql_np(n);
   if (packed->dtype != KD_DTYPE_I8 || packed->ndim != 1 || packed->sizes[0] != kp * np + np * 4 || !kd_tensor_is_contiguous(packed))
     return kd_error(KD_ERR_INVALID_ARGUMENT, "qlinearDynamic: the packed weight is not that of a %lld -> %lld layer", (long long)k,
