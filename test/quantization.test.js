@@ -54,6 +54,7 @@ describe('kd.ao.quantization.quantizeDynamic vs PyTorch 1.13', function () {
   it('every CPU level of the int8 GEMM gives PyTorch\'s outputs bit for bit', function () {
     this.timeout(120000);
     const script = path.join(__dirname, 'quantization_child.js');
+    const large = new Set(); // the hash of a large layer's output (k blocks, row blocks): one value at every level
     for (const [level, env, kernel] of [['default', {}, 'scalar'], ['avx2', {}, 'avx2'], ['avx512', { KINDLING_VNNI: '0' }, 'avx512bw'],
       ['avx512', {}, 'avx512vnni']]) {
       const out = execFileSync(process.execPath, [script], {
@@ -61,9 +62,11 @@ describe('kd.ao.quantization.quantizeDynamic vs PyTorch 1.13', function () {
       });
       const r = JSON.parse(out.trim().split('\n').pop());
       assert.strictEqual(r.mismatches, 0, `${kernel} (ran: ${r.kernel}): ${r.mismatches} outputs differ`);
+      large.add(r.large);
       if (r.level === level && (kernel !== 'avx512vnni' || r.kernel === kernel)) assert.strictEqual(r.kernel, kernel);
       assert.strictEqual(r.cases, fixture.cases.length);
     }
+    assert.strictEqual(large.size, 1, 'a large layer gives the same bits at every level');
   });
 });
 

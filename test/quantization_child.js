@@ -1,6 +1,6 @@
 // quantization_child.js - run by test/quantization.test.js with KINDLING_CPU_CAPABILITY set: the
-// dynamic quantized Linear of every fixture case at that CPU level; prints {level, kernel, cases,
-// mismatches} (outputs that differ from PyTorch's bit for bit).
+// dynamic quantized Linear of every fixture case at that CPU level; prints {level, kernel, large, cases,
+// mismatches} (outputs that differ from PyTorch's bit for bit) and a hash of a large layer's output.
 'use strict';
 
 const kd = require('../lib');
@@ -19,4 +19,10 @@ for (const c of fixture.cases) {
   const e = Float32Array.from(c.output);
   for (let i = 0; i < e.length; i++) if (!Object.is(y[i], e[i])) mismatches++;
 }
-console.log(JSON.stringify({ level: kd.build.cpuCapability, kernel: kd.build.int8Gemm, cases: fixture.cases.length, mismatches }));
+// a large layer (k blocks, row blocks, a partial panel): its output bits, compared across levels
+kd.manualSeed(5);
+const big = kd.ao.quantization.quantizeDynamic(new kd.nn.Sequential(new kd.nn.Linear(2100, 70)))[0];
+const bits = new Uint32Array(Float32Array.from(big(kd.randn([70, 2100]).mul(2).add(0.5)).dataSync()).buffer);
+let large = 0;
+for (let i = 0; i < bits.length; i++) large = (Math.imul(large, 31) + bits[i]) >>> 0;
+console.log(JSON.stringify({ level: kd.build.cpuCapability, kernel: kd.build.int8Gemm, large, cases: fixture.cases.length, mismatches }));

@@ -33,12 +33,12 @@
  * input's quantized values stay below 128 (reduceRange); without reduceRange those two paths
  * hand the product to the scalar loop, so the result is always the exact integer product.
  * Tasks of up to 64 rows by 32 (avx512) / 16 columns run in parallel on kindling's pool, in
- * register tiles of up to 8 / 4 rows.
+ * register tiles of up to 8 / 6 rows.
  *
  * Note [int8 GEMM k blocks]
  * With a long k (3072 -> 768) a tile's 32 columns of the weight no longer fit in L1 and every
- * row tile would stream them from L2 again. The avx512 kernel walks k in blocks of KD_QL_KB
- * groups (32 KiB of weight) with the row tiles inside: the int32 sums of a block wait in the
+ * row tile would stream them from L2 again. The SIMD kernels walk k in blocks of KD_QL_KB
+ * groups (16 KiB of weight) with the row tiles inside: the int32 sums of a block wait in the
  * output rows (y is m x n floats, the same size) and the last block dequantizes them in place. On a device the same operands go to cuda/ops_qlinear.cu (KD_DEV_OP_QLINEAR):
  * the weight is packed on the CPU and moved with the module. */
 #include <math.h>
@@ -243,9 +243,9 @@ static inline void kd_ql_store16(const kd_ql_job *j, int64_t r, int64_t c0, cons
 #define KD_QL_TN 32 /* columns per tile */
 #define KD_QL_KB 128 /* k groups per block: 16 KiB of the weight's 32 columns */
 
-/* R rows x 2 panels; VNNI: VPDPBUSD, else VPMADDUBSW + VPMADDWD. */
-/* R rows x 2 panels over the k groups [g0, g1); the int32 sums of earlier groups wait in y (Note
- * [int8 GEMM k blocks]) unless `first`; `last` dequantizes, else the sums go back to y. */
+/* R rows x 2 panels over the k groups [g0, g1) (VNNI: VPDPBUSD, else VPMADDUBSW + VPMADDWD); the
+ * int32 sums of earlier groups wait in y (Note [int8 GEMM k blocks]) unless `first`; `last`
+ * dequantizes, else the sums go back to y. */
 static inline __attribute__((always_inline)) void kd_ql_tile_avx512(const kd_ql_job *j, int64_t r0, int R, int64_t pn,
                                                                    bool vnni, int64_t g0, int64_t g1, bool first, bool last) {
   __m512i acc[KD_QL_MR][2];
@@ -310,19 +310,26 @@ static void kd_ql_tile_simd(const kd_ql_job *j, int64_t r0, int R, int64_t pn, i
 #undef KD_QL_CASE
 }
 #elif defined(__AVX2__)
-#define KD_QL_MR 4
+#define KD_QL_MR 6
 #define KD_QL_TN 16
-#define KD_QL_KB INT64_MAX
+#define KD_QL_KB 256 /* k groups per block: 16 KiB of the weight's 16 columns */
 
-/* R rows x 1 panel (two ymm of 8 columns): VPMADDUBSW + VPMADDWD. */
-static inline __attribute__((always_inline)) void kd_ql_tile_avx2(const kd_ql_job *j, int64_t r0, int R, int64_t pn) {
+/* R rows x 1 panel (two ymm of 8 columns) over the k groups [g0, g1), VPMADDUBSW + VPMADDWD; the
+ * int32 sums wait in y between k blocks as in the avx512 kernel (Note [int8 GEMM k blocks]). */
+static inline __attribute__((always_inline)) void kd_ql_tile_avx2(const kd_ql_job *j, int64_t r0, int R, int64_t pn,
+                                                                 int64_t g0, int64_t g1, bool first, bool last) {
+  const int64_t c0 = pn * KD_QL_PANEL, cols = j->n - c0 < KD_QL_PANEL ? j->n - c0 : KD_QL_PANEL;
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i masks[2] = {_mm256_cmpgt_epi32(_mm256_set1_epi32((int)cols), lane),
+                            _mm256_cmpgt_epi32(_mm256_set1_epi32((int)cols - 8), lane)};
   __m256i acc[KD_QL_MR][2];
-  for (int i = 0; i < R; i++) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  for (int i = 0; i < R; i++)
+    for (int h = 0; h < 2; h++)
+      acc[i][h] = first ? _mm256_setzero_si256() : _mm256_maskload_epi32((const int *)(j->y + (r0 + i) * j->n + c0 + 8 * h), masks[h]);
   const int8_t *b = j->w + pn * j->kp * KD_QL_PANEL;
   const uint8_t *a = j->xq + r0 * j->kp;
   const __m256i ones = _mm256_set1_epi16(1);
-  const int64_t groups = j->kp / 4;
-  for (int64_t g = 0; g < groups; g++) {
+  for (int64_t g = g0; g < g1; g++) {
     const __m256i w0 = _mm256_loadu_si256((const __m256i *)(b + g * 64));
     const __m256i w1 = _mm256_loadu_si256((const __m256i *)(b + g * 64 + 32));
     for (int i = 0; i < R; i++) {
@@ -333,8 +340,12 @@ static inline __attribute__((always_inline)) void kd_ql_tile_avx2(const kd_ql_jo
       acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(_mm256_maddubs_epi16(ai, w1), ones));
     }
   }
-  const int64_t c0 = pn * KD_QL_PANEL;
-  if (c0 + KD_QL_PANEL > j->n) { /* the last, partial panel */
+  if (!last) {
+    for (int i = 0; i < R; i++)
+      for (int h = 0; h < 2; h++) _mm256_maskstore_epi32((int *)(j->y + (r0 + i) * j->n + c0 + 8 * h), masks[h], acc[i][h]);
+    return;
+  }
+  if (cols < KD_QL_PANEL) { /* the last, partial panel */
     for (int i = 0; i < R; i++) {
       int32_t v[16];
       _mm256_storeu_si256((__m256i *)v, acc[i][0]);
@@ -357,10 +368,10 @@ static inline __attribute__((always_inline)) void kd_ql_tile_avx2(const kd_ql_jo
 }
 
 static void kd_ql_tile_simd(const kd_ql_job *j, int64_t r0, int R, int64_t pn, int64_t g0, int64_t g1) {
-  (void)g0; (void)g1; /* one block: the whole k (KD_QL_KB) */
+  const bool first = g0 == 0, last = g1 == j->kp / 4;
 #define KD_QL_CASE(N) \
-  case N: kd_ql_tile_avx2(j, r0, N, pn); break;
-  switch (R) { KD_QL_CASE(1) KD_QL_CASE(2) KD_QL_CASE(3) KD_QL_CASE(4) }
+  case N: kd_ql_tile_avx2(j, r0, N, pn, g0, g1, first, last); break;
+  switch (R) { KD_QL_CASE(1) KD_QL_CASE(2) KD_QL_CASE(3) KD_QL_CASE(4) KD_QL_CASE(5) KD_QL_CASE(6) }
 #undef KD_QL_CASE
 }
 #else
