@@ -33,7 +33,7 @@
  * input's quantized values stay below 128 (reduceRange); without reduceRange those two paths
  * hand the product to the scalar loop, so the result is always the exact integer product.
  * Tasks of up to 64 rows by 32 (avx512) / 16 columns run in parallel on kindling's pool, in
- * register tiles of up to 8 / 6 rows.
+ * register tiles of up to 8 / 4 rows.
  *
  * Note [int8 GEMM k blocks]
  * With a long k (3072 -> 768) a tile's 32 columns of the weight no longer fit in L1 and every
@@ -310,7 +310,7 @@ static void kd_ql_tile_simd(const kd_ql_job *j, int64_t r0, int R, int64_t pn, i
 #undef KD_QL_CASE
 }
 #elif defined(__AVX2__)
-#define KD_QL_MR 6
+#define KD_QL_MR 4
 #define KD_QL_TN 16
 #define KD_QL_KB 256 /* k groups per block: 16 KiB of the weight's 16 columns */
 
@@ -371,7 +371,7 @@ static void kd_ql_tile_simd(const kd_ql_job *j, int64_t r0, int R, int64_t pn, i
   const bool first = g0 == 0, last = g1 == j->kp / 4;
 #define KD_QL_CASE(N) \
   case N: kd_ql_tile_avx2(j, r0, N, pn, g0, g1, first, last); break;
-  switch (R) { KD_QL_CASE(1) KD_QL_CASE(2) KD_QL_CASE(3) KD_QL_CASE(4) KD_QL_CASE(5) KD_QL_CASE(6) }
+  switch (R) { KD_QL_CASE(1) KD_QL_CASE(2) KD_QL_CASE(3) KD_QL_CASE(4) }
 #undef KD_QL_CASE
 }
 #else
