@@ -534,3 +534,29 @@ module.exports = [
     peers: { torch: true },
   },
 ];
+
+// int8 dynamic quantization (kd.ao.quantization.quantizeDynamic, docs/QUANTIZATION.md): a float32
+// kd.nn.Linear and the same layer quantized to qint8 weights (the input quantized per call), at
+// BERT/GPT-2 MLP sizes, batch n rows, no grad. The peer is PyTorch 1.13's quantize_dynamic.
+function linearCase(inF, outF, int8) {
+  return {
+    name: `linear.${int8 ? 'int8' : 'f32'}.${inF}x${outF}`,
+    title: `${int8 ? 'int8 dynamic quantized' : 'float32'} Linear ${inF} -> ${outF}, batch n (forward, no grad)`,
+    sizes: [1, 32],
+    label: (n) => `batch ${n}`,
+    requires: (kd, dev) => (dev !== 'cpu' ? 'the int8 dynamic Linear runs on the CPU' : needs('kd.ao.quantization.quantizeDynamic', !!(kd.ao && kd.ao.quantization))),
+    setup: (kd, n) => {
+      kd.manualSeed(0);
+      let model = kd.tidy(() => new kd.nn.Sequential(new kd.nn.Linear(inF, outF)).eval());
+      if (int8) model = kd.ao.quantization.quantizeDynamic(model, new Set([kd.nn.Linear]));
+      kd.setGradEnabled(false);
+      return { kd, model, x: kd.randn([n, inF]) };
+    },
+    run: (s) => { s.model(s.x).dispose(); },
+    teardown: (s) => { s.kd.setGradEnabled(true); s.x.dispose(); },
+    rate: { unit: 'GOP/s', of: (n, sec) => (2 * n * inF * outF) / sec / 1e9 },
+    headline: [1, 32],
+    peers: { torch: true },
+  };
+}
+module.exports.push(...[false, true].flatMap((int8) => [linearCase(768, 3072, int8), linearCase(3072, 768, int8)]));

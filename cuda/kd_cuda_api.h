@@ -280,6 +280,13 @@ enum kd_cuda_op_kind {
    * gradient into data[4]. i[] = N, C, D, H, W, oD, oH, oW; d[] = nd, mode (0 bilinear,
    * 1 nearest, 2 bicubic), padding (0 zeros, 1 border, 2 reflection), alignCorners. */
   KD_CUDA_OP_GRID_SAMPLE = 53,
+  /* The int8 dynamic quantized linear layer (ops_qlinear.cu, src/cpu/qlinear.c; Note [int8
+   * dynamic linear numerics]): data[0] input float32 [m, k] contiguous, data[1] the packed weight
+   * (Note [Packed int8 weights]: int8, then int32 column sums), data[2] the weight scales float32
+   * (1 or n), data[3] bias float32 [n] or NULL, data[4] output float32 [m, n], data[5] scratch
+   * int8 [m, kp], data[6] scratch float32 [2 * 256 + 2]; i[] = m, k, n, kp, number of scales,
+   * reduceRange. */
+  KD_CUDA_OP_QLINEAR = 54,
 
   /* ---- shape, factory, padding, loss and activation-backward kinds (cuda/ops_shape.cu,
    * ops_pad.cu, ops_loss.cu). "addr" = a device address carried in an i[] slot. ---- */

@@ -110,7 +110,8 @@ kd.KindlingRangeError = errors.KindlingRangeError;
  * 'avx512'; the best this CPU supports, or KINDLING_CPU_CAPABILITY), as
  * torch.backends.cpu.get_cpu_capability(). bf16Gemm: the kernel of bfloat16 matrix products
  * ('amx' on AMX tiles, 'avx512bf16' on VDPBF16PS, 'none': widened to float32; KINDLING_AMX=0
- * turns AMX off). binary: 'prebuilt' (shipped in the package) or
+ * turns AMX off). int8Gemm: the kernel of the int8 dynamic quantized Linear ('avx512vnni',
+ * 'avx512bw', 'avx2' or 'scalar'; KINDLING_VNNI=0 turns VNNI off). binary: 'prebuilt' (shipped in the package) or
  * 'build' (compiled from source on this machine); binaryPath: the addon's file. */
 const blasLink = binary.manifest && binary.manifest.blasLink === 'static' ? 'linked into the addon' : 'the system libopenblas';
 kd.build = Object.freeze({
@@ -119,6 +120,7 @@ kd.build = Object.freeze({
   cuda: N.cuda.libraryFound(),
   cpuCapability: N.cpuCapability,
   bf16Gemm: N.bf16Gemm,
+  int8Gemm: N.int8Gemm,
   binary: binary.source,
   binaryPath: binary.file,
 });
@@ -152,6 +154,8 @@ require('./nn_pool')(kd);
 
 // kd.nn modules, layers, losses, init and utils (lib/nn/), next to kd.nn.functional.
 require('./nn')(kd);
+// kd.ao: int8 dynamic quantization (quantizeDynamic, kd.ao.nn.quantized.dynamic.Linear; lib/ao/).
+require('./ao')(kd);
 
 // kd.profiler: torch.profiler's profile (table, key averages, Chrome trace) and recordFunction.
 kd.profiler = require('./profiler')(N);

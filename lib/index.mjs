@@ -25,6 +25,7 @@ export const {
   Tensor,
   _internal,
   amp,
+  ao,
   autocast,
   autograd,
   backends,

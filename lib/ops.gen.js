@@ -448,6 +448,8 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:foreachAsgdStep_": [{ name: "foreachAsgdStep_", fn: N["foreachAsgdStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["axs", "Tensor[]", false, false], ["lambd", "float", false, true], ["eta", "float", false, true], ["mu", "float", false, true], ["weightDecay", "float", false, true], ["maximize", "bool", false, true]] }],
     "function:rpropStep_": [{ name: "rpropStep_", fn: N["rpropStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["prev", "Tensor", false, false], ["stepSize", "Tensor", false, false], ["etaMinus", "float", false, true], ["etaPlus", "float", false, true], ["stepSizeMin", "float", false, true], ["stepSizeMax", "float", false, true], ["maximize", "bool", false, true]] }],
     "function:foreachRpropStep_": [{ name: "foreachRpropStep_", fn: N["foreachRpropStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["prevs", "Tensor[]", false, false], ["stepSizes", "Tensor[]", false, false], ["etaMinus", "float", false, true], ["etaPlus", "float", false, true], ["stepSizeMin", "float", false, true], ["stepSizeMax", "float", false, true], ["maximize", "bool", false, true]] }],
+    "function:qlinearPackWeight": [{ name: "qlinearPackWeight", fn: N["qlinearPackWeight"], ret: "tensor", args: [["weight", "Tensor", false, false]] }],
+    "function:qlinearDynamic": [{ name: "qlinearDynamic", fn: N["qlinearDynamic"], ret: "tensor", args: [["input", "Tensor", false, false], ["packedWeight", "Tensor", false, false], ["weightScale", "Tensor", false, false], ["bias", "Tensor?", false, true], ["inFeatures", "int", false, false], ["outFeatures", "int", false, false], ["reduceRange", "bool", false, true]] }],
     "function:randperm": [{ name: "randperm", fn: N["randperm"], ret: "tensor", args: [["n", "int", false, false], ["dtype", "dtype?", true, true], ["device", "device?", true, true]] }],
     "function:multinomial": [{ name: "multinomial", fn: N["multinomial"], ret: "tensor", args: [["self", "Tensor", false, false], ["numSamples", "int", false, false], ["replacement", "bool", false, true]] }],
     "method:multinomial": [{ name: "multinomial", fn: N["multinomial"], ret: "tensor", args: [["self", "Tensor", false, false], ["numSamples", "int", false, false], ["replacement", "bool", false, true]] }],
@@ -4099,6 +4101,28 @@ module.exports = function install(Tensor, kd, N, rt) {
   rt.namespace(kd, "_internal").foreachRpropStep_ = function foreachRpropStep_() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:foreachRpropStep_"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").qlinearPackWeight = function qlinearPackWeight(a0) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 1) {
+    if (!(a0 instanceof Tensor)) break fast;
+    const h = N["qlinearPackWeight"](a0._h); return h === a0._h ? a0 : new Tensor(h);
+  }
+    return rt.invoke(G["function:qlinearPackWeight"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").qlinearDynamic = function qlinearDynamic(a0, a1, a2, a3, a4, a5, a6) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 7) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (a3 != null && !(a3 instanceof Tensor)) break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    const h = N["qlinearDynamic"](a0._h, a1._h, a2._h, a3 == null ? a3 : a3._h, a4, a5, a6); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:qlinearDynamic"], null, arguments);
   };
   kd.randperm = function randperm(a0) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

@@ -487,6 +487,8 @@ export interface BuildInfo {
    * round the result to bfloat16 once.
    */
   readonly bf16Gemm: 'amx' | 'avx512bf16' | 'none';
+  /** The kernel of the int8 dynamic quantized Linear (KINDLING_VNNI=0 turns VNNI off). */
+  readonly int8Gemm: 'avx512vnni' | 'avx512bw' | 'avx2' | 'scalar';
   /** OpenBLAS's description of itself (version, target core, threads) and how it is linked
    * ('linked into the addon' for the prebuilt binary, 'the system libopenblas' for a source
    * build); null without a BLAS. */
@@ -721,6 +723,8 @@ export * from './serialization';
 
 /** PyTorch 1.13's optimizers, `optim.lrScheduler` and `optim.swaUtils`; see ./optim.d.ts. */
 export * as optim from './optim';
+// kd.ao: int8 dynamic quantization (see ./ao.d.ts).
+export * as ao from './ao';
 
 /** The profiler (torch.profiler): profile, recordFunction, tables and Chrome traces; see ./profiler.d.ts. */
 export * as profiler from './profiler';

@@ -2010,6 +2010,12 @@ export declare namespace _internal {
   /** rpropStep_ over lists of tensors. */
   function foreachRpropStep_(params: readonly Tensor[], grads: readonly Tensor[], prevs: readonly Tensor[], stepSizes: readonly Tensor[], etaMinus?: number, etaPlus?: number, stepSizeMin?: number, stepSizeMax?: number, maximize?: boolean, options?: { params?: readonly Tensor[]; grads?: readonly Tensor[]; prevs?: readonly Tensor[]; stepSizes?: readonly Tensor[]; etaMinus?: number; etaPlus?: number; stepSizeMin?: number; stepSizeMax?: number; maximize?: boolean }): Tensor[];
   function foreachRpropStep_(options: { params: readonly Tensor[]; grads: readonly Tensor[]; prevs: readonly Tensor[]; stepSizes: readonly Tensor[]; etaMinus?: number; etaPlus?: number; stepSizeMin?: number; stepSizeMax?: number; maximize?: boolean }): Tensor[];
+  /** Packs an int8 [out, in] weight for qlinearDynamic (Note [Packed int8 weights] in src/cpu/qlinear.c). */
+  function qlinearPackWeight(weight: Tensor, options?: { weight?: Tensor }): Tensor;
+  function qlinearPackWeight(options: { weight: Tensor }): Tensor;
+  /** int8 dynamic quantized linear: input quantized to uint8 per call, int32 product with the packed qint8 weight, float32 output. */
+  function qlinearDynamic(input: Tensor, packedWeight: Tensor, weightScale: Tensor, bias: Tensor | null | undefined, inFeatures: number, outFeatures: number, reduceRange?: boolean, options?: { input?: Tensor; packedWeight?: Tensor; weightScale?: Tensor; bias?: Tensor | null; inFeatures?: number; outFeatures?: number; reduceRange?: boolean }): Tensor;
+  function qlinearDynamic(options: { input: Tensor; packedWeight: Tensor; weightScale: Tensor; bias?: Tensor | null; inFeatures: number; outFeatures: number; reduceRange?: boolean }): Tensor;
   /** One LSTM step from the summed gate pre-activations gates [B, 4H] (input, forget, cell, output) and the cell state cx [B, H]: hy, cy and the activated gates (workspace [B, 4H]). */
   function lstmCell(gates: Tensor, cx: Tensor, options?: { gates?: Tensor; cx?: Tensor }): Tensor[] & { hy: Tensor; cy: Tensor; workspace: Tensor };
   function lstmCell(options: { gates: Tensor; cx: Tensor }): Tensor[] & { hy: Tensor; cy: Tensor; workspace: Tensor };

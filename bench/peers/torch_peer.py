@@ -485,6 +485,30 @@ class Paired:
             return {"error": str(e).split("\n")[0]}
 
 
+# int8 dynamic quantization (the linear.* cases of bench/cases.js): a float32 Linear and the same
+# layer through torch.ao.quantization.quantize_dynamic (qint8, the default quantized engine), on
+# an input of `batch` rows; the CPU only (quantized ops have no CUDA kernels).
+def case_linear(in_f, out_f, quantized):
+    def make(batch):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(in_f, out_f)).eval()
+        if quantized:
+            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        x = torch.randn(batch, in_f)
+
+        def run():
+            with torch.no_grad():
+                return model(x)
+        return run
+    return make
+
+
+CASES.update({
+    f"linear.{kind}.{i}x{o}": case_linear(i, o, kind == "int8")
+    for kind in ("f32", "int8") for (i, o) in ((768, 3072), (3072, 768))
+})
+
+
 def main():
     global DEV
     config = json.loads(sys.stdin.readline())
@@ -510,3 +534,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+

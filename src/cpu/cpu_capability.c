@@ -29,6 +29,7 @@ static const char *const kd_cpu_level_names[KD_CPU_LEVEL_COUNT] = {
 static pthread_once_t kd_cpu_once = PTHREAD_ONCE_INIT;
 static kd_cpu_level kd_cpu_supported = KD_CPU_LEVEL_DEFAULT, kd_cpu_chosen = KD_CPU_LEVEL_DEFAULT;
 static bool kd_cpu_bf16 = false;
+static bool kd_cpu_vnni = false;   /* AVX512-VNNI (the int8 GEMM of qlinear.c) */
 static bool kd_cpu_amx_hw = false;  /* AMX-TILE + AMX-BF16, tile state enabled in XCR0 */
 static pthread_once_t kd_cpu_amx_once = PTHREAD_ONCE_INIT;
 static bool kd_cpu_amx = false;     /* ... and granted to this process, and not turned off */
@@ -63,6 +64,7 @@ static void kd_cpu_detect(void) {
     if (os_zmm && avx512) {
       kd_cpu_supported = KD_CPU_LEVEL_AVX512;
       kd_cpu_bf16 = (a1 & bit_AVX512BF16) != 0;
+      kd_cpu_vnni = (c & bit_AVX512VNNI) != 0;
       const bool amx = (d & (1u << 24)) && (d & (1u << 22)); /* CPUID.(7,0):EDX AMX-TILE, AMX-BF16 */
       const bool os_tiles = (xcr0 & 0x60000) == 0x60000;   /* XTILECFG and XTILEDATA */
       kd_cpu_amx_hw = kd_cpu_bf16 && amx && os_tiles;
@@ -73,8 +75,11 @@ static void kd_cpu_detect(void) {
 static void kd_cpu_detect(void) {}
 #endif
 
+static void kd_cpu_vnni_env(void);
+
 static void kd_cpu_choose(void) {
   kd_cpu_detect();
+  kd_cpu_vnni_env();
   kd_cpu_chosen = kd_cpu_supported;
   const char *env = getenv("KINDLING_CPU_CAPABILITY");
   if (!env || !*env) return;
@@ -127,6 +132,16 @@ static void kd_cpu_amx_request(void) {
 bool kd_cpu_has_amx_bf16(void) {
   pthread_once(&kd_cpu_amx_once, kd_cpu_amx_request);
   return kd_cpu_amx;
+}
+
+bool kd_cpu_has_avx512_vnni(void) {
+  pthread_once(&kd_cpu_once, kd_cpu_choose);
+  return kd_cpu_vnni && kd_cpu_chosen == KD_CPU_LEVEL_AVX512;
+}
+
+static void kd_cpu_vnni_env(void) {
+  const char *env = getenv("KINDLING_VNNI");
+  if (env && strcmp(env, "0") == 0) kd_cpu_vnni = false;
 }
 
 bool kd_cpu_has_avx512_bf16(void) {

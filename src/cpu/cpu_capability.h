@@ -41,6 +41,9 @@ kd_cpu_level kd_cpu_capability_supported(void);
 const char *kd_cpu_capability_name(kd_cpu_level level);
 /* Why KINDLING_CPU_CAPABILITY was not followed, or NULL (a message for a JS warning). */
 const char *kd_cpu_capability_warning(void);
+/* Whether the CPU runs AVX512-VNNI (VPDPBUSD, the int8 GEMM of qlinear.c), the avx512 level is in
+ * use and KINDLING_VNNI is not 0 (which leaves the AVX512BW kernel). */
+bool kd_cpu_has_avx512_vnni(void);
 /* Whether the CPU runs AVX512-BF16 (VDPBF16PS) with the OS saving AVX-512 state. */
 bool kd_cpu_has_avx512_bf16(void);
 /* Whether the bfloat16 GEMM may use AMX tiles: AVX512-BF16 as above, AMX-TILE and AMX-BF16, the

@@ -12,7 +12,8 @@
   X(kd_cpu_unary) X(kd_cpu_ternary)                                                           \
   X(kd_cpu_reduce) X(kd_cpu_arg_reduce) X(kd_cpu_reduce_backward)                             \
   X(kd_cpu_softmax) X(kd_cpu_layer_norm) X(kd_cpu_layer_norm_backward)                        \
-  X(kd_cpu_copy) X(kd_cpu_fill) X(kd_cpu_pool) X(kd_cpu_scan) X(kd_cpu_optim) X(kd_cpu_rnn_cell)
+  X(kd_cpu_copy) X(kd_cpu_fill) X(kd_cpu_pool) X(kd_cpu_scan) X(kd_cpu_optim) X(kd_cpu_rnn_cell)    \
+  X(kd_cpu_qlinear_pack) X(kd_cpu_qlinear_dynamic)
 
 typedef kd_status (*kd_cpu_kernel_fn)(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 
@@ -93,6 +94,14 @@ bool kd_gemm_bf16_available(void) { return kd_cpu_table()->kd_gemm_bf16_availabl
 const char *kd_gemm_bf16_kernel(void) {
   if (!kd_gemm_bf16_available()) return "none";
   return kd_cpu_has_amx_bf16() ? "amx" : "avx512bf16";
+}
+
+const char *kd_qlinear_kernel(void) {
+  switch (kd_cpu_capability()) {
+    case KD_CPU_LEVEL_AVX512: return kd_cpu_has_avx512_vnni() ? "avx512vnni" : "avx512bw";
+    case KD_CPU_LEVEL_AVX2: return "avx2";
+    default: return "scalar";
+  }
 }
 
 kd_status kd_gemm_bf16(int64_t batch, int64_t m, int64_t n, int64_t k, const char *a, int64_t a_bs, int64_t a_rs,

@@ -53,6 +53,9 @@
 #define kd_gemm_bf16_available KD_CPU_LEVEL_SYM(kd_gemm_bf16_available)
 #define kd_bf_pack_units KD_CPU_LEVEL_SYM(kd_bf_pack_units)
 #define kd_bf_pack_run KD_CPU_LEVEL_SYM(kd_bf_pack_run)
+/* qlinear.c */
+#define kd_cpu_qlinear_pack KD_CPU_LEVEL_SYM(kd_cpu_qlinear_pack)
+#define kd_cpu_qlinear_dynamic KD_CPU_LEVEL_SYM(kd_cpu_qlinear_dynamic)
 /* gemm_bf16_amx.c */
 #define kd_gemm_bf16_amx KD_CPU_LEVEL_SYM(kd_gemm_bf16_amx)
 

@@ -30,6 +30,9 @@ enum { KD_DEV_OP_RNN_CELL = 52 };
 /* gridSample and its gradients (src/cpu/grid_sample.c, cuda/ops_grid_sample.cu): pointer operands
  * as the kinds 40..63; see KD_CUDA_OP_GRID_SAMPLE. */
 enum { KD_DEV_OP_GRID_SAMPLE = 53 };
+/* the int8 dynamic quantized linear layer (src/cpu/qlinear.c, cuda/ops_qlinear.cu): pointer
+ * operands as the kinds 40..63; see KD_CUDA_OP_QLINEAR. */
+enum { KD_DEV_OP_QLINEAR = 54 };
 /* kd.linalg's factorizations (src/cpu/linalg_lapack.c; KD_CUDA_OP_LINALG_* in cuda/kd_cuda_api.h):
  * pointer operands as the kinds 40..63. */
 enum { KD_DEV_OP_LINALG_LU = 47, KD_DEV_OP_LINALG_CHOLESKY = 48, KD_DEV_OP_LINALG_QR = 49, KD_DEV_OP_LINALG_SVD = 50,

@@ -14,6 +14,9 @@ bool kd_gemm_bf16_available(void);
 /* The kernel bfloat16 products run on: "amx" (gemm_bf16_amx.c), "avx512bf16" (gemm_bf16.c) or
  * "none" (matmul.c widens to float32); kd.build.bf16Gemm. Defined in cpu_dispatch.c. */
 const char *kd_gemm_bf16_kernel(void);
+/* The kernel of the int8 dynamic linear layer (qlinear.c, Note [Packed int8 weights]): "avx512vnni",
+ * "avx512bw", "avx2" or "scalar" (cpu_dispatch.c). */
+const char *kd_qlinear_kernel(void);
 
 /* C[b] (contiguous batch x m x n bfloat16) = A[b] @ B[b], bfloat16 operands given by data and
  * strides in elements, float32 accumulation; m, n, k > 0. *done = false when it declined (no

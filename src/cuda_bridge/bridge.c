@@ -628,6 +628,8 @@ _Static_assert((int)KD_DEV_OP_TRI_INDICES == (int)KD_CUDA_OP_TRI_INDICES, "kd_de
 KD_KERNEL(kd_cpu_tri_indices);
 KD_KERNEL(kd_cpu_rnn_cell); /* the fused LSTM/GRU steps (kind 52: cuda/ops_rnn.cu) */
 _Static_assert((int)KD_DEV_OP_RNN_CELL == (int)KD_CUDA_OP_RNN_CELL, "kd_dev_op kind RNN_CELL must equal kd_cuda_op's");
+KD_KERNEL(kd_cpu_qlinear_dynamic); /* the int8 dynamic quantized linear layer (kind 54: cuda/ops_qlinear.cu) */
+_Static_assert((int)KD_DEV_OP_QLINEAR == (int)KD_CUDA_OP_QLINEAR, "kd_dev_op kind QLINEAR must equal kd_cuda_op's");
 KD_KERNEL(kd_cpu_linalg); /* kd.linalg (kinds 47..51: cuda/ops_linalg.cu) */
 _Static_assert((int)KD_DEV_OP_LINALG_LU == (int)KD_CUDA_OP_LINALG_LU && (int)KD_DEV_OP_LINALG_CHOLESKY == (int)KD_CUDA_OP_LINALG_CHOLESKY &&
                    (int)KD_DEV_OP_LINALG_QR == (int)KD_CUDA_OP_LINALG_QR && (int)KD_DEV_OP_LINALG_SVD == (int)KD_CUDA_OP_LINALG_SVD &&
@@ -722,6 +724,8 @@ static const kd_kernel_fn kd_cuda_shared_kernels[] = {
     kd_cpu_tri_indices,
     /* the fused LSTM/GRU steps (kind 52: cuda/ops_rnn.cu) */
     kd_cpu_rnn_cell,
+    /* the int8 dynamic quantized linear layer (kind 54: cuda/ops_qlinear.cu) */
+    kd_cpu_qlinear_dynamic,
 };
 
 static void kd_cuda_register_kernels(void) {

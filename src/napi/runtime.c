@@ -153,5 +153,8 @@ napi_status kd_napi_register_runtime(napi_env env, napi_value exports) {
   napi_value bf16_gemm;
   if (st == napi_ok) st = napi_create_string_utf8(env, kd_gemm_bf16_kernel(), NAPI_AUTO_LENGTH, &bf16_gemm);
   if (st == napi_ok) st = napi_set_named_property(env, exports, "bf16Gemm", bf16_gemm);
+  napi_value int8_gemm;
+  if (st == napi_ok) st = napi_create_string_utf8(env, kd_qlinear_kernel(), NAPI_AUTO_LENGTH, &int8_gemm);
+  if (st == napi_ok) st = napi_set_named_property(env, exports, "int8Gemm", int8_gemm);
   return st;
 }

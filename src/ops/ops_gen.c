@@ -122,6 +122,8 @@ kd_status kd_cpu_pad(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_valu
 kd_status kd_cpu_pointwise_loss(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_pointwise_loss_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_pool(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_qlinear_dynamic(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_qlinear_pack(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_random(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_reduce(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_reduce_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -1982,6 +1984,18 @@ static const kd_arg_schema kd_args_foreachRpropStep_[] = {
     {"stepSizeMax", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 50}}},
     {"maximize", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
 };
+static const kd_arg_schema kd_args_qlinearPackWeight[] = {
+    {"weight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_qlinearDynamic[] = {
+    {"input", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"packedWeight", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"weightScale", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"bias", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"inFeatures", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"outFeatures", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+    {"reduceRange", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = true}}},
+};
 static const kd_arg_schema kd_args_randperm[] = {
     {"n", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
     {"dtype", KD_ARG_DTYPE_OPT, false, {.kind = KD_VALUE_NONE}},
@@ -3257,6 +3271,8 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_foreachAsgdStep_] = {"foreachAsgdStep_", KD_OP_foreachAsgdStep_, KD_OPTIM_ASGD, KD_OP_FLAG_NONDIFF, 8, kd_args_foreachAsgdStep_, -1, -1, -1},
     [KD_OP_rpropStep_] = {"rpropStep_", KD_OP_rpropStep_, KD_OPTIM_RPROP, KD_OP_FLAG_NONDIFF, 9, kd_args_rpropStep_, 1, -1, -1},
     [KD_OP_foreachRpropStep_] = {"foreachRpropStep_", KD_OP_foreachRpropStep_, KD_OPTIM_RPROP, KD_OP_FLAG_NONDIFF, 9, kd_args_foreachRpropStep_, -1, -1, -1},
+    [KD_OP_qlinearPackWeight] = {"qlinearPackWeight", KD_OP_qlinearPackWeight, 0, KD_OP_FLAG_NONDIFF, 1, kd_args_qlinearPackWeight, 1, -1, -1},
+    [KD_OP_qlinearDynamic] = {"qlinearDynamic", KD_OP_qlinearDynamic, 0, KD_OP_FLAG_NONDIFF, 7, kd_args_qlinearDynamic, 1, -1, -1},
     [KD_OP_randperm] = {"randperm", KD_OP_randperm, 0, KD_OP_FLAG_FACTORY, 3, kd_args_randperm, 1, 2, 1},
     [KD_OP_multinomial] = {"multinomial", KD_OP_multinomial, 0, KD_OP_FLAG_NONDIFF, 3, kd_args_multinomial, 1, -1, -1},
     [KD_OP_bernoulli] = {"bernoulli", KD_OP_bernoulli, KD_RANDFILL_BERNOULLI_TENSOR, 0, 1, kd_args_bernoulli, 1, -1, -1},
@@ -3816,6 +3832,8 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_foreachAsgdStep_] = {[KD_KEY_CPU] = kd_cpu_optim},
     [KD_OP_rpropStep_] = {[KD_KEY_CPU] = kd_cpu_optim},
     [KD_OP_foreachRpropStep_] = {[KD_KEY_CPU] = kd_cpu_optim},
+    [KD_OP_qlinearPackWeight] = {[KD_KEY_CPU] = kd_cpu_qlinear_pack},
+    [KD_OP_qlinearDynamic] = {[KD_KEY_CPU] = kd_cpu_qlinear_dynamic},
     [KD_OP_randperm] = {[KD_KEY_CPU] = kd_random_randperm, [KD_KEY_CUDA] = kd_random_randperm},
     [KD_OP_multinomial] = {[KD_KEY_CPU] = kd_random_multinomial, [KD_KEY_CUDA] = kd_random_multinomial},
     [KD_OP_bernoulli] = {[KD_KEY_CPU] = kd_random_filler, [KD_KEY_CUDA] = kd_random_filler},

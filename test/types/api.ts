@@ -713,3 +713,18 @@ export function libraryOps(x: Tensor): void {
   const z: kd.Tensor = kd.ones([3]).broadcastTo([2, 3]);
   void a; void lp; void e; void shape; void x; void y; void z;
 }
+
+// kd.ao: int8 dynamic quantization
+{
+  const model = new kd.nn.Sequential(new kd.nn.Linear(4, 3), new kd.nn.ReLU());
+  const q = kd.ao.quantization.quantizeDynamic(model, new Set([kd.nn.Linear]), 'qint8');
+  const q2 = kd.ao.quantization.quantizeDynamic(model, { 0: kd.ao.quantization.perChannelDynamicQConfig }, { inplace: false });
+  const lin = new kd.ao.nn.quantized.dynamic.Linear(4, 3);
+  const w: kd.ao.QuantizedTensor = lin.weight();
+  const s: number = w.qScale();
+  const y: kd.Tensor = lin.forward(kd.randn([2, 4]));
+  const kernel: 'avx512vnni' | 'avx512bw' | 'avx2' | 'scalar' = kd.build.int8Gemm;
+  const lstm = new kd.ao.nn.quantized.dynamic.LSTM(4, 5, { numLayers: 2 });
+  const [o, [hn, cn]] = lstm.forward(kd.randn([3, 2, 4]));
+  void q; void q2; void s; void y; void kernel; void o; void hn; void cn;
+}

@@ -402,6 +402,15 @@ static inline T __ldg(const T *p) { return *p; }
 #define __expf(x) expf(x)
 #define __logf(x) logf(x)
 static inline float __fdividef(float a, float b) { return a / b; }
+/* IEEE float32 operations rounded to nearest, never fused (as nvcc's __fmul_rn / __fadd_rn). */
+static inline float __fmul_rn(float a, float b) { volatile float r = a * b; return r; }
+static inline float __fadd_rn(float a, float b) { volatile float r = a + b; return r; }
+static inline float __fdiv_rn(float a, float b) { volatile float r = a / b; return r; }
+/* Four signed 8-bit products of the bytes of a and b, added to c (sm_61+'s dp4a.s32.s32). */
+static inline int __dp4a(int a, int b, int c) {
+  for (int k = 0; k < 4; k++) c += (int)(signed char)(a >> (8 * k)) * (int)(signed char)(b >> (8 * k));
+  return c;
+}
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 
