@@ -1848,6 +1848,15 @@ export declare namespace _internal {
   /** GradScaler's scale update in place: backoff and reset the int32 growthTracker when foundInf, else count and grow every growthInterval steps. */
   function ampUpdateScale_(self: Tensor, growthTracker: Tensor, foundInf: Tensor, scaleGrowthFactor: number, scaleBackoffFactor: number, growthInterval: number, options?: { self?: Tensor; growthTracker?: Tensor; foundInf?: Tensor; scaleGrowthFactor?: number; scaleBackoffFactor?: number; growthInterval?: number }): Tensor;
   function ampUpdateScale_(options: { self: Tensor; growthTracker: Tensor; foundInf: Tensor; scaleGrowthFactor: number; scaleBackoffFactor: number; growthInterval: number }): Tensor;
+  /** Fused attention (online softmax over key blocks): the output and the log-sum-exp of each query row's scaled, masked scores; float32/float64, batch dims broadcast. */
+  function sdpaFlash(query: Tensor, key: Tensor, value: Tensor, attnMask: Tensor | null | undefined, isCausal: boolean, scale: number, options?: { query?: Tensor; key?: Tensor; value?: Tensor; attnMask?: Tensor | null; isCausal?: boolean; scale?: number }): Tensor[] & { output: Tensor; logsumexp: Tensor };
+  function sdpaFlash(options: { query: Tensor; key: Tensor; value: Tensor; attnMask?: Tensor | null; isCausal: boolean; scale: number }): Tensor[] & { output: Tensor; logsumexp: Tensor };
+  /** Gradient of sdpaFlash for query, key and value: the fused kernel (sdpaFlashBackward), or the math composition when a graph of the gradient is recorded (double backward). */
+  function sdpaFlashGrad(gradOutput: Tensor, query: Tensor, key: Tensor, value: Tensor, attnMask: Tensor | null | undefined, output: Tensor, logsumexp: Tensor, isCausal: boolean, scale: number, options?: { gradOutput?: Tensor; query?: Tensor; key?: Tensor; value?: Tensor; attnMask?: Tensor | null; output?: Tensor; logsumexp?: Tensor; isCausal?: boolean; scale?: number }): Tensor[] & { gradQuery: Tensor; gradKey: Tensor; gradValue: Tensor };
+  function sdpaFlashGrad(options: { gradOutput: Tensor; query: Tensor; key: Tensor; value: Tensor; attnMask?: Tensor | null; output: Tensor; logsumexp: Tensor; isCausal: boolean; scale: number }): Tensor[] & { gradQuery: Tensor; gradKey: Tensor; gradValue: Tensor };
+  /** Fused gradient of sdpaFlash for query, key and value, recomputing the attention weights from the log-sum-exp. */
+  function sdpaFlashBackward(gradOutput: Tensor, query: Tensor, key: Tensor, value: Tensor, attnMask: Tensor | null | undefined, output: Tensor, logsumexp: Tensor, isCausal: boolean, scale: number, options?: { gradOutput?: Tensor; query?: Tensor; key?: Tensor; value?: Tensor; attnMask?: Tensor | null; output?: Tensor; logsumexp?: Tensor; isCausal?: boolean; scale?: number }): Tensor[] & { gradQuery: Tensor; gradKey: Tensor; gradValue: Tensor };
+  function sdpaFlashBackward(options: { gradOutput: Tensor; query: Tensor; key: Tensor; value: Tensor; attnMask?: Tensor | null; output: Tensor; logsumexp: Tensor; isCausal: boolean; scale: number }): Tensor[] & { gradQuery: Tensor; gradKey: Tensor; gradValue: Tensor };
   /** Zeros of inputSizes with grad written into the slice (the gradient of slice). */
   function sliceBackward(grad: Tensor, inputSizes: readonly number[], dim: number, start: number | null | undefined, end: number | null | undefined, step: number, options?: { grad?: Tensor; inputSizes?: readonly number[]; dim?: number; start?: number | null; end?: number | null; step?: number }): Tensor;
   function sliceBackward(options: { grad: Tensor; inputSizes: readonly number[]; dim: number; start?: number | null; end?: number | null; step: number }): Tensor;
@@ -2121,6 +2130,9 @@ export declare namespace nn.functional {
   /** input @ weight^T + bias; the bias goes into the gemm (beta = 1), so it costs no extra pass. */
   function linear(input: Tensor, weight: Tensor, bias?: Tensor | null, options?: { input?: Tensor; weight?: Tensor; bias?: Tensor | null }): Tensor;
   function linear(options: { input: Tensor; weight: Tensor; bias?: Tensor | null }): Tensor;
+  /** softmax(query @ key^T * scale + mask) @ value (bool masks keep where true; float masks add), with optional causal mask and dropout; fused (the scores are never materialised) unless dropoutP > 0 or a float mask requires grad. */
+  function scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, attnMask?: Tensor | null, dropoutP?: number, isCausal?: boolean, options?: { query?: Tensor; key?: Tensor; value?: Tensor; attnMask?: Tensor | null; dropoutP?: number; isCausal?: boolean; scale?: number | null }): Tensor;
+  function scaledDotProductAttention(options: { query: Tensor; key: Tensor; value: Tensor; attnMask?: Tensor | null; dropoutP?: number; isCausal?: boolean; scale?: number | null }): Tensor;
   /** 1-D convolution over (N, C, L) or (C, L) input; weight (O, C/groups, k). */
   function conv1d(input: Tensor, weight: Tensor, bias?: Tensor | null, stride?: number | readonly number[] | null, padding?: number | readonly number[] | null, dilation?: number | readonly number[] | null, groups?: number, options?: { input?: Tensor; weight?: Tensor; bias?: Tensor | null; stride?: number | readonly number[] | null; padding?: number | readonly number[] | null; dilation?: number | readonly number[] | null; groups?: number }): Tensor;
   function conv1d(options: { input: Tensor; weight: Tensor; bias?: Tensor | null; stride?: number | readonly number[] | null; padding?: number | readonly number[] | null; dilation?: number | readonly number[] | null; groups?: number }): Tensor;
@@ -2199,9 +2211,6 @@ export declare namespace nn.functional {
   /** binaryCrossEntropy of sigmoid(input), computed stably from the logits; posWeight weighs the positive term. */
   function binaryCrossEntropyWithLogits(input: Tensor, target: Tensor, weight?: Tensor | null, reduction?: string, posWeight?: Tensor | null, options?: { input?: Tensor; target?: Tensor; weight?: Tensor | null; reduction?: string; posWeight?: Tensor | null }): Tensor;
   function binaryCrossEntropyWithLogits(options: { input: Tensor; target: Tensor; weight?: Tensor | null; reduction?: string; posWeight?: Tensor | null }): Tensor;
-  /** softmax(query @ key^T * scale + mask) @ value (bool masks keep where true; float masks add), with optional causal mask and dropout. */
-  function scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, attnMask?: Tensor | null, dropoutP?: number, isCausal?: boolean, options?: { query?: Tensor; key?: Tensor; value?: Tensor; attnMask?: Tensor | null; dropoutP?: number; isCausal?: boolean; scale?: number | null }): Tensor;
-  function scaledDotProductAttention(options: { query: Tensor; key: Tensor; value: Tensor; attnMask?: Tensor | null; dropoutP?: number; isCausal?: boolean; scale?: number | null }): Tensor;
   /** log(sigmoid(self)), computed stably. */
   function logsigmoid(self: Tensor, options?: { self?: Tensor }): Tensor;
   function logsigmoid(options: { self: Tensor }): Tensor;

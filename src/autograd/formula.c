@@ -233,6 +233,28 @@ kd_value kd_f_index(kd_bw_ctx *c, int op_id, int nargs, const kd_value *args, in
   return kd_f_temp(c, r);
 }
 
+kd_value kd_f_index_memo(kd_f_memo *m, kd_bw_ctx *c, int op_id, int nargs, const kd_value *args, int out_index) {
+  if (!kd_f_ok(c)) return kd_value_none();
+  if (!m->done) {
+    const kd_op_info *op = &kd_ops[op_id];
+    kd_value a[KD_BW_MAX_ARGS + 8];
+    for (int i = 0; i < nargs; i++) {
+      a[i] = args[i];
+      if (!kd_f_coerce(c, op, i, &a[i])) return kd_value_none();
+    }
+    kd_value outs[KD_OP_MAX_OUTS];
+    kd_status st = kd_call((kd_op_id)op_id, a, outs);
+    if (st != KD_OK) return kd_f_fail(c, st);
+    for (int i = 0; i < KD_OP_MAX_OUTS; i++)
+      m->outs[i] = outs[i].kind == KD_VALUE_NONE ? outs[i] : kd_f_temp(c, outs[i]);
+    m->done = true;
+    if (!kd_f_ok(c)) return kd_value_none();
+  }
+  if (out_index < 0 || out_index >= KD_OP_MAX_OUTS || m->outs[out_index].kind == KD_VALUE_NONE)
+    return kd_f_fail(c, kd_error(KD_ERR_INTERNAL, "'%s' returned no output %d", kd_ops[op_id].name, out_index));
+  return m->outs[out_index];
+}
+
 kd_value kd_f_call(kd_bw_ctx *c, int op_id, int nargs, const kd_value *args) {
   return kd_f_index(c, op_id, nargs, args, 0);
 }

@@ -27,6 +27,9 @@ enum { KD_DEV_OP_TRI_INDICES = 37 };
 /* the fused LSTM/GRU steps and their gradients (src/cpu/rnn_cell.c, cuda/ops_rnn.cu): pointer
  * operands as the kinds 40..63; see KD_CUDA_OP_RNN_CELL. */
 enum { KD_DEV_OP_RNN_CELL = 52 };
+/* the fused scaled dot-product attention and its gradients (src/cpu/attention.c,
+ * cuda/ops_attention.cu; Note [Fused attention]); see KD_CUDA_OP_ATTENTION. */
+enum { KD_DEV_OP_ATTENTION = 53 };
 /* kd.linalg's factorizations (src/cpu/linalg_lapack.c; KD_CUDA_OP_LINALG_* in cuda/kd_cuda_api.h):
  * pointer operands as the kinds 40..63. */
 enum { KD_DEV_OP_LINALG_LU = 47, KD_DEV_OP_LINALG_CHOLESKY = 48, KD_DEV_OP_LINALG_QR = 49, KD_DEV_OP_LINALG_SVD = 50,

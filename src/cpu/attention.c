@@ -1,0 +1,510 @@
+/* attention.c - the fused scaled dot-product attention kernels: sdpaFlash (output and the
+ * log-sum-exp of each query row) and sdpaFlashBackward (the gradients of query, key and value,
+ * recomputed from the log-sum-exp), the ops kd.nn.functional.scaledDotProductAttention runs
+ * (src/ops/nn_composites.c says when).
+ *
+ * Note [Fused attention]
+ * query [..., L, E], key [..., S, E], value [..., S, Ev], an optional mask broadcastable to
+ * [..., L, S] (bool: true takes part; float: added to the scores), isCausal (key j takes part in
+ * query row i when j <= i: PyTorch 2.0/2.1's upper-left mask) and the scale. The batch dims of all
+ * four broadcast; outputs have the broadcast batch shape and are contiguous. The [L, S] scores are
+ * never materialised: each task takes BQ query rows and walks the keys in blocks of BK, keeping
+ * the running row maximum m, the running sum l of exp(s - m) and the unnormalised output, rescaled
+ * by exp(m_old - m_new) when the maximum grows (the online softmax of flash attention). The
+ * forward is parallel over (batch, query block); the backward over the batch: per batch it walks
+ * key blocks, and inside them query blocks, recomputing P = exp(s - lse) and accumulating
+ * dV += P^T dO, dS = P * (dO V^T - rowsum(dO * O)), dQ += scale dS K, dK += scale dS^T Q. The
+ * block products go to BLAS (kd_nn_gemm_*, single-threaded inside the pool as nn_common.h does),
+ * read in place from strided rows. A row whose keys are all masked gives NaN, as softmax does.
+ * On a device the same checks run and the launch goes to KD_DEV_OP_ATTENTION
+ * (cuda/ops_attention.cu), whose iteration carries each operand's strides: dims 0 and 1 have size
+ * 1 and hold the column and row strides, dims 2.. are the batch dims (innermost first). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/parallel.h"
+#include "cpu/attention.h"
+#include "cpu/cpu_loops.h"
+#include "cpu/device_op.h"
+#include "cpu/nn_common.h"
+#include "cpu/unary_math.h"
+#include "ops/kernel.h"
+
+enum { KD_ATTN_BQ = 32, KD_ATTN_BK = 64 };
+/* Operands, in the device launch's order too. */
+enum { A_Q, A_K, A_V, A_M, A_G, A_O, A_LSE, A_NOPS };
+
+typedef struct kd_attn_plan {
+  kd_dtype dtype;
+  int nb;                         /* batch dims */
+  int64_t bshape[KD_MAX_DIMS];
+  int64_t nbatch, L, S, E, Ev;
+  const char *data[A_NOPS];       /* NULL: absent */
+  int64_t bst[A_NOPS][KD_MAX_DIMS]; /* batch strides, elements (0 where broadcast) */
+  int64_t rs[A_NOPS], cs[A_NOPS]; /* row and column strides, elements */
+  int mask_kind;                  /* 0 none, 1 bool, 2 float */
+  bool causal;
+  double scale;
+  char *out, *lse, *dq, *dk, *dv; /* contiguous outputs */
+} kd_attn_plan;
+
+/* The operand's element offset for batch n. */
+static int64_t kd_attn_offset(const kd_attn_plan *p, int k, int64_t n) {
+  int64_t off = 0;
+  for (int d = p->nb - 1; d >= 0; d--) {
+    int64_t sz = p->bshape[d];
+    off += (n % sz) * p->bst[k][d];
+    n /= sz;
+  }
+  return off;
+}
+
+/* Records tensor t as operand k with `core` trailing dims (2: rows and columns; 1: rows only):
+ * its batch dims are right-aligned with the plan's (stride 0 where it broadcasts). */
+static void kd_attn_operand(kd_attn_plan *p, int k, const kd_tensor *t, int core) {
+  p->data[k] = kd_tensor_data(t);
+  int64_t st[KD_MAX_DIMS + 2];
+  const int nd = p->nb + core, lead = nd - t->ndim; /* a mask may have fewer dims: leading 1s */
+  for (int d = 0; d < nd; d++) {
+    int td = d - lead;
+    st[d] = td >= 0 && t->sizes[td] != 1 ? t->strides[td] : 0;
+  }
+  for (int d = 0; d < p->nb; d++) p->bst[k][d] = st[d];
+  p->rs[k] = st[p->nb];
+  p->cs[k] = core == 2 ? st[p->nb + 1] : 0;
+}
+
+static kd_status kd_attn_same_device(const kd_tensor *a, const kd_tensor *b) {
+  if (b && !kd_device_eq(kd_tensor_device(a), kd_tensor_device(b)))
+    return kd_error(KD_ERR_DEVICE, "Expected all tensors to be on the same device, but found at least two devices");
+  return KD_OK;
+}
+
+/* Checks the operands and fills the plan's shapes (not yet the data). t[] holds q, k, v, mask
+ * (or NULL); for the backward also gradOutput, output, logsumexp. PyTorch 2's checks
+ * (validate_sdpa_input) and the shapes; `fused`: also the dtypes the kernels take. */
+static kd_status kd_attn_check(const char *fn, kd_tensor *const *t, bool backward, bool causal, bool fused, kd_attn_plan *p) {
+  memset(p, 0, sizeof *p);
+  const kd_tensor *q = t[A_Q], *k = t[A_K], *v = t[A_V], *m = t[A_M];
+  if (k->dtype != q->dtype || v->dtype != q->dtype)
+    return kd_error(KD_ERR_DTYPE, "Expected query, key, and value to have the same dtype, but got query.dtype: torch.%s "
+                    "key.dtype: torch.%s and value.dtype: torch.%s instead.", kd_dtype_name(q->dtype), kd_dtype_name(k->dtype),
+                    kd_dtype_name(v->dtype));
+  for (int i = 1; i < A_NOPS; i++) KD_TRY(kd_attn_same_device(q, t[i]));
+  if (q->ndim < 2 || k->ndim < 2 || v->ndim < 2)
+    return kd_error(KD_ERR_SHAPE, "Expected query, key, and value to all be at least 2 dimensional, but got query.dim: %d "
+                    "key.dim: %d and value.dim: %d instead.", q->ndim, k->ndim, v->ndim);
+  if (m && m->dtype != KD_DTYPE_BOOL && m->dtype != q->dtype)
+    return kd_error(KD_ERR_DTYPE, "Expected attn_mask dtype to be bool or to match query dtype, but got attn_mask.dtype: "
+                    "torch.%s and query.dtype: torch.%s instead.", kd_dtype_name(m->dtype), kd_dtype_name(q->dtype));
+  if (fused && q->dtype != KD_DTYPE_F32 && q->dtype != KD_DTYPE_F64)
+    return kd_error(KD_ERR_DTYPE, "%s: expected query of dtype float32 or float64, but got %s", fn, kd_dtype_name(q->dtype));
+  p->dtype = q->dtype;
+  p->L = q->sizes[q->ndim - 2];
+  p->E = q->sizes[q->ndim - 1];
+  p->S = k->sizes[k->ndim - 2];
+  p->Ev = v->sizes[v->ndim - 1];
+  if (k->sizes[k->ndim - 1] != p->E)
+    return kd_error(KD_ERR_SHAPE, "%s: query and key must have the same last dim, but got %lld and %lld", fn,
+                    (long long)p->E, (long long)k->sizes[k->ndim - 1]);
+  if (v->sizes[v->ndim - 2] != p->S)
+    return kd_error(KD_ERR_SHAPE, "%s: key and value must have the same sequence length (dim -2), but got %lld and %lld",
+                    fn, (long long)p->S, (long long)v->sizes[v->ndim - 2]);
+  if (m && causal)
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                    "is_causal=True");
+  /* the batch shape: q, k, v batch dims and the mask's dims before [L, S], broadcast */
+  int nb = q->ndim - 2;
+  memcpy(p->bshape, q->sizes, sizeof(int64_t) * nb);
+  const kd_tensor *others[3] = {k, v, m};
+  for (int i = 0; i < 3; i++) {
+    const kd_tensor *o = others[i];
+    if (!o) continue;
+    int ob = o->ndim >= 2 ? o->ndim - 2 : 0;
+    int64_t out[KD_MAX_DIMS];
+    int nout = 0;
+    kd_status st = kd_shape_broadcast(p->bshape, nb, o->sizes, ob, out, &nout);
+    if (st != KD_OK) return st;
+    memcpy(p->bshape, out, sizeof(int64_t) * nout);
+    nb = nout;
+  }
+  if (nb + 2 > KD_MAX_DIMS) return kd_error(KD_ERR_SHAPE, "%s: too many dims", fn);
+  p->nb = nb;
+  if (m) { /* its last two dims (or fewer) must broadcast to [L, S] */
+    int64_t ls[2] = {p->L, p->S};
+    for (int d = 0; d < 2 && d < m->ndim; d++) {
+      int64_t sz = m->sizes[m->ndim - 1 - d], want = ls[1 - d];
+      if (sz != 1 && sz != want)
+        return kd_error(KD_ERR_SHAPE, "%s: attn_mask with last dims of size %lld does not broadcast to the scores' "
+                        "[..., %lld, %lld]", fn, (long long)sz, (long long)p->L, (long long)p->S);
+    }
+    p->mask_kind = m->dtype == KD_DTYPE_BOOL ? 1 : 2;
+  }
+  int64_t nbatch = 1;
+  for (int d = 0; d < nb; d++)
+    if (kd_mul_overflows(nbatch, p->bshape[d], &nbatch)) return kd_error(KD_ERR_SHAPE, "%s: the batch is too large", fn);
+  p->nbatch = nbatch;
+  if (backward) {
+    const kd_tensor *g = t[A_G], *o = t[A_O], *l = t[A_LSE];
+    const kd_tensor *chk[2] = {g, o};
+    for (int i = 0; i < 2; i++) {
+      const kd_tensor *x = chk[i];
+      bool ok = x->dtype == q->dtype && x->ndim == nb + 2 && x->sizes[nb] == p->L && x->sizes[nb + 1] == p->Ev;
+      for (int d = 0; ok && d < nb; d++) ok = x->sizes[d] == p->bshape[d];
+      if (!ok) return kd_error(KD_ERR_SHAPE, "%s: %s must be the forward's output: [batch..., %lld, %lld] of %s", fn,
+                               i == 0 ? "grad_output" : "output", (long long)p->L, (long long)p->Ev, kd_dtype_name(q->dtype));
+    }
+    bool ok = l->dtype == q->dtype && l->ndim == nb + 1 && l->sizes[nb] == p->L;
+    for (int d = 0; ok && d < nb; d++) ok = l->sizes[d] == p->bshape[d];
+    if (!ok) return kd_error(KD_ERR_SHAPE, "%s: logsumexp must be the forward's: [batch..., %lld] of %s", fn, (long long)p->L,
+                             kd_dtype_name(q->dtype));
+  }
+  int64_t numel;
+  int64_t sz[3] = {nbatch, p->L > p->S ? p->L : p->S, (p->E > p->Ev ? p->E : p->Ev) + 1};
+  if (kd_shape_numel_checked(sz, 3, &numel) != KD_OK) return kd_error(KD_ERR_SHAPE, "%s: the output is too large", fn);
+  return KD_OK;
+}
+
+kd_status kd_sdpa_check(const kd_tensor *q, const kd_tensor *k, const kd_tensor *v, const kd_tensor *mask, bool causal) {
+  kd_tensor *t[A_NOPS] = {(kd_tensor *)q, (kd_tensor *)k, (kd_tensor *)v, (kd_tensor *)mask, NULL, NULL, NULL};
+  kd_attn_plan p;
+  return kd_attn_check("scaled_dot_product_attention", t, false, causal, false, &p);
+}
+
+/* Tensors the CPU path hands to BLAS need unit column strides and row strides of at least the
+ * row length; others are copied contiguous (a rare layout: an expanded or stepped last dim). */
+static kd_status kd_attn_blas_ready(kd_tensor *t, kd_tensor **keep, kd_tensor **out) {
+  *out = t;
+  int64_t rows = t->sizes[t->ndim - 2], cols = t->sizes[t->ndim - 1];
+  int64_t rs = t->strides[t->ndim - 2], cs = t->strides[t->ndim - 1];
+  if ((cols <= 1 || cs == 1) && (rows <= 1 || rs >= cols) && rs <= INT32_MAX) return KD_OK;
+  kd_value a[2] = {kd_value_tensor(t), kd_value_none()};
+  KD_TRY(kd_call1(KD_OP_contiguous, a, keep));
+  *out = *keep;
+  return KD_OK;
+}
+
+static kd_status kd_attn_fill(kd_tensor *t, double v) {
+  kd_value a[2] = {kd_value_tensor(t), kd_value_scalar(kd_scalar_f(v))};
+  kd_tensor *r = NULL;
+  kd_status st = kd_call1(KD_OP_fill_, a, &r);
+  if (r) kd_tensor_release(r);
+  return st;
+}
+
+/* Output shape [batch..., a] or [batch..., a, b] (b < 0: none). */
+static kd_status kd_attn_alloc(const kd_attn_plan *p, int64_t a, int64_t b, kd_device dev, kd_tensor **out) {
+  int64_t sz[KD_MAX_DIMS];
+  memcpy(sz, p->bshape, sizeof(int64_t) * p->nb);
+  sz[p->nb] = a;
+  if (b >= 0) sz[p->nb + 1] = b;
+  return kd_tensor_empty(sz, p->nb + (b >= 0 ? 2 : 1), p->dtype, dev, out);
+}
+
+/* Maximum of init and x[0, n), and the sum of x[0, n): eight lanes, so gcc vectorises the
+ * reductions without reassociating a single accumulator (no -ffast-math). NaN is ignored by the
+ * maximum; it reaches the output through exp and the sum. */
+#define KD_ATTN_REDUCE(SFX, T)                                                                                         \
+  static inline T kd_attn_max_##SFX(const T *x, int64_t n, T init) {                                                   \
+    T m[8] = {init, init, init, init, init, init, init, init};                                                         \
+    int64_t c = 0;                                                                                                     \
+    for (; c + 8 <= n; c += 8)                                                                                         \
+      for (int j = 0; j < 8; j++) m[j] = x[c + j] > m[j] ? x[c + j] : m[j];                                            \
+    for (; c < n; c++) m[0] = x[c] > m[0] ? x[c] : m[0];                                                               \
+    for (int j = 1; j < 8; j++) m[0] = m[j] > m[0] ? m[j] : m[0];                                                      \
+    return m[0];                                                                                                       \
+  }                                                                                                                    \
+  static inline T kd_attn_sum_##SFX(const T *x, int64_t n) {                                                           \
+    T a[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                                                 \
+    int64_t c = 0;                                                                                                     \
+    for (; c + 8 <= n; c += 8)                                                                                         \
+      for (int j = 0; j < 8; j++) a[j] += x[c + j];                                                                    \
+    for (; c < n; c++) a[0] += x[c];                                                                                   \
+    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));                                          \
+  }
+KD_ATTN_REDUCE(f32, float)
+KD_ATTN_REDUCE(f64, double)
+
+/* ---- the CPU loops, once per float type ---- */
+#define KD_ATTN_LOOPS(SFX, T, EXP, LOG)                                                                                \
+  /* Scores of one block, scaled, masked (-inf where left out); returns nothing. */                                    \
+  static void kd_attn_scores_##SFX(const kd_attn_plan *p, int64_t n, int64_t i0, int64_t nq, int64_t j0, int64_t nk,   \
+                                   const T *qp, const T *kp, T *sb) {                                                  \
+    kd_nn_gemm_##SFX(false, true, nq, nk, p->E, (T)p->scale, qp + i0 * p->rs[A_Q], p->rs[A_Q] ? p->rs[A_Q] : p->E,      \
+                     kp + j0 * p->rs[A_K], p->rs[A_K] ? p->rs[A_K] : p->E, (T)0, sb, KD_ATTN_BK);                      \
+    const char *mp = p->mask_kind ? p->data[A_M] + kd_attn_offset(p, A_M, n) * (int64_t)kd_dtype_size(p->mask_kind == 1 ? KD_DTYPE_BOOL : p->dtype) : NULL; \
+    for (int64_t r = 0; r < nq; r++) {                                                                                 \
+      T *s = sb + r * KD_ATTN_BK;                                                                                      \
+      int64_t i = i0 + r;                                                                                              \
+      if (p->causal)                                                                                                   \
+        for (int64_t c = 0; c < nk; c++)                                                                               \
+          if (j0 + c > i) s[c] = (T)-INFINITY;                                                                         \
+      if (p->mask_kind == 1) {                                                                                         \
+        const bool *mr = (const bool *)mp + i * p->rs[A_M] + j0 * p->cs[A_M];                                          \
+        for (int64_t c = 0; c < nk; c++)                                                                               \
+          if (!mr[c * p->cs[A_M]]) s[c] = (T)-INFINITY;                                                                \
+      } else if (p->mask_kind == 2) {                                                                                  \
+        const T *mr = (const T *)mp + i * p->rs[A_M] + j0 * p->cs[A_M];                                                \
+        for (int64_t c = 0; c < nk; c++) s[c] += mr[c * p->cs[A_M]];                                                   \
+      }                                                                                                                \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  static void kd_attn_forward_##SFX(void *ctx, int64_t b0, int64_t b1) {                                               \
+    const kd_attn_plan *p = (const kd_attn_plan *)ctx;                                                                 \
+    const int64_t nqb = (p->L + KD_ATTN_BQ - 1) / KD_ATTN_BQ, Ev = p->Ev;                                              \
+    T *sb = (T *)malloc(sizeof(T) * (KD_ATTN_BQ * (KD_ATTN_BK + Ev + 2) + 1));                                         \
+    if (!sb) return; /* the caller saw the allocation succeed once; see kd_attn_run */                                 \
+    T *acc = sb + KD_ATTN_BQ * KD_ATTN_BK, *mx = acc + KD_ATTN_BQ * Ev, *sum = mx + KD_ATTN_BQ;                        \
+    for (int64_t item = b0; item < b1; item++) {                                                                       \
+      const int64_t n = item / nqb, i0 = (item % nqb) * KD_ATTN_BQ;                                                    \
+      const int64_t nq = p->L - i0 < KD_ATTN_BQ ? p->L - i0 : KD_ATTN_BQ;                                              \
+      const T *qp = (const T *)p->data[A_Q] + kd_attn_offset(p, A_Q, n);                                               \
+      const T *kp = (const T *)p->data[A_K] + kd_attn_offset(p, A_K, n);                                               \
+      const T *vp = (const T *)p->data[A_V] + kd_attn_offset(p, A_V, n);                                               \
+      for (int64_t r = 0; r < nq; r++) { mx[r] = (T)-INFINITY; sum[r] = 0; }                                          \
+      memset(acc, 0, sizeof(T) * nq * Ev);                                                                             \
+      const int64_t kend = p->causal ? (p->S < i0 + nq ? p->S : i0 + nq) : p->S;                                      \
+      for (int64_t j0 = 0; j0 < kend; j0 += KD_ATTN_BK) {                                                              \
+        const int64_t nk = kend - j0 < KD_ATTN_BK ? kend - j0 : KD_ATTN_BK;                                            \
+        kd_attn_scores_##SFX(p, n, i0, nq, j0, nk, qp, kp, sb);                                                        \
+        for (int64_t r = 0; r < nq; r++) {                                                                             \
+          T *s = sb + r * KD_ATTN_BK;                                                                                  \
+          T mnew = kd_attn_max_##SFX(s, nk, mx[r]);                                                                    \
+          if (mnew == (T)-INFINITY) { /* every key so far left out */                                                  \
+            for (int64_t c = 0; c < nk; c++) s[c] = 0;                                                                 \
+            continue;                                                                                                  \
+          }                                                                                                            \
+          T corr = EXP(mx[r] - mnew);                                                                                  \
+          for (int64_t c = 0; c < nk; c++) s[c] = EXP(s[c] - mnew); /* vectorised (libmvec) */                         \
+          sum[r] = sum[r] * corr + kd_attn_sum_##SFX(s, nk);                                                           \
+          mx[r] = mnew;                                                                                                \
+          if (corr != (T)1) for (int64_t e = 0; e < Ev; e++) acc[r * Ev + e] *= corr;                                  \
+        }                                                                                                              \
+        kd_nn_gemm_##SFX(false, false, nq, Ev, nk, (T)1, sb, KD_ATTN_BK, vp + j0 * p->rs[A_V],                          \
+                         p->rs[A_V] ? p->rs[A_V] : Ev, (T)1, acc, Ev > 0 ? Ev : 1);                                    \
+      }                                                                                                                \
+      T *op = (T *)p->out + (n * p->L + i0) * Ev, *lp = (T *)p->lse + n * p->L + i0;                                   \
+      for (int64_t r = 0; r < nq; r++) {                                                                               \
+        T inv = (T)1 / sum[r];                                                                                         \
+        for (int64_t e = 0; e < Ev; e++) op[r * Ev + e] = sum[r] == 0 ? (T)NAN : acc[r * Ev + e] * inv;                \
+        lp[r] = mx[r] + LOG(sum[r]);                                                                                   \
+      }                                                                                                                \
+    }                                                                                                                  \
+    free(sb);                                                                                                          \
+  }                                                                                                                    \
+  static void kd_attn_backward_##SFX(void *ctx, int64_t b0, int64_t b1) {                                              \
+    const kd_attn_plan *p = (const kd_attn_plan *)ctx;                                                                 \
+    const int64_t L = p->L, S = p->S, E = p->E, Ev = p->Ev;                                                            \
+    T *sb = (T *)malloc(sizeof(T) * (2 * KD_ATTN_BQ * KD_ATTN_BK + L + 1));                                            \
+    if (!sb) return;                                                                                                   \
+    T *db = sb + KD_ATTN_BQ * KD_ATTN_BK, *dd = db + KD_ATTN_BQ * KD_ATTN_BK;                                          \
+    const T scale = (T)p->scale;                                                                                       \
+    for (int64_t n = b0; n < b1; n++) {                                                                                \
+      const T *qp = (const T *)p->data[A_Q] + kd_attn_offset(p, A_Q, n);                                               \
+      const T *kp = (const T *)p->data[A_K] + kd_attn_offset(p, A_K, n);                                               \
+      const T *vp = (const T *)p->data[A_V] + kd_attn_offset(p, A_V, n);                                               \
+      const T *gp = (const T *)p->data[A_G] + kd_attn_offset(p, A_G, n);                                               \
+      const T *op = (const T *)p->data[A_O] + kd_attn_offset(p, A_O, n);                                               \
+      const T *lp = (const T *)p->data[A_LSE] + kd_attn_offset(p, A_LSE, n);                                           \
+      T *dq = (T *)p->dq + n * L * E, *dk = (T *)p->dk + n * S * E, *dv = (T *)p->dv + n * S * Ev;                     \
+      memset(dq, 0, sizeof(T) * L * E);                                                                                \
+      memset(dk, 0, sizeof(T) * S * E);                                                                                \
+      memset(dv, 0, sizeof(T) * S * Ev);                                                                               \
+      for (int64_t i = 0; i < L; i++) { /* D = rowsum(dO * O) */                                                       \
+        T d = 0;                                                                                                       \
+        for (int64_t e = 0; e < Ev; e++) d += gp[i * p->rs[A_G] + e * p->cs[A_G]] * op[i * p->rs[A_O] + e * p->cs[A_O]]; \
+        dd[i] = d;                                                                                                     \
+      }                                                                                                                \
+      const int64_t grs = p->rs[A_G] ? p->rs[A_G] : Ev, krs = p->rs[A_K] ? p->rs[A_K] : E;                             \
+      const int64_t vrs = p->rs[A_V] ? p->rs[A_V] : Ev, qrs = p->rs[A_Q] ? p->rs[A_Q] : E;                             \
+      for (int64_t j0 = 0; j0 < S; j0 += KD_ATTN_BK) {                                                                 \
+        const int64_t nk = S - j0 < KD_ATTN_BK ? S - j0 : KD_ATTN_BK;                                                  \
+        for (int64_t i0 = p->causal ? j0 / KD_ATTN_BQ * KD_ATTN_BQ : 0; i0 < L; i0 += KD_ATTN_BQ) {                    \
+          const int64_t nq = L - i0 < KD_ATTN_BQ ? L - i0 : KD_ATTN_BQ;                                                \
+          kd_attn_scores_##SFX(p, n, i0, nq, j0, nk, qp, kp, sb);                                                      \
+          for (int64_t r = 0; r < nq; r++) {                                                                           \
+            T *s = sb + r * KD_ATTN_BK, l = lp[(i0 + r) * p->rs[A_LSE]];                                               \
+            for (int64_t c = 0; c < nk; c++) s[c] = EXP(s[c] - l);                                                     \
+          }                                                                                                            \
+          kd_nn_gemm_##SFX(true, false, nk, Ev, nq, (T)1, sb, KD_ATTN_BK, gp + i0 * p->rs[A_G], grs, (T)1,             \
+                           dv + j0 * Ev, Ev > 0 ? Ev : 1);                                                             \
+          kd_nn_gemm_##SFX(false, true, nq, nk, Ev, (T)1, gp + i0 * p->rs[A_G], grs, vp + j0 * p->rs[A_V], vrs, (T)0,  \
+                           db, KD_ATTN_BK);                                                                            \
+          for (int64_t r = 0; r < nq; r++) {                                                                           \
+            T *s = sb + r * KD_ATTN_BK, *g = db + r * KD_ATTN_BK, d = dd[i0 + r];                                      \
+            for (int64_t c = 0; c < nk; c++) g[c] = s[c] * (g[c] - d);                           \
+          }                                                                                                            \
+          kd_nn_gemm_##SFX(false, false, nq, E, nk, scale, db, KD_ATTN_BK, kp + j0 * p->rs[A_K], krs, (T)1,            \
+                           dq + i0 * E, E > 0 ? E : 1);                                                                \
+          kd_nn_gemm_##SFX(true, false, nk, E, nq, scale, db, KD_ATTN_BK, qp + i0 * p->rs[A_Q], qrs, (T)1,             \
+                           dk + j0 * E, E > 0 ? E : 1);                                                                \
+        }                                                                                                              \
+      }                                                                                                                \
+    }                                                                                                                  \
+    free(sb);                                                                                                          \
+  }
+KD_ATTN_LOOPS(f32, float, kd_vm_expf, logf)
+KD_ATTN_LOOPS(f64, double, kd_vm_exp, log)
+
+/* Runs the CPU loops (after a trial allocation of the largest work buffer, so an out-of-memory
+ * is an error here rather than a silent skip inside a task). */
+static kd_status kd_attn_run_cpu(kd_attn_plan *p, bool backward) {
+  size_t es = kd_dtype_size(p->dtype);
+  size_t need = backward ? es * (2 * KD_ATTN_BQ * KD_ATTN_BK + (size_t)p->L + 1)
+                         : es * (KD_ATTN_BQ * (KD_ATTN_BK + (size_t)p->Ev + 2) + 1);
+  void *trial = malloc(need);
+  if (!trial) return kd_error(KD_ERR_OOM, "scaled_dot_product_attention: out of memory for %zu bytes", need);
+  free(trial);
+  bool f64 = p->dtype == KD_DTYPE_F64;
+  if (backward) {
+    kd_nn_parallel_blas(p->nbatch, f64 ? kd_attn_backward_f64 : kd_attn_backward_f32, p);
+  } else {
+    int64_t items = p->nbatch * ((p->L + KD_ATTN_BQ - 1) / KD_ATTN_BQ);
+    kd_nn_parallel_blas(items, f64 ? kd_attn_forward_f64 : kd_attn_forward_f32, p);
+  }
+  return KD_OK;
+}
+
+/* The device launch (Note [Fused attention]: the iteration carries the strides). */
+static kd_status kd_attn_run_device(kd_device dev, kd_attn_plan *p, bool backward, kd_tensor *const *t) {
+  kd_dev_op d;
+  memset(&d, 0, sizeof d);
+  d.kind = KD_DEV_OP_ATTENTION;
+  d.code = backward ? 1 : 0;
+  d.dtype = p->dtype;
+  d.i[0] = p->L;
+  d.i[1] = p->S;
+  d.i[2] = p->E;
+  d.i[3] = p->Ev;
+  d.i[4] = (p->causal ? 1 : 0) | (p->mask_kind << 1);
+  d.d[0] = p->scale;
+  static const int64_t one = 1;
+  kd_iter it;
+  kd_iter_operand ops[KD_ITER_MAX_OPS];
+  memset(&it, 0, sizeof it);
+  memset(ops, 0, sizeof ops);
+  const int nin = backward ? A_NOPS : 4;
+  it.nops = nin + 1;
+  it.ndim = p->nb + 2;
+  it.numel = p->nbatch;
+  it.shape[0] = it.shape[1] = 1;
+  for (int dd = 0; dd < p->nb; dd++) it.shape[2 + dd] = p->bshape[p->nb - 1 - dd];
+  for (int k = 0; k < it.nops; k++) {
+    kd_dtype dt = k == A_M && p->mask_kind == 1 ? KD_DTYPE_BOOL : p->dtype;
+    size_t es = kd_dtype_size(dt);
+    it.dtypes[k] = dt;
+    ops[k].dtype = dt;
+    ops[k].sizes = &one;
+    if (k < nin) {
+      it.data[k] = (char *)p->data[k];
+      it.strides[k][0] = p->cs[k] * (int64_t)es;
+      it.strides[k][1] = p->rs[k] * (int64_t)es;
+      for (int dd = 0; dd < p->nb; dd++) it.strides[k][2 + dd] = p->bst[k][p->nb - 1 - dd] * (int64_t)es;
+    } else {
+      it.data[k] = backward ? p->dq : p->out; /* the first output; the others by address */
+    }
+    ops[k].data = it.data[k];
+  }
+  (void)t;
+  if (backward) {
+    d.i[5] = (int64_t)(intptr_t)p->dk;
+    d.i[6] = (int64_t)(intptr_t)p->dv;
+  } else {
+    d.i[5] = (int64_t)(intptr_t)p->lse;
+  }
+  d.it = &it;
+  d.ops = ops;
+  return kd_cpu_device_run(dev, &d);
+}
+
+/* sdpaFlash(query, key, value, attnMask?, isCausal, scale) -> (output, logsumexp) */
+KD_KERNEL(kd_cpu_sdpa_flash) {
+  (void)op;
+  (void)ks;
+  kd_tensor *t[A_NOPS] = {args[0].v.t, args[1].v.t, args[2].v.t,
+                          args[3].kind == KD_VALUE_TENSOR ? args[3].v.t : NULL, NULL, NULL, NULL};
+  kd_attn_plan p;
+  bool causal = args[4].v.b;
+  KD_TRY(kd_attn_check("sdpaFlash", t, false, causal, true, &p));
+  p.causal = causal;
+  p.scale = args[5].v.d;
+  kd_device dev = kd_tensor_device(t[A_Q]);
+  bool cpu = dev.type == KD_DEVICE_CPU;
+  kd_tensor *keep[3] = {NULL, NULL, NULL}, *out = NULL, *lse = NULL;
+  kd_status st = KD_OK;
+  for (int i = 0; cpu && i < 3 && st == KD_OK; i++) st = kd_attn_blas_ready(t[i], &keep[i], &t[i]);
+  if (st == KD_OK) st = kd_attn_alloc(&p, p.L, p.Ev, dev, &out);
+  if (st == KD_OK) st = kd_attn_alloc(&p, p.L, -1, dev, &lse);
+  if (st == KD_OK) {
+    for (int i = 0; i < 4; i++)
+      if (t[i]) kd_attn_operand(&p, i, t[i], 2);
+    p.out = kd_tensor_data(out);
+    p.lse = kd_tensor_data(lse);
+    if (p.nbatch > 0 && p.L > 0 && p.S == 0) { /* no keys: a zero output (the empty product), lse -inf */
+      st = kd_attn_fill(out, 0.0);
+      if (st == KD_OK) st = kd_attn_fill(lse, -INFINITY);
+    } else if (p.nbatch > 0 && p.L > 0) {
+      st = cpu ? kd_attn_run_cpu(&p, false) : kd_attn_run_device(dev, &p, false, t);
+    }
+  }
+  for (int i = 0; i < 3; i++)
+    if (keep[i]) kd_tensor_release(keep[i]);
+  if (st != KD_OK) {
+    if (out) kd_tensor_release(out);
+    if (lse) kd_tensor_release(lse);
+    return st;
+  }
+  kd_out_take(outs, 0, out);
+  kd_out_take(outs, 1, lse);
+  return KD_OK;
+}
+
+/* sdpaFlashBackward(gradOutput, query, key, value, attnMask?, output, logsumexp, isCausal, scale)
+ * -> (gradQuery, gradKey, gradValue), each with the broadcast batch shape. */
+KD_KERNEL(kd_cpu_sdpa_flash_backward) {
+  (void)op;
+  (void)ks;
+  kd_tensor *t[A_NOPS] = {args[1].v.t, args[2].v.t, args[3].v.t, args[4].kind == KD_VALUE_TENSOR ? args[4].v.t : NULL,
+                          args[0].v.t, args[5].v.t, args[6].v.t};
+  kd_attn_plan p;
+  bool causal = args[7].v.b;
+  KD_TRY(kd_attn_check("sdpaFlashBackward", t, true, causal, true, &p));
+  p.causal = causal;
+  p.scale = args[8].v.d;
+  kd_device dev = kd_tensor_device(t[A_Q]);
+  bool cpu = dev.type == KD_DEVICE_CPU;
+  kd_tensor *keep[5] = {NULL, NULL, NULL, NULL, NULL}, *dq = NULL, *dk = NULL, *dv = NULL;
+  kd_status st = KD_OK;
+  static const int ready[5] = {A_Q, A_K, A_V, A_G, A_O};
+  for (int i = 0; cpu && i < 5 && st == KD_OK; i++) st = kd_attn_blas_ready(t[ready[i]], &keep[i], &t[ready[i]]);
+  if (st == KD_OK) st = kd_attn_alloc(&p, p.L, p.E, dev, &dq);
+  if (st == KD_OK) st = kd_attn_alloc(&p, p.S, p.E, dev, &dk);
+  if (st == KD_OK) st = kd_attn_alloc(&p, p.S, p.Ev, dev, &dv);
+  if (st == KD_OK) {
+    for (int i = 0; i < A_NOPS; i++)
+      if (t[i]) kd_attn_operand(&p, i, t[i], i == A_LSE ? 1 : 2);
+    p.dq = kd_tensor_data(dq);
+    p.dk = kd_tensor_data(dk);
+    p.dv = kd_tensor_data(dv);
+    bool empty = kd_tensor_numel(dq) == 0 && kd_tensor_numel(dk) == 0 && kd_tensor_numel(dv) == 0;
+    if (!empty && (p.L == 0 || p.S == 0)) { /* nothing flows: zeros */
+      kd_tensor *z[3] = {dq, dk, dv};
+      for (int i = 0; i < 3 && st == KD_OK; i++) st = kd_attn_fill(z[i], 0.0);
+    } else if (!empty) {
+      st = cpu ? kd_attn_run_cpu(&p, true) : kd_attn_run_device(dev, &p, true, t);
+    }
+  }
+  for (int i = 0; i < 5; i++)
+    if (keep[i]) kd_tensor_release(keep[i]);
+  if (st != KD_OK) {
+    if (dq) kd_tensor_release(dq);
+    if (dk) kd_tensor_release(dk);
+    if (dv) kd_tensor_release(dv);
+    return st;
+  }
+  kd_out_take(outs, 0, dq);
+  kd_out_take(outs, 1, dk);
+  kd_out_take(outs, 2, dv);
+  return KD_OK;
+}

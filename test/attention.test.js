@@ -1,0 +1,264 @@
+// attention.test.js - kd.nn.functional.scaledDotProductAttention and its fused kernels
+// (kd._internal.sdpaFlash / sdpaFlashBackward, src/cpu/attention.c, cuda/ops_attention.cu):
+// PyTorch's math composition as fixtures (test/fixtures/attention.json, values and gradients);
+// large and long cases against the composition computed here in float64; finite differences
+// (float64) for query, key, value and a float mask; dropout deterministic for a seed with the
+// same weights in backward; PyTorch 2's errors; the emulated GPU against the CPU.
+'use strict';
+
+const { kd, assert, expectKdError, parityTests } = require('./helpers');
+
+const F = kd.nn.functional;
+
+parityTests('attention');
+
+/** The math composition (PyTorch 2's documented reference), with kindling ops. */
+function reference(q, k, v, mask = null, causal = false, scale = null) {
+  const E = q.shape[q.shape.length - 1];
+  let a = q.matmul(k.transpose(-2, -1)).mul(scale == null ? 1 / Math.sqrt(E) : scale);
+  const L = q.shape[q.shape.length - 2], S = k.shape[k.shape.length - 2];
+  if (causal) a = a.maskedFill(kd.ones([L, S], { dtype: 'bool', device: q.device }).tril().logicalNot(), -Infinity);
+  if (mask && mask.dtype === 'bool') a = a.maskedFill(mask.logicalNot(), -Infinity);
+  else if (mask) a = a.add(mask);
+  return kd.softmax(a, -1).matmul(v);
+}
+
+function randn(shape, seed, dtype = 'float64', device = 'cpu') {
+  kd.manualSeed(seed);
+  return kd.randn(shape, { dtype }).to(device);
+}
+
+function maxDiff(a, b) {
+  return a.detach().to('cpu').double().sub(b.detach().to('cpu').double()).abs().max().item();
+}
+
+describe('scaledDotProductAttention: fused kernels vs the math composition', function () {
+  const configs = [
+    ['plain [2,3,150,16] x 200 keys', [2, 3, 150, 16], [2, 3, 200, 16], [2, 3, 200, 24], {}],
+    ['causal L=S=130', [2, 130, 8], [2, 130, 8], [2, 130, 8], { isCausal: true }],
+    ['causal L>S', [97, 8], [33, 8], [33, 5], { isCausal: true }],
+    ['bool mask [1,1,L,S] and scale', [2, 2, 70, 8], [2, 2, 90, 8], [2, 2, 90, 8], { mask: 'bool', scale: 0.2 }],
+    ['float mask [L,S] broadcast', [2, 2, 40, 8], [2, 2, 65, 8], [2, 2, 65, 8], { mask: 'float' }],
+  ];
+  for (const [name, qs, ks, vs, o] of configs) {
+    it(`${name}: output float64 and float32, gradients float64`, function () {
+      kd.tidy(() => {
+        const q = randn(qs, 1).requiresGrad_(), k = randn(ks, 2).requiresGrad_(), v = randn(vs, 3).requiresGrad_();
+        const L = qs[qs.length - 2], S = ks[ks.length - 2];
+        let mask = null;
+        if (o.mask === 'bool') mask = randn([1, 1, L, S], 4).gt(-0.8);
+        if (o.mask === 'float') mask = randn([L, S], 5);
+        const y = F.scaledDotProductAttention(q, k, v, { attnMask: mask, isCausal: !!o.isCausal, scale: o.scale });
+        const r = reference(q, k, v, mask, !!o.isCausal, o.scale);
+        assert.deepStrictEqual(y.shape, r.shape);
+        assert.ok(maxDiff(y, r) < 1e-12, `output differs by ${maxDiff(y, r)}`);
+        const g = randn(r.shape, 6);
+        const gy = kd.autograd.grad([y], [q, k, v], [g]);
+        const gr = kd.autograd.grad([r], [q, k, v], [g]);
+        for (let i = 0; i < 3; i++) assert.ok(maxDiff(gy[i], gr[i]) < 1e-11, `grad ${i} differs by ${maxDiff(gy[i], gr[i])}`);
+        const y32 = F.scaledDotProductAttention(q.detach().float(), k.detach().float(), v.detach().float(),
+          { attnMask: mask && mask.dtype === 'float64' ? mask.float() : mask, isCausal: !!o.isCausal, scale: o.scale });
+        assert.strictEqual(y32.dtype, 'float32');
+        assert.ok(maxDiff(y32, r) < 2e-5, `float32 output differs by ${maxDiff(y32, r)}`);
+      });
+    });
+  }
+
+  it('a long sequence (L = S = 1024, causal) matches the composition; backward too', function () {
+    this.timeout(60000);
+    kd.tidy(() => {
+      const q = randn([1, 2, 1024, 16], 7, 'float32').requiresGrad_(), k = randn([1, 2, 1024, 16], 8, 'float32').requiresGrad_();
+      const v = randn([1, 2, 1024, 16], 9, 'float32').requiresGrad_();
+      const y = F.scaledDotProductAttention(q, k, v, null, 0, true);
+      const [q64, k64, v64] = [q, k, v].map((t) => t.detach().double().requiresGrad_());
+      const r = reference(q64, k64, v64, null, true);
+      assert.ok(maxDiff(y, r) < 1e-5, `output differs by ${maxDiff(y, r)}`);
+      const g = randn([1, 2, 1024, 16], 10, 'float32');
+      const gy = kd.autograd.grad([y], [q, k, v], [g]);
+      const gr = kd.autograd.grad([r], [q64, k64, v64], [g.double()]);
+      for (let i = 0; i < 3; i++) assert.ok(maxDiff(gy[i], gr[i]) < 1e-4, `grad ${i} differs by ${maxDiff(gy[i], gr[i])}`);
+    });
+  });
+
+  it('the fused op returns the log-sum-exp of each row\'s scaled, masked scores', function () {
+    kd.tidy(() => {
+      const q = randn([2, 5, 4], 11), k = randn([2, 70, 4], 12), v = randn([2, 70, 3], 13);
+      const [out, lse] = kd._internal.sdpaFlash(q, k, v, null, true, 0.5);
+      const s = q.matmul(k.transpose(-2, -1)).mul(0.5)
+        .maskedFill(kd.ones([5, 70], { dtype: 'bool' }).tril().logicalNot(), -Infinity);
+      assert.ok(maxDiff(lse, kd.logsumexp(s, -1)) < 1e-12);
+      assert.ok(maxDiff(out, reference(q, k, v, null, true, 0.5)) < 1e-12);
+    });
+  });
+
+  it('a row whose keys are all masked gives NaN, as softmax does', function () {
+    kd.tidy(() => {
+      const q = randn([3, 4], 14), k = randn([5, 4], 15), v = randn([5, 2], 16);
+      const mask = kd.tensor([[true, false, true, true, true], [false, false, false, false, false], [true, true, true, true, true]]);
+      const y = F.scaledDotProductAttention(q, k, v, mask).arraySync();
+      assert.ok(y[1].every(Number.isNaN) && y[0].every(Number.isFinite) && y[2].every(Number.isFinite));
+    });
+  });
+});
+
+describe('scaledDotProductAttention: gradients against finite differences (float64)', function () {
+  const x = (shape, seed) => randn(shape, seed).requiresGrad_();
+  it('query, key, value across the blocks, causal', function () {
+    this.timeout(60000);
+    assert.ok(kd.autograd.gradcheck((q, k, v) => F.scaledDotProductAttention(q, k, v, null, 0, true),
+      [x([35, 2], 20), x([70, 2], 21), x([70, 2], 22)]));
+  });
+  it('with a bool mask and batch broadcast', function () {
+    this.timeout(60000);
+    const mask = randn([3, 66], 23).gt(-1);
+    assert.ok(kd.autograd.gradcheck((q, k, v) => F.scaledDotProductAttention(q, k, v, mask),
+      [x([2, 3, 2], 24), x([66, 2], 25), x([2, 66, 3], 26)]));
+  });
+  it('a float mask that requires grad (the composition)', function () {
+    assert.ok(kd.autograd.gradcheck((q, k, v, m) => F.scaledDotProductAttention(q, k, v, m),
+      [x([3, 2], 27), x([4, 2], 28), x([4, 2], 29), x([3, 4], 30)]));
+  });
+  it('the fused op itself: a float mask that requires grad', function () {
+    assert.ok(kd.autograd.gradcheck((q, k, v, m) => kd._internal.sdpaFlash(q, k, v, m, false, 0.8)[0],
+      [x([2, 3, 2], 41), x([2, 4, 2], 42), x([2, 4, 3], 43), x([3, 4], 44)]));
+  });
+  it('double backward through the fused op (gradgradcheck)', function () {
+    this.timeout(60000);
+    const mask = randn([3, 5], 31).gt(-1);
+    assert.ok(kd.autograd.gradgradcheck((q, k, v) => F.scaledDotProductAttention(q, k, v, mask, 0, false, { scale: 0.6 }),
+      [x([3, 2], 32), x([5, 2], 33), x([5, 2], 34)]));
+  });
+  it('the fused backward matches the composition\'s gradient (kd._internal.sdpaFlashBackward)', function () {
+    kd.tidy(() => {
+      const q = randn([2, 40, 3], 35), k = randn([2, 70, 3], 36), v = randn([2, 70, 4], 37), g = randn([2, 40, 4], 38);
+      const [out, lse] = kd._internal.sdpaFlash(q, k, v, null, false, 0.4);
+      const fused = kd._internal.sdpaFlashBackward(g, q, k, v, null, out, lse, false, 0.4);
+      const [q2, k2, v2] = [q, k, v].map((t) => t.clone().requiresGrad_());
+      const want = kd.autograd.grad([reference(q2, k2, v2, null, false, 0.4)], [q2, k2, v2], [g]);
+      for (let i = 0; i < 3; i++) assert.ok(maxDiff(fused[i], want[i]) < 1e-12);
+    });
+  });
+});
+
+describe('scaledDotProductAttention: dropout', function () {
+  it('is deterministic for a seed, and backward uses the forward\'s weights', function () {
+    kd.tidy(() => {
+      const q = randn([2, 6, 4], 40).requiresGrad_(), k = randn([2, 9, 4], 41).requiresGrad_(), v = randn([2, 9, 3], 42).requiresGrad_();
+      kd.manualSeed(5);
+      const y1 = F.scaledDotProductAttention(q, k, v, null, 0.4);
+      const g1 = kd.autograd.grad([y1.sum()], [q, k, v]);
+      kd.manualSeed(5);
+      const y2 = F.scaledDotProductAttention(q, k, v, null, 0.4);
+      assert.ok(maxDiff(y1, y2) === 0, 'same seed, same output');
+      kd.manualSeed(5); // the same draws through the composition: dropout of the softmax weights
+      const w = kd.softmax(q.matmul(k.transpose(-2, -1)).mul(0.5), -1);
+      const [dropped, keep] = kd._internal.nativeDropout(w, 0.4, true);
+      const r = dropped.matmul(v);
+      assert.ok(maxDiff(y1, r) < 1e-12, 'the weights are dropped, then multiplied with value');
+      assert.ok(keep.logicalNot().any().item(), 'some weights were dropped');
+      const gr = kd.autograd.grad([r.sum()], [q, k, v]);
+      for (let i = 0; i < 3; i++) assert.ok(maxDiff(g1[i], gr[i]) < 1e-12, `grad ${i}: backward must use the forward's dropout mask`);
+      kd.manualSeed(6);
+      assert.ok(maxDiff(F.scaledDotProductAttention(q, k, v, null, 0.4), y1) > 0, 'another seed drops other weights');
+    });
+  });
+  it('dropoutP = 1 zeroes the output; dropoutP outside [0, 1] is an error', function () {
+    const q = randn([3, 4], 43);
+    assert.strictEqual(F.scaledDotProductAttention(q, q, q, null, 1).abs().sum().item(), 0);
+    expectKdError(() => F.scaledDotProductAttention(q, q, q, null, 1.5), 'KD_INVALID_ARGUMENT');
+  });
+});
+
+describe('scaledDotProductAttention: call forms and errors', function () {
+  const q = randn([2, 3, 4], 50, 'float32'), k = randn([2, 5, 4], 51, 'float32'), v = randn([2, 5, 6], 52, 'float32');
+  it('positional and options object give the same result; scale defaults to 1/sqrt(E)', function () {
+    const a = F.scaledDotProductAttention(q, k, v, null, 0, false, { scale: 0.5 });
+    const b = F.scaledDotProductAttention(q, k, v, { scale: 0.5 });
+    const c = F.scaledDotProductAttention({ query: q, key: k, value: v, scale: 0.5 });
+    assert.strictEqual(maxDiff(a, b), 0);
+    assert.strictEqual(maxDiff(a, c), 0);
+    assert.strictEqual(maxDiff(F.scaledDotProductAttention(q, k, v), F.scaledDotProductAttention(q, k, v, { scale: 0.5 })), 0);
+    assert.deepStrictEqual(a.shape, [2, 3, 6]);
+  });
+  it('PyTorch 2\'s checks', function () {
+    const err = (fn, code, re) => { const e = expectKdError(fn, code); assert.match(e.message, re); };
+    err(() => F.scaledDotProductAttention(q, k, v, kd.ones([3, 5], { dtype: 'bool' }), 0, true), 'KD_INVALID_ARGUMENT',
+      /Explicit attn_mask should not be set when is_causal=True/);
+    err(() => F.scaledDotProductAttention(randn([4], 1, 'float32'), k, v), 'KD_SHAPE_MISMATCH', /at least 2 dimensional.*query\.dim: 1/);
+    err(() => F.scaledDotProductAttention(q, k.double(), v), 'KD_DTYPE_MISMATCH', /same dtype.*key\.dtype: torch\.float64/);
+    err(() => F.scaledDotProductAttention(q, k, v, kd.ones([3, 5], { dtype: 'int64' })), 'KD_DTYPE_MISMATCH',
+      /attn_mask dtype to be bool or to match query dtype/);
+    err(() => F.scaledDotProductAttention(q, randn([2, 5, 3], 53, 'float32'), v), 'KD_SHAPE_MISMATCH', /same last dim/);
+    err(() => F.scaledDotProductAttention(q, k, randn([2, 4, 6], 54, 'float32')), 'KD_SHAPE_MISMATCH', /same sequence length/);
+    err(() => F.scaledDotProductAttention(q, k, v, kd.ones([4, 5], { dtype: 'bool' })), 'KD_SHAPE_MISMATCH', /does not broadcast/);
+    err(() => F.scaledDotProductAttention(q, randn([3, 5, 4], 55, 'float32'), randn([3, 5, 6], 56, 'float32')), 'KD_SHAPE_MISMATCH', /broadcast|match/);
+    err(() => kd._internal.sdpaFlash(q.half(), k.half(), v.half(), null, false, 1), 'KD_DTYPE_MISMATCH', /float32 or float64/);
+    const [out, lse] = kd._internal.sdpaFlash(q, k, v, null, false, 1);
+    err(() => kd._internal.sdpaFlashBackward(out, q, k, v, null, out, lse.unsqueeze(-1), false, 1), 'KD_SHAPE_MISMATCH', /logsumexp/);
+    err(() => kd._internal.sdpaFlashBackward(out.narrow(-1, 0, 2), q, k, v, null, out, lse, false, 1), 'KD_SHAPE_MISMATCH', /grad_output/);
+  });
+});
+
+if (kd.cuda.isAvailable()) {
+  describe('scaledDotProductAttention on CUDA (the device kernels) vs the CPU', function () {
+    this.timeout(300000);
+    const configs = [
+      ['float32 [2,2,40,8] x 50 keys', 'float32', [2, 2, 40, 8], [2, 2, 50, 8], [2, 2, 50, 8], {}],
+      ['float64 causal L>S, 2-D', 'float64', [45, 8], [33, 8], [33, 5], { isCausal: true }],
+      ['float64 causal L<S', 'float64', [1, 20, 4], [1, 70, 4], [1, 70, 4], { isCausal: true }],
+      ['float32 bool mask broadcast, key and value broadcast over the batch', 'float32', [2, 2, 33, 8], [2, 33, 8], [1, 2, 33, 8], { mask: 'bool' }],
+      ['float64 float mask and scale', 'float64', [2, 17, 4], [2, 40, 4], [2, 40, 3], { mask: 'float', scale: 0.3 }],
+      ['float32 head dim 100 (4 chunks)', 'float32', [1, 9, 100], [1, 35, 100], [1, 35, 70], {}],
+      ['float64 head dim 200 (8 chunks)', 'float64', [1, 5, 200], [1, 7, 200], [1, 7, 200], { isCausal: true }],
+      ['float32 one query row, non-contiguous key', 'float32', [1, 3, 1, 8], [1, 3, 8, 37], [1, 3, 37, 8], { kT: true }],
+    ];
+    for (const [name, dt, qs, ks, vs, o] of configs) {
+      it(`${name}: output and gradients`, function () {
+        kd.tidy(() => {
+          const L = qs[qs.length - 2], S = o.kT ? ks[ks.length - 1] : ks[ks.length - 2];
+          let mask = null;
+          if (o.mask === 'bool') mask = randn([L, S], 4).gt(-0.5);
+          if (o.mask === 'float') mask = randn([2, 1, L, S], 5, dt).squeeze(1);
+          const cpu = [randn(qs, 1, dt), randn(ks, 2, dt), randn(vs, 3, dt)];
+          if (o.kT) cpu[1] = cpu[1].transpose(-2, -1);
+          const dev = cpu.map((t) => t.to('cuda').requiresGrad_());
+          const c = cpu.map((t) => t.clone().requiresGrad_());
+          const opts = (m) => ({ attnMask: m, isCausal: !!o.isCausal, scale: o.scale });
+          const yd = F.scaledDotProductAttention(dev[0], dev[1], dev[2], opts(mask && mask.to('cuda')));
+          const yc = F.scaledDotProductAttention(c[0], c[1], c[2], opts(mask));
+          assert.strictEqual(yd.device, 'cuda:0');
+          const tol = dt === 'float64' ? 1e-12 : 2e-5;
+          assert.ok(maxDiff(yd, yc) < tol, `output differs by ${maxDiff(yd, yc)}`);
+          const g = randn(yc.shape, 6, dt);
+          const gd = kd.autograd.grad([yd], dev, [g.to('cuda')]);
+          const gc = kd.autograd.grad([yc], c, [g]);
+          for (let i = 0; i < 3; i++) {
+            assert.strictEqual(gd[i].device, 'cuda:0');
+            assert.ok(maxDiff(gd[i], gc[i]) < tol * 10, `grad ${i} differs by ${maxDiff(gd[i], gc[i])}`);
+          }
+        });
+      });
+    }
+    it('the forward is one launch; the backward two', function () {
+      if (!kd.cuda.emulator) this.skip();
+      kd.tidy(() => {
+        const q = randn([1, 2, 7, 8], 1, 'float32', 'cuda'), k = randn([1, 2, 9, 8], 2, 'float32', 'cuda');
+        const v = randn([1, 2, 9, 8], 3, 'float32', 'cuda');
+        const a = kd.cuda.emulator.stats().launches;
+        const [out, lse] = kd._internal.sdpaFlash(q, k, v, null, true, 0.3);
+        const b = kd.cuda.emulator.stats().launches;
+        kd._internal.sdpaFlashBackward(out, q, k, v, null, out, lse, true, 0.3);
+        const c = kd.cuda.emulator.stats().launches;
+        assert.deepStrictEqual([b - a, c - b], [1, 2]);
+      });
+    });
+    it('head dims over 256 run the composition on the device', function () {
+      kd.tidy(() => {
+        const q = randn([3, 300], 1, 'float64'), k = randn([4, 300], 2, 'float64'), v = randn([4, 2], 3, 'float64');
+        const yd = F.scaledDotProductAttention(q.to('cuda'), k.to('cuda'), v.to('cuda'));
+        assert.ok(maxDiff(yd, reference(q, k, v)) < 1e-12);
+        expectKdError(() => kd._internal.sdpaFlash(q.to('cuda'), k.to('cuda'), v.to('cuda'), null, false, 1), ['KD_INVALID_ARGUMENT', 'KD_CUDA']);
+      });
+    });
+  });
+}
