@@ -31,7 +31,7 @@
 #include "cpu/unary_math.h"
 #include "ops/kernel.h"
 
-enum { KD_ATTN_BQ = 32, KD_ATTN_BK = 64 };
+enum { KD_ATTN_BQ = 64, KD_ATTN_BK = 128 };
 /* Operands, in the device launch's order too. */
 enum { A_Q, A_K, A_V, A_M, A_G, A_O, A_LSE, A_NOPS };
 
