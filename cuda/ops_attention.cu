@@ -46,6 +46,11 @@ __device__ static inline int64_t kd_att_off(const kd_cu_att_p &a, int k, int64_t
   return off;
 }
 
+/* Every operand's element offset in batch n (0 for an absent one). */
+__device__ static inline void kd_att_offsets(const kd_cu_att_p &a, int64_t n, int64_t *off) {
+  for (int k = 0; k < ANOPS; k++) off[k] = a.in[k] ? kd_att_off(a, k, n) : 0;
+}
+
 /* The scaled score s of query row i and key j with the mask applied; -inf where left out
  * (outside [L, S], the causal mask, a false bool mask). */
 template <typename T>
@@ -140,8 +145,9 @@ __global__ void __launch_bounds__(KD_ATT_THREADS) kd_cu_att_forward(const kd_cu_
   __shared__ T qs[KD_ATT_T][KD_ATT_T + 1], ks[KD_ATT_T][KD_ATT_T + 1], ps[KD_ATT_T][KD_ATT_T + 1];
   const int t = threadIdx.x, r = t / 4, g = t % 4;
   const int64_t n = blockIdx.x / a.ntiles, i0 = (blockIdx.x % a.ntiles) * KD_ATT_T, i = i0 + r;
-  const int64_t oq = kd_att_off(a, AQ, n), ok = kd_att_off(a, AK, n), ov = kd_att_off(a, AV, n);
-  const int64_t om = a.mask_kind ? kd_att_off(a, AM, n) : 0;
+  int64_t off[ANOPS];
+  kd_att_offsets(a, n, off);
+  const int64_t oq = off[AQ], ok = off[AK], ov = off[AV], om = off[AM];
   T m = (T)-INFINITY, l = 0, acc[NCH * 8];
 #pragma unroll
   for (int x = 0; x < NCH * 8; x++) acc[x] = 0;
@@ -190,9 +196,9 @@ __global__ void __launch_bounds__(KD_ATT_THREADS) kd_cu_att_backward_kv(const kd
   __shared__ T ds_row[KD_ATT_T], lse_row[KD_ATT_T];
   const int t = threadIdx.x, c = t / 4, g = t % 4;
   const int64_t n = blockIdx.x / a.ntiles, j0 = (blockIdx.x % a.ntiles) * KD_ATT_T, jj = j0 + c;
-  const int64_t oq = kd_att_off(a, AQ, n), ok = kd_att_off(a, AK, n), ov = kd_att_off(a, AV, n);
-  const int64_t og = kd_att_off(a, AG, n), oo = kd_att_off(a, AO, n), ol = kd_att_off(a, ALSE, n);
-  const int64_t om = a.mask_kind ? kd_att_off(a, AM, n) : 0;
+  int64_t off[ANOPS];
+  kd_att_offsets(a, n, off);
+  const int64_t oq = off[AQ], ok = off[AK], ov = off[AV], og = off[AG], oo = off[AO], ol = off[ALSE], om = off[AM];
   T dk[NCH * 8], dv[NCH * 8];
 #pragma unroll
   for (int x = 0; x < NCH * 8; x++) dk[x] = dv[x] = 0;
@@ -241,9 +247,9 @@ __global__ void __launch_bounds__(KD_ATT_THREADS) kd_cu_att_backward_q(const kd_
   __shared__ T qs[KD_ATT_T][KD_ATT_T + 1], ks[KD_ATT_T][KD_ATT_T + 1], ps[KD_ATT_T][KD_ATT_T + 1];
   const int t = threadIdx.x, r = t / 4, g = t % 4;
   const int64_t n = blockIdx.x / a.ntiles, i0 = (blockIdx.x % a.ntiles) * KD_ATT_T, i = i0 + r;
-  const int64_t oq = kd_att_off(a, AQ, n), ok = kd_att_off(a, AK, n), ov = kd_att_off(a, AV, n);
-  const int64_t og = kd_att_off(a, AG, n), oo = kd_att_off(a, AO, n), ol = kd_att_off(a, ALSE, n);
-  const int64_t om = a.mask_kind ? kd_att_off(a, AM, n) : 0;
+  int64_t off[ANOPS];
+  kd_att_offsets(a, n, off);
+  const int64_t oq = off[AQ], ok = off[AK], ov = off[AV], og = off[AG], oo = off[AO], ol = off[ALSE], om = off[AM];
   T d = 0, lse = 0, dq[NCH * 8];
 #pragma unroll
   for (int x = 0; x < NCH * 8; x++) dq[x] = 0;

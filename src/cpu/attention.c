@@ -367,7 +367,7 @@ static kd_status kd_attn_run_cpu(kd_attn_plan *p, bool backward) {
 }
 
 /* The device launch (Note [Fused attention]: the iteration carries the strides). */
-static kd_status kd_attn_run_device(kd_device dev, kd_attn_plan *p, bool backward, kd_tensor *const *t) {
+static kd_status kd_attn_run_device(kd_device dev, kd_attn_plan *p, bool backward) {
   kd_dev_op d;
   memset(&d, 0, sizeof d);
   d.kind = KD_DEV_OP_ATTENTION;
@@ -406,7 +406,6 @@ static kd_status kd_attn_run_device(kd_device dev, kd_attn_plan *p, bool backwar
     }
     ops[k].data = it.data[k];
   }
-  (void)t;
   if (backward) {
     d.i[5] = (int64_t)(intptr_t)p->dk;
     d.i[6] = (int64_t)(intptr_t)p->dv;
@@ -418,46 +417,54 @@ static kd_status kd_attn_run_device(kd_device dev, kd_attn_plan *p, bool backwar
   return kd_cpu_device_run(dev, &d);
 }
 
+/* Both kernels: checks, the outputs (forward: output [batch, L, Ev], logsumexp [batch, L];
+ * backward: gradQuery [batch, L, E], gradKey [batch, S, E], gradValue [batch, S, Ev]), then the
+ * loops. With no keys or no queries nothing flows: zero outputs (the empty sums), lse -inf. */
+static kd_status kd_attn_kernel(kd_tensor **t, bool backward, bool causal, double scale, kd_value *outs) {
+  kd_attn_plan p;
+  KD_TRY(kd_attn_check(backward ? "sdpaFlashBackward" : "sdpaFlash", t, backward, causal, true, &p));
+  p.causal = causal;
+  p.scale = scale;
+  kd_device dev = kd_tensor_device(t[A_Q]);
+  bool cpu = dev.type == KD_DEVICE_CPU;
+  kd_tensor *keep[A_NOPS] = {NULL}, *o[3] = {NULL, NULL, NULL};
+  const int nout = backward ? 3 : 2;
+  const int64_t shape[2][3][2] = {{{p.L, p.Ev}, {p.L, -1}, {0, 0}}, {{p.L, p.E}, {p.S, p.E}, {p.S, p.Ev}}};
+  char **slot[2][3] = {{&p.out, &p.lse, NULL}, {&p.dq, &p.dk, &p.dv}};
+  kd_status st = KD_OK;
+  for (int i = 0; cpu && i < A_NOPS && st == KD_OK; i++)
+    if (t[i] && i != A_M && i != A_LSE) st = kd_attn_blas_ready(t[i], &keep[i], &t[i]);
+  for (int j = 0; j < nout && st == KD_OK; j++) st = kd_attn_alloc(&p, shape[backward][j][0], shape[backward][j][1], dev, &o[j]);
+  if (st == KD_OK) {
+    for (int i = 0; i < A_NOPS; i++)
+      if (t[i]) kd_attn_operand(&p, i, t[i], i == A_LSE ? 1 : 2);
+    int64_t total = 0;
+    for (int j = 0; j < nout; j++) {
+      *slot[backward][j] = kd_tensor_data(o[j]);
+      total += kd_tensor_numel(o[j]);
+    }
+    if (total > 0 && (p.L == 0 || p.S == 0)) {
+      for (int j = 0; j < nout && st == KD_OK; j++) st = kd_attn_fill(o[j], !backward && j == 1 ? -INFINITY : 0.0);
+    } else if (total > 0) {
+      st = cpu ? kd_attn_run_cpu(&p, backward) : kd_attn_run_device(dev, &p, backward);
+    }
+  }
+  for (int i = 0; i < A_NOPS; i++)
+    if (keep[i]) kd_tensor_release(keep[i]);
+  for (int j = 0; j < nout; j++) {
+    if (st == KD_OK) kd_out_take(outs, j, o[j]);
+    else if (o[j]) kd_tensor_release(o[j]);
+  }
+  return st;
+}
+
 /* sdpaFlash(query, key, value, attnMask?, isCausal, scale) -> (output, logsumexp) */
 KD_KERNEL(kd_cpu_sdpa_flash) {
   (void)op;
   (void)ks;
   kd_tensor *t[A_NOPS] = {args[0].v.t, args[1].v.t, args[2].v.t,
                           args[3].kind == KD_VALUE_TENSOR ? args[3].v.t : NULL, NULL, NULL, NULL};
-  kd_attn_plan p;
-  bool causal = args[4].v.b;
-  KD_TRY(kd_attn_check("sdpaFlash", t, false, causal, true, &p));
-  p.causal = causal;
-  p.scale = args[5].v.d;
-  kd_device dev = kd_tensor_device(t[A_Q]);
-  bool cpu = dev.type == KD_DEVICE_CPU;
-  kd_tensor *keep[3] = {NULL, NULL, NULL}, *out = NULL, *lse = NULL;
-  kd_status st = KD_OK;
-  for (int i = 0; cpu && i < 3 && st == KD_OK; i++) st = kd_attn_blas_ready(t[i], &keep[i], &t[i]);
-  if (st == KD_OK) st = kd_attn_alloc(&p, p.L, p.Ev, dev, &out);
-  if (st == KD_OK) st = kd_attn_alloc(&p, p.L, -1, dev, &lse);
-  if (st == KD_OK) {
-    for (int i = 0; i < 4; i++)
-      if (t[i]) kd_attn_operand(&p, i, t[i], 2);
-    p.out = kd_tensor_data(out);
-    p.lse = kd_tensor_data(lse);
-    if (p.nbatch > 0 && p.L > 0 && p.S == 0) { /* no keys: a zero output (the empty product), lse -inf */
-      st = kd_attn_fill(out, 0.0);
-      if (st == KD_OK) st = kd_attn_fill(lse, -INFINITY);
-    } else if (p.nbatch > 0 && p.L > 0) {
-      st = cpu ? kd_attn_run_cpu(&p, false) : kd_attn_run_device(dev, &p, false, t);
-    }
-  }
-  for (int i = 0; i < 3; i++)
-    if (keep[i]) kd_tensor_release(keep[i]);
-  if (st != KD_OK) {
-    if (out) kd_tensor_release(out);
-    if (lse) kd_tensor_release(lse);
-    return st;
-  }
-  kd_out_take(outs, 0, out);
-  kd_out_take(outs, 1, lse);
-  return KD_OK;
+  return kd_attn_kernel(t, false, args[4].v.b, args[5].v.d, outs);
 }
 
 /* sdpaFlashBackward(gradOutput, query, key, value, attnMask?, output, logsumexp, isCausal, scale)
@@ -467,44 +474,5 @@ KD_KERNEL(kd_cpu_sdpa_flash_backward) {
   (void)ks;
   kd_tensor *t[A_NOPS] = {args[1].v.t, args[2].v.t, args[3].v.t, args[4].kind == KD_VALUE_TENSOR ? args[4].v.t : NULL,
                           args[0].v.t, args[5].v.t, args[6].v.t};
-  kd_attn_plan p;
-  bool causal = args[7].v.b;
-  KD_TRY(kd_attn_check("sdpaFlashBackward", t, true, causal, true, &p));
-  p.causal = causal;
-  p.scale = args[8].v.d;
-  kd_device dev = kd_tensor_device(t[A_Q]);
-  bool cpu = dev.type == KD_DEVICE_CPU;
-  kd_tensor *keep[5] = {NULL, NULL, NULL, NULL, NULL}, *dq = NULL, *dk = NULL, *dv = NULL;
-  kd_status st = KD_OK;
-  static const int ready[5] = {A_Q, A_K, A_V, A_G, A_O};
-  for (int i = 0; cpu && i < 5 && st == KD_OK; i++) st = kd_attn_blas_ready(t[ready[i]], &keep[i], &t[ready[i]]);
-  if (st == KD_OK) st = kd_attn_alloc(&p, p.L, p.E, dev, &dq);
-  if (st == KD_OK) st = kd_attn_alloc(&p, p.S, p.E, dev, &dk);
-  if (st == KD_OK) st = kd_attn_alloc(&p, p.S, p.Ev, dev, &dv);
-  if (st == KD_OK) {
-    for (int i = 0; i < A_NOPS; i++)
-      if (t[i]) kd_attn_operand(&p, i, t[i], i == A_LSE ? 1 : 2);
-    p.dq = kd_tensor_data(dq);
-    p.dk = kd_tensor_data(dk);
-    p.dv = kd_tensor_data(dv);
-    bool empty = kd_tensor_numel(dq) == 0 && kd_tensor_numel(dk) == 0 && kd_tensor_numel(dv) == 0;
-    if (!empty && (p.L == 0 || p.S == 0)) { /* nothing flows: zeros */
-      kd_tensor *z[3] = {dq, dk, dv};
-      for (int i = 0; i < 3 && st == KD_OK; i++) st = kd_attn_fill(z[i], 0.0);
-    } else if (!empty) {
-      st = cpu ? kd_attn_run_cpu(&p, true) : kd_attn_run_device(dev, &p, true, t);
-    }
-  }
-  for (int i = 0; i < 5; i++)
-    if (keep[i]) kd_tensor_release(keep[i]);
-  if (st != KD_OK) {
-    if (dq) kd_tensor_release(dq);
-    if (dk) kd_tensor_release(dk);
-    if (dv) kd_tensor_release(dv);
-    return st;
-  }
-  kd_out_take(outs, 0, dq);
-  kd_out_take(outs, 1, dk);
-  kd_out_take(outs, 2, dv);
-  return KD_OK;
+  return kd_attn_kernel(t, true, args[7].v.b, args[8].v.d, outs);
 }
