@@ -252,6 +252,20 @@ if (kd.cuda.isAvailable()) {
         assert.deepStrictEqual([b - a, c - b], [1, 2]);
       });
     });
+    it('captures into a CUDA graph (no host sync) and replays with new inputs', function () {
+      kd.tidy(() => {
+        const q = randn([1, 2, 20, 8], 1, 'float32', 'cuda'), k = randn([1, 2, 40, 8], 2, 'float32', 'cuda');
+        const v = randn([1, 2, 40, 8], 3, 'float32', 'cuda');
+        F.scaledDotProductAttention(q, k, v, null, 0, true); // warm-up
+        const g = new kd.cuda.CUDAGraph();
+        const out = kd.cuda.graph(g, () => F.scaledDotProductAttention(q, k, v, null, 0, true));
+        q.copy_(randn([1, 2, 20, 8], 4, 'float32', 'cuda'));
+        g.replay();
+        const want = reference(q.to('cpu').double(), k.to('cpu').double(), v.to('cpu').double(), null, true);
+        assert.ok(maxDiff(out, want) < 2e-5, `replay differs by ${maxDiff(out, want)}`);
+        g.reset();
+      });
+    });
     it('head dims over 256 run the composition on the device', function () {
       kd.tidy(() => {
         const q = randn([3, 300], 1, 'float64'), k = randn([4, 300], 2, 'float64'), v = randn([4, 2], 3, 'float64');
