@@ -15,10 +15,16 @@
  * key tile accumulates dV += P^T dO and dK += scale dS^T Q over the query tiles, one per query
  * tile accumulates dQ += scale dS K over the key tiles, both recomputing P = exp(s - lse) and
  * dS = P (dO V^T - D) with D = rowsum(dO * O): no atomics, no workspace, no sync with the host.
- * The causal mask skips the tiles it empties. Scalar CUDA-core arithmetic (float32/float64). */
+ * The causal mask skips the tiles it empties. Dropout redraws each weight's keep decision from
+ * its Philox counter (the CPU's mapping, Note [Fused attention]) in every kernel, the stream's seed
+ * and offset read once per thread (from the graph's words when captured). Scalar CUDA-core
+ * arithmetic (float32/float64). */
 #include "ops_shape.cuh"
+#include "philox_state.cuh"
 
 #include <math.h>
+
+#include "../src/core/random.h"
 
 enum { KD_ATT_T = 32, KD_ATT_THREADS = 128, KD_ATT_MAXB = KD_CUDA_MAX_DIMS - 2 };
 enum { AQ, AK, AV, AM, AG, AO, ALSE, ANOPS };
@@ -32,7 +38,8 @@ struct kd_cu_att_p {
   int64_t rs[ANOPS], cs[ANOPS];    /* row and column strides, elements */
   int64_t L, S, E, Ev, ntiles;
   int causal, mask_kind;
-  double scale;
+  double scale, dropout;
+  kd_cu_philox ph; /* the dropout's stream (Note [Random ops in CUDA graphs]) */
 };
 
 /* Element offset of operand k in batch n. */
@@ -97,6 +104,17 @@ __device__ static inline void kd_att_dots(const kd_cu_att_p &a, int ka, int64_t 
   }
 }
 
+/* The dropout factor of weight (n, i, j): 0, or 1 / (1 - p) when its draw keeps it (as the CPU's
+ * kd_attn_drop and nativeDropout); 1 without dropout. */
+template <typename T>
+__device__ static inline T kd_att_keep(const kd_cu_att_p &a, uint64_t seed, uint64_t offset, int64_t n, int64_t i, int64_t j) {
+  if (a.dropout <= 0) return (T)1;
+  if (i >= a.L || j >= a.S) return (T)0;
+  const uint64_t idx = ((uint64_t)n * (uint64_t)a.L + (uint64_t)i) * (uint64_t)a.S + (uint64_t)j;
+  return kd_random_uniform_f32(seed, offset, idx) < (float)(1.0 - a.dropout) ? (a.dropout >= 1 ? (T)0 : (T)(1.0 / (1.0 - a.dropout)))
+                                                                             : (T)0;
+}
+
 template <typename T>
 __device__ static inline T kd_att_quad_max(T v) {
   v = fmax(v, __shfl_xor_sync(0xffffffffu, v, 1));
@@ -148,6 +166,8 @@ __global__ void __launch_bounds__(KD_ATT_THREADS) kd_cu_att_forward(const kd_cu_
   int64_t off[ANOPS];
   kd_att_offsets(a, n, off);
   const int64_t oq = off[AQ], ok = off[AK], ov = off[AV], om = off[AM];
+  uint64_t seed = 0, offset = 0;
+  if (a.dropout > 0) a.ph.unpack(seed, offset);
   T m = (T)-INFINITY, l = 0, acc[NCH * 8];
 #pragma unroll
   for (int x = 0; x < NCH * 8; x++) acc[x] = 0;
@@ -180,7 +200,7 @@ __global__ void __launch_bounds__(KD_ATT_THREADS) kd_cu_att_forward(const kd_cu_
 #pragma unroll
     for (int x = 0; x < NCH * 8; x++) acc[x] *= corr;
 #pragma unroll
-    for (int j = 0; j < 8; j++) ps[r][g + 4 * j] = s[j];
+    for (int j = 0; j < 8; j++) ps[r][g + 4 * j] = s[j] * kd_att_keep<T>(a, seed, offset, n, i, j0 + g + 4 * j);
     __syncthreads();
     kd_att_accumulate<T, NCH>(a, AV, ov, j0, a.S, a.Ev, r, g, false, acc, ps, ks);
   }
@@ -199,6 +219,8 @@ __global__ void __launch_bounds__(KD_ATT_THREADS) kd_cu_att_backward_kv(const kd
   int64_t off[ANOPS];
   kd_att_offsets(a, n, off);
   const int64_t oq = off[AQ], ok = off[AK], ov = off[AV], og = off[AG], oo = off[AO], ol = off[ALSE], om = off[AM];
+  uint64_t seed = 0, offset = 0;
+  if (a.dropout > 0) a.ph.unpack(seed, offset);
   T dk[NCH * 8], dv[NCH * 8];
 #pragma unroll
   for (int x = 0; x < NCH * 8; x++) dk[x] = dv[x] = 0;
@@ -217,21 +239,22 @@ __global__ void __launch_bounds__(KD_ATT_THREADS) kd_cu_att_backward_kv(const kd
       }
       __syncthreads();
     }
-    T s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, dp[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    T s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, dp[8] = {0, 0, 0, 0, 0, 0, 0, 0}, z[8];
     kd_att_dots<T>(a, AK, ok, j0, a.S, AQ, oq, i0, a.L, a.E, c, g, s, ks, qs); /* s[j]: row g + 4 j, key c */
 #pragma unroll
     for (int j = 0; j < 8; j++) {
       const int rq = g + 4 * j;
       const T x = kd_att_masked<T>(a, om, i0 + rq, jj, s[j]);
       s[j] = x == (T)-INFINITY ? (T)0 : exp(x - lse_row[rq]);
-      ps[rq][c] = s[j];
+      z[j] = kd_att_keep<T>(a, seed, offset, n, i0 + rq, jj);
+      ps[rq][c] = s[j] * z[j]; /* the weights as the forward used them */
     }
     kd_att_dots<T>(a, AV, ov, j0, a.S, AG, og, i0, a.L, a.Ev, c, g, dp, ks, qs); /* dp[j] = dO[row] . V[key] */
     kd_att_accumulate<T, NCH>(a, AG, og, i0, a.L, a.Ev, c, g, true, dv, ps, qs); /* dV[key] += P[:, key]^T dO */
 #pragma unroll
     for (int j = 0; j < 8; j++) {
       const int rq = g + 4 * j;
-      ps[rq][c] = s[j] * (dp[j] - ds_row[rq]);
+      ps[rq][c] = s[j] * (z[j] * dp[j] - ds_row[rq]);
     }
     __syncthreads();
     kd_att_accumulate<T, NCH>(a, AQ, oq, i0, a.L, a.E, c, g, true, dk, ps, qs); /* dK[key] += dS[:, key]^T Q */
@@ -250,6 +273,8 @@ __global__ void __launch_bounds__(KD_ATT_THREADS) kd_cu_att_backward_q(const kd_
   int64_t off[ANOPS];
   kd_att_offsets(a, n, off);
   const int64_t oq = off[AQ], ok = off[AK], ov = off[AV], og = off[AG], oo = off[AO], ol = off[ALSE], om = off[AM];
+  uint64_t seed = 0, offset = 0;
+  if (a.dropout > 0) a.ph.unpack(seed, offset);
   T d = 0, lse = 0, dq[NCH * 8];
 #pragma unroll
   for (int x = 0; x < NCH * 8; x++) dq[x] = 0;
@@ -268,7 +293,7 @@ __global__ void __launch_bounds__(KD_ATT_THREADS) kd_cu_att_backward_q(const kd_
     for (int j = 0; j < 8; j++) {
       const T x = kd_att_masked<T>(a, om, i, j0 + g + 4 * j, s[j]);
       const T p = x == (T)-INFINITY ? (T)0 : exp(x - lse);
-      ps[r][g + 4 * j] = p * (dp[j] - d);
+      ps[r][g + 4 * j] = p * (kd_att_keep<T>(a, seed, offset, n, i, j0 + g + 4 * j) * dp[j] - d);
     }
     __syncthreads();
     kd_att_accumulate<T, NCH>(a, AK, ok, j0, a.S, a.E, r, g, false, dq, ps, ks);
@@ -307,9 +332,11 @@ kd_cuda_status kd_cu_attention(int device, kd_cuda_op *o) {
   a.S = o->i[1];
   a.E = o->i[2];
   a.Ev = o->i[3];
-  a.causal = (int)(o->i[4] & 1);
-  a.mask_kind = (int)(o->i[4] >> 1);
+  const int flags = (int)o->d[1];
+  a.causal = flags & 1;
+  a.mask_kind = flags >> 1;
   a.scale = o->d[0];
+  a.dropout = o->d[2];
   const int64_t maxd = a.E > a.Ev ? a.E : a.Ev;
   if (a.L < 0 || a.S < 0 || a.E < 0 || a.Ev < 0 || maxd > 8 * KD_ATT_T || a.mask_kind > 2)
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "fused attention: head dims up to %d (got %lld and %lld)",
@@ -326,11 +353,11 @@ kd_cuda_status kd_cu_attention(int device, kd_cuda_op *o) {
   }
   if (code == 0) {
     a.out = o->data[nin];
-    a.lse = kd_cu_addr<char>(o->i[5]);
+    a.lse = kd_cu_addr<char>(o->i[6]);
   } else {
     a.dq = o->data[nin];
-    a.dk = kd_cu_addr<char>(o->i[5]);
-    a.dv = kd_cu_addr<char>(o->i[6]);
+    a.dk = kd_cu_addr<char>(o->i[6]);
+    a.dv = kd_cu_addr<char>(o->i[7]);
   }
   const int64_t nbatch = o->numel;
   const int64_t tiles = ((a.L > a.S ? a.L : a.S) + KD_ATT_T - 1) / KD_ATT_T;
@@ -339,6 +366,7 @@ kd_cuda_status kd_cu_attention(int device, kd_cuda_op *o) {
     return kd_cu_error(KD_CUDA_ERR_INVALID_ARGUMENT, "fused attention: %lld batches of %lld tiles exceed a grid",
                        (long long)nbatch, (long long)tiles);
   cudaStream_t s = kd_cu_stream(device);
+  if (a.dropout > 0) a.ph = kd_cu_graph_philox(device, s, (uint64_t)o->i[4], (uint64_t)o->i[5]);
   const bool f64 = o->dtype == KD_DTYPE_F64;
   const int nch = maxd <= 64 ? 2 : maxd <= 128 ? 4 : 8;
   switch (nch * 2 + f64) {

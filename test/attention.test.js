@@ -2,8 +2,8 @@
 // (kd._internal.sdpaFlash / sdpaFlashBackward, src/cpu/attention.c, cuda/ops_attention.cu):
 // PyTorch's math composition as fixtures (test/fixtures/attention.json, values and gradients);
 // large and long cases against the composition computed here in float64; finite differences
-// (float64) for query, key, value and a float mask; dropout deterministic for a seed with the
-// same weights in backward; PyTorch 2's errors; the emulated GPU against the CPU.
+// (float64) for query, key, value and a float mask; fused dropout equal to the composition's
+// nativeDropout for the seed, forward and backward; PyTorch 2's errors; the emulated GPU against the CPU.
 'use strict';
 
 const { kd, assert, expectKdError, parityTests } = require('./helpers');
@@ -83,7 +83,7 @@ describe('scaledDotProductAttention: fused kernels vs the math composition', fun
   it('the fused op returns the log-sum-exp of each row\'s scaled, masked scores', function () {
     kd.tidy(() => {
       const q = randn([2, 5, 4], 11), k = randn([2, 70, 4], 12), v = randn([2, 70, 3], 13);
-      const [out, lse] = kd._internal.sdpaFlash(q, k, v, null, true, 0.5);
+      const [out, lse] = kd._internal.sdpaFlash(q, k, v, null, 0, true, 0.5);
       const s = q.matmul(k.transpose(-2, -1)).mul(0.5)
         .maskedFill(kd.ones([5, 70], { dtype: 'bool' }).tril().logicalNot(), -Infinity);
       assert.ok(maxDiff(lse, kd.logsumexp(s, -1)) < 1e-12);
@@ -119,7 +119,7 @@ describe('scaledDotProductAttention: gradients against finite differences (float
       [x([3, 2], 27), x([4, 2], 28), x([4, 2], 29), x([3, 4], 30)]));
   });
   it('the fused op itself: a float mask that requires grad', function () {
-    assert.ok(kd.autograd.gradcheck((q, k, v, m) => kd._internal.sdpaFlash(q, k, v, m, false, 0.8)[0],
+    assert.ok(kd.autograd.gradcheck((q, k, v, m) => kd._internal.sdpaFlash(q, k, v, m, 0, false, 0.8)[0],
       [x([2, 3, 2], 41), x([2, 4, 2], 42), x([2, 4, 3], 43), x([3, 4], 44)]));
   });
   it('double backward through the fused op (gradgradcheck)', function () {
@@ -131,8 +131,8 @@ describe('scaledDotProductAttention: gradients against finite differences (float
   it('the fused backward matches the composition\'s gradient (kd._internal.sdpaFlashBackward)', function () {
     kd.tidy(() => {
       const q = randn([2, 40, 3], 35), k = randn([2, 70, 3], 36), v = randn([2, 70, 4], 37), g = randn([2, 40, 4], 38);
-      const [out, lse] = kd._internal.sdpaFlash(q, k, v, null, false, 0.4);
-      const fused = kd._internal.sdpaFlashBackward(g, q, k, v, null, out, lse, false, 0.4);
+      const [out, lse, st] = kd._internal.sdpaFlash(q, k, v, null, 0, false, 0.4);
+      const fused = kd._internal.sdpaFlashBackward(g, q, k, v, null, out, lse, st, 0, false, 0.4);
       const [q2, k2, v2] = [q, k, v].map((t) => t.clone().requiresGrad_());
       const want = kd.autograd.grad([reference(q2, k2, v2, null, false, 0.4)], [q2, k2, v2], [g]);
       for (let i = 0; i < 3; i++) assert.ok(maxDiff(fused[i], want[i]) < 1e-12);
@@ -140,32 +140,61 @@ describe('scaledDotProductAttention: gradients against finite differences (float
   });
 });
 
-describe('scaledDotProductAttention: dropout', function () {
-  it('is deterministic for a seed, and backward uses the forward\'s weights', function () {
-    kd.tidy(() => {
-      const q = randn([2, 6, 4], 40).requiresGrad_(), k = randn([2, 9, 4], 41).requiresGrad_(), v = randn([2, 9, 3], 42).requiresGrad_();
-      kd.manualSeed(5);
-      const y1 = F.scaledDotProductAttention(q, k, v, null, 0.4);
-      const g1 = kd.autograd.grad([y1.sum()], [q, k, v]);
-      kd.manualSeed(5);
-      const y2 = F.scaledDotProductAttention(q, k, v, null, 0.4);
-      assert.ok(maxDiff(y1, y2) === 0, 'same seed, same output');
-      kd.manualSeed(5); // the same draws through the composition: dropout of the softmax weights
-      const w = kd.softmax(q.matmul(k.transpose(-2, -1)).mul(0.5), -1);
-      const [dropped, keep] = kd._internal.nativeDropout(w, 0.4, true);
-      const r = dropped.matmul(v);
-      assert.ok(maxDiff(y1, r) < 1e-12, 'the weights are dropped, then multiplied with value');
-      assert.ok(keep.logicalNot().any().item(), 'some weights were dropped');
-      const gr = kd.autograd.grad([r.sum()], [q, k, v]);
-      for (let i = 0; i < 3; i++) assert.ok(maxDiff(g1[i], gr[i]) < 1e-12, `grad ${i}: backward must use the forward's dropout mask`);
-      kd.manualSeed(6);
-      assert.ok(maxDiff(F.scaledDotProductAttention(q, k, v, null, 0.4), y1) > 0, 'another seed drops other weights');
+describe('scaledDotProductAttention: dropout (fused)', function () {
+  /** The composition with nativeDropout of the weights, as PyTorch 2's math reference. */
+  function droppedReference(q, k, v, p, mask = null, causal = false) {
+    const E = q.shape[q.shape.length - 1], L = q.shape[q.shape.length - 2], S = k.shape[k.shape.length - 2];
+    let a = q.matmul(k.transpose(-2, -1)).mul(1 / Math.sqrt(E));
+    if (causal) a = a.maskedFill(kd.ones([L, S], { dtype: 'bool' }).tril().logicalNot(), -Infinity);
+    if (mask) a = a.maskedFill(mask.logicalNot(), -Infinity);
+    const [dropped, keep] = kd._internal.nativeDropout(kd.softmax(a, -1), p, true);
+    return [dropped.matmul(v), keep];
+  }
+  const cases = [
+    ['across the blocks', [2, 70, 4], [2, 150, 4], [2, 150, 3], 0.3, false, false],
+    ['causal, 4-D', [2, 2, 33, 4], [2, 2, 40, 4], [2, 2, 40, 5], 0.5, true, false],
+    ['bool mask', [3, 20, 4], [3, 70, 4], [3, 70, 4], 0.2, false, true],
+  ];
+  for (const [name, qs, ks, vs, p, causal, withMask] of cases) {
+    it(`${name}: drops the weights nativeDropout drops for the seed; gradients use the same mask`, function () {
+      kd.tidy(() => {
+        const q = randn(qs, 40).requiresGrad_(), k = randn(ks, 41).requiresGrad_(), v = randn(vs, 42).requiresGrad_();
+        const mask = withMask ? randn([qs[qs.length - 2], ks[ks.length - 2]], 43).gt(-1) : null;
+        kd.manualSeed(5);
+        const y = F.scaledDotProductAttention(q, k, v, { attnMask: mask, dropoutP: p, isCausal: causal });
+        const gy = kd.autograd.grad([y], [q, k, v], [randn(y.shape, 44)]);
+        kd.manualSeed(5);
+        const [r, keep] = droppedReference(q, k, v, p, mask, causal);
+        assert.ok(keep.logicalNot().any().item() && keep.any().item(), 'some weights are dropped, some kept');
+        assert.ok(maxDiff(y, r) < 1e-12, `output differs by ${maxDiff(y, r)}`);
+        const gr = kd.autograd.grad([r], [q, k, v], [randn(y.shape, 44)]);
+        for (let i = 0; i < 3; i++) assert.ok(maxDiff(gy[i], gr[i]) < 1e-12, `grad ${i} differs by ${maxDiff(gy[i], gr[i])}`);
+        kd.manualSeed(5);
+        assert.strictEqual(maxDiff(F.scaledDotProductAttention(q, k, v, { attnMask: mask, dropoutP: p, isCausal: causal }), y), 0,
+          'deterministic for a seed');
+        assert.ok(maxDiff(F.scaledDotProductAttention(q, k, v, { attnMask: mask, dropoutP: p, isCausal: causal }), y) > 0,
+          'the next call draws another mask');
+      });
     });
+  }
+  it('finite differences and double backward with dropout (the mask fixed by the seed)', function () {
+    this.timeout(60000);
+    const x = (shape, seed) => randn(shape, seed).requiresGrad_();
+    const f = (q, k, v) => { kd.manualSeed(9); return F.scaledDotProductAttention(q, k, v, null, 0.3); };
+    const args = [x([2, 5, 2], 45), x([2, 7, 2], 46), x([2, 7, 3], 47)];
+    assert.ok(kd.autograd.gradcheck(f, args));
+    assert.ok(kd.autograd.gradgradcheck(f, args));
+  });
+  it('a float mask that requires grad, through the fused op with dropout', function () {
+    const x = (shape, seed) => randn(shape, seed).requiresGrad_();
+    const f = (q, k, v, m) => { kd.manualSeed(3); return kd._internal.sdpaFlash(q, k, v, m, 0.25, false, 0.7)[0]; };
+    assert.ok(kd.autograd.gradcheck(f, [x([3, 2], 48), x([6, 2], 49), x([6, 2], 50), x([3, 6], 51)]));
   });
   it('dropoutP = 1 zeroes the output; dropoutP outside [0, 1] is an error', function () {
     const q = randn([3, 4], 43);
     assert.strictEqual(F.scaledDotProductAttention(q, q, q, null, 1).abs().sum().item(), 0);
     expectKdError(() => F.scaledDotProductAttention(q, q, q, null, 1.5), 'KD_INVALID_ARGUMENT');
+    expectKdError(() => kd._internal.sdpaFlash(q, q, q, null, -0.5, false, 1), 'KD_INVALID_ARGUMENT');
   });
 });
 
@@ -192,10 +221,11 @@ describe('scaledDotProductAttention: call forms and errors', function () {
     err(() => F.scaledDotProductAttention(q, k, randn([2, 4, 6], 54, 'float32')), 'KD_SHAPE_MISMATCH', /same sequence length/);
     err(() => F.scaledDotProductAttention(q, k, v, kd.ones([4, 5], { dtype: 'bool' })), 'KD_SHAPE_MISMATCH', /does not broadcast/);
     err(() => F.scaledDotProductAttention(q, randn([3, 5, 4], 55, 'float32'), randn([3, 5, 6], 56, 'float32')), 'KD_SHAPE_MISMATCH', /broadcast|match/);
-    err(() => kd._internal.sdpaFlash(q.half(), k.half(), v.half(), null, false, 1), 'KD_DTYPE_MISMATCH', /float32 or float64/);
-    const [out, lse] = kd._internal.sdpaFlash(q, k, v, null, false, 1);
-    err(() => kd._internal.sdpaFlashBackward(out, q, k, v, null, out, lse.unsqueeze(-1), false, 1), 'KD_SHAPE_MISMATCH', /logsumexp/);
-    err(() => kd._internal.sdpaFlashBackward(out.narrow(-1, 0, 2), q, k, v, null, out, lse, false, 1), 'KD_SHAPE_MISMATCH', /grad_output/);
+    err(() => kd._internal.sdpaFlash(q.half(), k.half(), v.half(), null, 0, false, 1), 'KD_DTYPE_MISMATCH', /float32 or float64/);
+    const [out, lse, st] = kd._internal.sdpaFlash(q, k, v, null, 0, false, 1);
+    err(() => kd._internal.sdpaFlashBackward(out, q, k, v, null, out, lse.unsqueeze(-1), st, 0, false, 1), 'KD_SHAPE_MISMATCH', /logsumexp/);
+    err(() => kd._internal.sdpaFlashBackward(out.narrow(-1, 0, 2), q, k, v, null, out, lse, st, 0, false, 1), 'KD_SHAPE_MISMATCH', /grad_output/);
+    err(() => kd._internal.sdpaFlashBackward(out, q, k, v, null, out, lse, st.float(), 0.5, false, 1), 'KD_INVALID_ARGUMENT', /philoxState/);
   });
 });
 
@@ -211,6 +241,8 @@ if (kd.cuda.isAvailable()) {
       ['float32 head dim 100 (4 chunks)', 'float32', [1, 9, 100], [1, 35, 100], [1, 35, 70], {}],
       ['float64 head dim 200 (8 chunks)', 'float64', [1, 5, 200], [1, 7, 200], [1, 7, 200], { isCausal: true }],
       ['float32 one query row, non-contiguous key', 'float32', [1, 3, 1, 8], [1, 3, 8, 37], [1, 3, 37, 8], { kT: true }],
+      ['float64 dropout 0.3, causal, bool mask broadcast', 'float64', [2, 2, 35, 8], [2, 2, 50, 8], [2, 2, 50, 8], { dropout: 0.3, mask: 'bool' }],
+      ['float32 dropout 0.5, head dim 100', 'float32', [2, 9, 100], [2, 40, 100], [2, 40, 100], { dropout: 0.5, isCausal: true }],
     ];
     for (const [name, dt, qs, ks, vs, o] of configs) {
       it(`${name}: output and gradients`, function () {
@@ -223,8 +255,10 @@ if (kd.cuda.isAvailable()) {
           if (o.kT) cpu[1] = cpu[1].transpose(-2, -1);
           const dev = cpu.map((t) => t.to('cuda').requiresGrad_());
           const c = cpu.map((t) => t.clone().requiresGrad_());
-          const opts = (m) => ({ attnMask: m, isCausal: !!o.isCausal, scale: o.scale });
+          const opts = (m) => ({ attnMask: m, isCausal: !!o.isCausal, scale: o.scale, dropoutP: o.dropout || 0 });
+          kd.manualSeed(7); // the same dropout stream on both devices
           const yd = F.scaledDotProductAttention(dev[0], dev[1], dev[2], opts(mask && mask.to('cuda')));
+          kd.manualSeed(7);
           const yc = F.scaledDotProductAttention(c[0], c[1], c[2], opts(mask));
           assert.strictEqual(yd.device, 'cuda:0');
           const tol = dt === 'float64' ? 1e-12 : 2e-5;
@@ -245,9 +279,9 @@ if (kd.cuda.isAvailable()) {
         const q = randn([1, 2, 7, 8], 1, 'float32', 'cuda'), k = randn([1, 2, 9, 8], 2, 'float32', 'cuda');
         const v = randn([1, 2, 9, 8], 3, 'float32', 'cuda');
         const a = kd.cuda.emulator.stats().launches;
-        const [out, lse] = kd._internal.sdpaFlash(q, k, v, null, true, 0.3);
+        const [out, lse, st] = kd._internal.sdpaFlash(q, k, v, null, 0.2, true, 0.3);
         const b = kd.cuda.emulator.stats().launches;
-        kd._internal.sdpaFlashBackward(out, q, k, v, null, out, lse, true, 0.3);
+        kd._internal.sdpaFlashBackward(out, q, k, v, null, out, lse, st, 0.2, true, 0.3);
         const c = kd.cuda.emulator.stats().launches;
         assert.deepStrictEqual([b - a, c - b], [1, 2]);
       });
@@ -271,7 +305,7 @@ if (kd.cuda.isAvailable()) {
         const q = randn([3, 300], 1, 'float64'), k = randn([4, 300], 2, 'float64'), v = randn([4, 2], 3, 'float64');
         const yd = F.scaledDotProductAttention(q.to('cuda'), k.to('cuda'), v.to('cuda'));
         assert.ok(maxDiff(yd, reference(q, k, v)) < 1e-12);
-        expectKdError(() => kd._internal.sdpaFlash(q.to('cuda'), k.to('cuda'), v.to('cuda'), null, false, 1), ['KD_INVALID_ARGUMENT', 'KD_CUDA']);
+        expectKdError(() => kd._internal.sdpaFlash(q.to('cuda'), k.to('cuda'), v.to('cuda'), null, 0, false, 1), ['KD_INVALID_ARGUMENT', 'KD_CUDA']);
       });
     });
   });

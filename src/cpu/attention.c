@@ -16,6 +16,12 @@
  * dV += P^T dO, dS = P * (dO V^T - rowsum(dO * O)), dQ += scale dS K, dK += scale dS^T Q. The
  * block products go to BLAS (kd_nn_gemm_*, single-threaded inside the pool as nn_common.h does),
  * read in place from strided rows. A row whose keys are all masked gives NaN, as softmax does.
+ * Dropout (p > 0) zeroes weight (n, i, j) of the contiguous [batch, L, S] weights when its float32
+ * Philox draw for (seed, offset, (n L + i) S + j) is not below 1 - p and scales the others by
+ * 1 / (1 - p): the mask nativeDropout would draw on the materialised weights with the same generator
+ * state, so the composition reproduces it. The forward takes one generator offset and returns
+ * (seed, offset) as philoxState; the backward redraws the same mask from it: the normaliser l and
+ * the log-sum-exp use the undropped weights, dV += (P Z)^T dO, dS = P (Z dO V^T - D).
  * On a device the same checks run and the launch goes to KD_DEV_OP_ATTENTION
  * (cuda/ops_attention.cu), whose iteration carries each operand's strides: dims 0 and 1 have size
  * 1 and hold the column and row strides, dims 2.. are the batch dims (innermost first). */
@@ -24,6 +30,7 @@
 #include <string.h>
 
 #include "core/parallel.h"
+#include "core/random.h"
 #include "cpu/attention.h"
 #include "cpu/cpu_loops.h"
 #include "cpu/device_op.h"
@@ -46,6 +53,8 @@ typedef struct kd_attn_plan {
   int mask_kind;                  /* 0 none, 1 bool, 2 float */
   bool causal;
   double scale;
+  double dropout;                 /* p; weights kept with probability 1 - p, scaled by 1 / (1 - p) */
+  uint64_t seed, offset;          /* the dropout's Philox stream (Note [Fused attention]) */
   char *out, *lse, *dq, *dk, *dv; /* contiguous outputs */
 } kd_attn_plan;
 
@@ -226,6 +235,19 @@ static kd_status kd_attn_alloc(const kd_attn_plan *p, int64_t a, int64_t b, kd_d
 KD_ATTN_REDUCE(f32, float)
 KD_ATTN_REDUCE(f64, double)
 
+/* Dropout of the weights w[0, nk) of row i, keys j0..: w * keep / (1 - p), keep drawn for element
+ * (n, i, j) of the contiguous [batch, L, S] weights as nativeDropout draws it. */
+#define KD_ATTN_DROP(SFX, T)                                                                                           \
+  static inline void kd_attn_drop_##SFX(const kd_attn_plan *p, int64_t n, int64_t i, int64_t j0, int64_t nk, T *w) {   \
+    const float keep_below = (float)(1.0 - p->dropout);                                                                \
+    const T f = p->dropout >= 1 ? (T)0 : (T)(1.0 / (1.0 - p->dropout));                                                \
+    const uint64_t base = ((uint64_t)n * (uint64_t)p->L + (uint64_t)i) * (uint64_t)p->S + (uint64_t)j0;               \
+    for (int64_t c = 0; c < nk; c++)                                                                                   \
+      w[c] = kd_random_uniform_f32(p->seed, p->offset, base + (uint64_t)c) < keep_below ? w[c] * f : (T)0;            \
+  }
+KD_ATTN_DROP(f32, float)
+KD_ATTN_DROP(f64, double)
+
 /* ---- the CPU loops, once per float type ---- */
 #define KD_ATTN_LOOPS(SFX, T, EXP, LOG)                                                                                \
   /* Scores of one block, scaled, masked (-inf where left out); returns nothing. */                                    \
@@ -278,6 +300,7 @@ KD_ATTN_REDUCE(f64, double)
           T corr = EXP(mx[r] - mnew);                                                                                  \
           for (int64_t c = 0; c < nk; c++) s[c] = EXP(s[c] - mnew); /* vectorised (libmvec) */                         \
           sum[r] = sum[r] * corr + kd_attn_sum_##SFX(s, nk);                                                           \
+          if (p->dropout > 0) kd_attn_drop_##SFX(p, n, i0 + r, j0, nk, s);                                              \
           mx[r] = mnew;                                                                                                \
           if (corr != (T)1) for (int64_t e = 0; e < Ev; e++) acc[r * Ev + e] *= corr;                                  \
         }                                                                                                              \
@@ -296,9 +319,9 @@ KD_ATTN_REDUCE(f64, double)
   static void kd_attn_backward_##SFX(void *ctx, int64_t b0, int64_t b1) {                                              \
     const kd_attn_plan *p = (const kd_attn_plan *)ctx;                                                                 \
     const int64_t L = p->L, S = p->S, E = p->E, Ev = p->Ev;                                                            \
-    T *sb = (T *)malloc(sizeof(T) * (2 * KD_ATTN_BQ * KD_ATTN_BK + L + 1));                                            \
+    T *sb = (T *)malloc(sizeof(T) * (3 * KD_ATTN_BQ * KD_ATTN_BK + L + 1));                                            \
     if (!sb) return;                                                                                                   \
-    T *db = sb + KD_ATTN_BQ * KD_ATTN_BK, *dd = db + KD_ATTN_BQ * KD_ATTN_BK;                                          \
+    T *db = sb + KD_ATTN_BQ * KD_ATTN_BK, *zb = db + KD_ATTN_BQ * KD_ATTN_BK, *dd = zb + KD_ATTN_BQ * KD_ATTN_BK;       \
     const T scale = (T)p->scale;                                                                                       \
     for (int64_t n = b0; n < b1; n++) {                                                                                \
       const T *qp = (const T *)p->data[A_Q] + kd_attn_offset(p, A_Q, n);                                               \
@@ -327,13 +350,22 @@ KD_ATTN_REDUCE(f64, double)
             T *s = sb + r * KD_ATTN_BK, l = lp[(i0 + r) * p->rs[A_LSE]];                                               \
             for (int64_t c = 0; c < nk; c++) s[c] = EXP(s[c] - l);                                                     \
           }                                                                                                            \
-          kd_nn_gemm_##SFX(true, false, nk, Ev, nq, (T)1, sb, KD_ATTN_BK, gp + i0 * p->rs[A_G], grs, (T)1,             \
+          const T *pd = sb; /* the weights as the forward used them: dropped, or P itself */                           \
+          if (p->dropout > 0) {                                                                                        \
+            for (int64_t r = 0; r < nq; r++) {                                                                         \
+              memcpy(zb + r * KD_ATTN_BK, sb + r * KD_ATTN_BK, sizeof(T) * nk);                                        \
+              kd_attn_drop_##SFX(p, n, i0 + r, j0, nk, zb + r * KD_ATTN_BK);                                           \
+            }                                                                                                          \
+            pd = zb;                                                                                                   \
+          }                                                                                                            \
+          kd_nn_gemm_##SFX(true, false, nk, Ev, nq, (T)1, pd, KD_ATTN_BK, gp + i0 * p->rs[A_G], grs, (T)1,             \
                            dv + j0 * Ev, Ev > 0 ? Ev : 1);                                                             \
           kd_nn_gemm_##SFX(false, true, nq, nk, Ev, (T)1, gp + i0 * p->rs[A_G], grs, vp + j0 * p->rs[A_V], vrs, (T)0,  \
                            db, KD_ATTN_BK);                                                                            \
-          for (int64_t r = 0; r < nq; r++) {                                                                           \
+          for (int64_t r = 0; r < nq; r++) { /* dS = P (Z dP' - D), Z the kept weights' 1 / (1 - p) */                 \
             T *s = sb + r * KD_ATTN_BK, *g = db + r * KD_ATTN_BK, d = dd[i0 + r];                                      \
-            for (int64_t c = 0; c < nk; c++) g[c] = s[c] * (g[c] - d);                           \
+            if (p->dropout > 0) kd_attn_drop_##SFX(p, n, i0 + r, j0, nk, g);                                           \
+            for (int64_t c = 0; c < nk; c++) g[c] = s[c] * (g[c] - d);                                                 \
           }                                                                                                            \
           kd_nn_gemm_##SFX(false, false, nq, E, nk, scale, db, KD_ATTN_BK, kp + j0 * p->rs[A_K], krs, (T)1,            \
                            dq + i0 * E, E > 0 ? E : 1);                                                                \
@@ -351,7 +383,7 @@ KD_ATTN_LOOPS(f64, double, kd_vm_exp, log)
  * is an error here rather than a silent skip inside a task). */
 static kd_status kd_attn_run_cpu(kd_attn_plan *p, bool backward) {
   size_t es = kd_dtype_size(p->dtype);
-  size_t need = backward ? es * (2 * KD_ATTN_BQ * KD_ATTN_BK + (size_t)p->L + 1)
+  size_t need = backward ? es * (3 * KD_ATTN_BQ * KD_ATTN_BK + (size_t)p->L + 1)
                          : es * (KD_ATTN_BQ * (KD_ATTN_BK + (size_t)p->Ev + 2) + 1);
   void *trial = malloc(need);
   if (!trial) return kd_error(KD_ERR_OOM, "scaled_dot_product_attention: out of memory for %zu bytes", need);
@@ -377,8 +409,11 @@ static kd_status kd_attn_run_device(kd_device dev, kd_attn_plan *p, bool backwar
   d.i[1] = p->S;
   d.i[2] = p->E;
   d.i[3] = p->Ev;
-  d.i[4] = (p->causal ? 1 : 0) | (p->mask_kind << 1);
+  d.i[4] = (int64_t)p->seed;
+  d.i[5] = (int64_t)p->offset;
   d.d[0] = p->scale;
+  d.d[1] = (double)((p->causal ? 1 : 0) | (p->mask_kind << 1));
+  d.d[2] = p->dropout;
   static const int64_t one = 1;
   kd_iter it;
   kd_iter_operand ops[KD_ITER_MAX_OPS];
@@ -407,10 +442,10 @@ static kd_status kd_attn_run_device(kd_device dev, kd_attn_plan *p, bool backwar
     ops[k].data = it.data[k];
   }
   if (backward) {
-    d.i[5] = (int64_t)(intptr_t)p->dk;
-    d.i[6] = (int64_t)(intptr_t)p->dv;
+    d.i[6] = (int64_t)(intptr_t)p->dk;
+    d.i[7] = (int64_t)(intptr_t)p->dv;
   } else {
-    d.i[5] = (int64_t)(intptr_t)p->lse;
+    d.i[6] = (int64_t)(intptr_t)p->lse;
   }
   d.it = &it;
   d.ops = ops;
@@ -420,11 +455,30 @@ static kd_status kd_attn_run_device(kd_device dev, kd_attn_plan *p, bool backwar
 /* Both kernels: checks, the outputs (forward: output [batch, L, Ev], logsumexp [batch, L];
  * backward: gradQuery [batch, L, E], gradKey [batch, S, E], gradValue [batch, S, Ev]), then the
  * loops. With no keys or no queries nothing flows: zero outputs (the empty sums), lse -inf. */
-static kd_status kd_attn_kernel(kd_tensor **t, bool backward, bool causal, double scale, kd_value *outs) {
+static kd_status kd_attn_kernel(kd_tensor **t, bool backward, bool causal, double scale, double dropout,
+                                const kd_tensor *state, kd_value *outs) {
   kd_attn_plan p;
-  KD_TRY(kd_attn_check(backward ? "sdpaFlashBackward" : "sdpaFlash", t, backward, causal, true, &p));
+  const char *fn = backward ? "sdpaFlashBackward" : "sdpaFlash";
+  KD_TRY(kd_attn_check(fn, t, backward, causal, true, &p));
+  if (!(dropout >= 0 && dropout <= 1))
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "dropout probability has to be between 0 and 1, but got %g", dropout);
+  if (backward && dropout > 0 && (state->dtype != KD_DTYPE_I64 || kd_tensor_numel(state) != 2 ||
+                                  kd_tensor_device(state).type != KD_DEVICE_CPU || !kd_tensor_is_contiguous(state)))
+    return kd_error(KD_ERR_INVALID_ARGUMENT, "%s: philoxState must be the forward's: 2 int64 on the CPU (seed, offset)", fn);
   p.causal = causal;
   p.scale = scale;
+  p.dropout = dropout;
+  kd_tensor *st_out = NULL;
+  if (!backward) { /* the dropout's stream: one generator offset per call, none without dropout */
+    static const int64_t two = 2;
+    KD_TRY(kd_tensor_empty(&two, 1, KD_DTYPE_I64, kd_device_cpu(), &st_out));
+    if (dropout > 0) p.offset = kd_random_next_offset(&p.seed);
+    ((int64_t *)kd_tensor_data(st_out))[0] = (int64_t)p.seed;
+    ((int64_t *)kd_tensor_data(st_out))[1] = (int64_t)p.offset;
+  } else if (dropout > 0) {
+    p.seed = (uint64_t)((const int64_t *)kd_tensor_data(state))[0];
+    p.offset = (uint64_t)((const int64_t *)kd_tensor_data(state))[1];
+  }
   kd_device dev = kd_tensor_device(t[A_Q]);
   bool cpu = dev.type == KD_DEVICE_CPU;
   kd_tensor *keep[A_NOPS] = {NULL}, *o[3] = {NULL, NULL, NULL};
@@ -455,24 +509,28 @@ static kd_status kd_attn_kernel(kd_tensor **t, bool backward, bool causal, doubl
     if (st == KD_OK) kd_out_take(outs, j, o[j]);
     else if (o[j]) kd_tensor_release(o[j]);
   }
+  if (st_out) {
+    if (st == KD_OK) kd_out_take(outs, 2, st_out);
+    else kd_tensor_release(st_out);
+  }
   return st;
 }
 
-/* sdpaFlash(query, key, value, attnMask?, isCausal, scale) -> (output, logsumexp) */
+/* sdpaFlash(query, key, value, attnMask?, dropoutP, isCausal, scale) -> (output, logsumexp, philoxState) */
 KD_KERNEL(kd_cpu_sdpa_flash) {
   (void)op;
   (void)ks;
   kd_tensor *t[A_NOPS] = {args[0].v.t, args[1].v.t, args[2].v.t,
                           args[3].kind == KD_VALUE_TENSOR ? args[3].v.t : NULL, NULL, NULL, NULL};
-  return kd_attn_kernel(t, false, args[4].v.b, args[5].v.d, outs);
+  return kd_attn_kernel(t, false, args[5].v.b, args[6].v.d, args[4].v.d, NULL, outs);
 }
 
-/* sdpaFlashBackward(gradOutput, query, key, value, attnMask?, output, logsumexp, isCausal, scale)
- * -> (gradQuery, gradKey, gradValue), each with the broadcast batch shape. */
+/* sdpaFlashBackward(gradOutput, query, key, value, attnMask?, output, logsumexp, philoxState, dropoutP,
+ * isCausal, scale) -> (gradQuery, gradKey, gradValue), each with the broadcast batch shape. */
 KD_KERNEL(kd_cpu_sdpa_flash_backward) {
   (void)op;
   (void)ks;
   kd_tensor *t[A_NOPS] = {args[1].v.t, args[2].v.t, args[3].v.t, args[4].kind == KD_VALUE_TENSOR ? args[4].v.t : NULL,
                           args[0].v.t, args[5].v.t, args[6].v.t};
-  return kd_attn_kernel(t, true, args[7].v.b, args[8].v.d, outs);
+  return kd_attn_kernel(t, true, args[9].v.b, args[10].v.d, args[8].v.d, args[7].v.t, outs);
 }

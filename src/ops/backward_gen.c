@@ -370,13 +370,13 @@ static const kd_backward_spec kd_bw_baddbmm_spec = {kd_bw_baddbmm, 0x7u, 0x6u, 0
 
 static kd_status kd_bw_sdpaFlash(kd_bw_ctx *c) {
   kd_f_memo memo[1] = {{0}};
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_index_memo(&memo[0], c, KD_OP_sdpaFlashGrad, 9, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_out(c, 0), kd_f_out(c, 1), kd_f_arg(c, 4), kd_f_arg(c, 5)}, 0));
-  if (c->needs[1]) kd_f_set(c, 1, kd_f_index_memo(&memo[0], c, KD_OP_sdpaFlashGrad, 9, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_out(c, 0), kd_f_out(c, 1), kd_f_arg(c, 4), kd_f_arg(c, 5)}, 1));
-  if (c->needs[2]) kd_f_set(c, 2, kd_f_index_memo(&memo[0], c, KD_OP_sdpaFlashGrad, 9, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_out(c, 0), kd_f_out(c, 1), kd_f_arg(c, 4), kd_f_arg(c, 5)}, 2));
-  if (c->needs[3]) kd_f_set(c, 3, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_exp, 1, (kd_value[]){kd_f_binop(c, KD_OP_sub, kd_f_binop(c, KD_OP_add, kd_f_binop(c, KD_OP_mul, kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_arg(c, 0), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 1), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})}), kd_f_arg(c, 5)), kd_f_arg(c, 3)), kd_f_call(c, KD_OP_unsqueeze, 2, (kd_value[]){kd_f_out(c, 1), kd_f_neg(c, kd_f_int(1))}))}), kd_f_binop(c, KD_OP_sub, kd_f_call(c, KD_OP_matmul, 2, (kd_value[]){kd_f_grad(c, 0), kd_f_call(c, KD_OP_transpose, 3, (kd_value[]){kd_f_arg(c, 2), kd_f_neg(c, kd_f_int(2)), kd_f_neg(c, kd_f_int(1))})}), kd_f_call(c, KD_OP_sum, 4, (kd_value[]){kd_f_binop(c, KD_OP_mul, kd_f_grad(c, 0), kd_f_out(c, 0)), kd_f_neg(c, kd_f_int(1)), kd_f_bool(true), kd_value_none()}))));
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_index_memo(&memo[0], c, KD_OP_sdpaFlashGrad, 12, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_out(c, 0), kd_f_out(c, 1), kd_f_out(c, 2), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6), kd_f_bool(false)}, 0));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_index_memo(&memo[0], c, KD_OP_sdpaFlashGrad, 12, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_out(c, 0), kd_f_out(c, 1), kd_f_out(c, 2), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6), kd_f_bool(false)}, 1));
+  if (c->needs[2]) kd_f_set(c, 2, kd_f_index_memo(&memo[0], c, KD_OP_sdpaFlashGrad, 12, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_out(c, 0), kd_f_out(c, 1), kd_f_out(c, 2), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6), kd_f_bool(false)}, 2));
+  if (c->needs[3]) kd_f_set(c, 3, kd_f_index(c, KD_OP_sdpaFlashGrad, 12, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_out(c, 0), kd_f_out(c, 1), kd_f_out(c, 2), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6), kd_f_bool(true)}, 3));
   return c->st;
 }
-static const kd_backward_spec kd_bw_sdpaFlash_spec = {kd_bw_sdpaFlash, 0xfu, 0xfu, 0x3u, 1};
+static const kd_backward_spec kd_bw_sdpaFlash_spec = {kd_bw_sdpaFlash, 0xfu, 0xfu, 0x7u, 1};
 
 static kd_status kd_bw_sliceBackward(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_slice, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5)}));

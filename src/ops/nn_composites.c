@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "autograd/autograd.h"
+#include "core/random.h"
 #include "cpu/attention.h"
 #include "ops/kernel.h"
 
@@ -420,8 +421,8 @@ static kd_status kd_nn_sdpa_scores(kd_nn_scope *s, kd_tensor *q, kd_tensor *k, k
 }
 
 /* PyTorch 2's scaled_dot_product_attention. The fused kernels (sdpaFlash, Note [Fused attention]
- * in src/cpu/attention.c) run it unless dropout is asked for or a float mask requires grad (its
- * gradient comes from the math composition), or, on a device, a head dim exceeds the device
+ * in src/cpu/attention.c; dropout included) run it unless a float mask requires grad (its
+ * gradient comes from the math composition) or, on a device, a head dim exceeds the device
  * kernel's; the math composition (the scores, softmax, dropout of the weights, the product with
  * value) runs those, as PyTorch's math backend does. float16/bfloat16 compute in float32 and
  * round once. */
@@ -451,9 +452,9 @@ KD_KERNEL(kd_composite_sdpa) {
   kd_tensor *out;
   bool mask_grad = mask && mask->dtype != KD_DTYPE_BOOL && kd_grad_enabled() && kd_requires_grad(mask);
   bool device = kd_tensor_device(q).type != KD_DEVICE_CPU;
-  if (p == 0 && !mask_grad && (!device || (E <= KD_SDPA_DEVICE_MAX_HEAD_DIM && Ev <= KD_SDPA_DEVICE_MAX_HEAD_DIM))) {
-    kd_value fa[6] = {kd_value_tensor(q), kd_value_tensor(k), kd_value_tensor(v), kd_nn_t(mask), kd_value_bool(causal),
-                      kd_value_double(scale)};
+  if (!mask_grad && (!device || (E <= KD_SDPA_DEVICE_MAX_HEAD_DIM && Ev <= KD_SDPA_DEVICE_MAX_HEAD_DIM))) {
+    kd_value fa[7] = {kd_value_tensor(q), kd_value_tensor(k), kd_value_tensor(v), kd_nn_t(mask), kd_value_double(p),
+                      kd_value_bool(causal), kd_value_double(scale)};
     KD_NN_TRY(kd_nn_call_pick(&s, KD_OP_sdpaFlash, fa, 0, &out));
   } else {
     kd_tensor *attn, *pr;
@@ -471,42 +472,83 @@ KD_KERNEL(kd_composite_sdpa) {
 }
 
 /* sdpaFlashGrad: the fused gradient kernel, unless a graph of the gradient is being recorded
- * (backward with createGraph): then the math composition's gradient, differentiable,
- * with the weights P recomputed by softmax:
- *   dV = P^T dO, dS = P * (dO V^T - rowsum(dO V^T * P)), dQ = scale dS K, dK = scale dS^T Q. */
+ * (backward with createGraph) or maskGrad asks for a float mask's: then the math composition's
+ * gradient, differentiable, with the weights P recomputed by softmax and the forward's dropout
+ * redrawn by nativeDropout from philoxState (the same mask: Note [Fused attention]), Z its kept
+ * elements' 1 / (1 - p):
+ *   dV = (P Z)^T dO, G = Z dO V^T, dS = P (G - rowsum(G P)), dQ = scale dS K, dK = scale dS^T Q,
+ *   and dS itself for the mask (output 3). */
 KD_KERNEL(kd_composite_sdpa_flash_grad) {
   (void)op;
   (void)ks;
   kd_tensor *g = args[0].v.t, *q = args[1].v.t, *k = args[2].v.t, *v = args[3].v.t, *mask = kd_nn_opt(&args[4]);
+  kd_tensor *o = args[5].v.t, *state = args[7].v.t;
+  double p = args[8].v.d, scale = args[10].v.d;
+  bool mask_grad = mask && mask->dtype != KD_DTYPE_BOOL && args[11].v.b;
   bool graph = kd_grad_enabled() && (kd_requires_grad(g) || kd_requires_grad(q) || kd_requires_grad(k) ||
                                      kd_requires_grad(v) || (mask && kd_requires_grad(mask)));
-  if (!graph) return kd_call(KD_OP_sdpaFlashBackward, args, outs);
+  if (!graph && !mask_grad) {
+    kd_status st = kd_call(KD_OP_sdpaFlashBackward, args, outs);
+    outs[3] = kd_value_none();
+    return st;
+  }
   kd_nn_scope s = {.n = 0};
   kd_status st;
-  double scale = args[8].v.d;
-  kd_tensor *attn, *pr, *prt, *vt, *dv, *dp, *t, *ds, *dst, *dq, *dk;
-  KD_NN_TRY(kd_nn_sdpa_scores(&s, q, k, mask, args[7].v.b, scale, &attn));
+  kd_tensor *attn, *pr, *pd, *prt, *vt, *dv, *dp, *t, *ds, *dss, *dst, *dq, *dk, *keep = NULL;
+  KD_NN_TRY(kd_nn_sdpa_scores(&s, q, k, mask, args[9].v.b, scale, &attn));
   kd_value sa[3] = {kd_value_tensor(attn), kd_value_int(-1), kd_value_none()};
   KD_NN_TRY(kd_nn_call(&s, KD_OP_softmax, sa, &pr));
-  kd_value ta[3] = {kd_value_tensor(pr), kd_value_int(-2), kd_value_int(-1)};
+  pd = pr;
+  if (p > 0) { /* the forward's mask, over the full batch shape (the output's, with S columns) */
+    if (state->dtype != KD_DTYPE_I64 || kd_tensor_numel(state) != 2 || kd_tensor_device(state).type != KD_DEVICE_CPU)
+      return kd_nn_finish(&s, kd_error(KD_ERR_INVALID_ARGUMENT, "sdpaFlashGrad: philoxState must be the forward's"), NULL, outs);
+    int64_t shape[KD_MAX_DIMS];
+    memcpy(shape, o->sizes, sizeof(int64_t) * o->ndim);
+    shape[o->ndim - 1] = k->sizes[k->ndim - 2];
+    kd_value ea[2] = {kd_value_tensor(pr), kd_value_intlist(shape, o->ndim)};
+    KD_NN_TRY(kd_nn_call(&s, KD_OP_expand, ea, &pr));
+    kd_tensor *contig = NULL;
+    kd_value ca[2] = {kd_value_tensor(state), kd_value_none()};
+    KD_NN_TRY(kd_nn_call(&s, KD_OP_contiguous, ca, &contig));
+    const int64_t *sv = (const int64_t *)kd_tensor_data(contig);
+    uint64_t seed0, offset0;
+    kd_random_get_state(&seed0, &offset0);
+    kd_random_set_state((uint64_t)sv[0], (uint64_t)sv[1]);
+    kd_value da[3] = {kd_value_tensor(pr), kd_value_double(p), kd_value_bool(true)};
+    kd_value dout[KD_OP_MAX_OUTS];
+    st = kd_call(KD_OP_nativeDropout, da, dout);
+    kd_random_set_state(seed0, offset0);
+    if (st != KD_OK) return kd_nn_finish(&s, st, NULL, outs);
+    pd = dout[0].v.t;
+    keep = dout[1].v.t;
+    s.t[s.n++] = pd;
+    s.t[s.n++] = keep;
+  }
+  kd_value ta[3] = {kd_value_tensor(pd), kd_value_int(-2), kd_value_int(-1)};
   KD_NN_TRY(kd_nn_call(&s, KD_OP_transpose, ta, &prt));
   KD_NN_TRY(kd_nn_bin(&s, KD_OP_matmul, kd_value_tensor(prt), kd_value_tensor(g), &dv));
   ta[0] = kd_value_tensor(v);
   KD_NN_TRY(kd_nn_call(&s, KD_OP_transpose, ta, &vt));
   KD_NN_TRY(kd_nn_bin(&s, KD_OP_matmul, kd_value_tensor(g), kd_value_tensor(vt), &dp));
+  if (keep) {
+    KD_NN_TRY(kd_nn_bin(&s, KD_OP_mul, kd_value_tensor(dp), kd_value_tensor(keep), &dp));
+    KD_NN_TRY(kd_nn_bin(&s, KD_OP_mul, kd_value_tensor(dp), kd_nn_f(p >= 1 ? 0.0 : 1.0 / (1.0 - p)), &dp));
+  }
   KD_NN_TRY(kd_nn_bin(&s, KD_OP_mul, kd_value_tensor(dp), kd_value_tensor(pr), &t));
   int64_t last = -1;
   KD_NN_TRY(kd_nn_reduce(&s, KD_OP_sum, t, &last, 1, true, &t));
   KD_NN_TRY(kd_nn_bin(&s, KD_OP_sub, kd_value_tensor(dp), kd_value_tensor(t), &ds));
   KD_NN_TRY(kd_nn_bin(&s, KD_OP_mul, kd_value_tensor(ds), kd_value_tensor(pr), &ds));
-  KD_NN_TRY(kd_nn_bin(&s, KD_OP_mul, kd_value_tensor(ds), kd_nn_f(scale), &ds));
-  KD_NN_TRY(kd_nn_bin(&s, KD_OP_matmul, kd_value_tensor(ds), kd_value_tensor(k), &dq));
-  ta[0] = kd_value_tensor(ds);
+  KD_NN_TRY(kd_nn_bin(&s, KD_OP_mul, kd_value_tensor(ds), kd_nn_f(scale), &dss));
+  KD_NN_TRY(kd_nn_bin(&s, KD_OP_matmul, kd_value_tensor(dss), kd_value_tensor(k), &dq));
+  ta[0] = kd_value_tensor(dss);
   KD_NN_TRY(kd_nn_call(&s, KD_OP_transpose, ta, &dst));
   KD_NN_TRY(kd_nn_bin(&s, KD_OP_matmul, kd_value_tensor(dst), kd_value_tensor(q), &dk));
   kd_out_retain(outs, 0, dq);
   kd_out_retain(outs, 1, dk);
   kd_out_retain(outs, 2, dv);
+  if (mask && mask->dtype != KD_DTYPE_BOOL) kd_out_retain(outs, 3, ds);
+  else outs[3] = kd_value_none();
   kd_nn_release(&s);
   return KD_OK;
 }
