@@ -335,7 +335,7 @@ kd_cuda_status kd_cu_attention(int device, kd_cuda_op *o) {
   const int flags = (int)o->d[1];
   a.causal = flags & 1;
   a.mask_kind = flags >> 1;
-  a.scale = o->d[0];
+  a.scale = a.E > 0 ? o->d[0] : 1.0; /* E == 0: zero scores, whatever the scale (1/sqrt(0) = inf) */
   a.dropout = o->d[2];
   const int64_t maxd = a.E > a.Ev ? a.E : a.Ev;
   if (a.L < 0 || a.S < 0 || a.E < 0 || a.Ev < 0 || maxd > 8 * KD_ATT_T || a.mask_kind > 2)

@@ -91,6 +91,18 @@ describe('scaledDotProductAttention: fused kernels vs the math composition', fun
     });
   });
 
+  it('head dim 0: zero scores, so the weights are uniform (PyTorch 2 scales query and key, never 0 * inf)', function () {
+    kd.tidy(() => {
+      const v = randn([2, 4, 5], 17);
+      const want = v.mean(1, true).expand([2, 3, 5]);
+      assert.ok(maxDiff(F.scaledDotProductAttention(kd.zeros([2, 3, 0], { dtype: 'float64' }), kd.zeros([2, 4, 0], { dtype: 'float64' }), v), want) < 1e-12);
+      if (kd.cuda.isAvailable()) {
+        const yd = F.scaledDotProductAttention(kd.zeros([2, 3, 0], { dtype: 'float64', device: 'cuda' }), kd.zeros([2, 4, 0], { dtype: 'float64', device: 'cuda' }), v.to('cuda'));
+        assert.ok(maxDiff(yd, want) < 1e-12);
+      }
+    });
+  });
+
   it('a row whose keys are all masked gives NaN, as softmax does', function () {
     kd.tidy(() => {
       const q = randn([3, 4], 14), k = randn([5, 4], 15), v = randn([5, 2], 16);

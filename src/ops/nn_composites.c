@@ -399,7 +399,8 @@ static kd_status kd_nn_sdpa_scores(kd_nn_scope *s, kd_tensor *q, kd_tensor *k, k
   kd_value ta[3] = {kd_value_tensor(k), kd_value_int(-2), kd_value_int(-1)};
   KD_TRY(kd_nn_call(s, KD_OP_transpose, ta, &kt));
   KD_TRY(kd_nn_bin(s, KD_OP_matmul, kd_value_tensor(q), kd_value_tensor(kt), &attn));
-  KD_TRY(kd_nn_bin(s, KD_OP_mul, kd_value_tensor(attn), kd_nn_f(scale), &attn));
+  if (q->sizes[q->ndim - 1] > 0) /* E == 0: zero scores, whatever the scale (1/sqrt(0) = inf), as PyTorch 2 */
+    KD_TRY(kd_nn_bin(s, KD_OP_mul, kd_value_tensor(attn), kd_nn_f(scale), &attn));
   if (causal) {
     kd_tensor *rows, *cols, *keep;
     kd_value ra[5] = {kd_value_scalar(kd_scalar_i(L)), kd_value_none(), kd_value_scalar(kd_scalar_i(1)), kd_value_none(),
