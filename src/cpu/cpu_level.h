@@ -53,6 +53,8 @@
 #define kd_gemm_bf16_available KD_CPU_LEVEL_SYM(kd_gemm_bf16_available)
 #define kd_bf_pack_units KD_CPU_LEVEL_SYM(kd_bf_pack_units)
 #define kd_bf_pack_run KD_CPU_LEVEL_SYM(kd_bf_pack_run)
+/* attention_loops.c */
+#define kd_attn_run_cpu KD_CPU_LEVEL_SYM(kd_attn_run_cpu)
 /* gemm_bf16_amx.c */
 #define kd_gemm_bf16_amx KD_CPU_LEVEL_SYM(kd_gemm_bf16_amx)
 
