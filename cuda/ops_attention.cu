@@ -53,9 +53,18 @@ __device__ static inline int64_t kd_att_off(const kd_cu_att_p &a, int k, int64_t
   return off;
 }
 
-/* Every operand's element offset in batch n (0 for an absent one). */
-__device__ static inline void kd_att_offsets(const kd_cu_att_p &a, int64_t n, int64_t *off) {
-  for (int k = 0; k < ANOPS; k++) off[k] = a.in[k] ? kd_att_off(a, k, n) : 0;
+/* What a block reads once: every operand's element offset in batch n (0 for an absent one) and
+ * the dropout stream's seed and offset. */
+struct kd_att_batch {
+  int64_t off[ANOPS];
+  uint64_t seed, offset;
+};
+__device__ static inline kd_att_batch kd_att_begin(const kd_cu_att_p &a, int64_t n) {
+  kd_att_batch b;
+  for (int k = 0; k < ANOPS; k++) b.off[k] = a.in[k] ? kd_att_off(a, k, n) : 0;
+  b.seed = b.offset = 0;
+  if (a.dropout > 0) a.ph.unpack(b.seed, b.offset);
+  return b;
 }
 
 /* The scaled score s of query row i and key j with the mask applied; -inf where left out
@@ -163,11 +172,9 @@ __global__ void __launch_bounds__(KD_ATT_THREADS) kd_cu_att_forward(const kd_cu_
   __shared__ T qs[KD_ATT_T][KD_ATT_T + 1], ks[KD_ATT_T][KD_ATT_T + 1], ps[KD_ATT_T][KD_ATT_T + 1];
   const int t = threadIdx.x, r = t / 4, g = t % 4;
   const int64_t n = blockIdx.x / a.ntiles, i0 = (blockIdx.x % a.ntiles) * KD_ATT_T, i = i0 + r;
-  int64_t off[ANOPS];
-  kd_att_offsets(a, n, off);
-  const int64_t oq = off[AQ], ok = off[AK], ov = off[AV], om = off[AM];
-  uint64_t seed = 0, offset = 0;
-  if (a.dropout > 0) a.ph.unpack(seed, offset);
+  const kd_att_batch b = kd_att_begin(a, n);
+  const int64_t oq = b.off[AQ], ok = b.off[AK], ov = b.off[AV], om = b.off[AM];
+  const uint64_t seed = b.seed, offset = b.offset;
   T m = (T)-INFINITY, l = 0, acc[NCH * 8];
 #pragma unroll
   for (int x = 0; x < NCH * 8; x++) acc[x] = 0;
@@ -216,11 +223,10 @@ __global__ void __launch_bounds__(KD_ATT_THREADS) kd_cu_att_backward_kv(const kd
   __shared__ T ds_row[KD_ATT_T], lse_row[KD_ATT_T];
   const int t = threadIdx.x, c = t / 4, g = t % 4;
   const int64_t n = blockIdx.x / a.ntiles, j0 = (blockIdx.x % a.ntiles) * KD_ATT_T, jj = j0 + c;
-  int64_t off[ANOPS];
-  kd_att_offsets(a, n, off);
-  const int64_t oq = off[AQ], ok = off[AK], ov = off[AV], og = off[AG], oo = off[AO], ol = off[ALSE], om = off[AM];
-  uint64_t seed = 0, offset = 0;
-  if (a.dropout > 0) a.ph.unpack(seed, offset);
+  const kd_att_batch b = kd_att_begin(a, n);
+  const int64_t oq = b.off[AQ], ok = b.off[AK], ov = b.off[AV], og = b.off[AG], oo = b.off[AO], ol = b.off[ALSE];
+  const int64_t om = b.off[AM];
+  const uint64_t seed = b.seed, offset = b.offset;
   T dk[NCH * 8], dv[NCH * 8];
 #pragma unroll
   for (int x = 0; x < NCH * 8; x++) dk[x] = dv[x] = 0;
@@ -270,11 +276,10 @@ __global__ void __launch_bounds__(KD_ATT_THREADS) kd_cu_att_backward_q(const kd_
   __shared__ T qs[KD_ATT_T][KD_ATT_T + 1], ks[KD_ATT_T][KD_ATT_T + 1], ps[KD_ATT_T][KD_ATT_T + 1];
   const int t = threadIdx.x, r = t / 4, g = t % 4;
   const int64_t n = blockIdx.x / a.ntiles, i0 = (blockIdx.x % a.ntiles) * KD_ATT_T, i = i0 + r;
-  int64_t off[ANOPS];
-  kd_att_offsets(a, n, off);
-  const int64_t oq = off[AQ], ok = off[AK], ov = off[AV], og = off[AG], oo = off[AO], ol = off[ALSE], om = off[AM];
-  uint64_t seed = 0, offset = 0;
-  if (a.dropout > 0) a.ph.unpack(seed, offset);
+  const kd_att_batch b = kd_att_begin(a, n);
+  const int64_t oq = b.off[AQ], ok = b.off[AK], ov = b.off[AV], og = b.off[AG], oo = b.off[AO], ol = b.off[ALSE];
+  const int64_t om = b.off[AM];
+  const uint64_t seed = b.seed, offset = b.offset;
   T d = 0, lse = 0, dq[NCH * 8];
 #pragma unroll
   for (int x = 0; x < NCH * 8; x++) dq[x] = 0;
