@@ -510,6 +510,33 @@ module.exports = [
     headline: [64],
     peers: { torch: true },
   },
+  // Attention of one GPT-2-sized layer: batch 1, 12 heads of 64, L = S = n, float32; the peer is
+  // PyTorch 1.13's math composition softmax(q k^T / 8) v (1.13 has no fused attention).
+  // GFLOP/s counts the two products (4 n^2 * 64 per head) forward, three times that with backward.
+  ...[['sdpa', false], ['sdpa.grad', true]].map(([name, grad]) => ({
+    name,
+    title: `kd.nn.functional.scaledDotProductAttention: [1, 12, n, 64] float32 query, key, value${grad ? ', forward + backward' : ''}`,
+    sizes: [128, 1024],
+    quickSizes: [128],
+    label: (n) => `1x12x${n}x64`,
+    requires: requireFn('nn.functional.scaledDotProductAttention'),
+    setup: (kd, n, dev) => {
+      const t = () => (grad ? randn(kd, [1, 12, n, 64], dev).requiresGrad_() : randn(kd, [1, 12, n, 64], dev));
+      return { F: kd.nn.functional, q: t(), k: t(), v: t(), g: randn(kd, [1, 12, n, 64], dev) };
+    },
+    run: (s) => {
+      const y = s.F.scaledDotProductAttention(s.q, s.k, s.v);
+      if (grad) {
+        y.backward(s.g);
+        for (const p of [s.q, s.k, s.v]) { p.grad.dispose(); p.grad = null; }
+      }
+      y.dispose();
+    },
+    teardown: disposeAll,
+    rate: { unit: 'GFLOP/s', of: (n, sec) => ((grad ? 3 : 1) * 4 * 12 * n * n * 64) / sec / 1e9 },
+    headline: [128, 1024],
+    peers: { torch: true },
+  })),
   // GPT-2 small decoding (examples/gpt2; bench/peers/torch_peer.py runs the same model written in
   // torch, tools/fixtures/gpt2_torch.py): random weights, batch 1, a 32-token prompt, then n greedy
   // tokens through the preallocated KV cache, each read back to the host as generation does.

@@ -287,6 +287,15 @@ enum kd_cuda_op_kind {
    * int8 [m, kp], data[6] scratch float32 [2 * 256 + 2]; i[] = m, k, n, kp, number of scales,
    * reduceRange. */
   KD_CUDA_OP_QLINEAR = 54,
+  /* the fused scaled dot-product attention (src/cpu/attention.c, Note [Fused attention];
+   * cuda/ops_attention.cu). The iteration's dims 0 and 1 have size 1 and carry each operand's
+   * column and row strides (bytes), dims 2.. are the batch dims (numel batches). i[0..3] = L, S,
+   * E, Ev; i[4], i[5] = the dropout's Philox seed and offset; d[0] = scale, d[1] = 1 causal | 2 *
+   * mask kind (0 none, 1 bool, 2 float), d[2] = dropout p. Code 0: ops q, k, v, mask (NULL: none)
+   * -> op 4 output [batch, L, Ev] contiguous, i[6] = addr of the logsumexp [batch, L]. Code 1: ops q,
+   * k, v, mask, gradOutput, output, logsumexp -> op 7 gradQuery [batch, L, E], i[6] = addr gradKey
+   * [batch, S, E], i[7] = addr gradValue [batch, S, Ev], all contiguous. E, Ev <= 256. */
+  KD_CUDA_OP_ATTENTION = 55,
 
   /* ---- shape, factory, padding, loss and activation-backward kinds (cuda/ops_shape.cu,
    * ops_pad.cu, ops_loss.cu). "addr" = a device address carried in an i[] slot. ---- */

@@ -10,6 +10,7 @@
 kd_cuda_status kd_cu_linalg(int device, kd_cuda_op *o); /* ops_linalg.cu */
 kd_cuda_status kd_cu_rnn_cell(int device, kd_cuda_op *o); /* ops_rnn.cu */
 kd_cuda_status kd_cu_qlinear(int device, kd_cuda_op *o); /* ops_qlinear.cu */
+kd_cuda_status kd_cu_attention(int device, kd_cuda_op *o); /* ops_attention.cu */
 
 kd_cuda_status kd_cu_op_iter(const kd_cuda_op *o, kd_cu_iter<KD_CUDA_OP_MAX_OPS> *it) {
   if (o->nops < 1 || o->nops > KD_CUDA_OP_MAX_OPS || o->ndim < 0 || o->ndim > KD_CUDA_MAX_DIMS)
@@ -62,6 +63,7 @@ kd_cuda_status kd_cu_op(int device, kd_cuda_op *o) {
     case KD_CUDA_OP_TRI_INDICES: return kd_cu_tri_indices(device, o);
     case KD_CUDA_OP_RNN_CELL: return kd_cu_rnn_cell(device, o);
     case KD_CUDA_OP_QLINEAR: return kd_cu_qlinear(device, o);
+    case KD_CUDA_OP_ATTENTION: return kd_cu_attention(device, o);
     case KD_CUDA_OP_LINALG_LU: case KD_CUDA_OP_LINALG_CHOLESKY: case KD_CUDA_OP_LINALG_QR: case KD_CUDA_OP_LINALG_SVD:
     case KD_CUDA_OP_LINALG_EIGH: return kd_cu_linalg(device, o);
 

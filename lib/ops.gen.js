@@ -216,6 +216,10 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:einsum": [{ name: "einsum", fn: N["einsum"], ret: "tensor", varargs: true, args: [["equation", "str", false, false], ["tensors", "Tensor[]", false, false]] }],
     "function:ampForeachNonFiniteCheckAndUnscale_": [{ name: "ampForeachNonFiniteCheckAndUnscale_", fn: N["ampForeachNonFiniteCheckAndUnscale_"], ret: "list", args: [["grads", "Tensor[]", false, false], ["foundInf", "Tensor", false, false], ["invScale", "Tensor", false, false]] }],
     "function:ampUpdateScale_": [{ name: "ampUpdateScale_", fn: N["ampUpdateScale_"], ret: "tensor", args: [["self", "Tensor", false, false], ["growthTracker", "Tensor", false, false], ["foundInf", "Tensor", false, false], ["scaleGrowthFactor", "float", false, false], ["scaleBackoffFactor", "float", false, false], ["growthInterval", "int", false, false]] }],
+    "function:scaledDotProductAttention": [{ name: "scaledDotProductAttention", fn: N["scaledDotProductAttention"], ret: "tensor", args: [["query", "Tensor", false, false], ["key", "Tensor", false, false], ["value", "Tensor", false, false], ["attnMask", "Tensor?", false, true], ["dropoutP", "float", false, true], ["isCausal", "bool", false, true], ["scale", "float?", true, true]] }],
+    "function:sdpaFlash": [{ name: "sdpaFlash", fn: N["sdpaFlash"], ret: "tuple", names: ["output","logsumexp","philoxState"], args: [["query", "Tensor", false, false], ["key", "Tensor", false, false], ["value", "Tensor", false, false], ["attnMask", "Tensor?", false, true], ["dropoutP", "float", false, false], ["isCausal", "bool", false, false], ["scale", "float", false, false]] }],
+    "function:sdpaFlashGrad": [{ name: "sdpaFlashGrad", fn: N["sdpaFlashGrad"], ret: "tuple", names: ["gradQuery","gradKey","gradValue","gradAttnMask"], args: [["gradOutput", "Tensor", false, false], ["query", "Tensor", false, false], ["key", "Tensor", false, false], ["value", "Tensor", false, false], ["attnMask", "Tensor?", false, true], ["output", "Tensor", false, false], ["logsumexp", "Tensor", false, false], ["philoxState", "Tensor", false, false], ["dropoutP", "float", false, false], ["isCausal", "bool", false, false], ["scale", "float", false, false], ["maskGrad", "bool", false, false]] }],
+    "function:sdpaFlashBackward": [{ name: "sdpaFlashBackward", fn: N["sdpaFlashBackward"], ret: "tuple", names: ["gradQuery","gradKey","gradValue"], args: [["gradOutput", "Tensor", false, false], ["query", "Tensor", false, false], ["key", "Tensor", false, false], ["value", "Tensor", false, false], ["attnMask", "Tensor?", false, true], ["output", "Tensor", false, false], ["logsumexp", "Tensor", false, false], ["philoxState", "Tensor", false, false], ["dropoutP", "float", false, false], ["isCausal", "bool", false, false], ["scale", "float", false, false]] }],
     "function:sliceBackward": [{ name: "sliceBackward", fn: N["sliceBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["start", "int?", false, true], ["end", "int?", false, true], ["step", "int", false, false]] }],
     "function:selectBackward": [{ name: "selectBackward", fn: N["selectBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["index", "int", false, false]] }],
     "function:narrowBackward": [{ name: "narrowBackward", fn: N["narrowBackward"], ret: "tensor", args: [["grad", "Tensor", false, false], ["inputSizes", "int[]", false, false], ["dim", "int", false, false], ["start", "int", false, false], ["length", "int", false, false]] }],
@@ -425,7 +429,6 @@ module.exports = function install(Tensor, kd, N, rt) {
     "function:pointwiseLossBackward": [{ name: "pointwiseLossBackward", fn: N["pointwiseLossBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["input", "Tensor", false, false], ["target", "Tensor", false, false], ["weight", "Tensor?", false, true], ["posWeight", "Tensor?", false, true], ["reduction", "str", false, false], ["beta", "float", false, false], ["kind", "int", false, false], ["wrtTarget", "bool", false, false]] }],
     "function:ctcLossForward": [{ name: "ctcLossForward", fn: N["ctcLossForward"], ret: "tuple", names: ["negLogLikelihood","logAlpha"], args: [["logProbs", "Tensor", false, false], ["targets", "Tensor", false, false], ["inputLengths", "int[]", false, false], ["targetLengths", "int[]", false, false], ["blank", "int", false, true], ["zeroInfinity", "bool", false, true]] }],
     "function:ctcLossBackward": [{ name: "ctcLossBackward", fn: N["ctcLossBackward"], ret: "tensor", args: [["gradOutput", "Tensor", false, false], ["logProbs", "Tensor", false, false], ["targets", "Tensor", false, false], ["inputLengths", "int[]", false, false], ["targetLengths", "int[]", false, false], ["negLogLikelihood", "Tensor", false, false], ["logAlpha", "Tensor", false, false], ["blank", "int", false, false], ["zeroInfinity", "bool", false, false]] }],
-    "function:scaledDotProductAttention": [{ name: "scaledDotProductAttention", fn: N["scaledDotProductAttention"], ret: "tensor", args: [["query", "Tensor", false, false], ["key", "Tensor", false, false], ["value", "Tensor", false, false], ["attnMask", "Tensor?", false, true], ["dropoutP", "float", false, true], ["isCausal", "bool", false, true], ["scale", "float?", true, true]] }],
     "function:sgdStep_": [{ name: "sgdStep_", fn: N["sgdStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["momentumBuffer", "Tensor?", false, true], ["lr", "float", false, true], ["momentum", "float", false, true], ["dampening", "float", false, true], ["nesterov", "bool", false, true], ["weightDecay", "float", false, true], ["maximize", "bool", false, true], ["firstStep", "bool", false, true]] }],
     "function:foreachSgdStep_": [{ name: "foreachSgdStep_", fn: N["foreachSgdStep_"], ret: "list", args: [["params", "Tensor[]", false, false], ["grads", "Tensor[]", false, false], ["momentumBuffers", "Tensor[]", false, false], ["lr", "float", false, true], ["momentum", "float", false, true], ["dampening", "float", false, true], ["nesterov", "bool", false, true], ["weightDecay", "float", false, true], ["maximize", "bool", false, true], ["firstStep", "bool", false, true]] }],
     "function:adamStep_": [{ name: "adamStep_", fn: N["adamStep_"], ret: "tensor", args: [["param", "Tensor", false, false], ["grad", "Tensor", false, false], ["expAvg", "Tensor", false, false], ["expAvgSq", "Tensor", false, false], ["maxExpAvgSq", "Tensor?", false, true], ["lr", "float", false, true], ["beta1", "float", false, true], ["beta2", "float", false, true], ["eps", "float", false, true], ["weightDecay", "float", false, true], ["step", "float", false, true], ["maximize", "bool", false, true]] }],
@@ -2185,6 +2188,70 @@ module.exports = function install(Tensor, kd, N, rt) {
   }
     return rt.invoke(G["function:ampUpdateScale_"], null, arguments);
   };
+  rt.namespace(kd, "nn.functional").scaledDotProductAttention = function scaledDotProductAttention(a0, a1, a2, a3, a4, a5) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 6) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (a3 != null && !(a3 instanceof Tensor)) break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    const h = N["scaledDotProductAttention"](a0._h, a1._h, a2._h, a3 == null ? a3 : a3._h, a4, a5, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
+  }
+    return rt.invoke(G["function:scaledDotProductAttention"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").sdpaFlash = function sdpaFlash(a0, a1, a2, a3, a4, a5, a6) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 7) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (a3 != null && !(a3 instanceof Tensor)) break fast;
+    if (a4 !== null && typeof a4 === 'object') break fast;
+    if (a5 !== null && typeof a5 === 'object') break fast;
+    if (a6 !== null && typeof a6 === 'object') break fast;
+    return rt.wrapTuple(N["sdpaFlash"](a0._h, a1._h, a2._h, a3 == null ? a3 : a3._h, a4, a5, a6), ["output","logsumexp","philoxState"]);
+  }
+    return rt.invoke(G["function:sdpaFlash"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").sdpaFlashGrad = function sdpaFlashGrad(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 12) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    if (a4 != null && !(a4 instanceof Tensor)) break fast;
+    if (!(a5 instanceof Tensor)) break fast;
+    if (!(a6 instanceof Tensor)) break fast;
+    if (!(a7 instanceof Tensor)) break fast;
+    if (a8 !== null && typeof a8 === 'object') break fast;
+    if (a9 !== null && typeof a9 === 'object') break fast;
+    if (a10 !== null && typeof a10 === 'object') break fast;
+    if (a11 !== null && typeof a11 === 'object') break fast;
+    return rt.wrapTuple(N["sdpaFlashGrad"](a0._h, a1._h, a2._h, a3._h, a4 == null ? a4 : a4._h, a5._h, a6._h, a7._h, a8, a9, a10, a11), ["gradQuery","gradKey","gradValue","gradAttnMask"]);
+  }
+    return rt.invoke(G["function:sdpaFlashGrad"], null, arguments);
+  };
+  rt.namespace(kd, "_internal").sdpaFlashBackward = function sdpaFlashBackward(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10) {
+    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
+  fast: if (arguments.length <= 11) {
+    if (!(a0 instanceof Tensor)) break fast;
+    if (!(a1 instanceof Tensor)) break fast;
+    if (!(a2 instanceof Tensor)) break fast;
+    if (!(a3 instanceof Tensor)) break fast;
+    if (a4 != null && !(a4 instanceof Tensor)) break fast;
+    if (!(a5 instanceof Tensor)) break fast;
+    if (!(a6 instanceof Tensor)) break fast;
+    if (!(a7 instanceof Tensor)) break fast;
+    if (a8 !== null && typeof a8 === 'object') break fast;
+    if (a9 !== null && typeof a9 === 'object') break fast;
+    if (a10 !== null && typeof a10 === 'object') break fast;
+    return rt.wrapTuple(N["sdpaFlashBackward"](a0._h, a1._h, a2._h, a3._h, a4 == null ? a4 : a4._h, a5._h, a6._h, a7._h, a8, a9, a10), ["gradQuery","gradKey","gradValue"]);
+  }
+    return rt.invoke(G["function:sdpaFlashBackward"], null, arguments);
+  };
   rt.namespace(kd, "_internal").sliceBackward = function sliceBackward() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:sliceBackward"], null, arguments);
@@ -3854,19 +3921,6 @@ module.exports = function install(Tensor, kd, N, rt) {
   rt.namespace(kd, "_internal").ctcLossBackward = function ctcLossBackward() {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
     return rt.invoke(G["function:ctcLossBackward"], null, arguments);
-  };
-  rt.namespace(kd, "nn.functional").scaledDotProductAttention = function scaledDotProductAttention(a0, a1, a2, a3, a4, a5) {
-    if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js
-  fast: if (arguments.length <= 6) {
-    if (!(a0 instanceof Tensor)) break fast;
-    if (!(a1 instanceof Tensor)) break fast;
-    if (!(a2 instanceof Tensor)) break fast;
-    if (a3 != null && !(a3 instanceof Tensor)) break fast;
-    if (a4 !== null && typeof a4 === 'object') break fast;
-    if (a5 !== null && typeof a5 === 'object') break fast;
-    const h = N["scaledDotProductAttention"](a0._h, a1._h, a2._h, a3 == null ? a3 : a3._h, a4, a5, undefined); return h === a0._h ? a0 : h === a1._h ? a1 : h === a2._h ? a2 : new Tensor(h);
-  }
-    return rt.invoke(G["function:scaledDotProductAttention"], null, arguments);
   };
   rt.namespace(kd, "_internal").sgdStep_ = function sgdStep_(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9) {
     if (rt.modeActive) rt.syncMode(); // Note [Grad modes and async functions] in lib/autograd.js

@@ -59,6 +59,8 @@ const REFUSED = {
   heaviside: 'PyTorch refuses it too ("derivative for aten::heaviside is not implemented")',
   ctcLossBackward: 'PyTorch refuses it too (derivatives.yaml: _ctc_loss_backward has no derivative)',
   gridSampleBackward: 'PyTorch refuses it too (derivatives.yaml: grid_sampler_2d_backward / grid_sampler_3d_backward have no derivative)',
+  sdpaFlashBackward: 'PyTorch refuses it too (_scaled_dot_product_flash_attention_backward has no derivative); ' +
+    'sdpaFlash\'s gradient goes through sdpaFlashGrad, which runs the math composition when a graph of it is recorded',
 };
 
 const isNondiff = (e) => (e.flags || []).includes('nondiff');

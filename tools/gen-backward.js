@@ -163,6 +163,7 @@ function compileOp(o, resolve) {
   const metaOnly = new Set();
   let outsUsed = 0;
   let maxGrad = 0;
+  const multi = new Map(); // the text of each call picked by `op(...)[k]` -> how often
   const nouts = o.ret.n > 0 ? o.ret.n : 64;
 
   function typeOf(e) {
@@ -199,7 +200,9 @@ function compileOp(o, resolve) {
       case 'elem':
         // output k of an op with several outputs: `lstmCellBackward(...)[1]`
         if (e.of.k === 'call' && e.idx.k === 'num' && /^\(/.test(resolve(e.of.name, e.of.args, typeOf).returns || '')) {
-          return gen(e.of).replace(/^kd_f_call\((.*)\)$/s, `kd_f_index($1, ${e.idx.v})`);
+          const call = gen(e.of).replace(/^kd_f_call\((.*)\)$/s, '$1');
+          multi.set(call, (multi.get(call) || 0) + 1);
+          return `kd_f_index(${call}, ${e.idx.v})`;
         }
         return `kd_f_elem(c, ${gen(e.of)}, ${e.idx.k === 'num' ? e.idx.v : `kd_f_elem_index(${gen(e.idx)})`})`;
       case 'list': return `kd_f_list(c, ${e.items.length}, (kd_value[]){${e.items.map(gen).join(', ') || 'kd_value_none()'}})`;
@@ -252,6 +255,11 @@ function compileOp(o, resolve) {
     }
     body += `  if (c->needs[${j}]) kd_f_set(c, ${j}, ${code});\n`;
   }
+  // One call of a several-output op that several gradients pick from (gruCellBackward(...)[0],
+  // [1], [2]) runs once: the later picks read the outputs the first one kept (kd_f_index_memo).
+  const shared = [...multi].filter(([, n]) => n > 1).map(([call]) => call).sort((a, b) => b.length - a.length);
+  shared.forEach((call, i) => { body = body.split(`kd_f_index(${call}, `).join(`kd_f_index_memo(&memo[${i}], ${call}, `); });
+  if (shared.length) body = `  kd_f_memo memo[${shared.length}] = {{0}};\n` + body;
   let save = 0;
   for (const j of byValue) save |= 1 << j;
   const selfByValue = byValue.has(0) ? 1 : 0;

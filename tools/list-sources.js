@@ -13,7 +13,7 @@ const root = path.resolve(__dirname, '..');
 const DISPATCHED_SOURCES = [
   'src/cpu/binary.c', 'src/cpu/unary.c', 'src/cpu/ternary.c', 'src/cpu/reduce.c', 'src/cpu/softmax.c',
   'src/cpu/norm.c', 'src/cpu/copy.c', 'src/cpu/pool.c', 'src/cpu/gemm_bf16.c', 'src/cpu/scan.c', 'src/cpu/index_loops.c',
-  'src/cpu/optim.c', 'src/cpu/gemm_bf16_amx.c', 'src/cpu/rnn_cell.c', 'src/cpu/qlinear.c',
+  'src/cpu/optim.c', 'src/cpu/gemm_bf16_amx.c', 'src/cpu/rnn_cell.c', 'src/cpu/qlinear.c', 'src/cpu/attention_loops.c',
 ];
 
 function walk(dir, out) {

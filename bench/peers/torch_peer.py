@@ -368,6 +368,30 @@ CASES.update({
 })
 
 
+def case_sdpa(grad):
+    """sdpa / sdpa.grad: torch 1.13's math composition of scaled dot-product attention over
+    [1, 12, size, 64] float32 (1.13 has no F.scaled_dot_product_attention), with backward."""
+    def make(size):
+        q, k, v = (randn(1, 12, size, 64).requires_grad_(grad) for _ in range(3))
+        g = randn(1, 12, size, 64)
+
+        def forward():
+            return torch.softmax(q @ k.transpose(-2, -1) * 0.125, -1) @ v
+        if not grad:
+            return forward
+
+        def run():
+            forward().backward(g)
+            for t in (q, k, v):
+                t.grad = None
+        return run
+    return make
+
+
+CASES["sdpa"] = case_sdpa(False)
+CASES["sdpa.grad"] = case_sdpa(True)
+
+
 def case_gpt2_decode(size):
     """gpt2.decode: GPT-2 small (tools/fixtures/gpt2_torch.py), random weights, batch 1: a 32-token
     prompt, then `size` greedy tokens through the preallocated KV cache, each read to Python."""

@@ -3,7 +3,8 @@
 // multi_head_attention_forward: packed in_proj_weight [3E, E] or separate
 // q/k/v_proj_weight when kdim/vdim differ, out_proj, optional bias_k/bias_v and zero attention).
 // Masks follow PyTorch: a bool attnMask/keyPaddingMask is true where attention is NOT allowed; a
-// float mask is added to the scores.
+// float mask is added to the scores. Without the weights (needWeights false, as the transformer
+// layers call it) the heads go through kd.nn.functional.scaledDotProductAttention, as PyTorch 2 does.
 'use strict';
 
 const { KindlingError } = require('../errors');
@@ -128,11 +129,19 @@ module.exports = function installAttention(kd, nn, { Module, ownedParameter, par
       const pm = padMask.reshape([N, 1, 1, S]).expand([N, H, 1, S]).reshape([N * H, 1, S]);
       attnMask = attnMask === null ? pm : attnMask.add(pm);
     }
-    let scores = kd.bmm(q.mul(1 / Math.sqrt(hd)), k.transpose(1, 2));
-    if (attnMask !== null) scores = scores.add(attnMask);
-    let attn = F.softmax(scores, -1);
-    if (o.dropoutP > 0 && o.training) attn = F.dropout(attn, o.dropoutP, true);
-    let out = kd.bmm(attn, v); // (N * H, L, hd)
+    const p = o.training ? o.dropoutP : 0;
+    let attn = null;
+    let out; // (N * H, L, hd)
+    if (o.needWeights) {
+      let scores = kd.bmm(q.mul(1 / Math.sqrt(hd)), k.transpose(1, 2));
+      if (attnMask !== null) scores = scores.add(attnMask);
+      attn = F.softmax(scores, -1);
+      if (p > 0) attn = F.dropout(attn, p, true);
+      out = kd.bmm(attn, v);
+    } else { // as PyTorch 2: the fused attention when the weights are not returned
+      const m = attnMask !== null && attnMask.dtype !== q.dtype ? attnMask.to(q.dtype) : attnMask;
+      out = F.scaledDotProductAttention(q, k, v, m, p);
+    }
     out = out.transpose(0, 1).reshape([L * N, E]);
     out = F.linear(out, o.outProjWeight, o.outProjBias).reshape([L, N, E]);
     let weights = null;

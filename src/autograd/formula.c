@@ -213,17 +213,24 @@ static bool kd_f_coerce(kd_bw_ctx *c, const kd_op_info *op, int i, kd_value *v) 
   return false;
 }
 
-kd_value kd_f_index(kd_bw_ctx *c, int op_id, int nargs, const kd_value *args, int out_index) {
-  if (!kd_f_ok(c)) return kd_value_none();
+/* Calls op with the formula's arguments coerced to its schema; false (c failed) on an error. */
+static bool kd_f_run(kd_bw_ctx *c, int op_id, int nargs, const kd_value *args, kd_value *outs) {
   const kd_op_info *op = &kd_ops[op_id];
   kd_value a[KD_BW_MAX_ARGS + 8];
   for (int i = 0; i < nargs; i++) {
     a[i] = args[i];
-    if (!kd_f_coerce(c, op, i, &a[i])) return kd_value_none();
+    if (!kd_f_coerce(c, op, i, &a[i])) return false;
   }
-  kd_value outs[KD_OP_MAX_OUTS];
   kd_status st = kd_call((kd_op_id)op_id, a, outs);
-  if (st != KD_OK) return kd_f_fail(c, st);
+  if (st != KD_OK) kd_f_fail(c, st);
+  return st == KD_OK;
+}
+
+kd_value kd_f_index(kd_bw_ctx *c, int op_id, int nargs, const kd_value *args, int out_index) {
+  if (!kd_f_ok(c)) return kd_value_none();
+  const kd_op_info *op = &kd_ops[op_id];
+  kd_value outs[KD_OP_MAX_OUTS];
+  if (!kd_f_run(c, op_id, nargs, args, outs)) return kd_value_none();
   kd_value r = kd_value_none();
   for (int i = 0; i < KD_OP_MAX_OUTS; i++) {
     if (i == out_index) r = outs[i];
@@ -231,6 +238,21 @@ kd_value kd_f_index(kd_bw_ctx *c, int op_id, int nargs, const kd_value *args, in
   }
   if (r.kind == KD_VALUE_NONE) return kd_f_fail(c, kd_error(KD_ERR_INTERNAL, "'%s' returned no output %d", op->name, out_index));
   return kd_f_temp(c, r);
+}
+
+kd_value kd_f_index_memo(kd_f_memo *m, kd_bw_ctx *c, int op_id, int nargs, const kd_value *args, int out_index) {
+  if (!kd_f_ok(c)) return kd_value_none();
+  if (!m->done) {
+    kd_value outs[KD_OP_MAX_OUTS];
+    if (!kd_f_run(c, op_id, nargs, args, outs)) return kd_value_none();
+    for (int i = 0; i < KD_OP_MAX_OUTS; i++)
+      m->outs[i] = outs[i].kind == KD_VALUE_NONE ? outs[i] : kd_f_temp(c, outs[i]);
+    m->done = true;
+    if (!kd_f_ok(c)) return kd_value_none();
+  }
+  if (out_index < 0 || out_index >= KD_OP_MAX_OUTS || m->outs[out_index].kind == KD_VALUE_NONE)
+    return kd_f_fail(c, kd_error(KD_ERR_INTERNAL, "'%s' returned no output %d", kd_ops[op_id].name, out_index));
+  return m->outs[out_index];
 }
 
 kd_value kd_f_call(kd_bw_ctx *c, int op_id, int nargs, const kd_value *args) {

@@ -38,6 +38,13 @@ kd_value kd_f_attr(kd_bw_ctx *c, kd_value v, int what);
 kd_value kd_f_device(kd_bw_ctx *c);
 kd_value kd_f_call(kd_bw_ctx *c, int op, int nargs, const kd_value *args);
 kd_value kd_f_index(kd_bw_ctx *c, int op, int nargs, const kd_value *args, int out_index);
+/* kd_f_index for a call that several gradients of one formula pick from: the first pick runs it
+ * and keeps every output in *m (as temps of c), the later ones read them. */
+typedef struct kd_f_memo {
+  bool done;
+  kd_value outs[KD_OP_MAX_OUTS];
+} kd_f_memo;
+kd_value kd_f_index_memo(kd_f_memo *m, kd_bw_ctx *c, int op, int nargs, const kd_value *args, int out_index);
 kd_value kd_f_binop(kd_bw_ctx *c, int op, kd_value a, kd_value b);
 kd_value kd_f_neg(kd_bw_ctx *c, kd_value a);
 bool kd_f_truthy(kd_bw_ctx *c, kd_value v);

@@ -1,6 +1,7 @@
 /* cpu_dispatch.c - the unsuffixed entry points of the kernel files compiled once per CPU level:
  * each forwards to its copy for the level in use (Note [CPU capability dispatch]). The rest of
  * the addon (the op table, matmul.c, every kernel that converts an operand) calls these. */
+#include "cpu/attention.h"
 #include "cpu/cpu_capability.h"
 #include "cpu/cpu_loops.h"
 #include "cpu/gemm_bf16.h"
@@ -30,6 +31,7 @@ typedef struct kd_cpu_level_table {
   kd_status (*kd_gemm_bf16)(int64_t batch, int64_t m, int64_t n, int64_t k, const char *a, int64_t a_bs,
                             int64_t a_rs, int64_t a_cs, const char *b, int64_t b_bs, int64_t b_rs, int64_t b_cs,
                             char *c, bool *done);
+  kd_status (*kd_attn_run_cpu)(kd_attn_plan *p, bool backward);
 } kd_cpu_level_table;
 
 /* Declarations of one level's copies, and its table. */
@@ -42,12 +44,14 @@ typedef struct kd_cpu_level_table {
   bool kd_gemm_bf16_available_##LEVEL(void);                                                  \
   kd_status kd_gemm_bf16_##LEVEL(int64_t batch, int64_t m, int64_t n, int64_t k, const char *a, int64_t a_bs, \
                                  int64_t a_rs, int64_t a_cs, const char *b, int64_t b_bs, int64_t b_rs,       \
-                                 int64_t b_cs, char *c, bool *done);
+                                 int64_t b_cs, char *c, bool *done);                          \
+  kd_status kd_attn_run_cpu_##LEVEL(kd_attn_plan *p, bool backward);
 #define KD_CPU_LEVEL_TABLE(LEVEL)                                                             \
   {KD_CPU_DISPATCHED_KERNELS(KD_ENTRY_##LEVEL).kd_cpu_copy_into = kd_cpu_copy_into_##LEVEL,   \
    .kd_ix_all_in_range = kd_ix_all_in_range_##LEVEL, .kd_ix_run_gather = kd_ix_run_gather_##LEVEL,        \
    .kd_ix_run_scatter = kd_ix_run_scatter_##LEVEL,                                           \
-   .kd_gemm_bf16_available = kd_gemm_bf16_available_##LEVEL, .kd_gemm_bf16 = kd_gemm_bf16_##LEVEL}
+   .kd_gemm_bf16_available = kd_gemm_bf16_available_##LEVEL, .kd_gemm_bf16 = kd_gemm_bf16_##LEVEL,     \
+   .kd_attn_run_cpu = kd_attn_run_cpu_##LEVEL}
 
 #define KD_DECL_default(name) KD_KERNEL(name##_default);
 #define KD_ENTRY_default(name) .name = name##_default,
@@ -90,6 +94,8 @@ kd_status kd_ix_run_scatter(kd_iter_operand *ops, int nops, const kd_ix_ctx *ctx
 }
 
 bool kd_gemm_bf16_available(void) { return kd_cpu_table()->kd_gemm_bf16_available(); }
+
+kd_status kd_attn_run_cpu(kd_attn_plan *p, bool backward) { return kd_cpu_table()->kd_attn_run_cpu(p, backward); }
 
 const char *kd_gemm_bf16_kernel(void) {
   if (!kd_gemm_bf16_available()) return "none";

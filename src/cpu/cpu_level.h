@@ -56,6 +56,8 @@
 /* qlinear.c */
 #define kd_cpu_qlinear_pack KD_CPU_LEVEL_SYM(kd_cpu_qlinear_pack)
 #define kd_cpu_qlinear_dynamic KD_CPU_LEVEL_SYM(kd_cpu_qlinear_dynamic)
+/* attention_loops.c */
+#define kd_attn_run_cpu KD_CPU_LEVEL_SYM(kd_attn_run_cpu)
 /* gemm_bf16_amx.c */
 #define kd_gemm_bf16_amx KD_CPU_LEVEL_SYM(kd_gemm_bf16_amx)
 

@@ -33,6 +33,9 @@ enum { KD_DEV_OP_GRID_SAMPLE = 53 };
 /* the int8 dynamic quantized linear layer (src/cpu/qlinear.c, cuda/ops_qlinear.cu): pointer
  * operands as the kinds 40..63; see KD_CUDA_OP_QLINEAR. */
 enum { KD_DEV_OP_QLINEAR = 54 };
+/* the fused scaled dot-product attention and its gradients (src/cpu/attention.c,
+ * cuda/ops_attention.cu; Note [Fused attention]); see KD_CUDA_OP_ATTENTION. */
+enum { KD_DEV_OP_ATTENTION = 55 };
 /* kd.linalg's factorizations (src/cpu/linalg_lapack.c; KD_CUDA_OP_LINALG_* in cuda/kd_cuda_api.h):
  * pointer operands as the kinds 40..63. */
 enum { KD_DEV_OP_LINALG_LU = 47, KD_DEV_OP_LINALG_CHOLESKY = 48, KD_DEV_OP_LINALG_QR = 49, KD_DEV_OP_LINALG_SVD = 50,

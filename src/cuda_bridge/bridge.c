@@ -627,6 +627,9 @@ _Static_assert((int)KD_DEV_OP_AMP == (int)KD_CUDA_OP_AMP, "kd_dev_op kind AMP mu
 _Static_assert((int)KD_DEV_OP_TRI_INDICES == (int)KD_CUDA_OP_TRI_INDICES, "kd_dev_op kind TRI_INDICES must equal kd_cuda_op's");
 KD_KERNEL(kd_cpu_tri_indices);
 KD_KERNEL(kd_cpu_rnn_cell); /* the fused LSTM/GRU steps (kind 52: cuda/ops_rnn.cu) */
+KD_KERNEL(kd_cpu_sdpa_flash); /* the fused attention and its gradients (kind 53: cuda/ops_attention.cu) */
+KD_KERNEL(kd_cpu_sdpa_flash_backward);
+_Static_assert((int)KD_DEV_OP_ATTENTION == (int)KD_CUDA_OP_ATTENTION, "kd_dev_op kind ATTENTION must equal kd_cuda_op's");
 _Static_assert((int)KD_DEV_OP_RNN_CELL == (int)KD_CUDA_OP_RNN_CELL, "kd_dev_op kind RNN_CELL must equal kd_cuda_op's");
 KD_KERNEL(kd_cpu_qlinear_dynamic); /* the int8 dynamic quantized linear layer (kind 54: cuda/ops_qlinear.cu) */
 _Static_assert((int)KD_DEV_OP_QLINEAR == (int)KD_CUDA_OP_QLINEAR, "kd_dev_op kind QLINEAR must equal kd_cuda_op's");
@@ -726,6 +729,8 @@ static const kd_kernel_fn kd_cuda_shared_kernels[] = {
     kd_cpu_rnn_cell,
     /* the int8 dynamic quantized linear layer (kind 54: cuda/ops_qlinear.cu) */
     kd_cpu_qlinear_dynamic,
+    /* the fused attention (kind 55: cuda/ops_attention.cu) */
+    kd_cpu_sdpa_flash, kd_cpu_sdpa_flash_backward,
 };
 
 static void kd_cuda_register_kernels(void) {

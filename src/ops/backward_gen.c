@@ -368,6 +368,16 @@ static kd_status kd_bw_baddbmm(kd_bw_ctx *c) {
 }
 static const kd_backward_spec kd_bw_baddbmm_spec = {kd_bw_baddbmm, 0x7u, 0x6u, 0x0u, 0};
 
+static kd_status kd_bw_sdpaFlash(kd_bw_ctx *c) {
+  kd_f_memo memo[1] = {{0}};
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_index_memo(&memo[0], c, KD_OP_sdpaFlashGrad, 12, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_out(c, 0), kd_f_out(c, 1), kd_f_out(c, 2), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6), kd_f_bool(false)}, 0));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_index_memo(&memo[0], c, KD_OP_sdpaFlashGrad, 12, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_out(c, 0), kd_f_out(c, 1), kd_f_out(c, 2), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6), kd_f_bool(false)}, 1));
+  if (c->needs[2]) kd_f_set(c, 2, kd_f_index_memo(&memo[0], c, KD_OP_sdpaFlashGrad, 12, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_out(c, 0), kd_f_out(c, 1), kd_f_out(c, 2), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6), kd_f_bool(false)}, 2));
+  if (c->needs[3]) kd_f_set(c, 3, kd_f_index(c, KD_OP_sdpaFlashGrad, 12, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 0), kd_f_arg(c, 1), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_out(c, 0), kd_f_out(c, 1), kd_f_out(c, 2), kd_f_arg(c, 4), kd_f_arg(c, 5), kd_f_arg(c, 6), kd_f_bool(true)}, 3));
+  return c->st;
+}
+static const kd_backward_spec kd_bw_sdpaFlash_spec = {kd_bw_sdpaFlash, 0xfu, 0xfu, 0x7u, 1};
+
 static kd_status kd_bw_sliceBackward(kd_bw_ctx *c) {
   if (c->needs[0]) kd_f_set(c, 0, kd_f_call(c, KD_OP_slice, 5, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_arg(c, 3), kd_f_arg(c, 4), kd_f_arg(c, 5)}));
   return c->st;
@@ -1109,8 +1119,9 @@ static kd_status kd_bw_logNormal(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_logNormal_spec = {kd_bw_logNormal, 0x1u, 0x0u, 0x0u, 0};
 
 static kd_status kd_bw_lstmCell(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_index(c, KD_OP_lstmCellBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_grad(c, 1), kd_f_arg(c, 1), kd_f_out(c, 1), kd_f_out(c, 2), kd_f_grad(c, 2)}, 0));
-  if (c->needs[1]) kd_f_set(c, 1, kd_f_index(c, KD_OP_lstmCellBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_grad(c, 1), kd_f_arg(c, 1), kd_f_out(c, 1), kd_f_out(c, 2), kd_f_grad(c, 2)}, 1));
+  kd_f_memo memo[1] = {{0}};
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_index_memo(&memo[0], c, KD_OP_lstmCellBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_grad(c, 1), kd_f_arg(c, 1), kd_f_out(c, 1), kd_f_out(c, 2), kd_f_grad(c, 2)}, 0));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_index_memo(&memo[0], c, KD_OP_lstmCellBackward, 6, (kd_value[]){kd_f_grad(c, 0), kd_f_grad(c, 1), kd_f_arg(c, 1), kd_f_out(c, 1), kd_f_out(c, 2), kd_f_grad(c, 2)}, 1));
   return c->st;
 }
 static const kd_backward_spec kd_bw_lstmCell_spec = {kd_bw_lstmCell, 0x3u, 0x2u, 0x6u, 0};
@@ -1127,9 +1138,10 @@ static kd_status kd_bw_lstmCellBackward(kd_bw_ctx *c) {
 static const kd_backward_spec kd_bw_lstmCellBackward_spec = {kd_bw_lstmCellBackward, 0x3fu, 0x3fu, 0x0u, 1};
 
 static kd_status kd_bw_gruCell(kd_bw_ctx *c) {
-  if (c->needs[0]) kd_f_set(c, 0, kd_f_index(c, KD_OP_gruCellBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_out(c, 1), kd_f_grad(c, 1)}, 0));
-  if (c->needs[1]) kd_f_set(c, 1, kd_f_index(c, KD_OP_gruCellBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_out(c, 1), kd_f_grad(c, 1)}, 1));
-  if (c->needs[2]) kd_f_set(c, 2, kd_f_index(c, KD_OP_gruCellBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_out(c, 1), kd_f_grad(c, 1)}, 2));
+  kd_f_memo memo[1] = {{0}};
+  if (c->needs[0]) kd_f_set(c, 0, kd_f_index_memo(&memo[0], c, KD_OP_gruCellBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_out(c, 1), kd_f_grad(c, 1)}, 0));
+  if (c->needs[1]) kd_f_set(c, 1, kd_f_index_memo(&memo[0], c, KD_OP_gruCellBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_out(c, 1), kd_f_grad(c, 1)}, 1));
+  if (c->needs[2]) kd_f_set(c, 2, kd_f_index_memo(&memo[0], c, KD_OP_gruCellBackward, 4, (kd_value[]){kd_f_grad(c, 0), kd_f_arg(c, 2), kd_f_out(c, 1), kd_f_grad(c, 1)}, 2));
   return c->st;
 }
 static const kd_backward_spec kd_bw_gruCell_spec = {kd_bw_gruCell, 0x7u, 0x4u, 0x2u, 0};
@@ -1722,6 +1734,7 @@ const kd_backward_spec *const kd_backward_table[KD_OP_COUNT] = {
     [KD_OP_bmm] = &kd_bw_bmm_spec,
     [KD_OP_addmm] = &kd_bw_addmm_spec,
     [KD_OP_baddbmm] = &kd_bw_baddbmm_spec,
+    [KD_OP_sdpaFlash] = &kd_bw_sdpaFlash_spec,
     [KD_OP_sliceBackward] = &kd_bw_sliceBackward_spec,
     [KD_OP_selectBackward] = &kd_bw_selectBackward_spec,
     [KD_OP_narrowBackward] = &kd_bw_narrowBackward_spec,

@@ -10,12 +10,16 @@
  *   dropout         the input itself when not training or p == 0, else nativeDropout
  *   crossEntropy    logSoftmax over the class dim, then nllLoss (class indices) or
  *                   -sum(target * logp) (class probabilities), with PyTorch's label smoothing
- *   scaledDotProductAttention  softmax(q k^T * scale + mask) v, causal mask from arange
+ *   scaledDotProductAttention  the fused sdpaFlash, or softmax(q k^T * scale + mask) v (causal mask from
+ *                              arange) with dropout; sdpaFlashGrad its gradient (fused or composed)
  * Every intermediate tensor goes into a kd_nn_scope released at the end on every path. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "autograd/autograd.h"
+#include "core/random.h"
+#include "cpu/attention.h"
 #include "ops/kernel.h"
 
 #define KD_NN_SCOPE_MAX 48
@@ -386,6 +390,43 @@ KD_KERNEL(kd_composite_cross_entropy) {
 }
 
 /* ---- scaledDotProductAttention ---- */
+/* The scaled, masked scores q k^T * scale (+ mask, or -inf where a bool or the causal mask
+ * leaves a key out): the math composition's first steps, differentiable. */
+static kd_status kd_nn_sdpa_scores(kd_nn_scope *s, kd_tensor *q, kd_tensor *k, kd_tensor *mask, bool causal, double scale,
+                                   kd_tensor **out) {
+  kd_tensor *kt, *attn;
+  int64_t L = q->sizes[q->ndim - 2], S = k->sizes[k->ndim - 2];
+  kd_value ta[3] = {kd_value_tensor(k), kd_value_int(-2), kd_value_int(-1)};
+  KD_TRY(kd_nn_call(s, KD_OP_transpose, ta, &kt));
+  KD_TRY(kd_nn_bin(s, KD_OP_matmul, kd_value_tensor(q), kd_value_tensor(kt), &attn));
+  if (q->sizes[q->ndim - 1] > 0) /* E == 0: zero scores, whatever the scale (1/sqrt(0) = inf), as PyTorch 2 */
+    KD_TRY(kd_nn_bin(s, KD_OP_mul, kd_value_tensor(attn), kd_nn_f(scale), &attn));
+  if (causal) {
+    kd_tensor *rows, *cols, *keep;
+    kd_value ra[5] = {kd_value_scalar(kd_scalar_i(L)), kd_value_none(), kd_value_scalar(kd_scalar_i(1)), kd_value_none(),
+                      kd_value_device(kd_tensor_device(q))};
+    KD_TRY(kd_nn_call(s, KD_OP_arange, ra, &rows));
+    ra[0] = kd_value_scalar(kd_scalar_i(S));
+    KD_TRY(kd_nn_call(s, KD_OP_arange, ra, &cols));
+    kd_value ua[2] = {kd_value_tensor(rows), kd_value_int(-1)};
+    KD_TRY(kd_nn_call(s, KD_OP_unsqueeze, ua, &rows));
+    KD_TRY(kd_nn_bin(s, KD_OP_ge, kd_value_tensor(rows), kd_value_tensor(cols), &keep));
+    KD_TRY(kd_nn_where(s, keep, kd_value_tensor(attn), kd_nn_f(-INFINITY), &attn));
+  } else if (mask && mask->dtype == KD_DTYPE_BOOL) {
+    KD_TRY(kd_nn_where(s, mask, kd_value_tensor(attn), kd_nn_f(-INFINITY), &attn));
+  } else if (mask) {
+    KD_TRY(kd_nn_bin(s, KD_OP_add, kd_value_tensor(attn), kd_value_tensor(mask), &attn));
+  }
+  *out = attn;
+  return KD_OK;
+}
+
+/* PyTorch 2's scaled_dot_product_attention. The fused kernels (sdpaFlash, Note [Fused attention]
+ * in src/cpu/attention.c; dropout included) run it unless a float mask requires grad (its
+ * gradient comes from the math composition) or, on a device, a head dim exceeds the device
+ * kernel's; the math composition (the scores, softmax, dropout of the weights, the product with
+ * value) runs those, as PyTorch's math backend does. float16/bfloat16 compute in float32 and
+ * round once. */
 KD_KERNEL(kd_composite_sdpa) {
   (void)op;
   (void)ks;
@@ -394,14 +435,13 @@ KD_KERNEL(kd_composite_sdpa) {
   kd_tensor *q = args[0].v.t, *k = args[1].v.t, *v = args[2].v.t, *mask = kd_nn_opt(&args[3]);
   double p = args[4].v.d;
   bool causal = args[5].v.b;
-  if (q->ndim < 2 || k->ndim < 2 || v->ndim < 2)
-    return kd_error(KD_ERR_SHAPE, "scaled_dot_product_attention: query, key and value must have at least 2 dims");
+  KD_TRY(kd_sdpa_check(q, k, v, mask, causal));
   if (!(p >= 0 && p <= 1))
     return kd_error(KD_ERR_INVALID_ARGUMENT, "dropout probability has to be between 0 and 1, but got %g", p);
-  if (causal && mask)
-    return kd_error(KD_ERR_INVALID_ARGUMENT, "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
-                    "is_causal=True");
-  int64_t L = q->sizes[q->ndim - 2], S = k->sizes[k->ndim - 2], E = q->sizes[q->ndim - 1];
+  if (!kd_dtype_is_float(q->dtype))
+    return kd_error(KD_ERR_DTYPE, "scaled_dot_product_attention: expected a floating-point query, but got %s",
+                    kd_dtype_name(q->dtype));
+  int64_t E = q->sizes[q->ndim - 1], Ev = v->sizes[v->ndim - 1];
   double scale = args[6].kind == KD_VALUE_DOUBLE ? args[6].v.d : 1.0 / sqrt((double)E);
   kd_dtype odt = q->dtype;
   if (odt == KD_DTYPE_F16 || odt == KD_DTYPE_BF16) { /* halves: computed in float32, rounded once */
@@ -410,35 +450,106 @@ KD_KERNEL(kd_composite_sdpa) {
     KD_NN_TRY(kd_nn_to(&s, v, KD_DTYPE_F32, &v));
     if (mask && mask->dtype != KD_DTYPE_BOOL) KD_NN_TRY(kd_nn_to(&s, mask, KD_DTYPE_F32, &mask));
   }
-  kd_tensor *kt, *attn;
-  kd_value ta[3] = {kd_value_tensor(k), kd_value_int(-2), kd_value_int(-1)};
-  KD_NN_TRY(kd_nn_call(&s, KD_OP_transpose, ta, &kt));
-  KD_NN_TRY(kd_nn_bin(&s, KD_OP_matmul, kd_value_tensor(q), kd_value_tensor(kt), &attn));
-  KD_NN_TRY(kd_nn_bin(&s, KD_OP_mul, kd_value_tensor(attn), kd_nn_f(scale), &attn));
-  if (causal) {
-    kd_tensor *rows, *cols, *keep;
-    kd_value ra[5] = {kd_value_scalar(kd_scalar_i(L)), kd_value_none(), kd_value_scalar(kd_scalar_i(1)), kd_value_none(),
-                      kd_value_device(kd_tensor_device(q))};
-    KD_NN_TRY(kd_nn_call(&s, KD_OP_arange, ra, &rows));
-    ra[0] = kd_value_scalar(kd_scalar_i(S));
-    KD_NN_TRY(kd_nn_call(&s, KD_OP_arange, ra, &cols));
-    kd_value ua[2] = {kd_value_tensor(rows), kd_value_int(-1)};
-    KD_NN_TRY(kd_nn_call(&s, KD_OP_unsqueeze, ua, &rows));
-    KD_NN_TRY(kd_nn_bin(&s, KD_OP_ge, kd_value_tensor(rows), kd_value_tensor(cols), &keep));
-    KD_NN_TRY(kd_nn_where(&s, keep, kd_value_tensor(attn), kd_nn_f(-INFINITY), &attn));
-  } else if (mask && mask->dtype == KD_DTYPE_BOOL) {
-    KD_NN_TRY(kd_nn_where(&s, mask, kd_value_tensor(attn), kd_nn_f(-INFINITY), &attn));
-  } else if (mask) {
-    KD_NN_TRY(kd_nn_bin(&s, KD_OP_add, kd_value_tensor(attn), kd_value_tensor(mask), &attn));
+  kd_tensor *out;
+  bool mask_grad = mask && mask->dtype != KD_DTYPE_BOOL && kd_grad_enabled() && kd_requires_grad(mask);
+  bool device = kd_tensor_device(q).type != KD_DEVICE_CPU;
+  if (!mask_grad && (!device || (E <= KD_SDPA_DEVICE_MAX_HEAD_DIM && Ev <= KD_SDPA_DEVICE_MAX_HEAD_DIM))) {
+    kd_value fa[7] = {kd_value_tensor(q), kd_value_tensor(k), kd_value_tensor(v), kd_nn_t(mask), kd_value_double(p),
+                      kd_value_bool(causal), kd_value_double(scale)};
+    KD_NN_TRY(kd_nn_call_pick(&s, KD_OP_sdpaFlash, fa, 0, &out));
+  } else {
+    kd_tensor *attn, *pr;
+    KD_NN_TRY(kd_nn_sdpa_scores(&s, q, k, mask, causal, scale, &attn));
+    kd_value sa[3] = {kd_value_tensor(attn), kd_value_int(-1), kd_value_none()};
+    KD_NN_TRY(kd_nn_call(&s, KD_OP_softmax, sa, &pr));
+    if (p > 0) {
+      kd_value da[3] = {kd_value_tensor(pr), kd_value_double(p), kd_value_bool(true)};
+      KD_NN_TRY(kd_nn_call_pick(&s, KD_OP_nativeDropout, da, 0, &pr));
+    }
+    KD_NN_TRY(kd_nn_bin(&s, KD_OP_matmul, kd_value_tensor(pr), kd_value_tensor(v), &out));
   }
-  kd_tensor *pr, *out;
-  kd_value sa[3] = {kd_value_tensor(attn), kd_value_int(-1), kd_value_none()};
-  KD_NN_TRY(kd_nn_call(&s, KD_OP_softmax, sa, &pr));
-  if (p > 0) {
-    kd_value da[3] = {kd_value_tensor(pr), kd_value_double(p), kd_value_bool(true)};
-    KD_NN_TRY(kd_nn_call_pick(&s, KD_OP_nativeDropout, da, 0, &pr));
-  }
-  KD_NN_TRY(kd_nn_bin(&s, KD_OP_matmul, kd_value_tensor(pr), kd_value_tensor(v), &out));
   if (out->dtype != odt) KD_NN_TRY(kd_nn_to(&s, out, odt, &out));
   return kd_nn_finish(&s, KD_OK, out, outs);
+}
+
+/* sdpaFlashGrad: the fused gradient kernel, unless a graph of the gradient is being recorded
+ * (backward with createGraph) or maskGrad asks for a float mask's: then the math composition's
+ * gradient, differentiable, with the weights P recomputed by softmax and the forward's dropout
+ * redrawn by nativeDropout from philoxState (the same mask: Note [Fused attention]), Z its kept
+ * elements' 1 / (1 - p):
+ *   dV = (P Z)^T dO, G = Z dO V^T, dS = P (G - rowsum(G P)), dQ = scale dS K, dK = scale dS^T Q,
+ *   and dS itself for the mask (output 3). */
+KD_KERNEL(kd_composite_sdpa_flash_grad) {
+  (void)op;
+  (void)ks;
+  kd_tensor *g = args[0].v.t, *q = args[1].v.t, *k = args[2].v.t, *v = args[3].v.t, *mask = kd_nn_opt(&args[4]);
+  kd_tensor *o = args[5].v.t, *state = args[7].v.t;
+  double p = args[8].v.d, scale = args[10].v.d;
+  bool mask_grad = mask && mask->dtype != KD_DTYPE_BOOL && args[11].v.b;
+  bool graph = kd_grad_enabled() && (kd_requires_grad(g) || kd_requires_grad(q) || kd_requires_grad(k) ||
+                                     kd_requires_grad(v) || (mask && kd_requires_grad(mask)));
+  if (!graph && !mask_grad) {
+    kd_status st = kd_call(KD_OP_sdpaFlashBackward, args, outs);
+    outs[3] = kd_value_none();
+    return st;
+  }
+  kd_nn_scope s = {.n = 0};
+  kd_status st;
+  kd_tensor *attn, *pr, *pd, *prt, *vt, *dv, *dp, *t, *ds, *dss, *dst, *dq, *dk, *keep = NULL;
+  KD_NN_TRY(kd_nn_sdpa_scores(&s, q, k, mask, args[9].v.b, scale, &attn));
+  kd_value sa[3] = {kd_value_tensor(attn), kd_value_int(-1), kd_value_none()};
+  KD_NN_TRY(kd_nn_call(&s, KD_OP_softmax, sa, &pr));
+  pd = pr;
+  if (p > 0) { /* the forward's mask, over the full batch shape (the output's, with S columns) */
+    if (state->dtype != KD_DTYPE_I64 || kd_tensor_numel(state) != 2 || kd_tensor_device(state).type != KD_DEVICE_CPU)
+      return kd_nn_finish(&s, kd_error(KD_ERR_INVALID_ARGUMENT, "sdpaFlashGrad: philoxState must be the forward's"), NULL, outs);
+    int64_t shape[KD_MAX_DIMS];
+    memcpy(shape, o->sizes, sizeof(int64_t) * o->ndim);
+    shape[o->ndim - 1] = k->sizes[k->ndim - 2];
+    kd_value ea[2] = {kd_value_tensor(pr), kd_value_intlist(shape, o->ndim)};
+    KD_NN_TRY(kd_nn_call(&s, KD_OP_expand, ea, &pr));
+    kd_tensor *contig = NULL;
+    kd_value ca[2] = {kd_value_tensor(state), kd_value_none()};
+    KD_NN_TRY(kd_nn_call(&s, KD_OP_contiguous, ca, &contig));
+    const int64_t *sv = (const int64_t *)kd_tensor_data(contig);
+    uint64_t seed0, offset0;
+    kd_random_get_state(&seed0, &offset0);
+    kd_random_set_state((uint64_t)sv[0], (uint64_t)sv[1]);
+    kd_value da[3] = {kd_value_tensor(pr), kd_value_double(p), kd_value_bool(true)};
+    kd_value dout[KD_OP_MAX_OUTS];
+    st = kd_call(KD_OP_nativeDropout, da, dout);
+    kd_random_set_state(seed0, offset0);
+    if (st != KD_OK) return kd_nn_finish(&s, st, NULL, outs);
+    pd = dout[0].v.t;
+    keep = dout[1].v.t;
+    s.t[s.n++] = pd;
+    s.t[s.n++] = keep;
+  }
+  kd_value ta[3] = {kd_value_tensor(pd), kd_value_int(-2), kd_value_int(-1)};
+  KD_NN_TRY(kd_nn_call(&s, KD_OP_transpose, ta, &prt));
+  KD_NN_TRY(kd_nn_bin(&s, KD_OP_matmul, kd_value_tensor(prt), kd_value_tensor(g), &dv));
+  ta[0] = kd_value_tensor(v);
+  KD_NN_TRY(kd_nn_call(&s, KD_OP_transpose, ta, &vt));
+  KD_NN_TRY(kd_nn_bin(&s, KD_OP_matmul, kd_value_tensor(g), kd_value_tensor(vt), &dp));
+  if (keep) {
+    KD_NN_TRY(kd_nn_bin(&s, KD_OP_mul, kd_value_tensor(dp), kd_value_tensor(keep), &dp));
+    KD_NN_TRY(kd_nn_bin(&s, KD_OP_mul, kd_value_tensor(dp), kd_nn_f(p >= 1 ? 0.0 : 1.0 / (1.0 - p)), &dp));
+  }
+  KD_NN_TRY(kd_nn_bin(&s, KD_OP_mul, kd_value_tensor(dp), kd_value_tensor(pr), &t));
+  int64_t last = -1;
+  KD_NN_TRY(kd_nn_reduce(&s, KD_OP_sum, t, &last, 1, true, &t));
+  KD_NN_TRY(kd_nn_bin(&s, KD_OP_sub, kd_value_tensor(dp), kd_value_tensor(t), &ds));
+  KD_NN_TRY(kd_nn_bin(&s, KD_OP_mul, kd_value_tensor(ds), kd_value_tensor(pr), &ds));
+  KD_NN_TRY(kd_nn_bin(&s, KD_OP_mul, kd_value_tensor(ds), kd_nn_f(scale), &dss));
+  KD_NN_TRY(kd_nn_bin(&s, KD_OP_matmul, kd_value_tensor(dss), kd_value_tensor(k), &dq));
+  ta[0] = kd_value_tensor(dss);
+  KD_NN_TRY(kd_nn_call(&s, KD_OP_transpose, ta, &dst));
+  KD_NN_TRY(kd_nn_bin(&s, KD_OP_matmul, kd_value_tensor(dst), kd_value_tensor(q), &dk));
+  kd_out_retain(outs, 0, dq);
+  kd_out_retain(outs, 1, dk);
+  kd_out_retain(outs, 2, dv);
+  if (mask && mask->dtype != KD_DTYPE_BOOL) kd_out_retain(outs, 3, ds);
+  else outs[3] = kd_value_none();
+  kd_nn_release(&s);
+  return KD_OK;
 }

@@ -64,6 +64,7 @@ kd_status kd_composite_reshape(const kd_op_info *op, kd_keyset ks, kd_value *arg
 kd_status kd_composite_roll(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_rot90(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_sdpa(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_composite_sdpa_flash_grad(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_split(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_stack(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_composite_sum_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -130,6 +131,8 @@ kd_status kd_cpu_reduce_backward(const kd_op_info *op, kd_keyset ks, kd_value *a
 kd_status kd_cpu_rnn_cell(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_scan(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_scatter(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_sdpa_flash(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
+kd_status kd_cpu_sdpa_flash_backward(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_searchsorted(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_select_rows(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
 kd_status kd_cpu_softmax(const kd_op_info *op, kd_keyset ks, kd_value *args, kd_value *outs);
@@ -788,6 +791,51 @@ static const kd_arg_schema kd_args_ampUpdateScale_[] = {
     {"scaleGrowthFactor", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
     {"scaleBackoffFactor", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
     {"growthInterval", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_scaledDotProductAttention[] = {
+    {"query", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"key", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"value", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"attnMask", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dropoutP", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 0.0}}},
+    {"isCausal", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
+    {"scale", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_sdpaFlash[] = {
+    {"query", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"key", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"value", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"attnMask", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"dropoutP", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
+    {"isCausal", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+    {"scale", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_sdpaFlashGrad[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"query", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"key", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"value", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"attnMask", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"output", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"logsumexp", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"philoxState", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dropoutP", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
+    {"isCausal", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+    {"scale", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
+    {"maskGrad", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+};
+static const kd_arg_schema kd_args_sdpaFlashBackward[] = {
+    {"gradOutput", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"query", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"key", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"value", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"attnMask", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
+    {"output", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"logsumexp", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"philoxState", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
+    {"dropoutP", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
+    {"isCausal", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
+    {"scale", KD_ARG_DOUBLE, false, {.kind = KD_VALUE_NONE}},
 };
 static const kd_arg_schema kd_args_sliceBackward[] = {
     {"grad", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
@@ -1704,15 +1752,6 @@ static const kd_arg_schema kd_args_ctcLossBackward[] = {
     {"logAlpha", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
     {"blank", KD_ARG_INT, false, {.kind = KD_VALUE_NONE}},
     {"zeroInfinity", KD_ARG_BOOL, false, {.kind = KD_VALUE_NONE}},
-};
-static const kd_arg_schema kd_args_scaledDotProductAttention[] = {
-    {"query", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
-    {"key", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
-    {"value", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
-    {"attnMask", KD_ARG_TENSOR_OPT, false, {.kind = KD_VALUE_NONE}},
-    {"dropoutP", KD_ARG_DOUBLE, true, {.kind = KD_VALUE_DOUBLE, .v = {.d = 0.0}}},
-    {"isCausal", KD_ARG_BOOL, true, {.kind = KD_VALUE_BOOL, .v = {.b = false}}},
-    {"scale", KD_ARG_DOUBLE_OPT, false, {.kind = KD_VALUE_NONE}},
 };
 static const kd_arg_schema kd_args_sgdStep_[] = {
     {"param", KD_ARG_TENSOR, false, {.kind = KD_VALUE_NONE}},
@@ -3089,6 +3128,10 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_einsum] = {"einsum", KD_OP_einsum, 0, 0, 2, kd_args_einsum, 1, -1, -1},
     [KD_OP_ampForeachNonFiniteCheckAndUnscale_] = {"ampForeachNonFiniteCheckAndUnscale_", KD_OP_ampForeachNonFiniteCheckAndUnscale_, KD_AMP_UNSCALE, KD_OP_FLAG_NONDIFF, 3, kd_args_ampForeachNonFiniteCheckAndUnscale_, -1, -1, -1},
     [KD_OP_ampUpdateScale_] = {"ampUpdateScale_", KD_OP_ampUpdateScale_, KD_AMP_UPDATE_SCALE, KD_OP_FLAG_NONDIFF, 6, kd_args_ampUpdateScale_, 1, -1, -1},
+    [KD_OP_scaledDotProductAttention] = {"scaledDotProductAttention", KD_OP_scaledDotProductAttention, 0, 0, 7, kd_args_scaledDotProductAttention, 1, -1, -1},
+    [KD_OP_sdpaFlash] = {"sdpaFlash", KD_OP_sdpaFlash, 0, 0, 7, kd_args_sdpaFlash, 3, -1, -1},
+    [KD_OP_sdpaFlashGrad] = {"sdpaFlashGrad", KD_OP_sdpaFlashGrad, 0, KD_OP_FLAG_CROSS_DEVICE, 12, kd_args_sdpaFlashGrad, 4, -1, -1},
+    [KD_OP_sdpaFlashBackward] = {"sdpaFlashBackward", KD_OP_sdpaFlashBackward, 0, KD_OP_FLAG_CROSS_DEVICE, 11, kd_args_sdpaFlashBackward, 3, -1, -1},
     [KD_OP_sliceBackward] = {"sliceBackward", KD_OP_sliceBackward, KD_VIEWBW_SLICE, 0, 6, kd_args_sliceBackward, 1, -1, -1},
     [KD_OP_selectBackward] = {"selectBackward", KD_OP_selectBackward, KD_VIEWBW_SELECT, 0, 4, kd_args_selectBackward, 1, -1, -1},
     [KD_OP_narrowBackward] = {"narrowBackward", KD_OP_narrowBackward, KD_VIEWBW_NARROW, 0, 5, kd_args_narrowBackward, 1, -1, -1},
@@ -3248,7 +3291,6 @@ const kd_op_info kd_ops[KD_OP_COUNT] = {
     [KD_OP_pointwiseLossBackward] = {"pointwiseLossBackward", KD_OP_pointwiseLossBackward, 0, 0, 9, kd_args_pointwiseLossBackward, 1, -1, -1},
     [KD_OP_ctcLossForward] = {"ctcLossForward", KD_OP_ctcLossForward, 0, 0, 6, kd_args_ctcLossForward, 2, -1, -1},
     [KD_OP_ctcLossBackward] = {"ctcLossBackward", KD_OP_ctcLossBackward, 0, 0, 9, kd_args_ctcLossBackward, 1, -1, -1},
-    [KD_OP_scaledDotProductAttention] = {"scaledDotProductAttention", KD_OP_scaledDotProductAttention, 0, 0, 7, kd_args_scaledDotProductAttention, 1, -1, -1},
     [KD_OP_sgdStep_] = {"sgdStep_", KD_OP_sgdStep_, KD_OPTIM_SGD, KD_OP_FLAG_NONDIFF, 10, kd_args_sgdStep_, 1, -1, -1},
     [KD_OP_foreachSgdStep_] = {"foreachSgdStep_", KD_OP_foreachSgdStep_, KD_OPTIM_SGD, KD_OP_FLAG_NONDIFF, 10, kd_args_foreachSgdStep_, -1, -1, -1},
     [KD_OP_adamStep_] = {"adamStep_", KD_OP_adamStep_, KD_OPTIM_ADAM, KD_OP_FLAG_NONDIFF, 12, kd_args_adamStep_, 1, -1, -1},
@@ -3650,6 +3692,10 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_einsum] = {[KD_KEY_CPU] = kd_composite_einsum, [KD_KEY_CUDA] = kd_composite_einsum, [KD_KEY_AUTOGRAD] = kd_composite_einsum, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
     [KD_OP_ampForeachNonFiniteCheckAndUnscale_] = {[KD_KEY_CPU] = kd_cpu_amp},
     [KD_OP_ampUpdateScale_] = {[KD_KEY_CPU] = kd_cpu_amp},
+    [KD_OP_scaledDotProductAttention] = {[KD_KEY_CPU] = kd_composite_sdpa, [KD_KEY_CUDA] = kd_composite_sdpa, [KD_KEY_AUTOGRAD] = kd_composite_sdpa},
+    [KD_OP_sdpaFlash] = {[KD_KEY_CPU] = kd_cpu_sdpa_flash},
+    [KD_OP_sdpaFlashGrad] = {[KD_KEY_CPU] = kd_composite_sdpa_flash_grad, [KD_KEY_CUDA] = kd_composite_sdpa_flash_grad, [KD_KEY_AUTOGRAD] = kd_composite_sdpa_flash_grad},
+    [KD_OP_sdpaFlashBackward] = {[KD_KEY_CPU] = kd_cpu_sdpa_flash_backward},
     [KD_OP_sliceBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_selectBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
     [KD_OP_narrowBackward] = {[KD_KEY_CPU] = kd_view_backward, [KD_KEY_CUDA] = kd_view_backward},
@@ -3809,7 +3855,6 @@ kd_kernel_fn kd_kernel_table[KD_OP_COUNT][KD_KEY_COUNT] = {
     [KD_OP_pointwiseLossBackward] = {[KD_KEY_CPU] = kd_cpu_pointwise_loss_backward},
     [KD_OP_ctcLossForward] = {[KD_KEY_CPU] = kd_cpu_ctc_loss, [KD_KEY_AUTOCAST] = kd_autocast_kernel},
     [KD_OP_ctcLossBackward] = {[KD_KEY_CPU] = kd_cpu_ctc_loss_backward},
-    [KD_OP_scaledDotProductAttention] = {[KD_KEY_CPU] = kd_composite_sdpa, [KD_KEY_CUDA] = kd_composite_sdpa, [KD_KEY_AUTOGRAD] = kd_composite_sdpa},
     [KD_OP_sgdStep_] = {[KD_KEY_CPU] = kd_cpu_optim},
     [KD_OP_foreachSgdStep_] = {[KD_KEY_CPU] = kd_cpu_optim},
     [KD_OP_adamStep_] = {[KD_KEY_CPU] = kd_cpu_optim},

@@ -1,5 +1,5 @@
 // oplist/nn.js - neural-network ops: softmax/logSoftmax, layer/group/batch normalisation,
-// embedding, dropout, losses and scaled dot-product attention, with the internal ops their
+// embedding, dropout and losses (attention: ./attention.js), with the internal ops their
 // backward formulas call (kd._internal). Part of the op list (see ./index.js).
 // Kernels: src/cpu/softmax.c, norm.c, loss.c, embedding.c; composites: src/ops/nn_composites.c.
 'use strict';
@@ -156,11 +156,4 @@ module.exports = [
     args: 'Tensor gradOutput, Tensor logProbs, Tensor targets, int[] inputLengths, int[] targetLengths, Tensor negLogLikelihood, Tensor logAlpha, int blank, bool zeroInfinity',
     returns: 'Tensor', ...INTERNAL, kind: 'reduction', cpu: 'kd_cpu_ctc_loss_backward',
     doc: "PyTorch's _ctc_loss_backward: (exp(logProbs) - exp(logAlpha + logBeta + nll - logProbs) summed over each class's states) * gradOutput; zero past each input length, and for an infinite loss when zeroInfinity." },
-
-  // ---- attention ----
-  { name: 'scaledDotProductAttention',
-    args: 'Tensor query, Tensor key, Tensor value, Tensor? attnMask, float dropoutP=0.0, bool isCausal=false, *, float? scale',
-    returns: 'Tensor', variants: ['function'], ns: ['nn.functional'], kind: 'composite',
-    composite: 'kd_composite_sdpa',
-    doc: 'softmax(query @ key^T * scale + mask) @ value (bool masks keep where true; float masks add), with optional causal mask and dropout.' },
 ];
