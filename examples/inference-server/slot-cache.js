@@ -59,7 +59,9 @@ class SlotCache {
     if (this.lens.length === this.slots) throw new RangeError('SlotCache: every slot is taken');
     const T = single.length;
     const row = this.lens.length;
-    for (let i = 0; i < this.kv.length; i++) this.kv[i].select(1, row).narrow(2, 0, T).copy_(single.kv[i].select(1, 0).narrow(2, 0, T));
+    this.kd.tidy(() => { // (the views are freed at once)
+      for (let i = 0; i < this.kv.length; i++) this.kv[i].select(1, row).narrow(2, 0, T).copy_(single.kv[i].select(1, 0).narrow(2, 0, T));
+    });
     this.lens.push(T);
     return row;
   }
@@ -69,7 +71,7 @@ class SlotCache {
     const last = this.lens.length - 1;
     if (r !== last) {
       const n = this.lens[last];
-      for (const t of this.kv) t.select(1, r).narrow(2, 0, n).copy_(t.select(1, last).narrow(2, 0, n));
+      this.kd.tidy(() => { for (const t of this.kv) t.select(1, r).narrow(2, 0, n).copy_(t.select(1, last).narrow(2, 0, n)); });
       this.lens[r] = n;
     }
     this.lens.pop();
