@@ -75,17 +75,21 @@ function summary(lat) {
   return { count: s.length, mean, p50: percentile(s, 0.5), p90: percentile(s, 0.9), p99: percentile(s, 0.99), max: s.length ? s[s.length - 1] : NaN };
 }
 
+/** body: a string (sent as JSON) or {data: Buffer, shape} (sent as binary float32 with X-Shape). */
 function request(agent, url, method, body) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const req = http.request(url, { method, agent, headers: body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {} }, (res) => {
+    const raw = body && typeof body === 'object';
+    const headers = !body ? {} : raw ? { 'content-type': 'application/octet-stream', 'x-shape': body.shape, 'content-length': body.data.length }
+      : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+    const req = http.request(url, { method, agent, headers }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
       res.on('error', reject);
     });
     req.on('error', reject);
-    req.end(body);
+    req.end(raw ? body.data : body);
   });
 }
 
@@ -150,10 +154,14 @@ async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, health
   const text = model && model.kind === 'gpt2';
   const inFeatures = givenFeatures || (model && model.inFeatures) || 784;
   const route = text ? '/generate' : '/predict';
-  // a few pre-serialised bodies (random "images", or prompts), so the client spends little time on JSON
-  const bodies = Array.from({ length: 16 }, (_, k) => JSON.stringify(text
-    ? { prompt: Array.from({ length: 2 + (k % 7) }, () => Math.floor(Math.random() * model.vocabSize)), maxNewTokens: tokens }
-    : { inputs: Array.from({ length: rows }, () => Array.from({ length: inFeatures }, () => Math.round(Math.random() * 1000) / 1000)) }));
+  // a few pre-serialised bodies (random "images", or prompts), so the client spends little time on
+  // them: images as binary float32 (what a client should send), the MLP's inputs as JSON
+  const binary = model && model.kind === 'vision';
+  const values = (n) => Array.from({ length: n }, () => Math.round(Math.random() * 1000) / 1000);
+  const bodies = Array.from({ length: 16 }, (_, k) => (text
+    ? JSON.stringify({ prompt: Array.from({ length: 2 + (k % 7) }, () => Math.floor(Math.random() * model.vocabSize)), maxNewTokens: tokens })
+    : binary ? { data: Buffer.from(new Float32Array(values(rows * inFeatures)).buffer), shape: [rows, ...model.inputShape].join(',') }
+      : JSON.stringify({ inputs: Array.from({ length: rows }, () => values(inFeatures)) })));
   const predictLat = []; const healthLat = []; const batches = [];
   let errors = 0; let okRows = 0; let measuring = false; let stop = false;
 

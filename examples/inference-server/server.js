@@ -1,11 +1,18 @@
 #!/usr/bin/env node
-// server.js - a node:http inference server for the safetensors model written by make-model.js,
-// with dynamic batching (batcher.js): requests that arrive together are stacked into one input
+// server.js - a node:http inference server (README.md) for the safetensors MLP written by
+// make-model.js or a vision classifier of examples/vision (--model resnet18, mobilenet_v2, ...),
+// with dynamic batching (batcher.js), or for a GPT-2 of examples/gpt2 (--model gpt2: POST
+// /generate, Server-Sent Events, continuous batching in generator.js). For the classifiers,
+// requests that arrive together are stacked into one input
 // tensor and run as one forward pass (engine.js: under kd.inferenceMode, tensors freed by
 // kd.tidy; in a worker_thread by default, so that the event loop only parses JSON and moves
 // bytes, or on the main thread with --engine inline). Routes:
 //   POST /predict  {"inputs": [[784 numbers], ...]} or {"input": [784 numbers]} (a 28x28 nested
-//                  array works too) -> {"predictions": [{"class", "label", "probability", "probs"}], "batch": rows in its forward pass}
+//                  array works too; an image: 3 * H * W numbers), or a binary body
+//                  (application/octet-stream: float32 little-endian, shape in X-Shape: "N,3,H,W")
+//                  -> {"predictions": [{"class", "label", "probability", "probs"}], "batch": rows in its forward pass}
+//   POST /generate {"prompt": [token ids], "maxNewTokens", "eosTokenId"} -> text/event-stream:
+//                  `data: {"token", "index"}` per token, then `event: done` {"tokens", "finishReason"}
 //   GET  /health   liveness: {"status": "ok", "state", ...counters}
 //   GET  /ready    readiness: 200, or 503 while shutting down, with the queue full or the engine failed
 // As a service: bodies are checked before work is queued (request.js: JSON only, size limit,
