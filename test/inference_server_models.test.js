@@ -293,3 +293,51 @@ describe('inference server: text generation', function () {
     }
   });
 });
+
+describe('inference server: --model on the command line', function () {
+  this.timeout(60000);
+  const { spawn, spawnSync } = require('node:child_process');
+  /** Starts server.js with args, runs f(url), then SIGTERMs it; resolves to its exit code and output. */
+  const withServer = (args, f) => new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(SERVER_DIR, 'server.js'), '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    let ran = null;
+    child.stderr.on('data', (d) => { err += d; });
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (!m || ran) return;
+      ran = Promise.resolve().then(() => f(m[1])).finally(() => child.kill('SIGTERM'));
+    });
+    child.on('exit', (code) => {
+      if (!ran) { reject(new Error(`exited ${code} before listening: ${err}`)); return; }
+      ran.then(() => resolve({ code, out, err }), reject);
+    });
+  });
+
+  it('--model resnet18 --image-size 32 --classes 10 and --model gpt2 serve, then exit 0 on SIGTERM', async function () {
+    const v = await withServer(['--model', 'resnet18', '--image-size', '32', '--classes', '10', '--engine', 'inline'], async (url) => {
+      const r = await binary(url, image(3 * 32 * 32, 1), '3,32,32');
+      assert.equal(r.status, 200, r.body);
+      assert.equal(JSON.parse(r.body).predictions[0].probs.length, 10);
+    });
+    assert.equal(v.code, 0, v.err);
+    assert.match(v.out, /"name":"resnet18"/);
+    const t = await withServer(['--model', 'gpt2', '--slots', '2', '--max-length', '32'], async (url) => {
+      const r = await post(`${url}/generate`, JSON.stringify({ prompt: [1, 2, 3], maxNewTokens: 5 }));
+      assert.equal(r.status, 200, r.body);
+      const ev = events(r.body);
+      assert.equal(ev[ev.length - 1].data.tokens.length, 5);
+      assert.equal((await post(`${url}/generate`, JSON.stringify({ prompt: [1], maxNewTokens: 32 }))).status, 400, 'over --max-length');
+    });
+    assert.equal(t.code, 0, t.err);
+  });
+
+  it('an unknown --model is one line, exit status 2', function () {
+    const r = spawnSync(process.execPath, [path.join(SERVER_DIR, 'server.js'), '--model', 'resnet9'], { encoding: 'utf8' });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /--model must be a \.safetensors MLP file or one of resnet18, .*, gpt2, got 'resnet9'/);
+    assert.equal(r.stderr.trim().split('\n').length, 1);
+  });
+});

@@ -328,7 +328,7 @@ async function main(values) {
     model = { kind: 'vision', name: values.model, weights: values.weights || null, labels: values.labels || null,
       imageSize: Number(values['image-size']), numClasses: Number(values.classes) };
   } else if (!fs.existsSync(values.model)) {
-    if (!values.model.endsWith('.safetensors')) throw new UsageError(`--model must be a .safetensors MLP file or one of ${VISION_NAMES.join(', ')}, got '${values.model}'`);
+    if (!values.model.endsWith('.safetensors')) throw new UsageError(`--model must be a .safetensors MLP file or one of ${VISION_NAMES.join(', ')}, gpt2, got '${values.model}'`);
     const { makeModel } = require('./make-model');
     makeModel({ out: values.model });
     console.log(`${values.model} did not exist: wrote a random-weight Fashion-MNIST MLP there (make-model.js)`);
