@@ -199,6 +199,18 @@ describe('inference server: text generation', function () {
     const early = await g.submit(g.check({ prompt: prompts[6], maxNewTokens: 15, eosTokenId: eos })).promise;
     assert.equal(early.finishReason, 'eos');
     assert.deepEqual(early.tokens, outs[6].tokens.slice(0, outs[6].tokens.indexOf(eos) + 1));
+    // sampling rows (each with its seed) next to greedy rows: the tokens each gets decoded alone
+    const opts = [{ doSample: true, topK: 20, seed: 1 }, {}, { doSample: true, temperature: 0.7, topP: 0.9, seed: 2 }, { doSample: true, seed: 3 }];
+    const sampled = await Promise.all(opts.map((o, i) => g.submit(g.check({ prompt: prompts[i], maxNewTokens: 12, ...o })).promise));
+    for (let i = 0; i < opts.length; i++) {
+      const alone = (await model.generate(prompts[i], { maxNewTokens: 12, ...opts[i] })).slice(prompts[i].length);
+      assert.deepEqual(sampled[i].tokens, alone, `sampled request ${i}`);
+    }
+    assert.notDeepEqual(sampled[0].tokens, (await model.generate(prompts[0], { maxNewTokens: 12 })).slice(prompts[0].length), 'sampling differs from greedy');
+    for (const [o, message] of [[{ doSample: true, topP: 0 }, /topP must be a number in \(0, 1\]/], [{ doSample: true, temperature: -1 }, /temperature/],
+      [{ doSample: true, seed: 1.5 }, /seed must be null or an integer/], [{ doSample: 'yes' }, /doSample must be a boolean/]]) {
+      assert.throws(() => g.check({ prompt: [1], ...o }), (e) => e.status === 400 && message.test(e.message), JSON.stringify(o));
+    }
     g.dispose();
   });
 

@@ -4,13 +4,16 @@
 // key/value rows copied into a SlotCache row) and finished or cancelled ones leave it; each step
 // feeds every running sequence its last token in one forward pass (its own position, its own cache
 // length, masked past its end), so a request's tokens are those it would get decoded alone.
-// Tokens go to each request's onToken as they are produced. Runs on the calling (main) thread,
+// Greedy by default; a request may sample (doSample, temperature, topK, topP, seed: examples/gpt2's
+// options, drawn per row with the request's own seeded generator, so a seed gives the tokens it
+// gives decoded alone). Tokens go to each request's onToken as they are produced. Runs on the calling (main) thread,
 // one forward at a time, yielding to the event loop between steps; forwards run under
 // kd.inferenceMode with kd.tidy.
 'use strict';
 
 const { HttpError } = require('./request');
 const { SlotCache } = require('./slot-cache');
+const { checkOptions, candidates, pickTokens, seededRandom } = require('../gpt2/generation');
 
 class Generator {
   /**
@@ -38,8 +41,9 @@ class Generator {
   full() { return this.waiting.length >= this.maxWaiting; }
 
   /**
-   * A request from a parsed JSON body {"prompt": [token ids], "maxNewTokens"?, "eosTokenId"?}:
-   * {prompt, maxNewTokens, eosTokenId}, or a 400 HttpError saying what is wrong.
+   * A request from a parsed JSON body {"prompt": [token ids], "maxNewTokens"?, "eosTokenId"?,
+   * "doSample"?, "temperature"?, "topK"?, "topP"?, "seed"?}: {prompt, maxNewTokens, eosTokenId,
+   * sampling (null: greedy)}, or a 400 HttpError saying what is wrong.
    */
   check(body) {
     const bad = (m) => new HttpError(400, 'INVALID_INPUT', m);
@@ -56,7 +60,13 @@ class Generator {
     if (eosTokenId !== null && !(Number.isInteger(eosTokenId) && eosTokenId >= 0 && eosTokenId < vocabSize)) {
       throw bad(`"eosTokenId" must be null or a token id in [0, ${vocabSize}), got ${JSON.stringify(eosTokenId)}`);
     }
-    return { prompt, maxNewTokens, eosTokenId };
+    let sampling = null;
+    if (body.doSample !== undefined && body.doSample !== false) {
+      const given = {};
+      for (const k of ['doSample', 'temperature', 'topK', 'topP', 'seed']) if (body[k] !== undefined) given[k] = body[k];
+      try { sampling = checkOptions(given, vocabSize); } catch (e) { throw bad(e.message); }
+    }
+    return { prompt, maxNewTokens, eosTokenId, sampling };
   }
 
   /**
@@ -64,7 +74,7 @@ class Generator {
    * Returns {promise, cancel}: promise resolves to {tokens, finishReason: 'length' | 'eos'} or
    * rejects with an HttpError; cancel() ends the request (its row leaves at the next step).
    */
-  submit({ prompt, maxNewTokens, eosTokenId }, onToken = () => {}) {
+  submit({ prompt, maxNewTokens, eosTokenId, sampling = null }, onToken = () => {}) {
     let req = null;
     const promise = new Promise((resolve, reject) => {
       if (this.closed) throw new HttpError(503, 'SHUTTING_DOWN', 'the server is shutting down');
@@ -73,7 +83,8 @@ class Generator {
         this.stats.rejectedFull++;
         throw new HttpError(503, 'QUEUE_FULL', `${this.waiting.length} generation requests are waiting (at most ${this.maxWaiting}); try again later`, { 'retry-after': '1' });
       }
-      req = { prompt, maxNewTokens, eosTokenId, onToken, resolve, reject, tokens: [], last: null, done: false };
+      const rand = sampling ? seededRandom(sampling.seed ?? Math.floor(Math.random() * 2 ** 32)) : null;
+      req = { prompt, maxNewTokens, eosTokenId, sampling, rand, onToken, resolve, reject, tokens: [], last: null, done: false };
       this.waiting.push(req);
       this.stats.requests++;
       this.run();
@@ -112,15 +123,28 @@ class Generator {
     try {
       const next = kd.inferenceMode(() => kd.tidy(() => {
         const ids = kd.tensor(BigInt64Array.from(req.prompt, BigInt), { device: this.device }).view(1, T);
-        return model(ids, single, { lastOnly: true }).select(1, 0).argmax(-1).cpu().dataSync();
+        return this.pick(model(ids, single, { lastOnly: true }).select(1, 0), [req])[0];
       }));
-      if (!this.emit(req, Number(next[0]))) {
+      if (!this.emit(req, next)) {
         this.cache.add(single);
         this.active.push(req);
       }
     } finally {
       single.dispose();
     }
+  }
+
+  /**
+   * The next token of each row of logits (rows.length, vocab), rows[b] its request: the argmax, or
+   * a draw from the request's candidates when it samples (read to the host here).
+   */
+  pick(logits, rows) {
+    const greedy = Array.from(logits.argmax(-1).cpu().dataSync(), Number);
+    return rows.map((req, b) => {
+      if (!req.sampling) return greedy[b];
+      const host = candidates(logits.narrow(0, b, 1), req.sampling).map((t) => t.cpu().dataSync());
+      return pickTokens(host, 1, req.sampling, req.rand)[0];
+    });
   }
 
   /** Removes the finished rows (highest first: the last row moves into a freed one). */
@@ -137,17 +161,21 @@ class Generator {
   async step() {
     const { kd, model, cache } = this;
     const B = this.active.length;
-    const picked = kd.inferenceMode(() => kd.tidy(() => {
-      const ids = kd.tensor(BigInt64Array.from(this.active, (r) => BigInt(r.last)), { device: this.device }).view(B, 1);
-      return model(ids, cache, { lastOnly: true, attentionMask: cache.mask(this.device) }).select(1, 0).argmax(-1);
+    const rows = this.active.slice();
+    const sampling = rows.some((r) => r.sampling);
+    const out = kd.inferenceMode(() => kd.tidy(() => {
+      const ids = kd.tensor(BigInt64Array.from(rows, (r) => BigInt(r.last)), { device: this.device }).view(B, 1);
+      const logits = model(ids, cache, { lastOnly: true, attentionMask: cache.mask(this.device) }).select(1, 0);
+      return sampling ? this.pick(logits, rows) : logits.argmax(-1);
     }));
     cache.advance();
-    let host;
-    try { host = await picked.dataAsync(); } finally { picked.dispose(); }
+    let host = out;
+    // (greedy steps read the tokens asynchronously: the event loop runs while the device works)
+    if (!sampling) { try { host = Array.from(await out.dataAsync(), Number); } finally { out.dispose(); } }
     this.stats.steps++;
     this.stats.stepRows += B;
     this.stats.maxStepRows = Math.max(this.stats.maxStepRows, B);
-    for (let b = 0; b < B; b++) this.emit(this.active[b], Number(host[b]));
+    for (let b = 0; b < B; b++) this.emit(rows[b], host[b]);
   }
 
   async run() {

@@ -11,7 +11,8 @@
 //                  array works too; an image: 3 * H * W numbers), or a binary body
 //                  (application/octet-stream: float32 little-endian, shape in X-Shape: "N,3,H,W")
 //                  -> {"predictions": [{"class", "label", "probability", "probs"}], "batch": rows in its forward pass}
-//   POST /generate {"prompt": [token ids], "maxNewTokens", "eosTokenId"} -> text/event-stream:
+//   POST /generate {"prompt": [token ids], "maxNewTokens", "eosTokenId", "doSample", "temperature",
+//                  "topK", "topP", "seed"} -> text/event-stream:
 //                  `data: {"token", "index"}` per token, then `event: done` {"tokens", "finishReason"}
 //   GET  /health   liveness: {"status": "ok", "state", ...counters}
 //   GET  /ready    readiness: 200, or 503 while shutting down, with the queue full or the engine failed
@@ -163,7 +164,7 @@ async function startServer(options = {}) {
   }
 
   /**
-   * POST /generate {"prompt": [ids], "maxNewTokens"?, "eosTokenId"?}: Server-Sent Events, one
+   * POST /generate {"prompt": [ids], "maxNewTokens"?, "eosTokenId"?, sampling options?}: Server-Sent Events, one
    * `data: {"token", "index"}` event per token as it is produced, then `event: done` with
    * {"tokens", "finishReason"} (or `event: error` with {"code", "message"} if it failed after the
    * stream began). Refusals before the stream begins are JSON errors as for /predict.
