@@ -277,6 +277,18 @@ describe('inference server: text generation', function () {
       const full = rs.find((r) => r.status === 503);
       assert.equal(errorOf(full).code, 'QUEUE_FULL');
       assert.equal(full.headers['retry-after'], '1');
+      // a request that waits for a row longer than its timeout is answered 503 TIMEOUT
+      for (let t0 = Date.now(); !s.generator.idle() && Date.now() - t0 < 5000;) await new Promise((r) => setTimeout(r, 1));
+      s.generator.timeoutMs = 30;
+      s.generator.running = true; // (a decode loop that never frees a row)
+      const late = await post(`${s.url}/generate`, JSON.stringify({ prompt: [2], maxNewTokens: 2 }));
+      s.generator.running = false;
+      assert.equal(late.status, 503, late.body);
+      assert.equal(errorOf(late).code, 'TIMEOUT');
+      assert.equal(late.headers['retry-after'], '1');
+      assert.equal(s.generator.stats.timedOut, 1);
+      assert.equal(s.generator.waiting.length, 0);
+      s.generator.timeoutMs = 10000;
       // graceful close answers the accepted streams to their end
       const accepted = s.generator.stats.requests + 1;
       const pending = post(`${s.url}/generate`, JSON.stringify({ prompt: [3], maxNewTokens: 20 }));

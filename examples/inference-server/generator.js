@@ -19,14 +19,15 @@ class Generator {
   /**
    * model: a GPT2LMHeadModel (eval mode). Options: slots (most sequences decoding at once),
    * maxLength (prompt + new tokens of one request, at most nPositions), maxWaiting (queued
-   * requests beyond the running ones; more: 503 QUEUE_FULL), maxNewTokens (the default per request).
+   * requests beyond the running ones; more: 503 QUEUE_FULL), maxNewTokens (the default per request),
+   * timeoutMs (a request still waiting for a row after this is answered 503 TIMEOUT).
    */
-  constructor(model, { slots = 8, maxLength = model.config.nPositions, maxWaiting = 64, maxNewTokens = 20 } = {}) {
+  constructor(model, { slots = 8, maxLength = model.config.nPositions, maxWaiting = 64, maxNewTokens = 20, timeoutMs = 10000 } = {}) {
     this.kd = require('../..');
     this.model = model;
     this.device = model.transformer.wte.weight.device;
     this.cache = this.kd.inferenceMode(() => new SlotCache(this.kd, model, slots, maxLength));
-    Object.assign(this, { slots, maxLength, maxWaiting, defaultNewTokens: maxNewTokens });
+    Object.assign(this, { slots, maxLength, maxWaiting, timeoutMs, defaultNewTokens: maxNewTokens });
     this.config = { kind: 'gpt2', vocabSize: model.config.vocabSize, nPositions: model.config.nPositions, nLayer: model.config.nLayer,
       nEmbd: model.config.nEmbd, nHead: model.config.nHead, slots, maxLength };
     this.waiting = [];
@@ -35,7 +36,7 @@ class Generator {
     this.closed = false;
     this.failed = null;
     this.idleWaiters = [];
-    this.stats = { requests: 0, tokens: 0, steps: 0, stepRows: 0, maxStepRows: 0, cancelled: 0, rejectedFull: 0 };
+    this.stats = { requests: 0, tokens: 0, steps: 0, stepRows: 0, maxStepRows: 0, cancelled: 0, rejectedFull: 0, timedOut: 0 };
   }
 
   full() { return this.waiting.length >= this.maxWaiting; }
@@ -85,6 +86,11 @@ class Generator {
       }
       const rand = sampling ? seededRandom(sampling.seed ?? Math.floor(Math.random() * 2 ** 32)) : null;
       req = { prompt, maxNewTokens, eosTokenId, sampling, rand, onToken, resolve, reject, tokens: [], last: null, done: false };
+      req.timer = setTimeout(() => {
+        if (!this.waiting.includes(req)) return; // (running: its tokens are flowing)
+        this.stats.timedOut++;
+        this.finish(req, null, new HttpError(503, 'TIMEOUT', `no row free within ${this.timeoutMs} ms; the server is overloaded`, { 'retry-after': '1' }));
+      }, this.timeoutMs);
       this.waiting.push(req);
       this.stats.requests++;
       this.run();
@@ -98,6 +104,7 @@ class Generator {
   finish(req, reason, error) {
     if (req.done) return;
     req.done = true;
+    clearTimeout(req.timer);
     const w = this.waiting.indexOf(req);
     if (w >= 0) this.waiting.splice(w, 1);
     if (error) req.reject(error); else req.resolve({ tokens: req.tokens, finishReason: reason });
@@ -184,7 +191,11 @@ class Generator {
     try {
       while (!this.failed && (this.active.length || this.waiting.length)) {
         this.dropFinished();
-        while (this.waiting.length && this.active.length < this.slots) this.admit(this.waiting.shift());
+        while (this.waiting.length && this.active.length < this.slots) {
+          const req = this.waiting.shift();
+          clearTimeout(req.timer);
+          this.admit(req);
+        }
         this.dropFinished();
         if (this.active.length) await this.step();
         await new Promise(setImmediate);

@@ -65,7 +65,7 @@ function createGenerator(spec, { device = 'cpu', threads = 0 } = {}) {
   m.eval();
   const { Generator } = require('./generator');
   const maxLength = Math.min(spec.maxLength || m.config.nPositions, m.config.nPositions);
-  return new Generator(m, { slots: spec.slots, maxLength, maxNewTokens: spec.maxNewTokens, maxWaiting: spec.maxWaiting });
+  return new Generator(m, { slots: spec.slots, maxLength, maxNewTokens: spec.maxNewTokens, maxWaiting: spec.maxWaiting, timeoutMs: spec.timeoutMs });
 }
 
 /** The random GPT-2 served without weights: small enough to answer in milliseconds anywhere. */
@@ -96,7 +96,7 @@ async function startServer(options = {}) {
   } = options;
   // a text model (options.generator, or model {kind: 'gpt2'}) serves POST /generate; a classifier POST /predict
   let generator = options.generator || null;
-  if (!generator && model && model.kind === 'gpt2') generator = createGenerator(model, { device, threads });
+  if (!generator && model && model.kind === 'gpt2') generator = createGenerator({ timeoutMs: requestTimeoutMs, ...model }, { device, threads });
   const engine = generator ? null : options.engine || createEngine(model, { device, worker, threads });
   if (engine) await engine.ready();
   const { inFeatures = 0, classes: nClasses = 0 } = engine ? engine.config : {};
