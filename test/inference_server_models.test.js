@@ -214,6 +214,21 @@ describe('inference server: text generation', function () {
     g.dispose();
   });
 
+  it('continuous batching on CUDA (the emulated GPU too): greedy and sampled rows equal decoding alone', async function () {
+    if (!kd.cuda.isAvailable()) this.skip();
+    const model = textModel();
+    model.to('cuda');
+    const g = new Generator(model, { slots: 2, maxLength: 48 });
+    const opts = prompts.slice(0, 4).map((p, i) => ({ maxNewTokens: 6 + i, ...(i === 1 ? { doSample: true, topK: 10, seed: 4 } : {}) }));
+    const outs = await Promise.all(opts.map((o, i) => g.submit(g.check({ prompt: prompts[i], ...o })).promise));
+    for (let i = 0; i < opts.length; i++) {
+      assert.deepEqual(outs[i].tokens, (await model.generate(prompts[i], opts[i])).slice(prompts[i].length), `request ${i}`);
+    }
+    assert.match(String(g.cache.kv[0].device), /^cuda/);
+    g.dispose();
+    kd.dispose(model.parameters());
+  });
+
   it('POST /generate streams Server-Sent Events as tokens are produced; refusals are JSON errors', async function () {
     const model = textModel();
     const s = await startServer({ generator: new Generator(model, { slots: 2, maxLength: 48, maxWaiting: 2 }), port: 0 });
