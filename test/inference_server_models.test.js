@@ -315,6 +315,20 @@ describe('inference server: text generation', function () {
     } finally { await s.close(); }
   });
 
+  it('load-test.js on /generate: no failed stream, the first token before the last, decode steps shared', async function () {
+    const s = await startServer({ generator: new Generator(textModel(), { slots: 4, maxLength: 48 }), port: 0 });
+    try {
+      const r = await loadTest({ url: s.url, duration: 0.8, warmup: 0.1, concurrency: 8, healthEveryMs: 50, tokens: 24 });
+      assert.equal(r.route, '/generate');
+      assert.equal(r.errors, 0);
+      assert.ok(r.predict.count > 4, `${r.predict.count} streams`);
+      assert.equal(r.firstToken.count, r.predict.count);
+      assert.ok(r.firstToken.p50 < r.predict.p50, `first token ${r.firstToken.p50} ms, whole stream ${r.predict.p50} ms`);
+      assert.ok(r.meanBatch > 1.5, `mean decode-step batch ${r.meanBatch}`);
+      assert.ok(r.memory.end.liveTensors <= r.memory.half.liveTensors + 2, 'live tensors flat (but a step\'s token tensor being read)');
+    } finally { await s.close(); }
+  });
+
   it('serves a GPT-2 loaded from a safetensors file (--model gpt2 --weights)', async function () {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-serve-'));
     const model = textModel(3);

@@ -84,8 +84,9 @@ function request(agent, url, method, body) {
       : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
     const req = http.request(url, { method, agent, headers }, (res) => {
       const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
+      let firstMs = null; // (a stream's first event: the time to its first token)
+      res.on('data', (c) => { if (firstMs === null) firstMs = performance.now() - t0; chunks.push(c); });
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0, firstMs }));
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -116,7 +117,7 @@ function runFaults(url, { clients = 4, inFeatures = 784, maxBatch = 64, rate = 1
   const { FAULTS } = require('./faults');
   const u = new URL(url);
   const target = { host: u.hostname, port: Number(u.port) };
-  const model = { inFeatures, maxBatch, maxBody: maxBatch * inFeatures * 32 + 4096 };
+  const model = { inFeatures, maxBatch, maxBody: require('./request').maxJsonBody(maxBatch, inFeatures) };
   const names = Object.keys(FAULTS);
   const result = { sent: 0, byStatus: {}, unexpected: [] };
   let stopped = false;
@@ -162,7 +163,7 @@ async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, health
     ? JSON.stringify({ prompt: Array.from({ length: 2 + (k % 7) }, () => Math.floor(Math.random() * model.vocabSize)), maxNewTokens: tokens })
     : binary ? { data: Buffer.from(new Float32Array(values(rows * inFeatures)).buffer), shape: [rows, ...model.inputShape].join(',') }
       : JSON.stringify({ inputs: Array.from({ length: rows }, () => values(inFeatures)) })));
-  const predictLat = []; const healthLat = []; const batches = [];
+  const predictLat = []; const healthLat = []; const batches = []; const firstLat = [];
   let errors = 0; let okRows = 0; let measuring = false; let stop = false;
 
   const client = async (k) => {
@@ -174,6 +175,7 @@ async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, health
         if (r.status !== 200 || (text && !r.body.includes('event: done'))) { errors++; continue; }
         if (measuring) {
           predictLat.push(r.ms);
+          if (text) firstLat.push(r.firstMs);
           okRows += text ? (r.body.match(/^data: \{"token"/gm) || []).length : rows;
           if (!text) batches.push(JSON.parse(r.body).batch);
         }
@@ -211,7 +213,7 @@ async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, health
   agent.destroy();
   const meanBatch = text ? served.meanStepRows : batches.reduce((a, b) => a + b, 0) / Math.max(1, batches.length);
   return {
-    model, route, seconds, errors, predict: summary(predictLat), health: summary(healthLat),
+    model, route, seconds, errors, predict: summary(predictLat), health: summary(healthLat), firstToken: text ? summary(firstLat) : null,
     throughput: { requestsPerS: predictLat.length / seconds, rowsPerS: okRows / seconds }, meanBatch, served, faults: faultResult, memory,
   };
 }
@@ -228,6 +230,7 @@ function report(r, { concurrency, rows }) {
     `${text ? 'one prompt' : `${rows} input(s)`} per request, /health polled alongside`);
   console.log(`${'route'.padEnd(10)} ${'count'.padStart(7)} ${'mean ms'.padStart(8)} ${'p50'.padStart(8)} ${'p90'.padStart(8)} ${'p99'.padStart(8)} ${'max'.padStart(8)}`);
   console.log(line(r.route, r.predict));
+  if (r.firstToken) console.log(line(' 1st token', r.firstToken));
   console.log(line('/health', r.health));
   console.log(`throughput: ${r.throughput.requestsPerS.toFixed(1)} requests/s, ${r.throughput.rowsPerS.toFixed(0)} ${text ? 'tokens' : 'inputs'}/s; ` +
     `mean ${text ? 'decode-step batch' : 'forward batch'} ${r.meanBatch.toFixed(1)} ${text ? 'sequences' : 'inputs'}; errors ${r.errors}`);

@@ -244,6 +244,13 @@ function parseInputs(text, inF, maxRows) {
   return { x, n: rows.length };
 }
 
+/**
+ * The largest JSON body server.js reads for a batch of maxBatch inputs of inFeatures values (a
+ * number takes at most ~32 bytes), capped at maxJsonBytes (but never below one input's worth).
+ */
+const maxJsonBody = (maxBatch, inFeatures, maxJsonBytes = 64 * 2 ** 20) =>
+  Math.min(maxBatch * inFeatures * 32 + 4096, Math.max(maxJsonBytes, inFeatures * 32 + 4096));
+
 /** Whether req's Content-Type is application/octet-stream (a binary float32 body: parseBinary). */
 function isBinary(req) {
   const type = req.headers['content-type'];
@@ -284,4 +291,4 @@ function parseBinary(buf, shapeHeader, inputShape, maxRows) {
   return { x, n };
 }
 
-module.exports = { HttpError, BodyScanner, MAX_DEPTH, tooManyRows, checkContentType, readBody, parseInputs, isBinary, parseBinary };
+module.exports = { HttpError, BodyScanner, MAX_DEPTH, tooManyRows, checkContentType, readBody, parseInputs, isBinary, parseBinary, maxJsonBody };

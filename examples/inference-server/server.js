@@ -35,7 +35,7 @@ const path = require('node:path');
 const fs = require('node:fs');
 const { createEngine } = require('./engine');
 const { Batcher } = require('./batcher');
-const { HttpError, checkContentType, readBody, parseInputs, isBinary, parseBinary } = require('./request');
+const { HttpError, checkContentType, readBody, parseInputs, isBinary, parseBinary, maxJsonBody } = require('./request');
 const { UsageError, runCli } = require('../cli');
 const { VISION_NAMES } = require('./models');
 
@@ -103,8 +103,7 @@ async function startServer(options = {}) {
   const inputShape = engine ? engine.config.inputShape || [inFeatures] : [];
   const labels = engine && engine.classes ? engine.classes : Array.from({ length: nClasses }, (_, i) => String(i));
   const batcher = engine ? new Batcher(engine, { inFeatures, classes: nClasses, maxBatch, maxWaitMs, maxQueueRows, timeoutMs: requestTimeoutMs }) : null;
-  // (a JSON number takes at most ~32 bytes; a binary body is exactly 4 bytes a value)
-  const maxBody = Math.min(maxBatch * inFeatures * 32 + 4096, Math.max(maxJsonBytes, inFeatures * 32 + 4096));
+  const maxBody = maxJsonBody(maxBatch, inFeatures, maxJsonBytes);
   const maxBinaryBody = maxBatch * inFeatures * 4;
   // the most arrays and objects a body may open: a row of inFeatures values nests at most one
   // array per value (28 x 28: 28), and 16 more for the body, "inputs" and other members
