@@ -42,3 +42,9 @@ export function generate(model: CausalLM, inputIds: number[][], options?: Genera
 export function seededRandom(seed: number): () => number;
 /** The index drawn from probabilities sorted descending, after top-p truncation. */
 export function drawTopP(probs: Float32Array | number[], topP: number, rand: () => number): number;
+/** The options with their defaults, checked (RangeError or TypeError otherwise). */
+export function checkOptions(options: GenerateOptions, vocab: number): Required<GenerateOptions>;
+/** What the next tokens of logits (B, vocab) are chosen from: [argmax], or [candidate ids, their probabilities] when sampling. */
+export function candidates(logits: Tensor, options: Required<GenerateOptions>): Tensor[];
+/** The next token of each of B rows from candidates()' values read to the host. */
+export function pickTokens(host: ArrayLike<number | bigint>[], B: number, options: Required<GenerateOptions>, rand: () => number): number[];

@@ -193,4 +193,4 @@ async function generate(model, inputIds, options = {}) {
   return single ? out[0] : out;
 }
 
-module.exports = { stream, generate, seededRandom, drawTopP };
+module.exports = { stream, generate, seededRandom, drawTopP, checkOptions, candidates, pickTokens };

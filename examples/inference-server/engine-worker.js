@@ -7,7 +7,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 let engine;
 try {
   const { InlineEngine } = require('./engine');
-  engine = new InlineEngine(workerData.modelPath, { device: workerData.device, threads: workerData.threads });
+  engine = new InlineEngine(workerData.spec, { device: workerData.device, threads: workerData.threads });
   parentPort.postMessage({ config: engine.config, classes: engine.classes });
 } catch (e) {
   parentPort.postMessage({ error: e.message });

@@ -3,42 +3,42 @@
 //     batch blocks the event loop for its duration; server.js bounds that with --max-batch.
 //   WorkerEngine: in a worker_thread (kindling loads in workers), so the main thread only parses
 //     JSON and moves bytes; batches are posted to the worker with their buffers transferred.
-// Both take a Float32Array of n * inFeatures inputs and resolve to a Float32Array of
-// n * classes probabilities; the forward runs under kd.inferenceMode with kd.tidy freeing every
-// tensor it makes.
+// Both take a Float32Array of n * inFeatures inputs (n inputs of config.inputShape) and resolve to
+// a Float32Array of n * classes probabilities; the forward runs under kd.inferenceMode with kd.tidy
+// freeing every tensor it makes. The model is a models.js spec (an MLP file, or a vision model).
 'use strict';
 
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
 
 /** forward(model, x, n) for both engines: softmax probabilities as a Float32Array. */
-function forwardBatch(kd, model, inFeatures, x, n, device) {
+function forwardBatch(kd, model, inputShape, x, n, device) {
   return kd.inferenceMode(() => kd.tidy(() => {
-    const input = kd.tensor(x, { device }).view(n, inFeatures);
+    const input = kd.tensor(x, { device }).view(n, ...inputShape);
     return kd.nn.functional.softmax(model(input), 1).cpu().dataSync();
   }));
 }
 
 class InlineEngine {
-  constructor(modelPath, { device = 'cpu', threads = 0 } = {}) {
+  constructor(spec, { device = 'cpu', threads = 0 } = {}) {
     this.kd = require('../..');
     if (threads > 0) this.kd.setNumThreads(threads);
-    const { loadMlp } = require('./mlp');
-    const { model, config, classes } = loadMlp(modelPath, { device });
+    const { loadClassifier } = require('./models');
+    const { model, config, classes } = loadClassifier(spec, { device });
     Object.assign(this, { model, config, classes, device, kind: 'inline' });
   }
   async ready() { return this; }
-  async run(x, n) { return forwardBatch(this.kd, this.model, this.config.inFeatures, x, n, this.device); }
+  async run(x, n) { return forwardBatch(this.kd, this.model, this.config.inputShape, x, n, this.device); }
   async close() { this.kd.dispose(this.model.parameters()); }
 }
 
 class WorkerEngine {
-  constructor(modelPath, { device = 'cpu', threads = 0 } = {}) {
+  constructor(spec, { device = 'cpu', threads = 0 } = {}) {
     this.device = device;
     this.kind = 'worker';
     this.pending = new Map();
     this.nextId = 1;
-    this.worker = new Worker(path.join(__dirname, 'engine-worker.js'), { workerData: { modelPath, device, threads } });
+    this.worker = new Worker(path.join(__dirname, 'engine-worker.js'), { workerData: { spec, device, threads } });
     this.worker.unref();
     this.failed = null;
     this.readyPromise = new Promise((resolve, reject) => {
@@ -80,8 +80,9 @@ class WorkerEngine {
   }
 }
 
-function createEngine(modelPath, options = {}) {
-  return options.worker ? new WorkerEngine(modelPath, options) : new InlineEngine(modelPath, options);
+/** An engine for `spec` (models.js: an MLP file's path, or {kind: 'vision', name, ...}). */
+function createEngine(spec, options = {}) {
+  return options.worker ? new WorkerEngine(spec, options) : new InlineEngine(spec, options);
 }
 
 module.exports = { createEngine, InlineEngine, WorkerEngine, forwardBatch };

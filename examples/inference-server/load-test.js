@@ -3,11 +3,17 @@
 // requests back to back over keep-alive connections (node:http Agent) for `--duration` seconds,
 // while a poller in its own worker_thread GETs /health every `--health-every-ms` (and, with --faults, hostile
 // clients in another send bad requests); reports latency percentiles
-// (p50/p90/p99/max), throughput, the server's mean batch size, and whether the event loop stayed
-// responsive (p99 of /health below 10 ms). Without --url it starts the server itself (a child
-// process on a free port; it writes the model first if missing) and stops it at the end.
+// (p50/p90/p99/max), throughput, the server's mean batch size, the server's memory (kindling's
+// live tensors and bytes, RSS: /health) at the start, half-way and at the end of the measured
+// window, and whether the event loop stayed responsive (p99 of /health below 10 ms). The model is
+// the server's (its /health says): a classifier gets /predict requests of random inputs of its
+// shape, a text model /generate requests (random prompts, --tokens new tokens, the stream read to
+// its end). Without --url it starts the server itself (a child process on a free port; it writes
+// the model first if missing) and stops it at the end.
 //
 //   node examples/inference-server/load-test.js [--duration 10] [--concurrency 64] [--engine worker|inline] [--threads 1] [--device cuda]
+//   node examples/inference-server/load-test.js --model resnet18 --image-size 64 --max-batch 16
+//   node examples/inference-server/load-test.js --model gpt2 --tokens 16 --concurrency 8
 //   node examples/inference-server/load-test.js --url http://127.0.0.1:8080
 'use strict';
 
@@ -69,17 +75,22 @@ function summary(lat) {
   return { count: s.length, mean, p50: percentile(s, 0.5), p90: percentile(s, 0.9), p99: percentile(s, 0.99), max: s.length ? s[s.length - 1] : NaN };
 }
 
+/** body: a string (sent as JSON) or {data: Buffer, shape} (sent as binary float32 with X-Shape). */
 function request(agent, url, method, body) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const req = http.request(url, { method, agent, headers: body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {} }, (res) => {
+    const raw = body && typeof body === 'object';
+    const headers = !body ? {} : raw ? { 'content-type': 'application/octet-stream', 'x-shape': body.shape, 'content-length': body.data.length }
+      : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+    const req = http.request(url, { method, agent, headers }, (res) => {
       const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
+      let firstMs = null; // (a stream's first event: the time to its first token)
+      res.on('data', (c) => { if (firstMs === null) firstMs = performance.now() - t0; chunks.push(c); });
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0, firstMs }));
       res.on('error', reject);
     });
     req.on('error', reject);
-    req.end(body);
+    req.end(raw ? body.data : body);
   });
 }
 
@@ -106,7 +117,7 @@ function runFaults(url, { clients = 4, inFeatures = 784, maxBatch = 64, rate = 1
   const { FAULTS } = require('./faults');
   const u = new URL(url);
   const target = { host: u.hostname, port: Number(u.port) };
-  const model = { inFeatures, maxBatch, maxBody: maxBatch * inFeatures * 32 + 4096 };
+  const model = { inFeatures, maxBatch, maxBody: require('./request').maxJsonBody(maxBatch, inFeatures) };
   const names = Object.keys(FAULTS);
   const result = { sent: 0, byStatus: {}, unexpected: [] };
   let stopped = false;
@@ -136,25 +147,37 @@ function runFaults(url, { clients = 4, inFeatures = 784, maxBatch = 64, rate = 1
   return { stop: async () => { stopped = true; await Promise.all(loops); await Promise.all([...slow]); return result; } };
 }
 
-async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, healthEveryMs = 5, inFeatures = 784, warmup = 1, faults = 0, faultRate = 100, maxBatch = 64 }) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  // a few pre-serialised bodies (random "images"), so the client spends little time on JSON
-  const bodies = Array.from({ length: 16 }, () => JSON.stringify({
-    inputs: Array.from({ length: rows }, () => Array.from({ length: inFeatures }, () => Math.round(Math.random() * 1000) / 1000)),
-  }));
-  const predictLat = []; const healthLat = []; const batches = [];
+async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, healthEveryMs = 5, inFeatures: givenFeatures, warmup = 1, faults = 0,
+  faultRate = 100, maxBatch = 64, tokens = 8 }) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency + 1 });
+  const health = async () => JSON.parse((await request(agent, `${url}/health`, 'GET')).body);
+  const { model } = await health();
+  const text = model && model.kind === 'gpt2';
+  const inFeatures = givenFeatures || (model && model.inFeatures) || 784;
+  const route = text ? '/generate' : '/predict';
+  // a few pre-serialised bodies (random "images", or prompts), so the client spends little time on
+  // them: images as binary float32 (what a client should send), the MLP's inputs as JSON
+  const binary = model && model.kind === 'vision';
+  const values = (n) => Array.from({ length: n }, () => Math.round(Math.random() * 1000) / 1000);
+  const bodies = Array.from({ length: 16 }, (_, k) => (text
+    ? JSON.stringify({ prompt: Array.from({ length: 2 + (k % 7) }, () => Math.floor(Math.random() * model.vocabSize)), maxNewTokens: tokens })
+    : binary ? { data: Buffer.from(new Float32Array(values(rows * inFeatures)).buffer), shape: [rows, ...model.inputShape].join(',') }
+      : JSON.stringify({ inputs: Array.from({ length: rows }, () => values(inFeatures)) })));
+  const predictLat = []; const healthLat = []; const batches = []; const firstLat = [];
   let errors = 0; let okRows = 0; let measuring = false; let stop = false;
 
   const client = async (k) => {
     let i = k;
     while (!stop) {
       try {
-        const r = await request(agent, `${url}/predict`, 'POST', bodies[i++ % bodies.length]);
-        if (r.status !== 200) { errors++; continue; }
+        const r = await request(agent, `${url}${route}`, 'POST', bodies[i++ % bodies.length]);
+        // (a stream that ends without its done event failed)
+        if (r.status !== 200 || (text && !r.body.includes('event: done'))) { errors++; continue; }
         if (measuring) {
           predictLat.push(r.ms);
-          okRows += rows;
-          batches.push(JSON.parse(r.body).batch);
+          if (text) firstLat.push(r.firstMs);
+          okRows += text ? (r.body.match(/^data: \{"token"/gm) || []).length : rows;
+          if (!text) batches.push(JSON.parse(r.body).batch);
         }
       } catch (e) {
         errors++;
@@ -172,7 +195,11 @@ async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, health
   measuring = true;
   poller.postMessage('start');
   const t0 = performance.now();
-  await new Promise((res) => setTimeout(res, duration * 1000));
+  const memory = { start: (await health()).memory };
+  await new Promise((res) => setTimeout(res, (duration * 1000) / 2 - (performance.now() - t0)));
+  memory.half = (await health()).memory;
+  await new Promise((res) => setTimeout(res, duration * 1000 - (performance.now() - t0)));
+  memory.end = (await health()).memory;
   measuring = false;
   poller.postMessage('stop');
   const seconds = (performance.now() - t0) / 1000;
@@ -182,24 +209,33 @@ async function loadTest({ url, duration = 10, concurrency = 64, rows = 1, health
   const polled = await pollerDone;
   healthLat.push(...polled.latencies);
   errors += polled.errors;
-  const served = JSON.parse((await request(agent, `${url}/health`, 'GET')).body).served;
+  const { served } = await health();
   agent.destroy();
-  const meanBatch = batches.reduce((a, b) => a + b, 0) / Math.max(1, batches.length);
+  const meanBatch = text ? served.meanStepRows : batches.reduce((a, b) => a + b, 0) / Math.max(1, batches.length);
   return {
-    seconds, errors, predict: summary(predictLat), health: summary(healthLat),
-    throughput: { requestsPerS: predictLat.length / seconds, rowsPerS: okRows / seconds }, meanBatch, served, faults: faultResult,
+    model, route, seconds, errors, predict: summary(predictLat), health: summary(healthLat), firstToken: text ? summary(firstLat) : null,
+    throughput: { requestsPerS: predictLat.length / seconds, rowsPerS: okRows / seconds }, meanBatch, served, faults: faultResult, memory,
   };
 }
+
+/** A one-line name of the model a /health reports. */
+const modelName = (m) => (!m ? '?' : m.kind === 'vision' ? `${m.name} ${m.inputShape.join('x')}` : m.kind === 'gpt2'
+  ? `gpt2 ${m.nLayer} layers x ${m.nEmbd}, ${m.slots} slots` : `${m.kind || 'mlp'} ${m.inFeatures} -> ${m.classes}`);
 
 function report(r, { concurrency, rows }) {
   const f = (v) => v.toFixed(2).padStart(8);
   const line = (name, s) => `${name.padEnd(10)} ${String(s.count).padStart(7)} ${f(s.mean)} ${f(s.p50)} ${f(s.p90)} ${f(s.p99)} ${f(s.max)}`;
-  console.log(`\n${r.seconds.toFixed(1)} s, ${concurrency} concurrent clients x ${rows} input(s) per request, /health polled alongside`);
+  const text = r.route === '/generate';
+  console.log(`\nmodel ${modelName(r.model)}: ${r.seconds.toFixed(1)} s, ${concurrency} concurrent clients x ` +
+    `${text ? 'one prompt' : `${rows} input(s)`} per request, /health polled alongside`);
   console.log(`${'route'.padEnd(10)} ${'count'.padStart(7)} ${'mean ms'.padStart(8)} ${'p50'.padStart(8)} ${'p90'.padStart(8)} ${'p99'.padStart(8)} ${'max'.padStart(8)}`);
-  console.log(line('/predict', r.predict));
+  console.log(line(r.route, r.predict));
+  if (r.firstToken) console.log(line(' 1st token', r.firstToken));
   console.log(line('/health', r.health));
-  console.log(`throughput: ${r.throughput.requestsPerS.toFixed(0)} requests/s, ${r.throughput.rowsPerS.toFixed(0)} inputs/s; ` +
-    `mean forward batch ${r.meanBatch.toFixed(1)} inputs; errors ${r.errors}`);
+  console.log(`throughput: ${r.throughput.requestsPerS.toFixed(1)} requests/s, ${r.throughput.rowsPerS.toFixed(0)} ${text ? 'tokens' : 'inputs'}/s; ` +
+    `mean ${text ? 'decode-step batch' : 'forward batch'} ${r.meanBatch.toFixed(1)} ${text ? 'sequences' : 'inputs'}; errors ${r.errors}`);
+  const mem = (m) => (m ? `${m.liveTensors} tensors, ${(m.hostBytesInUse / 2 ** 20).toFixed(1)} MB, RSS ${(m.rss / 2 ** 20).toFixed(0)} MB` : '?');
+  console.log(`server memory (main thread): start ${mem(r.memory.start)}; half-way ${mem(r.memory.half)}; end ${mem(r.memory.end)}`);
   if (r.faults) {
     const st = Object.entries(r.faults.byStatus).map(([k, v]) => `${k === 'null' ? 'closed' : k}: ${v}`).join(', ');
     console.log(`faults sent alongside: ${r.faults.sent} (${st}); answered otherwise than expected: ${r.faults.unexpected.length}` +
@@ -216,6 +252,10 @@ const OPTIONS = {
   concurrency: { type: 'string', default: '64', help: 'clients sending requests back to back' },
   rows: { type: 'string', default: '1', help: 'inputs per request' },
   'health-every-ms': { type: 'string', default: '5', help: 'period of the /health poller' },
+  model: { type: 'string', help: 'server.js --model (an MLP file, resnet18, mobilenet_v2, ..., gpt2)' },
+  'image-size': { type: 'string', default: '224', help: 'server.js --image-size (vision models)' },
+  classes: { type: 'string', default: '1000', help: 'server.js --classes (vision models)' },
+  tokens: { type: 'string', default: '8', help: 'gpt2: new tokens per request' },
   device: { type: 'string', default: 'cpu', help: "server.js --device ('cpu' or 'cuda')" },
   engine: { type: 'string', default: 'worker', help: "server.js --engine ('worker' or 'inline')" },
   threads: { type: 'string', default: '1', help: 'server.js --threads' },
@@ -233,12 +273,13 @@ async function main(values) {
   let url = values.url;
   if (!url) {
     const extra = ['--device', values.device, '--max-batch', values['max-batch'], '--max-wait-ms', values['max-wait-ms'],
-      '--engine', values.engine, '--threads', values.threads];
+      '--engine', values.engine, '--threads', values.threads, '--image-size', values['image-size'], '--classes', values.classes,
+      ...(values.model ? ['--model', values.model] : [])];
     ({ url, child } = await spawnServer(extra));
   }
   const opts = { url, duration: Number(values.duration), concurrency: Number(values.concurrency), rows: Number(values.rows),
     healthEveryMs: Number(values['health-every-ms']), maxBatch: Number(values['max-batch']), faults: Number(values.faults),
-    faultRate: Number(values['fault-rate']) };
+    faultRate: Number(values['fault-rate']), tokens: Number(values.tokens) };
   try {
     if (values.compare) {
       const faults = opts.faults || 4;

@@ -28,7 +28,7 @@ function checkContentType(req) {
   const type = req.headers['content-type'];
   if (type === undefined) return;
   const media = parseMediaType(type);
-  if (media === null || media.type !== 'application/json') throw unsupported(`Content-Type must be application/json, got '${type}'`);
+  if (media === null || media.type !== 'application/json') throw unsupported(`Content-Type must be application/json (or application/octet-stream with an X-Shape header), got '${type}'`);
   const charsets = media.params.filter(([name]) => name === 'charset').map(([, value]) => value);
   if (charsets.length > 1) {
     throw unsupported(`Content-Type gives its charset ${charsets.length} times ('${type}'); send application/json with charset=utf-8 or none`);
@@ -171,11 +171,11 @@ const SCAN_BYTES = [0x22, 0x5c, 0x5b, 0x5d, 0x7b, 0x7d, 0x2c]; // " \ [ ] { } ,
 const [QUOTE, BACKSLASH, OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE, COMMA] = SCAN_BYTES.keys();
 
 /**
- * The body of req as text; 413 when it is (or says it will be) larger than limit bytes, or when
+ * The body of req as text (a Buffer with `binary`); 413 when it is (or says it will be) larger than limit bytes, or when
  * its "inputs" hold more than maxRows rows; 400 when it nests deeper than MAX_DEPTH or holds more
  * than maxArrays arrays and objects (BodyScanner; maxRows undefined: not scanned).
  */
-function readBody(req, limit, { maxRows, maxArrays } = {}) {
+function readBody(req, limit, { maxRows, maxArrays, binary = false } = {}) {
   return new Promise((resolve, reject) => {
     const tooLarge = () => new HttpError(413, 'BODY_TOO_LARGE', `request body larger than ${limit} bytes`, { connection: 'close' });
     const declared = Number(req.headers['content-length']);
@@ -194,7 +194,7 @@ function readBody(req, limit, { maxRows, maxArrays } = {}) {
       }
       chunks.push(c);
     });
-    req.on('end', () => { if (!failed) resolve(Buffer.concat(chunks).toString('utf8')); });
+    req.on('end', () => { if (!failed) { const b = Buffer.concat(chunks); resolve(binary ? b : b.toString('utf8')); } });
     req.on('error', (e) => { failed = true; reject(e); });
     req.on('aborted', () => { failed = true; reject(new HttpError(400, 'ABORTED', 'the client aborted the request')); });
   });
@@ -244,4 +244,51 @@ function parseInputs(text, inF, maxRows) {
   return { x, n: rows.length };
 }
 
-module.exports = { HttpError, BodyScanner, MAX_DEPTH, tooManyRows, checkContentType, readBody, parseInputs };
+/**
+ * The largest JSON body server.js reads for a batch of maxBatch inputs of inFeatures values (a
+ * number takes at most ~32 bytes), capped at maxJsonBytes (but never below one input's worth).
+ */
+const maxJsonBody = (maxBatch, inFeatures, maxJsonBytes = 64 * 2 ** 20) =>
+  Math.min(maxBatch * inFeatures * 32 + 4096, Math.max(maxJsonBytes, inFeatures * 32 + 4096));
+
+/** Whether req's Content-Type is application/octet-stream (a binary float32 body: parseBinary). */
+function isBinary(req) {
+  const type = req.headers['content-type'];
+  const media = type === undefined ? null : parseMediaType(type);
+  return media !== null && media.type === 'application/octet-stream';
+}
+
+/**
+ * A binary body: little-endian float32 values, C order, shape in the X-Shape header: "N,d1,d2,..."
+ * (a batch of N inputs of inputShape) or "d1,d2,..." (one input). -> {x, n}: 400 INVALID_SHAPE for
+ * a header that does not parse or does not end with inputShape, or a body whose length is not
+ * 4 * its element count; 400 INVALID_INPUT for a value that is not finite; 413 for N > maxRows.
+ */
+function parseBinary(buf, shapeHeader, inputShape, maxRows) {
+  const want = inputShape.join(',');
+  if (typeof shapeHeader !== 'string' || !/^ *\d{1,9}( *, *\d{1,9})* *$/.test(shapeHeader)) {
+    throw new HttpError(400, 'INVALID_SHAPE', `a binary body needs an X-Shape header "N,${want}" (or "${want}"), got ${JSON.stringify(shapeHeader ?? null)}`);
+  }
+  const dims = shapeHeader.split(',').map(Number);
+  const one = dims.length === inputShape.length;
+  if (!(one || dims.length === inputShape.length + 1) || dims.slice(one ? 0 : 1).join(',') !== want) {
+    throw new HttpError(400, 'INVALID_SHAPE', `X-Shape [${dims}] is not [N, ${want}] (or [${want}])`);
+  }
+  const n = one ? 1 : dims[0];
+  if (n === 0) throw new HttpError(400, 'INVALID_INPUT', 'X-Shape holds no input (N = 0)');
+  if (n > maxRows) throw tooManyRows(maxRows, n);
+  const per = inputShape.reduce((a, b) => a * b, 1);
+  if (buf.length !== 4 * n * per) {
+    throw new HttpError(400, 'INVALID_SHAPE', `the body holds ${buf.length} bytes; X-Shape [${dims}] needs ${4 * n * per} (float32, little-endian)`);
+  }
+  const x = new Float32Array(n * per);
+  // (a copy: the body's bytes need not be 4-aligned, and the values are checked on the way)
+  for (let i = 0; i < x.length; i++) {
+    const v = buf.readFloatLE(4 * i);
+    if (!Number.isFinite(v)) throw new HttpError(400, 'INVALID_INPUT', `value ${i} (input ${Math.floor(i / per)}) is not a finite number`);
+    x[i] = v;
+  }
+  return { x, n };
+}
+
+module.exports = { HttpError, BodyScanner, MAX_DEPTH, tooManyRows, checkContentType, readBody, parseInputs, isBinary, parseBinary, maxJsonBody };
