@@ -126,12 +126,6 @@ static void kd_sk_heap_sort(kd_sk *a, int64_t k) { /* a[0..k) a max-heap -> asce
     kd_sk_sift(a, m, 0);
   }
 }
-static void kd_sk_heap_select(kd_sk *a, int64_t n, int64_t k) {
-  for (int64_t i = k / 2 - 1; i >= 0; i--) kd_sk_sift(a, k, i);
-  for (int64_t e = k; e < n; e++)
-    if (a[e].key < a[0].key) { a[0] = a[e]; kd_sk_sift(a, k, 0); }
-  kd_sk_heap_sort(a, k);
-}
 
 /* buf[e] = (key of row[e * st], e), complemented when desc; the dtype switch is outside the loop. */
 #define KD_KEYS_LOOP(EXPR)                                                                     \
@@ -148,6 +142,35 @@ static void kd_sk_fill(kd_sk *buf, const char *row, int64_t n, int64_t st, kd_dt
     case KD_DTYPE_F64: KD_KEYS_LOOP(kd_key_of_double(*(const double *)p)); break;
     default: KD_KEYS_LOOP(kd_key_of(p, dt)); break;
   }
+}
+
+/* The heap selection above, made as the row's keys are: the k first keys fill the heap, and each
+ * later element's key is compared with the heap's top as soon as it is made, so the row is read
+ * once and only k keys are stored (no pass writing n keys and a second reading them). */
+#define KD_HEAP_TOPK_LOOP(EXPR)                                                                \
+  for (int64_t e = 0; e < k; e++) {                                                            \
+    const char *p = row + e * st;                                                              \
+    a[e].key = (EXPR) ^ flip;                                                                  \
+    a[e].idx = e;                                                                              \
+  }                                                                                            \
+  for (int64_t i = k / 2 - 1; i >= 0; i--) kd_sk_sift(a, k, i);                               \
+  for (int64_t e = k; e < n; e++) {                                                            \
+    const char *p = row + e * st;                                                              \
+    uint64_t key = (EXPR) ^ flip;                                                              \
+    if (key < a[0].key) {                                                                      \
+      a[0].key = key;                                                                          \
+      a[0].idx = e;                                                                            \
+      kd_sk_sift(a, k, 0);                                                                     \
+    }                                                                                          \
+  }
+static void kd_sk_heap_topk(kd_sk *a, const char *row, int64_t n, int64_t st, kd_dtype dt, bool desc, int64_t k) {
+  const uint64_t flip = desc ? ~0ull : 0;
+  switch (dt) {
+    case KD_DTYPE_F32: KD_HEAP_TOPK_LOOP(kd_key_of_double(*(const float *)p)); break;
+    case KD_DTYPE_F64: KD_HEAP_TOPK_LOOP(kd_key_of_double(*(const double *)p)); break;
+    default: KD_HEAP_TOPK_LOOP(kd_key_of(p, dt)); break;
+  }
+  kd_sk_heap_sort(a, k); /* sorted either way (unsorted order is unspecified) */
 }
 
 typedef struct kd_sort_job {
@@ -184,18 +207,20 @@ static void kd_sort_rows(void *p, int64_t begin, int64_t end) {
       io += c * j->i_st[q];
     }
     const char *row = s0 + so * (int64_t)es;
-    kd_sk_fill(buf, row, n, sdim * (int64_t)es, dt, j->desc);
     int64_t k = j->k;
     if (j->topk && k < n && n > 64 && k * 4 <= n) {
-      kd_sk_heap_select(buf, n, k); /* sorted either way (unsorted order is unspecified) */
-    } else if (j->topk && k < n && n > 64) {
-      kd_sk_select(buf, n, k);
-      if (j->sorted) { /* by (key, index): the selection scrambled the index order of ties */
-        for (int64_t i = k / 2 - 1; i >= 0; i--) kd_sk_sift(buf, k, i);
-        kd_sk_heap_sort(buf, k);
-      }
+      kd_sk_heap_topk(buf, row, n, sdim * (int64_t)es, dt, j->desc, k);
     } else {
-      kd_sk_sort(buf, buf + n, n);
+      kd_sk_fill(buf, row, n, sdim * (int64_t)es, dt, j->desc);
+      if (j->topk && k < n && n > 64) {
+        kd_sk_select(buf, n, k);
+        if (j->sorted) { /* by (key, index): the selection scrambled the index order of ties */
+          for (int64_t i = k / 2 - 1; i >= 0; i--) kd_sk_sift(buf, k, i);
+          kd_sk_heap_sort(buf, k);
+        }
+      } else {
+        kd_sk_sort(buf, buf + n, n);
+      }
     }
     for (int64_t e = 0; e < k; e++) {
       i0[io + e * idim] = buf[e].idx;
