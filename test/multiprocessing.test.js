@@ -11,7 +11,11 @@ const { kd, assert } = require('./helpers');
 
 const ROOT = path.join(__dirname, '..');
 
-/** Runs `src` in a worker thread (workerData: data, kd and root in scope); resolves its message. */
+/**
+ * Runs `src` in a worker thread (workerData: data, kd and root in scope); resolves its message once
+ * the worker has exited, so that what its environment frees at exit is freed before the next test
+ * counts live tensors.
+ */
 function inWorker(src, data) {
   const code = `const { workerData, parentPort } = require('node:worker_threads');
     const kd = require(${JSON.stringify(ROOT)});
@@ -19,8 +23,11 @@ function inWorker(src, data) {
     parentPort.postMessage((() => { ${src} })());`;
   return new Promise((resolve, reject) => {
     const w = new Worker(code, { eval: true, workerData: data });
-    w.once('message', resolve);
+    let msg;
+    let got = false;
+    w.once('message', (m) => { msg = m; got = true; });
     w.once('error', reject);
+    w.once('exit', (c) => (got ? resolve(msg) : reject(new Error(`the worker exited with ${c} before answering`))));
   });
 }
 
