@@ -52,5 +52,6 @@ module.exports = function installNn(kd) {
   require('./rnn_utils')(kd, nn, base);
   require('./rnn')(kd, nn, base);
   require('./rnn_cell')(kd, nn, base);
+  require('./data_parallel')(kd, nn, base);
   return nn;
 };
