@@ -9,7 +9,7 @@ export * from './ops.gen';
 import './nn';
 // kd.nn's recurrent layers and kd.nn.utils.rnn (see ./nn_rnn.d.ts).
 import './nn_rnn';
-// kd.nn.DataParallel and kd.nn.parallel (see ./nn_parallel.d.ts).
+// kd.nn.DataParallel, kd.nn.parallel and kd.nn.SyncBatchNorm (see ./nn_parallel.d.ts).
 import './nn_parallel';
 // kd.multiprocessing and Tensor#shareMemory_ (see ./multiprocessing.d.ts).
 import './multiprocessing';

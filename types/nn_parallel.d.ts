@@ -1,5 +1,5 @@
 // nn_parallel.d.ts - TypeScript declarations of kd.nn.DataParallel and kd.nn.parallel
-// (lib/nn/data_parallel.js), added to the
+// (lib/nn/data_parallel.js) and kd.nn.SyncBatchNorm (lib/nn/sync_batchnorm.js), added to the
 // `nn` namespace of ./ops.gen.d.ts as ./nn.d.ts does.
 import type { Tensor } from './index';
 
@@ -44,6 +44,21 @@ declare module './ops.gen' {
       function replicate<M extends Module>(module: M, deviceIds: readonly CudaDeviceId[], detach?: boolean): M[];
       /** modules[i](...inputs[i]) with devices[i] as the current CUDA device. */
       function parallelApply(modules: readonly Module[], inputs: readonly any[], devices?: readonly CudaDeviceId[] | null): any[];
+    }
+
+    /**
+     * Batch normalisation whose training statistics are synchronised across a process group
+     * (torch.nn.SyncBatchNorm). Inputs must be CUDA tensors of 2+ dims. kindling has no process
+     * groups yet: training mode throws KD_NO_PROCESS_GROUP unless `processGroup` reports size() 1.
+     */
+    class SyncBatchNorm extends UnaryModule {
+      constructor(numFeatures: number, ...rest: Array<number | null | boolean | (BatchNormOptions & { processGroup?: { size(): number } | null })>);
+      weight: Parameter | null; bias: Parameter | null; runningMean: Tensor | null; runningVar: Tensor | null; numBatchesTracked: Tensor | null;
+      readonly numFeatures: number; eps: number; momentum: number | null; readonly affine: boolean; readonly trackRunningStats: boolean;
+      processGroup: { size(): number } | null;
+      resetRunningStats(): void;
+      /** `module` with every BatchNorm*d (and SyncBatchNorm) below it replaced by a SyncBatchNorm sharing its parameters and buffers. */
+      static convertSyncBatchnorm<M extends Module>(module: M, processGroup?: { size(): number } | null): M | SyncBatchNorm;
     }
   }
 }

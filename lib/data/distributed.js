@@ -8,10 +8,8 @@
 // KD_NO_PROCESS_GROUP).
 'use strict';
 
-const { KindlingError, typeError } = require('../errors');
+const { KindlingError, typeError, noProcessGroupError } = require('../errors');
 const { Generator } = require('./generator');
-
-const NO_GROUP = 'Default process group has not been initialized, please make sure to call init_process_group.';
 
 module.exports = function makeDistributedSampler(kd, { Sampler }) {
   const lengthOf = (ds) => {
@@ -36,7 +34,7 @@ module.exports = function makeDistributedSampler(kd, { Sampler }) {
       }
       // PyTorch asks the default process group for what is not given; kindling has none
       if (numReplicas === null || numReplicas === undefined || rank === null || rank === undefined) {
-        throw new KindlingError(`DistributedSampler: numReplicas and rank must be given: kindling has no process group (${NO_GROUP})`, 'KD_NO_PROCESS_GROUP');
+        throw noProcessGroupError('DistributedSampler: numReplicas and rank must be given');
       }
       intArg(numReplicas, 'numReplicas');
       intArg(rank, 'rank');
