@@ -14,8 +14,7 @@
 const { KindlingError, typeError, noProcessGroupError } = require('../errors');
 
 module.exports = function installSyncBatchNorm(kd, nn, base) {
-  const { NormBase, isPlainObject, stateOf } = base;
-  const F = kd.nn.functional;
+  const { BatchNormNd, isPlainObject, stateOf } = base;
   const NAMES = 5; // numFeatures, eps, momentum, affine, trackRunningStats, then processGroup
 
   const OPTIONS = new Set(['numFeatures', 'eps', 'momentum', 'affine', 'trackRunningStats', 'processGroup', 'device', 'dtype']);
@@ -36,7 +35,7 @@ module.exports = function installSyncBatchNorm(kd, nn, base) {
     return [a, pg];
   }
 
-  class SyncBatchNorm extends NormBase {
+  class SyncBatchNorm extends BatchNormNd {
     /** SyncBatchNorm(numFeatures, {eps = 1e-5, momentum = 0.1, affine = true, trackRunningStats = true, processGroup = null}). */
     constructor(...args) {
       const [rest, pg] = takeProcessGroup(args);
@@ -50,19 +49,11 @@ module.exports = function installSyncBatchNorm(kd, nn, base) {
       }
       if (input.ndim < 2) throw new KindlingError(`expected at least 2D input (got ${input.ndim}D input)`, 'KD_SHAPE_MISMATCH');
       if (input.shape[1] === 0) throw new KindlingError('SyncBatchNorm number of input channels should be non-zero', 'KD_SHAPE_MISMATCH');
-      let factor = this.momentum === null ? 0.0 : this.momentum;
-      if (this.training && this.trackRunningStats && this.numBatchesTracked !== null) {
-        kd.noGrad(() => this.numBatchesTracked.add_(1));
-        if (this.momentum === null) factor = 1.0 / this.numBatchesTracked.item();
-      }
-      const bnTraining = this.training || (this.runningMean === null && this.runningVar === null);
-      const useRunning = !this.training || this.trackRunningStats;
-      if (bnTraining && this.training) {
+      return this._batchNorm(input, (bnTraining) => {
+        if (!bnTraining || !this.training) return;
         const n = this._worldSize();
         if (n > 1) throw new KindlingError(`SyncBatchNorm: synchronising batch statistics over a process group of ${n} processes needs kd.distributed, which kindling does not have yet`, 'KD_NO_PROCESS_GROUP');
-      }
-      return F.batchNorm(input, useRunning ? this.runningMean : null, useRunning ? this.runningVar : null,
-        this.weight, this.bias, bnTraining, factor, this.eps);
+      });
     }
 
     // torch.distributed.get_world_size(processGroup or the default group)
