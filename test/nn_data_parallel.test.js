@@ -148,6 +148,17 @@ describe('kd.nn.DataParallel', () => {
       assert.strictEqual(m.count, 0);
     });
 
+    it('leaves no tensors behind a kd.tidy step', () => {
+      const m = new kd.nn.Sequential(new kd.nn.Linear(3, 4), new kd.nn.BatchNorm1d(4)).to('cuda:0');
+      const dp = new DataParallel(m);
+      const x = kd.randn([8, 3]);
+      const step = () => kd.tidy(() => { dp(x).sum().backward(); });
+      step();
+      const live = kd.memory().liveTensors;
+      for (let i = 0; i < 4; i++) step();
+      assert.ok(kd.memory().liveTensors <= live, `${kd.memory().liveTensors} live tensors after 5 steps, ${live} after 1`);
+    });
+
     it('under noGrad the replicas are detached', () => {
       const m = model('cuda:0');
       const y = kd.noGrad(() => new DataParallel(m)(kd.randn([4, 3], f64)));

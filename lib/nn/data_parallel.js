@@ -160,6 +160,9 @@ module.exports = function installDataParallel(kd, nn, base) {
       const s = stateOf(m);
       devs.forEach((_, j) => {
         const r = copies[j][i];
+        // the copies are intermediates of this forward, not tensors the replica owns (Note
+        // [Tensor attributes] in module.js): kd.tidy scopes free them like the forward's others
+        stateOf(r).swapping++;
         for (const key of s.modules) r.registerModule(key, m[key] ? copies[j][index.get(m[key])] : null);
         // replicas' parameters are not leaves: plain tensor attributes, as PyTorch's
         for (const key of s.params) {
@@ -170,6 +173,7 @@ module.exports = function installDataParallel(kd, nn, base) {
           const b = m[key];
           r.registerBuffer(key, b ? copiesOf(b, b.requiresGrad && !detach)[j] : null, { persistent: !s.nonPersistent.has(key) });
         }
+        stateOf(r).swapping--;
       });
     });
     return copies.map((c) => c[0]);
