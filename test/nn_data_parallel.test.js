@@ -188,6 +188,12 @@ describe('kd.nn.DataParallel', () => {
       assertArrayClose(y.arraySync(), m(x.to('cuda:0')).to('cpu').arraySync(), 'float64');
     });
 
+    it('parallelApply without devices runs each module on its input\'s device', () => {
+      class Where extends kd.nn.Module { forward() { return kd.cuda.currentDevice(); } }
+      const out = kd.nn.parallel.parallelApply([new Where(), new Where()], [[{ x: kd.ones([1]).to('cuda:1') }], [kd.ones([1]).to('cuda:0')]]);
+      assert.deepStrictEqual(out, [1, 0]);
+    });
+
     it('throws PyTorch\'s errors', () => {
       assert.throws(() => new DataParallel(model())(kd.randn([4, 3], f64)), (e) => e.code === 'KD_DEVICE_MISMATCH'
         && e.message === 'module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one of them on device: cpu');

@@ -179,6 +179,17 @@ module.exports = function installDataParallel(kd, nn, base) {
     return copies.map((c) => c[0]);
   }
 
+  // the CUDA device of the first tensor in an input (torch's get_a_var), or null
+  function deviceOf(obj) {
+    if (obj instanceof Tensor) return obj.device.startsWith('cuda') ? Number(obj.device.slice(5)) : null;
+    const vals = Array.isArray(obj) ? obj : isPlainObject(obj) ? Object.values(obj) : [];
+    for (const v of vals) {
+      const d = deviceOf(v);
+      if (d !== null) return d;
+    }
+    return null;
+  }
+
   /** Runs modules[i](...inputs[i]) with devices[i] as the current CUDA device (torch's parallel_apply). */
   function parallelApply(modules, inputs, devices) {
     if (modules.length !== inputs.length || (devices && devices.length !== modules.length)) {
@@ -187,7 +198,7 @@ module.exports = function installDataParallel(kd, nn, base) {
     const prev = kd.cuda.currentDevice();
     return modules.map((m, i) => {
       const input = Array.isArray(inputs[i]) ? inputs[i] : [inputs[i]];
-      const dev = devices ? deviceIndex(devices[i]) : null;
+      const dev = devices ? deviceIndex(devices[i]) : deviceOf(input);
       try {
         if (dev !== null) kd.cuda.setDevice(dev);
         return m(...input);
@@ -240,8 +251,10 @@ module.exports = function installDataParallel(kd, nn, base) {
     }
 
     forward(...inputs) {
-      if (this.deviceIds.length === 0) return this.module(...inputs);
-      return run(this.module, inputs, this.deviceIds, this.outputDevice, this.dim, !kd.isGradEnabled());
+      return kd.profiler.recordFunction('DataParallel.forward', () => {
+        if (this.deviceIds.length === 0) return this.module(...inputs);
+        return run(this.module, inputs, this.deviceIds, this.outputDevice, this.dim, !kd.isGradEnabled());
+      });
     }
   }
 
