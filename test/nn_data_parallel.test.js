@@ -174,11 +174,17 @@ describe('kd.nn.DataParallel', () => {
       assert.strictEqual(new DataParallel(model(), ['cuda:1'], 'cuda:1').outputDevice, 1);
     });
 
-    it('scalars are gathered into a vector', () => {
+    it('scalars are gathered into a vector, with PyTorch\'s warning', async () => {
+      const seen = [];
+      const listen = (w) => seen.push(w.message);
+      process.on('warning', listen);
       class S extends kd.nn.Module { forward(x) { return x.sum(); } }
       const x = kd.ones([4, 2]);
       const y = new DataParallel(new S())(x);
       assert.deepStrictEqual(y.to('cpu').arraySync(), [4, 4]);
+      await new Promise((resolve) => setImmediate(resolve));
+      process.off('warning', listen);
+      assert.deepStrictEqual(seen, ['Was asked to gather along dimension 0, but all input tensors were scalars; will instead unsqueeze and return a vector.']);
     });
 
     it('kd.nn.parallel.dataParallel is the functional form', () => {
