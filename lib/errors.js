@@ -62,4 +62,15 @@ function typeError(message) {
   return err;
 }
 
-module.exports = { KindlingError, KindlingTypeError, KindlingRangeError, makeError, typeError };
+/**
+ * The error of a call that needs a process group (PyTorch's torch.distributed default group),
+ * which kindling does not have (no kd.distributed yet): PyTorch's message after `what`, code
+ * KD_NO_PROCESS_GROUP.
+ */
+function noProcessGroupError(what) {
+  const err = new KindlingError(`${what}: kindling has no process groups (kd.distributed) yet. Default process group has not been initialized, please make sure to call init_process_group.`, 'KD_NO_PROCESS_GROUP');
+  if (Error.captureStackTrace) Error.captureStackTrace(err, noProcessGroupError);
+  return err;
+}
+
+module.exports = { KindlingError, KindlingTypeError, KindlingRangeError, makeError, typeError, noProcessGroupError };

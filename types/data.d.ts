@@ -143,6 +143,41 @@ export declare class BatchSampler extends Sampler<number[]> {
   readonly length: number;
 }
 
+export interface DistributedSamplerOptions {
+  /** How many processes share the dataset; required (kindling has no process group to ask). */
+  numReplicas?: number;
+  /** This process's rank in [0, numReplicas); required. */
+  rank?: number;
+  /** Shuffle with seed + epoch (default true). */
+  shuffle?: boolean;
+  /** Default 0; the same in every process. */
+  seed?: number | bigint;
+  /** Drop the tail that does not divide evenly instead of padding by repeating indices (default false). */
+  dropLast?: boolean;
+}
+/**
+ * The share of a dataset's indices that one of numReplicas processes reads (PyTorch's order for
+ * seed + epoch). Without numReplicas or rank it throws KD_NO_PROCESS_GROUP.
+ */
+export declare class DistributedSampler extends Sampler<number> {
+  constructor(dataset: { readonly length: number }, options?: DistributedSamplerOptions);
+  constructor(dataset: { readonly length: number }, numReplicas?: number | null, rank?: number | null, shuffle?: boolean, seed?: number | bigint, dropLast?: boolean);
+  readonly dataset: { readonly length: number };
+  readonly numReplicas: number;
+  readonly rank: number;
+  readonly shuffle: boolean;
+  readonly seed: number | bigint;
+  readonly dropLast: boolean;
+  readonly epoch: number | bigint;
+  /** Indices per replica. */
+  readonly numSamples: number;
+  /** numSamples * numReplicas. */
+  readonly totalSize: number;
+  readonly length: number;
+  /** The epoch whose order the next pass takes. */
+  setEpoch(epoch: number | bigint): void;
+}
+
 /**
  * What a worker thread can load (JS objects and closures cannot be sent): a module path, a
  * module spec (a factory export is called with `args`; a class is constructed), or, as a

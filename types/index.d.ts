@@ -9,6 +9,8 @@ export * from './ops.gen';
 import './nn';
 // kd.nn's recurrent layers and kd.nn.utils.rnn (see ./nn_rnn.d.ts).
 import './nn_rnn';
+// kd.nn.DataParallel, kd.nn.parallel and kd.nn.SyncBatchNorm (see ./nn_parallel.d.ts).
+import './nn_parallel';
 // kd.multiprocessing and Tensor#shareMemory_ (see ./multiprocessing.d.ts).
 import './multiprocessing';
 // kd.distributions and kd.broadcastShapes / broadcastTensors / broadcastTo (see ./distributions.d.ts).
@@ -508,7 +510,7 @@ export declare const version: string;
 export type ErrorCode =
   | 'KD_INVALID_ARGUMENT' | 'KD_INVALID_TYPE' | 'KD_SHAPE_MISMATCH' | 'KD_DTYPE_MISMATCH'
   | 'KD_DEVICE_MISMATCH' | 'KD_INDEX_OUT_OF_RANGE' | 'KD_OUT_OF_MEMORY' | 'KD_DISPOSED'
-  | 'KD_WORKER_EXITED' | 'KD_TIMEOUT'
+  | 'KD_WORKER_EXITED' | 'KD_TIMEOUT' | 'KD_NO_PROCESS_GROUP'
   | 'KD_NOT_SUPPORTED' | 'KD_CUDA_UNAVAILABLE' | 'KD_CUDA_ERROR' | 'KD_CUDA_OOM' | 'KD_INTERNAL'
   | 'KD_NOT_BUILT' | 'KD_INVALID_FILE' | 'KD_GRADCHECK' | 'KD_CUDA_GRAPH_CAPTURE' | 'KD_LINALG_ERROR'
   | 'KD_INVALID_SCHEMA' | 'KD_ALREADY_DEFINED' | 'KD_BUILD_FAILED' | 'KD_IO_ERROR' | 'KD_ERROR';

@@ -3,6 +3,7 @@
 //                                                   (lib/data/dataset.js)
 //   Sampler, SequentialSampler, RandomSampler, SubsetRandomSampler, WeightedRandomSampler,
 //   BatchSampler                                    (lib/data/sampler.js)
+//   DistributedSampler                              (lib/data/distributed.js)
 //   DataLoader                                      (lib/data/dataloader.js; worker threads:
 //                                                    worker_pool.js, worker_main.js, transfer.js;
 //                                                    tree.js: the walk over a batch's structure)
@@ -15,6 +16,7 @@
 
 const { Generator } = require('./generator');
 const makeSamplers = require('./sampler');
+const makeDistributedSampler = require('./distributed');
 const makeDatasets = require('./dataset');
 const makeCollate = require('./collate');
 const makeDataLoader = require('./dataloader');
@@ -25,6 +27,7 @@ const { getWorkerInfo } = require('./worker_info');
 
 module.exports = function makeData(kd, Tensor, N) {
   const samplers = makeSamplers(kd);
+  const { DistributedSampler } = makeDistributedSampler(kd, samplers);
   const datasets = makeDatasets(kd, Tensor, samplers.drawSeed);
   const collation = makeCollate(kd, Tensor);
   const { gatherRows } = makeGather(kd, Tensor, N);
@@ -56,6 +59,7 @@ module.exports = function makeData(kd, Tensor, N) {
     SubsetRandomSampler: samplers.SubsetRandomSampler,
     WeightedRandomSampler: samplers.WeightedRandomSampler,
     BatchSampler: samplers.BatchSampler,
+    DistributedSampler,
     DataLoader,
     defaultCollate: collation.defaultCollate,
     defaultConvert: collation.defaultConvert,

@@ -52,5 +52,7 @@ module.exports = function installNn(kd) {
   require('./rnn_utils')(kd, nn, base);
   require('./rnn')(kd, nn, base);
   require('./rnn_cell')(kd, nn, base);
+  require('./data_parallel')(kd, nn, base);
+  require('./sync_batchnorm')(kd, nn, base); // after norm (NormBase, BatchNorm*d)
   return nn;
 };

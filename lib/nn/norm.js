@@ -62,6 +62,11 @@ module.exports = function installNorm(kd, nn, base) {
   class BatchNormNd extends NormBase {
     forward(input) {
       this._checkInputDim(input);
+      return this._batchNorm(input);
+    }
+    // PyTorch's _BatchNorm.forward after the input check; beforeNorm(bnTraining), when given, runs
+    // just before normalising (SyncBatchNorm's check for a process group: sync_batchnorm.js)
+    _batchNorm(input, beforeNorm = null) {
       let factor = this.momentum === null ? 0.0 : this.momentum;
       if (this.training && this.trackRunningStats && this.numBatchesTracked !== null) {
         kd.noGrad(() => this.numBatchesTracked.add_(1));
@@ -69,10 +74,13 @@ module.exports = function installNorm(kd, nn, base) {
       }
       const bnTraining = this.training || (this.runningMean === null && this.runningVar === null);
       const useRunning = !this.training || this.trackRunningStats;
+      if (beforeNorm !== null) beforeNorm(bnTraining);
       return F.batchNorm(input, useRunning ? this.runningMean : null, useRunning ? this.runningVar : null,
         this.weight, this.bias, bnTraining, factor, this.eps);
     }
   }
+
+  base.BatchNormNd = BatchNormNd;
 
   /** Batch normalisation of (N, C) or (N, C, L). BatchNorm1d(numFeatures, eps=1e-5, momentum=0.1, affine=true, trackRunningStats=true). */
   class BatchNorm1d extends BatchNormNd {
