@@ -113,6 +113,16 @@ describe('scaledDotProductAttention: fused kernels vs the math composition', fun
   });
 });
 
+describe('sdpaFlashGrad called directly', function () {
+  it('checks the ranks it reads before the composition reads them (a fuzzed 0-dim call read out of bounds)', function () {
+    const t = kd.ones([]).requiresGrad_();
+    expectKdError(() => kd._internal.sdpaFlashGrad(t, t, t, t, null, t, t, t, 0, false, 0, false), 'KD_SHAPE_MISMATCH');
+    const q = kd.randn([2, 3, 4]).requiresGrad_();
+    expectKdError(() => kd._internal.sdpaFlashGrad(t, q, q, q, null, t, t, t, 0, false, 0.5, false), 'KD_SHAPE_MISMATCH');
+    kd.dispose([t, q]);
+  });
+});
+
 describe('scaledDotProductAttention: gradients against finite differences (float64)', function () {
   const x = (shape, seed) => randn(shape, seed).requiresGrad_();
   it('query, key, value across the blocks, causal', function () {

@@ -493,6 +493,11 @@ KD_KERNEL(kd_composite_sdpa_flash_grad) {
     outs[3] = kd_value_none();
     return st;
   }
+  /* the fused path's checks are sdpaFlashBackward's; the composition reads these dims itself */
+  KD_TRY(kd_sdpa_check(q, k, v, mask, args[9].v.b));
+  if (o->ndim < 2 || g->ndim != o->ndim)
+    return kd_error(KD_ERR_SHAPE, "sdpaFlashGrad: the output and its gradient must be at least 2-dimensional and of the "
+                    "same rank, got %d and %d dimensions", o->ndim, g->ndim);
   kd_nn_scope s = {.n = 0};
   kd_status st;
   kd_tensor *attn, *pr, *pd, *prt, *vt, *dv, *dp, *t, *ds, *dss, *dst, *dq, *dk, *keep = NULL;
