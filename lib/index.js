@@ -168,6 +168,9 @@ require('./serialization')(kd, Tensor, N);
 // kd.broadcastShapes / broadcastTo / broadcastTensors (lib/broadcast.js).
 require('./broadcast')(kd, Tensor);
 
+// kd.fft: fftfreq, rfftfreq, fftshift, ifftshift (lib/fft.js).
+kd.fft = require('./fft')(kd);
+
 // kd.distributions: Distribution and Categorical (lib/distributions.js).
 kd.distributions = require('./distributions')(kd);
 

@@ -40,6 +40,7 @@ export const {
   dtypes,
   emptyCache,
   enableGrad,
+  fft,
   getAutocastDtype,
   getNumThreads,
   inferenceMode,

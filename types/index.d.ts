@@ -15,6 +15,8 @@ import './nn_parallel';
 import './multiprocessing';
 // kd.distributions and kd.broadcastShapes / broadcastTensors / broadcastTo (see ./distributions.d.ts).
 export * from './distributions';
+// kd.fft: fftfreq, rfftfreq, fftshift, ifftshift (see ./fft.d.ts).
+export * from './fft';
 
 /** Element types. float32 is the default for floating-point data. */
 export type DType =

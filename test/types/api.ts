@@ -740,3 +740,12 @@ export function libraryOps(x: Tensor): void {
   const [o, [hn, cn]] = lstm.forward(kd.randn([3, 2, 4]));
   void q; void q2; void s; void y; void kernel; void o; void hn; void cn;
 }
+
+// kd.fft helpers (types/fft.d.ts)
+{
+  const f: kd.Tensor = kd.fft.fftfreq(8, 0.5, { dtype: 'float64' });
+  const r: kd.Tensor = kd.fft.rfftfreq(8, { device: 'cpu', requiresGrad: true });
+  const s: kd.Tensor = kd.fft.fftshift(kd.zeros([4, 5]), [0, 1]);
+  const i: kd.Tensor = kd.fft.ifftshift(s, -1);
+  void f; void r; void i;
+}
