@@ -11,6 +11,8 @@ import './nn';
 import './nn_rnn';
 // kd.multiprocessing and Tensor#shareMemory_ (see ./multiprocessing.d.ts).
 import './multiprocessing';
+// kd.distributed: rendezvous stores (see ./distributed.d.ts).
+import './distributed';
 // kd.distributions and kd.broadcastShapes / broadcastTensors / broadcastTo (see ./distributions.d.ts).
 export * from './distributions';
 
@@ -511,7 +513,8 @@ export type ErrorCode =
   | 'KD_WORKER_EXITED' | 'KD_TIMEOUT'
   | 'KD_NOT_SUPPORTED' | 'KD_CUDA_UNAVAILABLE' | 'KD_CUDA_ERROR' | 'KD_CUDA_OOM' | 'KD_INTERNAL'
   | 'KD_NOT_BUILT' | 'KD_INVALID_FILE' | 'KD_GRADCHECK' | 'KD_CUDA_GRAPH_CAPTURE' | 'KD_LINALG_ERROR'
-  | 'KD_INVALID_SCHEMA' | 'KD_ALREADY_DEFINED' | 'KD_BUILD_FAILED' | 'KD_IO_ERROR' | 'KD_ERROR';
+  | 'KD_INVALID_SCHEMA' | 'KD_ALREADY_DEFINED' | 'KD_BUILD_FAILED' | 'KD_IO_ERROR' | 'KD_ERROR'
+  | 'KD_DISTRIBUTED' | 'KD_CONNECTION_CLOSED';
 
 /**
  * Base class of kindling's errors (shape, dtype, device mismatches, out of memory, ...).
