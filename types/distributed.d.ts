@@ -41,6 +41,22 @@ declare module './index' {
       /** Closes this client, and the server on the master. */
       close(): Promise<void>;
     }
+    /** A store over an append-only log file that every process opens (a shared file system). */
+    class FileStore implements Store {
+      constructor(fileName: string, worldSize?: number, options?: { timeout?: number });
+      readonly path: string;
+      timeout: number;
+      set(key: string, value: StoreValue): Promise<void>;
+      get(key: string): Promise<Buffer>;
+      add(key: string, amount: number): Promise<number>;
+      compareSet(key: string, expected: StoreValue, desired: StoreValue): Promise<Buffer>;
+      wait(keys: string[], timeout?: number): Promise<void>;
+      check(keys: string[]): Promise<boolean>;
+      deleteKey(key: string): Promise<boolean>;
+      numKeys(): Promise<number>;
+      setTimeout(ms: number): void;
+      close(): Promise<void>;
+    }
     /** Stores every key as `${prefix}/${key}` in the wrapped store. */
     class PrefixStore implements Store {
       constructor(prefix: string, store: Store);
