@@ -49,6 +49,17 @@ describe('kd.distributed.FileStore', function () {
     assert.strictEqual((await b.get('pg/r')).toString(), '1');
   });
 
+  it('an add learns its own result when another process appends right after it', async () => {
+    const f = path.join(dir, 'store');
+    const a = new FileStore(f), b = new FileStore(f);
+    const own = a._append.bind(a);
+    // Another process's record lands between this add's append and its replay.
+    a._append = (rec) => { const id = own(rec); fs.appendFileSync(f, JSON.stringify({ op: 'add', key: rec.key, amount: 100, id: 'other-0' }) + '\n'); return id; };
+    assert.strictEqual(await a.add('n', 1), 1);
+    assert.strictEqual(await b.deleteKey('m'), false);
+    assert.strictEqual((await b.get('n')).toString(), '101');
+  });
+
   it('bad arguments are errors with codes', async () => {
     assert.throws(() => new FileStore(''), TypeError);
     assert.throws(() => new FileStore(path.join(dir, 'no', 'such', 'dir', 'f')), { code: 'KD_IO_ERROR' });

@@ -19,59 +19,35 @@ declare module './index' {
       deleteKey(key: string): Promise<boolean>;
       numKeys(): Promise<number>;
       setTimeout(ms: number): void;
-      readonly timeout: number;
+      timeout: number;
     }
     /** A store served over TCP by the master process; port 0 on the master picks a free port (read `port` after `ready`). */
-    class TCPStore implements Store {
+    // The Store methods, merged into the class.
+    interface TCPStore extends Store {}
+    class TCPStore {
       constructor(hostName: string, port: number, worldSize?: number | null, isMaster?: boolean, options?: { timeout?: number });
       readonly host: string;
       readonly port: number;
       readonly isMaster: boolean;
       readonly ready: Promise<TCPStore>;
-      timeout: number;
-      set(key: string, value: StoreValue): Promise<void>;
-      get(key: string): Promise<Buffer>;
-      add(key: string, amount: number): Promise<number>;
-      compareSet(key: string, expected: StoreValue, desired: StoreValue): Promise<Buffer>;
-      wait(keys: string[], timeout?: number): Promise<void>;
-      check(keys: string[]): Promise<boolean>;
-      deleteKey(key: string): Promise<boolean>;
-      numKeys(): Promise<number>;
-      setTimeout(ms: number): void;
       /** Closes this client, and the server on the master. */
       close(): Promise<void>;
     }
     /** A store over an append-only log file that every process opens (a shared file system). */
-    class FileStore implements Store {
+    // The Store methods, merged into the class.
+    interface FileStore extends Store {}
+    class FileStore {
       constructor(fileName: string, worldSize?: number, options?: { timeout?: number });
       readonly path: string;
-      timeout: number;
-      set(key: string, value: StoreValue): Promise<void>;
-      get(key: string): Promise<Buffer>;
-      add(key: string, amount: number): Promise<number>;
-      compareSet(key: string, expected: StoreValue, desired: StoreValue): Promise<Buffer>;
-      wait(keys: string[], timeout?: number): Promise<void>;
-      check(keys: string[]): Promise<boolean>;
-      deleteKey(key: string): Promise<boolean>;
-      numKeys(): Promise<number>;
-      setTimeout(ms: number): void;
       close(): Promise<void>;
     }
     /** Stores every key as `${prefix}/${key}` in the wrapped store. */
-    class PrefixStore implements Store {
+    // The Store methods, merged into the class.
+    interface PrefixStore extends Store {}
+    class PrefixStore {
       constructor(prefix: string, store: Store);
       readonly prefix: string;
       readonly store: Store;
-      readonly timeout: number;
-      set(key: string, value: StoreValue): Promise<void>;
-      get(key: string): Promise<Buffer>;
-      add(key: string, amount: number): Promise<number>;
-      compareSet(key: string, expected: StoreValue, desired: StoreValue): Promise<Buffer>;
-      wait(keys: string[], timeout?: number): Promise<void>;
-      check(keys: string[]): Promise<boolean>;
-      deleteKey(key: string): Promise<boolean>;
-      numKeys(): Promise<number>;
-      setTimeout(ms: number): void;
     }
   }
 }
