@@ -176,6 +176,8 @@ kd.distributions = require('./distributions')(kd);
 
 // kd.multiprocessing: tensors shared between worker threads (lib/multiprocessing.js).
 require('./multiprocessing')(kd, Tensor, N);
+// kd.distributed: rendezvous stores (lib/distributed/).
+require('./distributed')(kd);
 
 // kd.optim: optimizers (fused native updates) and kd.optim.lrScheduler.
 kd.optim = require('./optim')(kd);

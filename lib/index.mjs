@@ -36,6 +36,7 @@ export const {
   cuda,
   data,
   dispose,
+  distributed,
   distributions,
   dtypes,
   emptyCache,

@@ -13,6 +13,8 @@ import './nn_rnn';
 import './nn_parallel';
 // kd.multiprocessing and Tensor#shareMemory_ (see ./multiprocessing.d.ts).
 import './multiprocessing';
+// kd.distributed: rendezvous stores (see ./distributed.d.ts).
+import './distributed';
 // kd.distributions and kd.broadcastShapes / broadcastTensors / broadcastTo (see ./distributions.d.ts).
 export * from './distributions';
 // kd.fft: fftfreq, rfftfreq, fftshift, ifftshift (see ./fft.d.ts).
@@ -515,7 +517,8 @@ export type ErrorCode =
   | 'KD_WORKER_EXITED' | 'KD_TIMEOUT' | 'KD_NO_PROCESS_GROUP'
   | 'KD_NOT_SUPPORTED' | 'KD_CUDA_UNAVAILABLE' | 'KD_CUDA_ERROR' | 'KD_CUDA_OOM' | 'KD_INTERNAL'
   | 'KD_NOT_BUILT' | 'KD_INVALID_FILE' | 'KD_GRADCHECK' | 'KD_CUDA_GRAPH_CAPTURE' | 'KD_LINALG_ERROR'
-  | 'KD_INVALID_SCHEMA' | 'KD_ALREADY_DEFINED' | 'KD_BUILD_FAILED' | 'KD_IO_ERROR' | 'KD_ERROR';
+  | 'KD_INVALID_SCHEMA' | 'KD_ALREADY_DEFINED' | 'KD_BUILD_FAILED' | 'KD_IO_ERROR' | 'KD_ERROR'
+  | 'KD_DISTRIBUTED' | 'KD_CONNECTION_CLOSED';
 
 /**
  * Base class of kindling's errors (shape, dtype, device mismatches, out of memory, ...).
