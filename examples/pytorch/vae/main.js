@@ -8,13 +8,14 @@
 //   node examples/pytorch/vae/main.js --epochs 1 --limit 512   # a quick check
 'use strict';
 
+const fs = require('node:fs');
 const path = require('node:path');
 const kd = require('../../..');
 const { nn, optim } = kd;
 const F = nn.functional;
 const { ArgumentParser } = require('../common/argparse');
 const { datasets, transforms } = require('../common/datasets');
-const { saveImage } = require('../common/save_image');
+const { saveImage } = require('../dcgan/vutils'); // torchvision.utils.save_image
 
 const RESULTS = path.join(__dirname, 'results');
 
@@ -124,6 +125,7 @@ function test(epoch) {
 }
 
 function main(argv) {
+  fs.mkdirSync(RESULTS, { recursive: true }); // the original's results/ folder is in its repository
   args = makeParser().parseArgs(argv);
 
   const useAccel = !args.noAccel && kd.cuda.isAvailable();
